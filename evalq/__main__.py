@@ -1,0 +1,3 @@
+from evalq.cli import cli_entry
+
+cli_entry()

@@ -1,0 +1,250 @@
+"""The `evalq` command line. Explicit flags win over EVALQ_* environment variables."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from evalq.errors import EvalqError
+from evalq.models import METRICS
+
+err_console = Console(stderr=True)
+out_console = Console()
+
+
+def _apply_overrides(redis_url: str | None) -> None:
+    """Flags become environment before any worker module builds its settings or the Celery app."""
+    if redis_url:
+        os.environ["EVALQ_REDIS_URL"] = redis_url
+        from worker.settings import get_settings
+
+        get_settings.cache_clear()
+
+
+def _client(redis_url: str | None) -> Any:
+    _apply_overrides(redis_url)
+    from evalq.client import Client
+
+    return Client()
+
+
+redis_option = click.option(
+    "--redis-url", envvar=None, default=None, help="Redis URL (default: EVALQ_REDIS_URL)."
+)
+
+
+@click.group()
+@click.version_option(package_name="evalq")
+def main() -> None:
+    """Model-as-judge evaluations on Celery + Redis."""
+
+
+@main.command()
+@click.argument("metric", type=click.Choice(METRICS))
+@click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--wait", is_flag=True, help="Show progress and print the summary when done.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--judge-model", default=None, help="Judge model (default: EVALQ_JUDGE_MODEL).")
+@click.option(
+    "--no-cache", is_flag=True, help="Generate rubrics anew instead of reusing cached ones."
+)
+@redis_option
+def run(
+    metric: str,
+    dataset: Path,
+    wait: bool,
+    as_json: bool,
+    judge_model: str | None,
+    no_cache: bool,
+    redis_url: str | None,
+) -> None:
+    """Evaluate DATASET (JSONL or CSV) with METRIC."""
+    client = _client(redis_url)
+    submitted = client.submit(metric, dataset, judge_model=judge_model, use_cache=not no_cache)
+    job_id, loaded = submitted.job_id, submitted.dataset
+    err_console.print(
+        f"job [bold]{job_id}[/]: {loaded.total} rows ({len(loaded.errors)} rejected at load), judge {client.settings.judge_model if judge_model is None else judge_model}"
+    )
+    for line, error in loaded.errors[:20]:
+        err_console.print(f"[red]input error[/] line {line}: {error}")
+    if len(loaded.errors) > 20:
+        err_console.print(
+            f"... and {len(loaded.errors) - 20} more input errors (see `evalq results {job_id}`)"
+        )
+    for warning in loaded.warnings[:10]:
+        err_console.print(f"[yellow]warning:[/] {warning}")
+    if not wait:
+        summary = client.summary(job_id)
+        _emit(summary, as_json, brief=True)
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+        disable=as_json and not sys.stderr.isatty(),
+    ) as progress:
+        task = progress.add_task(f"job {job_id}", total=loaded.total)
+        summary = client.wait(
+            job_id,
+            on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    _emit(summary, as_json)
+
+
+def _emit(summary: Any, as_json: bool, brief: bool = False) -> None:
+    if as_json:
+        click.echo(summary.model_dump_json())
+        return
+    if brief:
+        out_console.print(
+            f"job {summary.job_id} enqueued: watch it with `evalq status {summary.job_id}`"
+        )
+        return
+    from evalq.render import print_summary
+
+    print_summary(out_console, summary)
+
+
+@main.command()
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@redis_option
+def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
+    """Show a job's summary (also while it runs)."""
+    _emit(_client(redis_url).summary(job_id), as_json)
+
+
+@main.command()
+@click.option("--limit", default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@redis_option
+def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
+    """List recent jobs."""
+    from rich.table import Table
+
+    summaries = list(_client(redis_url).iter_jobs(limit))
+    if as_json:
+        click.echo(json.dumps([s.model_dump() for s in summaries]))
+        return
+    table = Table("job", "metric", "status", "rows", "mean", "judge")
+    for s in summaries:
+        mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
+        table.add_row(
+            s.job_id,
+            s.metric,
+            s.status,
+            f"{s.rows_done}/{s.rows_total}",
+            mean,
+            s.judge_model + (" (simulated)" if s.simulated else ""),
+        )
+    out_console.print(table)
+
+
+@main.command()
+@click.argument("job_id")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here instead of stdout.",
+)
+@redis_option
+def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
+    """Write per-row results (also while the job runs)."""
+    from evalq.render import results_csv, results_jsonl
+
+    rows = _client(redis_url).results(job_id)
+    text = results_csv(rows) if fmt == "csv" else "".join(results_jsonl(rows))
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        err_console.print(f"wrote {len(rows)} rows to {out}")
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option(
+    "--concurrency",
+    "-c",
+    type=int,
+    default=None,
+    help="Threads (default: EVALQ_WORKER_CONCURRENCY).",
+)
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+@click.option("--hostname", "-n", default=None, help="Worker node name (default: evalq@HOST).")
+@redis_option
+@click.pass_context
+def worker(
+    ctx: click.Context,
+    concurrency: int | None,
+    loglevel: str,
+    hostname: str | None,
+    redis_url: str | None,
+) -> None:
+    """Start a worker (threads pool: judge calls are I/O bound). Extra args go to Celery."""
+    _apply_overrides(redis_url)
+    from worker.app import QUEUE_QUESTIONS, QUEUE_ROWS, app
+    from worker.settings import get_settings
+
+    settings = get_settings()
+    argv = [
+        "worker",
+        "--pool=threads",
+        f"--concurrency={concurrency or settings.worker_concurrency}",
+        f"--loglevel={loglevel}",
+        "-Q",
+        f"{QUEUE_QUESTIONS},{QUEUE_ROWS}",
+        "-E",
+        f"--hostname={hostname or 'evalq@%h'}",
+        *ctx.args,
+    ]
+    app.worker_main(argv)
+
+
+@main.command(
+    "fake-gemini",
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": [],
+    },
+    add_help_option=False,
+)
+@click.pass_context
+def fake_gemini(ctx: click.Context) -> None:
+    """Serve the fake Gemini API (simulated judge) for offline runs: --port --latency-ms --rpm
+    --rpd --fault-rate --seed --script; --help for all."""
+    from worker.fake_gemini.__main__ import main as fake_main
+
+    sys.exit(fake_main(list(ctx.args)))
+
+
+def cli_entry() -> None:
+    try:
+        main(standalone_mode=False)
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except EvalqError as exc:
+        err_console.print(f"[red]error:[/] {exc}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    cli_entry()

@@ -1,0 +1,116 @@
+"""The client side of a job: submit a dataset, watch it, read it back. The one evalq module
+(with the CLI that calls it) that touches Redis and Celery, through worker.store and tasks."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalq.dataset import LoadedDataset, load_dataset
+from evalq.errors import DatasetError
+from evalq.gecko import failed_row
+from evalq.models import METRICS, JobConfig, JobSummary, RowResult
+from worker.app import QUEUE_ROWS, create_app
+from worker.jobs import current_summary, finalize, finish_row
+from worker.settings import Settings, get_settings
+from worker.store import Store
+
+
+@dataclass
+class Submitted:
+    job_id: str
+    dataset: LoadedDataset
+
+
+class Client:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.store = Store.from_settings(self.settings)
+        self.app = create_app(self.settings)  # for sending only, bound to these settings
+
+    def submit(
+        self,
+        metric: str,
+        dataset: str | Path,
+        *,
+        judge_model: str | None = None,
+        use_cache: bool = True,
+    ) -> Submitted:
+        """Validate every row, store the job, enqueue one task per good row; bad rows fail now."""
+        if metric not in METRICS:
+            raise DatasetError(f"unknown metric {metric!r}; available: {', '.join(METRICS)}")
+        loaded = load_dataset(dataset)
+        job_id = uuid.uuid4().hex[:12]
+        warnings = loaded.warnings[:50] + (
+            [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
+        )
+        config = JobConfig(
+            job_id=job_id,
+            metric=metric,
+            judge_model=judge_model or self.settings.judge_model,
+            dataset=str(Path(dataset).resolve()),
+            rows_total=loaded.total,
+            created_at=time.time(),
+            use_cache=use_cache,
+            warnings=warnings,
+        )
+        self.store.create_job(config, loaded.rows)
+        for line, err in loaded.errors:
+            result = failed_row(err.row_id, line, "", "input_error", str(err))
+            finish_row(self.store, job_id, result, config.rows_total)
+        self._enqueue(job_id, [row.id for row in loaded.rows])
+        return Submitted(job_id=job_id, dataset=loaded)
+
+    def _enqueue(self, job_id: str, row_ids: list[str]) -> None:
+        with self.app.producer_or_acquire() as producer:
+            for row_id in row_ids:
+                self.app.send_task(
+                    "evalq.gecko.evaluate_row",
+                    (job_id, row_id),
+                    queue=QUEUE_ROWS,
+                    producer=producer,
+                )
+
+    def summary(self, job_id: str) -> JobSummary:
+        return current_summary(self.store, job_id)
+
+    def wait(
+        self,
+        job_id: str,
+        *,
+        poll_s: float = 0.5,
+        on_progress: Callable[[int, int], None] | None = None,
+        timeout_s: float | None = None,
+    ) -> JobSummary:
+        """Poll the counters until every row is counted, then return the final summary."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        total = self.store.config(job_id).rows_total
+        while True:
+            job = self.store.job_hash(job_id)
+            done = int(job.get("rows_done", 0))
+            if on_progress:
+                on_progress(done, total)
+            if done >= total or job.get("status") in ("cancelled", "paused"):
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id}: {done}/{total} rows done after {timeout_s} s")
+            time.sleep(poll_s)
+        if job.get("status") == "running":
+            return finalize(
+                self.store, job_id
+            )  # the worker that counted the last row may have died
+        return self.summary(job_id)
+
+    def results(self, job_id: str) -> list[RowResult]:
+        self.store.config(job_id)  # raises JobNotFound
+        return sorted(self.store.iter_results(job_id), key=lambda r: (r.line, r.id))
+
+    def iter_jobs(self, limit: int = 50) -> Iterator[JobSummary]:
+        for job_id in self.store.list_jobs(limit):
+            try:
+                yield self.summary(job_id)
+            except Exception:  # an expired or half-written job must not hide the others
+                continue

@@ -1,0 +1,86 @@
+"""One error hierarchy for evalq; each judge error carries its retry policy and unscored reason.
+
+Tasks never decide retry behaviour by inspecting messages: they read ``retry`` off the class
+(dramatiq-style), so a new error kind is handled everywhere by declaring it once here.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from evalq.models import UnscoredReason
+
+RetryPolicy = Literal["backoff", "countdown", "never"]
+
+
+class EvalqError(Exception):
+    """Base of every error evalq raises on purpose."""
+
+
+class DatasetError(EvalqError):
+    """The file is not a dataset at all; nothing is enqueued."""
+
+
+class InputError(EvalqError):
+    """One row's input is bad; the row fails with reason input_error, the job goes on."""
+
+    def __init__(self, row_id: str, field: str, message: str) -> None:
+        self.row_id = row_id
+        self.field = field
+        self.message = message
+        super().__init__(f"row {row_id}: field {field!r}: {message}")
+
+
+class JobNotFound(EvalqError):
+    """No job with that id in Redis (never created, or expired)."""
+
+
+class JudgeError(EvalqError):
+    """A judge call did not produce a usable verdict."""
+
+    retry: ClassVar[RetryPolicy] = "never"
+    reason: ClassVar[UnscoredReason] = "judge_error"
+
+    def __init__(self, message: str, raw: str | None = None) -> None:
+        self.message = message
+        self.raw = raw
+        self.attempts = 1  # HTTP attempts spent before giving up (set by the judge client)
+        super().__init__(message)
+
+
+class TransientJudgeError(JudgeError):
+    """5xx, timeouts, dropped connections: retried in-process with jittered backoff."""
+
+    retry = "backoff"
+
+
+class RateLimited(JudgeError):
+    """429 per-minute quota: retried later as a Celery countdown, never by sleeping a worker."""
+
+    retry = "countdown"
+
+    def __init__(self, message: str, retry_after_s: float, raw: str | None = None) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message, raw)
+
+
+class QuotaExhausted(JudgeError):
+    """A per-day quota is used up: retrying today is pointless, so fail fast."""
+
+    reason = "quota_exhausted"
+
+
+class Blocked(JudgeError):
+    """The reply was withheld by safety filters (prompt or candidate)."""
+
+    reason = "blocked"
+
+
+class UnparseableReply(JudgeError):
+    """The judge answered, but not in a form we can read; the raw reply is kept."""
+
+    reason = "parse_error"
+
+
+class BadRequest(JudgeError):
+    """The server refused the request (4xx other than 429): a bug or bad input, not retried."""

@@ -1,0 +1,50 @@
+"""The judge interface every backend implements (Gemini, the fake server through Gemini's API).
+
+Domain code depends on this Protocol only, so it can be unit tested with an in-memory judge
+and run against any backend without importing the SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class MediaPart:
+    """Media sent to the judge: inline bytes, or a URI the backend can fetch itself."""
+
+    mime_type: str
+    data: bytes | None = None
+    uri: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    prompt: str
+    media: tuple[MediaPart, ...] = ()
+    schema: type[BaseModel] | None = None
+    temperature: float = 0.0
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    text: str
+    model: str
+    model_version: str | None
+    prompt_tokens: int
+    output_tokens: int
+    finish_reason: str | None
+    simulated: bool = False
+    attempts: int = 1  # HTTP attempts it took, transient retries included
+
+
+class Judge(Protocol):
+    model: str
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        """Return the reply or raise an evalq.errors.JudgeError subclass."""
+        ...

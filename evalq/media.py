@@ -1,0 +1,176 @@
+"""Media references: parsed from a dataset cell by the producer, turned into bytes by a worker.
+
+The producer only checks what it can check cheaply (a local file exists); reading and type
+checking happen on the worker, where a failure becomes an input_error on that row.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from evalq.errors import InputError
+from evalq.judge import MediaPart
+from evalq.models import MediaRef
+
+_DATA_URI_RE = re.compile(
+    r"^data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?P<b64>;base64)?,(?P<data>.*)$", re.DOTALL
+)
+
+# Leading bytes of the formats a judge accepts; checked against what the file claims to be.
+_SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
+    (b"\xff\xd8\xff", 0, "image/jpeg"),
+    (b"GIF87a", 0, "image/gif"),
+    (b"GIF89a", 0, "image/gif"),
+    (b"RIFF", 0, "image/webp"),  # refined below: RIFF....WEBP
+    (b"BM", 0, "image/bmp"),
+)
+
+
+def sniff_mime(data: bytes) -> str | None:
+    """The image type the bytes really are, or None when they are no image we know."""
+    for magic, offset, mime in _SIGNATURES:
+        if data[offset : offset + len(magic)] == magic:
+            if mime == "image/webp" and data[8:12] != b"WEBP":
+                continue
+            return mime
+    return None
+
+
+def _content_form(value: Any) -> dict[str, Any] | None:
+    """The seeds' JSON content form: {"contents":[{"parts":[{"file_data": {...}}]}]} or a part."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped.startswith("{"):
+            return None
+        try:
+            value = json.loads(stripped)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(value, dict):
+        return None
+    if "contents" in value:
+        try:
+            parts = value["contents"][0]["parts"]
+            return dict(parts[0]) if parts else None
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef:
+    """Turn a dataset cell into a MediaRef; raise InputError naming the row and field."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError(row_id, field, "missing")
+    part = _content_form(value)
+    if part is not None:
+        file_data = part.get("file_data") or part.get("fileData")
+        inline = part.get("inline_data") or part.get("inlineData")
+        if isinstance(file_data, dict):
+            uri = file_data.get("file_uri") or file_data.get("fileUri")
+            mime = file_data.get("mime_type") or file_data.get("mimeType")
+            if isinstance(uri, str) and uri:
+                return parse_media(uri, base_dir, row_id, field).model_copy(
+                    update={"mime_type": mime}
+                )
+        if isinstance(inline, dict) and isinstance(inline.get("data"), str):
+            mime = inline.get("mime_type") or inline.get("mimeType")
+            return MediaRef(kind="inline", value=inline["data"], mime_type=mime)
+        raise InputError(
+            row_id, field, "JSON content has no file_data.file_uri or inline_data.data"
+        )
+    if not isinstance(value, str):
+        raise InputError(
+            row_id, field, f"expected a path, URL or JSON content, got {type(value).__name__}"
+        )
+    text = value.strip()
+    if text.startswith(("http://", "https://")):
+        return MediaRef(kind="url", value=text)
+    if text.startswith("gs://"):
+        return MediaRef(kind="file_uri", value=text)
+    if text.startswith("data:"):
+        m = _DATA_URI_RE.match(text)
+        if not m or not m.group("b64"):
+            raise InputError(row_id, field, "data: URI must be base64 encoded")
+        return MediaRef(kind="inline", value=m.group("data"), mime_type=m.group("mime"))
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    if not path.is_file():
+        raise InputError(row_id, field, f"file not found: {path}")
+    return MediaRef(kind="path", value=str(path.resolve()))
+
+
+def _checked(data: bytes, claimed: str | None, row_id: str, field: str, where: str) -> MediaPart:
+    if not data:
+        raise InputError(row_id, field, f"{where} is empty")
+    actual = sniff_mime(data)
+    if actual is None:
+        raise InputError(
+            row_id, field, f"{where} is not an image we can send (png, jpeg, gif, webp, bmp)"
+        )
+    if (
+        claimed
+        and claimed.lower() != actual
+        and not (claimed == "image/jpg" and actual == "image/jpeg")
+    ):
+        raise InputError(row_id, field, f"{where} claims {claimed} but its bytes are {actual}")
+    return MediaPart(mime_type=actual, data=data)
+
+
+def load_media(
+    ref: MediaRef, row_id: str, field: str, *, max_bytes: int, timeout_s: float
+) -> MediaPart:
+    """Fetch a row's media on the worker, bounded in size and time, type checked against bytes."""
+    if ref.kind == "file_uri":
+        return MediaPart(mime_type=ref.mime_type or "image/png", uri=ref.value)
+    if ref.kind == "inline":
+        try:
+            data = base64.b64decode(ref.value, validate=True)
+        except (binascii.Error, ValueError):
+            raise InputError(row_id, field, "inline data is not valid base64") from None
+        if len(data) > max_bytes:
+            raise InputError(
+                row_id, field, f"inline data is {len(data)} bytes, over the {max_bytes} limit"
+            )
+        return _checked(data, ref.mime_type, row_id, field, "inline data")
+    if ref.kind == "path":
+        path = Path(ref.value)
+        try:
+            size = path.stat().st_size
+            if size > max_bytes:
+                raise InputError(
+                    row_id, field, f"{path} is {size} bytes, over the {max_bytes} limit"
+                )
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(row_id, field, f"cannot read {path}: {exc.strerror or exc}") from None
+        return _checked(data, ref.mime_type, row_id, field, str(path))
+    return _fetch_url(ref, row_id, field, max_bytes=max_bytes, timeout_s=timeout_s)
+
+
+def _fetch_url(
+    ref: MediaRef, row_id: str, field: str, *, max_bytes: int, timeout_s: float
+) -> MediaPart:
+    request = urllib.request.Request(ref.value, headers={"User-Agent": "evalq"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            data = response.read(max_bytes + 1)
+            claimed = response.headers.get_content_type()
+    except urllib.error.HTTPError as exc:
+        raise InputError(row_id, field, f"GET {ref.value} answered HTTP {exc.code}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise InputError(row_id, field, f"GET {ref.value} failed: {reason}") from None
+    if len(data) > max_bytes:
+        raise InputError(row_id, field, f"{ref.value} is over the {max_bytes} byte limit")
+    if claimed in ("application/octet-stream", "binary/octet-stream", "text/plain"):
+        claimed = None
+    return _checked(data, ref.mime_type or claimed, row_id, field, ref.value)

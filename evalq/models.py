@@ -1,0 +1,200 @@
+"""Pydantic models shared by the producer, the workers and the reports.
+
+They are the contract between processes (stored as JSON in Redis), so every field that crosses
+a process boundary is declared here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Tag = Literal[
+    "object",
+    "human",
+    "animal",
+    "food",
+    "activity",
+    "attribute",
+    "counting",
+    "color",
+    "material",
+    "spatial",
+    "location",
+    "shape",
+    "other",
+]
+TAGS: tuple[str, ...] = Tag.__args__  # type: ignore[attr-defined]
+
+UnscoredReason = Literal["parse_error", "judge_error", "blocked", "quota_exhausted", "input_error"]
+RowStatus = Literal["scored", "partial", "failed"]
+QuestionStatus = Literal["ok", "unscored"]
+Metric = Literal["gecko-image"]
+METRICS: tuple[str, ...] = ("gecko-image",)
+
+
+class MediaRef(BaseModel):
+    """Where a row's media lives; resolved to bytes or a URI by the worker, not the producer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["path", "url", "file_uri", "inline"]
+    value: str  # absolute path, URL, file URI, or base64 data for inline
+    mime_type: str | None = None
+
+
+class Question(BaseModel):
+    """One rubric question; ``expected`` is the answer an image faithful to the prompt gives."""
+
+    question: str
+    expected: str
+    tag: str = "other"
+    choices: list[str] = Field(default_factory=lambda: ["yes", "no"])
+    keywords: list[str] = Field(default_factory=list)
+    justification: str = ""
+
+
+class Coverage(BaseModel):
+    """How many of the prompt's keywords the rubric's questions cover."""
+
+    keywords: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    asked_again: bool = False
+    source: Literal["generated", "dataset"] = "generated"
+
+    @property
+    def fraction(self) -> float | None:
+        if not self.keywords:
+            return None
+        return 1.0 - len(self.missing) / len(self.keywords)
+
+
+class Rubric(BaseModel):
+    """A prompt's questions, cached across rows and jobs by (prompt, judge model, template)."""
+
+    questions: list[Question]
+    coverage: Coverage
+    template_version: str
+    judge_model: str
+    simulated: bool = False
+
+
+class RowInput(BaseModel):
+    """A validated dataset row, stored once in Redis and loaded by tasks by id."""
+
+    id: str
+    line: int
+    prompt: str
+    image: MediaRef
+    questions: list[Question] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Verdict(BaseModel):
+    """The validator's answer to one question, or why there is none."""
+
+    index: int
+    status: QuestionStatus
+    answer: str | None = None
+    result: int | None = None  # 1 matches expected, 0 does not, None unscored
+    reason: UnscoredReason | None = None
+    detail: str | None = None
+    raw: str | None = None
+    simulated: bool = False
+
+
+class QuestionResult(BaseModel):
+    question: str
+    tag: str
+    expected: str
+    answer: str | None
+    result: int | None
+    status: QuestionStatus
+    reason: UnscoredReason | None = None
+    detail: str | None = None
+
+
+class RowResult(BaseModel):
+    """What a user reads back per row; ``score`` is None unless at least one question scored."""
+
+    id: str
+    line: int
+    prompt: str
+    status: RowStatus
+    score: float | None
+    tag_scores: dict[str, float] = Field(default_factory=dict)
+    coverage: float | None = None
+    coverage_missing: list[str] = Field(default_factory=list)
+    questions: list[QuestionResult] = Field(default_factory=list)
+    reason: UnscoredReason | None = None
+    error: str | None = None
+    simulated: bool = False
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class JobConfig(BaseModel):
+    """Everything a worker needs to know about a job; never holds secrets."""
+
+    job_id: str
+    metric: str
+    judge_model: str
+    dataset: str
+    rows_total: int
+    created_at: float
+    use_cache: bool = True
+    warnings: list[str] = Field(default_factory=list)
+
+
+class JobSummary(BaseModel):
+    """The job-level figures `run --json` and `status --json` print."""
+
+    job_id: str
+    metric: str
+    status: Literal["running", "finished", "cancelled", "paused"]
+    judge_model: str
+    simulated: bool
+    rows_total: int
+    rows_done: int
+    rows_scored: int
+    rows_partial: int
+    rows_failed: int
+    mean_score: float | None
+    ci95: tuple[float, float] | None
+    tag_scores: dict[str, float]
+    tag_counts: dict[str, int]
+    unscored_by_reason: dict[str, int]
+    rows_failed_by_reason: dict[str, int]
+    judge_calls: int
+    prompt_tokens: int
+    output_tokens: int
+    rubric_cache_hits: int
+    retries: int
+    rate_limited: int
+    warnings: list[str] = Field(default_factory=list)
+    elapsed_s: float | None = None
+
+
+# ---- structured replies the judge is asked for (response schemas) ----
+
+
+class RubricQuestionReply(BaseModel):
+    question: str
+    answer: Literal["yes", "no"]
+    tag: Tag
+    keywords: list[str]
+    justification: str
+
+
+class RubricReply(BaseModel):
+    """Schema for rubric generation: the prompt's keywords and one or more questions per keyword."""
+
+    keywords: list[str]
+    questions: list[RubricQuestionReply]
+
+
+class VerdictReply(BaseModel):
+    """Schema for the validator: reasoning first, then the answer."""
+
+    explanation: str
+    answer: Literal["yes", "no"]

@@ -1,0 +1,105 @@
+"""Human-facing output: the summary table, results as JSONL/CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+from evalq.models import JobSummary, RowResult
+
+SIMULATED_BANNER = (
+    "SIMULATED JUDGE: verdicts come from evalq's fake Gemini server, not a real model"
+)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def summary_table(s: JobSummary) -> Table:
+    title = f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
+        " (SIMULATED)" if s.simulated else ""
+    )
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    ci = f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else "n/a (fewer than 2 scored rows)"
+    table.add_row("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
+    table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
+    table.add_row(
+        "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
+    )
+    if s.rows_failed_by_reason:
+        table.add_row(
+            "failed rows by reason",
+            ", ".join(f"{k} {v}" for k, v in s.rows_failed_by_reason.items()),
+        )
+    unscored = ", ".join(f"{k} {v}" for k, v in s.unscored_by_reason.items()) or "none"
+    table.add_row("unscored questions", unscored)
+    for tag, score in s.tag_scores.items():
+        table.add_row(f"  tag {tag}", f"{score:.3f}  ({s.tag_counts.get(tag, 0)} rows)")
+    table.add_row(
+        "judge calls",
+        f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
+    )
+    table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    if s.elapsed_s is not None:
+        table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
+    return table
+
+
+def print_summary(console: Console, s: JobSummary) -> None:
+    if s.simulated:
+        console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
+    console.print(summary_table(s))
+    for warning in s.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+
+
+def results_jsonl(rows: Iterable[RowResult]) -> Iterable[str]:
+    for row in rows:
+        yield row.model_dump_json() + "\n"
+
+
+def results_csv(rows: Iterable[RowResult]) -> str:
+    rows = list(rows)
+    tags = sorted({t for r in rows for t in r.tag_scores})
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        [
+            "id",
+            "line",
+            "prompt",
+            "status",
+            "score",
+            "coverage",
+            "reason",
+            "error",
+            "simulated",
+            *[f"tag:{t}" for t in tags],
+            "questions",
+        ]
+    )
+    for r in rows:
+        writer.writerow(
+            [
+                r.id,
+                r.line,
+                r.prompt,
+                r.status,
+                "" if r.score is None else f"{r.score:.6g}",
+                "" if r.coverage is None else f"{r.coverage:.6g}",
+                r.reason or "",
+                r.error or "",
+                r.simulated,
+                *["" if t not in r.tag_scores else f"{r.tag_scores[t]:.6g}" for t in tags],
+                json.dumps([q.model_dump() for q in r.questions]),
+            ]
+        )
+    return out.getvalue()

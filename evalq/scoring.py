@@ -1,0 +1,127 @@
+"""Row and job scores. Unscored questions are excluded and counted, never scored as 0."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from statistics import NormalDist, fmean, stdev
+
+from evalq.models import Question, QuestionResult, RowResult, RowStatus, Verdict
+
+_NORM_RE = re.compile(r"[^a-z0-9]+")
+
+
+def _norm(text: str) -> str:
+    return _NORM_RE.sub(" ", text.lower()).strip()
+
+
+def missing_keywords(keywords: Sequence[str], questions: Sequence[Question]) -> list[str]:
+    """Keywords no question claims to check (by its keyword list or by naming it)."""
+    claimed = {_norm(k) for q in questions for k in q.keywords}
+    texts = [f" {_norm(q.question)} " for q in questions]
+    missing = []
+    for keyword in keywords:
+        norm = _norm(keyword)
+        if not norm or norm in claimed or any(f" {norm} " in t for t in texts):
+            continue
+        missing.append(keyword)
+    return missing
+
+
+def answers_match(expected: str, answer: str) -> bool:
+    return _norm(expected) == _norm(answer)
+
+
+def question_results(
+    questions: Sequence[Question], verdicts: Mapping[int, Verdict]
+) -> list[QuestionResult]:
+    """Pair each question with its verdict; a missing verdict is an unscored judge_error."""
+    out = []
+    for i, q in enumerate(questions):
+        v = verdicts.get(i)
+        if v is None:
+            out.append(
+                QuestionResult(
+                    question=q.question,
+                    tag=q.tag,
+                    expected=q.expected,
+                    answer=None,
+                    result=None,
+                    status="unscored",
+                    reason="judge_error",
+                    detail="no verdict was recorded",
+                )
+            )
+            continue
+        result = None
+        if v.status == "ok" and v.answer is not None:
+            result = 1 if answers_match(q.expected, v.answer) else 0
+        out.append(
+            QuestionResult(
+                question=q.question,
+                tag=q.tag,
+                expected=q.expected,
+                answer=v.answer,
+                result=result,
+                status="ok" if result is not None else "unscored",
+                reason=v.reason if result is None else None,
+                detail=v.detail,
+            )
+        )
+    return out
+
+
+def score_questions(
+    results: Sequence[QuestionResult],
+) -> tuple[RowStatus, float | None, dict[str, float]]:
+    """Share of scored questions answered as expected, overall and per tag."""
+    scored = [r for r in results if r.result is not None]
+    if not scored:
+        return "failed", None, {}
+    by_tag: dict[str, list[int]] = defaultdict(list)
+    for r in scored:
+        by_tag[r.tag].append(r.result or 0)
+    score = sum(r.result or 0 for r in scored) / len(scored)
+    status: RowStatus = "scored" if len(scored) == len(results) else "partial"
+    return status, score, {tag: sum(v) / len(v) for tag, v in sorted(by_tag.items())}
+
+
+_T_TABLE = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def t_quantile_975(df: int) -> float:
+    """Two-sided 95% Student-t quantile: table for df <= 10, Cornish-Fisher beyond (err < 1e-3)."""
+    if df <= 0:
+        return math.inf
+    if df <= len(_T_TABLE):
+        return _T_TABLE[df - 1]
+    z = NormalDist().inv_cdf(0.975)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
+    """Mean and a t-interval; no interval from fewer than two values."""
+    if not values:
+        return None, None
+    mean = fmean(values)
+    if len(values) < 2:
+        return mean, None
+    half = t_quantile_975(len(values) - 1) * stdev(values) / math.sqrt(len(values))
+    return mean, (max(0.0, mean - half), min(1.0, mean + half))
+
+
+def tag_means(rows: Iterable[RowResult]) -> tuple[dict[str, float], dict[str, int]]:
+    """Per tag, the mean of the rows' tag scores (each row weighs the same)."""
+    sums: dict[str, float] = defaultdict(float)
+    counts: Counter[str] = Counter()
+    for row in rows:
+        for tag, value in row.tag_scores.items():
+            sums[tag] += value
+            counts[tag] += 1
+    return {t: sums[t] / counts[t] for t in sorted(sums)}, dict(sorted(counts.items()))

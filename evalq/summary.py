@@ -1,0 +1,64 @@
+"""The job summary, computed from stored row results and counters (pure: no Redis here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal, cast
+
+from evalq.models import JobConfig, JobSummary, RowResult
+from evalq.scoring import mean_ci95, tag_means
+
+JobStatus = Literal["running", "finished", "cancelled", "paused"]
+
+
+def build_summary(
+    config: JobConfig,
+    job_hash: Mapping[str, str],
+    unscored: Mapping[str, int],
+    results: Iterable[RowResult],
+    now: float,
+) -> JobSummary:
+    rows = list(results)
+    scores = [r.score for r in rows if r.score is not None]
+    mean, ci = mean_ci95(scores)
+    tags, tag_counts = tag_means(rows)
+
+    def count(name: str) -> int:
+        return int(job_hash.get(name, 0) or 0)
+
+    status = job_hash.get("status", "running")
+    failed_by_reason = {
+        k.removeprefix("failed:"): int(v)
+        for k, v in sorted(job_hash.items())
+        if k.startswith("failed:")
+    }
+    end = float(job_hash.get("finished_at") or now)
+    return JobSummary(
+        job_id=config.job_id,
+        metric=config.metric,
+        status=cast(
+            JobStatus,
+            status if status in ("running", "finished", "cancelled", "paused") else "running",
+        ),
+        judge_model=config.judge_model,
+        simulated=count("simulated_calls") > 0 or any(r.simulated for r in rows),
+        rows_total=config.rows_total,
+        rows_done=count("rows_done"),
+        rows_scored=count("rows_scored"),
+        rows_partial=count("rows_partial"),
+        rows_failed=count("rows_failed"),
+        mean_score=mean,
+        ci95=ci,
+        tag_scores=tags,
+        tag_counts=tag_counts,
+        unscored_by_reason=dict(unscored),
+        rows_failed_by_reason=failed_by_reason,
+        judge_calls=count("judge_calls"),
+        prompt_tokens=count("prompt_tokens"),
+        output_tokens=count("output_tokens"),
+        rubric_cache_hits=count("rubric_cache_hits"),
+        retries=count("retries"),
+        rate_limited=count("rate_limited"),
+        warnings=config.warnings,
+        elapsed_s=max(0.0, end - config.created_at),
+    )

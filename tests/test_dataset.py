@@ -1,0 +1,145 @@
+"""Dataset loading: row-level errors name the row and field; non-datasets fail up front."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalq.dataset import load_dataset
+from evalq.errors import DatasetError
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "a.png").write_bytes(PNG)
+    return tmp_path
+
+
+def write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_jsonl_rows_ids_and_relative_paths(folder: Path) -> None:
+    path = write_jsonl(
+        folder / "d.jsonl",
+        [
+            {"id": "first", "prompt": "a cat", "image": "img/a.png"},
+            {"prompt": "a dog", "image": str(folder / "img" / "a.png")},
+        ],
+    )
+    loaded = load_dataset(path)
+    assert [r.id for r in loaded.rows] == ["first", "2"]
+    assert loaded.rows[0].image.kind == "path"
+    assert loaded.rows[0].image.value == str((folder / "img" / "a.png").resolve())
+    assert not loaded.errors
+
+
+def test_bad_rows_name_row_and_field_and_others_go_on(folder: Path) -> None:
+    path = write_jsonl(
+        folder / "d.jsonl",
+        [
+            {"id": "ok", "prompt": "fine", "image": "img/a.png"},
+            {"id": "no-prompt", "image": "img/a.png"},
+            {"id": "no-image-file", "prompt": "x", "image": "img/missing.png"},
+            {"id": "typo", "promt": "x", "image": "img/a.png"},
+            "{not json",
+            {"id": "ok", "prompt": "dup", "image": "img/a.png"},
+            {"id": "badq", "prompt": "x", "image": "img/a.png", "questions": [{"question": "q?"}]},
+        ],
+    )
+    loaded = load_dataset(path)
+    assert [r.id for r in loaded.rows] == ["ok"]
+    messages = {e.row_id: (e.field, e.message) for _, e in loaded.errors}
+    assert messages["no-prompt"][0] == "prompt"
+    assert messages["no-image-file"][0] == "image"
+    assert "file not found" in messages["no-image-file"][1]
+    assert messages["typo"][0] == "prompt"
+    assert "'promt'" in messages["typo"][1]
+    assert messages["5"][0] == "(line)"
+    assert messages["badq"][0] == "questions[0].answer"
+    assert "duplicate" in dict(messages)["ok"][1]
+    assert loaded.total == 7
+
+
+def test_unknown_extra_columns_are_kept_with_a_warning(folder: Path) -> None:
+    path = write_jsonl(folder / "d.jsonl", [{"prompt": "p", "image": "img/a.png", "model": "m1"}])
+    loaded = load_dataset(path)
+    assert loaded.rows[0].extra == {"model": "m1"}
+    assert "unknown column(s) 'model'" in loaded.warnings[0]
+
+
+def test_questions_replace_rubric(folder: Path) -> None:
+    path = write_jsonl(
+        folder / "d.jsonl",
+        [
+            {
+                "prompt": "p",
+                "image": "img/a.png",
+                "questions": [{"question": "Is it red?", "answer": "Yes", "tag": "color"}],
+            }
+        ],
+    )
+    (question,) = load_dataset(path).rows[0].questions or []
+    assert (question.expected, question.tag, question.choices) == ("yes", "color", ["yes", "no"])
+
+
+def test_csv_with_json_questions_and_content_form(folder: Path) -> None:
+    content = json.dumps(
+        {
+            "contents": [
+                {"parts": [{"file_data": {"mime_type": "image/png", "file_uri": "gs://b/x.png"}}]}
+            ]
+        }
+    )
+    path = folder / "d.csv"
+    import csv
+
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "prompt", "image", "questions"])
+        writer.writerow(["a", "a red cat", "img/a.png", ""])
+        writer.writerow(
+            ["b", "a dog", content, json.dumps([{"question": "dog?", "answer": "yes"}])]
+        )
+        writer.writerow(["c", "", "img/a.png", ""])
+    loaded = load_dataset(path)
+    assert [r.id for r in loaded.rows] == ["a", "b"]
+    assert loaded.rows[1].image.kind == "file_uri"
+    assert loaded.rows[1].image.mime_type == "image/png"
+    assert loaded.errors[0][1].field == "prompt"
+    assert loaded.errors[0][0] == 4  # file line number
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("d.jsonl", "this is prose\nnot a dataset\n"),
+        ("d.csv", "a,b\n1,2\n"),
+        ("d.jsonl", ""),
+        ("d.txt", "hello"),
+        ("d.jsonl", "[1]\n[2]\n"),
+    ],
+)
+def test_not_a_dataset_fails_before_anything(folder: Path, name: str, content: str) -> None:
+    path = folder / name
+    path.write_text(content)
+    with pytest.raises(DatasetError):
+        load_dataset(path)
+
+
+def test_binary_file_is_not_a_dataset(folder: Path) -> None:
+    path = folder / "d.jsonl"
+    path.write_bytes(b"\xff\xfe\x00garbage\x9c")
+    with pytest.raises(DatasetError):
+        load_dataset(path)
+
+
+def test_missing_file(folder: Path) -> None:
+    with pytest.raises(DatasetError, match="no such file"):
+        load_dataset(folder / "nope.jsonl")

@@ -1,0 +1,52 @@
+"""The Celery app: Redis broker and backend, JSON only, at-least-once delivery.
+
+Two queues: question tasks (validators, aggregation) are consumed before row tasks, so workers
+finish rows already started before opening new ones (depth first) and progress shows early.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from worker.settings import Settings, get_settings
+
+QUEUE_QUESTIONS = "evalq.questions"
+QUEUE_ROWS = "evalq.rows"
+
+
+def create_app(settings: Settings) -> Celery:
+    app = Celery(
+        "evalq", broker=settings.redis_url, backend=settings.redis_url, include=["tasks.gecko"]
+    )
+    transport = {
+        "visibility_timeout": settings.visibility_timeout_s,
+        "queue_order_strategy": "priority",  # consume queues in the order the worker lists them
+    }
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        broker_transport_options=transport,
+        result_backend_transport_options={"visibility_timeout": settings.visibility_timeout_s},
+        broker_connection_retry_on_startup=True,
+        result_expires=24 * 3600,
+        result_extended=False,
+        task_time_limit=settings.task_time_limit_s,
+        task_soft_time_limit=max(1, settings.task_time_limit_s - 30),
+        task_default_queue=QUEUE_QUESTIONS,
+        task_routes={"evalq.gecko.evaluate_row": {"queue": QUEUE_ROWS}},
+        task_track_started=True,
+        worker_send_task_events=True,  # Flower
+        task_send_sent_event=True,
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+    )
+    return app
+
+
+app = create_app(get_settings())

@@ -1,0 +1,34 @@
+"""The seam between the fake server's HTTP layer and the brain that writes reply text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# Every reply of the simulated judge carries this modelVersion; evalq marks results from it
+# as simulated wherever they are shown.
+SIMULATED_MODEL_VERSION = "evalq-fake-gemini/simulated-judge"
+SCRIPTED_MODEL_VERSION = "evalq-fake-gemini/scripted"
+
+
+@dataclass(frozen=True)
+class FakeMedia:
+    mime_type: str
+    data: bytes | None = None  # inline bytes (already base64-decoded)
+    uri: str | None = None  # file_data reference
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    model: str
+    text: str  # all text parts (system instruction first), joined with newlines
+    media: list[FakeMedia] = field(default_factory=list)
+    response_schema: dict[str, Any] | None = None  # responseSchema or responseJsonSchema as sent
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+
+
+class Brain(Protocol):
+    def reply(self, request: FakeRequest) -> str:
+        """Return the reply text (JSON text when a response schema was asked for)."""
+        ...

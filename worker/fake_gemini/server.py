@@ -1,0 +1,786 @@
+"""A fake Gemini REST server, so evalq runs and is tested end to end without network or keys.
+
+It answers ``POST /{v1|v1beta}/models/{model}:generateContent`` with the shapes the real API
+uses (including quota errors the real google-genai client turns into ``ClientError``), and
+adds knobs real Gemini does not have: latency, per-model quotas, seeded random faults, a
+script of canned answers, and ``/stats`` to check what a run actually sent. Every reply the
+brain writes is labelled with ``SIMULATED_MODEL_VERSION`` so it can never pass as real.
+
+The API key is accepted (header or ``?key=``) and deliberately never read: it must not end
+up in logs or stats, and aiohttp's access log (which would print the query) is disabled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+import math
+import random
+import re
+import signal
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypedDict, Unpack
+
+from aiohttp import web
+
+from worker.fake_gemini.protocol import (
+    SCRIPTED_MODEL_VERSION,
+    SIMULATED_MODEL_VERSION,
+    Brain,
+    FakeMedia,
+    FakeRequest,
+)
+from worker.fake_gemini.script import (
+    ERROR_STATUSES,
+    TEXT_FINISH_REASONS,
+    QuotaKind,
+    Script,
+    ScriptRule,
+    load_script,
+    parse_rules,
+)
+
+logger = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+Fault = Literal["429", "503", "slow", "malformed", "max_tokens"]
+FAULTS: tuple[Fault, ...] = ("429", "503", "slow", "malformed", "max_tokens")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MAX_EVENTS = 10_000
+# Gemini bills each image (and each sampled video frame) at a flat 258 prompt tokens.
+VISUAL_PART_TOKENS = 258
+# Inline media is sent base64 in the JSON body; real Gemini accepts up to 20 MB of it.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+# quotaValue reported by scripted or fault 429s when no matching --rpm/--rpd is set.
+NOMINAL_QUOTA_VALUE = 10
+
+_QUOTA_IDS: dict[QuotaKind, str] = {
+    "minute": "GenerateRequestsPerMinutePerProjectPerModel",
+    "day": "GenerateRequestsPerDayPerProjectPerModel",
+}
+_QUOTA_PERIOD_S: dict[QuotaKind, float] = {"minute": 60.0, "day": 86_400.0}
+_DEFAULT_MESSAGES = {
+    400: "Request contains an invalid argument.",
+    401: "API key not valid. Please pass a valid API key.",
+    403: "The caller does not have permission.",
+    404: "Requested entity was not found.",
+    500: "An internal error has occurred. Please retry later.",
+    503: "The model is overloaded. Please try again later.",
+    504: "Deadline expired before operation could complete.",
+}
+_HARM_CATEGORIES = (
+    "HARM_CATEGORY_HATE_SPEECH",
+    "HARM_CATEGORY_DANGEROUS_CONTENT",
+    "HARM_CATEGORY_HARASSMENT",
+    "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+)
+_GENERATE_PATH = re.compile(r"/(?:v1|v1beta)/models/(?P<tail>[^/]+)")
+
+
+# ---- options -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Behaviour knobs; the CLI flags and ``run_server`` keywords carry the same names."""
+
+    latency_ms: float = 0.0
+    rpm: int | None = None
+    rpd: int | None = None
+    fault_rate: float = 0.0
+    seed: int = 0
+    script: str | Path | None = None
+    slow_fault_ms: float = 2000.0
+
+    def __post_init__(self) -> None:
+        if self.latency_ms < 0 or self.slow_fault_ms < 0:
+            raise ValueError("latency_ms and slow_fault_ms must be >= 0")
+        for name in ("rpm", "rpd"):
+            limit = getattr(self, name)
+            if limit is not None and limit < 1:
+                raise ValueError(f"{name} must be a positive integer, got {limit}")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            raise ValueError(f"fault_rate must be within 0..1, got {self.fault_rate}")
+
+
+class ServerOptionsArgs(TypedDict, total=False):
+    """``ServerOptions`` as keyword arguments, so callers never build the dataclass by hand."""
+
+    latency_ms: float
+    rpm: int | None
+    rpd: int | None
+    fault_rate: float
+    seed: int
+    script: str | Path | None
+    slow_fault_ms: float
+
+
+def default_brain() -> Brain:
+    """The simulated judge, imported late so the server module loads without it."""
+    from worker.fake_gemini.brain import SimulatedJudge
+
+    return SimulatedJudge()
+
+
+# ---- quotas, faults, stats -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuotaHit:
+    """Which quota a request ran into, and when a retry could succeed."""
+
+    kind: QuotaKind
+    limit: int
+    retry_s: float
+
+
+class SlidingWindow:
+    """Admits at most ``limit`` hits in any ``period_s`` span, like Gemini's quotas."""
+
+    def __init__(self, limit: int, period_s: float) -> None:
+        self.limit = limit
+        self.period_s = period_s
+        self._hits: deque[float] = deque()
+
+    def wait_s(self, now: float) -> float | None:
+        """Seconds until a slot frees (at least 1, whole seconds), or None if one is free."""
+        while self._hits and self._hits[0] <= now - self.period_s:
+            self._hits.popleft()
+        if len(self._hits) < self.limit:
+            return None
+        return float(max(1, math.ceil(self._hits[0] + self.period_s - now)))
+
+    def record(self, now: float) -> None:
+        self._hits.append(now)
+
+
+class Quotas:
+    """Per-model minute and day windows; a request counts only if both admit it."""
+
+    def __init__(self, rpm: int | None, rpd: int | None) -> None:
+        self._limits: dict[QuotaKind, int | None] = {"minute": rpm, "day": rpd}
+        self._windows: dict[tuple[str, QuotaKind], SlidingWindow] = {}
+
+    def limit(self, kind: QuotaKind) -> int:
+        return self._limits[kind] or NOMINAL_QUOTA_VALUE
+
+    def admit(self, model: str, now: float) -> QuotaHit | None:
+        """Count the request, unless a quota is used up; the day quota is reported first."""
+        windows = []
+        for kind in ("day", "minute"):
+            limit = self._limits[kind]
+            if limit is None:
+                continue
+            window = self._windows.setdefault(
+                (model, kind), SlidingWindow(limit, _QUOTA_PERIOD_S[kind])
+            )
+            wait = window.wait_s(now)
+            if wait is not None:
+                return QuotaHit(kind, limit, wait)
+            windows.append(window)
+        for window in windows:
+            window.record(now)
+        return None
+
+    def reset(self) -> None:
+        self._windows.clear()
+
+
+class FaultPicker:
+    """Seeded, so a run with the same --seed and request order sees the same faults."""
+
+    def __init__(self, rate: float, seed: int) -> None:
+        self.rate = rate
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    def pick(self, wants_json: bool) -> Fault | None:
+        """Malformed JSON only makes sense when JSON was asked for, so it is drawn only then."""
+        if self.rate <= 0 or self._rng.random() >= self.rate:
+            return None
+        choices = FAULTS if wants_json else tuple(f for f in FAULTS if f != "malformed")
+        return self._rng.choice(choices)
+
+    def reset(self) -> None:
+        self._rng = random.Random(self.seed)
+
+
+@dataclass
+class Stats:
+    """What the server answered, for tests and demos to check against what the client saw."""
+
+    requests: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    by_model: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    events: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
+
+    def record(self, status: int, model: str, rule: int | None, fault: Fault | None) -> None:
+        self.requests += 1
+        self.by_status[str(status)] += 1
+        self.by_model[model] += 1
+        if fault is not None:
+            self.faults[fault] += 1
+        event = {"t": time.time(), "status": status, "model": model, "rule": rule, "fault": fault}
+        self.events.append(event)
+
+    def snapshot(self, fired: Mapping[int, int]) -> JsonObject:
+        return {
+            "requests": self.requests,
+            "by_status": dict(self.by_status),
+            "by_model": dict(self.by_model),
+            "faults": {name: self.faults[name] for name in FAULTS},
+            "script_rules_fired": {str(index): count for index, count in fired.items()},
+            "events": list(self.events),
+        }
+
+    def reset(self) -> None:
+        self.requests = 0
+        self.by_status.clear()
+        self.by_model.clear()
+        self.faults.clear()
+        self.events.clear()
+
+
+@dataclass
+class FakeGemini:
+    """All mutable server state; it lives on one event loop, so it needs no locks."""
+
+    brain: Brain
+    options: ServerOptions
+    script: Script
+    quotas: Quotas
+    faults: FaultPicker
+    stats: Stats = field(default_factory=Stats)
+
+    def reset(self) -> None:
+        """Start over as if freshly started, but keep the current script rules."""
+        self.stats.reset()
+        self.quotas.reset()
+        self.faults.reset()
+        self.script.reset()
+
+
+STATE: web.AppKey[FakeGemini] = web.AppKey("fake_gemini", FakeGemini)
+
+
+# ---- request parsing -----------------------------------------------------------------------
+
+
+class InvalidArgument(ValueError):
+    """The request body is not a generateContent request we can read (HTTP 400)."""
+
+
+@dataclass(frozen=True)
+class ParsedRequest:
+    request: FakeRequest
+    wants_json: bool
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def _field(data: Mapping[str, Any], camel: str) -> Any:
+    """google-genai sends camelCase at the top but snake_case inside some parts; take either."""
+    return data[camel] if camel in data else data.get(_snake(camel))
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"{where} must be an object")
+    return value
+
+
+def _decode_base64(data: object, where: str) -> bytes:
+    if not isinstance(data, str):
+        raise InvalidArgument(f"{where}.data must be a base64 string")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        try:  # the URL-safe alphabet, which some clients send
+            return base64.b64decode(data, altchars=b"-_", validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise InvalidArgument(f"{where}.data is not valid base64") from exc
+
+
+def _media(blob: Mapping[str, Any], where: str, inline: bool) -> FakeMedia:
+    mime_type = _field(blob, "mimeType")
+    if not isinstance(mime_type, str) or not mime_type:
+        raise InvalidArgument(f"{where}.mimeType is required")
+    if inline:
+        return FakeMedia(mime_type=mime_type, data=_decode_base64(blob.get("data"), where))
+    uri = _field(blob, "fileUri")
+    if not isinstance(uri, str) or not uri:
+        raise InvalidArgument(f"{where}.fileUri is required")
+    return FakeMedia(mime_type=mime_type, uri=uri)
+
+
+def _collect_parts(content: object, where: str, texts: list[str], media: list[FakeMedia]) -> None:
+    parts = _mapping(content, where).get("parts")
+    if not isinstance(parts, list):
+        raise InvalidArgument(f"{where}.parts must be a list")
+    for index, part in enumerate(parts):
+        here = f"{where}.parts[{index}]"
+        part_map = _mapping(part, here)
+        if isinstance(part_map.get("text"), str):
+            texts.append(part_map["text"])
+        elif (inline := _field(part_map, "inlineData")) is not None:
+            media.append(_media(_mapping(inline, here), f"{here}.inlineData", inline=True))
+        elif (ref := _field(part_map, "fileData")) is not None:
+            media.append(_media(_mapping(ref, here), f"{here}.fileData", inline=False))
+        else:
+            raise InvalidArgument(f"{here} has no text, inlineData or fileData")
+
+
+def _optional_number(config: Mapping[str, Any], name: str) -> float | None:
+    value = _field(config, name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgument(f"generationConfig.{name} must be a number")
+    return float(value)
+
+
+def parse_generate_request(model: str, payload: object) -> ParsedRequest:
+    """Turn a generateContent body into the brain's view of it."""
+    body = _mapping(payload, "request body")
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise InvalidArgument("* GenerateContentRequest.contents: contents is not specified")
+    texts: list[str] = []
+    media: list[FakeMedia] = []
+    system = _field(body, "systemInstruction")
+    if system is not None:
+        _collect_parts(system, "systemInstruction", texts, media)
+    for index, content in enumerate(contents):
+        _collect_parts(content, f"contents[{index}]", texts, media)
+    config = _mapping(_field(body, "generationConfig"), "generationConfig")
+    schema = _field(config, "responseSchema") or _field(config, "responseJsonSchema")
+    max_tokens = _optional_number(config, "maxOutputTokens")
+    mime_type = _field(config, "responseMimeType")
+    request = FakeRequest(
+        model=model,
+        text="\n".join(texts),
+        media=media,
+        response_schema=schema if isinstance(schema, dict) else None,
+        temperature=_optional_number(config, "temperature"),
+        max_output_tokens=None if max_tokens is None else int(max_tokens),
+    )
+    wants_json = isinstance(mime_type, str) and "json" in mime_type.lower()
+    return ParsedRequest(request, wants_json)
+
+
+# ---- reply bodies --------------------------------------------------------------------------
+
+
+def error_body(
+    code: int, message: str | None = None, details: list[JsonObject] | None = None
+) -> JsonObject:
+    status = ERROR_STATUSES.get(code, "UNKNOWN")
+    error: JsonObject = {"code": code, "message": message or _DEFAULT_MESSAGES.get(code, status)}
+    error["status"] = status
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
+def _duration(seconds: float) -> str:
+    """google.protobuf.Duration in its JSON form, as RetryInfo.retryDelay uses it."""
+    if seconds == int(seconds):
+        return f"{int(seconds)}s"
+    return f"{seconds:.3f}".rstrip("0") + "s"
+
+
+def quota_error_body(model: str, hit: QuotaHit) -> JsonObject:
+    quota_id = _QUOTA_IDS[hit.kind]
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. "
+        f"Quota exceeded for {quota_id}, limit: {hit.limit}, model: {model}. "
+        f"Please retry in {_duration(hit.retry_s)}. (fake-gemini)"
+    )
+    violation = {
+        "quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+        "quotaId": quota_id,
+        "quotaDimensions": {"model": model, "location": "global"},
+        "quotaValue": str(hit.limit),
+    }
+    details: list[JsonObject] = [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]},
+        {
+            "@type": "type.googleapis.com/google.rpc.Help",
+            "links": [
+                {
+                    "description": "Learn more about Gemini API quotas",
+                    "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+                }
+            ],
+        },
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": _duration(hit.retry_s)},
+    ]
+    return error_body(429, message, details)
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _usage(request: FakeRequest, reply: str | None) -> JsonObject:
+    visual = sum(1 for m in request.media if m.mime_type.startswith(("image/", "video/")))
+    prompt = _estimate_tokens(request.text) + VISUAL_PART_TOKENS * visual
+    usage: JsonObject = {"promptTokenCount": prompt, "totalTokenCount": prompt}
+    if reply is not None:
+        output = _estimate_tokens(reply)
+        usage["candidatesTokenCount"] = output
+        usage["totalTokenCount"] = prompt + output
+    return usage
+
+
+def _safety_ratings(reason: str) -> list[JsonObject]:
+    """NEGLIGIBLE everywhere, except a blocked dangerous-content rating for SAFETY."""
+    ratings: list[JsonObject] = []
+    for category in _HARM_CATEGORIES:
+        rating: JsonObject = {"category": category, "probability": "NEGLIGIBLE"}
+        if reason == "SAFETY" and category == "HARM_CATEGORY_DANGEROUS_CONTENT":
+            rating = {"category": category, "probability": "HIGH", "blocked": True}
+        ratings.append(rating)
+    return ratings
+
+
+def _envelope(request: FakeRequest, reply: str | None, model_version: str) -> JsonObject:
+    return {
+        "usageMetadata": _usage(request, reply),
+        "modelVersion": model_version,
+        "responseId": uuid.uuid4().hex[:22],
+    }
+
+
+def text_reply_body(
+    request: FakeRequest, text: str, finish_reason: str, model_version: str
+) -> JsonObject:
+    candidate = {
+        "content": {"role": "model", "parts": [{"text": text}]},
+        "finishReason": finish_reason,
+        "index": 0,
+    }
+    return {"candidates": [candidate], **_envelope(request, text, model_version)}
+
+
+def withheld_reply_body(request: FakeRequest, finish_reason: str) -> JsonObject:
+    """A candidate stopped for a non-text reason (SAFETY, RECITATION...): no content parts."""
+    candidate = {
+        "finishReason": finish_reason,
+        "index": 0,
+        "safetyRatings": _safety_ratings(finish_reason),
+    }
+    return {"candidates": [candidate], **_envelope(request, None, SCRIPTED_MODEL_VERSION)}
+
+
+def blocked_prompt_body(request: FakeRequest, block_reason: str) -> JsonObject:
+    feedback = {"blockReason": block_reason, "safetyRatings": _safety_ratings(block_reason)}
+    return {"promptFeedback": feedback, **_envelope(request, None, SCRIPTED_MODEL_VERSION)}
+
+
+def truncate(text: str) -> str:
+    """What running out of output tokens looks like: the first half of the reply."""
+    return text[: len(text) // 2]
+
+
+def break_json(text: str) -> str:
+    """Cut JSON so it no longer parses, as a reply that stopped mid-object would."""
+    broken = text[: len(text) // 2]
+    try:
+        json.loads(broken)
+    except ValueError:
+        return broken
+    return broken + '"'
+
+
+# ---- the generateContent handler -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    body: JsonObject
+    rule: int | None = None
+    fault: Fault | None = None
+
+
+async def _sleep_ms(milliseconds: float) -> None:
+    if milliseconds > 0:
+        await asyncio.sleep(milliseconds / 1000)
+
+
+async def _read_request(request: web.Request, model: str) -> ParsedRequest:
+    try:
+        payload = await request.json()
+    except ValueError as exc:
+        raise InvalidArgument(f"Invalid JSON payload received: {exc}") from exc
+    return parse_generate_request(model, payload)
+
+
+def _scripted(state: FakeGemini, request: FakeRequest, rule: ScriptRule) -> Outcome:
+    if rule.status == 429:
+        hit = QuotaHit(rule.quota, state.quotas.limit(rule.quota), rule.retry_delay_s)
+        return Outcome(429, quota_error_body(request.model, hit), rule.index)
+    if rule.status is not None:
+        return Outcome(rule.status, error_body(rule.status), rule.index)
+    if rule.block_reason is not None:
+        return Outcome(200, blocked_prompt_body(request, rule.block_reason), rule.index)
+    finish_reason = rule.finish_reason or "STOP"
+    if finish_reason not in TEXT_FINISH_REASONS:
+        return Outcome(200, withheld_reply_body(request, finish_reason), rule.index)
+    if rule.reply is not None:
+        text, version = rule.reply, SCRIPTED_MODEL_VERSION
+    else:
+        text, version = state.brain.reply(request), SIMULATED_MODEL_VERSION
+    if finish_reason == "MAX_TOKENS":
+        text = truncate(text)
+    return Outcome(200, text_reply_body(request, text, finish_reason, version), rule.index)
+
+
+async def _simulated(state: FakeGemini, parsed: ParsedRequest, fault: Fault | None) -> Outcome:
+    request = parsed.request
+    if fault == "429":
+        hit = QuotaHit("minute", state.quotas.limit("minute"), 1.0)
+        return Outcome(429, quota_error_body(request.model, hit), fault=fault)
+    if fault == "503":
+        return Outcome(503, error_body(503), fault=fault)
+    if fault == "slow":
+        await _sleep_ms(state.options.slow_fault_ms)
+    text = state.brain.reply(request)
+    finish_reason = "STOP"
+    if fault == "malformed":
+        text = break_json(text)
+    elif fault == "max_tokens":
+        text, finish_reason = truncate(text), "MAX_TOKENS"
+    body = text_reply_body(request, text, finish_reason, SIMULATED_MODEL_VERSION)
+    return Outcome(200, body, fault=fault)
+
+
+async def _answer(state: FakeGemini, request: web.Request, model: str) -> Outcome:
+    """Quota first (decided on arrival, like Gemini), then latency, script, faults, brain."""
+    try:
+        parsed = await _read_request(request, model)
+    except InvalidArgument as exc:
+        return Outcome(400, error_body(400, str(exc)))
+    hit = state.quotas.admit(model, time.monotonic())
+    await _sleep_ms(state.options.latency_ms)
+    if hit is not None:
+        return Outcome(429, quota_error_body(model, hit))
+    rule = state.script.take(parsed.request.text)
+    if rule is not None:
+        await _sleep_ms(rule.delay_ms)
+        return _scripted(state, parsed.request, rule)
+    return await _simulated(state, parsed, state.faults.pick(parsed.wants_json))
+
+
+async def _generate(state: FakeGemini, request: web.Request, model: str) -> web.Response:
+    try:
+        outcome = await _answer(state, request, model)
+    except Exception:
+        # A broken brain must look like Gemini's 500 to the client, not kill the connection.
+        logger.exception("fake-gemini: reply for model %s failed", model)
+        outcome = Outcome(500, error_body(500))
+    state.stats.record(outcome.status, model, outcome.rule, outcome.fault)
+    logger.info("POST %s -> %d", request.path, outcome.status)
+    return web.json_response(outcome.body, status=outcome.status)
+
+
+# ---- routes --------------------------------------------------------------------------------
+
+
+def _not_found(request: web.Request, message: str | None = None) -> web.Response:
+    text = message or f"fake-gemini has no route {request.method} {request.path}"
+    return web.json_response(error_body(404, text), status=404)
+
+
+async def _route_api(request: web.Request) -> web.Response:
+    """Catch-all: the ``{model}:{method}`` tail does not fit aiohttp's route syntax."""
+    match = _GENERATE_PATH.fullmatch(request.path)
+    if match is None:
+        return _not_found(request)
+    model, colon, method = match["tail"].rpartition(":")
+    if not colon or not model:
+        return _not_found(request)
+    if method != "generateContent" or request.method != "POST":
+        return _not_found(request, f"fake-gemini only serves POST :generateContent, not {method}")
+    return await _generate(request.app[STATE], request, model)
+
+
+async def _healthz(_request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+async def _stats(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.json_response(state.stats.snapshot(state.script.fired))
+
+
+async def _set_script(request: web.Request) -> web.Response:
+    """Replace the rules at runtime, so one server can serve many test scenarios."""
+    try:
+        rules = parse_rules(await request.json())
+    except ValueError as exc:  # JSONDecodeError and ScriptError are both ValueErrors
+        return web.json_response(error_body(400, str(exc)), status=400)
+    request.app[STATE].script.replace(rules)
+    return web.json_response({"rules": len(rules)})
+
+
+async def _reset(request: web.Request) -> web.Response:
+    request.app[STATE].reset()
+    return web.json_response({"reset": True})
+
+
+def create_app(brain: Brain | None = None, options: ServerOptions | None = None) -> web.Application:
+    """Build the app; a bad script raises ScriptError here, before any port is bound."""
+    options = options or ServerOptions()
+    rules = load_script(options.script) if options.script is not None else []
+    state = FakeGemini(
+        brain=brain if brain is not None else default_brain(),
+        options=options,
+        script=Script(rules),
+        quotas=Quotas(options.rpm, options.rpd),
+        faults=FaultPicker(options.fault_rate, options.seed),
+    )
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app[STATE] = state
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/stats", _stats)
+    app.router.add_post("/script", _set_script)
+    app.router.add_post("/reset", _reset)
+    app.router.add_route("*", "/{tail:.*}", _route_api)
+    return app
+
+
+# ---- running it ----------------------------------------------------------------------------
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def _serve(
+    app: web.Application, host: str, port: int, stop: asyncio.Event, on_ready: Callable[[str], None]
+) -> None:
+    # access_log=None: aiohttp's access log prints the query string, which may hold ?key=.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        on_ready(_url(host, runner.addresses[0][1]))
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def _announce(url: str) -> None:
+    """The one stdout line a parent process reads to learn the (possibly random) port."""
+    print(f"fake-gemini listening on {url} (simulated judge)", flush=True)
+
+
+async def _serve_until_signalled(app: web.Application, host: str, port: int) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.set)
+    await _serve(app, host, port, stop, _announce)
+
+
+def serve_app(app: web.Application, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    """Serve until SIGINT/SIGTERM; port 0 picks a free port (printed on the ready line)."""
+    asyncio.run(_serve_until_signalled(app, host, port))
+
+
+def run_server(
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    brain: Brain | None = None,
+    **options: Unpack[ServerOptionsArgs],
+) -> None:
+    """Blocking entry point behind ``python -m worker.fake_gemini``."""
+    serve_app(create_app(brain, ServerOptions(**options)), host, port)
+
+
+class _ServerThread(threading.Thread):
+    """Runs the app on its own event loop, so sync code (tests, the client) can call it."""
+
+    def __init__(self, app: web.Application, host: str, port: int) -> None:
+        super().__init__(name="fake-gemini", daemon=True)
+        self._app = app
+        self._host = host
+        self._port = port
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_event: asyncio.Event | None = None
+        self.url: str | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # handed to the starting thread by wait_ready()
+            self.error = exc
+            if self.url is not None:
+                logger.exception("fake-gemini at %s stopped unexpectedly", self.url)
+        finally:
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop_event = asyncio.Event()
+        await _serve(self._app, self._host, self._port, self._stop_event, self._on_ready)
+
+    def _on_ready(self, url: str) -> None:
+        self.url = url
+        self._ready.set()
+
+    def wait_ready(self, timeout_s: float = 10.0) -> str:
+        if not self._ready.wait(timeout_s):
+            raise TimeoutError("fake-gemini did not start in time")
+        if self.url is None:
+            if isinstance(self.error, Exception):
+                raise self.error
+            raise RuntimeError("fake-gemini failed to start") from self.error
+        return self.url
+
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        if self._loop is not None and self._stop_event is not None and self.is_alive():
+            self._loop.call_soon_threadsafe(self._stop_event.set)
+        self.join(timeout_s)
+
+
+@contextmanager
+def running_server(
+    *,
+    brain: Brain | None = None,
+    host: str = DEFAULT_HOST,
+    port: int = 0,
+    **options: Unpack[ServerOptionsArgs],
+) -> Iterator[str]:
+    """Serve in a background thread for the ``with`` block; yields the base URL."""
+    app = create_app(brain, ServerOptions(**options))
+    thread = _ServerThread(app, host, port)
+    thread.start()
+    try:
+        yield thread.wait_ready()
+    finally:
+        thread.shutdown()

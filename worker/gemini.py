@@ -1,0 +1,203 @@
+"""The Gemini judge on google-genai: structured output, a timeout on every call, usage per call,
+and every failure mapped onto evalq's error hierarchy.
+
+The SDK's own retries stay off (its default); transient failures are retried here with tenacity
+so the attempt count is known, and rate limits go back to the task as a countdown.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
+from evalq.errors import (
+    BadRequest,
+    Blocked,
+    JudgeError,
+    QuotaExhausted,
+    RateLimited,
+    TransientJudgeError,
+    UnparseableReply,
+)
+from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from worker.fake_gemini.protocol import SIMULATED_MODEL_VERSION
+from worker.settings import Settings
+
+_BLOCKING_FINISH = {
+    "SAFETY",
+    "PROHIBITED_CONTENT",
+    "BLOCKLIST",
+    "SPII",
+    "RECITATION",
+    "IMAGE_SAFETY",
+}
+_DELAY_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*s\s*$")
+_DEFAULT_RATE_LIMIT_DELAY_S = 10.0
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Connection and timeout errors of whichever httpx flavour the SDK runs on."""
+    found: list[type[BaseException]] = [TimeoutError, ConnectionError]
+    for name in ("httpx2", "httpx"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        found += [module.TransportError, module.TimeoutException]
+    return tuple(found)
+
+
+_TRANSPORT_ERRORS = _transport_errors()
+
+
+def _error_details(exc: genai_errors.APIError) -> list[dict[str, Any]]:
+    body = exc.details if isinstance(exc.details, dict) else {}
+    error = body.get("error", body)
+    details = error.get("details", []) if isinstance(error, dict) else []
+    return [d for d in details if isinstance(d, dict)]
+
+
+def map_api_error(exc: genai_errors.APIError) -> JudgeError:
+    """Turn an SDK error into the one hierarchy; 429 keeps the delay the server asked for."""
+    message = f"{exc.code} {exc.status}: {exc.message}"
+    if exc.code == 429:
+        delay, per_day = None, False
+        for detail in _error_details(exc):
+            kind = str(detail.get("@type", ""))
+            if kind.endswith("RetryInfo"):
+                m = _DELAY_RE.match(str(detail.get("retryDelay", "")))
+                delay = float(m.group(1)) if m else None
+            if kind.endswith("QuotaFailure"):
+                for violation in detail.get("violations", []):
+                    if "PerDay" in str(violation.get("quotaId", "")):
+                        per_day = True
+        if per_day:
+            return QuotaExhausted(f"daily quota exhausted: {message}")
+        return RateLimited(
+            message, retry_after_s=delay if delay is not None else _DEFAULT_RATE_LIMIT_DELAY_S
+        )
+    if exc.code in (408,) or (exc.code is not None and exc.code >= 500):
+        return TransientJudgeError(message)
+    return BadRequest(message)
+
+
+def _part(media: MediaPart) -> types.Part:
+    if media.data is not None:
+        return types.Part.from_bytes(data=media.data, mime_type=media.mime_type)
+    return types.Part.from_uri(file_uri=media.uri or "", mime_type=media.mime_type)
+
+
+def make_client(settings: Settings) -> genai.Client:
+    options = types.HttpOptions(
+        base_url=settings.gemini_base_url,
+        api_version=settings.gemini_api_version,
+        timeout=int(settings.judge_timeout_s * 1000),
+    )
+    if settings.use_vertexai:
+        return genai.Client(
+            vertexai=True,
+            project=settings.vertex_project,
+            location=settings.vertex_location,
+            http_options=options,
+        )
+    # Against the fake server no key is needed; the SDK insists on one, so send a placeholder.
+    key = settings.api_key.get_secret_value() if settings.api_key else "offline-no-key"
+    return genai.Client(api_key=key, http_options=options)
+
+
+class GeminiJudge:
+    """A Judge backed by generateContent. Thread-safe: one instance serves a worker's threads."""
+
+    def __init__(self, model: str, settings: Settings, client: genai.Client | None = None) -> None:
+        self.model = model
+        self._settings = settings
+        self._client = client or make_client(settings)
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        retrying = Retrying(
+            stop=stop_after_attempt(self._settings.transient_attempts),
+            wait=wait_random_exponential(multiplier=0.5, max=self._settings.transient_max_wait_s),
+            retry=retry_if_exception_type(TransientJudgeError),
+            reraise=True,
+        )
+        attempts = 0
+        for attempt in retrying:
+            with attempt:
+                attempts += 1
+                try:
+                    reply = self._call_once(request)
+                except JudgeError as exc:
+                    exc.attempts = attempts
+                    raise
+        return JudgeReply(**{**reply.__dict__, "attempts": attempts})
+
+    def _call_once(self, request: JudgeRequest) -> JudgeReply:
+        config = types.GenerateContentConfig(
+            temperature=request.temperature,
+            max_output_tokens=request.max_output_tokens or self._settings.max_output_tokens,
+            response_mime_type="application/json" if request.schema else None,
+            response_schema=request.schema,
+        )
+        contents = [
+            types.Content(
+                role="user",
+                parts=[*map(_part, request.media), types.Part.from_text(text=request.prompt)],
+            )
+        ]
+        try:
+            response = self._client.models.generate_content(
+                model=self.model, contents=contents, config=config
+            )
+        except genai_errors.APIError as exc:
+            raise map_api_error(exc) from None
+        except _TRANSPORT_ERRORS as exc:
+            raise TransientJudgeError(f"transport error: {type(exc).__name__}: {exc}") from None
+        return self._reply(response)
+
+    def _reply(self, response: types.GenerateContentResponse) -> JudgeReply:
+        version = response.model_version
+        simulated = bool(version and version.startswith(SIMULATED_MODEL_VERSION))
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            raise Blocked(f"prompt blocked: {feedback.block_reason.value}")
+        if not response.candidates:
+            raise UnparseableReply("reply has no candidates")
+        candidate = response.candidates[0]
+        finish = candidate.finish_reason.value if candidate.finish_reason is not None else None
+        if finish in _BLOCKING_FINISH:
+            raise Blocked(f"reply withheld: finish_reason {finish}")
+        parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        if not text:
+            raise UnparseableReply(f"empty reply (finish_reason {finish})")
+        usage = response.usage_metadata
+        return JudgeReply(
+            text=text,
+            model=self.model,
+            model_version=version,
+            prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
+            output_tokens=((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0))
+            if usage
+            else 0,
+            finish_reason=finish,
+            simulated=simulated,
+        )
+
+
+_judges: dict[str, GeminiJudge] = {}
+_lock = threading.Lock()
+
+
+def get_judge(model: str, settings: Settings) -> GeminiJudge:
+    """One judge per model per process, created lazily (after a prefork fork, never before)."""
+    with _lock:
+        if model not in _judges:
+            client = next(iter(_judges.values()))._client if _judges else None
+            _judges[model] = GeminiJudge(model, settings, client)
+        return _judges[model]

@@ -1,0 +1,43 @@
+"""Job-level steps shared by tasks and the client: counting a finished row, writing the summary."""
+
+from __future__ import annotations
+
+import time
+
+from evalq.models import JobSummary, RowResult
+from evalq.summary import build_summary
+from worker.store import Store
+
+
+def current_summary(store: Store, job_id: str) -> JobSummary:
+    """The stored final summary if the job finished, else one computed from what is there now."""
+    job_hash = store.job_hash(job_id)
+    if job_hash.get("status") == "finished" and (stored := store.summary_json(job_id)):
+        return JobSummary.model_validate_json(stored)
+    config = store.config(job_id)
+    return build_summary(
+        config, job_hash, store.unscored_counts(job_id), store.iter_results(job_id), time.time()
+    )
+
+
+def finalize(store: Store, job_id: str) -> JobSummary:
+    """Write the summary; safe to run twice (it is computed from stored results only)."""
+    if store.status(job_id) == "running":
+        store.set_status(job_id, "finished")
+    config = store.config(job_id)
+    summary = build_summary(
+        config,
+        store.job_hash(job_id),
+        store.unscored_counts(job_id),
+        store.iter_results(job_id),
+        time.time(),
+    )
+    store.save_summary(job_id, summary.model_dump_json())
+    return summary
+
+
+def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) -> None:
+    """Count the row once; the call that counts the last row writes the job summary."""
+    done = store.finish_row(job_id, result)
+    if done >= rows_total:
+        finalize(store, job_id)

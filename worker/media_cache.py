@@ -1,0 +1,42 @@
+"""A per-process, byte-bounded LRU of loaded media: a row's Q validator tasks on one worker
+read or download its image once instead of Q times."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from evalq.judge import MediaPart
+from evalq.media import load_media
+from evalq.models import MediaRef
+from worker.settings import Settings
+
+
+class MediaCache:
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._items: OrderedDict[MediaRef, MediaPart] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def load(self, ref: MediaRef, row_id: str, field: str, settings: Settings) -> MediaPart:
+        with self._lock:
+            if ref in self._items:
+                self._items.move_to_end(ref)
+                return self._items[ref]
+        part = load_media(
+            ref,
+            row_id,
+            field,
+            max_bytes=settings.media_max_bytes,
+            timeout_s=settings.media_timeout_s,
+        )
+        size = len(part.data or b"")
+        with self._lock:
+            if ref not in self._items and size <= self._max_bytes:
+                self._items[ref] = part
+                self._bytes += size
+                while self._bytes > self._max_bytes:
+                    _, old = self._items.popitem(last=False)
+                    self._bytes -= len(old.data or b"")
+        return part

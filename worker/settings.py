@@ -1,0 +1,63 @@
+"""The one settings object. Environment variables use the EVALQ_ prefix; credentials follow
+google-genai's own conventions. Explicit arguments (CLI flags, API calls) win over both."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Self
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="EVALQ_", extra="ignore", populate_by_name=True)
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    judge_model: str = "gemini-2.5-flash"
+
+    # Credentials: never stored in Redis, task arguments or logs (SecretStr keeps them out of reprs).
+    api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    )
+    use_vertexai: bool = Field(default=False, validation_alias="GOOGLE_GENAI_USE_VERTEXAI")
+    vertex_project: str | None = Field(default=None, validation_alias="GOOGLE_CLOUD_PROJECT")
+    vertex_location: str | None = Field(default=None, validation_alias="GOOGLE_CLOUD_LOCATION")
+    gemini_base_url: str | None = None  # e.g. the fake server: http://127.0.0.1:8765
+    gemini_api_version: str | None = None
+
+    worker_concurrency: int = Field(default=16, ge=1)
+    judge_timeout_s: float = Field(default=60.0, gt=0)
+    transient_attempts: int = Field(default=4, ge=1)
+    transient_max_wait_s: float = Field(default=10.0, gt=0)
+    rate_limit_max_retries: int = Field(default=30, ge=0)
+    max_retry_delay_s: float = Field(default=300.0, gt=0)
+    task_time_limit_s: int = Field(default=540, gt=0)
+    visibility_timeout_s: int = Field(default=900, gt=0)
+    result_ttl_s: int = Field(default=7 * 24 * 3600, gt=0)
+    rubric_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
+    media_max_bytes: int = Field(default=20 * 1024 * 1024, gt=0)
+    media_timeout_s: float = Field(default=30.0, gt=0)
+    max_output_tokens: int = Field(default=4096, gt=0)
+
+    @model_validator(mode="after")
+    def _visibility_covers_longest_hold(self) -> Self:
+        # A message is redelivered once unacked for visibility_timeout_s; a task holds it for up
+        # to its time limit, and a countdown retry keeps it reserved for up to max_retry_delay_s.
+        longest = self.task_time_limit_s + self.max_retry_delay_s
+        if self.visibility_timeout_s <= longest:
+            raise ValueError(
+                f"EVALQ_VISIBILITY_TIMEOUT_S ({self.visibility_timeout_s}) must exceed "
+                f"EVALQ_TASK_TIME_LIMIT_S + EVALQ_MAX_RETRY_DELAY_S ({longest:.0f}), "
+                "or messages are redelivered while still being worked on"
+            )
+        return self
+
+    @property
+    def uses_fake_judge(self) -> bool:
+        return self.api_key is None and not self.use_vertexai
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

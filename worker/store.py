@@ -1,0 +1,219 @@
+"""Redis store: every key evalq writes, and the atomic step that counts a finished row once.
+
+Key schema (all job keys expire result_ttl_s after their last write; rubrics after rubric_ttl_s):
+
+    evalq:jobs                          ZSET  job id -> created_at
+    evalq:job:{job}                     HASH  config (JSON), status, counters (rows_done,
+                                              rows_scored/partial/failed, failed:{reason},
+                                              judge_calls, prompt_tokens, output_tokens,
+                                              rubric_cache_hits, retries, rate_limited,
+                                              simulated_calls), finished_at
+    evalq:job:{job}:row:{row}           STRING RowInput JSON (what the producer validated)
+    evalq:job:{job}:rubric:{row}        STRING Rubric JSON used for the row
+    evalq:job:{job}:verdicts:{row}      HASH  question index -> Verdict JSON (first write wins)
+    evalq:job:{job}:done                SET   row ids already counted
+    evalq:job:{job}:results             HASH  row id -> RowResult JSON
+    evalq:job:{job}:unscored            HASH  reason -> unscored question count
+    evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
+    evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
+
+No secret is ever written: JobConfig has no credential fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from typing import Any, cast
+
+import redis
+
+from evalq.errors import JobNotFound
+from evalq.models import JobConfig, RowInput, RowResult, Rubric, Verdict
+from worker.settings import Settings
+
+COUNTERS = (
+    "rows_done",
+    "rows_scored",
+    "rows_partial",
+    "rows_failed",
+    "judge_calls",
+    "prompt_tokens",
+    "output_tokens",
+    "rubric_cache_hits",
+    "retries",
+    "rate_limited",
+    "simulated_calls",
+)
+
+# Counts a row exactly once however often its callback runs: the SADD gate and every counter
+# change happen in one atomic script, so a crash can not leave one without the other.
+_FINISH_ROW = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then
+  return -1
+end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[2], 'rows_done', 1)
+redis.call('HINCRBY', KEYS[2], 'rows_' .. ARGV[3], 1)
+if ARGV[5] ~= '' then
+  redis.call('HINCRBY', KEYS[2], 'failed:' .. ARGV[5], 1)
+end
+for i = 6, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[4], ARGV[i], tonumber(ARGV[i + 1]))
+end
+local ttl = tonumber(ARGV[4])
+for i = 1, 4 do
+  redis.call('EXPIRE', KEYS[i], ttl)
+end
+return tonumber(redis.call('HGET', KEYS[2], 'rows_done'))
+"""
+
+
+def job_key(job_id: str, *parts: str) -> str:
+    return ":".join(("evalq:job", job_id, *parts))
+
+
+def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
+    digest = hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
+    return f"evalq:rubric:{digest}"
+
+
+class Store:
+    def __init__(self, client: redis.Redis, settings: Settings) -> None:
+        self.r = client
+        self.ttl_s = settings.result_ttl_s
+        self.rubric_ttl_s = settings.rubric_ttl_s
+        self._finish_row = self.r.register_script(_FINISH_ROW)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Store:
+        client = redis.Redis.from_url(
+            settings.redis_url, decode_responses=True, health_check_interval=30
+        )
+        return cls(client, settings)
+
+    # ---- jobs ----
+
+    def create_job(self, config: JobConfig, rows: list[RowInput]) -> None:
+        key = job_key(config.job_id)
+        pipe = self.r.pipeline()
+        pipe.hset(
+            key,
+            mapping={
+                "config": config.model_dump_json(),
+                "status": "running",
+                **dict.fromkeys(COUNTERS, 0),
+            },
+        )
+        pipe.expire(key, self.ttl_s)
+        for row in rows:
+            pipe.set(job_key(config.job_id, "row", row.id), row.model_dump_json(), ex=self.ttl_s)
+        pipe.zadd("evalq:jobs", {config.job_id: config.created_at})
+        pipe.execute()
+
+    def config(self, job_id: str) -> JobConfig:
+        raw = self.r.hget(job_key(job_id), "config")
+        if raw is None:
+            raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
+        return JobConfig.model_validate_json(cast(str, raw))
+
+    def job_hash(self, job_id: str) -> dict[str, str]:
+        data = cast(dict[str, str], self.r.hgetall(job_key(job_id)))
+        if not data:
+            raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
+        return data
+
+    def status(self, job_id: str) -> str:
+        return cast(str | None, self.r.hget(job_key(job_id), "status")) or "unknown"
+
+    def set_status(self, job_id: str, status: str) -> None:
+        self.r.hset(job_key(job_id), mapping={"status": status, f"{status}_at": time.time()})
+
+    def list_jobs(self, limit: int = 50) -> list[str]:
+        return cast(list[str], self.r.zrevrange("evalq:jobs", 0, limit - 1))
+
+    def incr(self, job_id: str, **amounts: int) -> None:
+        pipe = self.r.pipeline()
+        for name, amount in amounts.items():
+            if amount:
+                pipe.hincrby(job_key(job_id), name, amount)
+        pipe.execute()
+
+    # ---- rows, rubrics, verdicts ----
+
+    def row(self, job_id: str, row_id: str) -> RowInput:
+        raw = self.r.get(job_key(job_id, "row", row_id))
+        if raw is None:
+            raise JobNotFound(f"job {job_id!r} has no row {row_id!r} (expired?)")
+        return RowInput.model_validate_json(cast(str, raw))
+
+    def cached_rubric(self, prompt: str, model: str, template_version: str) -> Rubric | None:
+        raw = self.r.get(rubric_cache_key(prompt, model, template_version))
+        return Rubric.model_validate_json(cast(str, raw)) if raw else None
+
+    def cache_rubric(self, prompt: str, rubric: Rubric) -> None:
+        key = rubric_cache_key(prompt, rubric.judge_model, rubric.template_version)
+        self.r.set(key, rubric.model_dump_json(), ex=self.rubric_ttl_s)
+
+    def save_row_rubric(self, job_id: str, row_id: str, rubric: Rubric) -> None:
+        self.r.set(job_key(job_id, "rubric", row_id), rubric.model_dump_json(), ex=self.ttl_s)
+
+    def row_rubric(self, job_id: str, row_id: str) -> Rubric | None:
+        raw = self.r.get(job_key(job_id, "rubric", row_id))
+        return Rubric.model_validate_json(cast(str, raw)) if raw else None
+
+    def save_verdict(self, job_id: str, row_id: str, verdict: Verdict) -> bool:
+        """First write wins, so a redelivered validator can not change a recorded verdict."""
+        key = job_key(job_id, "verdicts", row_id)
+        pipe = self.r.pipeline()
+        pipe.hsetnx(key, str(verdict.index), verdict.model_dump_json())
+        pipe.expire(key, self.ttl_s)
+        written, _ = pipe.execute()
+        return bool(written)
+
+    def verdict(self, job_id: str, row_id: str, index: int) -> Verdict | None:
+        raw = self.r.hget(job_key(job_id, "verdicts", row_id), str(index))
+        return Verdict.model_validate_json(cast(str, raw)) if raw else None
+
+    def verdicts(self, job_id: str, row_id: str) -> dict[int, Verdict]:
+        raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "verdicts", row_id)))
+        return {int(k): Verdict.model_validate_json(v) for k, v in raw.items()}
+
+    # ---- results ----
+
+    def finish_row(self, job_id: str, result: RowResult) -> int:
+        """Record a row's result and count it; -1 when it was already counted."""
+        unscored: dict[str, int] = {}
+        for q in result.questions:
+            if q.reason:
+                unscored[q.reason] = unscored.get(q.reason, 0) + 1
+        args: list[Any] = [result.id, result.model_dump_json(), result.status, self.ttl_s]
+        args.append(result.reason or "" if result.status == "failed" else "")
+        for reason, count in sorted(unscored.items()):
+            args += [reason, count]
+        keys = [
+            job_key(job_id, "done"),
+            job_key(job_id),
+            job_key(job_id, "results"),
+            job_key(job_id, "unscored"),
+        ]
+        return int(self._finish_row(keys=keys, args=args))
+
+    def is_done(self, job_id: str, row_id: str) -> bool:
+        return bool(self.r.sismember(job_key(job_id, "done"), row_id))
+
+    def unscored_counts(self, job_id: str) -> dict[str, int]:
+        raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "unscored")))
+        return {k: int(v) for k, v in sorted(raw.items())}
+
+    def iter_results(self, job_id: str) -> Iterator[RowResult]:
+        for _, raw in self.r.hscan_iter(job_key(job_id, "results"), count=500):
+            yield RowResult.model_validate_json(cast(str, raw))
+
+    def save_summary(self, job_id: str, summary_json: str) -> None:
+        self.r.set(job_key(job_id, "summary"), summary_json, ex=self.ttl_s)
+
+    def summary_json(self, job_id: str) -> str | None:
+        return cast(str | None, self.r.get(job_key(job_id, "summary")))
