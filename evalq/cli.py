@@ -81,24 +81,26 @@ def run(
     for warning in loaded.warnings[:10]:
         err_console.print(f"[yellow]warning:[/] {warning}")
     if not wait:
-        summary = client.summary(job_id)
-        _emit(summary, as_json, brief=True)
+        _emit(client.summary(job_id), as_json, brief=True)
         return
-    with Progress(
+    _emit(wait_with_progress(client, job_id, loaded.total, quiet=as_json), as_json)
+
+
+def wait_with_progress(client: Any, job_id: str, total: int, *, quiet: bool = False) -> Any:
+    """Wait for a job with a progress bar on stderr; returns the final summary."""
+    columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err_console,
-        transient=False,
-        disable=as_json and not sys.stderr.isatty(),
+    )
+    with Progress(
+        *columns, console=err_console, disable=quiet and not sys.stderr.isatty()
     ) as progress:
-        task = progress.add_task(f"job {job_id}", total=loaded.total)
-        summary = client.wait(
-            job_id,
-            on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+        task = progress.add_task(f"job {job_id}", total=total)
+        return client.wait(
+            job_id, on_progress=lambda done, n: progress.update(task, completed=done, total=n)
         )
-    _emit(summary, as_json)
 
 
 def _emit(summary: Any, as_json: bool, brief: bool = False) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, Workers, worker_env
+from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 
 pytestmark = pytest.mark.integration
 
@@ -232,7 +232,7 @@ def test_bad_rows_fail_alone_and_the_rest_are_scored(
 
 
 def test_cli_run_status_results_jobs(
-    redis_server: RedisServer, fake: FakeGemini, workers: Workers, tmp_path: Path
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
     image = png(tmp_path / "a.png")
     fake.script([{"match": "Cq-yes", "reply": "yes"}, {"match": "Cq-no", "reply": "no"}])

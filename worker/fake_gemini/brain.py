@@ -556,7 +556,7 @@ def _with_article(mention: Mention, phrase: str) -> str:
 
 
 def _indefinite(phrase: str) -> str:
-    return f"{'an' if phrase[:1] in 'aeiou' else 'a'} {phrase}"
+    return f"{'an' if phrase[:1] and phrase[0] in 'aeiou' else 'a'} {phrase}"
 
 
 # ---- answering validator questions ----------------------------------------------------------
@@ -790,9 +790,9 @@ def _schema_properties(schema: dict[str, Any] | None) -> set[str]:
     if not isinstance(schema, dict):
         return set()
     properties = schema.get("properties")
-    if properties is None and isinstance(schema.get("$ref"), str):
-        name = schema["$ref"].rsplit("/", 1)[-1]
-        target = schema.get("$defs", {}).get(name, {})
+    definitions = schema.get("$defs")
+    if properties is None and isinstance(schema.get("$ref"), str) and isinstance(definitions, dict):
+        target = definitions.get(schema["$ref"].rsplit("/", 1)[-1])
         properties = target.get("properties") if isinstance(target, dict) else None
     return {str(key).lower() for key in properties} if isinstance(properties, dict) else set()
 

@@ -49,6 +49,7 @@ LOCATIONS: tuple[str, ...] = ("left", "right", "top", "bottom", "center")
 SIZES: tuple[str, ...] = ("small", "large")
 
 DEFAULT_MAX_SIDE = 96
+_MAX_SOURCE_PIXELS = 50_000_000  # decoding more would stall the fake server for seconds
 _BACKGROUND = 0  # pixel label for background; palette colours are 1 + their PALETTE index
 _BG_TOLERANCE = 40  # max per-channel distance from the border colour still counted as background
 _MIN_AREA_FRACTION = 0.002  # blobs smaller than this share of the image are specks
@@ -82,7 +83,7 @@ class Blob:
 
 @dataclass(frozen=True)
 class Scene:
-    """What the vision model saw: background colour and the blobs in raster order."""
+    """What the vision model saw: the background colour and the blobs, left to right."""
 
     width: int
     height: int
@@ -108,7 +109,10 @@ def analyse(data: bytes, *, max_side: int = DEFAULT_MAX_SIDE) -> Scene:
     """Decode image bytes and analyse them; bad bytes give an empty, flagged scene, not an error."""
     try:
         with Image.open(io.BytesIO(data)) as opened:
+            if opened.width * opened.height > _MAX_SOURCE_PIXELS:
+                return Scene.empty("image too large to analyse", undecodable=True)
             opened.draft("RGB", (max_side * 2, max_side * 2))  # cheap JPEG downscale on decode
+            opened.load()  # decode now, inside the guard: Image.open only reads the header
             image = _flatten(opened)
     # PIL signals corrupt input with many unrelated exception types (OSError, SyntaxError,
     # ValueError, struct.error, DecompressionBombError...); the judge must answer regardless.
@@ -143,7 +147,7 @@ def classify_color(rgb: Sequence[int]) -> str:
     if value < 0.2:
         return "black"
     if saturation < 0.2 or (value < 0.35 and saturation < 0.35):
-        return "white" if value > 0.85 else "gray" if value > 0.3 else "black"
+        return "white" if value > 0.85 else "gray"
     if degrees < 15 or degrees >= 345:
         return "pink" if saturation < 0.55 and value > 0.7 else "red"
     if degrees < 45:
@@ -214,6 +218,8 @@ def size_of(blob: Blob) -> str:
 
 def _flatten(image: Image.Image) -> Image.Image:
     """RGB with any transparency composited onto white, as a viewer would show it."""
+    if image.mode == "RGB":
+        return image
     if image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info:
         rgba = image.convert("RGBA")
         canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
@@ -351,7 +357,8 @@ def _describe_region(region: _Region, width: int, height: int) -> Blob:
     top, bottom = min(rows), max(rows) + 1
     mean_x, mean_y = sum_x / count + 0.5, sum_y / count + 0.5
     bbox = (left, top, right, bottom)
-    shape = _classify_shape(rows, count, bbox, (mean_x, mean_y))
+    filled = count + _hole_pixels(region.pixels, rows, width)
+    shape = _classify_shape(rows, filled, bbox, (mean_x, mean_y))
     return Blob(
         color=PALETTE[region.label - 1],
         shape=shape,
@@ -363,9 +370,29 @@ def _describe_region(region: _Region, width: int, height: int) -> Blob:
     )
 
 
+def _hole_pixels(pixels: list[int], rows: dict[int, list[int]], width: int) -> int:
+    """Pixels enclosed by the region both across and down: a frame around another shape.
+
+    Counting them as part of the shape keeps a square with a circle drawn inside it a square
+    (and lets "inside" be checked); a star's notches are open on one axis, so they stay out.
+    """
+    members = set(pixels)
+    columns: dict[int, list[int]] = {}
+    for p in pixels:
+        y, x = divmod(p, width)
+        extent = columns.setdefault(x, [y, y])
+        extent[0], extent[1] = min(extent[0], y), max(extent[1], y)
+    holes = 0
+    for y, (lo, hi) in rows.items():
+        for x in range(lo + 1, hi):
+            if y * width + x not in members and columns[x][0] < y < columns[x][1]:
+                holes += 1
+    return holes
+
+
 def _classify_shape(
     rows: dict[int, list[int]],
-    count: int,
+    filled: int,
     bbox: tuple[int, int, int, int],
     mean: tuple[float, float],
 ) -> str:
@@ -377,8 +404,8 @@ def _classify_shape(
     """
     left, top, right, bottom = bbox
     box_w, box_h = right - left, bottom - top
-    solidity = count / max(_hull_area(rows), 1.0)
-    fill = count / (box_w * box_h)
+    solidity = filled / max(_hull_area(rows), 1.0)
+    fill = filled / (box_w * box_h)
     aspect = box_w / box_h
     squarish = 0.8 <= aspect <= 1.25
     if solidity < 0.8:

@@ -1,0 +1,141 @@
+"""The demo: evaluate the example Gecko image dataset end to end, then stop what it started.
+
+Uses Redis from EVALQ_REDIS_URL (or the default URL) when it answers, else a private
+redis-server; uses Gemini when GEMINI_API_KEY / GOOGLE_API_KEY (or Vertex) is set, else the
+fake server's simulated judge; starts one worker and Flower for the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from evalq.cli import wait_with_progress
+from evalq.client import Client
+from evalq.examples import write_gecko_image_example
+from evalq.render import print_summary
+from worker.local import (
+    EVALQ,
+    ROOT,
+    WorkerPool,
+    evalq_env,
+    free_port,
+    redis_answers,
+    start_fake_gemini,
+    start_flower,
+    start_redis,
+    stop,
+)
+from worker.settings import Settings
+
+console = Console()
+
+
+def rows_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        "row", "prompt", "status", "score", "questions (answer/expected)", title="per-row results"
+    )
+    for row in rows:
+        score = "n/a" if row["score"] is None else f"{row['score']:.2f}"
+        answers = " ".join(
+            f"{'✓' if q['result'] == 1 else '✗' if q['result'] == 0 else '?'}"
+            for q in row["questions"]
+        )
+        table.add_row(row["id"], row["prompt"], row["status"], score, answers)
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
+    parser.add_argument("--flower-port", type=int, default=5555)
+    parser.add_argument(
+        "--keep-dir", type=Path, default=ROOT / ".evalq" / "demo", help="where the example data go"
+    )
+    args = parser.parse_args()
+
+    settings = Settings()
+    work = Path(tempfile.mkdtemp(prefix="evalq-demo-"))
+    procs: list[subprocess.Popen[Any]] = []
+    pool: WorkerPool | None = None
+    try:
+        redis_url = settings.redis_url
+        if redis_answers(redis_url):
+            console.print(f"redis: using {redis_url}")
+        else:
+            server = start_redis(work / "redis")
+            assert server.proc is not None
+            procs.append(server.proc)
+            redis_url = server.url
+            console.print(
+                f"redis: nothing answered at {settings.redis_url}; started a private redis-server at {redis_url}"
+            )
+        gemini_url = None
+        if settings.uses_fake_judge:
+            fake = start_fake_gemini()
+            procs.append(fake.proc)
+            gemini_url = fake.url
+            console.print(
+                f"judge: no GEMINI_API_KEY set; fake Gemini server (SIMULATED judge) at {gemini_url}"
+            )
+        else:
+            console.print(f"judge: Gemini, model {settings.judge_model}")
+        env = evalq_env(redis_url, gemini_url)
+        pool = WorkerPool(env, work / "logs")
+        for i in range(args.workers):
+            pool.start(name=f"demo{i}")
+        console.print(f"workers: {args.workers} started (logs in {work / 'logs'})")
+        flower_port = args.flower_port if args.flower_port else free_port()
+        procs.append(start_flower(env, flower_port, work / "logs" / "flower.log"))
+        console.print(f"flower: http://127.0.0.1:{flower_port}")
+
+        dataset = write_gecko_image_example(args.keep_dir)
+        console.print(f"dataset: {dataset} (each image with a matching and a near-miss prompt)\n")
+        client = Client(Settings(redis_url=redis_url, gemini_base_url=gemini_url))
+        submitted = client.submit("gecko-image", dataset)
+        job_id = submitted.job_id
+        console.print(f"job {job_id}: {submitted.dataset.total} rows enqueued")
+        print_summary(console, wait_with_progress(client, job_id, submitted.dataset.total))
+        out = subprocess.run(
+            [*EVALQ, "results", job_id, "--format", "jsonl"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        rows = [json.loads(line) for line in out.stdout.splitlines()]
+        console.print(rows_table(rows))
+        pairs = [
+            (r, next(x for x in rows if x["id"] == r["id"].replace("-match", "-near-miss")))
+            for r in rows
+            if r["id"].endswith("-match")
+        ]
+        better = sum(1 for m, n in pairs if (m["score"] or 0) > (n["score"] or 0))
+        console.print(
+            f"\nmatching prompt scored higher than its near-miss in {better} of {len(pairs)} pairs"
+        )
+        console.print(
+            f"read it again any time: evalq status {job_id} · evalq results {job_id} --format csv"
+        )
+        return 0
+    finally:
+        if pool is not None:
+            pool.stop_all()
+        for proc in reversed(procs):
+            stop(proc)
+        shutil.rmtree(work, ignore_errors=True)
+        console.print("stopped everything the demo started")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
