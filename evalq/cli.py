@@ -119,6 +119,36 @@ def _emit(summary: Any, as_json: bool, brief: bool = False) -> None:
 
 @main.command()
 @click.argument("job_id")
+@click.option("--wait", is_flag=True, help="Show progress and print the summary when done.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@redis_option
+def resume(job_id: str, wait: bool, as_json: bool, redis_url: str | None) -> None:
+    """Continue a paused or interrupted job with the rows not yet scored (cached calls are free)."""
+    client = _client(redis_url)
+    count = client.resume(job_id)
+    err_console.print(f"job {job_id}: {count} rows enqueued again")
+    if wait:
+        _emit(
+            wait_with_progress(
+                client, job_id, client.store.config(job_id).rows_total, quiet=as_json
+            ),
+            as_json,
+        )
+    else:
+        _emit(client.summary(job_id), as_json, brief=not as_json)
+
+
+@main.command()
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@redis_option
+def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
+    """Stop a job cleanly: queued tasks skip it; rows already scored are kept."""
+    _emit(_client(redis_url).cancel(job_id), as_json)
+
+
+@main.command()
+@click.argument("job_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @redis_option
 def status(job_id: str, as_json: bool, redis_url: str | None) -> None:

@@ -16,7 +16,7 @@ from evalq.models import METRICS, JobConfig, JobSummary, RowResult
 from worker.app import QUEUE_ROWS, create_app
 from worker.jobs import current_summary, finalize, finish_row
 from worker.settings import Settings, get_settings
-from worker.store import Store
+from worker.store import Store, job_key
 
 
 @dataclass
@@ -73,6 +73,31 @@ class Client:
                     queue=QUEUE_ROWS,
                     producer=producer,
                 )
+
+    def resume(self, job_id: str) -> int:
+        """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
+        how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused."""
+        self.store.config(job_id)  # raises JobNotFound
+        if self.store.status(job_id) == "finished":
+            return 0
+        self.store.set_status(job_id, "running")
+        self.store.r.hdel(job_key(job_id), "pause_reason")
+        self.store.activate(job_id)
+        pending = self.store.not_done(job_id)
+        if not pending:
+            finalize(self.store, job_id)
+            return 0
+        self.store.touch(job_id, *pending)
+        self._enqueue(job_id, pending)
+        return len(pending)
+
+    def cancel(self, job_id: str) -> JobSummary:
+        """Stop a job: queued tasks skip it, rows already counted stay, the rest are not run."""
+        self.store.config(job_id)
+        if self.store.status(job_id) != "finished":
+            self.store.set_status(job_id, "cancelled")
+            self.store.deactivate(job_id)
+        return self.summary(job_id)
 
     def summary(self, job_id: str) -> JobSummary:
         return current_summary(self.store, job_id)

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 
 from evalq.models import UnscoredReason
 
-RetryPolicy = Literal["backoff", "countdown", "never"]
+RetryPolicy = Literal["backoff", "countdown", "pause", "never"]
 
 
 class EvalqError(Exception):
@@ -45,6 +45,7 @@ class JudgeError(EvalqError):
         self.message = message
         self.raw = raw
         self.attempts = 1  # HTTP attempts spent before giving up (set by the judge client)
+        self.limiter_wait_s = 0.0  # time spent waiting on the global rate limiter
         super().__init__(message)
 
 
@@ -55,7 +56,8 @@ class TransientJudgeError(JudgeError):
 
 
 class RateLimited(JudgeError):
-    """429 per-minute quota: retried later as a Celery countdown, never by sleeping a worker."""
+    """429 per-minute quota (or our own limiter saying wait long): retried later as a Celery
+    countdown, never by sleeping a worker."""
 
     retry = "countdown"
 
@@ -64,9 +66,14 @@ class RateLimited(JudgeError):
         super().__init__(message, raw)
 
 
-class QuotaExhausted(JudgeError):
-    """A per-day quota is used up: retrying today is pointless, so fail fast."""
+class LimiterBusy(RateLimited):
+    """Our own global limiter's next slot is far off: come back later, no request was made."""
 
+
+class QuotaExhausted(JudgeError):
+    """A per-day quota is used up: retrying today is pointless, so the job pauses until resumed."""
+
+    retry = "pause"
     reason = "quota_exhausted"
 
 

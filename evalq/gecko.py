@@ -65,7 +65,7 @@ def generate_rubric(judge: Judge, prompt: str) -> tuple[Rubric, list[JudgeReply]
         try:
             second = _ask_rubric(judge, prompt, missing, replies)
         except JudgeError as exc:
-            if exc.retry == "countdown":
+            if exc.retry in ("countdown", "pause"):
                 raise
         else:
             known = {q.question.strip().lower() for q in questions}
@@ -100,18 +100,19 @@ def unscored(index: int, reason: UnscoredReason, detail: str, raw: str | None = 
 def validate_question(
     judge: Judge, index: int, question: Question, media: MediaPart
 ) -> tuple[Verdict, JudgeReply | None]:
-    """One validator call; rate limits propagate, every other failure is an unscored verdict."""
+    """One validator call; rate limits and spent daily quotas propagate (the task reschedules
+    or pauses), every other failure is an unscored verdict."""
     request = JudgeRequest(
         prompt=validator_prompt(question.question), media=(media,), schema=VerdictReply
     )
     try:
         reply = judge.generate(request)
     except JudgeError as exc:
-        if exc.retry == "countdown":
+        if exc.retry in ("countdown", "pause"):
             raise
         return unscored(index, exc.reason, exc.message, exc.raw), None
     try:
-        answer = parse_yes_no(reply.text)
+        answer = parse_yes_no(reply.text, strict=reply.finish_reason == "MAX_TOKENS")
     except UnparseableReply as exc:
         detail = exc.message
         if reply.finish_reason == "MAX_TOKENS":

@@ -28,6 +28,11 @@ class JudgeRequest:
     schema: type[BaseModel] | None = None
     temperature: float = 0.0
     max_output_tokens: int | None = None
+    sample: int = 0  # the k-th of repeated samples; part of the call-cache key
+
+    def estimated_tokens(self) -> int:
+        """A pre-call token estimate for the rate limiter; corrected from usage afterwards."""
+        return len(self.prompt) // 4 + 258 * len(self.media) + 1
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,8 @@ class JudgeReply:
     finish_reason: str | None
     simulated: bool = False
     attempts: int = 1  # HTTP attempts it took, transient retries included
+    cached: bool = False  # served from the call cache: no request was made
+    limiter_wait_s: float = 0.0  # time spent waiting on the global rate limiter
 
 
 class Judge(Protocol):

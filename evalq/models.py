@@ -169,8 +169,12 @@ class JobSummary(BaseModel):
     prompt_tokens: int
     output_tokens: int
     rubric_cache_hits: int
+    cache_hits: int = 0
     retries: int
     rate_limited: int
+    limiter_wait_s: float = 0.0
+    redriven: int = 0
+    pause_reason: str | None = None
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
 

@@ -52,13 +52,27 @@ def _yes_no_word(value: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def parse_yes_no(text: str) -> str:
-    """Read a yes/no verdict from JSON ({"answer": ...}) or prose ("Yes.", "**Verdict:** no")."""
+def _looks_like_json(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.startswith(("{", "[", "```json", "```JSON")) or (
+        stripped.startswith("```") and "{" in stripped[:20]
+    )
+
+
+def parse_yes_no(text: str, *, strict: bool = False) -> str:
+    """Read a yes/no verdict from JSON ({"answer": ...}) or prose ("Yes.", "**Verdict:** no").
+
+    A reply that looks like JSON but does not parse (malformed, or cut off) is unparseable: its
+    prose may well contain "yes" or "no" that are not the verdict. ``strict`` (a reply cut off
+    at MAX_TOKENS) accepts only a complete JSON verdict.
+    """
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
     try:
         data = extract_json(text)
     except UnparseableReply:
+        if strict or _looks_like_json(text):
+            raise UnparseableReply("malformed JSON reply", raw=_clip(text)) from None
         data = None
     if isinstance(data, dict):
         for key in ("answer", "verdict", "Answer", "Verdict", "result"):
@@ -67,6 +81,8 @@ def parse_yes_no(text: str) -> str:
                 return str(word)
             if isinstance(value, bool):
                 return "yes" if value else "no"
+    if strict or data is not None:
+        raise UnparseableReply("JSON reply has no yes/no answer field", raw=_clip(text))
     plain = text.replace("*", "").replace("_", " ").replace("`", "")
     labelled = _LABELLED_RE.findall(plain)
     if labelled:

@@ -30,6 +30,10 @@ def summary_table(s: JobSummary) -> Table:
     table.add_column("value")
     ci = f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else "n/a (fewer than 2 scored rows)"
     table.add_row("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
+    if s.pause_reason:
+        table.add_row(
+            "paused because", f"{s.pause_reason}; continue with `evalq resume {s.job_id}`"
+        )
     table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
     table.add_row(
         "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"

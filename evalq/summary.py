@@ -57,8 +57,12 @@ def build_summary(
         prompt_tokens=count("prompt_tokens"),
         output_tokens=count("output_tokens"),
         rubric_cache_hits=count("rubric_cache_hits"),
+        cache_hits=count("cache_hits"),
         retries=count("retries"),
         rate_limited=count("rate_limited"),
+        limiter_wait_s=count("limiter_wait_ms") / 1000,
+        redriven=count("redriven"),
+        pause_reason=job_hash.get("pause_reason") if status == "paused" else None,
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
     )

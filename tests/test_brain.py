@@ -13,6 +13,7 @@ from PIL import Image
 from evalq.examples import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
 from evalq.models import RubricReply, VerdictReply
 from evalq.prompts import delimit, rubric_prompt, validator_prompt
+from worker.fake_gemini import brain, vision
 from worker.fake_gemini.brain import SimulatedJudge, answer_question, read, write_rubric
 from worker.fake_gemini.protocol import Brain, FakeMedia, FakeRequest
 from worker.fake_gemini.vision import Scene, analyse
@@ -371,3 +372,12 @@ def test_any_text_gets_a_valid_rubric_and_verdict(text: str) -> None:
 def test_odd_schemas_do_not_break_dispatch(schema: dict[str, object]) -> None:
     request = FakeRequest(MODEL, validator_prompt("Is there a circle?"), response_schema=schema)
     assert SimulatedJudge().reply(request).startswith(("{", "[simulated judge]"))
+
+
+def test_vocabulary_maps_onto_what_vision_can_check() -> None:
+    assert set(brain.COLOR_WORDS.values()) == set(vision.PALETTE)
+    assert set(brain.SHAPE_WORDS.values()) == set(vision.SHAPES)
+    assert {rel for rel, _ in brain.RELATION_PHRASES.values()} == set(vision.RELATIONS)
+    assert set(brain.RELATION_TEXT) == set(vision.RELATIONS)
+    assert set(brain.LOCATION_WORDS.values()) == set(vision.LOCATIONS) == set(brain.LOCATION_TEXT)
+    assert set(brain.SIZE_WORDS.values()) == set(vision.SIZES)

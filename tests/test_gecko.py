@@ -117,7 +117,6 @@ def test_validator_sends_image_and_question() -> None:
     ("error", "reason"),
     [
         (TransientJudgeError("503 after retries"), "judge_error"),
-        (QuotaExhausted("per day"), "quota_exhausted"),
         (Blocked("SAFETY"), "blocked"),
     ],
 )
@@ -140,6 +139,42 @@ def test_validator_unparseable_reply_is_unscored_parse_error_with_raw() -> None:
     assert verdict.status == "unscored"
     assert verdict.reason == "parse_error"
     assert verdict.raw == "It is hard to say."
+
+
+def test_validator_daily_quota_propagates_to_pause_the_job() -> None:
+    with pytest.raises(QuotaExhausted):
+        gecko.validate_question(
+            ListJudge([QuotaExhausted("per day")]),
+            0,
+            Question(question="q?", expected="yes"),
+            IMAGE,
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "finish"),
+    [
+        ('{"explanation": "no red here, so ye', "STOP"),  # malformed JSON: its prose is no verdict
+        ('{"explanation": "yes I see it", "answer": "ye', "MAX_TOKENS"),
+        ("I see it, yes", "MAX_TOKENS"),  # cut off: only a complete JSON verdict counts
+    ],
+)
+def test_malformed_or_truncated_replies_are_parse_errors(text: str, finish: str) -> None:
+    class CutJudge(ListJudge):
+        def generate(self, request: JudgeRequest) -> JudgeReply:
+            return JudgeReply(
+                text=text,
+                model="m",
+                model_version=None,
+                prompt_tokens=1,
+                output_tokens=1,
+                finish_reason=finish,
+            )
+
+    verdict, _ = gecko.validate_question(
+        CutJudge([]), 0, Question(question="q?", expected="yes"), IMAGE
+    )
+    assert (verdict.status, verdict.reason) == ("unscored", "parse_error")
 
 
 def test_validator_rate_limit_propagates_for_countdown() -> None:

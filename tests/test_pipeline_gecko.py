@@ -124,19 +124,19 @@ def test_all_unparseable_row_fails_without_a_score(
     assert summary.rows_failed == 1
 
 
-def test_blocked_and_server_errors_are_unscored_with_reasons(
+def test_blocked_and_bad_request_are_unscored_with_reasons(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     image = png(tmp_path / "a.png")
     fake.script(
         [
             {"match": "Bq-safety", "finish_reason": "SAFETY"},
+            {"match": "Bq-prompt", "block_reason": "SAFETY"},
             {"match": "Bq-bad", "status": 400},
-            {"match": "Bq-day", "status": 429, "quota": "day"},
             {"match": "Bq-fine", "reply": "yes"},
         ]
     )
-    questions = [yes_no("Bq-safety?"), yes_no("Bq-bad?"), yes_no("Bq-day?"), yes_no("Bq-fine?")]
+    questions = [yes_no("Bq-safety?"), yes_no("Bq-prompt?"), yes_no("Bq-bad?"), yes_no("Bq-fine?")]
     data = write_rows(
         tmp_path / "d.jsonl",
         [{"id": "r", "prompt": "p", "image": str(image), "questions": questions}],
@@ -144,8 +144,44 @@ def test_blocked_and_server_errors_are_unscored_with_reasons(
     job = client.submit("gecko-image", data).job_id
     client.wait(job, timeout_s=60)
     (row,) = client.results(job)
-    assert [q.reason for q in row.questions] == ["blocked", "judge_error", "quota_exhausted", None]
+    assert [q.reason for q in row.questions] == ["blocked", "blocked", "judge_error", None]
     assert (row.status, row.score) == ("partial", 1.0)
+
+
+def test_daily_quota_pauses_only_that_job_and_resume_finishes_it(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    image = png(tmp_path / "a.png")
+    fake.script(
+        [{"match": "Dq-day", "status": 429, "quota": "day"}, {"match": "Dq-", "reply": "yes"}]
+    )
+    rows = [  # distinct images, so no call is served from the cache
+        {
+            "id": color,
+            "prompt": "p",
+            "image": str(png(tmp_path / f"{color}.png", color)),
+            "questions": [yes_no("Dq-ok?"), yes_no("Dq-day?")],
+        }
+        for color in ("red", "green", "blue")
+    ]
+    other_rows = [
+        {"id": "o", "prompt": "p", "image": str(image), "questions": [yes_no("Dq-other?")]}
+    ]
+    job = client.submit("gecko-image", write_rows(tmp_path / "d.jsonl", rows)).job_id
+    other = client.submit("gecko-image", write_rows(tmp_path / "o.jsonl", other_rows)).job_id
+    paused = client.wait(job, timeout_s=60)
+    assert paused.status == "paused"
+    assert "daily quota" in (paused.pause_reason or "")
+    assert paused.rows_done == 0  # nothing was scored as 0 or unscored: the rows wait
+    assert client.wait(other, timeout_s=60).status == "finished"  # the other job went on
+    fake.script([{"match": "Dq-", "reply": "yes"}])  # a new day
+    calls_before = fake.stats()["requests"]
+    assert client.resume(job) == 3
+    done = client.wait(job, timeout_s=60)
+    assert (done.status, done.rows_scored, done.mean_score) == ("finished", 3, 1.0)
+    assert done.unscored_by_reason == {}
+    # Verdicts already stored were reused: only the paused question is asked again per row.
+    assert fake.stats()["requests"] - calls_before == 3
 
 
 def test_429_is_retried_after_the_delay_the_server_asked_for(

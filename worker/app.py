@@ -6,7 +6,10 @@ finish rows already started before opening new ones (depth first) and progress s
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from celery.signals import worker_ready
 
 from worker.settings import Settings, get_settings
 
@@ -50,3 +53,24 @@ def create_app(settings: Settings) -> Celery:
 
 
 app = create_app(get_settings())
+
+
+@worker_ready.connect
+def _start_watchdog(sender: Any = None, **_: Any) -> None:
+    """Each worker runs the watchdog thread; a Redis lock lets one of them sweep at a time."""
+    from worker.runtime import runtime
+    from worker.watchdog import Watchdog
+
+    rt = runtime()
+
+    def send(job_id: str, row_id: str) -> None:
+        app.send_task("evalq.gecko.evaluate_row", (job_id, row_id), queue=QUEUE_ROWS)
+
+    name = getattr(sender, "hostname", None) or "worker"
+    Watchdog(
+        rt.store,
+        send,
+        interval_s=rt.settings.watchdog_interval_s,
+        stall_timeout_s=rt.settings.stall_timeout_s,
+        name=name,
+    ).start()

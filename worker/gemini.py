@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from typing import Any
 
 from google import genai
@@ -20,6 +21,7 @@ from evalq.errors import (
     BadRequest,
     Blocked,
     JudgeError,
+    LimiterBusy,
     QuotaExhausted,
     RateLimited,
     TransientJudgeError,
@@ -27,6 +29,7 @@ from evalq.errors import (
 )
 from evalq.judge import JudgeReply, JudgeRequest, MediaPart
 from worker.fake_gemini.protocol import SIMULATED_MODEL_VERSION
+from worker.limiter import Busy, RateLimiter
 from worker.settings import Settings
 
 _BLOCKING_FINISH = {
@@ -114,10 +117,17 @@ def make_client(settings: Settings) -> genai.Client:
 class GeminiJudge:
     """A Judge backed by generateContent. Thread-safe: one instance serves a worker's threads."""
 
-    def __init__(self, model: str, settings: Settings, client: genai.Client | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        settings: Settings,
+        client: genai.Client | None = None,
+        limiter: RateLimiter | None = None,
+    ) -> None:
         self.model = model
         self._settings = settings
-        self._client = client or make_client(settings)
+        self._client = client or make_client(settings)  # keep a reference: a dropped client closes
+        self._limiter = limiter
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
         retrying = Retrying(
@@ -126,16 +136,27 @@ class GeminiJudge:
             retry=retry_if_exception_type(TransientJudgeError),
             reraise=True,
         )
-        attempts = 0
+        attempts, waited = 0, 0.0
         for attempt in retrying:
             with attempt:
-                attempts += 1
                 try:
+                    waited += self._wait_for_slot(request)
+                    attempts += 1
                     reply = self._call_once(request)
                 except JudgeError as exc:
-                    exc.attempts = attempts
+                    exc.attempts, exc.limiter_wait_s = attempts, waited
                     raise
-        return JudgeReply(**{**reply.__dict__, "attempts": attempts})
+        if self._limiter is not None:
+            self._limiter.correct(self.model, request.estimated_tokens(), reply.prompt_tokens)
+        return replace(reply, attempts=attempts, limiter_wait_s=waited)
+
+    def _wait_for_slot(self, request: JudgeRequest) -> float:
+        if self._limiter is None:
+            return 0.0
+        try:
+            return self._limiter.acquire(self.model, request.estimated_tokens())
+        except Busy as busy:
+            raise LimiterBusy(str(busy), retry_after_s=busy.wait_s) from None
 
     def _call_once(self, request: JudgeRequest) -> JudgeReply:
         config = types.GenerateContentConfig(
@@ -155,7 +176,10 @@ class GeminiJudge:
                 model=self.model, contents=contents, config=config
             )
         except genai_errors.APIError as exc:
-            raise map_api_error(exc) from None
+            error = map_api_error(exc)
+            if isinstance(error, RateLimited) and self._limiter is not None:
+                self._limiter.park(self.model, error.retry_after_s)  # every worker backs off
+            raise error from None
         except _TRANSPORT_ERRORS as exc:
             raise TransientJudgeError(f"transport error: {type(exc).__name__}: {exc}") from None
         return self._reply(response)
@@ -194,10 +218,10 @@ _judges: dict[str, GeminiJudge] = {}
 _lock = threading.Lock()
 
 
-def get_judge(model: str, settings: Settings) -> GeminiJudge:
+def get_judge(model: str, settings: Settings, limiter: RateLimiter | None = None) -> GeminiJudge:
     """One judge per model per process, created lazily (after a prefork fork, never before)."""
     with _lock:
         if model not in _judges:
             client = next(iter(_judges.values()))._client if _judges else None
-            _judges[model] = GeminiJudge(model, settings, client)
+            _judges[model] = GeminiJudge(model, settings, client, limiter)
         return _judges[model]

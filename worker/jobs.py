@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from evalq.models import JobSummary, RowResult
 from evalq.summary import build_summary
@@ -22,8 +23,9 @@ def current_summary(store: Store, job_id: str) -> JobSummary:
 
 def finalize(store: Store, job_id: str) -> JobSummary:
     """Write the summary; safe to run twice (it is computed from stored results only)."""
-    if store.status(job_id) == "running":
+    if store.status(job_id) in ("running", "paused"):
         store.set_status(job_id, "finished")
+    store.deactivate(job_id)
     config = store.config(job_id)
     summary = build_summary(
         config,
@@ -41,3 +43,15 @@ def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) ->
     done = store.finish_row(job_id, result)
     if done >= rows_total:
         finalize(store, job_id)
+
+
+def redrive(store: Store, send: Callable[[str, str], None], job_id: str, row_ids: list[str]) -> int:
+    """Enqueue evaluate_row again for rows not yet counted. Safe with duplicates: stored
+    rubrics and verdicts are reused and a row is counted once."""
+    if not row_ids:
+        return 0
+    store.touch(job_id, *row_ids)
+    for row_id in row_ids:
+        send(job_id, row_id)
+    store.incr(job_id, redriven=len(row_ids))
+    return len(row_ids)

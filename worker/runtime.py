@@ -1,20 +1,23 @@
-"""What a worker process holds: settings, the store, judges that account for their calls."""
+"""What a worker process holds: settings, the store, the limiter, and judges wrapped as
+accounting -> call cache -> rate-limited Gemini client."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalq.errors import JudgeError, RateLimited
+from evalq.errors import JudgeError, LimiterBusy, RateLimited
 from evalq.judge import Judge, JudgeReply, JudgeRequest
+from worker.call_cache import CachingJudge
 from worker.gemini import get_judge
+from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
 from worker.settings import Settings, get_settings
 from worker.store import Store
 
 
 class AccountingJudge:
-    """Wraps a judge to add every call's attempts, tokens and 429s to the job's counters."""
+    """Adds every call's attempts, tokens, cache hits, limiter waits and 429s to the job."""
 
     def __init__(self, inner: Judge, store: Store, job_id: str) -> None:
         self.model = inner.model
@@ -26,20 +29,26 @@ class AccountingJudge:
         try:
             reply = self._inner.generate(request)
         except JudgeError as exc:
+            server_429 = isinstance(exc, RateLimited) and not isinstance(exc, LimiterBusy)
             self._store.incr(
                 self._job_id,
                 judge_calls=exc.attempts,
-                retries=exc.attempts - 1,
-                rate_limited=int(isinstance(exc, RateLimited)),
+                retries=max(0, exc.attempts - 1),
+                rate_limited=int(server_429),
+                limiter_wait_ms=round(exc.limiter_wait_s * 1000),
             )
             raise
+        if reply.cached:
+            self._store.incr(self._job_id, cache_hits=1, simulated_calls=int(reply.simulated))
+            return reply
         self._store.incr(
             self._job_id,
             judge_calls=reply.attempts,
-            retries=reply.attempts - 1,
+            retries=max(0, reply.attempts - 1),
             prompt_tokens=reply.prompt_tokens,
             output_tokens=reply.output_tokens,
             simulated_calls=int(reply.simulated),
+            limiter_wait_ms=round(reply.limiter_wait_s * 1000),
         )
         return reply
 
@@ -49,14 +58,22 @@ class Runtime:
     settings: Settings
     store: Store
     media: MediaCache
+    limiter: RateLimiter
 
-    def judge(self, model: str, job_id: str) -> Judge:
-        return AccountingJudge(get_judge(model, self.settings), self.store, job_id)
+    def judge(self, model: str, job_id: str, *, use_cache: bool = True) -> Judge:
+        inner = get_judge(model, self.settings, self.limiter)
+        cached = CachingJudge(inner, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
+        return AccountingJudge(cached, self.store, job_id)
 
 
 @lru_cache(maxsize=1)
 def runtime() -> Runtime:
     settings = get_settings()
+    store = Store.from_settings(settings)
+    limits = {
+        model: Limit(rpm=limit.rpm, tpm=limit.tpm) for model, limit in settings.rate_limits.items()
+    }
+    limiter = RateLimiter(store.r, limits, max_wait_s=settings.limiter_max_wait_s)
     return Runtime(
-        settings=settings, store=Store.from_settings(settings), media=MediaCache(256 * 1024 * 1024)
+        settings=settings, store=store, media=MediaCache(256 * 1024 * 1024), limiter=limiter
     )

@@ -6,8 +6,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Self
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ModelLimit(BaseModel):
+    """Per-model quota as the provider grants it; the limiter paces every worker to it."""
+
+    rpm: int | None = Field(default=None, gt=0)
+    tpm: int | None = Field(default=None, gt=0)
 
 
 class Settings(BaseSettings):
@@ -39,6 +46,13 @@ class Settings(BaseSettings):
     media_max_bytes: int = Field(default=20 * 1024 * 1024, gt=0)
     media_timeout_s: float = Field(default=30.0, gt=0)
     max_output_tokens: int = Field(default=4096, gt=0)
+
+    # JSON, e.g. {"gemini-2.5-flash": {"rpm": 1000, "tpm": 1000000}, "*": {"rpm": 60}}
+    rate_limits: dict[str, ModelLimit] = Field(default_factory=dict)
+    limiter_max_wait_s: float = Field(default=10.0, ge=0)
+    call_cache_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
+    watchdog_interval_s: float = Field(default=10.0, gt=0)
+    stall_timeout_s: float = Field(default=120.0, gt=0)
 
     @model_validator(mode="after")
     def _visibility_covers_longest_hold(self) -> Self:

@@ -3,11 +3,15 @@
 Key schema (all job keys expire result_ttl_s after their last write; rubrics after rubric_ttl_s):
 
     evalq:jobs                          ZSET  job id -> created_at
-    evalq:job:{job}                     HASH  config (JSON), status, counters (rows_done,
-                                              rows_scored/partial/failed, failed:{reason},
-                                              judge_calls, prompt_tokens, output_tokens,
-                                              rubric_cache_hits, retries, rate_limited,
-                                              simulated_calls), finished_at
+    evalq:jobs:active                   SET   jobs the watchdog looks after (running or paused)
+    evalq:job:{job}                     HASH  config (JSON), status, pause_reason, counters
+                                              (rows_done, rows_scored/partial/failed,
+                                              failed:{reason}, judge_calls, prompt_tokens,
+                                              output_tokens, rubric_cache_hits, cache_hits,
+                                              retries, rate_limited, limiter_wait_ms,
+                                              simulated_calls, redriven), {status}_at
+    evalq:job:{job}:rows                LIST  every row id, in dataset order
+    evalq:job:{job}:activity            ZSET  row id -> last sign of life (the watchdog's clock)
     evalq:job:{job}:row:{row}           STRING RowInput JSON (what the producer validated)
     evalq:job:{job}:rubric:{row}        STRING Rubric JSON used for the row
     evalq:job:{job}:verdicts:{row}      HASH  question index -> Verdict JSON (first write wins)
@@ -16,6 +20,9 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
     evalq:job:{job}:unscored            HASH  reason -> unscored question count
     evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
     evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
+    evalq:call:{sha256}                 STRING a judge reply, shared across jobs (call cache)
+    evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
+    evalq:watchdog:lock                 STRING which worker sweeps now
 
 No secret is ever written: JobConfig has no credential fields.
 """
@@ -43,9 +50,12 @@ COUNTERS = (
     "prompt_tokens",
     "output_tokens",
     "rubric_cache_hits",
+    "cache_hits",
     "retries",
     "rate_limited",
+    "limiter_wait_ms",
     "simulated_calls",
+    "redriven",
 )
 
 # Counts a row exactly once however often its callback runs: the SADD gate and every counter
@@ -110,8 +120,59 @@ class Store:
         pipe.expire(key, self.ttl_s)
         for row in rows:
             pipe.set(job_key(config.job_id, "row", row.id), row.model_dump_json(), ex=self.ttl_s)
+        if rows:
+            pipe.rpush(job_key(config.job_id, "rows"), *[row.id for row in rows])
+            pipe.expire(job_key(config.job_id, "rows"), self.ttl_s)
         pipe.zadd("evalq:jobs", {config.job_id: config.created_at})
+        pipe.sadd("evalq:jobs:active", config.job_id)
         pipe.execute()
+
+    def active_jobs(self) -> list[str]:
+        return sorted(cast(set[str], self.r.smembers("evalq:jobs:active")))
+
+    def deactivate(self, job_id: str) -> None:
+        self.r.srem("evalq:jobs:active", job_id)
+
+    def activate(self, job_id: str) -> None:
+        self.r.sadd("evalq:jobs:active", job_id)
+
+    def pause(self, job_id: str, reason: str) -> bool:
+        """Pause a running job (first reason wins); False if it was not running."""
+        if self.status(job_id) != "running":
+            return False
+        self.r.hset(
+            job_key(job_id),
+            mapping={"status": "paused", "pause_reason": reason, "paused_at": time.time()},
+        )
+        return True
+
+    def pause_reason(self, job_id: str) -> str | None:
+        return cast(str | None, self.r.hget(job_key(job_id), "pause_reason"))
+
+    def row_ids(self, job_id: str) -> list[str]:
+        return cast(list[str], self.r.lrange(job_key(job_id, "rows"), 0, -1))
+
+    def not_done(self, job_id: str) -> list[str]:
+        done = cast(set[str], self.r.smembers(job_key(job_id, "done")))
+        return [row for row in self.row_ids(job_id) if row not in done]
+
+    def touch(self, job_id: str, *row_ids: str, at: float | None = None) -> None:
+        """Record a sign of life; `at` in the future for a row waiting on a countdown."""
+        if not row_ids:
+            return
+        key = job_key(job_id, "activity")
+        when = time.time() if at is None else at
+        pipe = self.r.pipeline()
+        pipe.zadd(key, dict.fromkeys(row_ids, when))
+        pipe.expire(key, self.ttl_s)
+        pipe.execute()
+
+    def quiet_since(self, job_id: str, before: float) -> list[str]:
+        """Rows whose last sign of life is older than `before`."""
+        return cast(list[str], self.r.zrangebyscore(job_key(job_id, "activity"), "-inf", before))
+
+    def touched(self, job_id: str) -> set[str]:
+        return set(cast(list[str], self.r.zrange(job_key(job_id, "activity"), 0, -1)))
 
     def config(self, job_id: str) -> JobConfig:
         raw = self.r.hget(job_key(job_id), "config")

@@ -14,8 +14,8 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from evalq.models import RubricQuestionReply, RubricReply, VerdictReply
 from evalq.prompts import extract_section
@@ -167,9 +167,13 @@ _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[.,;:!?]")
 class Attr:
     """A property named in the text; predicative ones ("the circle is red") test, not select."""
 
+    kind: Literal["color", "size", "location"]
     value: str
     word: str
     predicative: bool = False
+
+    def as_predicate(self) -> Attr:
+        return replace(self, predicative=True)
 
 
 @dataclass(frozen=True)
@@ -280,13 +284,13 @@ class _Reader:
             pending.modifier = token
         elif token in COLOR_WORDS:
             word = f"{pending.modifier} {token}".strip()
-            pending.color, pending.modifier = Attr(COLOR_WORDS[token], word), ""
+            pending.color, pending.modifier = Attr("color", COLOR_WORDS[token], word), ""
             self._keyword(word)
         elif token in SIZE_WORDS:
-            pending.size = Attr(SIZE_WORDS[token], token)
+            pending.size = Attr("size", SIZE_WORDS[token], token)
             self._keyword(token)
         elif token in LOCATION_WORDS:
-            self._location(Attr(LOCATION_WORDS[token], token))
+            self._location(Attr("location", LOCATION_WORDS[token], token))
         elif token in SHAPE_WORDS:
             self._noun(token, SHAPE_WORDS[token], plural=token != SHAPE_WORDS[token])
         elif token in GENERIC_WORDS or token in GENERIC_WORDS_SINGULAR:
@@ -323,7 +327,7 @@ class _Reader:
     def _location(self, attr: Attr) -> None:
         self._keyword(attr.word)
         if self.out.mentions and not self.pending.started_phrase():
-            self.out.mentions[-1].locations.append(Attr(attr.value, attr.word, predicative=True))
+            self.out.mentions[-1].locations.append(attr.as_predicate())
         else:
             self.pending.locations.append(attr)
 
@@ -402,13 +406,12 @@ class _Reader:
         if self.out.mentions:
             last = self.out.mentions[-1]
             for attr in leftovers:
-                predicate = Attr(attr.value, attr.word, predicative=True)
-                if attr is pending.color:
-                    last.color = predicate
-                elif attr is pending.size:
-                    last.size = predicate
+                if attr.kind == "color":
+                    last.color = attr.as_predicate()
+                elif attr.kind == "size":
+                    last.size = attr.as_predicate()
                 else:
-                    last.locations.append(predicate)
+                    last.locations.append(attr.as_predicate())
         else:
             self.out.dangling.extend(attr.word for attr in leftovers)
         self.pending = _Pending()
@@ -625,7 +628,7 @@ def _select(mention: Mention, scene: Scene) -> list[Blob]:
     """Blobs matching the mention's kind and its attributive (selecting) properties."""
     found = [blob for blob in scene.blobs if mention.kind in ("any", blob.shape)]
     for attr in _attributive(mention):
-        found = [blob for blob in found if _has(blob, attr, mention)]
+        found = [blob for blob in found if _has(blob, attr)]
     return found
 
 
@@ -639,16 +642,16 @@ def _predicative(mention: Mention) -> list[Attr]:
     return [attr for attr in attrs if attr is not None and attr.predicative]
 
 
-def _has(blob: Blob, attr: Attr, mention: Mention) -> bool:
-    if attr is mention.color:
+def _has(blob: Blob, attr: Attr) -> bool:
+    if attr.kind == "color":
         return blob.color == attr.value
-    if attr is mention.size:
+    if attr.kind == "size":
         return size_of(blob) == attr.value
     return location_holds(attr.value, blob)
 
 
 def _count_check(mention: Mention, found: list[Blob]) -> _Check:
-    adjs = [attr.value for attr in _attributive(mention) if attr.value not in LOCATION_TEXT]
+    adjs = [attr.value for attr in _attributive(mention) if attr.kind != "location"]
     seen = f"I count {len(found)} {' '.join([*adjs, _plural(_kind_noun(mention), len(found))])}."
     count = mention.count
     if count is None:
@@ -661,9 +664,9 @@ def _predicate_checks(mention: Mention, found: list[Blob]) -> list[_Check]:
     """Singular subjects need one blob with the property; plural ones need all of them."""
     checks = []
     for attr in _predicative(mention):
-        having = [blob for blob in found if _has(blob, attr, mention)]
+        having = [blob for blob in found if _has(blob, attr)]
         ok = len(having) == len(found) if mention.plural else bool(having)
-        what = LOCATION_TEXT.get(attr.value, attr.value)
+        what = LOCATION_TEXT[attr.value] if attr.kind == "location" else attr.value
         if ok:
             checks.append(_Check(True, f"{_name(mention).capitalize()} {_be(mention)} {what}."))
         else:
@@ -671,7 +674,7 @@ def _predicate_checks(mention: Mention, found: list[Blob]) -> list[_Check]:
             checks.append(
                 _Check(
                     False,
-                    f"{_name(mention).capitalize()} {_be(mention, False)} {what}: I see {actual}.",
+                    f"{_name(mention).capitalize()} {_be(mention, positive=False)} {what}: I see {actual}.",
                 )
             )
     return checks
@@ -704,7 +707,7 @@ def _name(mention: Mention) -> str:
 def _looked_for(mention: Mention) -> str:
     if mention.kind == "unknown":
         return mention.noun if mention.plural else _indefinite(mention.noun)
-    adjs = [attr.value for attr in _attributive(mention) if attr.value not in LOCATION_TEXT]
+    adjs = [attr.value for attr in _attributive(mention) if attr.kind != "location"]
     phrase = " ".join([*adjs, _plural(_kind_noun(mention), 2 if mention.plural else 1)])
     return phrase if mention.plural else _indefinite(phrase)
 
@@ -717,7 +720,7 @@ def _plural(noun: str, n: int) -> str:
     return noun if n == 1 else f"{noun}s"
 
 
-def _be(mention: Mention, positive: bool = True) -> str:
+def _be(mention: Mention, *, positive: bool = True) -> str:
     verb = "are" if mention.plural else "is"
     return verb if positive else f"{verb} not"
 

@@ -122,7 +122,7 @@ def analyse(data: bytes, *, max_side: int = DEFAULT_MAX_SIDE) -> Scene:
 
 
 def analyse_image(image: Image.Image, *, max_side: int = DEFAULT_MAX_SIDE) -> Scene:
-    """Analyse an already decoded image (tests and the example generator use this directly)."""
+    """Analyse an image already in memory, so callers holding one need not re-encode it."""
     small = _downscale(_flatten(image), max_side)
     width, height = small.size
     labels, background = _label_pixels(small)

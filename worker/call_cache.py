@@ -1,0 +1,61 @@
+"""The judge-call cache: a rerun or a resumed job costs nothing it already paid for.
+
+Keyed by a hash of everything that shapes a reply: model, the full prompt text (which carries
+the template's wording and the inputs), the response schema, the generation config, media
+digests and the sample index. Only successful replies are cached; errors are never replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, replace
+
+import redis
+
+from evalq.judge import Judge, JudgeReply, JudgeRequest
+
+
+def call_key(model: str, request: JudgeRequest) -> str:
+    media = [
+        {"mime": m.mime_type, "sha256": hashlib.sha256(m.data).hexdigest()}
+        if m.data is not None
+        else {"mime": m.mime_type, "uri": m.uri}
+        for m in request.media
+    ]
+    material = {
+        "model": model,
+        "prompt": request.prompt,
+        "schema": request.schema.model_json_schema() if request.schema else None,
+        "config": {
+            "temperature": request.temperature,
+            "max_output_tokens": request.max_output_tokens,
+        },
+        "media": media,
+        "sample": request.sample,
+    }
+    digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    return f"evalq:call:{digest}"
+
+
+class CachingJudge:
+    def __init__(self, inner: Judge, client: redis.Redis, ttl_s: int, *, read: bool = True) -> None:
+        self.model = inner.model
+        self._inner = inner
+        self._r = client
+        self._ttl_s = ttl_s
+        self._read = read
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        key = call_key(self.model, request)
+        if self._read and (raw := self._r.get(key)):
+            data = json.loads(raw)
+            return replace(JudgeReply(**data), cached=True, attempts=0, limiter_wait_s=0.0)
+        reply = self._inner.generate(request)
+        stored = {
+            k: v
+            for k, v in asdict(reply).items()
+            if k not in ("cached", "attempts", "limiter_wait_s")
+        }
+        self._r.set(key, json.dumps(stored), ex=self._ttl_s)
+        return reply

@@ -1,0 +1,97 @@
+"""The watchdog: drives rows whose chord will never complete (a worker killed mid-task, a lost
+message, Redis restarted) instead of waiting for the broker's visibility timeout.
+
+Every worker runs it in a thread; a Redis lock lets one sweep at a time. A row is re-driven
+when it started but showed no sign of life for stall_timeout_s, or when it never started while
+both queues have been empty on two sweeps in a row (its message is gone). Re-driving is safe
+with duplicates, so the watchdog may err on the side of acting.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from worker.app import QUEUE_QUESTIONS, QUEUE_ROWS
+from worker.jobs import finalize, redrive
+from worker.store import Store
+
+log = logging.getLogger(__name__)
+LOCK_KEY = "evalq:watchdog:lock"
+Send = Callable[[str, str], None]
+
+
+class Watchdog:
+    def __init__(
+        self, store: Store, send: Send, *, interval_s: float, stall_timeout_s: float, name: str
+    ) -> None:
+        self.store = store
+        self.send = send
+        self.interval_s = interval_s
+        self.stall_timeout_s = stall_timeout_s
+        self.name = name
+        self._quiet_before = False
+        self._stop = threading.Event()
+
+    def queues_empty(self) -> bool:
+        return sum(int(self.store.r.llen(q)) for q in (QUEUE_ROWS, QUEUE_QUESTIONS)) == 0
+
+    def sweep(self, now: float | None = None) -> dict[str, int]:
+        """One pass over the active jobs; returns rows re-driven per job."""
+        now = time.time() if now is None else now
+        quiet = self.queues_empty()
+        quiet_twice, self._quiet_before = quiet and self._quiet_before, quiet
+        redriven: dict[str, int] = {}
+        for job_id in self.store.active_jobs():
+            status = self.store.status(job_id)
+            if status == "unknown":
+                self.store.deactivate(job_id)  # expired
+                continue
+            if status != "running":
+                continue
+            pending = self.store.not_done(job_id)
+            if not pending:
+                finalize(self.store, job_id)  # the worker that counted the last row died
+                continue
+            pending_set = set(pending)
+            stalled = [
+                r
+                for r in self.store.quiet_since(job_id, now - self.stall_timeout_s)
+                if r in pending_set
+            ]
+            lost: list[str] = []
+            if quiet_twice:
+                touched = self.store.touched(job_id)
+                lost = [r for r in pending if r not in touched]
+            if count := redrive(self.store, self.send, job_id, stalled + lost):
+                log.warning(
+                    "watchdog: job %s: re-drove %d rows (%d stalled, %d lost)",
+                    job_id,
+                    count,
+                    len(stalled),
+                    len(lost),
+                )
+                redriven[job_id] = count
+        return redriven
+
+    def run_once_if_leader(self) -> dict[str, int]:
+        if not self.store.r.set(LOCK_KEY, self.name, nx=True, ex=max(1, int(self.interval_s))):
+            return {}
+        return self.sweep()
+
+    def loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.run_once_if_leader()
+            except Exception:  # the watchdog must outlive Redis restarts and bad data
+                log.exception("watchdog sweep failed; trying again in %.0f s", self.interval_s)
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.loop, name="evalq-watchdog", daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        self._stop.set()
