@@ -60,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--slow-fault-ms", type=_non_negative, default=2000.0, help="extra delay of a slow fault"
     )
+    parser.add_argument(
+        "--quota-window-s",
+        type=float,
+        default=60.0,
+        help="sliding window of the --rpm quota, scaled (tests: shorter than a minute)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="logging level (to stderr)")
     return parser
 
@@ -77,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         script=args.script,
         slow_fault_ms=args.slow_fault_ms,
+        quota_window_s=args.quota_window_s,
     )
     try:
         app = create_app(options=options)

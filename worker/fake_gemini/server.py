@@ -103,8 +103,13 @@ class ServerOptions:
     seed: int = 0
     script: str | Path | None = None
     slow_fault_ms: float = 2000.0
+    # The per-minute quota is enforced over this sliding window, scaled (rpm * window / 60
+    # requests per window): tests exceed a quota in seconds instead of minutes.
+    quota_window_s: float = 60.0
 
     def __post_init__(self) -> None:
+        if self.quota_window_s <= 0:
+            raise ValueError("quota_window_s must be > 0")
         if self.latency_ms < 0 or self.slow_fault_ms < 0:
             raise ValueError("latency_ms and slow_fault_ms must be >= 0")
         for name in ("rpm", "rpd"):
@@ -125,6 +130,7 @@ class ServerOptionsArgs(TypedDict, total=False):
     seed: int
     script: str | Path | None
     slow_fault_ms: float
+    quota_window_s: float
 
 
 def default_brain() -> Brain:
@@ -169,9 +175,16 @@ class SlidingWindow:
 class Quotas:
     """Per-model minute and day windows; a request counts only if both admit it."""
 
-    def __init__(self, rpm: int | None, rpd: int | None) -> None:
+    def __init__(self, rpm: int | None, rpd: int | None, minute_window_s: float = 60.0) -> None:
         self._limits: dict[QuotaKind, int | None] = {"minute": rpm, "day": rpd}
         self._windows: dict[tuple[str, QuotaKind], SlidingWindow] = {}
+        self._minute_window_s = minute_window_s
+
+    def _window(self, kind: QuotaKind, limit: int) -> SlidingWindow:
+        if kind == "minute" and self._minute_window_s != 60.0:
+            scaled = max(1, round(limit * self._minute_window_s / 60.0))
+            return SlidingWindow(scaled, self._minute_window_s)
+        return SlidingWindow(limit, _QUOTA_PERIOD_S[kind])
 
     def limit(self, kind: QuotaKind) -> int:
         return self._limits[kind] or NOMINAL_QUOTA_VALUE
@@ -183,8 +196,8 @@ class Quotas:
             limit = self._limits[kind]
             if limit is None:
                 continue
-            window = self._windows.setdefault(
-                (model, kind), SlidingWindow(limit, _QUOTA_PERIOD_S[kind])
+            window = self._windows.get((model, kind)) or self._windows.setdefault(
+                (model, kind), self._window(kind, limit)
             )
             wait = window.wait_s(now)
             if wait is not None:
@@ -655,7 +668,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
         brain=brain if brain is not None else default_brain(),
         options=options,
         script=Script(rules),
-        quotas=Quotas(options.rpm, options.rpd),
+        quotas=Quotas(options.rpm, options.rpd, options.quota_window_s),
         faults=FaultPicker(options.fault_rate, options.seed),
     )
     app = web.Application(client_max_size=MAX_BODY_BYTES)

@@ -1,0 +1,81 @@
+"""The judge-call cache: what changes the key, and that only successes are cached."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evalq.errors import TransientJudgeError
+from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.models import RubricReply, VerdictReply
+from tests.conftest import RedisServer
+from worker.call_cache import CachingJudge, call_key
+
+IMG = MediaPart(mime_type="image/png", data=b"png-bytes")
+
+
+def test_key_covers_everything_that_shapes_a_reply() -> None:
+    base = JudgeRequest(prompt="p", media=(IMG,), schema=VerdictReply)
+    variants = [
+        JudgeRequest(prompt="p2", media=(IMG,), schema=VerdictReply),
+        JudgeRequest(
+            prompt="p",
+            media=(MediaPart(mime_type="image/png", data=b"other"),),
+            schema=VerdictReply,
+        ),
+        JudgeRequest(prompt="p", media=(IMG,), schema=RubricReply),
+        JudgeRequest(prompt="p", media=(IMG,), schema=VerdictReply, temperature=0.7),
+        JudgeRequest(prompt="p", media=(IMG,), schema=VerdictReply, sample=1),
+        JudgeRequest(prompt="p", media=(IMG,), schema=VerdictReply, max_output_tokens=10),
+    ]
+    keys = {call_key("m", base)} | {call_key("m", v) for v in variants} | {call_key("m2", base)}
+    assert len(keys) == len(variants) + 2
+    assert call_key("m", base) == call_key(
+        "m", JudgeRequest(prompt="p", media=(IMG,), schema=VerdictReply)
+    )
+
+
+class Counting:
+    model = "cache-test-model"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.calls = 0
+        self.fail = fail
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        self.calls += 1
+        if self.fail:
+            raise TransientJudgeError("503")
+        return JudgeReply(
+            text=f"reply to {request.prompt}",
+            model=self.model,
+            model_version="v",
+            prompt_tokens=3,
+            output_tokens=2,
+            finish_reason="STOP",
+            attempts=2,
+            limiter_wait_s=1.5,
+        )
+
+
+def test_hits_cost_nothing_and_errors_are_not_cached(redis_server: RedisServer) -> None:
+    r: Any = redis_server.client()
+    inner = Counting()
+    judge = CachingJudge(inner, r, ttl_s=60)
+    request = JudgeRequest(prompt="cache-test-unique-prompt")
+    r.delete(call_key(inner.model, request))
+    first, second = judge.generate(request), judge.generate(request)
+    assert inner.calls == 1
+    assert (first.cached, second.cached) == (False, True)
+    assert (second.text, second.attempts, second.limiter_wait_s) == (first.text, 0, 0.0)
+    assert (
+        CachingJudge(inner, r, ttl_s=60, read=False).generate(request).cached is False
+    )  # --no-cache
+    failing = Counting(fail=True)
+    other = JudgeRequest(prompt="cache-test-failing")
+    r.delete(call_key(failing.model, other))
+    for _ in range(2):
+        with pytest.raises(TransientJudgeError):
+            CachingJudge(failing, r, ttl_s=60).generate(other)
+    assert failing.calls == 2
