@@ -176,12 +176,14 @@ def test_daily_quota_pauses_only_that_job_and_resume_finishes_it(
     assert client.wait(other, timeout_s=60).status == "finished"  # the other job went on
     fake.script([{"match": "Dq-", "reply": "yes"}])  # a new day
     calls_before = fake.stats()["requests"]
+    answered = sum(len(client.store.verdicts(job, color)) for color in ("red", "green", "blue"))
+    assert answered < 6  # at least the day-quota questions wait unanswered
     assert client.resume(job) == 3
     done = client.wait(job, timeout_s=60)
     assert (done.status, done.rows_scored, done.mean_score) == ("finished", 3, 1.0)
     assert done.unscored_by_reason == {}
-    # Verdicts already stored were reused: only the paused question is asked again per row.
-    assert fake.stats()["requests"] - calls_before == 3
+    # Verdicts stored before the pause were reused: only the unanswered questions are asked.
+    assert fake.stats()["requests"] - calls_before == 6 - answered
 
 
 def test_429_is_retried_after_the_delay_the_server_asked_for(

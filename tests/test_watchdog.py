@@ -62,21 +62,16 @@ def test_stalled_and_lost_rows_are_redriven(store: Store) -> None:
     assert int(store.job_hash(job)["redriven"]) == 2
 
 
-def test_lost_rows_wait_while_queues_hold_messages(redis_server: RedisServer) -> None:
-    store = Store.from_settings(Settings(redis_url=redis_server.url))
-    job = make_job(store, 1)
+def test_lost_rows_wait_while_queues_hold_messages(store: Store) -> None:
+    make_job(store, 1)
     store.r.rpush("evalq.rows", "pending-message")
-    try:
-        sent: list[tuple[str, str]] = []
-        dog = Watchdog(
-            store, lambda j, r: sent.append((j, r)), interval_s=1, stall_timeout_s=60, name="t"
-        )
-        dog.sweep()
-        dog.sweep()
-        assert sent == []
-    finally:
-        store.r.delete("evalq.rows")
-        store.deactivate(job)
+    sent: list[tuple[str, str]] = []
+    dog = Watchdog(
+        store, lambda j, r: sent.append((j, r)), interval_s=1, stall_timeout_s=60, name="t"
+    )
+    dog.sweep()
+    dog.sweep()
+    assert sent == []
 
 
 def test_job_whose_last_row_landed_without_summary_is_finalised(store: Store) -> None:
