@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evalq.errors import EvalqError
-from evalq.models import METRICS
+from evalq.metric import REGISTRY
 
 err_console = Console(stderr=True)
 out_console = Console()
@@ -46,31 +46,144 @@ def main() -> None:
     """Model-as-judge evaluations on Celery + Redis."""
 
 
+def job_options(
+    validator: str | None,
+    candidate_model: str | None,
+    prompt_template: Path | None,
+    template: str | None,
+    samples: int | None,
+) -> dict[str, Any]:
+    """Metric options from flags; files are read here, so workers on other hosts need no copy."""
+    options: dict[str, Any] = {}
+    if validator:
+        options["validator"] = validator
+    if candidate_model:
+        options["candidate_model"] = candidate_model
+    if prompt_template is not None:
+        options["prompt_template"] = _read_text(prompt_template, "--prompt-template")
+    if template:
+        path = Path(template)
+        if path.is_file():
+            options["template_text"] = _read_text(path, "--template")
+            options["template"] = path.name
+        else:
+            options["template"] = template
+    if samples is not None:
+        if samples < 1:
+            raise click.BadParameter("must be at least 1", param_hint="--samples")
+        options["samples"] = samples
+    return options
+
+
+def _read_text(path: Path, flag: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc}", param_hint=flag) from None
+
+
+def metric_options(func: Any) -> Any:
+    """Flags shared by `run` and `rank`; each metric reads the ones it uses."""
+    for option in reversed(
+        [
+            click.option(
+                "--wait", is_flag=True, help="Show progress and print the summary when done."
+            ),
+            click.option(
+                "--json", "as_json", is_flag=True, help="Print the summary as one JSON object."
+            ),
+            click.option(
+                "--judge-model",
+                "judge_models",
+                multiple=True,
+                help="Judge model (default: EVALQ_JUDGE_MODEL); repeat for several judges.",
+            ),
+            click.option(
+                "--no-cache",
+                is_flag=True,
+                help="Ask the judge again instead of reusing cached rubrics and replies.",
+            ),
+            click.option(
+                "--validator",
+                type=click.Choice(["per-question", "batched"]),
+                default=None,
+                help="Gecko: one validator call per question (default) or one per row.",
+            ),
+            click.option(
+                "--candidate-model",
+                default=None,
+                help="Groundedness/ranking: the model under test that writes responses.",
+            ),
+            click.option(
+                "--prompt-template",
+                type=click.Path(dir_okay=False, path_type=Path),
+                default=None,
+                help="Groundedness/ranking: the candidate prompt template ({query}, {context}).",
+            ),
+            click.option(
+                "--template",
+                default=None,
+                help="Pointwise: a built-in rubric name or a template file.",
+            ),
+            click.option(
+                "--samples",
+                type=int,
+                default=None,
+                help="Pointwise/pairwise: judge each row K times.",
+            ),
+            redis_option,
+        ]
+    ):
+        func = option(func)
+    return func
+
+
 @main.command()
-@click.argument("metric", type=click.Choice(METRICS))
+@click.argument("metric", type=click.Choice(sorted(REGISTRY)))
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--wait", is_flag=True, help="Show progress and print the summary when done.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@click.option("--judge-model", default=None, help="Judge model (default: EVALQ_JUDGE_MODEL).")
+@metric_options
+def run(metric: str, dataset: Path, **flags: Any) -> None:
+    """Evaluate DATASET (JSONL or CSV) with METRIC."""
+    _submit_and_report(metric, dataset, {}, **flags)
+
+
+@main.command()
+@click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
-    "--no-cache", is_flag=True, help="Generate rubrics anew instead of reusing cached ones."
+    "--candidates",
+    required=True,
+    help="Comma-separated candidate columns (or prompt variants) to rank.",
 )
-@redis_option
-def run(
+@metric_options
+def rank(dataset: Path, candidates: str, **flags: Any) -> None:
+    """Rank candidates by pairwise comparison on every row (Bradley-Terry with intervals)."""
+    names = [c.strip() for c in candidates.split(",") if c.strip()]
+    if len(names) < 2:
+        raise click.BadParameter("name at least two candidates", param_hint="--candidates")
+    _submit_and_report("rank", dataset, {"candidates": names}, **flags)
+
+
+def _submit_and_report(
     metric: str,
     dataset: Path,
+    extra_options: dict[str, Any],
+    *,
     wait: bool,
     as_json: bool,
-    judge_model: str | None,
+    judge_models: tuple[str, ...],
     no_cache: bool,
     redis_url: str | None,
+    **option_flags: Any,
 ) -> None:
-    """Evaluate DATASET (JSONL or CSV) with METRIC."""
     client = _client(redis_url)
-    submitted = client.submit(metric, dataset, judge_model=judge_model, use_cache=not no_cache)
+    options = {**job_options(**option_flags), **extra_options}
+    submitted = client.submit(
+        metric, dataset, judge_models=list(judge_models), options=options, use_cache=not no_cache
+    )
     job_id, loaded = submitted.job_id, submitted.dataset
+    judges = ", ".join(judge_models) or client.settings.judge_model
     err_console.print(
-        f"job [bold]{job_id}[/]: {loaded.total} rows ({len(loaded.errors)} rejected at load), judge {client.settings.judge_model if judge_model is None else judge_model}"
+        f"job [bold]{job_id}[/]: {metric}, {loaded.total} rows ({len(loaded.errors)} rejected at load), judge {judges}"
     )
     for line, error in loaded.errors[:20]:
         err_console.print(f"[red]input error[/] line {line}: {error}")

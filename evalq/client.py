@@ -8,11 +8,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import DatasetError
 from evalq.gecko import failed_row
-from evalq.models import METRICS, JobConfig, JobSummary, RowResult
+from evalq.metric import get_metric
+from evalq.models import JobConfig, JobSummary, RowResult
 from worker.app import QUEUE_ROWS, create_app
 from worker.jobs import current_summary, finalize, finish_row
 from worker.settings import Settings, get_settings
@@ -37,12 +38,19 @@ class Client:
         dataset: str | Path,
         *,
         judge_model: str | None = None,
+        judge_models: list[str] | None = None,
+        options: dict[str, Any] | None = None,
         use_cache: bool = True,
     ) -> Submitted:
-        """Validate every row, store the job, enqueue one task per good row; bad rows fail now."""
-        if metric not in METRICS:
-            raise DatasetError(f"unknown metric {metric!r}; available: {', '.join(METRICS)}")
-        loaded = load_dataset(dataset)
+        """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
+
+        `judge_models` (several judges) is for the metrics that use them; the first one is the
+        job's main judge."""
+        get_metric(metric)  # an unknown metric fails before anything else
+        options = dict(options or {})
+        loaded = load_dataset(dataset, metric, options)
+        judges = list(judge_models or ([judge_model] if judge_model else []))
+        judge_model = judges[0] if judges else self.settings.judge_model
         job_id = uuid.uuid4().hex[:12]
         warnings = loaded.warnings[:50] + (
             [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
@@ -50,7 +58,9 @@ class Client:
         config = JobConfig(
             job_id=job_id,
             metric=metric,
-            judge_model=judge_model or self.settings.judge_model,
+            judge_model=judge_model,
+            judge_models=judges or [judge_model],
+            options=options,
             dataset=str(Path(dataset).resolve()),
             rows_total=loaded.total,
             created_at=time.time(),
@@ -68,7 +78,7 @@ class Client:
         with self.app.producer_or_acquire() as producer:
             for row_id in row_ids:
                 self.app.send_task(
-                    "evalq.gecko.evaluate_row",
+                    "evalq.prepare_row",
                     (job_id, row_id),
                     queue=QUEUE_ROWS,
                     producer=producer,

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalq.errors import DatasetError, InputError
-from evalq.media import parse_media
 from evalq.models import Question, RowInput
 
-KNOWN_COLUMNS = frozenset({"id", "prompt", "image", "questions"})
 _MAX_FIELD = 1_000_000
 
 
@@ -33,7 +31,7 @@ class LoadedDataset:
         return len(self.rows) + len(self.errors)
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _records(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """(line number, record or a message why the line is no record)."""
     suffix = path.suffix.lower()
     try:
@@ -43,7 +41,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if suffix == ".csv":
-        yield from _csv_records(path, text)
+        yield from _csv_records(path, text, required)
         return
     if suffix not in (".jsonl", ".ndjson", ".json") and not text.lstrip().startswith("{"):
         raise DatasetError(f"{path}: unknown dataset type {suffix or '(none)'}; use .jsonl or .csv")
@@ -67,15 +65,20 @@ def _jsonl_records(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
         )
 
 
-def _csv_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _csv_records(
+    path: Path, text: str, required: tuple[str, ...]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
     csv.field_size_limit(_MAX_FIELD)
     reader = csv.DictReader(text.splitlines())
     try:
         header = reader.fieldnames
     except csv.Error as exc:
         raise DatasetError(f"{path}: not a CSV file: {exc}") from None
-    if not header or "prompt" not in [h.strip() for h in header]:
-        raise DatasetError(f"{path}: CSV header has no 'prompt' column (header: {header})")
+    missing = [c for c in required if c not in [h.strip() for h in header or []]]
+    if not header or missing:
+        raise DatasetError(
+            f"{path}: CSV header has no {', '.join(map(repr, missing))} column (header: {header})"
+        )
     try:
         for record in reader:
             extra = record.pop(None, None)
@@ -87,7 +90,10 @@ def _csv_records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any] | 
         raise DatasetError(f"{path}: CSV error at line {reader.line_num}: {exc}") from None
 
 
-def _questions(value: Any, row_id: str) -> list[Question] | None:
+def parse_questions(
+    value: Any, row_id: str, *, choices_required: bool = False
+) -> list[Question] | None:
+    """A row's own questions [{question, answer, tag, choices?}] (a JSON string in CSV)."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
@@ -107,9 +113,13 @@ def _questions(value: Any, row_id: str) -> list[Question] | None:
             raise InputError(row_id, f"{where}.question", "missing or empty")
         if not isinstance(answer, str) or not answer.strip():
             raise InputError(row_id, f"{where}.answer", "missing or empty")
-        choices = item.get("choices") or ["yes", "no"]
-        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
-            raise InputError(row_id, f"{where}.choices", "must be a list of strings")
+        choices = item.get("choices") or (None if choices_required else ["yes", "no"])
+        if (
+            not isinstance(choices, list)
+            or not choices
+            or not all(isinstance(c, str) for c in choices)
+        ):
+            raise InputError(row_id, f"{where}.choices", "must be a non-empty list of strings")
         tag = item.get("tag", "other")
         out.append(
             Question(
@@ -123,50 +133,64 @@ def _questions(value: Any, row_id: str) -> list[Question] | None:
     return out
 
 
-def _row(number: int, record: dict[str, Any], base_dir: Path, warnings: list[str]) -> RowInput:
+def row_id_of(number: int, record: Mapping[str, Any]) -> str:
     raw_id = record.get("id")
-    row_id = str(raw_id).strip() if raw_id not in (None, "") else str(number)
-    unknown = sorted(set(record) - KNOWN_COLUMNS)
-    prompt = record.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        hint = f" (unknown column(s) {', '.join(map(repr, unknown))}: a typo?)" if unknown else ""
-        raise InputError(
-            row_id, "prompt", ("empty" if isinstance(prompt, str) else "missing") + hint
-        )
-    if "image" not in record and unknown:
-        raise InputError(
-            row_id, "image", f"missing (unknown column(s) {', '.join(map(repr, unknown))}: a typo?)"
-        )
+    return str(raw_id).strip() if raw_id not in (None, "") else str(number)
+
+
+def unknown_columns(
+    number: int,
+    row_id: str,
+    record: Mapping[str, Any],
+    known: frozenset[str],
+    required: tuple[str, ...],
+    warnings: list[str],
+) -> list[str]:
+    """Columns the metric does not know: kept as extra with a warning, or named in the error
+    when a required field is missing (a typo such as `promt` is the likely cause)."""
+    unknown = sorted(set(record) - known)
+    names = ", ".join(map(repr, unknown))
+    for field_name in required:
+        value = record.get(field_name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            state = "empty" if isinstance(value, str) else "missing"
+            hint = f" (unknown column(s) {names}: a typo?)" if unknown else ""
+            raise InputError(row_id, field_name, state + hint)
     if unknown:
-        warnings.append(
-            f"row {row_id} (line {number}): unknown column(s) {', '.join(map(repr, unknown))} kept as extra"
-        )
-    image = parse_media(record.get("image"), base_dir, row_id, "image")
-    return RowInput(
-        id=row_id,
-        line=number,
-        prompt=prompt.strip(),
-        image=image,
-        questions=_questions(record.get("questions"), row_id),
-        extra={k: record[k] for k in unknown},
-    )
+        warnings.append(f"row {row_id} (line {number}): unknown column(s) {names} kept as extra")
+    return unknown
 
 
-def load_dataset(path: str | Path) -> LoadedDataset:
+def require_text(record: Mapping[str, Any], row_id: str, field_name: str) -> str:
+    value = record.get(field_name)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(row_id, field_name, "empty" if isinstance(value, str) else "missing")
+    return value.strip()
+
+
+def load_dataset(
+    path: str | Path, metric: str = "gecko-image", options: Mapping[str, Any] | None = None
+) -> LoadedDataset:
     """Read and validate every row; raise DatasetError if the file is no dataset at all."""
+    from evalq.metric import get_metric
+
+    spec = get_metric(metric)
+    options = options or {}
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     loaded = LoadedDataset(path=path)
     seen: set[str] = set()
     bad_lines = 0
-    for number, record in _records(path):
+    for number, record in _records(path, spec.required_columns):
         if isinstance(record, str):
             bad_lines += 1
             loaded.errors.append((number, InputError(str(number), "(line)", record)))
             continue
         try:
-            row = _row(number, record, path.parent, loaded.warnings)
+            row = spec.parse_row(number, record, path.parent, options, loaded.warnings)
             if row.id in seen:
                 raise InputError(row.id, "id", f"duplicate id (line {number})")
         except InputError as exc:
@@ -178,4 +202,5 @@ def load_dataset(path: str | Path) -> LoadedDataset:
         raise DatasetError(f"{path}: no rows")
     if bad_lines == loaded.total:
         raise DatasetError(f"{path}: no line is a JSON object; not a JSONL dataset")
+    loaded.warnings += spec.check(loaded.rows, options)
     return loaded

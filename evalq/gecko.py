@@ -7,10 +7,17 @@ every other judge failure becomes an unscored verdict with its reason.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
-from evalq.errors import JudgeError, UnparseableReply
+from evalq.dataset import parse_questions, row_id_of, unknown_columns
+from evalq.errors import InputError, JudgeError, UnparseableReply
 from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart
+from evalq.media import parse_media
+from evalq.metric import Plan, RowContext, Unit
 from evalq.models import (
     Coverage,
     Question,
@@ -159,3 +166,87 @@ def failed_row(
         error=error,
         simulated=simulated,
     )
+
+
+def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
+    digest = hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
+    return f"evalq:rubric:{digest}"
+
+
+RUBRIC_TTL_S = 30 * 24 * 3600
+
+
+class GeckoImage:
+    """Gecko for text-to-image: rubric per prompt, one validator call per question."""
+
+    name = "gecko-image"
+    media_field = "image"
+    required_columns: tuple[str, ...] = ("prompt", "image")
+    known_columns = frozenset({"id", "prompt", "image", "questions"})
+
+    def parse_row(
+        self,
+        number: int,
+        record: dict[str, Any],
+        base_dir: Path,
+        options: Mapping[str, Any],
+        warnings: list[str],
+    ) -> RowInput:
+        row_id = row_id_of(number, record)
+        unknown = unknown_columns(
+            number, row_id, record, self.known_columns, self.required_columns, warnings
+        )
+        prompt = record["prompt"]
+        if not isinstance(prompt, str):
+            raise InputError(row_id, "prompt", f"must be text, got {type(prompt).__name__}")
+        media = parse_media(record.get(self.media_field), base_dir, row_id, self.media_field)
+        return RowInput(
+            id=row_id,
+            line=number,
+            prompt=prompt.strip(),
+            media={self.media_field: media},
+            questions=parse_questions(record.get("questions"), row_id),
+            extra={k: record[k] for k in unknown},
+        )
+
+    def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
+        return []
+
+    def plan(self, ctx: RowContext) -> Plan:
+        ctx.media(self.media_field)  # a broken image fails the row before any judge call
+        rubric = self._rubric(ctx)
+        units = [Unit(index=i) for i in range(len(rubric.questions))]
+        return Plan(units=units, data={"rubric": rubric.model_dump()}, simulated=rubric.simulated)
+
+    def _rubric(self, ctx: RowContext) -> Rubric:
+        row = ctx.row
+        if row.questions:
+            return dataset_rubric(row)
+        model = ctx.job.judge_model
+        key = rubric_cache_key(row.prompt, model, RUBRIC_TEMPLATE_VERSION)
+        if ctx.job.use_cache and (cached := ctx.kv.get(key)):
+            ctx.count("rubric_cache_hits", 1)
+            return Rubric.model_validate_json(cached)
+        rubric, _ = generate_rubric(ctx.judge(model), row.prompt)
+        ctx.kv.set(key, rubric.model_dump_json(), RUBRIC_TTL_S)
+        return rubric
+
+    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+        rubric = Rubric.model_validate(plan.data["rubric"])
+        try:
+            media = ctx.media(self.media_field)
+        except InputError as exc:
+            return unscored(unit.index, "input_error", str(exc))
+        verdict, _ = validate_question(
+            ctx.judge(ctx.job.judge_model), unit.index, rubric.questions[unit.index], media
+        )
+        return verdict
+
+    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+        return score_row(row, Rubric.model_validate(plan.data["rubric"]), results)
+
+    def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
+        return {}
+
+
+GECKO_IMAGE = GeckoImage()

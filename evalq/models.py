@@ -30,8 +30,6 @@ TAGS: tuple[str, ...] = Tag.__args__  # type: ignore[attr-defined]
 UnscoredReason = Literal["parse_error", "judge_error", "blocked", "quota_exhausted", "input_error"]
 RowStatus = Literal["scored", "partial", "failed"]
 QuestionStatus = Literal["ok", "unscored"]
-Metric = Literal["gecko-image"]
-METRICS: tuple[str, ...] = ("gecko-image",)
 
 
 class MediaRef(BaseModel):
@@ -81,22 +79,33 @@ class Rubric(BaseModel):
 
 
 class RowInput(BaseModel):
-    """A validated dataset row, stored once in Redis and loaded by tasks by id."""
+    """A validated dataset row, stored once in Redis and loaded by tasks by id.
+
+    `media` maps a field name (image, video, document) to where its bytes are; `data` holds a
+    metric's other fields (query, context, responses...)."""
 
     id: str
     line: int
-    prompt: str
-    image: MediaRef
+    prompt: str = ""
+    media: dict[str, MediaRef] = Field(default_factory=dict)
     questions: list[Question] | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def image(self) -> MediaRef:
+        return self.media["image"]
 
 
 class Verdict(BaseModel):
-    """The validator's answer to one question, or why there is none."""
+    """One unit's judge verdict (a question's answer, a label set, a rating...), or why there
+    is none. `value` carries structured verdicts; `answer` the plain one."""
 
     index: int
     status: QuestionStatus
     answer: str | None = None
+    value: Any = None
+    judge_model: str | None = None
     result: int | None = None  # 1 matches expected, 0 does not, None unscored
     reason: UnscoredReason | None = None
     detail: str | None = None
@@ -130,6 +139,7 @@ class RowResult(BaseModel):
     reason: UnscoredReason | None = None
     error: str | None = None
     simulated: bool = False
+    details: dict[str, Any] = Field(default_factory=dict)  # metric-specific row output
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -143,6 +153,10 @@ class JobConfig(BaseModel):
     rows_total: int
     created_at: float
     use_cache: bool = True
+    judge_models: list[str] = Field(
+        default_factory=list
+    )  # several judges, where a metric uses them
+    options: dict[str, Any] = Field(default_factory=dict)  # metric options (template, samples...)
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -175,6 +189,7 @@ class JobSummary(BaseModel):
     limiter_wait_s: float = 0.0
     redriven: int = 0
     pause_reason: str | None = None
+    metric_summary: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
 

@@ -21,6 +21,17 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _brief(value: object) -> str:
+    """Metric-specific figures, compact: floats to 3 places, mappings as k=v."""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_brief(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_brief(v) for v in value) + "]"
+    return str(value)
+
+
 def summary_table(s: JobSummary) -> Table:
     title = f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
         " (SIMULATED)" if s.simulated else ""
@@ -52,6 +63,8 @@ def summary_table(s: JobSummary) -> Table:
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
     )
     table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    for key, value in s.metric_summary.items():
+        table.add_row(key.replace("_", " "), _brief(value))
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal, cast
 
+from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowResult
 from evalq.scoring import mean_ci95, tag_means
 
@@ -63,6 +64,7 @@ def build_summary(
         limiter_wait_s=count("limiter_wait_ms") / 1000,
         redriven=count("redriven"),
         pause_reason=job_hash.get("pause_reason") if status == "paused" else None,
+        metric_summary=get_metric(config.metric).summarize(rows),
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
     )

@@ -19,7 +19,7 @@ QUEUE_ROWS = "evalq.rows"
 
 def create_app(settings: Settings) -> Celery:
     app = Celery(
-        "evalq", broker=settings.redis_url, backend=settings.redis_url, include=["tasks.gecko"]
+        "evalq", broker=settings.redis_url, backend=settings.redis_url, include=["tasks.rows"]
     )
     transport = {
         "visibility_timeout": settings.visibility_timeout_s,
@@ -42,7 +42,7 @@ def create_app(settings: Settings) -> Celery:
         task_time_limit=settings.task_time_limit_s,
         task_soft_time_limit=max(1, settings.task_time_limit_s - 30),
         task_default_queue=QUEUE_QUESTIONS,
-        task_routes={"evalq.gecko.evaluate_row": {"queue": QUEUE_ROWS}},
+        task_routes={"evalq.prepare_row": {"queue": QUEUE_ROWS}},
         task_track_started=True,
         worker_send_task_events=True,  # Flower
         task_send_sent_event=True,
@@ -64,7 +64,7 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     rt = runtime()
 
     def send(job_id: str, row_id: str) -> None:
-        app.send_task("evalq.gecko.evaluate_row", (job_id, row_id), queue=QUEUE_ROWS)
+        app.send_task("evalq.prepare_row", (job_id, row_id), queue=QUEUE_ROWS)
 
     name = getattr(sender, "hostname", None) or "worker"
     Watchdog(

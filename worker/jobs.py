@@ -46,8 +46,8 @@ def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) ->
 
 
 def redrive(store: Store, send: Callable[[str, str], None], job_id: str, row_ids: list[str]) -> int:
-    """Enqueue evaluate_row again for rows not yet counted. Safe with duplicates: stored
-    rubrics and verdicts are reused and a row is counted once."""
+    """Enqueue prepare_row again for rows not yet counted. Safe with duplicates: stored
+    plans and verdicts are reused and a row is counted once."""
     if not row_ids:
         return 0
     store.touch(job_id, *row_ids)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalq.errors import JudgeError, LimiterBusy, RateLimited
-from evalq.judge import Judge, JudgeReply, JudgeRequest
+from evalq.errors import InputError, JudgeError, LimiterBusy, RateLimited
+from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart
+from evalq.metric import RowContext
 from worker.call_cache import CachingJudge
 from worker.gemini import get_judge
 from worker.limiter import Limit, RateLimiter
@@ -76,4 +77,27 @@ def runtime() -> Runtime:
     limiter = RateLimiter(store.r, limits, max_wait_s=settings.limiter_max_wait_s)
     return Runtime(
         settings=settings, store=store, media=MediaCache(256 * 1024 * 1024), limiter=limiter
+    )
+
+
+def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
+    """What a metric sees of the runtime for one row."""
+    config, row = rt.store.config(job_id), rt.store.row(job_id, row_id)
+
+    def media(field: str) -> MediaPart:
+        ref = row.media.get(field)
+        if ref is None:
+            raise InputError(row.id, field, "missing")
+        return rt.media.load(ref, row.id, field, rt.settings)
+
+    def count(name: str, amount: int) -> None:
+        rt.store.incr(job_id, **{name: amount})
+
+    return RowContext(
+        job=config,
+        row=row,
+        judge=lambda model: rt.judge(model, job_id, use_cache=config.use_cache),
+        media=media,
+        kv=rt.store,
+        count=count,
     )

@@ -13,7 +13,7 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
     evalq:job:{job}:rows                LIST  every row id, in dataset order
     evalq:job:{job}:activity            ZSET  row id -> last sign of life (the watchdog's clock)
     evalq:job:{job}:row:{row}           STRING RowInput JSON (what the producer validated)
-    evalq:job:{job}:rubric:{row}        STRING Rubric JSON used for the row
+    evalq:job:{job}:plan:{row}          STRING the row's Plan JSON (its rubric and units)
     evalq:job:{job}:verdicts:{row}      HASH  question index -> Verdict JSON (first write wins)
     evalq:job:{job}:done                SET   row ids already counted
     evalq:job:{job}:results             HASH  row id -> RowResult JSON
@@ -29,8 +29,6 @@ No secret is ever written: JobConfig has no credential fields.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Iterator
 from typing import Any, cast
@@ -38,7 +36,8 @@ from typing import Any, cast
 import redis
 
 from evalq.errors import JobNotFound
-from evalq.models import JobConfig, RowInput, RowResult, Rubric, Verdict
+from evalq.metric import Plan
+from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from worker.settings import Settings
 
 COUNTERS = (
@@ -83,11 +82,6 @@ return tonumber(redis.call('HGET', KEYS[2], 'rows_done'))
 
 def job_key(job_id: str, *parts: str) -> str:
     return ":".join(("evalq:job", job_id, *parts))
-
-
-def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
-    digest = hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
-    return f"evalq:rubric:{digest}"
 
 
 class Store:
@@ -210,20 +204,21 @@ class Store:
             raise JobNotFound(f"job {job_id!r} has no row {row_id!r} (expired?)")
         return RowInput.model_validate_json(cast(str, raw))
 
-    def cached_rubric(self, prompt: str, model: str, template_version: str) -> Rubric | None:
-        raw = self.r.get(rubric_cache_key(prompt, model, template_version))
-        return Rubric.model_validate_json(cast(str, raw)) if raw else None
+    def save_row_plan(self, job_id: str, row_id: str, plan: Plan) -> None:
+        """First write wins: a redelivered prepare_row must not renumber the row's units."""
+        self.r.set(job_key(job_id, "plan", row_id), plan.model_dump_json(), ex=self.ttl_s, nx=True)
 
-    def cache_rubric(self, prompt: str, rubric: Rubric) -> None:
-        key = rubric_cache_key(prompt, rubric.judge_model, rubric.template_version)
-        self.r.set(key, rubric.model_dump_json(), ex=self.rubric_ttl_s)
+    def row_plan(self, job_id: str, row_id: str) -> Plan | None:
+        raw = self.r.get(job_key(job_id, "plan", row_id))
+        return Plan.model_validate_json(cast(str, raw)) if raw else None
 
-    def save_row_rubric(self, job_id: str, row_id: str, rubric: Rubric) -> None:
-        self.r.set(job_key(job_id, "rubric", row_id), rubric.model_dump_json(), ex=self.ttl_s)
+    # ---- a small shared cache (rubrics, long contexts) ----
 
-    def row_rubric(self, job_id: str, row_id: str) -> Rubric | None:
-        raw = self.r.get(job_key(job_id, "rubric", row_id))
-        return Rubric.model_validate_json(cast(str, raw)) if raw else None
+    def get(self, key: str) -> str | None:
+        return cast(str | None, self.r.get(key))
+
+    def set(self, key: str, value: str, ttl_s: int) -> None:
+        self.r.set(key, value, ex=ttl_s)
 
     def save_verdict(self, job_id: str, row_id: str, verdict: Verdict) -> bool:
         """First write wins, so a redelivered validator can not change a recorded verdict."""

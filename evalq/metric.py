@@ -1,0 +1,112 @@
+"""The metric plugin interface: every metric is prepare -> fan-out of units -> aggregate.
+
+A metric is pure domain logic. The worker gives it a RowContext (judges, media, a small
+key-value cache) and runs the same three tasks for every metric: prepare_row (one task: rubric
+or candidate generation), one run_unit task per unit (one judge call each, the chord header),
+and aggregate_row (the chord callback). Plans and unit results are stored, so a redelivered or
+re-driven row reuses them and never asks twice.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from evalq.judge import Judge, MediaPart
+from evalq.models import JobConfig, RowInput, RowResult, Verdict
+
+
+class Unit(BaseModel):
+    """One judge call of a row's fan-out; `data` is the metric's own description of it."""
+
+    index: int
+    kind: str = "question"
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Plan(BaseModel):
+    """What a row needs done, fixed once per row (a redelivery reuses it, keeping indexes)."""
+
+    units: list[Unit]
+    data: dict[str, Any] = Field(default_factory=dict)
+    simulated: bool = False
+
+
+class KeyValue(Protocol):
+    """A small shared cache (Redis on workers) for things reused across rows and jobs."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def set(self, key: str, value: str, ttl_s: int) -> None: ...
+
+
+@dataclass
+class RowContext:
+    job: JobConfig
+    row: RowInput
+    judge: Callable[[str], Judge]  # judge(model) -> a judge that caches and accounts its calls
+    media: Callable[[str], MediaPart]  # media(field) -> loaded media; raises InputError
+    kv: KeyValue
+    count: Callable[[str, int], None]  # count(counter, amount) on the job's counters
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.job.options
+
+
+class Metric(Protocol):
+    name: str
+    required_columns: tuple[str, ...]  # a CSV header without them is no dataset for this metric
+
+    def parse_row(
+        self,
+        number: int,
+        record: dict[str, Any],
+        base_dir: Path,
+        options: Mapping[str, Any],
+        warnings: list[str],
+    ) -> RowInput:
+        """Validate one dataset record; raise InputError naming the row and field."""
+        ...
+
+    def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
+        """Dataset-level checks before anything is enqueued: raise DatasetError, or warn."""
+        ...
+
+    def plan(self, ctx: RowContext) -> Plan:
+        """Prepare the row's units (may call judges); JudgeError/InputError fail the row."""
+        ...
+
+    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+        """One judge call. Rate limits and spent daily quotas propagate; the rest is unscored."""
+        ...
+
+    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+        """Score the row from its units' verdicts (missing ones count as unscored)."""
+        ...
+
+    def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
+        """Metric-specific job figures (per-judge means, agreement, win rates...)."""
+        ...
+
+
+# name -> "module:attribute"; imported on first use so a metric's dependencies load lazily.
+REGISTRY: dict[str, str] = {
+    "gecko-image": "evalq.gecko:GECKO_IMAGE",
+}
+
+
+def get_metric(name: str) -> Metric:
+    from evalq.errors import DatasetError
+
+    target = REGISTRY.get(name)
+    if target is None:
+        raise DatasetError(f"unknown metric {name!r}; available: {', '.join(sorted(REGISTRY))}")
+    module, attribute = target.split(":")
+    metric: Metric = getattr(importlib.import_module(module), attribute)
+    return metric
