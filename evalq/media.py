@@ -34,14 +34,53 @@ _SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
 )
 
 
+IMAGE_TYPES = ("image/",)
+VIDEO_TYPES = ("video/",)
+DOCUMENT_TYPES = ("application/pdf", "text/")
+_TEXT_SNIFF_BYTES = 4096
+
+
 def sniff_mime(data: bytes) -> str | None:
-    """The image type the bytes really are, or None when they are no image we know."""
+    """The type the bytes really are (image, video, PDF, UTF-8 text), or None."""
     for magic, offset, mime in _SIGNATURES:
         if data[offset : offset + len(magic)] == magic:
             if mime == "image/webp" and data[8:12] != b"WEBP":
                 continue
             return mime
+    if data[8:12] == b"AVI " and data[:4] == b"RIFF":
+        return "video/x-msvideo"
+    if data[4:8] == b"ftyp":
+        brand = data[8:12]
+        return "video/quicktime" if brand == b"qt  " else "video/mp4"
+    if data[:4] == b"\x1a\x45\xdf\xa3":
+        return "video/webm"
+    if data[:5] == b"%PDF-":
+        return "application/pdf"
+    head = data[:_TEXT_SNIFF_BYTES]
+    if head and b"\x00" not in head:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if (
+                exc.start < len(head) - 4
+            ):  # a multi-byte character cut at the sniff boundary is fine
+                return None
+        return "text/plain"
     return None
+
+
+def _same_type(claimed: str, actual: str) -> bool:
+    aliases = {
+        "image/jpg": "image/jpeg",
+        "video/x-m4v": "video/mp4",
+        "video/mpeg4": "video/mp4",
+        "video/matroska": "video/webm",
+        "video/x-matroska": "video/webm",
+    }
+    claimed = aliases.get(claimed.lower(), claimed.lower())
+    if actual == "text/plain":
+        return claimed.startswith("text/")
+    return claimed == actual
 
 
 def _content_form(value: Any) -> dict[str, Any] | None:
@@ -108,25 +147,30 @@ def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef
     return MediaRef(kind="path", value=str(path.resolve()))
 
 
-def _checked(data: bytes, claimed: str | None, row_id: str, field: str, where: str) -> MediaPart:
+def _checked(
+    data: bytes, claimed: str | None, row_id: str, field: str, where: str, allowed: tuple[str, ...]
+) -> MediaPart:
     if not data:
         raise InputError(row_id, field, f"{where} is empty")
     actual = sniff_mime(data)
-    if actual is None:
-        raise InputError(
-            row_id, field, f"{where} is not an image we can send (png, jpeg, gif, webp, bmp)"
-        )
-    if (
-        claimed
-        and claimed.lower() != actual
-        and not (claimed == "image/jpg" and actual == "image/jpeg")
-    ):
+    wanted = " or ".join(a.rstrip("/") for a in allowed)
+    if actual is None or not actual.startswith(allowed):
+        what = f"its bytes are {actual}" if actual else "its bytes are no type we know"
+        raise InputError(row_id, field, f"{where} is not {wanted} ({what})")
+    if claimed and not _same_type(claimed, actual):
         raise InputError(row_id, field, f"{where} claims {claimed} but its bytes are {actual}")
-    return MediaPart(mime_type=actual, data=data)
+    mime = claimed if claimed and actual == "text/plain" else actual
+    return MediaPart(mime_type=mime, data=data)
 
 
 def load_media(
-    ref: MediaRef, row_id: str, field: str, *, max_bytes: int, timeout_s: float
+    ref: MediaRef,
+    row_id: str,
+    field: str,
+    *,
+    max_bytes: int,
+    timeout_s: float,
+    allowed: tuple[str, ...] = IMAGE_TYPES,
 ) -> MediaPart:
     """Fetch a row's media on the worker, bounded in size and time, type checked against bytes."""
     if ref.kind == "file_uri":
@@ -140,7 +184,7 @@ def load_media(
             raise InputError(
                 row_id, field, f"inline data is {len(data)} bytes, over the {max_bytes} limit"
             )
-        return _checked(data, ref.mime_type, row_id, field, "inline data")
+        return _checked(data, ref.mime_type, row_id, field, "inline data", allowed)
     if ref.kind == "path":
         path = Path(ref.value)
         try:
@@ -152,12 +196,18 @@ def load_media(
             data = path.read_bytes()
         except OSError as exc:
             raise InputError(row_id, field, f"cannot read {path}: {exc.strerror or exc}") from None
-        return _checked(data, ref.mime_type, row_id, field, str(path))
-    return _fetch_url(ref, row_id, field, max_bytes=max_bytes, timeout_s=timeout_s)
+        return _checked(data, ref.mime_type, row_id, field, str(path), allowed)
+    return _fetch_url(ref, row_id, field, max_bytes=max_bytes, timeout_s=timeout_s, allowed=allowed)
 
 
 def _fetch_url(
-    ref: MediaRef, row_id: str, field: str, *, max_bytes: int, timeout_s: float
+    ref: MediaRef,
+    row_id: str,
+    field: str,
+    *,
+    max_bytes: int,
+    timeout_s: float,
+    allowed: tuple[str, ...],
 ) -> MediaPart:
     request = urllib.request.Request(ref.value, headers={"User-Agent": "evalq"})
     try:
@@ -173,4 +223,4 @@ def _fetch_url(
         raise InputError(row_id, field, f"{ref.value} is over the {max_bytes} byte limit")
     if claimed in ("application/octet-stream", "binary/octet-stream", "text/plain"):
         claimed = None
-    return _checked(data, ref.mime_type or claimed, row_id, field, ref.value)
+    return _checked(data, ref.mime_type or claimed, row_id, field, ref.value, allowed)

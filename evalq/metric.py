@@ -50,6 +50,7 @@ class RowContext:
     job: JobConfig
     row: RowInput
     judge: Callable[[str], Judge]  # judge(model) -> a judge that caches and accounts its calls
+    candidate: Callable[[str], Judge]  # the model under test; its calls are counted apart
     media: Callable[[str], MediaPart]  # media(field) -> loaded media; raises InputError
     kv: KeyValue
     count: Callable[[str, int], None]  # count(counter, amount) on the job's counters
@@ -98,6 +99,11 @@ class Metric(Protocol):
 # name -> "module:attribute"; imported on first use so a metric's dependencies load lazily.
 REGISTRY: dict[str, str] = {
     "gecko-image": "evalq.gecko:GECKO_IMAGE",
+    "gecko-video": "evalq.gecko_video:GECKO_VIDEO",
+    "groundedness": "evalq.groundedness:GROUNDEDNESS",
+    "pointwise": "evalq.pointwise:POINTWISE",
+    "pairwise": "evalq.pairwise:PAIRWISE",
+    "rank": "evalq.ranking:RANK",
 }
 
 

@@ -188,6 +188,9 @@ class JobSummary(BaseModel):
     rate_limited: int
     limiter_wait_s: float = 0.0
     redriven: int = 0
+    candidate_calls: int = 0  # calls to the model under test (e.g. groundedness responses)
+    candidate_prompt_tokens: int = 0
+    candidate_output_tokens: int = 0
     pause_reason: str | None = None
     metric_summary: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

@@ -63,6 +63,11 @@ def summary_table(s: JobSummary) -> Table:
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
     )
     table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    if s.candidate_calls:
+        table.add_row(
+            "model under test",
+            f"{s.candidate_calls} calls · prompt {s.candidate_prompt_tokens} · output {s.candidate_output_tokens} tokens",
+        )
     for key, value in s.metric_summary.items():
         table.add_row(key.replace("_", " "), _brief(value))
     if s.elapsed_s is not None:

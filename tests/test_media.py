@@ -19,7 +19,11 @@ def test_sniff() -> None:
     assert sniff_mime(JPEG) == "image/jpeg"
     assert sniff_mime(b"RIFF\0\0\0\0WEBPVP8 ") == "image/webp"
     assert sniff_mime(b"RIFF\0\0\0\0WAVE") is None
-    assert sniff_mime(b"hello") is None
+    assert sniff_mime(b"hello") == "text/plain"
+    assert sniff_mime(b"\x00\x01\xfe binary") is None
+    assert sniff_mime(b"%PDF-1.7 ...") == "application/pdf"
+    assert sniff_mime(b"\x00\x00\x00\x18ftypmp42") == "video/mp4"
+    assert sniff_mime(b"\x1a\x45\xdf\xa3\x01") == "video/webm"
 
 
 def test_forms(tmp_path: Path) -> None:
@@ -51,7 +55,7 @@ def test_load_checks_bytes_against_claim(tmp_path: Path) -> None:
         parse_media("a.png", tmp_path, "r", "image"), "r", "image", max_bytes=1000, timeout_s=1
     )
     assert (ok.mime_type, ok.data) == ("image/png", PNG)
-    for name, message in [("fake.png", "not an image"), ("empty.png", "empty")]:
+    for name, message in [("fake.png", "is not image"), ("empty.png", "empty")]:
         with pytest.raises(InputError, match=message):
             load_media(
                 parse_media(name, tmp_path, "r", "image"), "r", "image", max_bytes=1000, timeout_s=1

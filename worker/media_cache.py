@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 
 from evalq.judge import MediaPart
-from evalq.media import load_media
+from evalq.media import IMAGE_TYPES, load_media
 from evalq.models import MediaRef
 from worker.settings import Settings
 
@@ -15,26 +15,35 @@ from worker.settings import Settings
 class MediaCache:
     def __init__(self, max_bytes: int) -> None:
         self._max_bytes = max_bytes
-        self._items: OrderedDict[MediaRef, MediaPart] = OrderedDict()
+        self._items: OrderedDict[tuple[MediaRef, tuple[str, ...]], MediaPart] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def load(self, ref: MediaRef, row_id: str, field: str, settings: Settings) -> MediaPart:
+    def load(
+        self,
+        ref: MediaRef,
+        row_id: str,
+        field: str,
+        settings: Settings,
+        allowed: tuple[str, ...] = IMAGE_TYPES,
+    ) -> MediaPart:
+        key = (ref, allowed)
         with self._lock:
-            if ref in self._items:
-                self._items.move_to_end(ref)
-                return self._items[ref]
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
         part = load_media(
             ref,
             row_id,
             field,
             max_bytes=settings.media_max_bytes,
             timeout_s=settings.media_timeout_s,
+            allowed=allowed,
         )
         size = len(part.data or b"")
         with self._lock:
-            if ref not in self._items and size <= self._max_bytes:
-                self._items[ref] = part
+            if key not in self._items and size <= self._max_bytes:
+                self._items[key] = part
                 self._bytes += size
                 while self._bytes > self._max_bytes:
                     _, old = self._items.popitem(last=False)

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from evalq.errors import InputError, JudgeError, LimiterBusy, RateLimited
 from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart
+from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.metric import RowContext
 from worker.call_cache import CachingJudge
 from worker.gemini import get_judge
@@ -20,11 +21,17 @@ from worker.store import Store
 class AccountingJudge:
     """Adds every call's attempts, tokens, cache hits, limiter waits and 429s to the job."""
 
-    def __init__(self, inner: Judge, store: Store, job_id: str) -> None:
+    def __init__(self, inner: Judge, store: Store, job_id: str, *, role: str = "judge") -> None:
         self.model = inner.model
         self._inner = inner
         self._store = store
         self._job_id = job_id
+        # The model under test ("candidate") is counted apart from the judges.
+        self._calls, self._prompt, self._output = (
+            ("judge_calls", "prompt_tokens", "output_tokens")
+            if role == "judge"
+            else ("candidate_calls", "candidate_prompt_tokens", "candidate_output_tokens")
+        )
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
         try:
@@ -33,7 +40,7 @@ class AccountingJudge:
             server_429 = isinstance(exc, RateLimited) and not isinstance(exc, LimiterBusy)
             self._store.incr(
                 self._job_id,
-                judge_calls=exc.attempts,
+                **{self._calls: exc.attempts},
                 retries=max(0, exc.attempts - 1),
                 rate_limited=int(server_429),
                 limiter_wait_ms=round(exc.limiter_wait_s * 1000),
@@ -44,10 +51,12 @@ class AccountingJudge:
             return reply
         self._store.incr(
             self._job_id,
-            judge_calls=reply.attempts,
+            **{
+                self._calls: reply.attempts,
+                self._prompt: reply.prompt_tokens,
+                self._output: reply.output_tokens,
+            },
             retries=max(0, reply.attempts - 1),
-            prompt_tokens=reply.prompt_tokens,
-            output_tokens=reply.output_tokens,
             simulated_calls=int(reply.simulated),
             limiter_wait_ms=round(reply.limiter_wait_s * 1000),
         )
@@ -61,10 +70,12 @@ class Runtime:
     media: MediaCache
     limiter: RateLimiter
 
-    def judge(self, model: str, job_id: str, *, use_cache: bool = True) -> Judge:
+    def judge(
+        self, model: str, job_id: str, *, use_cache: bool = True, role: str = "judge"
+    ) -> Judge:
         inner = get_judge(model, self.settings, self.limiter)
         cached = CachingJudge(inner, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
-        return AccountingJudge(cached, self.store, job_id)
+        return AccountingJudge(cached, self.store, job_id, role=role)
 
 
 @lru_cache(maxsize=1)
@@ -80,6 +91,14 @@ def runtime() -> Runtime:
     )
 
 
+# What bytes a media field may hold; checked against the bytes, not the file name.
+MEDIA_KINDS: dict[str, tuple[str, ...]] = {
+    "image": IMAGE_TYPES,
+    "video": VIDEO_TYPES,
+    "document": DOCUMENT_TYPES,
+}
+
+
 def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
     """What a metric sees of the runtime for one row."""
     config, row = rt.store.config(job_id), rt.store.row(job_id, row_id)
@@ -88,7 +107,8 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
         ref = row.media.get(field)
         if ref is None:
             raise InputError(row.id, field, "missing")
-        return rt.media.load(ref, row.id, field, rt.settings)
+        allowed = MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
+        return rt.media.load(ref, row.id, field, rt.settings, allowed)
 
     def count(name: str, amount: int) -> None:
         rt.store.incr(job_id, **{name: amount})
@@ -97,6 +117,9 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
         job=config,
         row=row,
         judge=lambda model: rt.judge(model, job_id, use_cache=config.use_cache),
+        candidate=lambda model: rt.judge(
+            model, job_id, use_cache=config.use_cache, role="candidate"
+        ),
         media=media,
         kv=rt.store,
         count=count,

@@ -55,6 +55,9 @@ COUNTERS = (
     "limiter_wait_ms",
     "simulated_calls",
     "redriven",
+    "candidate_calls",
+    "candidate_prompt_tokens",
+    "candidate_output_tokens",
 )
 
 # Counts a row exactly once however often its callback runs: the SADD gate and every counter

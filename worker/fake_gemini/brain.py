@@ -738,6 +738,11 @@ class SimulatedJudge:
         self._lock = threading.Lock()
 
     def reply(self, request: FakeRequest) -> str:
+        from worker.fake_gemini.skills import skills
+
+        for skill in skills():
+            if (answer := skill(request, self)) is not None:
+                return answer
         kind = _request_kind(request)
         if kind == "rubric":
             return write_rubric(_description(request.text)).model_dump_json()
