@@ -359,6 +359,48 @@ def worker(
     app.worker_main(argv)
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=9808, show_default=True, type=int)
+@redis_option
+def metrics(host: str, port: int, redis_url: str | None) -> None:
+    """Serve job-level figures (rows done, score so far, 429s, limiter wait, tokens) for Prometheus."""
+    from worker.metrics_exporter import serve
+
+    serve(_client(redis_url).store, host, port)
+
+
+@main.command()
+@click.argument("job_id")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Write the report here.",
+)
+@click.option(
+    "--max-rows",
+    default=500,
+    show_default=True,
+    help="Rows shown in full (all rows count in the summary).",
+)
+@redis_option
+def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -> None:
+    """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
+    from evalq.report import render_report
+
+    client = _client(redis_url)
+    html = render_report(
+        client.summary(job_id),
+        client.results(job_id),
+        inputs=client.inputs(job_id),
+        max_rows=max_rows,
+    )
+    html_path.write_text(html, encoding="utf-8")
+    err_console.print(f"wrote {html_path} ({len(html) // 1024} KiB)")
+
+
 @main.command(
     "fake-gemini",
     context_settings={

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from evalq.dataset import LoadedDataset, load_dataset
+from evalq.errors import JobNotFound
 from evalq.gecko import failed_row
 from evalq.metric import get_metric
-from evalq.models import JobConfig, JobSummary, RowResult
+from evalq.models import JobConfig, JobSummary, RowInput, RowResult
 from worker.app import QUEUE_ROWS, create_app
 from worker.jobs import current_summary, finalize, finish_row
 from worker.settings import Settings, get_settings
@@ -142,6 +143,16 @@ class Client:
     def results(self, job_id: str) -> list[RowResult]:
         self.store.config(job_id)  # raises JobNotFound
         return sorted(self.store.iter_results(job_id), key=lambda r: (r.line, r.id))
+
+    def inputs(self, job_id: str) -> dict[str, RowInput]:
+        """The validated rows as the producer stored them (for reports: media, prompts)."""
+        out = {}
+        for row_id in self.store.row_ids(job_id):
+            try:
+                out[row_id] = self.store.row(job_id, row_id)
+            except JobNotFound:
+                continue
+        return out
 
     def iter_jobs(self, limit: int = 50) -> Iterator[JobSummary]:
         for job_id in self.store.list_jobs(limit):

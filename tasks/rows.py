@@ -53,10 +53,10 @@ def _fail_row(
     finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
 
 
-@app.task(bind=True, name="evalq.prepare_row", max_retries=None)
+@app.task(bind=True, name="evalq.prepare_row", max_retries=None, ignore_result=True)
 def prepare_row(self: Task, job_id: str, row_id: str) -> dict[str, Any]:
     rt = runtime()
-    if rt.store.is_done(job_id, row_id) or rt.store.status(job_id) in _IDLE:
+    if rt.store.is_done(job_id, row_id) or rt.store.recent_status(job_id) in _IDLE:
         return {"row": row_id, "skipped": True}
     rt.store.touch(job_id, row_id)
     ctx = row_context(rt, job_id, row_id)
@@ -106,7 +106,7 @@ def run_unit(self: Task, job_id: str, row_id: str, index: int) -> dict[str, Any]
 def _run_unit(task: Task, rt: Runtime, job_id: str, row_id: str, index: int) -> dict[str, Any]:
     if (existing := rt.store.verdict(job_id, row_id, index)) is not None:
         return {"index": index, "status": existing.status, "duplicate": True}
-    if rt.store.status(job_id) in _IDLE:
+    if rt.store.recent_status(job_id) in _IDLE:
         return {"index": index, "skipped": True}  # left unanswered for `evalq resume`
     plan = _plan(rt, job_id, row_id)
     ctx = row_context(rt, job_id, row_id)
@@ -131,7 +131,7 @@ def _plan(rt: Runtime, job_id: str, row_id: str) -> Plan:
     return plan
 
 
-@app.task(bind=True, name="evalq.aggregate_row", max_retries=None)
+@app.task(bind=True, name="evalq.aggregate_row", max_retries=None, ignore_result=True)
 def aggregate_row(self: Task, _parts: list[Any], job_id: str, row_id: str) -> dict[str, Any]:
     rt = runtime()
     if rt.store.is_done(job_id, row_id):

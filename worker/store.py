@@ -29,9 +29,11 @@ No secret is ever written: JobConfig has no credential fields.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 import redis
 
@@ -39,6 +41,9 @@ from evalq.errors import JobNotFound
 from evalq.metric import Plan
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from worker.settings import Settings
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 COUNTERS = (
     "rows_done",
@@ -72,7 +77,11 @@ redis.call('HINCRBY', KEYS[2], 'rows_' .. ARGV[3], 1)
 if ARGV[5] ~= '' then
   redis.call('HINCRBY', KEYS[2], 'failed:' .. ARGV[5], 1)
 end
-for i = 6, #ARGV, 2 do
+if ARGV[6] ~= '' then
+  redis.call('HINCRBYFLOAT', KEYS[2], 'score_sum', ARGV[6])
+  redis.call('HINCRBY', KEYS[2], 'score_count', 1)
+end
+for i = 7, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[4], ARGV[i], tonumber(ARGV[i + 1]))
 end
 local ttl = tonumber(ARGV[4])
@@ -81,6 +90,29 @@ for i = 1, 4 do
 end
 return tonumber(redis.call('HGET', KEYS[2], 'rows_done'))
 """
+
+
+class Memo(Generic[K, V]):
+    """A small thread-safe LRU for values that never change once written."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: K, value: V) -> V:
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
 
 
 def job_key(job_id: str, *parts: str) -> str:
@@ -93,6 +125,10 @@ class Store:
         self.ttl_s = settings.result_ttl_s
         self.rubric_ttl_s = settings.rubric_ttl_s
         self._finish_row = self.r.register_script(_FINISH_ROW)
+        # Job configs, rows and plans never change once written (plans are first-write-wins),
+        # so a worker reads each once instead of on every unit task.
+        self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
+        self._status: dict[str, tuple[float, str]] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -172,10 +208,15 @@ class Store:
         return set(cast(list[str], self.r.zrange(job_key(job_id, "activity"), 0, -1)))
 
     def config(self, job_id: str) -> JobConfig:
+        if (hit := self._memo.get(("config", job_id))) is not None:
+            return cast(JobConfig, hit)
         raw = self.r.hget(job_key(job_id), "config")
         if raw is None:
             raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
-        return JobConfig.model_validate_json(cast(str, raw))
+        return cast(
+            JobConfig,
+            self._memo.put(("config", job_id), JobConfig.model_validate_json(cast(str, raw))),
+        )
 
     def job_hash(self, job_id: str) -> dict[str, str]:
         data = cast(dict[str, str], self.r.hgetall(job_key(job_id)))
@@ -185,6 +226,17 @@ class Store:
 
     def status(self, job_id: str) -> str:
         return cast(str | None, self.r.hget(job_key(job_id), "status")) or "unknown"
+
+    def recent_status(self, job_id: str, max_age_s: float = 1.0) -> str:
+        """The status as read at most max_age_s ago: hot paths notice a pause or cancel within
+        a second without a Redis read per task."""
+        now = time.monotonic()
+        seen = self._status.get(job_id)
+        if seen is not None and now - seen[0] < max_age_s:
+            return seen[1]
+        status = self.status(job_id)
+        self._status[job_id] = (now, status)
+        return status
 
     def set_status(self, job_id: str, status: str) -> None:
         self.r.hset(job_key(job_id), mapping={"status": status, f"{status}_at": time.time()})
@@ -202,18 +254,29 @@ class Store:
     # ---- rows, rubrics, verdicts ----
 
     def row(self, job_id: str, row_id: str) -> RowInput:
+        if (hit := self._memo.get(("row", job_id, row_id))) is not None:
+            return cast(RowInput, hit)
         raw = self.r.get(job_key(job_id, "row", row_id))
         if raw is None:
             raise JobNotFound(f"job {job_id!r} has no row {row_id!r} (expired?)")
-        return RowInput.model_validate_json(cast(str, raw))
+        return cast(
+            RowInput,
+            self._memo.put(("row", job_id, row_id), RowInput.model_validate_json(cast(str, raw))),
+        )
 
     def save_row_plan(self, job_id: str, row_id: str, plan: Plan) -> None:
         """First write wins: a redelivered prepare_row must not renumber the row's units."""
         self.r.set(job_key(job_id, "plan", row_id), plan.model_dump_json(), ex=self.ttl_s, nx=True)
 
     def row_plan(self, job_id: str, row_id: str) -> Plan | None:
+        if (hit := self._memo.get(("plan", job_id, row_id))) is not None:
+            return cast(Plan, hit)
         raw = self.r.get(job_key(job_id, "plan", row_id))
-        return Plan.model_validate_json(cast(str, raw)) if raw else None
+        if not raw:
+            return None
+        return cast(
+            Plan, self._memo.put(("plan", job_id, row_id), Plan.model_validate_json(cast(str, raw)))
+        )
 
     # ---- a small shared cache (rubrics, long contexts) ----
 
@@ -250,6 +313,7 @@ class Store:
                 unscored[q.reason] = unscored.get(q.reason, 0) + 1
         args: list[Any] = [result.id, result.model_dump_json(), result.status, self.ttl_s]
         args.append(result.reason or "" if result.status == "failed" else "")
+        args.append("" if result.score is None else repr(float(result.score)))  # running mean
         for reason, count in sorted(unscored.items()):
             args += [reason, count]
         keys = [

@@ -1,0 +1,303 @@
+"""evalq's benchmark: four measurements in one run, on this machine, against the fake server.
+
+1. efficiency against the latency bound: N rows x Q questions at latency L with C concurrent
+   calls; wall time versus ceil(N/C)*L (rubrics) + ceil(N*Q/C)*L (validators);
+2. quota adherence: a per-minute quota well below the offered load; wall time versus
+   calls / quota, and the share of requests answered 429;
+3. overhead at zero latency: judge calls per second through evalq, against what a user would
+   write instead (one asyncio process, google-genai's async client, a semaphore of C), as a ratio;
+4. a cached rerun of (1): requests made and wall time, against the first run.
+
+Ratios only: absolute times depend on the machine (printed with the results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import math
+import os
+import platform
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from evalq.client import Client
+from evalq.models import RubricReply, VerdictReply
+from evalq.parsing import parse_rubric
+from evalq.prompts import rubric_prompt, validator_prompt
+from worker.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
+from worker.settings import Settings
+
+COLORS = ["red", "green", "blue", "yellow", "purple", "orange", "pink", "brown"]
+SHAPES = ["circle", "square", "triangle"]
+
+
+def dataset(folder: Path, rows: int, tag: str) -> Path:
+    """Rows of synthetic shape images, each prompt distinct (no rubric is shared across rows)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(rows):
+        color, shape = COLORS[i % len(COLORS)], SHAPES[(i // len(COLORS)) % len(SHAPES)]
+        path = folder / f"{color}-{shape}.png"
+        if not path.exists():
+            image = Image.new("RGB", (128, 128), "white")
+            draw = ImageDraw.Draw(image)
+            if shape == "circle":
+                draw.ellipse((32, 32, 96, 96), fill=color)
+            elif shape == "square":
+                draw.rectangle((32, 32, 96, 96), fill=color)
+            else:
+                draw.polygon([(64, 28), (100, 96), (28, 96)], fill=color)
+            buf = io.BytesIO()
+            image.save(buf, format="PNG")
+            path.write_bytes(buf.getvalue())
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"{tag}-{i}",
+                    "prompt": f"a {color} {shape} (variant {tag} {i})",
+                    "image": path.name,
+                }
+            )
+        )
+    out = folder / f"{tag}.jsonl"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def stats(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "/stats", timeout=10) as response:
+        return dict(json.loads(response.read()))
+
+
+class Stack:
+    def __init__(
+        self, work: Path, fake_args: list[str], workers: int, concurrency: int, **env: str
+    ) -> None:
+        self.redis = start_redis(work / f"redis-{time.monotonic_ns()}")
+        self.fake = start_fake_gemini(*fake_args)
+        self.pool = WorkerPool(evalq_env(self.redis.url, self.fake.url, **env), work / "logs")
+        for _ in range(workers):
+            self.pool.start(concurrency=concurrency)
+        self.client = Client(
+            Settings(redis_url=self.redis.url, gemini_base_url=self.fake.url, api_key=None)
+        )
+
+    def run(self, path: Path, **submit: Any) -> tuple[float, Any]:
+        start = time.monotonic()
+        job = self.client.submit("gecko-image", path, **submit).job_id
+        summary = self.client.wait(job, timeout_s=1800, poll_s=0.2)
+        return time.monotonic() - start, summary
+
+    def close(self) -> None:
+        self.pool.stop_all()
+        stop(self.fake.proc)
+        if self.redis.proc is not None:
+            stop(self.redis.proc)
+
+
+def bench_latency(work: Path, rows: int, latency_ms: int, concurrency: int) -> dict[str, Any]:
+    stack = Stack(work, ["--latency-ms", str(latency_ms)], workers=1, concurrency=concurrency)
+    try:
+        path = dataset(work / "data", rows, "latency")
+        wall, summary = stack.run(path)
+        questions = sum(len(r.questions) for r in stack.client.results(summary.job_id))
+        rubric_calls = rows
+        latency_s = latency_ms / 1000
+        bound = (
+            math.ceil(rubric_calls / concurrency) * latency_s
+            + math.ceil(questions / concurrency) * latency_s
+        )
+        rerun_wall, rerun = stack.run(path)
+        return {
+            "rows": rows,
+            "questions": questions,
+            "latency_ms": latency_ms,
+            "concurrency": concurrency,
+            "judge_calls": summary.judge_calls,
+            "wall_s": round(wall, 2),
+            "bound_s": round(bound, 2),
+            "wall_over_bound": round(wall / bound, 2),
+            "rerun": {
+                "requests": stats(stack.fake.url)["requests"] - summary.judge_calls,
+                "judge_calls": rerun.judge_calls,
+                "wall_s": round(rerun_wall, 2),
+                "wall_vs_first": round(rerun_wall / wall, 3),
+                "cache_hits": rerun.cache_hits,
+                "rubric_cache_hits": rerun.rubric_cache_hits,
+            },
+        }
+    finally:
+        stack.close()
+
+
+def bench_quota(
+    work: Path, rows: int, rpm: int, window_s: float, concurrency: int
+) -> dict[str, Any]:
+    limits = json.dumps({"*": {"rpm": rpm}})
+    stack = Stack(
+        work,
+        ["--rpm", str(rpm), "--quota-window-s", str(window_s)],
+        workers=2,
+        concurrency=concurrency,
+        EVALQ_RATE_LIMITS=limits,
+    )
+    try:
+        wall, summary = stack.run(dataset(work / "data", rows, "quota"))
+        s = stats(stack.fake.url)
+        ideal = (s["requests"] - 1) / (rpm / 60)
+        return {
+            "rows": rows,
+            "rpm": rpm,
+            "quota_window_s": window_s,
+            "offered_concurrency": 2 * concurrency,
+            "requests": s["requests"],
+            "answered_429": s["by_status"].get("429", 0),
+            "share_429": round(s["by_status"].get("429", 0) / s["requests"], 4),
+            "wall_s": round(wall, 2),
+            "ideal_s": round(ideal, 2),
+            "wall_over_ideal": round(wall / ideal, 2),
+            "limiter_wait_s": round(summary.limiter_wait_s, 1),
+        }
+    finally:
+        stack.close()
+
+
+async def baseline(url: str, path: Path, concurrency: int) -> tuple[float, int]:
+    """What a user would write instead: one process, the async client, a semaphore."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="offline", http_options=types.HttpOptions(base_url=url))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    semaphore = asyncio.Semaphore(concurrency)
+    calls = 0
+
+    async def call(prompt: str, image: bytes, schema: Any) -> str:
+        nonlocal calls
+        async with semaphore:
+            calls += 1
+            reply = await client.aio.models.generate_content(
+                model="gemini-2.5-flash",
+                contents=[
+                    types.Content(
+                        role="user",
+                        parts=[
+                            types.Part.from_bytes(data=image, mime_type="image/png"),
+                            types.Part.from_text(text=prompt),
+                        ],
+                    )
+                ],
+                config=types.GenerateContentConfig(
+                    response_mime_type="application/json", response_schema=schema, temperature=0
+                ),
+            )
+            return reply.text or ""
+
+    async def row(record: dict[str, Any]) -> None:
+        image = (path.parent / record["image"]).read_bytes()
+        rubric = parse_rubric(await call(rubric_prompt(record["prompt"]), image, RubricReply))
+        await asyncio.gather(
+            *(call(validator_prompt(q.question), image, VerdictReply) for q in rubric.questions)
+        )
+
+    start = time.monotonic()
+    await asyncio.gather(*(row(r) for r in rows))
+    return time.monotonic() - start, calls
+
+
+def bench_overhead(work: Path, rows: int, concurrency: int) -> dict[str, Any]:
+    stack = Stack(work, [], workers=1, concurrency=concurrency)
+    try:
+        wall, summary = stack.run(dataset(work / "data", rows, "overhead"), use_cache=False)
+        base_wall, base_calls = asyncio.run(
+            baseline(stack.fake.url, dataset(work / "data", rows, "overhead-base"), concurrency)
+        )
+        evalq_rate, base_rate = summary.judge_calls / wall, base_calls / base_wall
+        return {
+            "rows": rows,
+            "concurrency": concurrency,
+            "evalq_calls": summary.judge_calls,
+            "evalq_wall_s": round(wall, 2),
+            "evalq_calls_per_s": round(evalq_rate, 1),
+            "baseline_calls": base_calls,
+            "baseline_wall_s": round(base_wall, 2),
+            "baseline_calls_per_s": round(base_rate, 1),
+            "evalq_over_baseline": round(evalq_rate / base_rate, 2),
+        }
+    finally:
+        stack.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--latency-ms", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rpm", type=int, default=240)
+    parser.add_argument("--quota-window-s", type=float, default=10.0)
+    parser.add_argument("--quota-rows", type=int, default=40)
+    parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
+    parser.add_argument("--only", choices=["overhead"], default=None, help="run one measurement (for profiling)")
+    args = parser.parse_args()
+    machine = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    results: dict[str, Any] = {"machine": machine}
+    with tempfile.TemporaryDirectory(prefix="evalq-bench-") as tmp:
+        work = Path(tmp)
+        if args.only == "overhead":
+            print(json.dumps(bench_overhead(work, args.rows, args.concurrency), indent=1))
+            return 0
+        results["latency_bound"] = bench_latency(work, args.rows, args.latency_ms, args.concurrency)
+        results["quota"] = bench_quota(
+            work, args.quota_rows, args.rpm, args.quota_window_s, args.concurrency // 2
+        )
+        results["overhead_zero_latency"] = bench_overhead(work, args.rows, args.concurrency)
+    lat, quota, over = results["latency_bound"], results["quota"], results["overhead_zero_latency"]
+    table = [
+        (
+            "efficiency vs latency bound",
+            f"{lat['rows']} rows x {lat['questions'] / lat['rows']:.1f} q, L={lat['latency_ms']} ms, C={lat['concurrency']}",
+            f"wall {lat['wall_s']} s / bound {lat['bound_s']} s = {lat['wall_over_bound']}",
+        ),
+        (
+            "quota adherence",
+            f"{quota['requests']} requests at {quota['rpm']} rpm (window {quota['quota_window_s']} s)",
+            f"wall {quota['wall_s']} s / ideal {quota['ideal_s']} s = {quota['wall_over_ideal']}; 429 share {quota['share_429']:.1%}",
+        ),
+        (
+            "overhead at zero latency",
+            f"{over['evalq_calls']} calls, C={over['concurrency']}",
+            f"evalq {over['evalq_calls_per_s']}/s vs asyncio baseline {over['baseline_calls_per_s']}/s = {over['evalq_over_baseline']}",
+        ),
+        (
+            "cached rerun",
+            f"same {lat['rows']} rows",
+            f"{lat['rerun']['requests']} requests; wall {lat['rerun']['wall_s']} s = {lat['rerun']['wall_vs_first']} of the first run",
+        ),
+    ]
+    width = max(len(r[0]) for r in table)
+    print(
+        f"\nevalq bench on {machine['cpus']} CPUs, Python {machine['python']}, {machine['platform']}"
+    )
+    for name, setup, result in table:
+        print(f"{name:<{width}}  {setup}\n{'':<{width}}  -> {result}")
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

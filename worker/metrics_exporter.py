@@ -1,0 +1,113 @@
+"""A Prometheus endpoint for job-level figures Flower does not have: rows done, the score so
+far, 429s, time waited on the limiter, tokens, unscored questions by reason.
+
+Figures are read from Redis at scrape time (a custom collector), so the exporter holds no state
+and any number of them can run. It reports the active jobs plus the most recent ones.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from worker.store import Store
+
+_COUNTERS = {
+    "judge_calls": "HTTP requests made to judge models",
+    "prompt_tokens": "prompt tokens sent to judges",
+    "output_tokens": "output tokens received from judges",
+    "candidate_calls": "calls to the model under test",
+    "rate_limited": "429 replies received",
+    "retries": "transient retries",
+    "cache_hits": "judge calls served from the cache",
+    "rubric_cache_hits": "rubrics reused",
+    "redriven": "rows re-driven by the watchdog",
+}
+
+
+class JobCollector(Collector):
+    def __init__(self, store: Store, recent: int = 20) -> None:
+        self.store = store
+        self.recent = recent
+
+    def job_ids(self) -> list[str]:
+        return sorted(set(self.store.active_jobs()) | set(self.store.list_jobs(self.recent)))
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        labels = ["job_id", "metric"]
+        total = GaugeMetricFamily("evalq_job_rows_total", "rows in the job", labels=labels)
+        done = GaugeMetricFamily("evalq_job_rows_done", "rows counted so far", labels=labels)
+        by_status = GaugeMetricFamily(
+            "evalq_job_rows", "rows by status", labels=[*labels, "status"]
+        )
+        score = GaugeMetricFamily(
+            "evalq_job_mean_score", "mean row score so far (scored and partial rows)", labels=labels
+        )
+        state = GaugeMetricFamily(
+            "evalq_job_status", "1 for the job's current status", labels=[*labels, "status"]
+        )
+        waited = GaugeMetricFamily(
+            "evalq_job_limiter_wait_seconds",
+            "time calls waited on the global rate limiter",
+            labels=labels,
+        )
+        unscored = GaugeMetricFamily(
+            "evalq_job_unscored_questions",
+            "unscored questions by reason",
+            labels=[*labels, "reason"],
+        )
+        counters = {
+            name: GaugeMetricFamily(f"evalq_job_{name}", help_, labels=labels)
+            for name, help_ in _COUNTERS.items()
+        }
+        for job_id in self.job_ids():
+            try:
+                job = self.store.job_hash(job_id)
+                metric = self.store.config(job_id).metric
+                reasons = self.store.unscored_counts(job_id)
+            except Exception:  # expired between listing and reading
+                continue
+            key = [job_id, metric]
+            total.add_metric(key, float(self.store.config(job_id).rows_total))
+            done.add_metric(key, float(job.get("rows_done", 0)))
+            for status in ("scored", "partial", "failed"):
+                by_status.add_metric([*key, status], float(job.get(f"rows_{status}", 0)))
+            if int(job.get("score_count", 0) or 0):
+                score.add_metric(key, float(job["score_sum"]) / int(job["score_count"]))
+            state.add_metric([*key, job.get("status", "unknown")], 1.0)
+            waited.add_metric(key, int(job.get("limiter_wait_ms", 0) or 0) / 1000)
+            for reason, count in reasons.items():
+                unscored.add_metric([*key, reason], float(count))
+            for name, family in counters.items():
+                family.add_metric(key, float(job.get(name, 0) or 0))
+        scrape = GaugeMetricFamily("evalq_scrape_timestamp_seconds", "when these figures were read")
+        scrape.add_metric([], time.time())
+        yield from (
+            total,
+            done,
+            by_status,
+            score,
+            state,
+            waited,
+            unscored,
+            *counters.values(),
+            scrape,
+        )
+
+
+def serve(store: Store, host: str, port: int) -> None:
+    """Serve /metrics until interrupted."""
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    registry = CollectorRegistry()
+    registry.register(JobCollector(store))
+    server, thread = start_http_server(port, addr=host, registry=registry)
+    print(f"evalq metrics on http://{host}:{port}/metrics", flush=True)
+    try:
+        while thread.is_alive():
+            thread.join(1)
+    except KeyboardInterrupt:
+        server.shutdown()
