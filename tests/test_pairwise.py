@@ -1,0 +1,168 @@
+"""Pairwise metric logic with in-memory judges: both orders, position bias cancelled,
+Wilson intervals, several judges, and the simulated judge's choices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalq.examples_ratings import write_pairwise_example
+from evalq.judge import JudgeRequest
+from evalq.metric import get_metric
+from evalq.models import RowInput
+from evalq.pairwise import combine, first_position_share, wilson, winner_of
+from evalq.prompts import extract_section
+from tests.test_pointwise import Harness, MemoryJudge, choice_json, simulated
+
+
+def rows(*pairs: tuple[str, str]) -> list[RowInput]:
+    return [
+        RowInput(
+            id=f"r{i}",
+            line=i + 1,
+            prompt="Which is better?",
+            data={"prompt": "Which is better?", "response_a": a, "response_b": b},
+        )
+        for i, (a, b) in enumerate(pairs)
+    ]
+
+
+def prefers(word: str) -> MemoryJudge:
+    """A judge without position bias: it picks whichever shown response contains ``word``."""
+
+    def reply(request: JudgeRequest) -> str:
+        first = extract_section(request.prompt, "response_a") or ""
+        second = extract_section(request.prompt, "response_b") or ""
+        if (word in first) == (word in second):
+            return choice_json("SAME")
+        return choice_json("A" if word in first else "B")
+
+    return MemoryJudge(f"prefers-{word}", reply)
+
+
+@pytest.mark.parametrize(
+    ("original", "swapped", "outcome", "consistent"),
+    [
+        ("A", "B", "A", True),
+        ("B", "A", "B", True),
+        ("SAME", "SAME", "tie", True),
+        ("A", "A", "tie", False),  # always the first position
+        ("B", "B", "tie", False),  # always the second position
+        ("A", "SAME", "tie", False),
+        ("SAME", "A", "tie", False),
+        (None, "A", None, None),
+        ("A", None, None, None),
+    ],
+)
+def test_combining_both_orders(
+    original: str | None, swapped: str | None, outcome: str | None, consistent: bool | None
+) -> None:
+    combined = combine(original, swapped)  # type: ignore[arg-type]
+    assert (combined.outcome, combined.consistent) == (outcome, consistent)
+
+
+def test_each_comparison_is_asked_in_both_orders() -> None:
+    judge = prefers("good")
+    plan, _, row = Harness("pairwise", {}, {judge.model: judge}).run_row(
+        rows(("good answer", "poor answer"))[0]
+    )
+    assert [u.data["order"] for u in plan.units] == ["original", "swapped"]
+    shown = [
+        (extract_section(r.prompt, "response_a"), extract_section(r.prompt, "response_b"))
+        for r in judge.requests
+    ]
+    assert shown == [("good answer", "poor answer"), ("poor answer", "good answer")]
+    assert [r.temperature for r in judge.requests] == [0.0, 0.0]
+    assert row.details["comparisons"][0] | {"explanations": None} == {
+        "judge": judge.model,
+        "sample": 0,
+        "original": "A",
+        "swapped": "B",
+        "outcome": "A",
+        "consistent": True,
+        "explanations": None,
+    }
+    assert (row.score, row.details["winner"], row.status) == (1.0, "A", "scored")
+
+
+def test_a_judge_that_always_prefers_the_first_position_yields_inconsistent_ties() -> None:
+    biased = MemoryJudge("first-position", lambda request: choice_json("A"))
+    results, summary = Harness("pairwise", {}, {biased.model: biased}).run(
+        rows(("good", "poor"), ("poor", "good"), ("x", "y"))
+    )
+    assert [r.details["winner"] for r in results] == ["tie", "tie", "tie"]
+    assert all(r.score == 0.5 for r in results)
+    assert all(r.details["inconsistent"] == 1 for r in results)
+    assert summary["win_rates"] == {"A": 0.0, "B": 0.0, "tie": 1.0}
+    assert summary["inconsistency_rate"] == 1.0
+    assert summary["first_position_share"] == 1.0
+
+
+def test_win_rates_with_wilson_intervals() -> None:
+    judge = prefers("good")
+    pairs = [("good", "poor")] * 6 + [("poor", "good")] * 3 + [("good", "good")]
+    results, summary = Harness("pairwise", {}, {judge.model: judge}).run(rows(*pairs))
+    assert summary["win_rates"] == {"A": 0.6, "B": 0.3, "tie": 0.1}
+    assert summary["win_rates_ci95"]["A"] == pytest.approx(list(wilson(6, 10) or ()))
+    assert summary["inconsistency_rate"] == 0.0
+    assert summary["first_position_share"] == 0.5
+    assert summary["rows_compared"] == 10
+    assert [r.score for r in results][-1] == 0.5
+
+
+def test_wilson_interval_matches_known_values() -> None:
+    low, high = wilson(6, 10) or (0.0, 0.0)
+    assert (round(low, 4), round(high, 4)) == (0.3127, 0.8318)
+    low, high = wilson(0, 10) or (1.0, 1.0)
+    assert (low, round(high, 4)) == (0.0, 0.2775)
+    assert wilson(0, 0) is None
+
+
+def test_an_unscored_order_leaves_the_comparison_unscored() -> None:
+    replies = iter([choice_json("A"), "I cannot decide."])
+    judge = MemoryJudge("j", lambda request: next(replies))
+    _, verdicts, row = Harness("pairwise", {}, {"j": judge}).run_row(rows(("a", "b"))[0])
+    assert [v.status for v in verdicts.values()] == ["ok", "unscored"]
+    assert (row.status, row.score, row.reason) == ("failed", None, "parse_error")
+    assert row.details["comparisons"][0]["reason"] == "parse_error"
+    assert get_metric("pairwise").summarize([row]) == {}
+
+
+def test_several_judges_samples_and_their_agreement() -> None:
+    good, biased = prefers("good"), MemoryJudge("biased", lambda request: choice_json("B"))
+    harness = Harness("pairwise", {"samples": 2}, {good.model: good, biased.model: biased})
+    results, summary = harness.run(rows(("good", "poor"), ("poor", "good")))
+    assert len(results[0].questions) == 2 * 2 * 2  # judges x samples x orders
+    assert {r.temperature for r in good.requests} == {0.7}
+    assert results[0].details["judges"][good.model]["winner"] == "A"
+    assert results[0].details["judges"]["biased"] == {
+        "score": 0.5,
+        "winner": "tie",
+        "inconsistent": 2,
+    }
+    assert results[0].score == 0.75  # mean of the judges' scores
+    assert summary["by_judge"]["biased"]["inconsistency_rate"] == 1.0
+    assert summary["by_judge"][good.model]["tie"] == 0.0
+    assert summary["agreement"]["all_agree"] == 0.0
+
+
+def test_winner_and_position_share_helpers() -> None:
+    assert [winner_of(s) for s in (1.0, 0.75, 0.5, 0.25)] == ["A", "A", "tie", "B"]
+    assert first_position_share([{"original": "A", "swapped": "B"}]) == 0.5
+    assert first_position_share([{"original": "SAME", "swapped": "SAME"}]) is None
+
+
+def test_simulated_judge_picks_the_better_answer_in_either_order(tmp_path: Path) -> None:
+    sim = MemoryJudge("sim", simulated)
+    harness = Harness("pairwise", {}, {"sim": sim})
+    loaded = harness.load(write_pairwise_example(tmp_path))
+    assert not loaded.errors
+    results, summary = harness.run(loaded.rows)
+    for row in results:
+        expected = {"a-better": "A", "b-better": "B", "same": "tie"}[row.id.rsplit("-", 1)[0]]
+        assert row.details["winner"] == expected, row.id
+        assert row.details["inconsistent"] == 0  # no built-in position preference
+    assert summary["first_position_share"] == 0.5
+    explanations = results[0].details["comparisons"][0]["explanations"]
+    assert explanations["original"].startswith("[simulated judge]")

@@ -1,0 +1,294 @@
+"""Pointwise, pairwise and rank jobs end to end: real Redis, real worker processes, the fake
+Gemini server over HTTP (scripted replies or the simulated judge). Each test uses its own
+judge model name so the call cache does not couple tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalq.errors import DatasetError
+from evalq.examples_ratings import (
+    write_pairwise_example,
+    write_pointwise_example,
+    write_rank_example,
+)
+from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+
+pytestmark = pytest.mark.integration
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def rating(value: Any, explanation: str = "scripted") -> str:
+    return json.dumps({"explanation": explanation, "rating": value})
+
+
+def choice(value: str, explanation: str = "scripted") -> str:
+    return json.dumps({"explanation": explanation, "pairwise_choice": value})
+
+
+def test_pointwise_example_rates_faithful_summaries_higher(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    dataset = write_pointwise_example(tmp_path / "example")
+    job = client.submit(
+        "pointwise",
+        dataset,
+        judge_model="judge-ratings-example",
+        options={"template": "summarization_quality"},
+    ).job_id
+    summary = client.wait(job, timeout_s=120)
+    rows = {r.id: r for r in client.results(job)}
+    assert summary.status == "finished"
+    assert summary.rows_scored == summary.rows_total == 6
+    assert summary.simulated and all(r.simulated for r in rows.values())
+    for topic in ("tides", "bees", "volcanoes"):  # a context, a text document, a PDF document
+        good, bad = rows[f"{topic}-good"], rows[f"{topic}-bad"]
+        assert good.details["mean_rating"] > bad.details["mean_rating"], topic
+        assert good.score is not None and bad.score is not None and good.score > bad.score
+    stats = summary.metric_summary
+    assert stats["template"] == "summarization_quality"
+    assert 1.0 <= stats["mean_rating"] <= 5.0
+    assert sum(stats["rating_counts"].values()) == 6
+    assert summary.mean_score == pytest.approx((stats["mean_rating"] - 1) / 4)
+
+
+def test_ratings_are_read_from_structured_replies_and_bad_ones_are_unscored(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    fake.script(
+        [
+            {"match": "Pw-fenced", "reply": f"```json\n{rating(4)}\n```"},
+            {"match": "Pw-bare", "reply": "4"},
+            {"match": "Pw-range", "reply": rating(7)},
+            {"match": "Pw-zero", "reply": rating(0)},
+            {"match": "Pw-prose", "reply": "A solid answer. Rating: 4"},
+        ]
+    )
+    names = ("fenced", "bare", "range", "zero", "prose")
+    data = write_rows(
+        tmp_path / "d.jsonl", [{"id": n, "response": f"Pw-{n} response."} for n in names]
+    )
+    job = client.submit(
+        "pointwise", data, judge_model="judge-ratings-parse", options={"template": "fluency"}
+    ).job_id
+    summary = client.wait(job, timeout_s=60)
+    rows = {r.id: r for r in client.results(job)}
+    assert [rows[n].details["ratings"] for n in names] == [[4], [4], [], [], []]
+    for n in ("range", "zero", "prose"):
+        assert (rows[n].status, rows[n].score, rows[n].reason) == ("failed", None, "parse_error")
+    assert "outside the scale" in (rows["range"].questions[0].detail or "")
+    assert summary.unscored_by_reason == {"parse_error": 3}
+    assert (summary.rows_scored, summary.rows_failed) == (2, 3)
+    assert summary.mean_score == 0.75  # unscored rows are excluded, never counted as 0
+
+
+def test_a_template_with_an_unknown_placeholder_fails_before_anything_is_enqueued(
+    client: Any, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    data = write_rows(tmp_path / "d.jsonl", [{"prompt": "p", "response": "r", "context": "c"}])
+    template = tmp_path / "mine.txt"
+    template.write_text("Does {response} follow {instructions}? Use {context}.")
+    jobs_before = redis_server.client().zcard("evalq:jobs")
+    with pytest.raises(DatasetError) as caught:
+        client.submit("pointwise", data, options={"template_text": template.read_text()})
+    assert "{instructions}" in str(caught.value)
+    assert "context, prompt, response" in str(caught.value)
+    done = subprocess.run(
+        [*EVALQ, "run", "pointwise", str(data), "--template", str(template)],
+        cwd=ROOT,
+        env=worker_env(redis_server.url, "http://127.0.0.1:9"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "{instructions}" in done.stderr
+    assert redis_server.client().zcard("evalq:jobs") == jobs_before
+
+
+def test_repeated_samples_show_each_rating_their_mean_and_spread(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    fake.script(
+        [
+            {"match": "Rs-spread", "reply": rating(5), "times": 1},
+            {"match": "Rs-spread", "reply": rating(3), "times": 1},
+            {"match": "Rs-spread", "reply": rating(4)},
+            {"match": "Rs-steady", "reply": rating(2)},
+        ]
+    )
+    data = write_rows(
+        tmp_path / "d.jsonl",
+        [{"id": "spread", "response": "Rs-spread."}, {"id": "steady", "response": "Rs-steady."}],
+    )
+    job = client.submit(
+        "pointwise",
+        data,
+        judge_model="judge-ratings-samples",
+        options={"template": "fluency", "samples": 3},
+    ).job_id
+    summary = client.wait(job, timeout_s=60)
+    rows = {r.id: r for r in client.results(job)}
+    spread = rows["spread"].details
+    assert sorted(spread["ratings"]) == [3, 4, 5]  # three calls, one per sample
+    assert (spread["mean_rating"], spread["stdev"]) == (4.0, 1.0)
+    assert rows["steady"].details["ratings"] == [2, 2, 2]
+    assert rows["steady"].details["stdev"] == 0.0
+    consistency = summary.metric_summary["consistency"]
+    assert consistency == {"mean_stdev": 0.5, "unanimous_share": 0.5, "rows": 2}
+    assert summary.judge_calls == 6
+
+
+def test_several_judges_are_each_their_own_units_with_agreement(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    judges = ["judge-ratings-multi-a", "judge-ratings-multi-b"]
+    dataset = write_pointwise_example(tmp_path / "example")
+    job = client.submit(
+        "pointwise", dataset, judge_models=judges, options={"template": "groundedness"}
+    ).job_id
+    summary = client.wait(job, timeout_s=120)
+    rows = client.results(job)
+    assert fake.stats()["by_model"] == dict.fromkeys(judges, 6)
+    for row in rows:
+        assert set(row.details["judges"]) == set(judges)
+        assert len(row.questions) == 2
+    stats = summary.metric_summary
+    assert set(stats["mean_rating_by_judge"]) == set(judges)
+    assert stats["agreement"]["rows_compared"] == 6
+    assert stats["agreement"]["all_agree"] == 1.0  # the simulated judge does not vary by model
+
+
+def test_pairwise_judges_both_orders_and_position_bias_becomes_inconsistent_ties(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    fake.script(
+        [
+            {"match": "Pb-bias", "reply": choice("A", "the first one, always")},
+            {"match": "kind=response_a>\nPb-good", "reply": choice("A")},
+            {"match": "kind=response_b>\nPb-good", "reply": choice("B")},
+        ]
+    )
+    rows = [
+        {"id": "biased", "prompt": "q1", "response_a": "Pb-bias one.", "response_b": "Pb-bias 2."},
+        {"id": "a-wins", "prompt": "q2", "response_a": "Pb-good.", "response_b": "Pb-poor."},
+        {"id": "b-wins", "prompt": "q3", "response_a": "Pb-poor.", "response_b": "Pb-good."},
+    ]
+    job = client.submit(
+        "pairwise", write_rows(tmp_path / "d.jsonl", rows), judge_model="judge-pairwise-bias"
+    ).job_id
+    summary = client.wait(job, timeout_s=60)
+    results = {r.id: r for r in client.results(job)}
+    assert [results[k].details["winner"] for k in ("biased", "a-wins", "b-wins")] == [
+        "tie",
+        "A",
+        "B",
+    ]
+    assert [results[k].score for k in ("biased", "a-wins", "b-wins")] == [0.5, 1.0, 0.0]
+    biased = results["biased"].details["comparisons"][0]
+    assert (biased["original"], biased["swapped"], biased["consistent"]) == ("A", "A", False)
+    stats = summary.metric_summary
+    assert stats["win_rates"] == {"A": 1 / 3, "B": 1 / 3, "tie": 1 / 3}
+    assert stats["inconsistency_rate"] == pytest.approx(1 / 3)
+    low, high = stats["win_rates_ci95"]["A"]
+    assert 0.0 < low < 1 / 3 < high < 1.0
+    assert summary.judge_calls == 6  # two orders per row
+
+
+def test_pairwise_example_with_the_simulated_judge(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    dataset = write_pairwise_example(tmp_path / "example")
+    job = client.submit("pairwise", dataset, judge_model="judge-pairwise-example").job_id
+    summary = client.wait(job, timeout_s=120)
+    for row in client.results(job):
+        expected = {"a-better": "A", "b-better": "B", "same": "tie"}[row.id.rsplit("-", 1)[0]]
+        assert row.details["winner"] == expected, row.id
+    assert summary.metric_summary["inconsistency_rate"] == 0.0
+    assert summary.metric_summary["first_position_share"] == 0.5
+
+
+def test_rank_cli_recovers_a_scripted_order(
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
+) -> None:
+    # The judge prefers the higher Rk level whichever side it is shown on.
+    fake.script(
+        [
+            {"match": "kind=response_a>\nRk-3", "reply": choice("A")},
+            {"match": "kind=response_b>\nRk-3", "reply": choice("B")},
+            {"match": "kind=response_a>\nRk-2", "reply": choice("A")},
+            {"match": "kind=response_b>\nRk-2", "reply": choice("B")},
+        ]
+    )
+    rows = [
+        {
+            "id": f"q{i}",
+            "prompt": f"Scripted question {i}?",
+            "c1": f"Rk-2 answer {i}.",
+            "c2": f"Rk-3 answer {i}.",
+            "c3": f"Rk-1 answer {i}.",
+        }
+        for i in range(5)
+    ]
+    data = write_rows(tmp_path / "rank.jsonl", rows)
+    env = worker_env(redis_server.url, fake.url)
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [*EVALQ, *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = cli(
+        "rank",
+        str(data),
+        "--candidates",
+        "c1,c2,c3",
+        "--judge-model",
+        "judge-rank-scripted",
+        "--wait",
+        "--json",
+    )
+    summary = json.loads(out)
+    stats = summary["metric_summary"]
+    assert stats["ranking"] == "c2 > c1 > c3"
+    assert stats["win_matrix"] == {"c2 vs c1": 1.0, "c2 vs c3": 1.0, "c1 vs c3": 1.0}
+    assert stats["rank_ci95"] == {"c2": [1, 1], "c1": [2, 2], "c3": [3, 3]}
+    assert (stats["rows_ranked"], stats["comparisons"]) == (5, 15)
+    assert summary["judge_calls"] == 30  # 3 pairs x 2 orders x 5 rows
+    human = cli("status", summary["job_id"])
+    assert "c2 > c1 > c3" in human
+    assert "c2 vs c1=1.000" in human
+
+
+def test_rank_example_puts_cited_first(client: Any, fake: FakeGemini, tmp_path: Path) -> None:
+    dataset = write_rank_example(tmp_path / "example")
+    job = client.submit(
+        "rank",
+        dataset,
+        judge_model="judge-rank-example",
+        options={"candidates": ["terse", "moderate", "cited"]},
+    ).job_id
+    summary = client.wait(job, timeout_s=120)
+    stats = summary.metric_summary
+    assert stats["ranking"] == "cited > moderate > terse"
+    low, high = stats["strength_ci95"]["cited"]
+    assert low <= stats["strength"]["cited"] + 1e-9 and high >= stats["strength"]["cited"] - 1e-9
+    assert summary.rows_scored == 6

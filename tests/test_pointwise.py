@@ -1,0 +1,362 @@
+"""Pointwise metric logic with in-memory judges (no Redis, no Celery): units, parsing,
+repeated samples, several judges, documents, and the simulated judge's ratings.
+
+The small harness here (in-memory judges and a RowContext over them) is reused by the
+pairwise and ranking tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalq.dataset import LoadedDataset, load_dataset
+from evalq.errors import Blocked, DatasetError, InputError, RateLimited
+from evalq.examples_ratings import write_pointwise_example
+from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.media import DOCUMENT_TYPES, load_media
+from evalq.metric import Plan, RowContext, get_metric
+from evalq.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.prompts import extract_section
+from worker.fake_gemini.brain import SimulatedJudge
+from worker.fake_gemini.protocol import FakeMedia, FakeRequest
+
+# ---- harness ------------------------------------------------------------------------------
+
+Reply = Callable[[JudgeRequest], str]
+
+
+def rating_json(rating: Any, explanation: str = "because") -> str:
+    return json.dumps({"explanation": explanation, "rating": rating})
+
+
+def choice_json(choice: str, explanation: str = "because") -> str:
+    return json.dumps({"explanation": explanation, "pairwise_choice": choice})
+
+
+@dataclass
+class MemoryJudge:
+    """A judge answering from a function of the request; keeps every request it saw."""
+
+    model: str
+    reply: Reply
+    requests: list[JudgeRequest] = field(default_factory=list)
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        self.requests.append(request)
+        return JudgeReply(
+            text=self.reply(request),
+            model=self.model,
+            model_version="memory",
+            prompt_tokens=1,
+            output_tokens=1,
+            finish_reason="STOP",
+        )
+
+
+class FailingJudge:
+    def __init__(self, model: str, error: Exception) -> None:
+        self.model = model
+        self.error = error
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        raise self.error
+
+
+def simulated(request: JudgeRequest) -> str:
+    """The fake server's brain, called in-process with what the HTTP layer would pass it."""
+    fake = FakeRequest(
+        model="sim",
+        text=request.prompt,
+        media=[FakeMedia(m.mime_type, m.data, m.uri) for m in request.media],
+        response_schema=request.schema.model_json_schema() if request.schema else None,
+        temperature=request.temperature,
+    )
+    return SimulatedJudge().reply(fake)
+
+
+class MemoryKV:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    def set(self, key: str, value: str, ttl_s: int) -> None:
+        self.values[key] = value
+
+
+@dataclass
+class Harness:
+    """Runs a metric's plan -> units -> aggregate -> summarize in-process."""
+
+    metric: str
+    options: dict[str, Any]
+    judges: Mapping[str, Any]  # model -> Judge
+    candidates: Mapping[str, Any] = field(default_factory=dict)
+
+    def job(self, rows_total: int = 1) -> JobConfig:
+        models = list(self.judges)
+        return JobConfig(
+            job_id="test",
+            metric=self.metric,
+            judge_model=models[0],
+            judge_models=models,
+            dataset="-",
+            rows_total=rows_total,
+            created_at=0.0,
+            options=self.options,
+        )
+
+    def context(self, row: RowInput) -> RowContext:
+        def media(name: str) -> MediaPart:
+            ref = row.media.get(name)
+            if ref is None:
+                raise InputError(row.id, name, "missing")
+            return load_media(
+                ref, row.id, name, max_bytes=10**7, timeout_s=5, allowed=DOCUMENT_TYPES
+            )
+
+        return RowContext(
+            job=self.job(),
+            row=row,
+            judge=lambda model: self.judges[model],
+            candidate=lambda model: self.candidates[model],
+            media=media,
+            kv=MemoryKV(),
+            count=lambda name, amount: None,
+        )
+
+    def load(self, path: Path) -> LoadedDataset:
+        return load_dataset(path, self.metric, self.options)
+
+    def run_row(self, row: RowInput) -> tuple[Plan, dict[int, Verdict], RowResult]:
+        spec = get_metric(self.metric)
+        ctx = self.context(row)
+        plan = spec.plan(ctx)
+        verdicts = {unit.index: spec.run_unit(ctx, plan, unit) for unit in plan.units}
+        return plan, verdicts, spec.aggregate(row, plan, verdicts)
+
+    def run(self, rows: Sequence[RowInput]) -> tuple[list[RowResult], dict[str, Any]]:
+        results = [self.run_row(row)[2] for row in rows]
+        return results, get_metric(self.metric).summarize(results)
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def qa_rows(n: int = 1) -> list[RowInput]:
+    return [
+        RowInput(
+            id=f"r{i}",
+            line=i + 1,
+            prompt=f"Question {i}?",
+            data={"prompt": f"Question {i}?", "response": f"Answer {i}."},
+        )
+        for i in range(n)
+    ]
+
+
+QA = {"template": "question_answering_quality"}
+
+# ---- tests --------------------------------------------------------------------------------
+
+
+def test_unknown_placeholder_fails_loading_naming_it_and_the_columns(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "d.jsonl", [{"prompt": "p", "response": "r"}])
+    options = {"template": "t.txt", "template_text": "Judge {response} for {instructions}."}
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(data, "pointwise", options)
+    assert "{instructions}" in str(caught.value)
+    assert "prompt, response" in str(caught.value)
+
+
+def test_user_template_rows_use_only_its_placeholders(tmp_path: Path) -> None:
+    data = write_rows(
+        tmp_path / "d.jsonl",
+        [{"id": "a", "question": "Q?", "answer": "A.", "other": 1}, {"id": "b", "answer": "B."}],
+    )
+    options = {"template_text": "Rate {answer} to {question}."}
+    loaded = load_dataset(data, "pointwise", options)
+    assert [r.data for r in loaded.rows] == [{"answer": "A.", "question": "Q?"}, {"answer": "B."}]
+    assert any("row b" in w and "question" in w for w in loaded.warnings)
+    judge = MemoryJudge("j", lambda request: rating_json(3))
+    harness = Harness("pointwise", options, {"j": judge})
+    with pytest.raises(InputError, match="question"):
+        harness.run_row(loaded.rows[1])  # fails alone, before any judge call
+    assert judge.requests == []
+
+
+def test_one_unit_per_judge_and_sample_with_temperature_for_samples() -> None:
+    calls: list[JudgeRequest] = []
+
+    def reply(request: JudgeRequest) -> str:
+        calls.append(request)
+        return rating_json(4)
+
+    judges = {m: MemoryJudge(m, reply) for m in ("judge-1", "judge-2")}
+    plan, _, result = Harness("pointwise", {**QA, "samples": 3}, judges).run_row(qa_rows()[0])
+    assert [(u.data["judge"], u.data["sample"]) for u in plan.units] == [
+        (m, k) for m in ("judge-1", "judge-2") for k in range(3)
+    ]
+    assert sorted(r.sample for r in calls) == [0, 0, 1, 1, 2, 2]
+    assert {r.temperature for r in calls} == {0.7}
+    assert all(r.schema is not None and "rating" in r.schema.model_fields for r in calls)
+    single = MemoryJudge("j", reply)
+    calls.clear()
+    Harness("pointwise", QA, {"j": single}).run_row(qa_rows()[0])
+    assert [(r.sample, r.temperature) for r in calls] == [(0, 0.0)]
+    assert result.details["judges"]["judge-2"]["ratings"] == [4, 4, 4]
+
+
+def test_ratings_mean_and_spread_per_row() -> None:
+    replies = iter([rating_json(5, "first"), rating_json(3, "second"), rating_json(4, "third")])
+    judge = MemoryJudge("j", lambda request: next(replies))
+    _, _, row = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run_row(qa_rows()[0])
+    assert row.details["ratings"] == [5, 3, 4]
+    assert row.details["mean_rating"] == 4.0
+    assert row.details["stdev"] == pytest.approx(1.0)
+    assert row.score == pytest.approx(0.75)  # (4 - 1) / 4
+    samples = row.details["judges"]["j"]["samples"]
+    assert [s["explanation"] for s in samples] == ["first", "second", "third"]
+    assert row.status == "scored"
+
+
+def test_out_of_range_and_unparseable_ratings_are_unscored_never_zero() -> None:
+    replies = iter([rating_json(9), "Rating: 2", rating_json(2)])
+    judge = MemoryJudge("j", lambda request: next(replies))
+    _, verdicts, row = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run_row(
+        qa_rows()[0]
+    )
+    assert [v.status for v in verdicts.values()] == ["unscored", "unscored", "ok"]
+    assert [v.reason for v in verdicts.values()][:2] == ["parse_error", "parse_error"]
+    assert "outside the scale" in (verdicts[0].detail or "")
+    assert verdicts[1].raw == "Rating: 2"
+    assert row.details["ratings"] == [2]
+    assert (row.status, row.score) == ("partial", 0.25)
+    assert [q.reason for q in row.questions] == ["parse_error", "parse_error", None]
+
+
+def test_a_row_with_no_readable_rating_fails_without_a_score() -> None:
+    judge = MemoryJudge("j", lambda request: rating_json(0))
+    _, _, row = Harness("pointwise", QA, {"j": judge}).run_row(qa_rows()[0])
+    assert (row.status, row.score, row.reason) == ("failed", None, "parse_error")
+    assert get_metric("pointwise").summarize([row]) == {}
+
+
+def test_rate_limits_propagate_and_other_judge_errors_are_unscored() -> None:
+    limited = FailingJudge("j", RateLimited("429", retry_after_s=2))
+    harness = Harness("pointwise", QA, {"j": limited})
+    ctx = harness.context(qa_rows()[0])
+    spec = get_metric("pointwise")
+    plan = spec.plan(ctx)
+    with pytest.raises(RateLimited):
+        spec.run_unit(ctx, plan, plan.units[0])
+    blocked = Harness("pointwise", QA, {"j": FailingJudge("j", Blocked("SAFETY"))})
+    _, verdicts, row = blocked.run_row(qa_rows()[0])
+    assert (verdicts[0].status, verdicts[0].reason) == ("unscored", "blocked")
+    assert (row.status, row.reason) == ("failed", "blocked")
+
+
+def test_summary_reports_consistency_of_repeated_samples() -> None:
+    answers = {"r0": [4, 4, 4], "r1": [2, 4, 3], "r2": [5, 5, 5]}
+    queues = {k: iter(v) for k, v in answers.items()}
+
+    def reply(request: JudgeRequest) -> str:
+        row = (
+            "r0"
+            if "Question 0" in request.prompt
+            else "r1"
+            if "Question 1" in request.prompt
+            else "r2"
+        )
+        return rating_json(next(queues[row]))
+
+    judge = MemoryJudge("j", reply)
+    rows, summary = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run(qa_rows(3))
+    assert [r.details["mean_rating"] for r in rows] == [4.0, 3.0, 5.0]
+    assert summary["mean_rating"] == pytest.approx(4.0)
+    low, high = summary["mean_rating_ci95"]
+    assert 1.0 <= low < 4.0 < high <= 5.0
+    assert summary["rating_counts"] == {"1": 0, "2": 1, "3": 1, "4": 4, "5": 3}
+    assert summary["consistency"]["unanimous_share"] == pytest.approx(2 / 3)
+    assert summary["consistency"]["mean_stdev"] == pytest.approx(1 / 3)
+
+
+def test_several_judges_have_their_own_results_and_agreement() -> None:
+    ratings = {"judge-a": [5, 4, 2, 1], "judge-b": [5, 3, 2, 2]}
+
+    def judge_for(model: str) -> MemoryJudge:
+        def reply(request: JudgeRequest) -> str:
+            row = int((extract_section(request.prompt, "prompt") or "")[len("Question ")])
+            return rating_json(ratings[model][row])
+
+        return MemoryJudge(model, reply)
+
+    judges = {m: judge_for(m) for m in ratings}
+    rows, summary = Harness("pointwise", QA, judges).run(qa_rows(4))
+    assert rows[1].details["judges"]["judge-a"]["mean_rating"] == 4
+    assert rows[1].details["judges"]["judge-b"]["mean_rating"] == 3
+    assert rows[1].details["mean_rating"] == 3.5  # each judge weighs the same
+    assert summary["mean_rating_by_judge"] == {"judge-a": 3.0, "judge-b": 3.0}
+    agreement = summary["agreement"]
+    assert agreement["all_agree"] == 0.5
+    pair = agreement["pairs"]["judge-a vs judge-b"]
+    assert (pair["rows"], pair["mean_abs_diff"], pair["within_one"]) == (4, 0.5, 1.0)
+    assert 0.8 < pair["pearson"] < 1.0
+    assert 0.8 < agreement["krippendorff_alpha"] < 1.0
+
+
+def test_simulated_judge_rates_faithful_summaries_above_poor_ones(tmp_path: Path) -> None:
+    harness = Harness(
+        "pointwise", {"template": "summarization_quality"}, {"sim": MemoryJudge("sim", simulated)}
+    )
+    loaded = harness.load(write_pointwise_example(tmp_path))
+    assert not loaded.errors
+    rows, summary = harness.run(loaded.rows)
+    by_id = {r.id: r for r in rows}
+    for topic in ("tides", "bees", "volcanoes"):  # context, text document, PDF document
+        good, bad = by_id[f"{topic}-good"], by_id[f"{topic}-bad"]
+        assert good.details["mean_rating"] > bad.details["mean_rating"], topic
+        explanation = good.details["judges"]["sim"]["samples"][0]["explanation"]
+        assert explanation.startswith("[simulated judge]")
+    assert summary["template"] == "summarization_quality"
+    judge = harness.judges["sim"]
+    pdf_requests = [r for r in judge.requests if r.media]
+    assert pdf_requests and all(
+        m.mime_type == "application/pdf" for r in pdf_requests for m in r.media
+    )
+    assert any("Honeybee colonies" in r.prompt for r in judge.requests)  # text inlined
+
+
+def test_simulated_rating_depends_on_the_document_it_is_given(tmp_path: Path) -> None:
+    from evalq.examples_ratings import BEES, VOLCANOES, write_pdf
+
+    response = "Volcanoes form where magma reaches the surface, mostly along plate boundaries."
+    rows = []
+    for name, text in (("match", VOLCANOES), ("mismatch", BEES)):
+        write_pdf(tmp_path / f"{name}.pdf", text)
+        rows.append({"id": name, "document": f"{name}.pdf", "response": response})
+    harness = Harness(
+        "pointwise", {"template": "groundedness"}, {"sim": MemoryJudge("sim", simulated)}
+    )
+    results, _ = harness.run(harness.load(write_rows(tmp_path / "d.jsonl", rows)).rows)
+    match, mismatch = (r.details["mean_rating"] for r in results)
+    assert match > mismatch
+
+
+def test_a_broken_document_fails_the_row_before_any_judge_call(tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(b"\x89PNG\r\n\x1a\n not a pdf")
+    data = write_rows(tmp_path / "d.jsonl", [{"id": "x", "document": "doc.pdf", "response": "r"}])
+    judge = MemoryJudge("j", lambda request: rating_json(3))
+    harness = Harness("pointwise", {"template": "groundedness"}, {"j": judge})
+    (row,) = harness.load(data).rows
+    with pytest.raises(InputError, match="document"):
+        harness.run_row(row)
+    assert judge.requests == []
