@@ -54,12 +54,81 @@ def rows_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def other_metrics(client: Client, folder: Path) -> None:
+    """Every other metric on its example dataset, submitted together, summarised in one table."""
+    from evalq.examples_grounding import write_groundedness_example
+    from evalq.examples_ratings import (
+        write_pairwise_example,
+        write_pointwise_example,
+        write_rank_example,
+    )
+    from evalq.examples_video import write_gecko_video_example
+
+    runs: list[tuple[str, Path, dict[str, Any], str]] = [
+        (
+            "gecko-video",
+            write_gecko_video_example(folder / "video"),
+            {},
+            "matching vs near-miss clips",
+        ),
+        (
+            "groundedness",
+            write_groundedness_example(folder / "grounding"),
+            {},
+            "FACTS-style sentence labels",
+        ),
+        (
+            "pointwise",
+            write_pointwise_example(folder / "pointwise"),
+            {"template": "summarization_quality"},
+            "1-5 rubric",
+        ),
+        ("pairwise", write_pairwise_example(folder / "pairwise"), {}, "A/SAME/B, both orders"),
+        (
+            "rank",
+            write_rank_example(folder / "rank"),
+            {"candidates": ["terse", "moderate", "cited"]},
+            "Bradley-Terry",
+        ),
+    ]
+    console.print("\n[bold]the other metrics, each on its example dataset[/]")
+    jobs = [
+        (metric, client.submit(metric, path, options=options).job_id, what)
+        for metric, path, options, what in runs
+    ]
+    table = Table(
+        "metric",
+        "job",
+        "rows",
+        "mean score",
+        "what it shows",
+        title="other metrics (simulated judge)",
+    )
+    for metric, job_id, what in jobs:
+        s = client.wait(job_id, timeout_s=600)
+        mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
+        figure = what
+        if metric == "rank":
+            figure = f"ranking {s.metric_summary.get('ranking')}"
+        elif metric == "pairwise":
+            figure = f"win rates {s.metric_summary.get('win_rates')}"
+        elif metric == "pointwise":
+            figure = f"mean rating {s.metric_summary.get('mean_rating')}"
+        elif metric == "groundedness":
+            figure = f"{s.rows_scored} rows judged, {s.candidate_calls} responses generated"
+        table.add_row(metric, job_id, f"{s.rows_done}/{s.rows_total}", mean, str(figure))
+    console.print(table)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
     parser.add_argument("--flower-port", type=int, default=5555)
     parser.add_argument(
         "--keep-dir", type=Path, default=ROOT / ".evalq" / "demo", help="where the example data go"
+    )
+    parser.add_argument(
+        "--only-image", action="store_true", help="skip the other metrics' examples"
     )
     args = parser.parse_args()
 
@@ -124,9 +193,16 @@ def main() -> int:
         console.print(
             f"\nmatching prompt scored higher than its near-miss in {better} of {len(pairs)} pairs"
         )
+        report = args.keep_dir / f"report-{job_id}.html"
+        subprocess.run(
+            [*EVALQ, "report", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True
+        )
         console.print(
             f"read it again any time: evalq status {job_id} · evalq results {job_id} --format csv"
+            f" · HTML report: {report}"
         )
+        if not args.only_image:
+            other_metrics(client, args.keep_dir)
         return 0
     finally:
         if pool is not None:
