@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     rubric_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
     media_max_bytes: int = Field(default=20 * 1024 * 1024, gt=0)
     media_timeout_s: float = Field(default=30.0, gt=0)
+    # Media larger than this goes to the judge through the Files API (uploaded once per job)
+    # instead of inline in every request; Gemini caps a whole request at 20 MB.
+    inline_max_bytes: int = Field(default=15 * 1024 * 1024, ge=0)
+    upload_timeout_s: float = Field(default=300.0, gt=0)  # one upload, and its processing
     max_output_tokens: int = Field(default=4096, gt=0)
 
     # JSON, e.g. {"gemini-2.5-flash": {"rpm": 1000, "tpm": 1000000}, "*": {"rpm": 60}}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import json
 import logging
 import math
@@ -24,10 +25,10 @@ import signal
 import threading
 import time
 import uuid
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
 
@@ -239,6 +240,7 @@ class Stats:
     by_model: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     events: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
+    uploads: int = 0  # files finalized through the Files API (not counted in ``requests``)
 
     def record(self, status: int, model: str, rule: int | None, fault: Fault | None) -> None:
         self.requests += 1
@@ -265,6 +267,189 @@ class Stats:
         self.by_model.clear()
         self.faults.clear()
         self.events.clear()
+        self.uploads = 0
+
+
+# ---- the Files API ---------------------------------------------------------------------------
+
+# Uploaded bytes are kept in memory; beyond this, the oldest files are forgotten.
+FILES_MAX_BYTES = 512 * 1024 * 1024
+FILE_TTL_S = 48 * 3600.0  # how long Gemini keeps an uploaded file
+UPLOAD_CHUNK_GRANULARITY = 8 * 1024 * 1024
+_FILE_ID_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
+_FILE_URI_RE = re.compile(r"^(?:https?://[^/]+/(?:v1|v1beta)/)?files/(?P<id>[a-z0-9-]+)$")
+
+
+class FilesError(Exception):
+    """A Files API refusal, shaped like Gemini's: HTTP code, status name, message."""
+
+    def __init__(self, code: int, status: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.message = message
+
+    def body(self) -> JsonObject:
+        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+
+
+@dataclass
+class StoredFile:
+    """One file, from the resumable upload's start until it is forgotten."""
+
+    name: str  # "files/{id}"
+    mime_type: str
+    display_name: str
+    size_bytes: int
+    created: float
+    data: bytearray = field(default_factory=bytearray)
+    complete: bool = False
+    processing: bool = False  # videos are PROCESSING until first looked at, as on Gemini
+
+    @property
+    def id(self) -> str:
+        return self.name.removeprefix("files/")
+
+    def state(self) -> str:
+        return "PROCESSING" if self.processing else "ACTIVE"
+
+    def resource(self, base_url: str) -> JsonObject:
+        stamp = _rfc3339(self.created)
+        return {
+            "name": self.name,
+            "displayName": self.display_name,
+            "mimeType": self.mime_type,
+            "sizeBytes": str(len(self.data)),
+            "createTime": stamp,
+            "updateTime": stamp,
+            "expirationTime": _rfc3339(self.created + FILE_TTL_S),
+            "sha256Hash": base64.b64encode(hashlib.sha256(self.data).digest()).decode(),
+            "uri": f"{base_url}/v1beta/{self.name}",
+            "state": self.state(),
+            "source": "UPLOADED",
+        }
+
+
+def _rfc3339(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+class FileStore:
+    """Files uploaded with the resumable protocol google-genai uses, kept in memory so later
+    generateContent requests that reference them by URI give the brain the real bytes."""
+
+    def __init__(self, max_bytes: int = FILES_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.files: OrderedDict[str, StoredFile] = OrderedDict()
+        self.pending: dict[str, StoredFile] = {}
+
+    def start(self, meta: Mapping[str, Any], size: int, mime_type: str) -> str:
+        """Open an upload session; returns its id. A name already in use is refused (409)."""
+        name = meta.get("name")
+        if name is None:
+            name = f"files/{uuid.uuid4().hex[:12]}"
+        if not isinstance(name, str):
+            raise FilesError(400, "INVALID_ARGUMENT", "file.name must be a string")
+        if not name.startswith("files/"):
+            name = f"files/{name}"
+        if not _FILE_ID_RE.match(name.removeprefix("files/")):
+            raise FilesError(
+                400,
+                "INVALID_ARGUMENT",
+                "file.name id must be 1-40 lowercase letters, digits or dashes, "
+                "not starting or ending with a dash",
+            )
+        if name in self.files or any(f.name == name for f in self.pending.values()):
+            raise FilesError(409, "ALREADY_EXISTS", f"File {name} already exists.")
+        if not mime_type:
+            raise FilesError(400, "INVALID_ARGUMENT", "the upload's content type is missing")
+        if size < 0 or size > self.max_bytes:
+            raise FilesError(400, "INVALID_ARGUMENT", f"file size {size} is not allowed")
+        display = meta.get("displayName", meta.get("display_name", ""))
+        upload_id = uuid.uuid4().hex
+        self.pending[upload_id] = StoredFile(
+            name=name,
+            mime_type=mime_type,
+            display_name=str(display or ""),
+            size_bytes=size,
+            created=time.time(),
+        )
+        return upload_id
+
+    def append(self, upload_id: str, offset: int, chunk: bytes, finalize: bool) -> StoredFile:
+        stored = self.pending.get(upload_id)
+        if stored is None:
+            raise FilesError(404, "NOT_FOUND", "no such upload session")
+        if offset != len(stored.data):
+            raise FilesError(
+                400, "INVALID_ARGUMENT", f"offset {offset} != {len(stored.data)} bytes received"
+            )
+        stored.data += chunk
+        if len(stored.data) > stored.size_bytes:
+            del self.pending[upload_id]
+            raise FilesError(400, "INVALID_ARGUMENT", "more bytes than the upload declared")
+        if finalize:
+            if len(stored.data) != stored.size_bytes:
+                del self.pending[upload_id]
+                raise FilesError(
+                    400,
+                    "INVALID_ARGUMENT",
+                    f"upload finalized at {len(stored.data)} of {stored.size_bytes} bytes",
+                )
+            del self.pending[upload_id]
+            stored.complete = True
+            stored.processing = stored.mime_type.lower().startswith("video/")
+            self.files[stored.name] = stored
+            self._evict()
+        return stored
+
+    def _evict(self) -> None:
+        while sum(len(f.data) for f in self.files.values()) > self.max_bytes and self.files:
+            self.files.popitem(last=False)
+
+    def get(self, file_id: str) -> StoredFile:
+        """What files.get returns; looking at a PROCESSING video finishes its processing."""
+        stored = self.files.get(f"files/{file_id}")
+        if stored is None:
+            raise FilesError(
+                403,
+                "PERMISSION_DENIED",
+                f"You do not have permission to access the File {file_id} or it may not exist.",
+            )
+        stored.processing = False
+        return stored
+
+    def delete(self, file_id: str) -> None:
+        if self.files.pop(f"files/{file_id}", None) is None:
+            raise FilesError(
+                403,
+                "PERMISSION_DENIED",
+                f"You do not have permission to access the File {file_id} or it may not exist.",
+            )
+
+    def attach(self, media: FakeMedia) -> FakeMedia:
+        """A fileData part that names an uploaded file, with that file's bytes filled in."""
+        m = _FILE_URI_RE.match(media.uri or "")
+        if m is None:
+            return media  # gs:// and other URIs stay references the brain cannot open
+        stored = self.files.get(f"files/{m['id']}")
+        if stored is None:
+            raise FilesError(
+                403,
+                "PERMISSION_DENIED",
+                f"You do not have permission to access the File {m['id']} or it may not exist.",
+            )
+        if stored.processing:
+            raise FilesError(
+                400,
+                "FAILED_PRECONDITION",
+                f"The File {m['id']} is not in an ACTIVE state and usage is not allowed.",
+            )
+        return replace(media, data=bytes(stored.data))
+
+    def reset(self) -> None:
+        self.files.clear()
+        self.pending.clear()
 
 
 @dataclass
@@ -277,6 +462,7 @@ class FakeGemini:
     quotas: Quotas
     faults: FaultPicker
     stats: Stats = field(default_factory=Stats)
+    files: FileStore = field(default_factory=FileStore)
 
     def reset(self) -> None:
         """Start over as if freshly started, but keep the current script rules."""
@@ -284,6 +470,7 @@ class FakeGemini:
         self.quotas.reset()
         self.faults.reset()
         self.script.reset()
+        self.files.reset()
 
 
 STATE: web.AppKey[FakeGemini] = web.AppKey("fake_gemini", FakeGemini)
@@ -586,12 +773,20 @@ async def _simulated(state: FakeGemini, parsed: ParsedRequest, fault: Fault | No
     return Outcome(200, body, fault=fault)
 
 
+def _with_files(state: FakeGemini, parsed: ParsedRequest) -> ParsedRequest:
+    """Fill in the bytes of every fileData part that names an uploaded file."""
+    media = [state.files.attach(m) if m.uri else m for m in parsed.request.media]
+    return replace(parsed, request=replace(parsed.request, media=media))
+
+
 async def _answer(state: FakeGemini, request: web.Request, model: str) -> Outcome:
     """Quota first (decided on arrival, like Gemini), then latency, script, faults, brain."""
     try:
-        parsed = await _read_request(request, model)
+        parsed = _with_files(state, await _read_request(request, model))
     except InvalidArgument as exc:
         return Outcome(400, error_body(400, str(exc)))
+    except FilesError as exc:
+        return Outcome(exc.code, exc.body())
     hit = state.quotas.admit(model, time.monotonic())
     await _sleep_ms(state.options.latency_ms)
     if hit is not None:
@@ -623,8 +818,88 @@ def _not_found(request: web.Request, message: str | None = None) -> web.Response
     return web.json_response(error_body(404, text), status=404)
 
 
+def _base_url(request: web.Request) -> str:
+    return f"{request.scheme}://{request.host}"
+
+
+def _files_error(exc: FilesError) -> web.Response:
+    # The upload status header stops google-genai from retrying a refused chunk.
+    return web.json_response(exc.body(), status=exc.code, headers={"X-Goog-Upload-Status": "final"})
+
+
+async def _upload(request: web.Request) -> web.Response:
+    """The resumable protocol: ``start`` opens a session and answers with its URL; then
+    ``upload`` chunks at increasing offsets, the last one with ``finalize``."""
+    files = request.app[STATE].files
+    command = request.headers.get("X-Goog-Upload-Command", "").lower()
+    commands = {part.strip() for part in command.split(",")}
+    try:
+        if "start" in commands:
+            protocol = request.headers.get("X-Goog-Upload-Protocol", "").lower()
+            if protocol != "resumable":
+                raise FilesError(400, "INVALID_ARGUMENT", "only resumable uploads are supported")
+            body = await request.json() if request.can_read_body else {}
+            meta = _mapping(body, "request body").get("file") or {}
+            size = request.headers.get("X-Goog-Upload-Header-Content-Length")
+            mime = request.headers.get("X-Goog-Upload-Header-Content-Type")
+            upload_id = files.start(
+                _mapping(meta, "file"),
+                int(size if size is not None else _field(meta, "sizeBytes") or -1),
+                mime or _field(meta, "mimeType") or "",
+            )
+            headers = {
+                "X-Goog-Upload-URL": f"{_base_url(request)}{request.path}?upload_id={upload_id}",
+                "X-Goog-Upload-Status": "active",
+                "X-Goog-Upload-Chunk-Granularity": str(UPLOAD_CHUNK_GRANULARITY),
+            }
+            return web.Response(status=200, headers=headers)
+        if commands & {"upload", "finalize"}:
+            session = request.query.get("upload_id")
+            if not session:
+                raise FilesError(400, "INVALID_ARGUMENT", "upload_id is missing")
+            offset = int(request.headers.get("X-Goog-Upload-Offset", "0"))
+            chunk = await request.read()
+            stored = files.append(session, offset, chunk, "finalize" in commands)
+            if not stored.complete:
+                return web.Response(status=200, headers={"X-Goog-Upload-Status": "active"})
+            request.app[STATE].stats.uploads += 1
+            logger.info(
+                "uploaded %s (%d bytes, %s)", stored.name, len(stored.data), stored.mime_type
+            )
+            return web.json_response(
+                {"file": stored.resource(_base_url(request))},
+                headers={"X-Goog-Upload-Status": "final"},
+            )
+        raise FilesError(400, "INVALID_ARGUMENT", f"unknown X-Goog-Upload-Command {command!r}")
+    except FilesError as exc:
+        return _files_error(exc)
+    except (ValueError, InvalidArgument) as exc:
+        return _files_error(FilesError(400, "INVALID_ARGUMENT", str(exc)))
+
+
+async def _file(request: web.Request, file_id: str) -> web.Response:
+    files = request.app[STATE].files
+    try:
+        if request.method == "GET":
+            return web.json_response(files.get(file_id).resource(_base_url(request)))
+        if request.method == "DELETE":
+            files.delete(file_id)
+            return web.json_response({})
+    except FilesError as exc:
+        return _files_error(exc)
+    return _not_found(request, f"fake-gemini serves GET and DELETE on files, not {request.method}")
+
+
+_UPLOAD_PATH = re.compile(r"/upload/(?:v1|v1beta)/files")
+_FILE_PATH = re.compile(r"/(?:v1|v1beta)/files/(?P<id>[^/:]+)")
+
+
 async def _route_api(request: web.Request) -> web.Response:
     """Catch-all: the ``{model}:{method}`` tail does not fit aiohttp's route syntax."""
+    if _UPLOAD_PATH.fullmatch(request.path) and request.method == "POST":
+        return await _upload(request)
+    if file_match := _FILE_PATH.fullmatch(request.path):
+        return await _file(request, file_match["id"])
     match = _GENERATE_PATH.fullmatch(request.path)
     if match is None:
         return _not_found(request)
@@ -643,6 +918,16 @@ async def _healthz(_request: web.Request) -> web.Response:
 async def _stats(request: web.Request) -> web.Response:
     state = request.app[STATE]
     return web.json_response(state.stats.snapshot(state.script.fired))
+
+
+async def _files_stats(request: web.Request) -> web.Response:
+    """Files API activity, apart from /stats (whose counters are generateContent's)."""
+    state = request.app[STATE]
+    files = [
+        {"name": f.name, "mime_type": f.mime_type, "size_bytes": len(f.data), "state": f.state()}
+        for f in state.files.files.values()
+    ]
+    return web.json_response({"uploads": state.stats.uploads, "files": files})
 
 
 async def _set_script(request: web.Request) -> web.Response:
@@ -675,6 +960,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
     app[STATE] = state
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/stats", _stats)
+    app.router.add_get("/stats/files", _files_stats)
     app.router.add_post("/script", _set_script)
     app.router.add_post("/reset", _reset)
     app.router.add_route("*", "/{tail:.*}", _route_api)
