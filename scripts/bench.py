@@ -247,7 +247,9 @@ def main() -> int:
     parser.add_argument("--quota-window-s", type=float, default=10.0)
     parser.add_argument("--quota-rows", type=int, default=40)
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
-    parser.add_argument("--only", choices=["overhead"], default=None, help="run one measurement (for profiling)")
+    parser.add_argument(
+        "--only", choices=["overhead"], default=None, help="run one measurement (for profiling)"
+    )
     args = parser.parse_args()
     machine = {
         "cpus": os.cpu_count(),
