@@ -30,9 +30,11 @@ from evalq.metric import Plan, RowContext, Unit
 from evalq.models import RowInput, RowResult, Verdict
 from evalq.pointwise import (
     ask_judge,
+    check_template,
     first_reason,
     judges_of,
     load_document,
+    row_template,
     samples_of,
     temperature_of,
     unit_result,
@@ -42,8 +44,6 @@ from evalq.pointwise import (
 from evalq.rating_parse import Choice, PairwiseReply, parse_choice
 from evalq.rubrics import (
     Template,
-    check_columns,
-    missing_inputs,
     pairwise_prompt,
     read_row,
     resolve_template,
@@ -209,16 +209,10 @@ class Pairwise:
         )
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
-        template = resolve_template(options, "pairwise")
-        temperature_of(options, samples_of(options))
-        return check_columns(template, rows)
+        return check_template(options, rows, "pairwise")
 
     def plan(self, ctx: RowContext) -> Plan:
-        template = resolve_template(ctx.options, "pairwise")
-        lacking = missing_inputs(ctx.row, template.requires)
-        if lacking:
-            raise InputError(ctx.row.id, lacking[0], f"missing (template {template.name} needs it)")
-        load_document(ctx)  # a broken document fails the row before any judge call
+        template = row_template(ctx, "pairwise")
         judges, samples = judges_of(ctx.job), samples_of(ctx.options)
         data = {
             "template": template.name,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import product
 from pathlib import Path
 from statistics import fmean, stdev
-from typing import Any
+from typing import Any, Literal
 
 from evalq.agreement_stats import rating_agreement
 from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
@@ -27,6 +27,7 @@ from evalq.rating_parse import RATING_MAX, RATING_MIN, RatingReply, parse_rating
 from evalq.rubrics import (
     DOCUMENT,
     DocumentView,
+    Template,
     check_columns,
     document_view,
     missing_inputs,
@@ -69,6 +70,28 @@ def load_document(ctx: RowContext) -> DocumentView | None:
     if DOCUMENT not in ctx.row.media:
         return None
     return document_view(ctx.media(DOCUMENT))
+
+
+TemplateKind = Literal["pointwise", "pairwise"]
+
+
+def check_template(
+    options: Mapping[str, Any], rows: list[RowInput], kind: TemplateKind
+) -> list[str]:
+    """Before anything is enqueued: the template resolves, the options hold, the columns exist."""
+    template = resolve_template(options, kind)
+    temperature_of(options, samples_of(options))
+    return check_columns(template, rows)
+
+
+def row_template(ctx: RowContext, kind: TemplateKind) -> Template:
+    """The row's template, once its inputs are known to be there and its document loads."""
+    template = resolve_template(ctx.options, kind)
+    lacking = missing_inputs(ctx.row, template.requires)
+    if lacking:
+        raise InputError(ctx.row.id, lacking[0], f"missing (template {template.name} needs it)")
+    load_document(ctx)  # a broken document fails the row before any judge call
+    return template
 
 
 def unscored(
@@ -205,16 +228,10 @@ class Pointwise:
         )
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
-        template = resolve_template(options, "pointwise")
-        temperature_of(options, samples_of(options))
-        return check_columns(template, rows)
+        return check_template(options, rows, "pointwise")
 
     def plan(self, ctx: RowContext) -> Plan:
-        template = resolve_template(ctx.options, "pointwise")
-        lacking = missing_inputs(ctx.row, template.requires)
-        if lacking:
-            raise InputError(ctx.row.id, lacking[0], f"missing (template {template.name} needs it)")
-        load_document(ctx)  # a broken document fails the row before any judge call
+        template = row_template(ctx, "pointwise")
         judges, samples = judges_of(ctx.job), samples_of(ctx.options)
         units = [
             Unit(index=i, kind="rating", data={"judge": judge, "sample": k})
