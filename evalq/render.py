@@ -106,6 +106,7 @@ def results_csv(rows: Iterable[RowResult]) -> str:
             "simulated",
             *[f"tag:{t}" for t in tags],
             "questions",
+            "details",
         ]
     )
     for r in rows:
@@ -122,6 +123,7 @@ def results_csv(rows: Iterable[RowResult]) -> str:
                 r.simulated,
                 *["" if t not in r.tag_scores else f"{r.tag_scores[t]:.6g}" for t in tags],
                 json.dumps([q.model_dump() for q in r.questions]),
+                json.dumps(r.details, default=str),
             ]
         )
     return out.getvalue()
