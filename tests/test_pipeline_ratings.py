@@ -292,3 +292,51 @@ def test_rank_example_puts_cited_first(client: Any, fake: FakeGemini, tmp_path: 
     low, high = stats["strength_ci95"]["cited"]
     assert low <= stats["strength"]["cited"] + 1e-9 and high >= stats["strength"]["cited"] - 1e-9
     assert summary.rows_scored == 6
+
+
+def test_rank_generates_candidates_from_guidance_prompts_via_the_cli(
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
+) -> None:
+    """Candidates that are not columns are written by the model under test from guidance
+    prompts (as the seed ranks guidance prompts), then ranked with the column candidates."""
+    dataset = write_rank_example(tmp_path / "rank")
+    guidance = tmp_path / "guidance.json"
+    guidance.write_text(
+        json.dumps(
+            {
+                "brief": "Answer in one short sentence.",
+                "thorough": "Answer thoroughly from the context, covering every cause it names.",
+            }
+        )
+    )
+    done = subprocess.run(
+        [
+            *EVALQ,
+            "rank",
+            str(dataset),
+            "--candidates",
+            "cited,brief,thorough",
+            "--candidate-prompts",
+            str(guidance),
+            "--candidate-model",
+            "rank-guidance-writer",
+            "--judge-model",
+            "rank-guidance-judge",
+            "--wait",
+            "--json",
+        ],
+        cwd=ROOT,
+        env=worker_env(redis_server.url, fake.url),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    rows = summary["rows_total"]
+    assert summary["rows_done"] == rows > 0
+    assert summary["candidate_calls"] == 2 * rows  # two generated candidates per row, counted apart
+    assert summary["candidate_output_tokens"] > 0
+    ranking = summary["metric_summary"]["ranking"]
+    assert all(name in ranking for name in ("cited", "brief", "thorough"))
