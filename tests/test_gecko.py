@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import pytest
 
@@ -12,32 +11,7 @@ from evalq.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, Trans
 from evalq.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.models import MediaRef, Question, RowInput, RubricReply, VerdictReply
 from evalq.prompts import extract_section
-
-Reply = str | JudgeError
-
-
-class ListJudge:
-    """Hands out canned replies in order and keeps every request it saw."""
-
-    model = "test-judge"
-
-    def __init__(self, replies: list[Reply] | Callable[[JudgeRequest], Reply]) -> None:
-        self.replies = replies
-        self.requests: list[JudgeRequest] = []
-
-    def generate(self, request: JudgeRequest) -> JudgeReply:
-        self.requests.append(request)
-        reply = self.replies(request) if callable(self.replies) else self.replies.pop(0)
-        if isinstance(reply, JudgeError):
-            raise reply
-        return JudgeReply(
-            text=reply,
-            model=self.model,
-            model_version="v",
-            prompt_tokens=10,
-            output_tokens=5,
-            finish_reason="STOP",
-        )
+from tests.judges import ListJudge
 
 
 def rubric_reply(keywords: list[str], questions: list[tuple[str, str, list[str]]]) -> str:

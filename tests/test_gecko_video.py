@@ -40,42 +40,18 @@ from evalq.gecko_video import (
     video_rubric_prompt,
     video_validator_prompt,
 )
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.judge import JudgeRequest, MediaPart
 from evalq.media import sniff_mime
 from evalq.metric import RowContext
 from evalq.models import JobConfig, Question, RowInput
 from evalq.parsing_choice import parse_letter
 from evalq.prompts import extract_section
+from tests.judges import ListJudge
 from worker.fake_gemini.brain import SimulatedJudge
 from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 from worker.fake_gemini.skills.gecko_video import avi_frames, motions
 
-Reply = str | JudgeError
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
-
-
-class ListJudge:
-    """Hands out canned replies (a list in order, or a function of the request)."""
-
-    model = "test-judge"
-
-    def __init__(self, replies: list[Reply] | Callable[[JudgeRequest], Reply]) -> None:
-        self.replies = replies
-        self.requests: list[JudgeRequest] = []
-
-    def generate(self, request: JudgeRequest) -> JudgeReply:
-        self.requests.append(request)
-        reply = self.replies(request) if callable(self.replies) else self.replies.pop(0)
-        if isinstance(reply, JudgeError):
-            raise reply
-        return JudgeReply(
-            text=reply,
-            model=self.model,
-            model_version="v",
-            prompt_tokens=len(request.prompt) // 4,
-            output_tokens=len(reply) // 4,
-            finish_reason="STOP",
-        )
 
 
 def mc(question: str, answer: str, choices: list[str], keywords: list[str]) -> dict[str, Any]:

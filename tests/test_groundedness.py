@@ -20,21 +20,18 @@ from evalq.examples_grounding import (
     write_groundedness_example,
 )
 from evalq.grounding_parse import GroundingReply, SentenceReply
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.judge import JudgeRequest, MediaPart
 from evalq.metric import RowContext, get_metric
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.prompts import extract_section
+from tests.judges import ListJudge as BaseListJudge
+from tests.judges import Reply
 from worker.fake_gemini.protocol import FakeRequest
 from worker.fake_gemini.skills import groundedness as skill
 
-Reply = str | JudgeError
 
-CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
-QUERY = "What colour are apples and bananas?"
-
-
-class ListJudge:
-    """Hands out canned replies in order (or from a function) and keeps every request."""
+class ListJudge(BaseListJudge):
+    """The shared in-memory judge, named judge-a unless told otherwise."""
 
     def __init__(
         self,
@@ -42,24 +39,11 @@ class ListJudge:
         model: str = "judge-a",
         finish_reason: str = "STOP",
     ) -> None:
-        self.model = model
-        self.replies = replies
-        self.finish_reason = finish_reason
-        self.requests: list[JudgeRequest] = []
+        super().__init__(replies, model=model, finish_reason=finish_reason)
 
-    def generate(self, request: JudgeRequest) -> JudgeReply:
-        self.requests.append(request)
-        reply = self.replies(request) if callable(self.replies) else self.replies.pop(0)
-        if isinstance(reply, JudgeError):
-            raise reply
-        return JudgeReply(
-            text=reply,
-            model=self.model,
-            model_version="v",
-            prompt_tokens=10,
-            output_tokens=5,
-            finish_reason=self.finish_reason,
-        )
+
+CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
+QUERY = "What colour are apples and bananas?"
 
 
 def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:

@@ -1,0 +1,40 @@
+"""An in-memory judge for unit tests of pure metric logic (no server, no Redis)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalq.errors import JudgeError
+from evalq.judge import JudgeReply, JudgeRequest
+
+Reply = str | JudgeError
+
+
+class ListJudge:
+    """Hands out canned replies (a list in order, or a function of the request), raises the
+    errors it is given, and keeps every request it saw."""
+
+    def __init__(
+        self,
+        replies: list[Reply] | Callable[[JudgeRequest], Reply],
+        model: str = "test-judge",
+        finish_reason: str = "STOP",
+    ) -> None:
+        self.model = model
+        self.replies = replies
+        self.finish_reason = finish_reason
+        self.requests: list[JudgeRequest] = []
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        self.requests.append(request)
+        reply = self.replies(request) if callable(self.replies) else self.replies.pop(0)
+        if isinstance(reply, JudgeError):
+            raise reply
+        return JudgeReply(
+            text=reply,
+            model=self.model,
+            model_version="v",
+            prompt_tokens=len(request.prompt) // 4 + 1,
+            output_tokens=len(reply) // 4 + 1,
+            finish_reason=self.finish_reason,
+        )
