@@ -15,7 +15,7 @@ from evalq.errors import JobNotFound
 from evalq.gecko import failed_row
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
-from worker.app import QUEUE_ROWS, create_app
+from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
 from worker.jobs import current_summary, finalize, finish_row
 from worker.settings import Settings, get_settings
 from worker.store import Store, job_key
@@ -79,7 +79,7 @@ class Client:
         with self.app.producer_or_acquire() as producer:
             for row_id in row_ids:
                 self.app.send_task(
-                    "evalq.prepare_row",
+                    PREPARE_ROW,
                     (job_id, row_id),
                     queue=QUEUE_ROWS,
                     producer=producer,

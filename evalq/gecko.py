@@ -370,9 +370,6 @@ def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
     return f"evalq:rubric:{digest}"
 
 
-RUBRIC_TTL_S = 30 * 24 * 3600
-
-
 ValidatorMode = Literal["per-question", "batched"]
 VALIDATOR_MODES: tuple[str, ...] = ("per-question", "batched")
 
@@ -458,7 +455,7 @@ class GeckoMetric:
             ctx.count("rubric_cache_hits", 1)
             return Rubric.model_validate_json(cached)
         rubric, _ = generate_rubric(ctx.judge(model), row.prompt, self.rubric_spec)
-        ctx.kv.set(key, rubric.model_dump_json(), RUBRIC_TTL_S)
+        ctx.kv.set(key, rubric.model_dump_json(), ctx.cache_ttl_s)
         return rubric
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:

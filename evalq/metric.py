@@ -54,6 +54,7 @@ class RowContext:
     media: Callable[[str], MediaPart]  # media(field) -> loaded media; raises InputError
     kv: KeyValue
     count: Callable[[str, int], None]  # count(counter, amount) on the job's counters
+    cache_ttl_s: int = 30 * 24 * 3600  # how long kv entries (rubrics) live: EVALQ_RUBRIC_TTL_S
 
     @property
     def options(self) -> dict[str, Any]:

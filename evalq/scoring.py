@@ -77,13 +77,13 @@ def score_questions(
     results: Sequence[QuestionResult],
 ) -> tuple[RowStatus, float | None, dict[str, float]]:
     """Share of scored questions answered as expected, overall and per tag."""
-    scored = [r for r in results if r.result is not None]
+    scored = [(r.tag, r.result) for r in results if r.result is not None]  # unscored: left out
     if not scored:
         return "failed", None, {}
     by_tag: dict[str, list[int]] = defaultdict(list)
-    for r in scored:
-        by_tag[r.tag].append(r.result or 0)
-    score = sum(r.result or 0 for r in scored) / len(scored)
+    for tag, result in scored:
+        by_tag[tag].append(result)
+    score = sum(result for _, result in scored) / len(scored)
     status: RowStatus = "scored" if len(scored) == len(results) else "partial"
     return status, score, {tag: sum(v) / len(v) for tag, v in sorted(by_tag.items())}
 

@@ -189,7 +189,13 @@ def main() -> int:
             for r in rows
             if r["id"].endswith("-match")
         ]
-        better = sum(1 for m, n in pairs if (m["score"] or 0) > (n["score"] or 0))
+        scored = [(m, n) for m, n in pairs if m["score"] is not None and n["score"] is not None]
+        better = sum(1 for m, n in scored if m["score"] > n["score"])
+        if len(scored) < len(pairs):  # an unscored row is not a 0: leave such pairs out, and say so
+            console.print(
+                f"{len(pairs) - len(scored)} pair(s) left out: a row in them has no score"
+            )
+        pairs = scored
         console.print(
             f"\nmatching prompt scored higher than its near-miss in {better} of {len(pairs)} pairs"
         )

@@ -21,7 +21,7 @@ from celery.exceptions import Retry
 from evalq.errors import InputError, JudgeError, QuotaExhausted, RateLimited
 from evalq.gecko import failed_row, unscored
 from evalq.metric import Plan, get_metric
-from worker.app import app
+from worker.app import PREPARE_ROW, app
 from worker.jobs import finish_row
 from worker.runtime import Runtime, row_context, runtime
 
@@ -53,7 +53,7 @@ def _fail_row(
     finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
 
 
-@app.task(bind=True, name="evalq.prepare_row", max_retries=None, ignore_result=True)
+@app.task(bind=True, name=PREPARE_ROW, max_retries=None, ignore_result=True)
 def prepare_row(self: Task, job_id: str, row_id: str) -> dict[str, Any]:
     rt = runtime()
     if rt.store.is_done(job_id, row_id) or rt.store.recent_status(job_id) in _IDLE:

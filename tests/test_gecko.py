@@ -182,3 +182,45 @@ def test_score_row_end_to_end() -> None:
     assert (result.status, result.score, result.tag_scores) == ("partial", 1.0, {"object": 1.0})
     assert result.coverage is None  # questions came with the dataset
     assert result.questions[1].reason == "blocked"
+
+
+def test_generated_rubric_is_cached_for_the_configured_ttl() -> None:
+    from evalq.metric import RowContext
+    from evalq.models import JobConfig
+
+    stored: dict[str, tuple[str, int]] = {}
+
+    class RecordingKV:
+        def get(self, key: str) -> str | None:
+            return stored[key][0] if key in stored else None
+
+        def set(self, key: str, value: str, ttl_s: int) -> None:
+            stored[key] = (value, ttl_s)
+
+    judge = ListJudge([rubric_reply(["cat"], [("Is there a cat?", "animal", ["cat"])])])
+    row = RowInput(
+        id="r", line=1, prompt="a cat", media={"image": MediaRef(kind="path", value="/x.png")}
+    )
+    config = JobConfig(
+        job_id="j",
+        metric="gecko-image",
+        judge_model=judge.model,
+        dataset="d",
+        rows_total=1,
+        created_at=0,
+    )
+    ctx = RowContext(
+        job=config,
+        row=row,
+        judge=lambda model: judge,
+        candidate=lambda model: judge,
+        media=lambda field: IMAGE,
+        kv=RecordingKV(),
+        count=lambda name, amount: None,
+        cache_ttl_s=1234,
+    )
+    gecko.GECKO_IMAGE.plan(ctx)
+    (entry,) = stored.values()
+    assert entry[1] == 1234  # EVALQ_RUBRIC_TTL_S reaches the cache write
+    gecko.GECKO_IMAGE.plan(ctx)  # the second row with the prompt reuses it: no new judge call
+    assert len(judge.requests) == 1

@@ -15,6 +15,7 @@ from worker.settings import Settings, get_settings
 
 QUEUE_QUESTIONS = "evalq.questions"
 QUEUE_ROWS = "evalq.rows"
+PREPARE_ROW = "evalq.prepare_row"  # the task that starts a row; sent by producer and watchdog
 
 
 def create_app(settings: Settings) -> Celery:
@@ -42,7 +43,7 @@ def create_app(settings: Settings) -> Celery:
         task_time_limit=settings.task_time_limit_s,
         task_soft_time_limit=max(1, settings.task_time_limit_s - 30),
         task_default_queue=QUEUE_QUESTIONS,
-        task_routes={"evalq.prepare_row": {"queue": QUEUE_ROWS}},
+        task_routes={PREPARE_ROW: {"queue": QUEUE_ROWS}},
         task_track_started=True,
         worker_send_task_events=True,  # Flower
         task_send_sent_event=True,
@@ -64,7 +65,7 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     rt = runtime()
 
     def send(job_id: str, row_id: str) -> None:
-        app.send_task("evalq.prepare_row", (job_id, row_id), queue=QUEUE_ROWS)
+        app.send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
 
     name = getattr(sender, "hostname", None) or "worker"
     Watchdog(

@@ -126,4 +126,5 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
         media=media,
         kv=rt.store,
         count=count,
+        cache_ttl_s=rt.settings.rubric_ttl_s,
     )

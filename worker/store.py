@@ -123,7 +123,6 @@ class Store:
     def __init__(self, client: redis.Redis, settings: Settings) -> None:
         self.r = client
         self.ttl_s = settings.result_ttl_s
-        self.rubric_ttl_s = settings.rubric_ttl_s
         self._finish_row = self.r.register_script(_FINISH_ROW)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
