@@ -115,7 +115,11 @@ def other_metrics(client: Client, folder: Path) -> None:
         elif metric == "pointwise":
             figure = f"mean rating {s.metric_summary.get('mean_rating')}"
         elif metric == "groundedness":
-            figure = f"{s.rows_scored} rows judged, {s.candidate_calls} responses generated"
+            responses = s.metric_summary.get("responses", {})
+            figure = (
+                f"{s.rows_scored} rows judged; responses given {responses.get('given')}, "
+                f"generated {responses.get('generated')} ({s.candidate_calls} new calls, rest cached)"
+            )
         table.add_row(metric, job_id, f"{s.rows_done}/{s.rows_total}", mean, str(figure))
     console.print(table)
 
