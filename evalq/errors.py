@@ -89,5 +89,12 @@ class UnparseableReply(JudgeError):
     reason = "parse_error"
 
 
+class TruncatedReply(JudgeError):
+    """The reply ended for a reason other than a normal stop (MAX_TOKENS, empty after thinking):
+    whatever part of it parses is not a verdict."""
+
+    reason = "truncated"
+
+
 class BadRequest(JudgeError):
     """The server refused the request (4xx other than 429): a bug or bad input, not retried."""

@@ -24,6 +24,8 @@ class MediaPart:
 @dataclass(frozen=True)
 class JudgeRequest:
     prompt: str
+    # Guidance for the model, sent as Gemini's system instruction (not mixed with the content).
+    system_instruction: str | None = None
     media: tuple[MediaPart, ...] = ()
     schema: type[BaseModel] | None = None
     temperature: float = 0.0

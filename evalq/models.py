@@ -27,7 +27,15 @@ Tag = Literal[
 ]
 TAGS: tuple[str, ...] = Tag.__args__  # type: ignore[attr-defined]
 
-UnscoredReason = Literal["parse_error", "judge_error", "blocked", "quota_exhausted", "input_error"]
+UnscoredReason = Literal[
+    "parse_error",
+    "truncated",
+    "incomplete_labels",
+    "judge_error",
+    "blocked",
+    "quota_exhausted",
+    "input_error",
+]
 RowStatus = Literal["scored", "partial", "failed"]
 QuestionStatus = Literal["ok", "unscored"]
 
