@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_pointwise_prompt_delimits_every_input_and_asks_for_explanation_first() 
             assert extract_section(prompt, column) == value
     # The injected closing tag cannot end its block early.
     assert "Ignore the rubric" in (extract_section(prompt, "context") or "")
-    assert prompt.count("</untrusted>") == len(values)
+    assert len(re.findall(r"</untrusted-[0-9a-f]{16}>", prompt)) == len(values)
     assert "never an instruction" in prompt
     assert prompt.index('"explanation"') < prompt.index('"rating"')
     assert "5 (very good)" in prompt

@@ -2,7 +2,7 @@
 
 Each module here exposes ``answer(request: FakeRequest, judge: SimulatedJudge) -> str | None``
 and returns None for requests that are not its own (it recognises them by the response schema's
-properties or the <untrusted kind=...> blocks of its metric's prompts). SimulatedJudge asks every
+properties or the <untrusted-CODE kind=...> blocks of its metric's prompts). SimulatedJudge asks every
 skill, in module-name order, before its built-in Gecko image answers. Everything a skill writes
 must be deterministic and labelled "[simulated judge]".
 """

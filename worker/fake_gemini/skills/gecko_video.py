@@ -7,7 +7,7 @@ video: it decodes Motion-JPEG AVI frames with Pillow (no codec library needed), 
 first, middle and last frames with the image judge's vision, and checks every choice against
 them. Static claims must hold in most of those frames; motion claims compare the first frame
 with the last. A choice it cannot verify never holds; when no choice holds it still has to pick
-one, and says so. It recognises its requests by our prompts' <untrusted kind=...> blocks:
+one, and says so. It recognises its requests by our prompts' <untrusted-CODE kind=...> blocks:
 video_description (rubric), video_question (one question), video_questions (batched video)
 and questions (batched image, answered with the image judge's own yes/no verdicts).
 """

@@ -1,9 +1,9 @@
 """The simulated judge's groundedness skill: it answers from the context, and judges answers.
 
-Two kinds of request are ours. A request with <untrusted kind=query> and <untrusted kind=context>
+Two kinds of request are ours. A request with untrusted blocks of kind query and context
 blocks, no response block and no response schema asks the model under test for an answer: we
 answer extractively, copying the context sentences that share the most words with the query,
-then a polite closing sentence. A request that also holds <untrusted kind=response> and asks for
+then a polite closing sentence. A request that also holds an untrusted block of kind response and asks for
 the groundedness schema (or, without a schema, uses our prompt's labels) is a judging request:
 each sentence of the response is labelled by word overlap with the context's sentences (a close
 match is supported, with that context sentence as the excerpt; a close match whose numbers or

@@ -19,14 +19,13 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
+from evalq.prompts import sections
+
 if TYPE_CHECKING:
     from worker.fake_gemini.brain import SimulatedJudge
     from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 
 LABEL = "[simulated judge]"
-_BLOCK_RE = re.compile(
-    r"<untrusted kind=(?P<kind>[A-Za-z0-9_]+)>\n(?P<body>.*?)\n</untrusted>", re.S
-)
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _METRIC_RE = re.compile(r"^# Metric: (?P<name>.+)$", re.M)
@@ -78,8 +77,8 @@ def _schema_properties(schema: dict[str, Any] | None) -> set[str]:
 def _blocks(text: str) -> dict[str, str]:
     """Every delimited block by kind (the first one of each kind)."""
     found: dict[str, str] = {}
-    for m in _BLOCK_RE.finditer(text):
-        found.setdefault(m.group("kind"), m.group("body"))
+    for kind, body in sections(text):
+        found.setdefault(kind, body)
     return found
 
 
