@@ -10,6 +10,10 @@ Row score: 1.0 if A wins, 0.5 for a tie, 0.0 if B wins (averaged over samples, t
 judges), so the job's mean score is A's expected share. The summary gives the share of rows
 won by A, by B and tied, each with a Wilson 95% interval, and the inconsistency rate.
 
+Rows give the two responses as response_a and response_b, or in Vertex AI's columns: response
+(the candidate) is A and baseline_model_response (the baseline) is B, and the summary's `sides`
+says which is which.
+
 The comparison machinery (units in both orders, combining them) is shared with ranking.
 """
 
