@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalq.errors import DatasetError, InputError
+from evalq.errors import DatasetError, InputError, MissingField
 from evalq.models import Question, RowInput
 
 _MAX_FIELD = 1_000_000
@@ -155,7 +155,7 @@ def unknown_columns(
         if value is None or (isinstance(value, str) and not value.strip()):
             state = "empty" if isinstance(value, str) else "missing"
             hint = f" (unknown column(s) {names}: a typo?)" if unknown else ""
-            raise InputError(row_id, field_name, state + hint)
+            raise MissingField(row_id, field_name, state + hint)
     if unknown:
         warnings.append(f"row {row_id} (line {number}): unknown column(s) {names} kept as extra")
     return unknown
@@ -166,8 +166,32 @@ def require_text(record: Mapping[str, Any], row_id: str, field_name: str) -> str
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise InputError(row_id, field_name, "empty" if isinstance(value, str) else "missing")
+        raise MissingField(row_id, field_name, "empty" if isinstance(value, str) else "missing")
     return value.strip()
+
+
+def has_value(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def refuse_missing_columns(
+    path: Path,
+    metric: str,
+    loaded: LoadedDataset,
+    missing: Mapping[str, MissingField],
+    present: set[str],
+) -> None:
+    """A field some row was refused for lacking, that no row has and no row did without, is a
+    column the dataset lacks: refuse the dataset as a whole, naming it and what is there."""
+    if loaded.rows:
+        return
+    for field_name, error in missing.items():
+        if field_name not in present:
+            raise DatasetError(
+                f"{path}: no row has a value for {field_name!r}, which metric {metric} needs "
+                f"(row {error.row_id}: {error.message}); columns present: "
+                f"{', '.join(sorted(present)) or '(none)'}"
+            )
 
 
 def load_dataset(
@@ -183,17 +207,22 @@ def load_dataset(
         raise DatasetError(f"{path}: no such file")
     loaded = LoadedDataset(path=path)
     seen: set[str] = set()
+    present: set[str] = set()  # columns with a value in at least one record
+    missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     bad_lines = 0
     for number, record in _records(path, spec.required_columns):
         if isinstance(record, str):
             bad_lines += 1
             loaded.errors.append((number, InputError(str(number), "(line)", record)))
             continue
+        present |= {k for k, v in record.items() if has_value(v)}
         try:
             row = spec.parse_row(number, record, path.parent, options, loaded.warnings)
             if row.id in seen:
                 raise InputError(row.id, "id", f"duplicate id (line {number})")
         except InputError as exc:
+            if isinstance(exc, MissingField):
+                missing.setdefault(exc.field, exc)
             loaded.errors.append((number, exc))
             continue
         seen.add(row.id)
@@ -202,5 +231,6 @@ def load_dataset(
         raise DatasetError(f"{path}: no rows")
     if bad_lines == loaded.total:
         raise DatasetError(f"{path}: no line is a JSON object; not a JSONL dataset")
+    refuse_missing_columns(path, metric, loaded, missing, present)
     loaded.warnings += spec.check(loaded.rows, options)
     return loaded

@@ -31,6 +31,11 @@ class InputError(EvalqError):
         super().__init__(f"row {row_id}: field {field!r}: {message}")
 
 
+class MissingField(InputError):
+    """A row has no value for a field the metric needs. When no row of a dataset has it, the
+    dataset is refused as a whole (a wrong file or a renamed column), not failed row by row."""
+
+
 class JobNotFound(EvalqError):
     """No job with that id in Redis (never created, or expired)."""
 

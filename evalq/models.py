@@ -37,6 +37,9 @@ UnscoredReason = Literal[
     "input_error",
 ]
 RowStatus = Literal["scored", "partial", "failed"]
+# How a 95% interval was computed (evalq/intervals.py): Wilson for 0/1 scores, a Wilson bound
+# for scores that are all one value in (0, 1), a BCa bootstrap otherwise.
+IntervalMethod = Literal["wilson", "wilson-bound", "bca"]
 QuestionStatus = Literal["ok", "unscored"]
 
 
@@ -185,6 +188,9 @@ class JobSummary(BaseModel):
     ci95: tuple[float, float] | None
     tag_scores: dict[str, float]
     tag_counts: dict[str, int]
+    ci_method: IntervalMethod | None = None
+    tag_ci95: dict[str, tuple[float, float] | None] = Field(default_factory=dict)
+    tag_ci_method: dict[str, IntervalMethod | None] = Field(default_factory=dict)
     unscored_by_reason: dict[str, int]
     rows_failed_by_reason: dict[str, int]
     judge_calls: int

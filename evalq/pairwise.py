@@ -10,6 +10,10 @@ Row score: 1.0 if A wins, 0.5 for a tie, 0.0 if B wins (averaged over samples, t
 judges), so the job's mean score is A's expected share. The summary gives the share of rows
 won by A, by B and tied, each with a Wilson 95% interval, and the inconsistency rate.
 
+Rows give the two responses as response_a and response_b, or in Vertex AI's columns: response
+(the candidate) is A and baseline_model_response (the baseline) is B, and the summary's `sides`
+says which is which.
+
 The comparison machinery (units in both orders, combining them) is shared with ranking.
 """
 
@@ -24,7 +28,9 @@ from statistics import fmean
 from typing import Any, Literal
 
 from evalq.agreement_stats import label_agreement
+from evalq.dataset import has_value, row_id_of
 from evalq.errors import InputError
+from evalq.intervals import wilson
 from evalq.judge import JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
 from evalq.models import RowInput, RowResult, Verdict
@@ -53,7 +59,6 @@ Order = Literal["original", "swapped"]
 ORDERS: tuple[Order, ...] = ("original", "swapped")
 Outcome = Literal["A", "B", "tie"]
 OUTCOME_SCORE: dict[str, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
-_Z95 = 1.959963984540054
 _UNSWAP: dict[str, Choice] = {"A": "B", "B": "A", "SAME": "SAME"}
 _AS_OUTCOME: dict[str, Outcome] = {"A": "A", "B": "B", "SAME": "tie"}
 
@@ -80,18 +85,6 @@ def winner_of(score: float) -> Outcome:
     if math.isclose(score, 0.5, abs_tol=1e-9):
         return "tie"
     return "A" if score > 0.5 else "B"
-
-
-def wilson(successes: float, n: int) -> tuple[float, float] | None:
-    """Wilson score 95% interval for a proportion (sound near 0 and 1, unlike p ± 1.96·se)."""
-    if n <= 0:
-        return None
-    p = successes / n
-    z2 = _Z95 * _Z95
-    denominator = 1 + z2 / n
-    center = (p + z2 / (2 * n)) / denominator
-    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    return max(0.0, center - half), min(1.0, center + half)
 
 
 def comparison_units(
@@ -183,11 +176,46 @@ def first_position_share(entries: Iterable[Mapping[str, Any]]) -> float | None:
     return sum(choice == "A" for choice in picks) / len(picks) if picks else None
 
 
+# The two responses' columns, (shown as A, shown as B). Vertex AI's pairwise datasets call the
+# candidate `response` and the baseline `baseline_model_response`; the candidate is A, so the
+# job's mean score is the candidate's expected share and a win for A is a win for the candidate.
+NATIVE_PAIR = ("response_a", "response_b")
+VERTEX_PAIR = ("response", "baseline_model_response")
+SIDE_LABELS: dict[tuple[str, str], dict[str, str]] = {
+    NATIVE_PAIR: {"A": "response_a", "B": "response_b"},
+    VERTEX_PAIR: {"A": "candidate (response)", "B": "baseline (baseline_model_response)"},
+}
+
+
+def pair_columns(number: int, record: Mapping[str, Any]) -> tuple[str, str]:
+    """Which pair of columns a row uses: ours, or Vertex's when it has none of ours. A row
+    with both is ambiguous (which one is the candidate?) and refused."""
+    row_id = row_id_of(number, record)
+    native = [c for c in NATIVE_PAIR if has_value(record.get(c))]
+    vertex = [c for c in VERTEX_PAIR if has_value(record.get(c))]
+    if native and vertex:
+        raise InputError(
+            row_id,
+            vertex[0],
+            f"the row has {', '.join(native)} and Vertex-style {', '.join(vertex)}; give "
+            "either response_a and response_b, or response (the candidate) and "
+            "baseline_model_response (the baseline)",
+        )
+    return VERTEX_PAIR if vertex else NATIVE_PAIR
+
+
+def row_pair(row: RowInput) -> tuple[str, str]:
+    """The columns a loaded row's two responses are in (A first)."""
+    return NATIVE_PAIR if NATIVE_PAIR[0] in row.data else VERTEX_PAIR
+
+
 class Pairwise:
     """Compare response_a with response_b on every row, both orders, per judge and sample."""
 
     name = "pairwise"
-    required_columns: tuple[str, ...] = ("response_a", "response_b")
+    # The responses are response_a/response_b or Vertex's pair (pair_columns), so no single
+    # header is required; a dataset where no row has them is refused by load_dataset.
+    required_columns: tuple[str, ...] = ()
 
     def parse_row(
         self,
@@ -198,13 +226,14 @@ class Pairwise:
         warnings: list[str],
     ) -> RowInput:
         template = resolve_template(options, "pairwise")
+        pair = pair_columns(number, record)
         return read_row(
             number,
             record,
             base_dir,
-            template.columns | {"prompt", *self.required_columns},
+            template.columns | {"prompt", *pair},
             warnings,
-            required=self.required_columns,
+            required=pair,
             prompt_aliases=template.rubric is not None,
         )
 
@@ -224,7 +253,7 @@ class Pairwise:
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
-        a, b = ctx.row.data["response_a"], ctx.row.data["response_b"]
+        a, b = (ctx.row.data[column] for column in row_pair(ctx.row))
         return judge_comparison(ctx, template, unit, a, b, int(plan.data["samples"]))
 
     def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
@@ -272,6 +301,7 @@ class Pairwise:
             details={
                 "template": plan.data["template"],
                 "template_version": plan.data["template_version"],
+                "sides": SIDE_LABELS[row_pair(row)],
                 "winner": None if score is None else winner_of(score),
                 "inconsistent": sum(e["consistent"] is False for e in entries),
                 "comparisons": entries,
@@ -288,6 +318,7 @@ class Pairwise:
         judged = [e for e in entries if e.get("outcome") is not None]
         out: dict[str, Any] = {
             "rows_compared": len(decided),
+            "sides": sides_of(decided),
             **win_rates([r.details["winner"] for r in decided]),
             "inconsistency_rate": (
                 sum(e.get("consistent") is False for e in judged) / len(judged) if judged else None
@@ -295,6 +326,9 @@ class Pairwise:
             "comparisons": len(judged),
             "first_position_share": first_position_share(entries),
         }
+        if out["sides"] == SIDE_LABELS[VERTEX_PAIR]:  # Vertex's names for the same figures
+            out["candidate_model_win_rate"] = out["win_rates"]["A"]
+            out["baseline_model_win_rate"] = out["win_rates"]["B"]
         winners: dict[str, dict[str, str]] = {}
         for r in decided:
             for judge, result in r.details.get("judges", {}).items():
@@ -312,6 +346,18 @@ class Pairwise:
                 }
             out["agreement"] = label_agreement(winners)
         return out
+
+
+def sides_of(rows: Sequence[RowResult]) -> dict[str, str]:
+    """What A and B stand for in the job's win rates; a dataset mixing our columns and
+    Vertex's says so (A is response_a or the candidate either way)."""
+    labels = {tuple(r.details.get("sides", SIDE_LABELS[NATIVE_PAIR]).items()) for r in rows}
+    if len(labels) == 1:
+        return dict(labels.pop())
+    return {
+        "A": "response_a, or the candidate (response)",
+        "B": "response_b, or the baseline (baseline_model_response)",
+    }
 
 
 def win_rates(winners: Sequence[str]) -> dict[str, Any]:

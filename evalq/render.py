@@ -32,6 +32,18 @@ def _brief(value: object) -> str:
     return str(value)
 
 
+def _interval(bounds: tuple[float, float] | None) -> str:
+    return "n/a" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def tag_line(s: JobSummary, tag: str, score: float) -> str:
+    """A tag's score with its own interval and row count, so 3 rows don't read like 300."""
+    bounds = s.tag_ci95.get(tag)
+    method = s.tag_ci_method.get(tag)
+    ci = f"  95% CI {_interval(bounds)} ({method})" if bounds is not None else ""
+    return f"{score:.3f}{ci} · {s.tag_counts.get(tag, 0)} rows"
+
+
 def summary_table(s: JobSummary) -> Table:
     title = f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
         " (SIMULATED)" if s.simulated else ""
@@ -39,7 +51,12 @@ def summary_table(s: JobSummary) -> Table:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    ci = f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else "n/a (fewer than 2 scored rows)"
+    scored_rows = s.rows_scored + s.rows_partial
+    ci = (
+        f"{_interval(s.ci95)} ({s.ci_method}, {scored_rows} rows)"
+        if s.ci95
+        else "n/a (no scored rows)"
+    )
     table.add_row("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
     if s.pause_reason:
         table.add_row(
@@ -57,7 +74,7 @@ def summary_table(s: JobSummary) -> Table:
     unscored = ", ".join(f"{k} {v}" for k, v in s.unscored_by_reason.items()) or "none"
     table.add_row("unscored questions", unscored)
     for tag, score in s.tag_scores.items():
-        table.add_row(f"  tag {tag}", f"{score:.3f}  ({s.tag_counts.get(tag, 0)} rows)")
+        table.add_row(f"  tag {tag}", tag_line(s, tag, score))
     table.add_row(
         "judge calls",
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",

@@ -63,25 +63,46 @@ def thumbnail(ref: MediaRef | None) -> Markup:
         )
 
 
-def tag_chart(tag_scores: Mapping[str, float], tag_counts: Mapping[str, int]) -> Markup:
-    """Horizontal bars, one per tag, as inline SVG (no script, no external library)."""
+def tag_chart(
+    tag_scores: Mapping[str, float],
+    tag_counts: Mapping[str, int],
+    tag_ci95: Mapping[str, tuple[float, float] | None] | None = None,
+) -> Markup:
+    """Horizontal bars, one per tag, each with its 95% interval as a whisker and its row count
+    (inline SVG: no script, no external library)."""
     if not tag_scores:
         return Markup("")
+    intervals = tag_ci95 or {}
     bar_w, row_h, label_w = 320, 22, 110
     height = row_h * len(tag_scores) + 10
     parts = [
-        f'<svg class="chart" width="{label_w + bar_w + 160}" height="{height}" role="img" aria-label="per-tag scores">'
+        f'<svg class="chart" width="{label_w + bar_w + 260}" height="{height}" role="img" aria-label="per-tag scores">'
     ]
     for i, (tag, score) in enumerate(sorted(tag_scores.items())):
         y = 5 + i * row_h
         width = max(1, round(score * bar_w))
+        bounds = intervals.get(tag)
+        whisker = Markup("")
+        label = Markup("{:.3f} ({} rows)").format(score, tag_counts.get(tag, 0))
+        if bounds is not None:
+            low, high = label_w + bounds[0] * bar_w, label_w + bounds[1] * bar_w
+            mid = y + (row_h - 6) / 2 + 2
+            whisker = Markup(
+                '<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#222"></line>'
+                '<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#222"></line>'
+                '<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#222"></line>'
+            ).format(low, mid, high, mid, low, mid - 4, low, mid + 4, high, mid - 4, high, mid + 4)
+            label = Markup("{:.3f} [{:.3f}, {:.3f}] ({} rows)").format(
+                score, bounds[0], bounds[1], tag_counts.get(tag, 0)
+            )
         parts.append(
             str(
                 Markup(
                     '<text x="{}" y="{}" text-anchor="end" font-size="13">{}</text>'
                     '<rect x="{}" y="{}" width="{}" height="{}" fill="#4a7bd0"></rect>'
                     '<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#bbb"></rect>'
-                    '<text x="{}" y="{}" font-size="12">{:.3f} ({} rows)</text>'
+                    "{}"
+                    '<text x="{}" y="{}" font-size="12">{}</text>'
                 ).format(
                     label_w - 6,
                     y + 14,
@@ -94,10 +115,10 @@ def tag_chart(tag_scores: Mapping[str, float], tag_counts: Mapping[str, int]) ->
                     y + 2,
                     bar_w,
                     row_h - 6,
+                    whisker,
                     label_w + bar_w + 6,
                     y + 14,
-                    score,
-                    tag_counts.get(tag, 0),
+                    label,
                 )
             )
         )
@@ -147,13 +168,16 @@ th { background: #f2f2f2; text-align: left; }
 {% if s.simulated %}<p class="banner">SIMULATED JUDGE: these verdicts come from evalq's fake Gemini server, not a real model.</p>{% endif %}
 <table>
 <tr><th>status</th><td>{{ s.status }} ({{ s.rows_done }}/{{ s.rows_total }} rows){% if s.pause_reason %} · paused: {{ s.pause_reason }}{% endif %}</td></tr>
-<tr><th>mean score</th><td>{{ fmt(s.mean_score) }}{% if s.ci95 %} · 95% CI [{{ fmt(s.ci95[0]) }}, {{ fmt(s.ci95[1]) }}]{% endif %}</td></tr>
+<tr><th>mean score</th><td>{{ fmt(s.mean_score) }}{% if s.ci95 %} · 95% CI [{{ fmt(s.ci95[0]) }}, {{ fmt(s.ci95[1]) }}] ({{ s.ci_method }}, {{ s.rows_scored + s.rows_partial }} rows){% endif %}</td></tr>
 <tr><th>rows</th><td>scored {{ s.rows_scored }} · partial {{ s.rows_partial }} · failed {{ s.rows_failed }}{% for k, v in s.rows_failed_by_reason.items() %} · failed ({{ k }}) {{ v }}{% endfor %}</td></tr>
 <tr><th>unscored questions</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
 <tr><th>judge calls</th><td>{{ s.judge_calls }} · retries {{ s.retries }} · 429s {{ s.rate_limited }} · cache hits {{ s.cache_hits }} · limiter wait {{ fmt(s.limiter_wait_s) }} s</td></tr>
 <tr><th>tokens</th><td>prompt {{ s.prompt_tokens }} · output {{ s.output_tokens }}{% if s.candidate_calls %} · model under test: {{ s.candidate_calls }} calls, {{ s.candidate_prompt_tokens }} + {{ s.candidate_output_tokens }} tokens{% endif %}</td></tr>
 </table>
-{% if s.tag_scores %}<h2>Per-tag scores</h2>{{ chart }}{% endif %}
+{% if s.tag_scores %}<h2>Per-tag scores</h2>{{ chart }}
+<table class="tags"><tr><th>tag</th><th>score</th><th>95% CI</th><th>method</th><th>rows</th></tr>
+{% for tag, score in s.tag_scores.items() %}{% set ci = s.tag_ci95.get(tag) %}<tr><td>{{ tag }}</td><td>{{ fmt(score) }}</td><td>{% if ci %}[{{ fmt(ci[0]) }}, {{ fmt(ci[1]) }}]{% else %}n/a{% endif %}</td><td>{{ s.tag_ci_method.get(tag) or "" }}</td><td>{{ s.tag_counts.get(tag, 0) }}</td></tr>
+{% endfor %}</table>{% endif %}
 {% if ranking %}<h2>Ranking</h2><table><tr><th>#</th><th>candidate</th><th>strength</th><th>95% CI</th></tr>
 {% for r in ranking %}<tr><td>{{ loop.index }}</td><td>{{ r.candidate }}</td><td>{{ fmt(r.strength) }}</td><td>{% if r.ci95 %}[{{ fmt(r.ci95[0]) }}, {{ fmt(r.ci95[1]) }}]{% endif %}</td></tr>{% endfor %}</table>{% endif %}
 {% if win_matrix %}<h2>Win matrix (row beat column)</h2><table><tr><th></th>{% for c in win_cols %}<th>{{ c }}</th>{% endfor %}</tr>
@@ -220,7 +244,7 @@ def render_report(
         s=summary,
         rows=rows,
         total_rows=len(results),
-        chart=tag_chart(summary.tag_scores, summary.tag_counts),
+        chart=tag_chart(summary.tag_scores, summary.tag_counts, summary.tag_ci95),
         ranking=ranking if isinstance(ranking, list) else None,
         win_matrix=win_matrix if isinstance(win_matrix, dict) else None,
         win_cols=win_cols,

@@ -75,12 +75,13 @@ BUILTIN_RUBRICS: dict[str, RatingRubric] = {
     for rubric in (
         RatingRubric(
             name="summarization_quality",
-            version="summarization_quality/1",
+            version="summarization_quality/2",
             title="Summarisation quality",
             definition=(
-                "How well the response summarises the source (the context and/or the document): "
-                "it keeps what matters, stays faithful to the source, does what the instruction "
-                "asks (length, focus, audience), and is clearly shorter than the source."
+                "How well the response summarises the source: the context and/or the document, "
+                "or, when there is neither, the text given with the instruction. It keeps what "
+                "matters, stays faithful to the source, does what the instruction asks (length, "
+                "focus, audience), and is clearly shorter than the source."
             ),
             criteria=(
                 (
@@ -106,8 +107,17 @@ BUILTIN_RUBRICS: dict[str, RatingRubric] = {
                 (2, "has unsupported or wrong statements, or leaves out most of what matters."),
                 (1, "not a summary of this source: invented, off-topic, or ignores the request."),
             ),
-            inputs=(_PROMPT, _SOURCE, _DOCUMENT, InputSpec("response", "Summary to rate")),
-            requires=(("context", DOCUMENT), ("response",)),
+            inputs=(
+                InputSpec(
+                    "prompt", "Instruction given to the AI (it may hold the text to summarise)"
+                ),
+                _SOURCE,
+                _DOCUMENT,
+                InputSpec("response", "Summary to rate"),
+            ),
+            # Vertex's and the seed's summarisation data put the instruction and the text in
+            # the prompt, with no context column: the prompt alone can carry the source.
+            requires=(("context", DOCUMENT, "prompt"), ("response",)),
         ),
         RatingRubric(
             name="question_answering_quality",

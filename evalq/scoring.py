@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from statistics import NormalDist, fmean, stdev
+from statistics import fmean
 
+from evalq.intervals import mean_interval
 from evalq.models import Question, QuestionResult, RowResult, RowStatus, Verdict
 
 _NORM_RE = re.compile(r"[^a-z0-9]+")
@@ -88,40 +88,22 @@ def score_questions(
     return status, score, {tag: sum(v) / len(v) for tag, v in sorted(by_tag.items())}
 
 
-_T_TABLE = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
-
-
-def t_quantile_975(df: int) -> float:
-    """Two-sided 95% Student-t quantile: table for df <= 10, Cornish-Fisher beyond (err < 1e-3)."""
-    if df <= 0:
-        return math.inf
-    if df <= len(_T_TABLE):
-        return _T_TABLE[df - 1]
-    z = NormalDist().inv_cdf(0.975)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
-
-
 def mean_ci95(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
-    """Mean and a t-interval; no interval from fewer than two values."""
-    if not values:
-        return None, None
-    mean = fmean(values)
-    if len(values) < 2:
-        return mean, None
-    half = t_quantile_975(len(values) - 1) * stdev(values) / math.sqrt(len(values))
-    return mean, (max(0.0, mean - half), min(1.0, mean + half))
+    """Mean and 95% interval of row scores, by the method that suits them (evalq.intervals)."""
+    interval = mean_interval(values)
+    return interval.mean, interval.ci95
+
+
+def tag_values(rows: Iterable[RowResult]) -> dict[str, list[float]]:
+    """Per tag, the rows' tag scores (one value per row that has the tag)."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        for tag, value in row.tag_scores.items():
+            values[tag].append(value)
+    return {tag: values[tag] for tag in sorted(values)}
 
 
 def tag_means(rows: Iterable[RowResult]) -> tuple[dict[str, float], dict[str, int]]:
     """Per tag, the mean of the rows' tag scores (each row weighs the same)."""
-    sums: dict[str, float] = defaultdict(float)
-    counts: Counter[str] = Counter()
-    for row in rows:
-        for tag, value in row.tag_scores.items():
-            sums[tag] += value
-            counts[tag] += 1
-    return {t: sums[t] / counts[t] for t in sorted(sums)}, dict(sorted(counts.items()))
+    values = tag_values(rows)
+    return {t: fmean(v) for t, v in values.items()}, {t: len(v) for t, v in values.items()}

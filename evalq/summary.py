@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal, cast
 
+from evalq.intervals import mean_interval
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowResult
-from evalq.scoring import mean_ci95, tag_means
+from evalq.scoring import tag_values
 
 JobStatus = Literal["running", "finished", "cancelled", "paused"]
 
@@ -20,9 +21,10 @@ def build_summary(
     now: float,
 ) -> JobSummary:
     rows = list(results)
-    scores = [r.score for r in rows if r.score is not None]
-    mean, ci = mean_ci95(scores)
-    tags, tag_counts = tag_means(rows)
+    overall = mean_interval([r.score for r in rows if r.score is not None])
+    # Per tag, its own interval next to its row count: a tag seen in 3 rows is not read like
+    # one seen in 300.
+    by_tag = {tag: mean_interval(values) for tag, values in tag_values(rows).items()}
 
     def count(name: str) -> int:
         return int(job_hash.get(name, 0) or 0)
@@ -48,10 +50,13 @@ def build_summary(
         rows_scored=count("rows_scored"),
         rows_partial=count("rows_partial"),
         rows_failed=count("rows_failed"),
-        mean_score=mean,
-        ci95=ci,
-        tag_scores=tags,
-        tag_counts=tag_counts,
+        mean_score=overall.mean,
+        ci95=overall.ci95,
+        ci_method=overall.method,
+        tag_scores={tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
+        tag_counts={tag: t.n for tag, t in by_tag.items()},
+        tag_ci95={tag: t.ci95 for tag, t in by_tag.items()},
+        tag_ci_method={tag: t.method for tag, t in by_tag.items()},
         unscored_by_reason=dict(unscored),
         rows_failed_by_reason=failed_by_reason,
         judge_calls=count("judge_calls"),

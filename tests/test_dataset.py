@@ -143,3 +143,37 @@ def test_binary_file_is_not_a_dataset(folder: Path) -> None:
 def test_missing_file(folder: Path) -> None:
     with pytest.raises(DatasetError, match="no such file"):
         load_dataset(folder / "nope.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("metric", "record", "column"),
+    [
+        ("gecko-image", {"prompt": "a cat", "picture": "img/a.png"}, "image"),
+        ("gecko-video", {"prompt": "a cat", "clip": "v.mp4"}, "video"),
+        ("groundedness", {"query": "q", "ctx": "c", "response": "r"}, "context"),
+        ("pairwise", {"prompt": "q", "answer_1": "a", "answer_2": "b"}, "response_a"),
+        ("pairwise", {"prompt": "q", "response": "a"}, "baseline_model_response"),
+    ],
+)
+def test_a_column_that_no_row_has_refuses_the_whole_dataset(
+    folder: Path, metric: str, record: dict[str, str], column: str
+) -> None:
+    path = write_jsonl(folder / "d.jsonl", [{"id": str(i), **record} for i in range(3)])
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path, metric)
+    message = str(caught.value)
+    assert f"'{column}'" in message
+    assert "columns present: " + ", ".join(sorted({"id", *record})) in message
+
+
+def test_a_column_some_rows_have_fails_only_the_rows_without_it(folder: Path) -> None:
+    path = write_jsonl(
+        folder / "d.jsonl",
+        [{"id": "ok", "prompt": "a cat", "image": "img/a.png"}, {"id": "bad", "prompt": "a dog"}],
+    )
+    loaded = load_dataset(path)
+    assert [r.id for r in loaded.rows] == ["ok"]
+    assert [(e.row_id, e.field) for _, e in loaded.errors] == [("bad", "image")]
+    only_bad = write_jsonl(folder / "e.jsonl", [{"id": "x", "prompt": "p", "image": "img/no.png"}])
+    loaded = load_dataset(only_bad)  # the column is there, its file is not: a row's own error
+    assert [(e.row_id, e.field) for _, e in loaded.errors] == [("x", "image")]

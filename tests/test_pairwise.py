@@ -3,10 +3,12 @@ Wilson intervals, several judges, and the simulated judge's choices."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from evalq.dataset import load_dataset
 from evalq.examples_ratings import write_pairwise_example
 from evalq.judge import JudgeRequest
 from evalq.metric import get_metric
@@ -166,3 +168,67 @@ def test_simulated_judge_picks_the_better_answer_in_either_order(tmp_path: Path)
     assert summary["first_position_share"] == 0.5
     explanations = results[0].details["comparisons"][0]["explanations"]
     assert explanations["original"].startswith("[simulated judge]")
+
+
+def vertex_rows(tmp_path: Path) -> Path:
+    """Vertex's pairwise columns: `response` is the candidate, `baseline_model_response` the
+    baseline. The candidate is the better answer in rows c*, the baseline in row b1."""
+    rows = [
+        {"id": "c1", "prompt": "Q?", "response": "good answer", "baseline_model_response": "x"},
+        {"id": "c2", "prompt": "Q?", "response": "a good one", "baseline_model_response": "y"},
+        {"id": "b1", "prompt": "Q?", "response": "z", "baseline_model_response": "good"},
+    ]
+    path = tmp_path / "vertex.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_vertex_columns_run_with_the_candidate_as_a_and_the_baseline_as_b(tmp_path: Path) -> None:
+    judge = prefers("good")
+    harness = Harness("pairwise", {}, {judge.model: judge})
+    loaded = harness.load(vertex_rows(tmp_path))
+    assert not loaded.errors and not loaded.warnings
+    results, summary = harness.run(loaded.rows)
+    assert [(r.id, r.details["winner"]) for r in results] == [("c1", "A"), ("c2", "A"), ("b1", "B")]
+    first = judge.requests[0].prompt  # the original order shows the candidate as Response A
+    assert extract_section(first, "response_a") == "good answer"
+    assert extract_section(first, "response_b") == "x"
+    sides = {"A": "candidate (response)", "B": "baseline (baseline_model_response)"}
+    assert results[0].details["sides"] == sides
+    assert summary["sides"] == sides
+    assert summary["candidate_model_win_rate"] == pytest.approx(2 / 3)
+    assert summary["baseline_model_win_rate"] == pytest.approx(1 / 3)
+    assert summary["win_rates"]["A"] == pytest.approx(2 / 3)
+
+
+def test_vertex_columns_load_from_csv_and_native_rows_keep_their_labels(tmp_path: Path) -> None:
+    path = tmp_path / "vertex.csv"
+    path.write_text('prompt,baseline_model_response,response\nQ?,"base","cand"\n')
+    loaded = load_dataset(path, "pairwise", {})
+    assert not loaded.errors
+    assert loaded.rows[0].data == {
+        "prompt": "Q?",
+        "response": "cand",
+        "baseline_model_response": "base",
+    }
+    judge = prefers("good")
+    results, summary = Harness("pairwise", {}, {judge.model: judge}).run(rows(("good", "bad")))
+    assert results[0].details["sides"] == {"A": "response_a", "B": "response_b"}
+    assert summary["sides"] == {"A": "response_a", "B": "response_b"}
+    assert "candidate_model_win_rate" not in summary
+
+
+def test_a_row_with_both_column_pairs_is_refused_naming_them(tmp_path: Path) -> None:
+    path = tmp_path / "both.jsonl"
+    record = {"prompt": "Q?", "response_a": "a", "response_b": "b", "response": "c"}
+    path.write_text(
+        json.dumps(record)
+        + "\n"
+        + json.dumps({"prompt": "Q?", "response_a": "a", "response_b": "b"})
+        + "\n"
+    )
+    loaded = load_dataset(path, "pairwise", {})
+    assert [r.id for r in loaded.rows] == ["2"]
+    ((_, error),) = loaded.errors
+    assert error.field == "response"
+    assert "response_a" in error.message and "baseline_model_response" in error.message

@@ -318,6 +318,8 @@ def test_cli_run_status_results_jobs(
     assert keys <= set(summary)
     assert (summary["rows_total"], summary["rows_scored"], summary["mean_score"]) == (2, 2, 0.75)
     assert summary["tag_scores"] == {"color": 1.0, "object": 0.5}
+    assert set(summary["tag_ci95"]) == set(summary["tag_counts"]) == {"color", "object"}
+    assert summary["ci_method"] in ("wilson", "wilson-bound", "bca")
     job = summary["job_id"]
     assert json.loads(cli("status", job, "--json"))["mean_score"] == 0.75
     human = cli("status", job)

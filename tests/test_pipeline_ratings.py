@@ -340,3 +340,71 @@ def test_rank_generates_candidates_from_guidance_prompts_via_the_cli(
     assert summary["candidate_output_tokens"] > 0
     ranking = summary["metric_summary"]["ranking"]
     assert all(name in ranking for name in ("cited", "brief", "thorough"))
+
+
+def test_vertex_style_datasets_run_as_they_are(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    # Pairwise with Vertex's columns: `response` is the candidate (shown as A in the original
+    # order), `baseline_model_response` the baseline. The scripted judge prefers Vx-good on
+    # whichever side it is shown.
+    fake.script(
+        [
+            {"match": "kind=response_a>\nVx-good", "reply": choice("A")},
+            {"match": "kind=response_b>\nVx-good", "reply": choice("B")},
+        ]
+    )
+    pairs = [
+        {"id": "cand", "prompt": "q1", "response": "Vx-good.", "baseline_model_response": "Vx-x."},
+        {"id": "base", "prompt": "q2", "response": "Vx-y.", "baseline_model_response": "Vx-good."},
+    ]
+    job = client.submit(
+        "pairwise", write_rows(tmp_path / "pairs.jsonl", pairs), judge_model="judge-vertex-pairs"
+    ).job_id
+    summary = client.wait(job, timeout_s=60)
+    results = {r.id: r for r in client.results(job)}
+    assert summary.status == "finished" and summary.rows_scored == 2
+    assert (results["cand"].score, results["base"].score) == (1.0, 0.0)
+    stats = summary.metric_summary
+    assert stats["sides"] == {
+        "A": "candidate (response)",
+        "B": "baseline (baseline_model_response)",
+    }
+    assert (stats["candidate_model_win_rate"], stats["baseline_model_win_rate"]) == (0.5, 0.5)
+
+    # Summarisation with only prompt and response: the text to summarise is in the prompt.
+    rows = [
+        {
+            "id": f"s{i}",
+            "prompt": "Summarise in one sentence: Bees dance to show where flowers are. "
+            "The angle of the dance gives the direction and its length the distance.",
+            "response": response,
+        }
+        for i, response in enumerate(
+            ["Bees dance to show the direction and distance of flowers.", "Cats sleep."]
+        )
+    ]
+    job = client.submit(
+        "pointwise",
+        write_rows(tmp_path / "summaries.jsonl", rows),
+        judge_model="judge-vertex-summaries",
+        options={"template": "summarization_quality"},
+    ).job_id
+    summary = client.wait(job, timeout_s=60)
+    results = {r.id: r for r in client.results(job)}
+    assert summary.status == "finished" and summary.rows_scored == 2
+    assert all(r.score is not None for r in results.values())
+    assert results["s0"].score > results["s1"].score  # type: ignore[operator]
+
+
+def test_a_dataset_no_row_of_which_has_a_needed_column_creates_no_job(
+    client: Any, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    rows = [{"id": str(i), "prompt": "q", "answer_1": "a", "answer_2": "b"} for i in range(3)]
+    data = write_rows(tmp_path / "d.jsonl", rows)
+    jobs_before = redis_server.client().zcard("evalq:jobs")
+    with pytest.raises(DatasetError) as caught:
+        client.submit("pairwise", data, judge_model="judge-missing-column")
+    assert "'response_a'" in str(caught.value)
+    assert "columns present: answer_1, answer_2, id, prompt" in str(caught.value)
+    assert redis_server.client().zcard("evalq:jobs") == jobs_before

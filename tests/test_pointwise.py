@@ -360,3 +360,20 @@ def test_a_broken_document_fails_the_row_before_any_judge_call(tmp_path: Path) -
     with pytest.raises(InputError, match="document"):
         harness.run_row(row)
     assert judge.requests == []
+
+
+@pytest.mark.parametrize("template", ["summarization_quality", "question_answering_quality"])
+def test_a_prompt_and_response_only_row_runs_with_the_text_in_the_prompt(
+    tmp_path: Path, template: str
+) -> None:
+    # Vertex's and the seed's templates put the instruction and the text it is about in the
+    # prompt; such a row has no context and no document, and must still be rated.
+    prompt = "Summarise in one sentence: The tide rises twice a day. The Moon's pull causes it."
+    path = write_rows(tmp_path / "d.jsonl", [{"prompt": prompt, "response": "The Moon pulls."}])
+    judge = MemoryJudge("j", lambda request: rating_json(4))
+    harness = Harness("pointwise", {"template": template}, {"j": judge})
+    loaded = harness.load(path)
+    assert not loaded.errors and not loaded.warnings
+    results, _ = harness.run(loaded.rows)
+    assert (results[0].status, results[0].score) == ("scored", 0.75)
+    assert extract_section(judge.requests[0].prompt, "prompt") == prompt

@@ -105,6 +105,29 @@ def test_report_content_and_escaping(tmp_path: Path) -> None:
     assert html.count('class="row ') == 2
 
 
+def test_report_shows_the_interval_method_and_rows_per_tag() -> None:
+    html = render_report(
+        summary(
+            mean_score=1.0,
+            ci95=(0.7225, 1.0),
+            ci_method="wilson",
+            rows_scored=10,
+            rows_failed=0,
+            tag_scores={"color": 1.0, "spatial": 0.5},
+            tag_counts={"color": 300, "spatial": 3},
+            tag_ci95={"color": (0.9874, 1.0), "spatial": (0.0939, 0.9061)},
+            tag_ci_method={"color": "wilson", "spatial": "wilson"},
+        ),
+        [],
+    )
+    assert "95% CI [0.723, 1.000] (wilson, 10 rows)" in html
+    assert (
+        "<tr><td>spatial</td><td>0.500</td><td>[0.094, 0.906]</td><td>wilson</td><td>3</td></tr>"
+        in html
+    )
+    assert "0.500 [0.094, 0.906] (3 rows)" in html  # the chart's label, next to its whisker
+
+
 def test_report_ranking_and_sentences() -> None:
     metric_summary = {
         "ranking": [

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
+from evalq.intervals import mean_interval
 from evalq.models import Question, RowResult, Verdict
 from evalq.scoring import (
     mean_ci95,
     missing_keywords,
     question_results,
     score_questions,
-    t_quantile_975,
     tag_means,
 )
 
@@ -80,27 +78,14 @@ def test_missing_keywords_by_list_or_by_naming() -> None:
     assert missing_keywords([], questions) == []
 
 
-def test_t_quantile_matches_tables() -> None:
-    for df, table in [
-        (1, 12.706),
-        (2, 4.303),
-        (3, 3.182),
-        (5, 2.571),
-        (10, 2.228),
-        (30, 2.042),
-        (100, 1.984),
-    ]:
-        assert t_quantile_975(df) == pytest.approx(table, abs=2e-3)
-
-
-def test_mean_ci95() -> None:
+def test_mean_ci95_is_the_interval_that_suits_the_scores() -> None:
     assert mean_ci95([]) == (None, None)
-    assert mean_ci95([0.5]) == (0.5, None)
-    mean, ci = mean_ci95([0.25, 0.75, 0.5, 0.5])
-    assert mean == 0.5
-    assert ci is not None
-    half = 3.182 * math.sqrt(0.125 / 3) / 2
-    assert ci == pytest.approx((max(0.0, 0.5 - half), min(1.0, 0.5 + half)), abs=1e-3)
+    values = [0.25, 0.75, 0.5, 0.5]
+    interval = mean_interval(values)
+    assert interval.method == "bca"
+    assert mean_ci95(values) == (0.5, interval.ci95)
+    mean, ci = mean_ci95([1.0] * 10)  # once a zero-wide t-interval
+    assert mean == 1.0 and ci is not None and round(ci[0], 3) == 0.722
 
 
 def test_tag_means_weigh_rows_equally() -> None:

@@ -1,0 +1,80 @@
+"""The job summary's intervals (evalq/summary.py), built from row results; pure, no Redis."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+from evalq.intervals import bootstrap_bca, wilson
+from evalq.models import JobConfig, JobSummary, RowResult
+from evalq.render import summary_table
+from evalq.summary import build_summary
+
+
+def config(rows: int) -> JobConfig:
+    return JobConfig(
+        job_id="j",
+        metric="gecko-image",
+        judge_model="m",
+        dataset="d.jsonl",
+        rows_total=rows,
+        created_at=0.0,
+    )
+
+
+def row(i: int, score: float, tags: dict[str, float]) -> RowResult:
+    return RowResult(id=str(i), line=i, prompt="p", status="scored", score=score, tag_scores=tags)
+
+
+def summarize(rows: list[RowResult]) -> JobSummary:
+    counters = {"status": "finished", "rows_done": str(len(rows)), "rows_scored": str(len(rows))}
+    return build_summary(config(len(rows)), counters, {}, rows, now=1.0)
+
+
+def test_ten_perfect_rows_get_a_wilson_interval_not_a_zero_wide_one() -> None:
+    summary = summarize([row(i, 1.0, {"color": 1.0}) for i in range(10)])
+    assert summary.mean_score == 1.0
+    assert summary.ci_method == "wilson"
+    assert summary.ci95 is not None
+    assert (round(summary.ci95[0], 3), summary.ci95[1]) == (0.722, 1.0)
+
+
+def test_skewed_scores_get_a_bootstrap_interval_and_say_so() -> None:
+    scores = [1.0, 0.75, 1.0, 0.5, 1.0, 0.0, 1.0, 0.75, 1.0, 0.25]
+    summary = summarize([row(i, s, {}) for i, s in enumerate(scores)])
+    assert summary.ci_method == "bca"
+    assert summary.ci95 == bootstrap_bca(scores)
+
+
+def test_each_tag_has_its_interval_next_to_its_row_count() -> None:
+    rows = [row(i, 1.0, {"color": 1.0, "object": 1.0}) for i in range(300)]
+    rows += [row(300 + i, 1.0, {"spatial": 1.0}) for i in range(3)]
+    summary = summarize(rows)
+    assert summary.tag_counts == {"color": 300, "object": 300, "spatial": 3}
+    assert summary.tag_ci95["spatial"] == wilson(3, 3)
+    assert summary.tag_ci95["color"] == wilson(300, 300)
+    assert summary.tag_ci_method == {"color": "wilson", "object": "wilson", "spatial": "wilson"}
+    spatial, color = summary.tag_ci95["spatial"], summary.tag_ci95["color"]
+    assert spatial is not None and color is not None
+    assert spatial[0] < 0.5 and color[0] > 0.98  # 3 rows say far less than 300
+    dumped = json.loads(summary.model_dump_json())  # what `--json` prints
+    assert dumped["tag_ci95"]["spatial"] == list(spatial)
+    assert dumped["ci_method"] == "wilson"
+    assert dumped["tag_ci_method"]["spatial"] == "wilson"
+
+
+def test_the_terminal_table_shows_each_tag_interval_method_and_rows() -> None:
+    rows = [row(i, 1.0, {"color": 1.0}) for i in range(10)]
+    rows += [row(10 + i, 0.5, {"spatial": v}) for i, v in enumerate([1.0, 0.0, 1.0])]
+    console = Console(width=200, record=True)
+    console.print(summary_table(summarize(rows)))
+    text = console.export_text()
+    mean = next(line for line in text.splitlines() if "mean score" in line)
+    assert "95% CI [" in mean and "(bca, 13 rows)" in mean
+    color = next(line for line in text.splitlines() if "tag color" in line)
+    assert "1.000  95% CI [0.722, 1.000] (wilson) · 10 rows" in color
+    spatial = next(line for line in text.splitlines() if "tag spatial" in line)
+    low, high = wilson(2, 3) or (0.0, 0.0)
+    assert f"[{low:.3f}, {high:.3f}]" in spatial
+    assert "3 rows" in spatial
