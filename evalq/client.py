@@ -42,14 +42,17 @@ class Client:
         judge_models: list[str] | None = None,
         options: dict[str, Any] | None = None,
         use_cache: bool = True,
+        max_field_bytes: int | None = None,
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
         `judge_models` (several judges) is for the metrics that use them; the first one is the
-        job's main judge."""
+        job's main judge. `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
-        loaded = load_dataset(dataset, metric, options)
+        if max_field_bytes is None:
+            max_field_bytes = self.settings.max_field_bytes
+        loaded = load_dataset(dataset, metric, options, max_field_bytes=max_field_bytes)
         judges = list(judge_models or ([judge_model] if judge_model else []))
         judge_model = judges[0] if judges else self.settings.judge_model
         job_id = uuid.uuid4().hex[:12]

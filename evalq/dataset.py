@@ -6,17 +6,15 @@ becomes an InputError naming the row and the field, and the other rows go on.
 
 from __future__ import annotations
 
-import csv
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalq.errors import DatasetError, InputError, MissingField
 from evalq.models import Question, RowInput
-
-_MAX_FIELD = 1_000_000
+from evalq.records import MAX_FIELD_BYTES, check_fields, records
 
 
 @dataclass
@@ -29,65 +27,6 @@ class LoadedDataset:
     @property
     def total(self) -> int:
         return len(self.rows) + len(self.errors)
-
-
-def _records(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line number, record or a message why the line is no record)."""
-    suffix = path.suffix.lower()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise DatasetError(f"{path}: not a text file (not UTF-8); expected JSONL or CSV") from None
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if suffix == ".csv":
-        yield from _csv_records(path, text, required)
-        return
-    if suffix not in (".jsonl", ".ndjson", ".json") and not text.lstrip().startswith("{"):
-        raise DatasetError(f"{path}: unknown dataset type {suffix or '(none)'}; use .jsonl or .csv")
-    yield from _jsonl_records(text)
-
-
-def _jsonl_records(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            yield number, f"not valid JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
-            continue
-        yield (
-            number,
-            value
-            if isinstance(value, dict)
-            else f"expected a JSON object, got {type(value).__name__}",
-        )
-
-
-def _csv_records(
-    path: Path, text: str, required: tuple[str, ...]
-) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    csv.field_size_limit(_MAX_FIELD)
-    reader = csv.DictReader(text.splitlines())
-    try:
-        header = reader.fieldnames
-    except csv.Error as exc:
-        raise DatasetError(f"{path}: not a CSV file: {exc}") from None
-    missing = [c for c in required if c not in [h.strip() for h in header or []]]
-    if not header or missing:
-        raise DatasetError(
-            f"{path}: CSV header has no {', '.join(map(repr, missing))} column (header: {header})"
-        )
-    try:
-        for record in reader:
-            extra = record.pop(None, None)
-            if extra:
-                yield reader.line_num, f"{len(extra)} more cells than the header has columns"
-                continue
-            yield reader.line_num, {k.strip(): v for k, v in record.items() if k is not None}
-    except csv.Error as exc:
-        raise DatasetError(f"{path}: CSV error at line {reader.line_num}: {exc}") from None
 
 
 def parse_questions(
@@ -195,7 +134,11 @@ def refuse_missing_columns(
 
 
 def load_dataset(
-    path: str | Path, metric: str = "gecko-image", options: Mapping[str, Any] | None = None
+    path: str | Path,
+    metric: str = "gecko-image",
+    options: Mapping[str, Any] | None = None,
+    *,
+    max_field_bytes: int = MAX_FIELD_BYTES,
 ) -> LoadedDataset:
     """Read and validate every row; raise DatasetError if the file is no dataset at all."""
     from evalq.metric import get_metric
@@ -210,13 +153,14 @@ def load_dataset(
     present: set[str] = set()  # columns with a value in at least one record
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     bad_lines = 0
-    for number, record in _records(path, spec.required_columns):
+    for number, record in records(path, spec.required_columns, loaded.warnings):
         if isinstance(record, str):
             bad_lines += 1
             loaded.errors.append((number, InputError(str(number), "(line)", record)))
             continue
         present |= {k for k, v in record.items() if has_value(v)}
         try:
+            check_fields(number, record, row_id_of(number, record), max_field_bytes)
             row = spec.parse_row(number, record, path.parent, options, loaded.warnings)
             if row.id in seen:
                 raise InputError(row.id, "id", f"duplicate id (line {number})")

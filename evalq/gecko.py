@@ -146,11 +146,40 @@ def _ask_rubric(
     reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, missing), schema=spec.schema))
     replies.append(reply)
     try:
-        return spec.parse(reply.text)
+        return _bounded(spec.parse(reply.text), reply.text)
     except UnparseableReply as exc:
         if reply.finish_reason == "MAX_TOKENS":
             exc.message += " (the reply was cut off at MAX_TOKENS)"
         raise
+
+
+# A rubric is stored in the row's plan and cached for every row with the same prompt, and each
+# question costs a judge call per row: a reply beyond these bounds is no rubric (parse_error).
+MAX_RUBRIC_QUESTIONS = 100
+MAX_RUBRIC_KEYWORDS = 200
+MAX_RUBRIC_CHARS = 100_000  # all its keywords, questions, answers, choices and justifications
+
+
+def _bounded(parsed: ParsedRubric, text: str) -> ParsedRubric:
+    keywords, questions = parsed
+    chars = sum(map(len, keywords)) + sum(
+        len(q.question)
+        + len(q.expected)
+        + len(q.justification)
+        + sum(map(len, q.choices))
+        + sum(map(len, q.keywords))
+        for q in questions
+    )
+    for what, count, most in (
+        ("questions", len(questions), MAX_RUBRIC_QUESTIONS),
+        ("keywords", len(keywords), MAX_RUBRIC_KEYWORDS),
+        ("characters of text", chars, MAX_RUBRIC_CHARS),
+    ):
+        if count > most:
+            raise UnparseableReply(
+                f"rubric reply has {count:,} {what}; at most {most:,}", raw=text[:4000]
+            )
+    return parsed
 
 
 def _question_key(question: Question) -> tuple[str, tuple[str, ...]]:
@@ -175,7 +204,8 @@ def generate_rubric(
                 raise
         else:
             known = {_question_key(q) for q in questions}
-            questions += [q for q in more if _question_key(q) not in known]
+            new = [q for q in more if _question_key(q) not in known]
+            questions += new[: MAX_RUBRIC_QUESTIONS - len(questions)]
             missing = missing_keywords(keywords, questions)
     rubric = Rubric(
         questions=questions,

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from evalq.errors import InputError
 from evalq.judge import Judge, MediaPart
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 
@@ -35,6 +36,19 @@ class Plan(BaseModel):
     units: list[Unit]
     data: dict[str, Any] = Field(default_factory=dict)
     simulated: bool = False
+
+
+def check_plan_size(plan: Plan, row_id: str, max_bytes: int) -> None:
+    """A plan is stored once per row and read by every unit task; one past the bound (a runaway
+    rubric, huge candidates) fails its row instead of filling Redis and the workers."""
+    size = len(plan.model_dump_json().encode("utf-8"))
+    if size > max_bytes:
+        raise InputError(
+            row_id,
+            "(plan)",
+            f"the row's plan (its rubric or responses as JSON) is {size:,} bytes, over the limit"
+            f" of {max_bytes:,} (EVALQ_MAX_PLAN_BYTES)",
+        )
 
 
 class KeyValue(Protocol):

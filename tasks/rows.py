@@ -20,7 +20,7 @@ from celery.exceptions import Retry
 
 from evalq.errors import InputError, JudgeError, QuotaExhausted, RateLimited
 from evalq.gecko import failed_row, unscored
-from evalq.metric import Plan, get_metric
+from evalq.metric import Plan, check_plan_size, get_metric
 from worker.app import PREPARE_ROW, app
 from worker.jobs import finish_row
 from worker.runtime import Runtime, row_context, runtime
@@ -62,6 +62,7 @@ def prepare_row(self: Task, job_id: str, row_id: str) -> dict[str, Any]:
     ctx = row_context(rt, job_id, row_id)
     try:
         plan = rt.store.row_plan(job_id, row_id) or get_metric(ctx.job.metric).plan(ctx)
+        check_plan_size(plan, row_id, rt.settings.max_plan_bytes)
     except InputError as exc:
         _fail_row(rt, job_id, row_id, exc, "bad input")
         return {"row": row_id, "status": "failed"}

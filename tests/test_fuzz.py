@@ -4,6 +4,8 @@ errors escapes the loader and the parsers."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalq.dataset import load_dataset
+from evalq.dataset import LoadedDataset, load_dataset
 from evalq.errors import EvalqError, InputError
 from evalq.media import parse_media
 from evalq.parsing import extract_json, parse_rubric, parse_yes_no
@@ -23,8 +25,17 @@ json_values = st.recursive(
     ),
     max_leaves=12,
 )
+# Text that may hold lone surrogates: JSON carries them as "\\ud800" escapes.
+unpaired_text = st.text(
+    alphabet=st.one_of(
+        st.characters(codec=None, categories=["Cs"]), st.characters(categories=["L", "P"])
+    ),
+    max_size=8,
+)
 cells = st.one_of(
     json_values,
+    unpaired_text,
+    st.lists(st.dictionaries(st.sampled_from(["question", "answer"]), unpaired_text), max_size=2),
     st.sampled_from(
         ["img.png", "", "http://127.0.0.1:9/x", "data:image/png;base64,!!", "gs://b/x"]
     ),
@@ -73,6 +84,64 @@ def test_dataset_loader_raises_only_evalq_errors(
         return
     assert all(isinstance(e, InputError) for _, e in loaded.errors)
     assert loaded.total == len(loaded.rows) + len(loaded.errors)
+    assert_storable(loaded)
+
+
+def assert_storable(loaded: LoadedDataset) -> None:
+    """What a load returns is what submit stores as JSON: rows, errors and warnings."""
+    for row in loaded.rows:
+        row.model_dump_json()
+    for _, error in loaded.errors:
+        str(error).encode("utf-8")
+    for warning in loaded.warnings:
+        warning.encode("utf-8")
+
+
+# CSV cells full of what CSV must quote: delimiters, quotes, line ends of every kind.
+csv_text = st.text(
+    alphabet=st.one_of(st.sampled_from(list('",\n\r \t;')), st.characters(codec="utf-8")),
+    max_size=30,
+)
+
+
+@fuzz
+@given(prompts=st.lists(csv_text.filter(str.strip), min_size=1, max_size=6))
+def test_csv_written_by_the_csv_module_reads_back_cell_for_cell(
+    tmp_path: Path, prompts: list[str]
+) -> None:
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(["id", "prompt", "image"])
+    starts = []
+    for i, prompt in enumerate(prompts):
+        starts.append(len(io.StringIO(out.getvalue(), newline="").readlines()) + 1)
+        writer.writerow([f"r{i}", prompt, "img.png"])
+    path = tmp_path / "data.csv"
+    path.write_text(out.getvalue(), encoding="utf-8", newline="")
+    loaded = load_dataset(path)
+    assert not loaded.errors
+    assert loaded.warnings == []  # well-formed quoting is never reported as swallowed lines
+    assert [r.prompt for r in loaded.rows] == [p.strip() for p in prompts]
+    assert [r.line for r in loaded.rows] == starts
+
+
+@fuzz
+@given(body=st.lists(csv_text, max_size=6))
+def test_csv_loader_on_hostile_text(tmp_path: Path, body: list[str]) -> None:
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    path = tmp_path / "data.csv"
+    text = "id,prompt,image\n" + "\n".join(f"{i},{cell},img.png" for i, cell in enumerate(body))
+    path.write_text(text, encoding="utf-8", newline="")
+    try:
+        loaded = load_dataset(path)
+    except EvalqError:
+        return
+    physical = len(io.StringIO(text, newline="").readlines())
+    assert all(1 < line <= physical for line, _ in loaded.errors)
+    assert all(1 < row.line <= physical for row in loaded.rows)
+    assert loaded.total == len(loaded.rows) + len(loaded.errors)
+    assert_storable(loaded)
 
 
 @fuzz
@@ -89,3 +158,27 @@ def test_dataset_loader_on_raw_bytes(tmp_path: Path, data: bytes) -> None:
 def test_media_cells(tmp_path: Path, value: Any) -> None:
     with contextlib.suppress(EvalqError):
         parse_media(value, tmp_path, "r", "image")
+
+
+def encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@fuzz
+@given(prompts=st.lists(unpaired_text.filter(str.strip), min_size=1, max_size=6))
+def test_jsonl_strings_that_cannot_be_stored_fail_only_their_rows(
+    tmp_path: Path, prompts: list[str]
+) -> None:
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps({"prompt": p, "image": "img.png"}) + "\n" for p in prompts))
+    loaded = load_dataset(path)
+    # JSON joins an escaped high and low surrogate into one character; a lone one stays lone.
+    bad = {i for i, p in enumerate(prompts, start=1) if not encodable(json.loads(json.dumps(p)))}
+    assert {line for line, _ in loaded.errors} == bad
+    assert all(error.field == "prompt" for _, error in loaded.errors)
+    assert_storable(loaded)

@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     inline_max_bytes: int = Field(default=15 * 1024 * 1024, ge=0)
     upload_timeout_s: float = Field(default=300.0, gt=0)  # one upload, and its processing
     max_output_tokens: int = Field(default=4096, gt=0)
+    # Per dataset field (a cell, or a JSON value measured as JSON): a larger one fails its row.
+    max_field_bytes: int = Field(default=1024 * 1024, gt=0)
+    # A row's stored plan (its rubric or candidates, as JSON): a larger one fails the row.
+    max_plan_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
 
     # JSON, e.g. {"gemini-2.5-flash": {"rpm": 1000, "tpm": 1000000}, "*": {"rpm": 60}}
     rate_limits: dict[str, ModelLimit] = Field(default_factory=dict)
