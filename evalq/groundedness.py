@@ -121,11 +121,10 @@ The response to audit:
 
 # The one re-ask for sentences the judge left unlabelled. They come from the response under
 # audit, so they travel in an untrusted block like the response itself.
-JUDGE_GAP_TEMPLATE_VERSION = "groundedness-judge-gap/1"
 JUDGE_GAP_PROMPT = """{base}
-Your earlier audit of this response gave no label to the sentences in the block below, one
-per line. Label each of them now as Part 2 asks, copying each sentence exactly. Reply in the
-same JSON form; you may leave out the sentences you labelled before.
+Your earlier audit of this response gave no label to the sentences in the block below, one per
+line. Label each of them now as Part 2 asks, copying each sentence exactly. Reply in the same
+JSON form; you may leave out the sentences you labelled before.
 
 The sentences still without a label:
 {missing}

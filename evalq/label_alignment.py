@@ -52,7 +52,10 @@ class Alignment:
 
 
 def _overlap(a: Counter[str], b: Counter[str]) -> int:
-    return sum((a & b).values())
+    """Words in common, counted with multiplicity (Counter's & without building a Counter)."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(min(count, b[word]) for word, count in a.items() if word in b)
 
 
 class Aligner:
@@ -64,14 +67,12 @@ class Aligner:
         self.words = [word_list(s) for s in self.sentences]
         self.bags = [Counter(w) for w in self.words]
         self.covered_words: list[Counter[str]] = [Counter() for _ in self.sentences]
+        self._covered = [False for _ in self.sentences]
         self._cursor = 0
 
     def covered(self, index: int) -> bool:
         """Do the judge sentences aligned to this one so far hold enough of its words?"""
-        size = len(self.words[index])
-        if size == 0:
-            return False
-        return _overlap(self.covered_words[index], self.bags[index]) >= COVER_SHARE * size
+        return self._covered[index]
 
     def coverage(self, index: int) -> float:
         size = len(self.words[index])
@@ -89,16 +90,34 @@ class Aligner:
         if not judged:
             return []
         bag = Counter(judged)
-        shared = [(_overlap(bag, b), i) for i, b in enumerate(self.bags) if b]
-        starts = sorted((s for s in shared if s[0]), key=lambda s: (-s[0], s[1]))[:_MAX_STARTS]
+        # Most words shared first; then a sentence not yet labelled, of about the same length,
+        # at or after the previous judge sentence's place.
+        ranked = sorted(
+            (
+                (
+                    -shared,
+                    self.covered(i),
+                    abs(len(self.words[i]) - len(judged)),
+                    i < self._cursor,
+                    i,
+                )
+                for i, b in enumerate(self.bags)
+                if (shared := _overlap(bag, b))
+            )
+        )
         best: tuple[tuple[float, bool, bool, int], int, int] | None = None
-        for _, first in starts:
+        matcher = difflib.SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(judged)  # difflib caches what it learns about the second sequence
+        for *_, first in ranked[:_MAX_STARTS]:
             run: list[str] = []
             for last in range(first, min(len(self.words), first + MAX_RUN)):
                 if last > first and not _overlap(bag, self.bags[last]):
                     break  # a sentence sharing no word can't improve the match
                 run = run + self.words[last]
-                ratio = difflib.SequenceMatcher(None, judged, run, autojunk=False).ratio()
+                matcher.set_seq1(run)
+                if best is not None and matcher.quick_ratio() < best[0][0]:
+                    continue  # an upper bound already below the best match
+                ratio = matcher.ratio()
                 fresh = not all(self.covered(i) for i in range(first, last + 1))
                 key = (round(ratio, 9), fresh, first >= self._cursor, -first)
                 if best is None or key > best[0]:
@@ -121,4 +140,6 @@ class Aligner:
         kept = [i for i in targets if only is None or i in only]
         for i in kept:
             self.covered_words[i] |= bag & self.bags[i]
+            held = _overlap(self.covered_words[i], self.bags[i])
+            self._covered[i] = held >= COVER_SHARE * len(self.words[i])
         return kept

@@ -18,6 +18,7 @@ and it cuts where a reader sees separate statements:
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Abbreviations a capitalised word may follow ("Dr. Smith", "e.g. Paris", "Smith et al. Later").
 ABBREVIATIONS = frozenset(
@@ -88,7 +89,7 @@ _INITIALS_RE = re.compile(r"^(?:[^\W\d_]\.)*[^\W\d_]$")  # "J", "U.S", "e.g"
 
 def has_words(text: str) -> bool:
     """A sentence with a letter or digit in it can make a claim; "—", "*" or "..." can't."""
-    return _WORD_RE.search(text) is not None
+    return _WORD_RE.search(unicodedata.normalize("NFKC", text)) is not None
 
 
 def split_sentences(text: str) -> list[str]:

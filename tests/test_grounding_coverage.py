@@ -19,6 +19,7 @@ from evalq.metric import Plan, Unit
 from evalq.models import RowInput, Verdict
 from evalq.prompts import extract_section
 from tests.judges import ListJudge, Reply
+from worker.fake_gemini.brain import SimulatedJudge
 from worker.fake_gemini.protocol import FakeRequest
 from worker.fake_gemini.skills import groundedness as skill
 
@@ -210,9 +211,7 @@ def test_an_unscored_labelling_shows_in_the_row() -> None:
 
 def skill_reply(prompt: str) -> str:
     schema = GroundingReply.model_json_schema()
-    text = skill.answer(FakeRequest(model="m", text=prompt, response_schema=schema), None)  # type: ignore[arg-type]
-    assert text is not None
-    return text
+    return SimulatedJudge().reply(FakeRequest(model="m", text=prompt, response_schema=schema))
 
 
 def test_the_simulated_judge_answers_a_re_ask_for_just_the_missing_sentences() -> None:

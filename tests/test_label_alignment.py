@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from evalq.label_alignment import Aligner, word_list
+from evalq.sentences import has_words, split_sentences
 
 
 def aligned(response: list[str], judged: list[str]) -> tuple[list[list[int]], list[bool]]:
@@ -68,3 +72,30 @@ def test_only_limits_what_a_second_reply_labels() -> None:
     again = aligner.align(["Apples are red.", "Bananas cure cancer."], only={1})
     assert again.targets == [[], [1]]
     assert aligner.covered(1)
+
+
+# ---- properties over any text ---------------------------------------------------------------
+
+_PIECES = 'Apples are red|e.g.|Dr.|3.5|Yes|no| |\n|\n\n|. |! |? |"|- |1. |## |…|—|U.S.|cure|x.org/a'
+pieces = st.sampled_from(_PIECES.split("|"))
+texts = st.one_of(st.text(max_size=200), st.lists(pieces, max_size=40).map("".join))
+fuzz = settings(max_examples=300, deadline=None)
+
+
+@fuzz
+@given(texts)
+def test_splitting_loses_and_repeats_no_word(text: str) -> None:
+    sentences = split_sentences(text)
+    assert all(s and s == s.strip() for s in sentences)
+    assert [w for s in sentences for w in word_list(s)] == word_list(text)
+
+
+@fuzz
+@given(texts)
+def test_a_judge_copying_our_sentences_covers_every_one_with_words(text: str) -> None:
+    sentences = split_sentences(text)
+    aligner = Aligner(sentences)
+    targets = aligner.align(sentences).targets
+    for i, sentence in enumerate(sentences):
+        assert aligner.covered(i) == has_words(sentence), (i, sentences)
+        assert targets[i] == ([i] if has_words(sentence) else []), (i, sentences, targets)
