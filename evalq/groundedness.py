@@ -12,7 +12,10 @@ What keeps the score honest:
 - a ``supported`` label whose excerpt is not in the context is turned into ``unsupported``: a
   judge that invents evidence must not pass a response;
 - an ineligible response is not grounded, whatever its sentences say;
-- a judge whose reply can't be read is unscored for that row, never 0.
+- a judge whose reply can't be read is unscored for that row, never 0;
+- the labels must cover the response: we split it ourselves, and a sentence the judge leaves
+  out, even when asked once more, leaves that judge unscored (incomplete_labels), never
+  grounded; of two differing labels on one sentence the worse counts (evalq.grounding_labels).
 """
 
 from __future__ import annotations
@@ -452,23 +455,33 @@ def judge_response(
     simulated, failure = reply.simulated, None
     missing = labelling.missing() if parsed.eligible is not False else []
     if missing:
-        again = _ask_again(
-            judge, query, context, response, [labelling.sentences[i] for i in missing]
-        )
-        if isinstance(again, str):
-            labelling.asked_again, failure = missing, again
+        labelling.asked_again = missing
+        try:
+            more, second = _ask_again(
+                judge, query, context, response, [labelling.sentences[i] for i in missing]
+            )
+        except JudgeError as exc:
+            if exc.retry in ("countdown", "pause"):
+                raise  # retried as a unit; the first call then comes from the cache
+            failure = exc
         else:
-            more, second = again
             simulated = simulated or second.simulated
             labelling.add_asked_again(check_sentences(more, context_index), missing)
     result = score_labelling(
         judge.model, labelling, parsed.eligible, parsed.eligibility_reason, simulated
     )
     if result.status == "unscored":
-        if failure:
-            detail = f"{result.detail}; the re-ask failed ({failure})"
-            result.detail, result.why = detail, f"unscored (incomplete_labels): {detail}"
-        verdict = unscored(index, "incomplete_labels", result.detail or "", reply.text[:2000])
+        if failure is not None:  # the re-ask's own failure is the reason (truncated, blocked...)
+            detail = f"{result.detail}; the re-ask failed: {failure.message}"
+            result = result.model_copy(
+                update={
+                    "reason": failure.reason,
+                    "detail": detail,
+                    "why": f"unscored ({failure.reason}): {detail}",
+                }
+            )
+        reason = result.reason or "incomplete_labels"
+        verdict = unscored(index, reason, result.detail or "", reply.text[:2000])
         update = {"judge_model": judge.model, "simulated": simulated, "value": result.model_dump()}
         return verdict.model_copy(update=update), reply
     verdict = Verdict(
@@ -486,21 +499,12 @@ def judge_response(
 
 def _ask_again(
     judge: Judge, query: str, context: str, response: str, missing: list[str]
-) -> tuple[ParsedGrounding, JudgeReply] | str:
-    """One more call naming the sentences the judge left out: its readable reply, or why there
-    is none. Rate limits and spent quotas propagate (the unit is retried, and the first call
-    then comes from the cache)."""
+) -> tuple[ParsedGrounding, JudgeReply]:
+    """One more call naming the sentences the judge left out; raises JudgeError (a reply we
+    can't read is UnparseableReply) when it brings nothing."""
     prompt = judge_gap_prompt(query, context, response, missing)
-    try:
-        reply = judge.generate(JudgeRequest(prompt=prompt, schema=GroundingReply))
-    except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
-            raise
-        return f"{exc.reason}: {exc.message}"
-    try:
-        return parse_grounding(reply.text), reply
-    except UnparseableReply as exc:
-        return f"parse_error: {exc.message}"
+    reply = judge.generate(JudgeRequest(prompt=prompt, schema=GroundingReply))
+    return parse_grounding(reply.text), reply
 
 
 def unit_result(unit: Unit, verdict: Verdict | None) -> JudgeResult:

@@ -11,7 +11,7 @@ import pytest
 
 from evalq import groundedness as g
 from evalq.dataset import load_dataset
-from evalq.errors import Blocked, RateLimited
+from evalq.errors import Blocked, RateLimited, TruncatedReply
 from evalq.examples_grounding import write_groundedness_example
 from evalq.grounding_labels import worse_label
 from evalq.grounding_parse import GroundingReply
@@ -157,12 +157,16 @@ def test_clauses_labelled_apart_count_as_one_sentence_with_the_worse_label() -> 
     assert result.conflicting_labels[0].labels == ["supported", "unsupported"]
 
 
-def test_a_failed_re_ask_leaves_the_labels_incomplete_but_rate_limits_propagate() -> None:
+def test_a_failed_re_ask_is_unscored_with_its_own_reason_and_rate_limits_propagate() -> None:
     verdict, _ = judge([ONLY_APPLES, Blocked("withheld")])
-    assert (verdict.status, verdict.reason) == ("unscored", "incomplete_labels")
-    assert "the re-ask failed (blocked: withheld)" in (verdict.detail or "")
+    assert (verdict.status, verdict.result, verdict.reason) == ("unscored", None, "blocked")
+    assert "Bananas cure cancer." in (verdict.detail or "")
+    assert "the re-ask failed: withheld" in (verdict.detail or "")
+    assert result_of(verdict).missing == [1]
+    cut, _ = judge([ONLY_APPLES, TruncatedReply("stopped at MAX_TOKENS")])
+    assert (cut.status, cut.reason) == ("unscored", "truncated")
     unreadable, _ = judge([ONLY_APPLES, "no idea"])
-    assert "the re-ask failed (parse_error" in (unreadable.detail or "")
+    assert (unreadable.status, unreadable.reason) == ("unscored", "parse_error")
     with pytest.raises(RateLimited):
         judge([ONLY_APPLES, RateLimited("slow down", retry_after_s=2)])
 
