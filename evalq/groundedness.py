@@ -12,7 +12,10 @@ What keeps the score honest:
 - a ``supported`` label whose excerpt is not in the context is turned into ``unsupported``: a
   judge that invents evidence must not pass a response;
 - an ineligible response is not grounded, whatever its sentences say;
-- a judge whose reply can't be read is unscored for that row, never 0.
+- a judge whose reply can't be read is unscored for that row, never 0;
+- the labels must cover the response: we split it ourselves, and a sentence the judge leaves
+  out, even when asked once more, leaves that judge unscored (incomplete_labels), never
+  grounded; of two differing labels on one sentence the worse counts (evalq.grounding_labels).
 """
 
 from __future__ import annotations
@@ -36,11 +39,17 @@ from evalq.agreement import all_agree_share, cohen_kappa, fleiss_kappa, pairwise
 from evalq.dataset import require_text, row_id_of, unknown_columns
 from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
 from evalq.gecko import unscored
+from evalq.grounding_labels import (
+    ExcerptStatus,
+    LabelConflict,
+    LabelledSentence,
+    Labelling,
+    ResponseSentence,
+)
 from evalq.grounding_parse import (
     LABELS,
     NEEDS_ATTRIBUTION,
     GroundingReply,
-    Label,
     ParsedGrounding,
     parse_grounding,
 )
@@ -113,6 +122,17 @@ The response to audit:
 {response}
 """
 
+# The one re-ask for sentences the judge left unlabelled. They come from the response under
+# audit, so they travel in an untrusted block like the response itself.
+JUDGE_GAP_PROMPT = """{base}
+Your earlier audit of this response gave no label to the sentences in the block below, one per
+line. Label each of them now as Part 2 asks, copying each sentence exactly. Reply in the same
+JSON form; you may leave out the sentences you labelled before.
+
+The sentences still without a label:
+{missing}
+"""
+
 
 def template_placeholders(template: str) -> set[str]:
     """The {names} a template uses; raises DatasetError for a template str.format can't read."""
@@ -168,6 +188,15 @@ def judge_prompt(query: str, context: str, response: str) -> str:
     )
 
 
+def judge_gap_prompt(query: str, context: str, response: str, missing: list[str]) -> str:
+    """The judge prompt again, naming the sentences still without a label, one per line."""
+    lines = "\n".join(" ".join(sentence.split()) for sentence in missing)
+    return JUDGE_GAP_PROMPT.format(
+        base=judge_prompt(query, context, response),
+        missing=delimit("unlabelled_sentences", lines),
+    )
+
+
 def template_version(template: str | None) -> str:
     if template is None:
         return ANSWER_TEMPLATE_VERSION
@@ -176,7 +205,6 @@ def template_version(template: str | None) -> str:
 
 # ---- excerpt checking -----------------------------------------------------------------------
 
-ExcerptStatus = Literal["exact", "fuzzy", "not_found", "missing", "not_needed"]
 # An excerpt of FUZZY_MIN_WORDS words or more may differ from the context in one word in ten
 # (at least one word): judges re-type quotes. Shorter excerpts must match exactly.
 FUZZY_SHARE = 0.1
@@ -275,19 +303,6 @@ class ContextIndex:
 # ---- one judge's verdict --------------------------------------------------------------------
 
 
-class LabelledSentence(BaseModel):
-    """A sentence with the judge's label, and ours after checking the judge's excerpt."""
-
-    sentence: str
-    label: Label  # the label that counts
-    judge_label: Label  # what the judge said
-    rationale: str = ""
-    excerpt: str | None = None
-    excerpt_check: ExcerptStatus = "not_needed"
-    excerpt_similarity: float | None = None
-    note: str | None = None  # why the label was changed
-
-
 class JudgeResult(BaseModel):
     """One judge's view of a row; what the row shows per judge."""
 
@@ -295,12 +310,18 @@ class JudgeResult(BaseModel):
     status: Literal["ok", "unscored"]
     grounded: int | None = None
     supported_fraction: float | None = None  # over the sentences that need attribution
-    counts: dict[str, int] = Field(default_factory=dict)  # label -> sentences (after the check)
+    # label -> sentences of the response, by the label that counts for each
+    counts: dict[str, int] = Field(default_factory=dict)
     excerpts_rejected: int = 0
     eligible: bool | None = None  # None: the judge's reply gave no eligibility verdict
     eligibility_reason: str = ""
     why: str = ""  # one line on the outcome
-    sentences: list[LabelledSentence] = Field(default_factory=list)
+    # Our split of the response, each sentence with the label that counts for it.
+    response_sentences: list[ResponseSentence] = Field(default_factory=list)
+    sentences: list[LabelledSentence] = Field(default_factory=list)  # as the judge labelled
+    missing: list[int] = Field(default_factory=list)  # still unlabelled after the re-ask
+    asked_again: list[int] = Field(default_factory=list)  # named in the re-ask
+    conflicting_labels: list[LabelConflict] = Field(default_factory=list)
     reason: UnscoredReason | None = None
     detail: str | None = None
     simulated: bool = False
@@ -332,23 +353,60 @@ def check_sentences(parsed: ParsedGrounding, context: ContextIndex) -> list[Labe
     return out
 
 
-def score_sentences(
+def score_labelling(
     judge_model: str,
-    sentences: list[LabelledSentence],
+    labelling: Labelling,
     eligible: bool | None,
     eligibility_reason: str,
     simulated: bool = False,
 ) -> JudgeResult:
-    """Grounded (1/0) and the supported fraction from checked labels; no_rad counts for nothing."""
+    """Grounded (1/0) and the supported fraction from the labels that count for the response's
+    own sentences; no_rad counts for nothing. A sentence still without a label makes the
+    judge unscored (incomplete_labels), never grounded; an ineligible response is 0 whatever
+    its labels, so it needs none."""
+    sentences = labelling.response_sentences()
+    conflicts = labelling.conflicts(sentences)
     counts = {label: 0 for label in LABELS}
     for s in sentences:
-        counts[s.label] += 1
+        if s.label is not None:
+            counts[s.label] += 1
     needing = [s for s in sentences if s.label in NEEDS_ATTRIBUTION]
     supported = counts["supported"]
     fraction = supported / len(needing) if needing else None
     failing = counts["unsupported"] + counts["contradictory"]
+    missing = labelling.missing() if eligible is not False else []
+    result = JudgeResult(
+        judge_model=judge_model,
+        status="ok",
+        supported_fraction=fraction,
+        counts=counts,
+        excerpts_rejected=sum(1 for s in labelling.items if s.label != s.judge_label),
+        eligible=eligible,
+        eligibility_reason=eligibility_reason,
+        response_sentences=sentences,
+        sentences=labelling.items,
+        missing=missing,
+        asked_again=labelling.asked_again,
+        conflicting_labels=conflicts,
+        simulated=simulated,
+    )
     if eligible is False:
         grounded, why = 0, f"ineligible: {eligibility_reason or 'the response does not answer'}"
+    elif missing:
+        shown = "; ".join(f"{i + 1}: {_clip(labelling.sentences[i])}" for i in missing)
+        detail = (
+            f"{len(missing)} of {len(sentences)} sentence(s) of the response have no label"
+            f"{' even when asked again' if labelling.asked_again else ''} ({shown})"
+        )
+        return result.model_copy(
+            update={
+                "status": "unscored",
+                "supported_fraction": None,
+                "reason": "incomplete_labels",
+                "detail": detail,
+                "why": f"unscored (incomplete_labels): {detail}",
+            }
+        )
     elif failing:
         parts = [f"{counts[k]} {k}" for k in ("unsupported", "contradictory") if counts[k]]
         grounded, why = 0, f"{' and '.join(parts)} of {len(needing)} sentence(s) needing support"
@@ -356,26 +414,24 @@ def score_sentences(
         grounded, why = 0, "no sentence makes a claim from the context"
     else:
         grounded, why = 1, f"all {supported} sentence(s) needing support are supported"
-    return JudgeResult(
-        judge_model=judge_model,
-        status="ok",
-        grounded=grounded,
-        supported_fraction=fraction,
-        counts=counts,
-        excerpts_rejected=sum(1 for s in sentences if s.note),
-        eligible=eligible,
-        eligibility_reason=eligibility_reason,
-        why=why,
-        sentences=sentences,
-        simulated=simulated,
-    )
+    if conflicts:
+        why += (
+            f"; {len(conflicts)} sentence(s) got differing labels, the worse counts "
+            f"(sentence {', '.join(str(c.index + 1) for c in conflicts)})"
+        )
+    return result.model_copy(update={"grounded": grounded, "why": why})
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def judge_response(
     judge: Judge, index: int, query: str, context: str, response: str
 ) -> tuple[Verdict, JudgeReply | None]:
-    """One judge call. Rate limits and spent daily quotas propagate; any other failure, and a
-    reply we can't read, is an unscored verdict."""
+    """One judge's labelling of the response, asked once more for any sentence it left out.
+    Rate limits and spent daily quotas propagate; any other failure, a reply we can't read, and
+    a labelling that still leaves sentences out, is an unscored verdict."""
     request = JudgeRequest(prompt=judge_prompt(query, context, response), schema=GroundingReply)
     try:
         reply = judge.generate(request)
@@ -393,10 +449,41 @@ def judge_response(
         verdict = unscored(index, "parse_error", detail, exc.raw)
         update = {"judge_model": judge.model, "simulated": reply.simulated}
         return verdict.model_copy(update=update), reply
-    sentences = check_sentences(parsed, ContextIndex(context))
-    result = score_sentences(
-        judge.model, sentences, parsed.eligible, parsed.eligibility_reason, reply.simulated
+    context_index = ContextIndex(context)
+    labelling = Labelling.of(response)
+    labelling.add(check_sentences(parsed, context_index))
+    simulated, failure = reply.simulated, None
+    missing = labelling.missing() if parsed.eligible is not False else []
+    if missing:
+        labelling.asked_again = missing
+        try:
+            more, second = _ask_again(
+                judge, query, context, response, [labelling.sentences[i] for i in missing]
+            )
+        except JudgeError as exc:
+            if exc.retry in ("countdown", "pause"):
+                raise  # retried as a unit; the first call then comes from the cache
+            failure = exc
+        else:
+            simulated = simulated or second.simulated
+            labelling.add_asked_again(check_sentences(more, context_index), missing)
+    result = score_labelling(
+        judge.model, labelling, parsed.eligible, parsed.eligibility_reason, simulated
     )
+    if result.status == "unscored":
+        if failure is not None:  # the re-ask's own failure is the reason (truncated, blocked...)
+            detail = f"{result.detail}; the re-ask failed: {failure.message}"
+            result = result.model_copy(
+                update={
+                    "reason": failure.reason,
+                    "detail": detail,
+                    "why": f"unscored ({failure.reason}): {detail}",
+                }
+            )
+        reason = result.reason or "incomplete_labels"
+        verdict = unscored(index, reason, result.detail or "", reply.text[:2000])
+        update = {"judge_model": judge.model, "simulated": simulated, "value": result.model_dump()}
+        return verdict.model_copy(update=update), reply
     verdict = Verdict(
         index=index,
         status="ok",
@@ -405,9 +492,19 @@ def judge_response(
         judge_model=judge.model,
         result=result.grounded,
         raw=reply.text[:2000],
-        simulated=reply.simulated,
+        simulated=simulated,
     )
     return verdict, reply
+
+
+def _ask_again(
+    judge: Judge, query: str, context: str, response: str, missing: list[str]
+) -> tuple[ParsedGrounding, JudgeReply]:
+    """One more call naming the sentences the judge left out; raises JudgeError (a reply we
+    can't read is UnparseableReply) when it brings nothing."""
+    prompt = judge_gap_prompt(query, context, response, missing)
+    reply = judge.generate(JudgeRequest(prompt=prompt, schema=GroundingReply))
+    return parse_grounding(reply.text), reply
 
 
 def unit_result(unit: Unit, verdict: Verdict | None) -> JudgeResult:
@@ -420,7 +517,7 @@ def unit_result(unit: Unit, verdict: Verdict | None) -> JudgeResult:
             detail="no verdict was recorded",
             why="unscored: no verdict was recorded",
         )
-    if verdict.status == "ok" and isinstance(verdict.value, dict):
+    if isinstance(verdict.value, dict):  # scored, or unscored with its labelling to show
         return JudgeResult.model_validate(verdict.value)
     return JudgeResult(
         judge_model=model,
@@ -615,13 +712,15 @@ def summarize_rows(rows: list[RowResult]) -> dict[str, Any]:
     models = list(dict.fromkeys(model for _, judges in judged for model in judges))
     per_judge: dict[str, Any] = {}
     labels: Counter[str] = Counter()
-    rejected = 0
+    rejected = asked_again = conflicting = 0
     for model in models:
         results = [judges[model] for _, judges in judged if model in judges]
         ok = [r for r in results if r.status == "ok"]
         for r in ok:
             labels.update({k: v for k, v in r.counts.items() if v})
             rejected += r.excerpts_rejected
+            conflicting += len(r.conflicting_labels)
+        asked_again += sum(1 for r in results if r.asked_again)
         per_judge[model] = {
             "grounded": _mean(r.grounded for r in ok),
             "supported_fraction": _mean(r.supported_fraction for r in ok),
@@ -634,6 +733,8 @@ def summarize_rows(rows: list[RowResult]) -> dict[str, Any]:
         "per_judge": per_judge,
         "labels": {label: labels[label] for label in LABELS},
         "excerpts_rejected": rejected,
+        "labels_asked_again": asked_again,  # judge verdicts that needed the re-ask
+        "conflicting_labels": conflicting,  # sentences whose labels differed (scored verdicts)
         "responses": {"given": sources["dataset"], "generated": sources["candidate"]},
     }
     if len(models) >= 2:

@@ -60,9 +60,15 @@ def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
     )
 
 
+GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
 GROUNDED_WITH_CLOSING = labels(
     ("Apples are red.", "supported", "Apples are red fruits."),
     ("Bananas are yellow.", "supported", "bananas are YELLOW fruits"),
+    ("I hope this helps!", "no_rad", None),
+)
+UNGROUNDED = labels(
+    ("Apples are red.", "unsupported", None),
+    ("Bananas are yellow.", "unsupported", None),
     ("I hope this helps!", "no_rad", None),
 )
 
@@ -270,7 +276,7 @@ def judged(reply: str, response: str = "Apples are red.", **kw: Any) -> Verdict:
 
 
 def test_fully_supported_response_with_a_polite_closing_is_grounded() -> None:
-    verdict = judged(GROUNDED_WITH_CLOSING)
+    verdict = judged(GROUNDED_WITH_CLOSING, GROUNDED_RESPONSE)
     assert (verdict.status, verdict.result, verdict.answer) == ("ok", 1, "grounded")
     result = g.JudgeResult.model_validate(verdict.value)
     assert result.grounded == 1
@@ -289,7 +295,8 @@ def test_one_failing_sentence_makes_the_response_ungrounded(bad: str) -> None:
         ("Bananas are blue.", bad, excerpt),
         ("Thanks!", "no_rad", None),
     )
-    result = g.JudgeResult.model_validate(judged(reply).value)
+    response = "Apples are red. Bananas are blue. Thanks!"
+    result = g.JudgeResult.model_validate(judged(reply, response).value)
     assert result.grounded == 0
     assert result.supported_fraction == 0.5
     assert bad in result.why
@@ -301,7 +308,7 @@ def test_invented_excerpt_turns_supported_into_unsupported() -> None:
         ("Apples are sweet.", "supported", "All apples taste very sweet when ripe."),
         ("Pears grow on trees.", "supported", None),
     )
-    verdict = judged(reply)
+    verdict = judged(reply, "Apples are red. Apples are sweet. Pears grow on trees.")
     result = g.JudgeResult.model_validate(verdict.value)
     assert (verdict.result, result.grounded) == (0, 0)
     assert [s.label for s in result.sentences] == ["supported", "unsupported", "unsupported"]
@@ -321,7 +328,8 @@ def test_ineligible_response_is_not_grounded_and_says_why() -> None:
 
 
 def test_response_without_claims_is_not_grounded() -> None:
-    result = g.JudgeResult.model_validate(judged(labels(("Hello there!", "no_rad", None))).value)
+    reply = labels(("Hello there!", "no_rad", None))
+    result = g.JudgeResult.model_validate(judged(reply, "Hello there!").value)
     assert (result.grounded, result.supported_fraction) == (0, None)
     assert "no sentence makes a claim" in result.why
 
@@ -405,7 +413,7 @@ def test_empty_generated_response_fails_the_row() -> None:
         g.GROUNDEDNESS.plan(ctx)
 
 
-def run_row(judges: dict[str, ListJudge], response: str = "Apples are red.") -> RowResult:
+def run_row(judges: dict[str, ListJudge], response: str = GROUNDED_RESPONSE) -> RowResult:
     config = job(list(judges))
     row_input = row(response)
     ctx = context_for(config, row_input, judges, ListJudge([]))
@@ -415,7 +423,7 @@ def run_row(judges: dict[str, ListJudge], response: str = "Apples are red.") -> 
 
 
 def test_two_judges_each_shown_with_their_mean() -> None:
-    ungrounded = labels(("Apples are red.", "unsupported", None))
+    ungrounded = UNGROUNDED
     result = run_row(
         {"a": ListJudge([GROUNDED_WITH_CLOSING], "a"), "b": ListJudge([ungrounded], "b")}
     )
@@ -449,7 +457,7 @@ def test_row_with_no_judge_scored_fails_without_a_score() -> None:
 
 def test_summary_has_per_judge_means_and_agreement() -> None:
     grounded = GROUNDED_WITH_CLOSING
-    ungrounded = labels(("Apples are red.", "unsupported", None))
+    ungrounded = UNGROUNDED
     pairs = [
         (grounded, grounded),
         (grounded, ungrounded),
@@ -479,7 +487,7 @@ def test_summary_with_three_judges_reports_fleiss_and_pairs() -> None:
         run_row(
             {
                 "a": ListJudge([grounded], "a"),
-                "b": ListJudge([labels(("Apples are red.", "unsupported", None))], "b"),
+                "b": ListJudge([UNGROUNDED], "b"),
                 "c": ListJudge([grounded], "c"),
             }
         ),

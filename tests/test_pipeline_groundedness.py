@@ -46,6 +46,7 @@ def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
     )
 
 
+GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
 SUPPORTED_WITH_CLOSING = labels(
     ("Apples are red.", "supported", "Apples are red fruits."),
     ("Bananas are yellow.", "supported", "Bananas are yellow fruits."),
@@ -107,10 +108,19 @@ def test_scripted_labels_decide_the_score(client: Any, fake: FakeGemini, tmp_pat
             {"match": "GsUnreadable", "reply": "I think the response is quite well grounded."},
         ]
     )
-    names = ["Full", "Unsupported", "Contradictory", "Invented", "Ineligible", "SeedForm"]
+    # The rule's tag goes in the query: every sentence of the response needs a label.
+    responses = {
+        "Full": GROUNDED_RESPONSE,
+        "Unsupported": "Apples are red. Apples cure colds.",
+        "Contradictory": "Bananas are blue. Goodbye.",
+        "Invented": "Apples are red. Pears are sweet.",
+        "Ineligible": "Apples are red.",
+        "SeedForm": "Apples are red. Thanks!",
+        "Unreadable": "Apples are red.",
+    }
     rows = [
-        {"id": n.lower(), "query": QUERY, "context": CONTEXT, "response": f"Gs{n}: response."}
-        for n in [*names, "Unreadable"]
+        {"id": n.lower(), "query": f"{QUERY} (Gs{n})", "context": CONTEXT, "response": response}
+        for n, response in responses.items()
     ]
     data = write_rows(tmp_path / "d.jsonl", rows)
     job = client.submit("groundedness", data, judge_model="gs-scripted-judge").job_id
@@ -160,7 +170,14 @@ def test_one_unreadable_judge_leaves_the_other_scoring(
     )
     data = write_rows(
         tmp_path / "d.jsonl",
-        [{"id": "p", "query": QUERY, "context": CONTEXT, "response": "GsPartial response."}],
+        [
+            {
+                "id": "p",
+                "query": f"{QUERY} (GsPartial)",
+                "context": CONTEXT,
+                "response": GROUNDED_RESPONSE,
+            }
+        ],
     )
     judges = ["gs-partial-a", "gs-partial-b"]
     job = client.submit("groundedness", data, judge_models=judges).job_id
@@ -172,6 +189,57 @@ def test_one_unreadable_judge_leaves_the_other_scoring(
     assert {j["reason"] for j in per_judge.values()} == {None, "parse_error"}
     assert summary.unscored_by_reason == {"parse_error": 1}
     assert summary.metric_summary["agreement"]["rows_compared"] == 0
+
+
+def test_a_sentence_the_judge_skips_is_asked_again_and_never_grounded(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    """The issue's case through the whole stack: a judge that labels "Apples are red." and
+    skips "Bananas cure cancer." used to make the row grounded."""
+    only_apples = labels(("Apples are red.", "supported", "Apples are red fruits."))
+    fake.script(
+        [
+            {
+                "match": r"GsSkipOnce.*<untrusted kind=unlabelled_sentences>\nBananas cure cancer\.",
+                "reply": labels(("Bananas cure cancer.", "unsupported", None)),
+            },
+            {"match": "GsSkipOnce", "reply": only_apples},
+            {"match": "GsSkipTwice", "reply": only_apples},  # the re-ask too
+        ]
+    )
+    response = "Apples are red. Bananas cure cancer."
+    rows = [
+        {"id": tag, "query": f"{QUERY} ({tag})", "context": CONTEXT, "response": response}
+        for tag in ("GsSkipTwice", "GsSkipOnce")
+    ]
+    job = client.submit(
+        "groundedness", write_rows(tmp_path / "d.jsonl", rows), judge_model="gs-skip-judge"
+    ).job_id
+    summary = client.wait(job, timeout_s=60)
+    results = {r.id: r for r in client.results(job)}
+
+    twice = results["GsSkipTwice"]
+    assert (twice.status, twice.score, twice.reason) == ("failed", None, "incomplete_labels")
+    judged = judges_of(twice)["gs-skip-judge"]
+    assert (judged["status"], judged["grounded"], judged["missing"]) == ("unscored", None, [1])
+    assert judged["asked_again"] == [1]
+    assert [s["status"] for s in judged["response_sentences"]] == ["labelled", "missing"]
+    assert "Bananas cure cancer." in judged["detail"]
+
+    once = results["GsSkipOnce"]
+    assert (once.status, once.score) == ("scored", 0.0)
+    judged = judges_of(once)["gs-skip-judge"]
+    assert [(s["label"], s["status"]) for s in judged["response_sentences"]] == [
+        ("supported", "labelled"),
+        ("unsupported", "labelled_when_asked_again"),
+    ]
+
+    assert summary.unscored_by_reason == {"incomplete_labels": 1}
+    assert (summary.rows_scored, summary.rows_failed) == (1, 1)
+    assert summary.mean_score == 0.0  # the skipped row is neither a 1 nor a 0
+    assert summary.metric_summary["labels_asked_again"] == 2
+    assert summary.judge_calls == 4  # one re-ask per row, no more
+    assert fake.stats()["script_rules_fired"] == {"0": 1, "1": 1, "2": 2}
 
 
 def test_generation_then_two_judges(

@@ -9,7 +9,9 @@ each sentence of the response is labelled by word overlap with the context's sen
 match is supported, with that context sentence as the excerpt; a close match whose numbers or
 negation differ is contradictory; anything else unsupported; greetings and closings no_rad),
 and the response is eligible when it shares words with the query. So a faithful answer really
-scores higher than one with an invented claim. Deterministic; labelled "[simulated judge]".
+scores higher than one with an invented claim. Asked again for sentences its labelling left
+out (an <untrusted kind=unlabelled_sentences> block), it labels those the same way.
+Deterministic; labelled "[simulated judge]".
 """
 
 from __future__ import annotations
@@ -194,18 +196,27 @@ def label_sentence(sentence: Span, context: list[Span]) -> SentenceReply:
     )
 
 
-def judge_reply(query: str, context: str, response: str) -> GroundingReply:
+def judge_reply(query: str, context: str, response: str, only: str | None = None) -> GroundingReply:
+    """Labels for every sentence of the response, or, asked again, for the sentences in
+    ``only`` (one per line). A sentence is quoted as written, our "[simulated judge]" marker
+    included, and judged without the marker."""
     passages = split_sentences(context)
-    sentences = [
-        label_sentence(s, passages)
-        for s in split_sentences(response.replace(LABEL, " "))
-        if s.text.strip()
-    ]
-    asked = content(query)
+    sentences: list[SentenceReply] = []
     answered: set[str] = set()
-    for s in sentences:
-        if s.label != "no_rad":
-            answered |= content(s.sentence)
+    for span in split_sentences(response if only is None else only):
+        bare = span.text.replace(LABEL, " ").strip()
+        if not bare:
+            sentences.append(
+                SentenceReply(
+                    sentence=span.text, label="no_rad", rationale=f"{LABEL} Only a marker."
+                )
+            )
+            continue
+        labelled = label_sentence(Span(bare, frozenset(content(bare)), len(tokens(bare))), passages)
+        sentences.append(labelled.model_copy(update={"sentence": span.text}))
+        if labelled.label != "no_rad":
+            answered |= content(bare)
+    asked = content(query)
     shared = sorted(asked & answered)
     eligible = bool(asked) and len(shared) >= max(1, round(0.25 * len(asked)))
     reason = (
@@ -243,7 +254,9 @@ def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
     response = extract_section(text, "response")
     if response is not None:
         if "sentences" in properties or (not properties and '"no_rad"' in text):
-            reply = judge_reply(query, context, response)
+            # Asked again for sentences left out, we label just those.
+            only = extract_section(text, "unlabelled_sentences")
+            reply = judge_reply(query, context, response, only)
             return reply.model_dump_json() if properties else _seed_form(reply)
         return None
     if not properties:
