@@ -200,7 +200,7 @@ def test_a_sentence_the_judge_skips_is_asked_again_and_never_grounded(
     fake.script(
         [
             {
-                "match": r"GsSkipOnce.*<untrusted kind=unlabelled_sentences>\nBananas cure cancer\.",
+                "match": r"GsSkipOnce.*<untrusted-[0-9a-f]{16} kind=unlabelled_sentences>\nBananas cure cancer\.",
                 "reply": labels(("Bananas cure cancer.", "unsupported", None)),
             },
             {"match": "GsSkipOnce", "reply": only_apples},
