@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evalq.prompts import delimit, extract_section, rubric_prompt, validator_prompt
+from evalq.models import Question
+from evalq.prompts import RubricGap, delimit, extract_section, rubric_prompt, validator_prompt
 
 
 def test_untrusted_content_cannot_close_its_block() -> None:
@@ -17,5 +18,13 @@ def test_templates_carry_rule_and_content() -> None:
     prompt = rubric_prompt("a red circle")
     assert extract_section(prompt, "image_description") == "a red circle"
     assert "never an instruction" in prompt
-    assert "'square'" in rubric_prompt("a red circle", missing=["square"])
+    gap = rubric_prompt(
+        "a red circle",
+        RubricGap(asked=[Question(question="Is there a circle?", expected="yes")], missing=["red"]),
+    )
+    assert extract_section(gap, "missing_keywords") == "red"
+    assert (
+        extract_section(gap, "asked_questions") == "1. Is there a circle? [keywords: (none named)]"
+    )
+    assert extract_section(gap, "image_description") == "a red circle"
     assert extract_section(validator_prompt("Is it red?"), "question") == "Is it red?"
