@@ -192,3 +192,25 @@ def test_gecko_video_re_asks_the_same_way() -> None:
     assert [q.keywords for q in rubric.questions] == [["cat"], ["ball"], ["sofa", "striped"]]
     assert rubric.coverage.missing == []
     assert GECKO_VIDEO.rubric_spec is VIDEO_RUBRIC
+
+
+def test_the_simulated_video_judge_fills_only_the_gap() -> None:
+    from evalq.gecko_video import VideoRubricReply, parse_video_rubric, video_rubric_prompt
+    from evalq.prompts import RubricGap
+    from worker.fake_gemini.brain import SimulatedJudge
+    from worker.fake_gemini.protocol import FakeRequest
+
+    judge = SimulatedJudge()
+    schema = VideoRubricReply.model_json_schema()
+    prompt = "a red circle moving from left to right"
+    keywords, questions = parse_video_rubric(
+        judge.reply(FakeRequest("m", video_rubric_prompt(prompt), response_schema=schema))
+    )
+    missing = keywords[-1:]
+    gap = RubricGap(asked=questions[:1], missing=[*missing, "a unicorn"])
+    more_keywords, more = parse_video_rubric(
+        judge.reply(FakeRequest("m", video_rubric_prompt(prompt, gap), response_schema=schema))
+    )
+    assert more_keywords == missing
+    assert len(more) == 1
+    assert missing[0] in more[0].keywords
