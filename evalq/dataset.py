@@ -15,6 +15,7 @@ from typing import Any
 
 from evalq.errors import DatasetError, InputError
 from evalq.models import Question, RowInput
+from evalq.parsing_choice import choice_text, label_choices, letters_for
 
 _MAX_FIELD = 1_000_000
 
@@ -111,14 +112,12 @@ def _is_yes_no(choices: list[str]) -> bool:
 
 def _choice_answer(answer: str, choices: list[str]) -> str | None:
     """The letter an expected answer names: a choice's own text first, then a letter label."""
-    from evalq.parsing_choice import choice_text, letters_for
-
     letters = letters_for(choices)
-    wanted = " ".join(answer.lower().split())
+    wanted = {" ".join(text.lower().split()) for text in (answer, choice_text(answer))} - {""}
     by_text = [
         letter
         for letter, choice in zip(letters, choices, strict=False)
-        if " ".join(choice_text(choice).lower().split()) == wanted
+        if " ".join(choice_text(choice).lower().split()) in wanted
     ]
     if len(by_text) == 1:
         return by_text[0]
@@ -128,8 +127,6 @@ def _choice_answer(answer: str, choices: list[str]) -> str | None:
 
 def _checked_choices(value: Any, row_id: str, where: str, shown: str, most: int) -> list[str]:
     """Two to ``most`` distinct, non-empty choices, labelled a), b), ..."""
-    from evalq.parsing_choice import choice_text, label_choices
-
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
         raise InputError(row_id, f"{where}.choices", f"{shown}: must be a list of strings")
     texts = [" ".join(choice_text(c).lower().split()) for c in value]

@@ -60,7 +60,8 @@ def test_other_yes_no_answers_are_refused_naming_row_question_and_field(given: s
 
 
 @pytest.mark.parametrize(
-    ("given", "letter"), [("red", "a"), ("Blue", "b"), ("c", "c"), ("B", "b"), ("(a)", "a")]
+    ("given", "letter"),
+    [("red", "a"), ("Blue", "b"), ("c", "c"), ("B", "b"), ("(a)", "a"), ("c) green", "c")],
 )
 def test_multiple_choice_answers_become_the_choice_letter(given: str, letter: str) -> None:
     items = [{"question": "What colour is the circle?", "choices": COLOURS, "answer": given}]
