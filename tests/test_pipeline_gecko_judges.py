@@ -18,9 +18,9 @@ from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, wor
 pytestmark = pytest.mark.integration
 
 
-def circle_png(path: Path, color: str) -> Path:
+def circle_png(path: Path, color: str, shift: int = 0) -> Path:
     image = Image.new("RGB", (128, 128), "white")
-    ImageDraw.Draw(image).ellipse((32, 32, 96, 96), fill=color)
+    ImageDraw.Draw(image).ellipse((32 + shift, 32, 96 + shift, 96), fill=color)
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     path.write_bytes(buf.getvalue())
@@ -35,10 +35,19 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
 def test_two_judges_report_per_judge_scores_and_agreement(
     redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
-    image = circle_png(tmp_path / "red.png", "red")
+    # Two images of a red circle, not byte-identical: the judges' call cache would otherwise
+    # answer the second row's "Is there a circle?" without a call.
     rows = [
-        {"id": "match", "prompt": "a red circle", "image": str(image)},
-        {"id": "near-miss", "prompt": "a blue circle", "image": str(image)},
+        {
+            "id": "match",
+            "prompt": "a red circle",
+            "image": str(circle_png(tmp_path / "a.png", "red")),
+        },
+        {
+            "id": "near-miss",
+            "prompt": "a blue circle",
+            "image": str(circle_png(tmp_path / "b.png", "red", shift=4)),
+        },
     ]
     data = write_rows(tmp_path / "d.jsonl", rows)
     # Whichever judge asks first about the red circle is told "no": the judges then disagree
