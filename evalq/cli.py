@@ -52,11 +52,17 @@ def job_options(
     prompt_template: Path | None,
     template: str | None,
     samples: int | None,
+    rubric_model: str | None = None,
+    questions: str | None = None,
 ) -> dict[str, Any]:
     """Metric options from flags; files are read here, so workers on other hosts need no copy."""
     options: dict[str, Any] = {}
     if validator:
         options["validator"] = validator
+    if rubric_model:
+        options["rubric_model"] = rubric_model
+    if questions:
+        options["questions"] = questions
     if candidate_model:
         options["candidate_model"] = candidate_model
     if prompt_template is not None:
@@ -108,6 +114,18 @@ def metric_options(func: Any) -> Any:
                 type=click.Choice(["per-question", "batched"]),
                 default=None,
                 help="Gecko: one validator call per question (default) or one per row.",
+            ),
+            click.option(
+                "--rubric-model",
+                default=None,
+                help="Gecko: the model that writes the rubrics (default: the first judge).",
+            ),
+            click.option(
+                "--questions",
+                type=click.Choice(["replace", "extend"]),
+                default=None,
+                help="Gecko: a row's own questions replace the generated rubric (default) "
+                "or are added to it.",
             ),
             click.option(
                 "--candidate-model",

@@ -22,6 +22,15 @@ from pydantic import BaseModel
 
 from evalq.dataset import parse_questions, row_id_of, unknown_columns
 from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
+from evalq.gecko_choices import (
+    MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
+    ImageChoiceReply,
+    MixedBatchReply,
+    is_yes_no,
+    mixed_batch_validator_prompt,
+    parse_answer,
+)
+from evalq.gecko_judges import combine, judge_models, judged_results, rubric_model, summarize_judges
 from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart
 from evalq.media import parse_media
 from evalq.metric import Plan, RowContext, Unit
@@ -36,17 +45,27 @@ from evalq.models import (
     Verdict,
     VerdictReply,
 )
-from evalq.parsing import parse_rubric, parse_yes_no
+from evalq.parsing import parse_rubric
 from evalq.parsing_choice import split_batched_reply
 from evalq.prompts import (
     _DATA_RULE,
+    CHOICE_VALIDATOR_TEMPLATE_VERSION,
     RUBRIC_TEMPLATE_VERSION,
     VALIDATOR_TEMPLATE_VERSION,
+    RubricGap,
+    choice_validator_prompt,
     delimit,
     rubric_prompt,
     validator_prompt,
 )
-from evalq.scoring import missing_keywords, question_results, score_questions
+from evalq.scoring import (
+    checked_keywords,
+    covers,
+    missing_keywords,
+    question_results,
+    repeated_keywords,
+    score_questions,
+)
 
 # ---- the batched validator (all of a row's questions in one call) ----------------------------
 
@@ -106,7 +125,7 @@ class RubricSpec:
 
     template_version: str
     schema: type[BaseModel]
-    prompt: Callable[[str, list[str] | None], str]  # (description, missing keywords) -> prompt
+    prompt: Callable[[str, RubricGap | None], str]  # (description, the gap to fill) -> prompt
     parse: Callable[[str], ParsedRubric]
 
 
@@ -139,11 +158,11 @@ IMAGE_RUBRIC = RubricSpec(
 def _ask_rubric(
     judge: Judge,
     prompt: str,
-    missing: list[str] | None,
+    gap: RubricGap | None,
     replies: list[JudgeReply],
     spec: RubricSpec,
 ) -> ParsedRubric:
-    reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, missing), schema=spec.schema))
+    reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, gap), schema=spec.schema))
     replies.append(reply)
     try:
         return _bounded(spec.parse(reply.text), reply.text)
@@ -187,25 +206,50 @@ def _question_key(question: Question) -> tuple[str, tuple[str, ...]]:
     return question.question.strip().lower(), tuple(c.strip().lower() for c in question.choices)
 
 
+def gap_questions(
+    keywords: Sequence[str], asked: Sequence[Question], missing: Sequence[str], more: list[Question]
+) -> list[Question]:
+    """From a re-ask's reply, the questions that cover a keyword still missing: one per missing
+    keyword at most (a question checking two missing keywords covers both), none that repeats
+    a question already asked or checks only keywords that already have one."""
+    known = {_question_key(q) for q in asked}
+    still = list(missing)
+    added: list[Question] = []
+    for question in more:
+        if _question_key(question) in known:
+            continue
+        covered = [k for k in still if covers(question, k)]
+        if not covered:
+            continue
+        added.append(question.model_copy(update={"keywords": checked_keywords(keywords, question)}))
+        known.add(_question_key(question))
+        still = [k for k in still if k not in covered]
+    return added
+
+
 def generate_rubric(
     judge: Judge, prompt: str, spec: RubricSpec = IMAGE_RUBRIC
 ) -> tuple[Rubric, list[JudgeReply]]:
-    """Ask for keywords and questions; if some keywords go unasked, ask once more naming them."""
+    """Ask for keywords and one question per keyword; if some keywords go unasked, ask once
+    more for those only, showing the questions already asked, and merge what fills the gaps."""
     replies: list[JudgeReply] = []
     keywords, questions = _ask_rubric(judge, prompt, None, replies, spec)
+    questions = [
+        q.model_copy(update={"keywords": checked_keywords(keywords, q)}) for q in questions
+    ]
     missing = missing_keywords(keywords, questions)
     asked_again = False
     if missing:
         asked_again = True
+        gap = RubricGap(asked=questions, missing=missing)
         try:
-            _, more = _ask_rubric(judge, prompt, missing, replies, spec)
+            _, more = _ask_rubric(judge, prompt, gap, replies, spec)
         except JudgeError as exc:
             if exc.retry in ("countdown", "pause"):
                 raise
         else:
-            known = {_question_key(q) for q in questions}
-            new = [q for q in more if _question_key(q) not in known]
-            questions += new[: MAX_RUBRIC_QUESTIONS - len(questions)]
+            new = gap_questions(keywords, questions, missing, more)
+            questions += new[: max(0, MAX_RUBRIC_QUESTIONS - len(questions))]
             missing = missing_keywords(keywords, questions)
     rubric = Rubric(
         questions=questions,
@@ -220,7 +264,7 @@ def generate_rubric(
 def dataset_rubric(row: RowInput) -> Rubric:
     """The row's own questions, as the seeds allow questions to be written by hand."""
     return Rubric(
-        questions=list(row.questions or []),
+        questions=[q.model_copy(update={"source": "dataset"}) for q in row.questions or []],
         coverage=Coverage(source="dataset"),
         template_version="dataset",
         judge_model="",
@@ -234,31 +278,64 @@ def unscored(index: int, reason: UnscoredReason, detail: str, raw: str | None = 
 @dataclass(frozen=True)
 class ValidatorSpec:
     """How one metric asks its validator: a question alone, or all of a row's at once, and how
-    an answer is read (yes/no for images, a choice letter for videos)."""
+    an answer is read (yes/no or a choice letter for images, a choice letter for videos)."""
 
     request: Callable[[Question, MediaPart], JudgeRequest]
     batch_request: Callable[[Sequence[Question], MediaPart], JudgeRequest]
     parse: Callable[[str, Question, bool], str]  # (reply text, question, strict) -> answer
     template_version: str
     batch_template_version: str
+    # The template version(s) a row's questions are asked with, when they vary by question.
+    versions: Callable[[Sequence[Question], bool], str] | None = None
+
+    def version(self, questions: Sequence[Question], batched: bool) -> str:
+        if self.versions is not None:
+            return self.versions(questions, batched)
+        return self.batch_template_version if batched else self.template_version
 
 
-def _parse_yes_no(text: str, question: Question, strict: bool) -> str:
-    return parse_yes_no(text, strict=strict)
+def _image_request(question: Question, media: MediaPart) -> JudgeRequest:
+    if is_yes_no(question):
+        return JudgeRequest(
+            prompt=validator_prompt(question.question), media=(media,), schema=VerdictReply
+        )
+    return JudgeRequest(
+        prompt=choice_validator_prompt(question.question, question.choices),
+        media=(media,),
+        schema=ImageChoiceReply,
+    )
+
+
+def _image_batch_request(questions: Sequence[Question], media: MediaPart) -> JudgeRequest:
+    if all(is_yes_no(q) for q in questions):
+        return JudgeRequest(
+            prompt=batch_validator_prompt([q.question for q in questions]),
+            media=(media,),
+            schema=BatchVerdictReply,
+        )
+    return JudgeRequest(
+        prompt=mixed_batch_validator_prompt(questions), media=(media,), schema=MixedBatchReply
+    )
+
+
+def _image_versions(questions: Sequence[Question], batched: bool) -> str:
+    choices = any(not is_yes_no(q) for q in questions)
+    if batched:
+        return (
+            MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION if choices else BATCH_VALIDATOR_TEMPLATE_VERSION
+        )
+    if choices and all(not is_yes_no(q) for q in questions):
+        return CHOICE_VALIDATOR_TEMPLATE_VERSION
+    return VALIDATOR_TEMPLATE_VERSION + (f"+{CHOICE_VALIDATOR_TEMPLATE_VERSION}" if choices else "")
 
 
 IMAGE_VALIDATOR = ValidatorSpec(
-    request=lambda question, media: JudgeRequest(
-        prompt=validator_prompt(question.question), media=(media,), schema=VerdictReply
-    ),
-    batch_request=lambda questions, media: JudgeRequest(
-        prompt=batch_validator_prompt([q.question for q in questions]),
-        media=(media,),
-        schema=BatchVerdictReply,
-    ),
-    parse=_parse_yes_no,
+    request=_image_request,
+    batch_request=_image_batch_request,
+    parse=parse_answer,
     template_version=VALIDATOR_TEMPLATE_VERSION,
     batch_template_version=BATCH_VALIDATOR_TEMPLATE_VERSION,
+    versions=_image_versions,
 )
 
 
@@ -358,9 +435,32 @@ def expand_batch(unit: Verdict | None, count: int) -> dict[int, Verdict]:
     }
 
 
-def score_row(row: RowInput, rubric: Rubric, verdicts: Mapping[int, Verdict]) -> RowResult:
-    results = question_results(rubric.questions, verdicts)
-    status, score, tag_scores = score_questions(results)
+def score_row(
+    row: RowInput,
+    rubric: Rubric,
+    verdicts: Mapping[int, Verdict],
+    by_judge: Mapping[str, Mapping[int, Verdict]] | None = None,
+) -> RowResult:
+    """The row's score from its questions' verdicts; with ``by_judge`` (several validator
+    judges, each with its verdicts) the mean over the judges, and each judge's own figures in
+    details["judges"]."""
+    details: dict[str, Any] = {}
+    if by_judge is not None and len(by_judge) > 1:
+        status, score, tag_scores, results, entries = combine(
+            {m: judged_results(rubric.questions, v, m) for m, v in by_judge.items()}
+        )
+        details["judges"] = entries
+        every = [v for judged in by_judge.values() for v in judged.values()]
+    else:
+        if by_judge:
+            ((model, verdicts),) = by_judge.items()
+            results = judged_results(rubric.questions, verdicts, model)
+        else:
+            results = question_results(rubric.questions, verdicts)
+        status, score, tag_scores = score_questions(results)
+        every = list(verdicts.values())
+    if repeated := repeated_keywords(rubric.questions):
+        details["keywords_with_several_questions"] = repeated
     reasons = {r.reason for r in results if r.reason}
     return RowResult(
         id=row.id,
@@ -374,7 +474,8 @@ def score_row(row: RowInput, rubric: Rubric, verdicts: Mapping[int, Verdict]) ->
         questions=results,
         reason=(sorted(reasons)[0] if status == "failed" and reasons else None),
         error=("no question could be scored" if status == "failed" else None),
-        simulated=rubric.simulated or any(v.simulated for v in verdicts.values()),
+        simulated=rubric.simulated or any(v.simulated for v in every),
+        details=details,
         extra=row.extra,
     )
 
@@ -402,6 +503,8 @@ def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
 
 ValidatorMode = Literal["per-question", "batched"]
 VALIDATOR_MODES: tuple[str, ...] = ("per-question", "batched")
+QuestionsMode = Literal["replace", "extend"]
+QUESTIONS_MODES: tuple[str, ...] = ("replace", "extend")
 
 
 def validator_mode(options: Mapping[str, Any]) -> ValidatorMode:
@@ -414,12 +517,35 @@ def validator_mode(options: Mapping[str, Any]) -> ValidatorMode:
     return "batched" if value == "batched" else "per-question"
 
 
+def questions_mode(options: Mapping[str, Any]) -> QuestionsMode:
+    """The --questions option: a row's own questions replace the generated rubric (default)
+    or are added to it."""
+    value = options.get("questions") or "replace"
+    if value not in QUESTIONS_MODES:
+        raise DatasetError(
+            f"unknown questions mode {value!r} (option questions); use one of: "
+            f"{', '.join(QUESTIONS_MODES)}"
+        )
+    return "extend" if value == "extend" else "replace"
+
+
+def extend_rubric(rubric: Rubric, own: Sequence[Question]) -> Rubric:
+    """A generated rubric with the row's own questions after its own; the keywords they
+    check count towards coverage."""
+    questions = rubric.questions + [q.model_copy(update={"source": "dataset"}) for q in own]
+    coverage = rubric.coverage.model_copy(
+        update={"missing": missing_keywords(rubric.coverage.missing, questions)}
+    )
+    return rubric.model_copy(update={"questions": questions, "coverage": coverage})
+
+
 class GeckoMetric:
     """Gecko: a rubric of questions per prompt, then a validator looking at the media.
 
     Subclasses choose the media field, the rubric and the validator; the flow is shared. In
-    per-question mode each question is one unit (one call); in batched mode the row is one unit
-    whose single call answers every question, which the summary's judge_calls and tokens show.
+    per-question mode each question is one unit (one call) per validator judge; in batched mode
+    each judge answers all of the row's questions in one unit, which the summary's judge_calls
+    and tokens show. The rubric is written once, by the rubric model, whatever the judges.
     """
 
     name: str
@@ -460,74 +586,121 @@ class GeckoMetric:
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         validator_mode(options)
+        mode = questions_mode(options)
+        named = options.get("rubric_model")
+        if named is not None and (not isinstance(named, str) or not named.strip()):
+            raise DatasetError(f"option rubric_model must name a model, got {named!r}")
+        if mode == "extend" and not any(row.questions for row in rows):
+            return [
+                "--questions extend: no row has questions of its own, so every rubric is generated"
+            ]
         return []
 
     def plan(self, ctx: RowContext) -> Plan:
         ctx.media(self.media_field)  # broken media fails the row before any judge call
         rubric = self._rubric(ctx)
         mode = validator_mode(ctx.options)
-        if mode == "batched" and rubric.questions:
-            units = [Unit(index=0, kind="batch", data={"questions": len(rubric.questions)})]
-            version = self.validator_spec.batch_template_version
+        judges = judge_models(ctx.job)
+        count = len(rubric.questions)
+        batched = mode == "batched" and count > 0
+        if batched:
+            units = [
+                Unit(index=j, kind="batch", data={"questions": count, "judge_model": model})
+                for j, model in enumerate(judges)
+            ]
         else:
-            units = [Unit(index=i) for i in range(len(rubric.questions))]
-            version = self.validator_spec.template_version
-        data = {"rubric": rubric.model_dump(), "validator": mode, "validator_template": version}
+            units = [
+                Unit(index=j * count + i, data={"judge_model": model, "question": i})
+                for j, model in enumerate(judges)
+                for i in range(count)
+            ]
+        data = {
+            "rubric": rubric.model_dump(),
+            "validator": mode,
+            "validator_template": self.validator_spec.version(rubric.questions, batched),
+            "judges": judges,
+            "rubric_model": rubric.judge_model or None,
+        }
         return Plan(units=units, data=data, simulated=rubric.simulated)
 
     def _rubric(self, ctx: RowContext) -> Rubric:
         row = ctx.row
-        if row.questions:
+        extend = questions_mode(ctx.options) == "extend"
+        if row.questions and not extend:
             return dataset_rubric(row)
-        model = ctx.job.judge_model
+        model = rubric_model(ctx.job)
         key = rubric_cache_key(row.prompt, model, self.rubric_spec.template_version)
         if ctx.job.use_cache and (cached := ctx.kv.get(key)):
             ctx.count("rubric_cache_hits", 1)
-            return Rubric.model_validate_json(cached)
-        rubric, _ = generate_rubric(ctx.judge(model), row.prompt, self.rubric_spec)
-        ctx.kv.set(key, rubric.model_dump_json(), ctx.cache_ttl_s)
-        return rubric
+            rubric = Rubric.model_validate_json(cached)
+        else:
+            rubric, _ = generate_rubric(ctx.judge(model), row.prompt, self.rubric_spec)
+            ctx.kv.set(key, rubric.model_dump_json(), ctx.cache_ttl_s)
+        return extend_rubric(rubric, row.questions) if row.questions else rubric
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         rubric = Rubric.model_validate(plan.data["rubric"])
+        model = str(unit.data.get("judge_model") or ctx.job.judge_model)
         try:
             media = ctx.media(self.media_field)
         except InputError as exc:
-            return unscored(unit.index, "input_error", str(exc))
+            verdict = unscored(unit.index, "input_error", str(exc))
+            return verdict.model_copy(update={"judge_model": model})
         except JudgeError as exc:  # uploading large media to the judge's file store failed
             if exc.retry in ("countdown", "pause"):
                 raise
-            return unscored(unit.index, exc.reason, f"sending the media: {exc.message}")
-        judge = ctx.judge(ctx.job.judge_model)
+            verdict = unscored(unit.index, exc.reason, f"sending the media: {exc.message}")
+            return verdict.model_copy(update={"judge_model": model})
+        judge = ctx.judge(model)
         if unit.kind == "batch":
             verdict, _ = validate_batch(judge, rubric.questions, media, self.validator_spec)
         else:
-            verdict, _ = validate_question(
-                judge, unit.index, rubric.questions[unit.index], media, self.validator_spec
-            )
-        return verdict
+            question = rubric.questions[int(unit.data.get("question", unit.index))]
+            verdict, _ = validate_question(judge, unit.index, question, media, self.validator_spec)
+        return verdict.model_copy(update={"judge_model": model})
 
     def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
         rubric = Rubric.model_validate(plan.data["rubric"])
         mode = plan.data.get("validator", "per-question")
-        verdicts = (
-            expand_batch(results.get(0), len(rubric.questions))
-            if mode == "batched" and plan.units and plan.units[0].kind == "batch"
-            else results
-        )
-        result = score_row(row, rubric, verdicts)
-        result.details = {"validator": mode}
+        by_judge = verdicts_by_judge(plan, results, len(rubric.questions))
+        result = score_row(row, rubric, {}, by_judge)
+        result.details = {"validator": mode, **result.details}
+        if "judges" in result.details:
+            result.details["rubric_model"] = plan.data.get("rubric_model")
         return result
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
-        """How many questions were asked and scored, and which validator mode the rows used."""
+        """How many questions were asked and scored, which validator mode the rows used, and
+        with several judges each judge's means and how far they agree."""
         modes = Counter(str(r.details["validator"]) for r in rows if "validator" in r.details)
         questions = [q for r in rows for q in r.questions]
-        return {
+        summary: dict[str, Any] = {
             "validator": dict(sorted(modes.items())),
             "questions": len(questions),
             "questions_scored": sum(q.result is not None for q in questions),
         }
+        judged = [r.details["judges"] for r in rows if isinstance(r.details.get("judges"), dict)]
+        if judged:
+            summary.update(summarize_judges(judged))
+        return summary
+
+
+def verdicts_by_judge(
+    plan: Plan, results: Mapping[int, Verdict], count: int
+) -> dict[str, dict[int, Verdict]]:
+    """Each judge's verdicts by question index, from per-question or batched units."""
+    judges = [str(m) for m in plan.data.get("judges") or []]
+    default = judges[0] if judges else ""
+    out: dict[str, dict[int, Verdict]] = {model: {} for model in judges} or {default: {}}
+    for unit in plan.units:
+        model = str(unit.data.get("judge_model") or default)
+        bucket = out.setdefault(model, {})
+        if unit.kind == "batch":
+            bucket.update(expand_batch(results.get(unit.index), count))
+        elif (verdict := results.get(unit.index)) is not None:
+            question = int(unit.data.get("question", unit.index))
+            bucket[question] = verdict.model_copy(update={"index": question})
+    return out
 
 
 class GeckoImage(GeckoMetric):

@@ -17,15 +17,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from evalq.dataset import parse_questions
-from evalq.errors import InputError, UnparseableReply
+from evalq.errors import UnparseableReply
 from evalq.gecko import GeckoMetric, ParsedRubric, RubricSpec, ValidatorSpec
 from evalq.judge import JudgeRequest, MediaPart
 from evalq.models import Question
 from evalq.parsing import extract_json
 from evalq.parsing_choice import choice_text, label_choices, letters_for, parse_letter
-from evalq.prompts import _DATA_RULE, delimit
+from evalq.prompts import _DATA_RULE, RubricGap, asked_block, delimit, missing_block
 
-VIDEO_RUBRIC_TEMPLATE_VERSION = "gecko-video-rubric/1"
+VIDEO_RUBRIC_TEMPLATE_VERSION = "gecko-video-rubric/2"  # /2: the re-ask fills gaps only
 VIDEO_VALIDATOR_TEMPLATE_VERSION = "gecko-video-validator/1"
 VIDEO_BATCH_VALIDATOR_TEMPLATE_VERSION = "gecko-video-batch-validator/1"
 
@@ -136,8 +136,8 @@ video faithful to it must show. Give each keyword a type, one of: {types}. What 
 way, what changes and in what order (actions and temporal relations) matter as much as what a
 single frame shows.
 
-Step 2. For every keyword write one multiple-choice question that a person watching only the
-video could answer, with exactly four choices labelled "a) ", "b) ", "c) ", "d) ": the one a
+Step 2. For every keyword write one multiple-choice question, and only one, that a person
+watching only the video could answer, with exactly four choices labelled "a) ", "b) ", "c) ", "d) ": the one a
 faithful video shows, and three plausible alternatives a video that got this detail wrong might
 show instead (a similar thing, another colour, the opposite direction, another order of
 events). Exactly one choice may be right; vary which letter it is. Give each question:
@@ -154,10 +154,37 @@ Video description:
 {prompt}
 """
 
-VIDEO_RUBRIC_GAP_PROMPT = """{base}
+VIDEO_RUBRIC_GAP_PROMPT = """You add multiple-choice verification questions to a text-to-video
+evaluation rubric.
 
-Your previous questions left these keywords without a question: {missing}.
-Reply again with the full JSON, now with a question for each of them.
+{data_rule}
+
+The video description below was already split into keywords and questions, but the keywords
+listed under "Keywords that still need a question" have none yet. Write one multiple-choice
+question for each of those keywords, and only one; write nothing for any other keyword. The
+questions already written are kept as they are: do not repeat or rephrase them. Each question
+must be answerable by a person watching only the video, with exactly four choices labelled
+"a) ", "b) ", "c) ", "d) ": the one a faithful video shows and three plausible alternatives.
+Give each question:
+- "keywords": the missing keyword(s) it checks, copied exactly from the list;
+- "question": the question;
+- "choices": the four labelled choices;
+- "answer": the letter of the right choice;
+- "justification": why that choice is right and why each of the other three is wrong.
+
+List the missing keywords again, each with a type, one of: {types}.
+
+Reply with JSON only:
+{{"keywords": [{{"keyword": "...", "type": "..."}}], "questions": [...]}}.
+
+Video description:
+{prompt}
+
+Questions already written, with the keywords each checks:
+{asked}
+
+Keywords that still need a question (one per line):
+{missing}
 """
 
 VIDEO_VALIDATOR_PROMPT = """You watch a generated video and answer one multiple-choice question
@@ -201,13 +228,19 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def video_rubric_prompt(prompt: str, missing: list[str] | None = None) -> str:
-    base = VIDEO_RUBRIC_PROMPT.format(
-        data_rule=_DATA_RULE, types=_TYPE_LIST, prompt=delimit("video_description", prompt)
+def video_rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
+    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+    if gap is None:
+        return VIDEO_RUBRIC_PROMPT.format(
+            data_rule=_DATA_RULE, types=_TYPE_LIST, prompt=delimit("video_description", prompt)
+        )
+    return VIDEO_RUBRIC_GAP_PROMPT.format(
+        data_rule=_DATA_RULE,
+        types=_TYPE_LIST,
+        prompt=delimit("video_description", prompt),
+        asked=asked_block(gap.asked),
+        missing=missing_block(gap.missing),
     )
-    if not missing:
-        return base
-    return VIDEO_RUBRIC_GAP_PROMPT.format(base=base, missing=", ".join(repr(k) for k in missing))
 
 
 def video_validator_prompt(question: str, choices: Sequence[str]) -> str:
@@ -388,27 +421,9 @@ VIDEO_VALIDATOR = ValidatorSpec(
 
 
 def video_questions(value: Any, row_id: str) -> list[Question] | None:
-    """A row's own questions: [{question, choices: ["a) ..", ...], answer: "b", tag}]."""
-    questions = parse_questions(value, row_id, choices_required=True)
-    if questions is None:
-        return None
-    out = []
-    for index, q in enumerate(questions):
-        where = f"questions[{index}]"
-        try:
-            choices = _checked_choices(q.choices)
-        except ValueError as exc:
-            raise InputError(row_id, f"{where}.choices", str(exc)) from None
-        try:
-            letter = parse_letter(q.expected, choices)
-        except UnparseableReply:
-            raise InputError(
-                row_id,
-                f"{where}.answer",
-                f"{q.expected!r} is not the letter of a choice ({', '.join(letters_for(choices))})",
-            ) from None
-        out.append(q.model_copy(update={"choices": choices, "expected": letter}))
-    return out
+    """A row's own questions: [{question, choices: ["a) ..", ...], answer: "b", tag}]; two to
+    four choices, the answer a choice's letter or its text (made the letter)."""
+    return parse_questions(value, row_id, choices_required=True, max_choices=MAX_CHOICES)
 
 
 class GeckoVideo(GeckoMetric):

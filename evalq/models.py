@@ -53,8 +53,12 @@ class MediaRef(BaseModel):
     mime_type: str | None = None
 
 
+QuestionSource = Literal["generated", "dataset"]
+
+
 class Question(BaseModel):
-    """One rubric question; ``expected`` is the answer an image faithful to the prompt gives."""
+    """One rubric question; ``expected`` is the answer an image faithful to the prompt gives:
+    "yes"/"no" when the choices are yes and no, otherwise the letter of one labelled choice."""
 
     question: str
     expected: str
@@ -62,6 +66,7 @@ class Question(BaseModel):
     choices: list[str] = Field(default_factory=lambda: ["yes", "no"])
     keywords: list[str] = Field(default_factory=list)
     justification: str = ""
+    source: QuestionSource = "generated"  # written by the rubric judge, or the row's own
 
 
 class Coverage(BaseModel):
@@ -133,6 +138,9 @@ class QuestionResult(BaseModel):
     status: QuestionStatus
     reason: UnscoredReason | None = None
     detail: str | None = None
+    keywords: list[str] = Field(default_factory=list)  # the prompt keywords the question checks
+    judge_model: str | None = None  # which validator judge answered (several judges per row)
+    source: QuestionSource | None = None
 
 
 class RowResult(BaseModel):

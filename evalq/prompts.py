@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-RUBRIC_TEMPLATE_VERSION = "gecko-image-rubric/1"
+from evalq.models import Question
+
+# /2: one question per keyword, and the re-ask shows the questions asked and only the gaps.
+RUBRIC_TEMPLATE_VERSION = "gecko-image-rubric/2"
 VALIDATOR_TEMPLATE_VERSION = "gecko-image-validator/1"
+CHOICE_VALIDATOR_TEMPLATE_VERSION = "gecko-image-choice-validator/1"
 
 _NONCE_HEX = 16  # 64 bits: content can't guess it, and can't contain its own hash
 
@@ -86,9 +92,10 @@ Step 1. Read the image description below and list its keywords: the words or sho
 that a faithful image must show (objects, people, animals, counts, colours, materials,
 actions, positions, places, shapes, styles). Leave out filler words.
 
-Step 2. For every keyword write at least one yes/no question that a person looking only at
-the image could answer, and that an image faithful to the description answers "yes". Do not
-write questions that common sense answers without looking. Give each question:
+Step 2. For every keyword write one yes/no question, and only one, so that every keyword
+weighs the same in the score. A person looking only at the image must be able to answer it,
+and an image faithful to the description answers it "yes". Do not write questions that common
+sense answers without looking. Give each question:
 - "question": the question;
 - "answer": "yes" or "no", the answer for an image faithful to the description;
 - "tag": one of: {tags};
@@ -101,10 +108,32 @@ Image description:
 {prompt}
 """
 
-RUBRIC_GAP_PROMPT = """{base}
+RUBRIC_GAP_PROMPT = """You add verification questions to a text-to-image evaluation rubric.
 
-Your previous questions left these keywords without a question: {missing}.
-Reply again with the full JSON, now with at least one question for each of them.
+{data_rule}
+
+The image description below was already split into keywords and yes/no questions, but the
+keywords listed under "Keywords that still need a question" have none yet. Write one yes/no
+question for each of those keywords, and only one; write nothing for any other keyword. The
+questions already written are kept as they are: do not repeat or rephrase them. A person
+looking only at the image must be able to answer each new question, and an image faithful to
+the description answers it "yes". Give each question:
+- "question": the question;
+- "answer": "yes" or "no", the answer for an image faithful to the description;
+- "tag": one of: {tags};
+- "keywords": the missing keyword(s) it checks, copied exactly from the list;
+- "justification": one sentence on why the question checks those keywords.
+
+Reply with JSON only: {{"keywords": [the missing keywords], "questions": [...]}}.
+
+Image description:
+{prompt}
+
+Questions already written, with the keywords each checks:
+{asked}
+
+Keywords that still need a question (one per line):
+{missing}
 """
 
 VALIDATOR_PROMPT = """You check whether a generated image shows what a question asks about.
@@ -121,14 +150,74 @@ Reply with JSON only: {{"explanation": "...", "answer": "yes" or "no"}}.
 """
 
 
-def rubric_prompt(prompt: str, missing: list[str] | None = None) -> str:
-    base = RUBRIC_PROMPT.format(
-        data_rule=_DATA_RULE, tags=_TAG_LIST, prompt=delimit("image_description", prompt)
+@dataclass(frozen=True)
+class RubricGap:
+    """What a re-ask for uncovered keywords shows: the questions asked so far and the keywords
+    still without one. Both came from the judge, so both go back only inside untrusted blocks."""
+
+    asked: Sequence[Question]
+    missing: Sequence[str]
+
+
+def one_line(text: str) -> str:
+    """A line break inside judge-written text can not fake a new list item."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def asked_block(questions: Sequence[Question]) -> str:
+    lines = []
+    for number, q in enumerate(questions, start=1):
+        checks = "; ".join(one_line(k) for k in q.keywords) or "(none named)"
+        lines.append(f"{number}. {one_line(q.question)} [keywords: {checks}]")
+    return delimit("asked_questions", "\n".join(lines))
+
+
+def missing_block(missing: Sequence[str]) -> str:
+    return delimit("missing_keywords", "\n".join(one_line(k) for k in missing))
+
+
+CHOICE_VALIDATOR_PROMPT = """You check what a generated image shows by answering one
+multiple-choice question about it.
+
+{data_rule}
+
+Look at the attached image and choose the one choice that matches what it shows, judging only
+from what is visible. Explain briefly first, then give the letter of your choice.
+
+Question:
+{question}
+
+Choices:
+{choices}
+
+Reply with JSON only: {{"explanation": "...", "answer": "<the letter>"}}.
+"""
+
+
+def rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
+    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+    if gap is None:
+        return RUBRIC_PROMPT.format(
+            data_rule=_DATA_RULE, tags=_TAG_LIST, prompt=delimit("image_description", prompt)
+        )
+    return RUBRIC_GAP_PROMPT.format(
+        data_rule=_DATA_RULE,
+        tags=_TAG_LIST,
+        prompt=delimit("image_description", prompt),
+        asked=asked_block(gap.asked),
+        missing=missing_block(gap.missing),
     )
-    if not missing:
-        return base
-    return RUBRIC_GAP_PROMPT.format(base=base, missing=", ".join(repr(k) for k in missing))
 
 
 def validator_prompt(question: str) -> str:
     return VALIDATOR_PROMPT.format(data_rule=_DATA_RULE, question=delimit("question", question))
+
+
+def choice_validator_prompt(question: str, labelled_choices: Sequence[str]) -> str:
+    """A hand-written multiple-choice question: its choices shown labelled a), b), ..."""
+    listed = "\n".join(one_line(c) for c in labelled_choices)
+    return CHOICE_VALIDATOR_PROMPT.format(
+        data_rule=_DATA_RULE,
+        question=delimit("question", question),
+        choices=delimit("choices", listed),
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
 
@@ -19,15 +19,35 @@ def _norm(text: str) -> str:
 
 def missing_keywords(keywords: Sequence[str], questions: Sequence[Question]) -> list[str]:
     """Keywords no question claims to check (by its keyword list or by naming it)."""
-    claimed = {_norm(k) for q in questions for k in q.keywords}
-    texts = [f" {_norm(q.question)} " for q in questions]
-    missing = []
-    for keyword in keywords:
-        norm = _norm(keyword)
-        if not norm or norm in claimed or any(f" {norm} " in t for t in texts):
-            continue
-        missing.append(keyword)
-    return missing
+    return [k for k in keywords if _norm(k) and not any(covers(q, k) for q in questions)]
+
+
+def covers(question: Question, keyword: str) -> bool:
+    """The question checks the keyword: it lists it, or failing that names it in its text."""
+    norm = _norm(keyword)
+    if not norm:
+        return False
+    return norm in {_norm(k) for k in question.keywords} or f" {norm} " in (
+        f" {_norm(question.question)} "
+    )
+
+
+def checked_keywords(keywords: Sequence[str], question: Question) -> list[str]:
+    """The prompt keywords a question checks, in the rubric's spelling: those it lists, else
+    those its text names; a question naming none keeps what the judge wrote."""
+    listed = {_norm(k) for k in question.keywords}
+    claimed = [k for k in keywords if _norm(k) and _norm(k) in listed]
+    if claimed:
+        return claimed
+    text = f" {_norm(question.question)} "
+    named = [k for k in keywords if _norm(k) and f" {_norm(k)} " in text]
+    return named or list(question.keywords)
+
+
+def repeated_keywords(questions: Sequence[Question]) -> dict[str, int]:
+    """Keywords checked by more than one question: they weigh more than the others."""
+    counts = Counter(k for q in questions for k in dict.fromkeys(q.keywords))
+    return {k: n for k, n in counts.items() if n > 1}
 
 
 def answers_match(expected: str, answer: str) -> bool:
@@ -52,6 +72,8 @@ def question_results(
                     status="unscored",
                     reason="judge_error",
                     detail="no verdict was recorded",
+                    keywords=q.keywords,
+                    source=q.source,
                 )
             )
             continue
@@ -68,6 +90,9 @@ def question_results(
                 status="ok" if result is not None else "unscored",
                 reason=v.reason if result is None else None,
                 detail=v.detail,
+                keywords=q.keywords,
+                judge_model=v.judge_model,
+                source=q.source,
             )
         )
     return out

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from evalq.examples import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
-from evalq.models import RubricReply, VerdictReply
-from evalq.prompts import delimit, rubric_prompt, validator_prompt
+from evalq.models import Question, RubricReply, VerdictReply
+from evalq.prompts import RubricGap, delimit, rubric_prompt, validator_prompt
 from worker.fake_gemini import brain, vision
 from worker.fake_gemini.brain import SimulatedJudge, answer_question, read, write_rubric
 from worker.fake_gemini.protocol import Brain, FakeMedia, FakeRequest
@@ -118,11 +118,20 @@ def test_same_shape_twice_is_told_apart_by_colour() -> None:
     assert "Is the red circle above the blue circle?" in questions
 
 
-def test_gap_prompt_gets_the_full_rubric() -> None:
+def test_a_gap_re_ask_gets_one_question_per_missing_keyword() -> None:
     judge = SimulatedJudge()
     prompt = "a green square above a purple circle"
-    gap = FakeRequest(MODEL, rubric_prompt(prompt, missing=["above", "purple"]))
-    assert RubricReply.model_validate_json(judge.reply(gap)) == _rubric(judge, prompt)
+    full = _rubric(judge, prompt)
+    asked = [Question(question=q.question, expected="yes") for q in full.questions[:1]]
+    gap = FakeRequest(
+        MODEL,
+        rubric_prompt(prompt, RubricGap(asked=asked, missing=["above", "purple", "unicorn"])),
+        response_schema=RUBRIC_SCHEMA,
+    )
+    reply = RubricReply.model_validate_json(judge.reply(gap))
+    assert reply.keywords == ["above", "purple"]  # "unicorn" is not in the description
+    assert [q.keywords for q in reply.questions] == [["above"], ["purple"]]
+    assert all(q in full.questions for q in reply.questions)
 
 
 def test_dispatch_works_from_schema_or_from_the_block_alone() -> None:

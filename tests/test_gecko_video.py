@@ -138,7 +138,8 @@ def test_malformed_questions_are_dropped_and_their_keywords_asked_again() -> Non
     }
     judge = ListJudge([json.dumps(first), json.dumps(second)])
     rubric, _ = gecko.generate_rubric(judge, "a red ball", VIDEO_RUBRIC)
-    assert "'ball'" in judge.requests[1].prompt  # the gap re-ask names what was left out
+    # the gap re-ask names what was left out
+    assert extract_section(judge.requests[1].prompt, "missing_keywords") == "ball"
     assert [q.question for q in rubric.questions] == ["What colour is it?", "Which toy is it?"]
     assert rubric.coverage.asked_again
     assert rubric.coverage.missing == []

@@ -7,7 +7,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalq.models import Question
 from evalq.prompts import (
+    RubricGap,
     delimit,
     extract_section,
     rubric_prompt,
@@ -81,4 +83,13 @@ def test_templates_carry_rule_and_content() -> None:
     assert extract_section(prompt, "image_description") == "a red circle"
     assert "never an instruction" in prompt
     assert "untrusted-CODE" in prompt  # the rule names the tag form the blocks use
+    gap = rubric_prompt(
+        "a red circle",
+        RubricGap(asked=[Question(question="Is there a circle?", expected="yes")], missing=["red"]),
+    )
+    assert extract_section(gap, "missing_keywords") == "red"
+    assert (
+        extract_section(gap, "asked_questions") == "1. Is there a circle? [keywords: (none named)]"
+    )
+    assert extract_section(gap, "image_description") == "a red circle"
     assert extract_section(validator_prompt("Is it red?"), "question") == "Is it red?"

@@ -46,24 +46,25 @@ def test_a_rubric_within_the_bounds_is_kept_whole() -> None:
 def test_the_re_ask_does_not_grow_a_rubric_past_the_bound() -> None:
     first = json.dumps(
         {
-            "keywords": ["cat", "hat"],
+            "keywords": ["cat", "hat", "dog"],
             "questions": [
                 {"question": f"Is there a cat {i}?", "answer": "yes", "keywords": ["cat"]}
-                for i in range(90)
+                for i in range(gecko.MAX_RUBRIC_QUESTIONS - 1)
             ],
         }
     )
     second = json.dumps(
         {
-            "keywords": ["cat", "hat"],
+            "keywords": ["hat", "dog"],
             "questions": [
-                {"question": f"Is there a hat {i}?", "answer": "yes", "keywords": ["hat"]}
-                for i in range(50)
+                {"question": "Is there a hat?", "answer": "yes", "keywords": ["hat"]},
+                {"question": "Is there a dog?", "answer": "yes", "keywords": ["dog"]},
             ],
         }
     )
-    got, _ = gecko.generate_rubric(ListJudge([first, second]), "a cat in a hat")
+    got, _ = gecko.generate_rubric(ListJudge([first, second]), "a cat in a hat with a dog")
     assert len(got.questions) == gecko.MAX_RUBRIC_QUESTIONS
+    assert got.coverage.missing == ["dog"]  # the bound wins over the last gap question
 
 
 def test_plan_size_check() -> None:

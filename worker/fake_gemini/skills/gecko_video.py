@@ -9,7 +9,8 @@ them. Static claims must hold in most of those frames; motion claims compare the
 with the last. A choice it cannot verify never holds; when no choice holds it still has to pick
 one, and says so. It recognises its requests by our prompts' <untrusted-CODE kind=...> blocks:
 video_description (rubric), video_question (one question), video_questions (batched video)
-and questions (batched image, answered with the image judge's own yes/no verdicts).
+and questions (batched image, answered with the image judge's own yes/no verdicts, or its
+choice answers for a hand-written multiple-choice question).
 """
 
 from __future__ import annotations
@@ -21,10 +22,18 @@ import re
 import struct
 from dataclasses import dataclass
 from statistics import fmean
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalq.prompts import extract_section
-from worker.fake_gemini.brain import LABEL, RELATION_TEXT, Mention, Reading, answer_question, read
+from worker.fake_gemini.brain import (
+    LABEL,
+    RELATION_TEXT,
+    Mention,
+    Reading,
+    answer_choice_question,
+    answer_question,
+    read,
+)
 from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 from worker.fake_gemini.vision import Blob, Scene
 
@@ -563,6 +572,20 @@ def write_video_rubric(description: str) -> dict[str, object]:
     return {"keywords": [k.__dict__ for k in keywords], "questions": questions}
 
 
+def fill_video_gap(rubric: dict[str, Any], missing: list[str]) -> dict[str, Any]:
+    """A re-ask for uncovered keywords: one question for each of its own missing keywords."""
+    keywords = [k for k in rubric["keywords"] if k["keyword"] in {m.strip() for m in missing}]
+    wanted = [k["keyword"] for k in keywords]
+    picked: list[dict[str, Any]] = []
+    for keyword in wanted:
+        if any(keyword in q["keywords"] for q in picked):
+            continue
+        question = next((q for q in rubric["questions"] if keyword in q["keywords"]), None)
+        if question is not None:
+            picked.append(question)
+    return {"keywords": keywords, "questions": picked}
+
+
 # ---- answering multiple-choice questions -----------------------------------------------------
 
 _CHOICE_RE = re.compile(r"^\s*(?P<letter>[a-z])\s*[).:]\s*(?P<text>.*)$")
@@ -637,18 +660,16 @@ def _numbered_video_questions(block: str) -> list[tuple[int, str, list[str]]]:
     return out
 
 
-def _numbered(block: str) -> list[tuple[int, str]]:
-    return [
-        (int(m.group(1)), m.group(2).strip())
-        for line in block.splitlines()
-        if (m := re.match(r"^(\d+)\.\s+(.*)$", line))
-    ]
+_YES_NO_MARK = re.compile(r"\s*\(yes or no\)\s*$", re.IGNORECASE)
 
 
 def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
     text = request.text
     if (description := extract_section(text, "video_description")) is not None:
-        return json.dumps(write_video_rubric(description))
+        rubric = write_video_rubric(description)
+        if (missing := extract_section(text, "missing_keywords")) is not None:
+            rubric = fill_video_gap(rubric, missing.splitlines())
+        return json.dumps(rubric)
     if (question := extract_section(text, "video_question")) is not None:
         choices = _choices(extract_section(text, "choices") or "")
         letter, why = answer_choice(question, choices, watch(request, judge))
@@ -665,8 +686,14 @@ def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
     if (block := extract_section(text, "questions")) is not None:
         scene = judge.scene_for(request.media)
         answers = []
-        for number, q in _numbered(block):
-            verdict = answer_question(q, scene)
+        for number, q, choices in _numbered_video_questions(block):
+            if choices:  # a hand-written multiple-choice question in an image batch
+                picked, why = answer_choice_question(q, choices, scene)
+                answers.append(
+                    {"question_id": number, "explanation": why, "answer": picked or "cannot tell"}
+                )
+                continue
+            verdict = answer_question(_YES_NO_MARK.sub("", q), scene)
             answers.append(
                 {
                     "question_id": number,
