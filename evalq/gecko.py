@@ -145,12 +145,7 @@ def _ask_rubric(
 ) -> ParsedRubric:
     reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, missing), schema=spec.schema))
     replies.append(reply)
-    try:
-        return spec.parse(reply.text)
-    except UnparseableReply as exc:
-        if reply.finish_reason == "MAX_TOKENS":
-            exc.message += " (the reply was cut off at MAX_TOKENS)"
-        raise
+    return spec.parse(reply.text)
 
 
 def _question_key(question: Question) -> tuple[str, tuple[str, ...]]:
@@ -208,13 +203,13 @@ class ValidatorSpec:
 
     request: Callable[[Question, MediaPart], JudgeRequest]
     batch_request: Callable[[Sequence[Question], MediaPart], JudgeRequest]
-    parse: Callable[[str, Question, bool], str]  # (reply text, question, strict) -> answer
+    parse: Callable[[str, Question], str]  # (reply text, question) -> answer
     template_version: str
     batch_template_version: str
 
 
-def _parse_yes_no(text: str, question: Question, strict: bool) -> str:
-    return parse_yes_no(text, strict=strict)
+def _parse_yes_no(text: str, question: Question) -> str:
+    return parse_yes_no(text)
 
 
 IMAGE_VALIDATOR = ValidatorSpec(
@@ -230,12 +225,6 @@ IMAGE_VALIDATOR = ValidatorSpec(
     template_version=VALIDATOR_TEMPLATE_VERSION,
     batch_template_version=BATCH_VALIDATOR_TEMPLATE_VERSION,
 )
-
-
-def _cut_off(detail: str, reply: JudgeReply) -> str:
-    if reply.finish_reason == "MAX_TOKENS":
-        return detail + " (the reply was cut off at MAX_TOKENS)"
-    return detail
 
 
 def validate_question(
@@ -254,9 +243,9 @@ def validate_question(
             raise
         return unscored(index, exc.reason, exc.message, exc.raw), None
     try:
-        answer = spec.parse(reply.text, question, reply.finish_reason == "MAX_TOKENS")
+        answer = spec.parse(reply.text, question)
     except UnparseableReply as exc:
-        verdict = unscored(index, "parse_error", _cut_off(exc.message, reply), exc.raw)
+        verdict = unscored(index, "parse_error", exc.message, exc.raw)
         return verdict.model_copy(update={"simulated": reply.simulated}), reply
     return Verdict(
         index=index, status="ok", answer=answer, raw=reply.text[:2000], simulated=reply.simulated
@@ -277,21 +266,20 @@ def validate_batch(
         if exc.retry in ("countdown", "pause"):
             raise
         return unscored(0, exc.reason, exc.message, exc.raw), None
-    strict = reply.finish_reason == "MAX_TOKENS"
     try:
-        pieces = split_batched_reply(reply.text, len(questions), strict=strict)
+        pieces = split_batched_reply(reply.text, len(questions))
     except UnparseableReply as exc:
-        verdict = unscored(0, "parse_error", _cut_off(exc.message, reply), exc.raw)
+        verdict = unscored(0, "parse_error", exc.message, exc.raw)
         return verdict.model_copy(update={"simulated": reply.simulated}), reply
     per_question: list[Verdict] = []
     for index, question in enumerate(questions):
         piece = pieces.get(index + 1)
         if piece is None:
-            detail = _cut_off(f"the reply has no answer for question {index + 1}", reply)
+            detail = f"the reply has no answer for question {index + 1}"
             per_question.append(unscored(index, "parse_error", detail, reply.text[:2000]))
             continue
         try:
-            answer = spec.parse(piece, question, False)
+            answer = spec.parse(piece, question)
         except UnparseableReply as exc:
             detail = f"question {index + 1}: {exc.message}"
             per_question.append(unscored(index, "parse_error", detail, piece[:2000]))

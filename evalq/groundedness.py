@@ -387,10 +387,7 @@ def judge_response(
     try:
         parsed = parse_grounding(reply.text)
     except UnparseableReply as exc:
-        detail = exc.message
-        if reply.finish_reason == "MAX_TOKENS":
-            detail += " (the reply was cut off at MAX_TOKENS)"
-        verdict = unscored(index, "parse_error", detail, exc.raw)
+        verdict = unscored(index, "parse_error", exc.message, exc.raw)
         update = {"judge_model": judge.model, "simulated": reply.simulated}
         return verdict.model_copy(update=update), reply
     sentences = check_sentences(parsed, ContextIndex(context))
