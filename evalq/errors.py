@@ -51,6 +51,9 @@ class JudgeError(EvalqError):
         self.raw = raw
         self.attempts = 1  # HTTP attempts spent before giving up (set by the judge client)
         self.limiter_wait_s = 0.0  # time spent waiting on the global rate limiter
+        # Tokens billed for a reply that still was no verdict (one cut off, say), so they count.
+        self.prompt_tokens = 0
+        self.output_tokens = 0
         super().__init__(message)
 
 

@@ -164,12 +164,7 @@ def _ask_rubric(
 ) -> ParsedRubric:
     reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, gap), schema=spec.schema))
     replies.append(reply)
-    try:
-        return _bounded(spec.parse(reply.text), reply.text)
-    except UnparseableReply as exc:
-        if reply.finish_reason == "MAX_TOKENS":
-            exc.message += " (the reply was cut off at MAX_TOKENS)"
-        raise
+    return _bounded(spec.parse(reply.text), reply.text)
 
 
 # A rubric is stored in the row's plan and cached for every row with the same prompt, and each
@@ -282,7 +277,7 @@ class ValidatorSpec:
 
     request: Callable[[Question, MediaPart], JudgeRequest]
     batch_request: Callable[[Sequence[Question], MediaPart], JudgeRequest]
-    parse: Callable[[str, Question, bool], str]  # (reply text, question, strict) -> answer
+    parse: Callable[[str, Question], str]  # (reply text, question) -> answer
     template_version: str
     batch_template_version: str
     # The template version(s) a row's questions are asked with, when they vary by question.
@@ -339,12 +334,6 @@ IMAGE_VALIDATOR = ValidatorSpec(
 )
 
 
-def _cut_off(detail: str, reply: JudgeReply) -> str:
-    if reply.finish_reason == "MAX_TOKENS":
-        return detail + " (the reply was cut off at MAX_TOKENS)"
-    return detail
-
-
 def validate_question(
     judge: Judge,
     index: int,
@@ -361,9 +350,9 @@ def validate_question(
             raise
         return unscored(index, exc.reason, exc.message, exc.raw), None
     try:
-        answer = spec.parse(reply.text, question, reply.finish_reason == "MAX_TOKENS")
+        answer = spec.parse(reply.text, question)
     except UnparseableReply as exc:
-        verdict = unscored(index, "parse_error", _cut_off(exc.message, reply), exc.raw)
+        verdict = unscored(index, "parse_error", exc.message, exc.raw)
         return verdict.model_copy(update={"simulated": reply.simulated}), reply
     return Verdict(
         index=index, status="ok", answer=answer, raw=reply.text[:2000], simulated=reply.simulated
@@ -384,21 +373,20 @@ def validate_batch(
         if exc.retry in ("countdown", "pause"):
             raise
         return unscored(0, exc.reason, exc.message, exc.raw), None
-    strict = reply.finish_reason == "MAX_TOKENS"
     try:
-        pieces = split_batched_reply(reply.text, len(questions), strict=strict)
+        pieces = split_batched_reply(reply.text, len(questions))
     except UnparseableReply as exc:
-        verdict = unscored(0, "parse_error", _cut_off(exc.message, reply), exc.raw)
+        verdict = unscored(0, "parse_error", exc.message, exc.raw)
         return verdict.model_copy(update={"simulated": reply.simulated}), reply
     per_question: list[Verdict] = []
     for index, question in enumerate(questions):
         piece = pieces.get(index + 1)
         if piece is None:
-            detail = _cut_off(f"the reply has no answer for question {index + 1}", reply)
+            detail = f"the reply has no answer for question {index + 1}"
             per_question.append(unscored(index, "parse_error", detail, reply.text[:2000]))
             continue
         try:
-            answer = spec.parse(piece, question, False)
+            answer = spec.parse(piece, question)
         except UnparseableReply as exc:
             detail = f"question {index + 1}: {exc.message}"
             per_question.append(unscored(index, "parse_error", detail, piece[:2000]))

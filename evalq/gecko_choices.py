@@ -84,8 +84,8 @@ def mixed_batch_validator_prompt(questions: Sequence[Question]) -> str:
     )
 
 
-def parse_answer(text: str, question: Question, strict: bool) -> str:
+def parse_answer(text: str, question: Question) -> str:
     """yes/no for a yes/no question, a letter among its own choices otherwise."""
     if is_yes_no(question):
-        return parse_yes_no(text, strict=strict)
-    return parse_letter(text, question.choices, strict=strict)
+        return parse_yes_no(text)
+    return parse_letter(text, question.choices)

@@ -393,8 +393,8 @@ VIDEO_RUBRIC = RubricSpec(
 )
 
 
-def _parse_choice(text: str, question: Question, strict: bool) -> str:
-    return parse_letter(text, question.choices, strict=strict)
+def _parse_choice(text: str, question: Question) -> str:
+    return parse_letter(text, question.choices)
 
 
 def _request(question: Question, media: MediaPart) -> JudgeRequest:

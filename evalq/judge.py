@@ -11,6 +11,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from evalq.errors import TruncatedReply
+
 
 @dataclass(frozen=True)
 class MediaPart:
@@ -46,9 +48,49 @@ class JudgeReply:
     output_tokens: int
     finish_reason: str | None
     simulated: bool = False
+    thought_tokens: int = 0  # thinking tokens, already included in output_tokens
     attempts: int = 1  # HTTP attempts it took, transient retries included
     cached: bool = False  # served from the call cache: no request was made
     limiter_wait_s: float = 0.0  # time spent waiting on the global rate limiter
+
+
+NORMAL_STOP = "STOP"
+
+
+def token_counts(prompt: int, output: int, thought: int = 0) -> str:
+    thinking = f", {thought} of them thinking" if thought else ""
+    return f"{prompt} prompt tokens, {output} output tokens{thinking}"
+
+
+def incomplete(reply: JudgeReply) -> TruncatedReply | None:
+    """Why a reply is not a whole answer, or None when it is.
+
+    A reply counts only when the model stopped on its own (finish_reason STOP) and left some
+    text. Anything else (MAX_TOKENS, another finish reason, none at all, or thinking that used
+    up the budget before any text) means the model did not finish: what parses from the part
+    it wrote is a fragment, and a fragment can read as a clean verdict ("grounded", "yes"). So
+    the verdict is unscored as truncated, whatever the metric, and never read.
+    """
+    thinking_only = not reply.text.strip() and reply.thought_tokens > 0
+    if reply.finish_reason == NORMAL_STOP and not thinking_only:
+        return None
+    ended = f"finish_reason {reply.finish_reason}" if reply.finish_reason else "no finish_reason"
+    if thinking_only:
+        ended += ", no text after thinking"
+    counts = token_counts(reply.prompt_tokens, reply.output_tokens, reply.thought_tokens)
+    error = TruncatedReply(
+        f"the reply did not end normally ({ended}; {counts}); its text is not read",
+        raw=reply.text[:2000] or None,
+    )
+    error.prompt_tokens, error.output_tokens = reply.prompt_tokens, reply.output_tokens
+    return error
+
+
+def ensure_complete(reply: JudgeReply) -> JudgeReply:
+    """The reply, if it is whole; raises TruncatedReply otherwise (see ``incomplete``)."""
+    if (error := incomplete(reply)) is not None:
+        raise error
+    return reply
 
 
 class Judge(Protocol):

@@ -17,9 +17,16 @@ from evalq.models import TAGS, RubricReply
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _LABELLED_RE = re.compile(
-    r"\b(?:final\s+)?(?:verdict|answer)\b\s*(?:is\s*)?[:=\-]?\s*[\"'(\[]?\s*(yes|no)\b",
+    r"\b(?P<final>final\s+)?(?:verdict|answer)\b\s*(?:is\s*)?[:=\-]?\s*[\"'(\[]?\s*(yes|no)\b",
     re.IGNORECASE,
 )
+# Between two options of a hedge or of an echoed template: "yes or no", "yes/no", "a|b|c|d|e"
+# always; "yes, no" or "a and b" only where the run of options ends the clause ("Yes, no
+# doubt." is a yes).
+_EITHER_RE = re.compile(r"\s*(?:/|\||\\|\bor\b)", re.IGNORECASE)
+_AND_RE = re.compile(r"\s*(?:,|;|&|\band\b)", re.IGNORECASE)
+_CLAUSE_END_RE = re.compile(r"\s*(?:[.,;:!?)\]]|$)")
+_YES_NO_OPTION_RE = re.compile(r"[\s\"'`*_(\[]*(?P<o>yes|no)\b[)\]\"'`*_]*", re.IGNORECASE)
 _LEADING_RE = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 _WORD_RE = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _MAX_RAW = 4000
@@ -47,7 +54,41 @@ def extract_json(text: str) -> Any:
     raise UnparseableReply("no JSON value found in the reply", raw=_clip(text))
 
 
-def _yes_no_word(value: str) -> str | None:
+def options_named(
+    text: str, option: re.Pattern[str], either_re: re.Pattern[str] = _EITHER_RE
+) -> list[str]:
+    """The options a verdict opens with, when it names several in a row ("yes or no",
+    "a|b|c|d|e", "(a) or (b)", "3-4"); one option otherwise. ``option`` has a group "o";
+    ``either_re`` is what joins alternatives (the rating parser adds "3-4", drops "4/5")."""
+    first = option.match(text)
+    if first is None:
+        return []
+    found, end, joined_by_and = [first.group("o").lower()], first.end(), False
+    while True:
+        either = either_re.match(text, end)
+        sep = either or _AND_RE.match(text, end)
+        after = option.match(text, sep.end()) if sep is not None else None
+        if sep is None or after is None:
+            break
+        found.append(after.group("o").lower())
+        end, joined_by_and = after.end(), joined_by_and or either is None
+    if len(set(found)) < 2 or (joined_by_and and not _CLAUSE_END_RE.match(text, end)):
+        return found[:1]
+    return found
+
+
+def hedge(named: list[str], text: str) -> UnparseableReply:
+    """A reply that names more than one option has given no verdict."""
+    return UnparseableReply(
+        f"the reply hedges: it names more than one option ({' / '.join(dict.fromkeys(named))})",
+        raw=_clip(text),
+    )
+
+
+def _yes_no_word(value: str, text: str) -> str | None:
+    named = options_named(value, _YES_NO_OPTION_RE)
+    if len(named) > 1:
+        raise hedge(named, text)
     m = _LEADING_RE.match(value.strip().strip("*_`\"'"))
     return m.group(1).lower() if m else None
 
@@ -59,36 +100,52 @@ def _looks_like_json(text: str) -> bool:
     )
 
 
-def parse_yes_no(text: str, *, strict: bool = False) -> str:
+def _labelled(plain: str, text: str) -> str | None:
+    """The verdict the reply labels ("Verdict: no", "Final answer: yes"), if it labels one.
+
+    Every labelled verdict must name one option, and labelled verdicts must agree (a final
+    one settles a disagreement): "Verdict: yes|no" or "Verdict: yes ... Verdict: no" hedges."""
+    matches = list(_LABELLED_RE.finditer(plain))
+    for m in matches:
+        named = options_named(plain[m.start(2) :], _YES_NO_OPTION_RE)
+        if len(named) > 1:
+            raise hedge(named, text)
+    words = [m.group(2).lower() for m in matches]
+    finals = {m.group(2).lower() for m in matches if m.group("final")}
+    if len(set(words)) > 1 and len(finals) != 1:
+        raise hedge(list(dict.fromkeys(words)), text)
+    return (finals.pop() if finals else words[-1]) if words else None
+
+
+def parse_yes_no(text: str) -> str:
     """Read a yes/no verdict from JSON ({"answer": ...}) or prose ("Yes.", "**Verdict:** no").
 
-    A reply that looks like JSON but does not parse (malformed, or cut off) is unparseable: its
-    prose may well contain "yes" or "no" that are not the verdict. ``strict`` (a reply cut off
-    at MAX_TOKENS) accepts only a complete JSON verdict.
+    A reply that looks like JSON but does not parse (malformed) is unparseable: its prose may
+    well contain "yes" or "no" that are not the verdict. A reply that names both as its verdict
+    ("yes or no", "Verdict: yes|no", the template echoed back) hedges: unparseable too.
     """
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
     try:
         data = extract_json(text)
     except UnparseableReply:
-        if strict or _looks_like_json(text):
+        if _looks_like_json(text):
             raise UnparseableReply("malformed JSON reply", raw=_clip(text)) from None
         data = None
     if isinstance(data, dict):
         for key in ("answer", "verdict", "Answer", "Verdict", "result"):
             value = data.get(key)
-            if isinstance(value, str) and (word := _yes_no_word(value)):
+            if isinstance(value, str) and (word := _yes_no_word(value, text)):
                 return str(word)
             if isinstance(value, bool):
                 return "yes" if value else "no"
-    if strict or data is not None:
+    if data is not None:
         raise UnparseableReply("JSON reply has no yes/no answer field", raw=_clip(text))
     plain = text.replace("*", "").replace("_", " ").replace("`", "")
-    labelled = _LABELLED_RE.findall(plain)
-    if labelled:
-        return str(labelled[-1]).lower()
+    if (labelled := _labelled(plain, text)) is not None:
+        return labelled
     first_clause = re.split(r"[.,;:!?\n]", plain.strip(), maxsplit=1)[0]
-    if (word := _yes_no_word(plain)) and len(_WORD_RE.findall(first_clause)) == 1:
+    if (word := _yes_no_word(plain, text)) and len(_WORD_RE.findall(first_clause)) == 1:
         return word
     words = {str(w).lower() for w in _WORD_RE.findall(plain)}
     if len(words) == 1:

@@ -19,11 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalq.errors import UnparseableReply
-from evalq.parsing import extract_json
+from evalq.parsing import extract_json, hedge, options_named
 
 _MAX_RAW = 4000
 _ANSWER_KEYS = ("answer", "verdict", "choice", "letter", "option", "Answer", "Verdict", "Choice")
-_LABEL = r"(?:final\s+)?(?:answer|verdict|choice|option|correct\s+(?:answer|choice|option))"
+_LABEL = (
+    r"(?P<label>(?:final\s+)?(?:answer|verdict|choice|option|correct\s+(?:answer|choice|option)))"
+)
 # A letter that can only be a choice label: bracketed, or followed by ) . : or the end.
 _LETTER_TOKEN = r"[(\[]?\s*(?P<letter>[a-zA-Z])\s*(?:[)\]]|(?=[.:,;]?\s*$)|[.:](?=\s|$))"
 _LABELLED_RE = re.compile(
@@ -32,6 +34,10 @@ _LABELLED_RE = re.compile(
     re.IGNORECASE,
 )
 _LEADING_RE = re.compile(r"^[\s*_`\"'>#-]*" + _LETTER_TOKEN)
+# One option of a hedge such as "a|b|c|d|e", "a/b" or "(a) or (b)": a letter standing alone.
+_LETTER_OPTION_RE = re.compile(
+    r"[\s\"'`*_(\[]*(?P<o>[a-zA-Z])(?![a-zA-Z0-9'])[)\]\"'`*_]*", re.IGNORECASE
+)
 _LINE_ID_RE = re.compile(
     r"^[\s*_#>-]*(?:q(?:uestion)?\s*#?\s*)?(?P<id>\d{1,3})\s*(?:[:.)\]-]|\s-\s)\s*(?P<rest>.+)$",
     re.IGNORECASE,
@@ -78,25 +84,46 @@ def _looks_like_json(text: str) -> bool:
     )
 
 
-def _from_value(value: Any, letters: str, choices: Sequence[str] | None) -> str | None:
+def _from_value(value: Any, letters: str, choices: Sequence[str] | None, raw: str) -> str | None:
     """A letter from a JSON answer value: "c", "(c)", "c) red", or the choice's text."""
     if not isinstance(value, str):
         return None
-    return _letter_in_text(value, letters, choices, labelled_only=False)
+    return _letter_in_text(value, letters, choices, raw)
 
 
-def _letter_in_text(
-    text: str, letters: str, choices: Sequence[str] | None, *, labelled_only: bool
-) -> str | None:
+def _single(segment: str, raw: str) -> None:
+    """A verdict that opens with several letters ("a|b|c|d|e", "a/b") names no choice."""
+    named = options_named(segment, _LETTER_OPTION_RE)
+    if len(named) > 1:
+        raise hedge(named, raw)
+
+
+def _is_verdict_label(m: re.Match[str]) -> bool:
+    """ "Answer:" or "Verdict:" commits to a choice; "option (a) is ..." may only discuss one."""
+    return re.search(r"answer|verdict", m.group("label"), re.IGNORECASE) is not None
+
+
+def _letter_in_text(text: str, letters: str, choices: Sequence[str] | None, raw: str) -> str | None:
     plain = text.replace("**", "").replace("__", "").replace("`", "").strip()
     if not plain:
         return None
-    found = [m for m in _LABELLED_RE.finditer(plain) if _labelled_ok(m, plain)]
+    matches = list(_LABELLED_RE.finditer(plain))
+    for m in matches:
+        if _is_verdict_label(m):
+            _single(plain[m.start("letter") :], raw)
+    found = [m for m in matches if _labelled_ok(m, plain)]
     if found:
-        letter = found[-1].group("letter").lower()
+        verdicts = [m for m in found if _is_verdict_label(m)]
+        said = [m.group("letter").lower() for m in verdicts]
+        finals = {
+            m.group("letter").lower() for m in verdicts if m.group("label")[:5].lower() == "final"
+        }
+        if len(set(said)) > 1 and len(finals) != 1:
+            raise hedge(list(dict.fromkeys(said)), raw)
+        last = (verdicts or found)[-1].group("letter").lower()  # "Answer:" over "option (a)"
+        letter = finals.pop() if finals else last
         return letter if letter in letters else None
-    if labelled_only:
-        return None
+    _single(plain, raw)
     lead = _LEADING_RE.match(plain)
     if lead is not None:
         letter = lead.group("letter").lower()
@@ -129,12 +156,13 @@ def _by_choice_text(text: str, letters: str, choices: Sequence[str] | None) -> s
     return hits[0] if len(hits) == 1 else None
 
 
-def parse_letter(text: str, choices: Sequence[str] | None = None, *, strict: bool = False) -> str:
+def parse_letter(text: str, choices: Sequence[str] | None = None) -> str:
     """Read a multiple-choice verdict letter ("a".."d") from JSON or prose.
 
     ``choices`` bounds the letters and lets a reply that repeats one choice's text count.
     A reply that looks like JSON but does not parse is unparseable (its prose may quote other
-    choices); ``strict`` (a reply cut off at MAX_TOKENS) accepts only a complete JSON verdict.
+    choices). A verdict naming several letters ("a/b", "Verdict: a|b|c|d|e", the template
+    echoed back), or answers that disagree, hedges: unparseable too.
     """
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
@@ -142,20 +170,20 @@ def parse_letter(text: str, choices: Sequence[str] | None = None, *, strict: boo
     try:
         data = extract_json(text)
     except UnparseableReply:
-        if strict or _looks_like_json(text):
+        if _looks_like_json(text):
             raise UnparseableReply("malformed JSON reply", raw=_clip(text)) from None
         data = None
     if not (isinstance(data, dict) or _looks_like_json(text)):
         data = None  # a stray "[1]" in prose is no JSON reply
     if isinstance(data, dict):
         for key in _ANSWER_KEYS:
-            if (letter := _from_value(data.get(key), letters, choices)) is not None:
+            if (letter := _from_value(data.get(key), letters, choices, text)) is not None:
                 return letter
-    if strict or data is not None:
+    if data is not None:
         raise UnparseableReply(
             f"JSON reply has no answer among {', '.join(letters)}", raw=_clip(text)
         )
-    letter = _letter_in_text(text, letters, choices, labelled_only=False)
+    letter = _letter_in_text(text, letters, choices, text)
     if letter is None:
         raise UnparseableReply(
             f"could not read a choice among {', '.join(letters)}", raw=_clip(text)
@@ -243,19 +271,19 @@ def _from_prose(text: str, count: int) -> dict[int, str]:
     return out
 
 
-def split_batched_reply(text: str, count: int, *, strict: bool = False) -> dict[int, str]:
+def split_batched_reply(text: str, count: int) -> dict[int, str]:
     """One raw answer per question id (1-based) from a reply that answers ``count`` questions.
 
     JSON first ({"answers": [{"question_id", "answer"}]} and the usual drift), then numbered
     prose. Ids missing from the result were not answered. A reply with no readable answer at
-    all raises UnparseableReply; ``strict`` (MAX_TOKENS) accepts only complete JSON.
+    all raises UnparseableReply.
     """
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
     try:
         data = extract_json(text)
     except UnparseableReply:
-        if strict or _looks_like_json(text):
+        if _looks_like_json(text):
             raise UnparseableReply("malformed JSON reply", raw=_clip(text)) from None
         data = None
     if not (isinstance(data, dict) or _looks_like_json(text)):
@@ -265,8 +293,6 @@ def split_batched_reply(text: str, count: int, *, strict: bool = False) -> dict[
         if found:
             return found
         raise UnparseableReply("JSON reply lists no answers by question", raw=_clip(text))
-    if strict:
-        raise UnparseableReply("reply cut off before its JSON answers", raw=_clip(text))
     found = _from_prose(text, count)
     if not found:
         raise UnparseableReply("could not find answers by question number", raw=_clip(text))

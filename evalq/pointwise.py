@@ -132,13 +132,10 @@ def ask_judge(
     try:
         answer, value = read(reply.text)
     except UnparseableReply as exc:
-        detail = exc.message
-        if reply.finish_reason == "MAX_TOKENS":
-            detail += " (the reply was cut off at MAX_TOKENS)"
         return unscored(
             index,
             "parse_error",
-            detail,
+            exc.message,
             exc.raw,
             judge_model=judge.model,
             simulated=reply.simulated,

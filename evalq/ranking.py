@@ -22,6 +22,7 @@ from typing import Any
 
 from evalq import bradley_terry
 from evalq.agreement_stats import label_agreement
+from evalq.candidate_request import candidate_request
 from evalq.errors import DatasetError, InputError
 from evalq.judge import JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
@@ -43,9 +44,7 @@ from evalq.pointwise import (
     unit_result,
     verdicts_for,
 )
-from evalq.prompts import delimit
 from evalq.rubrics import (
-    DATA_RULE,
     DocumentView,
     check_columns,
     dataset_columns,
@@ -55,15 +54,8 @@ from evalq.rubrics import (
     resolve_template,
 )
 
-GENERATION_TEMPLATE_VERSION = "rank-generation/1"
+GENERATION_TEMPLATE_VERSION = "rank-generation/2"
 MAX_CANDIDATES = 20
-
-_GENERATION_PROMPT = """{guidance}
-
-Answer the question in the block below{material}. {data_rule}
-
-{blocks}
-"""
 
 
 def candidates_of(options: Mapping[str, Any]) -> list[str]:
@@ -106,22 +98,18 @@ def _int_option(options: Mapping[str, Any], name: str, default: int, low: int) -
     return value
 
 
-def generation_prompt(
+def generation_request(
     guidance: str, values: Mapping[str, str], document: DocumentView | None
-) -> str:
-    """What the model under test sees for a guidance variant: the guidance, then the row's
-    question and material, delimited."""
-    blocks = [delimit("candidate_question", values.get("prompt", ""))]
-    if "context" in values:
-        blocks.append(delimit("candidate_context", values["context"]))
-    if document is not None:
-        blocks.append(document.section("Document"))
-    has_material = "context" in values or document is not None
-    return _GENERATION_PROMPT.format(
-        guidance=guidance.strip(),
-        material=", using the material that follows it" if has_material else "",
-        data_rule=DATA_RULE,
-        blocks="\n\n".join(blocks),
+) -> JudgeRequest:
+    """What the model under test gets for a guidance variant, as the seed sends it: the
+    guidance as the system instruction, the row's question (with its context, and a text
+    document) as the user's message, a PDF document attached."""
+    return candidate_request(
+        guidance,
+        values.get("prompt", ""),
+        context=values.get("context"),
+        document=document.text if document is not None else None,
+        media=document.media if document is not None else (),
     )
 
 
@@ -227,17 +215,15 @@ class Rank:
         values = ctx.row.data
         if guidance is not None:
             model = str(options.get("candidate_model") or ctx.job.judge_model)
-            prompt = generation_prompt(guidance, values, document)
+            request = generation_request(guidance, values, document)
         else:
             template = _prompt_template(options)
             assert template is not None
             model = candidate
             prompt = template.format_map({k: values.get(k, "") for k in placeholders_of(template)})
-        media = document.media if document is not None else ()
-        reply = ctx.candidate(model).generate(
-            JudgeRequest(prompt=prompt, media=media, temperature=0.0)
-        )
-        return reply.text.strip()
+            media = document.media if document is not None else ()
+            request = JudgeRequest(prompt=prompt, media=media, temperature=0.0)
+        return ctx.candidate(model).generate(request).text.strip()
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")

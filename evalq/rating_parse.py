@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from evalq.errors import UnparseableReply
-from evalq.parsing import extract_json
+from evalq.parsing import extract_json, hedge, options_named
 
 RATING_MIN = 1
 RATING_MAX = 5
@@ -31,6 +31,14 @@ _CHOICE_KEYS = ("pairwise_choice", "choice", "preference", "verdict", "winner")
 _EXPLANATION_KEYS = ("explanation", "reasoning", "rationale", "Explanation")
 _NUMBER_RE = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 _BARE_RE = re.compile(r"^[\s\"'`*]*(?P<value>[A-Za-z]+|[+-]?\d+(?:\.\d+)?)[\s\"'`*.]*$")
+# Several ratings or choices named as one verdict ("3 or 4", "3-4", "A/B", "A|SAME|B") hedge.
+# "4/5" reads as four out of five, so "/" joins no ratings.
+_RATING_OPTION_RE = re.compile(r"[\s\"'`*_(\[]*(?P<o>\d+(?:\.\d+)?)(?![\d.])[)\]\"'`*_]*")
+_RATING_EITHER_RE = re.compile(r"\s*(?:-|–|—|\||\bor\b|\bto\b)", re.IGNORECASE)
+_CHOICE_OPTION_RE = re.compile(
+    r"[\s\"'`*_(\[]*(?P<o>A|B|SAME)(?![A-Za-z0-9])[)\]\"'`*_]*", re.IGNORECASE
+)
+_CHOICE_EITHER_RE = re.compile(r"\s*(?:/|\||\\|\bor\b|\bvs\.?)", re.IGNORECASE)
 
 
 class RatingReply(BaseModel):
@@ -75,6 +83,30 @@ def _bare_value(text: str) -> str | None:
     return m.group("value") if m else None
 
 
+@dataclass(frozen=True)
+class _Options:
+    """How one kind of verdict names an option, to tell a hedge ("3 or 4") from a verdict."""
+
+    option: re.Pattern[str]
+    either: re.Pattern[str]
+
+    def refuse_hedge(self, text: str, raw: str) -> None:
+        """Raise if ``text`` opens with several options, or names them after a label."""
+        starts = [0, *(m.end() for m in re.finditer(r"[:=]", text))]
+        for start in starts:
+            named = options_named(text[start:], self.option, self.either)
+            if len(named) > 1:
+                raise hedge(named, raw)
+
+    def refuse_list(self, value: Any, raw: str) -> None:
+        if isinstance(value, list) and len(value) > 1:
+            raise hedge([str(v) for v in value], raw)
+
+
+_RATINGS = _Options(_RATING_OPTION_RE, _RATING_EITHER_RE)
+_CHOICES = _Options(_CHOICE_OPTION_RE, _CHOICE_EITHER_RE)
+
+
 def _explanation(data: dict[str, Any]) -> str:
     for key in _EXPLANATION_KEYS:
         value = data.get(key)
@@ -86,9 +118,11 @@ def _explanation(data: dict[str, Any]) -> str:
 def _as_rating(value: Any, raw: str) -> int:
     if isinstance(value, bool):
         raise UnparseableReply(f"rating is a boolean ({value})", raw=_clip(raw))
+    _RATINGS.refuse_list(value, raw)
     if isinstance(value, str):
         bare = _bare_value(value)
         if bare is None or not _NUMBER_RE.match(bare):
+            _RATINGS.refuse_hedge(value, raw)
             raise UnparseableReply(f"rating {value!r} is not a number", raw=_clip(raw))
         value = float(bare)
     if not isinstance(value, int | float):
@@ -105,8 +139,9 @@ def _as_rating(value: Any, raw: str) -> int:
     return rating
 
 
-def _structured(text: str) -> Any:
-    """The reply's JSON value, or its bare enum value; UnparseableReply for anything else."""
+def _structured(text: str, options: _Options) -> Any:
+    """The reply's JSON value, or its bare enum value; UnparseableReply for anything else
+    (saying so when the reply hedges between options)."""
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
     bare = _bare_value(text)
@@ -115,6 +150,7 @@ def _structured(text: str) -> Any:
     try:
         return extract_json(text)
     except UnparseableReply:
+        options.refuse_hedge(text, text)
         raise UnparseableReply(
             "the reply is neither the structured JSON asked for nor a bare value", raw=_clip(text)
         ) from None
@@ -122,7 +158,7 @@ def _structured(text: str) -> Any:
 
 def parse_rating(text: str) -> ParsedRating:
     """Read a 1-5 rating from {"explanation", "rating"} JSON or a bare "4"."""
-    data = _structured(text)
+    data = _structured(text, _RATINGS)
     if isinstance(data, str | int | float) and not isinstance(data, bool):
         return ParsedRating(_as_rating(data, text), "")
     if isinstance(data, dict):
@@ -134,17 +170,19 @@ def parse_rating(text: str) -> ParsedRating:
 
 
 def _as_choice(value: Any, raw: str) -> Choice:
+    _CHOICES.refuse_list(value, raw)
     if isinstance(value, str):
         word = value.strip().strip("\"'`*.").upper()
         for choice in CHOICES:
             if word == choice:
                 return choice
+        _CHOICES.refuse_hedge(value, raw)
     raise UnparseableReply(f"choice {value!r} is not one of A, SAME, B", raw=_clip(raw))
 
 
 def parse_choice(text: str) -> ParsedChoice:
     """Read A / SAME / B from {"explanation", "pairwise_choice"} JSON or a bare "B"."""
-    data = _structured(text)
+    data = _structured(text, _CHOICES)
     if isinstance(data, str):
         return ParsedChoice(_as_choice(data, text), "")
     if isinstance(data, dict):

@@ -1,11 +1,14 @@
-"""An in-memory judge for unit tests of pure metric logic (no server, no Redis)."""
+"""An in-memory judge for unit tests of pure metric logic (no server, no Redis).
+
+Like the runtime's judge stack, it applies evalq.judge.ensure_complete: a reply given a
+finish_reason other than STOP raises TruncatedReply, as it would on a worker."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from evalq.errors import JudgeError
-from evalq.judge import JudgeReply, JudgeRequest
+from evalq.judge import JudgeReply, JudgeRequest, ensure_complete
 
 Reply = str | JudgeError
 
@@ -30,11 +33,13 @@ class ListJudge:
         reply = self.replies(request) if callable(self.replies) else self.replies.pop(0)
         if isinstance(reply, JudgeError):
             raise reply
-        return JudgeReply(
-            text=reply,
-            model=self.model,
-            model_version="v",
-            prompt_tokens=len(request.prompt) // 4 + 1,
-            output_tokens=len(reply) // 4 + 1,
-            finish_reason=self.finish_reason,
+        return ensure_complete(
+            JudgeReply(
+                text=reply,
+                model=self.model,
+                model_version="v",
+                prompt_tokens=len(request.prompt) // 4 + 1,
+                output_tokens=len(reply) // 4 + 1,
+                finish_reason=self.finish_reason,
+            )
         )

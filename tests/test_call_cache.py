@@ -79,3 +79,27 @@ def test_hits_cost_nothing_and_errors_are_not_cached(redis_server: RedisServer) 
         with pytest.raises(TransientJudgeError):
             CachingJudge(failing, r, ttl_s=60).generate(other)
     assert failing.calls == 2
+
+
+def test_requests_differing_only_in_system_instruction_have_different_keys() -> None:
+    plain = JudgeRequest(prompt="What is two and two?")
+    terse = JudgeRequest(prompt="What is two and two?", system_instruction="Answer in one word.")
+    thorough = JudgeRequest(prompt="What is two and two?", system_instruction="Answer in full.")
+    keys = {call_key("m", r) for r in (plain, terse, thorough)}
+    assert len(keys) == 3
+
+
+class CutOff(Counting):
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        reply = super().generate(request)
+        return JudgeReply(**{**reply.__dict__, "finish_reason": "MAX_TOKENS"})
+
+
+def test_a_reply_that_did_not_end_normally_is_not_replayed(redis_server: RedisServer) -> None:
+    r: Any = redis_server.client()
+    inner = CutOff()
+    request = JudgeRequest(prompt="cache-test-cut-off")
+    r.delete(call_key(inner.model, request))
+    for _ in range(2):
+        assert CachingJudge(inner, r, ttl_s=60).generate(request).cached is False
+    assert inner.calls == 2

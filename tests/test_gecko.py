@@ -8,7 +8,7 @@ import pytest
 
 from evalq import gecko
 from evalq.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.judge import MediaPart
 from evalq.models import MediaRef, Question, RowInput, RubricReply, VerdictReply
 from evalq.prompts import extract_section
 from tests.judges import ListJudge
@@ -126,29 +126,18 @@ def test_validator_daily_quota_propagates_to_pause_the_job() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "finish"),
+    ("text", "finish", "reason"),
     [
-        ('{"explanation": "no red here, so ye', "STOP"),  # malformed JSON: its prose is no verdict
-        ('{"explanation": "yes I see it", "answer": "ye', "MAX_TOKENS"),
-        ("I see it, yes", "MAX_TOKENS"),  # cut off: only a complete JSON verdict counts
+        ('{"explanation": "no red here, so ye', "STOP", "parse_error"),  # malformed JSON
+        ('{"explanation": "yes I see it", "answer": "ye', "MAX_TOKENS", "truncated"),
+        ("I see it, yes", "MAX_TOKENS", "truncated"),  # cut off: never read, even if it parses
     ],
 )
-def test_malformed_or_truncated_replies_are_parse_errors(text: str, finish: str) -> None:
-    class CutJudge(ListJudge):
-        def generate(self, request: JudgeRequest) -> JudgeReply:
-            return JudgeReply(
-                text=text,
-                model="m",
-                model_version=None,
-                prompt_tokens=1,
-                output_tokens=1,
-                finish_reason=finish,
-            )
-
+def test_malformed_or_truncated_replies_are_unscored(text: str, finish: str, reason: str) -> None:
     verdict, _ = gecko.validate_question(
-        CutJudge([]), 0, Question(question="q?", expected="yes"), IMAGE
+        ListJudge([text], finish_reason=finish), 0, Question(question="q?", expected="yes"), IMAGE
     )
-    assert (verdict.status, verdict.reason) == ("unscored", "parse_error")
+    assert (verdict.status, verdict.reason) == ("unscored", reason)
 
 
 def test_validator_rate_limit_propagates_for_countdown() -> None:

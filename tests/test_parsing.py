@@ -49,6 +49,41 @@ def test_yes_no_unparseable(reply: str) -> None:
     assert info.value.reason == "parse_error"
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Verdict: yes|no",  # the output template echoed back
+        "Answer: yes or no, hard to say",
+        "Answer: yes/no",
+        "**Verdict:** yes or no",
+        '{"explanation": "unclear", "answer": "yes|no"}',
+        '{"answer": "yes or no"}',
+        "Verdict: yes|no\n\nThe cat is there.\nVerdict: yes",  # an echo, then an answer
+        "Verdict: yes\nVerdict: no",  # two verdicts that disagree
+        "Yes/No",
+        "Answer: yes, no.",
+    ],
+)
+def test_yes_no_hedges_are_no_verdict(reply: str) -> None:
+    with pytest.raises(UnparseableReply, match="hedges") as info:
+        parse_yes_no(reply)
+    assert info.value.reason == "parse_error"
+    assert info.value.raw == reply
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Answer: Yes, no doubt.", "yes"),
+        ("Verdict: no (a yes would need a dog)", "no"),
+        ("Initial answer: yes. On a closer look the cat is a fox. Final answer: no", "no"),
+        ("No, there is no dog. Verdict: no", "no"),
+    ],
+)
+def test_yes_no_single_verdicts_next_to_hedge_like_words(reply: str, expected: str) -> None:
+    assert parse_yes_no(reply) == expected
+
+
 def test_unparseable_keeps_raw_reply() -> None:
     with pytest.raises(UnparseableReply) as info:
         parse_yes_no("perhaps, perhaps not")

@@ -72,10 +72,42 @@ def test_anything_else_is_unparseable_and_keeps_the_raw_reply(reply: str) -> Non
     assert info.value.raw == reply or (not reply.strip() and info.value.raw == reply)
 
 
-def test_strict_mode_wants_complete_json() -> None:
-    assert parse_letter('{"explanation": "x", "answer": "c"}', CHOICES, strict=True) == "c"
-    with pytest.raises(UnparseableReply):
-        parse_letter("Answer: c", CHOICES, strict=True)
+FIVE = ["a) blue", "b) red", "c) green", "d) pink", "e) none of these"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Verdict: a|b|c|d|e",  # the seed's output template echoed back
+        "Answer: a/b",
+        "Answer: a or b",
+        "Answer: (b) or (c)",
+        "Answer: a, b",
+        "(a) or (b)",
+        "b/c",
+        '{"explanation": "either", "answer": "a/b"}',
+        '{"answer": "a|b|c|d|e"}',
+        "Verdict: a|b|c|d|e\nThe ball ends on the right.\nVerdict: c",  # an echo, then c
+        "Answer: b\nAnswer: c",  # two answers that disagree
+    ],
+)
+def test_a_reply_naming_several_letters_hedges(reply: str) -> None:
+    with pytest.raises(UnparseableReply, match="hedges") as info:
+        parse_letter(reply, FIVE)
+    assert info.value.raw == reply
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [
+        ("Answer: c, not b", "c"),
+        ("Option (a) is wrong: the ball is red. Answer: b", "b"),
+        ("Answer: b. Ignore option (a).", "b"),
+        ("At first glance the answer is (a), but the end frame settles it. Final answer: c", "c"),
+    ],
+)
+def test_one_letter_next_to_others_in_prose_is_a_verdict(reply: str, letter: str) -> None:
+    assert parse_letter(reply, FIVE) == letter
 
 
 def test_letters_follow_the_number_of_choices() -> None:
@@ -131,10 +163,11 @@ def test_batched_reply_with_no_answers_is_unparseable(reply: str) -> None:
         split_batched_reply(reply, 2)
 
 
-def test_batched_strict_wants_json() -> None:
-    with pytest.raises(UnparseableReply):
-        split_batched_reply("1. a\n2. b", 2, strict=True)
-    assert split_batched_reply('{"answers": ["a", "b"]}', 2, strict=True) == {1: "a", 2: "b"}
+def test_batched_answers_are_read_like_single_ones_hedges_included() -> None:
+    pieces = split_batched_reply("1. Answer: a/b\n2. Answer: c", 2)
+    with pytest.raises(UnparseableReply, match="hedges"):
+        parse_letter(pieces[1], CHOICES)
+    assert parse_letter(pieces[2], CHOICES) == "c"
 
 
 @settings(max_examples=300, deadline=None)

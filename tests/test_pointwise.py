@@ -69,12 +69,14 @@ class FailingJudge:
 
 def simulated(request: JudgeRequest) -> str:
     """The fake server's brain, called in-process with what the HTTP layer would pass it."""
+    system = request.system_instruction or ""
     fake = FakeRequest(
         model="sim",
-        text=request.prompt,
+        text=f"{system}\n{request.prompt}" if system else request.prompt,
         media=[FakeMedia(m.mime_type, m.data, m.uri) for m in request.media],
         response_schema=request.schema.model_json_schema() if request.schema else None,
         temperature=request.temperature,
+        system=system,
     )
     return SimulatedJudge().reply(fake)
 

@@ -130,7 +130,9 @@ def test_guidance_variants_are_generated_by_the_model_under_test(tmp_path: Path)
     }
     writer = MemoryJudge(
         "model-under-test",
-        lambda request: "level 3." if "thoroughly" in request.prompt else "level 1.",
+        lambda request: (
+            "level 3." if "thoroughly" in str(request.system_instruction) else "level 1."
+        ),
     )
     judge = by_level()
     harness = Harness("rank", options, {judge.model: judge}, {writer.model: writer})
@@ -138,9 +140,11 @@ def test_guidance_variants_are_generated_by_the_model_under_test(tmp_path: Path)
     plan, _, result = harness.run_row(row)
     assert plan.data["generated"] == {"terse": "level 1.", "thorough": "level 3."}
     assert len(writer.requests) == 2
-    prompt = writer.requests[0].prompt
-    assert extract_section(prompt, "candidate_question") == "How do bees share flower locations?"
-    assert extract_section(prompt, "candidate_context") == "Bees dance."
+    guidance = [r.system_instruction for r in writer.requests]
+    assert guidance == ["Answer in one word.", "Answer thoroughly."]
+    for request in writer.requests:  # the question is the user's, to be answered, not material
+        assert request.prompt == "How do bees share flower locations?\n\nContext:\nBees dance."
+        assert "<untrusted" not in request.prompt
     assert result.details["points"] == {"terse": 0.0, "thorough": 1.0}
 
 
@@ -217,3 +221,26 @@ def test_simulated_model_under_test_answers_guidance_variants(tmp_path: Path) ->
     assert generated["one-line"].count(".") < generated["thorough"].count(".")
     assert "spring tides" in generated["one-line"]  # the sentence that best answers it
     assert summary["ranking"] == "thorough > one-line"
+
+
+def test_generation_request_puts_guidance_in_the_system_instruction() -> None:
+    from evalq.judge import MediaPart
+    from evalq.ranking import generation_request
+    from evalq.rubrics import DocumentView
+
+    values = {"prompt": "Why do tides turn?", "context": "The moon pulls the sea."}
+    text_doc = DocumentView(text="Tide tables.", media=(), mime_type="text/plain")
+    request = generation_request("  Answer in one sentence. ", values, text_doc)
+    assert request.system_instruction == "Answer in one sentence."
+    assert request.prompt == (
+        "Why do tides turn?\n\nContext:\nThe moon pulls the sea.\n\nDocument:\nTide tables."
+    )
+    pdf = MediaPart(mime_type="application/pdf", data=b"%PDF-1.4")
+    attached = generation_request(
+        "Be thorough.", {"prompt": "Why?"}, DocumentView(None, (pdf,), "application/pdf")
+    )
+    assert (attached.prompt, attached.media) == ("Why?", (pdf,))
+    for r in (request, attached):
+        told = f"{r.system_instruction}\n{r.prompt}".lower()
+        assert "<untrusted" not in told
+        assert "ignore" not in told and "material" not in told

@@ -89,6 +89,46 @@ def test_bad_choices_are_unparseable(reply: str) -> None:
         parse_choice(reply)
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Rating: 3 or 4",
+        "3-4",
+        "3 or 4",
+        '{"explanation": "between the two", "rating": "3 or 4"}',
+        '{"explanation": "x", "rating": "3-4"}',
+        '{"explanation": "x", "rating": [3, 4]}',
+    ],
+)
+def test_a_reply_naming_several_ratings_hedges(reply: str) -> None:
+    with pytest.raises(UnparseableReply, match="hedges") as caught:
+        parse_rating(reply)
+    assert caught.value.raw == reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "A or B",
+        "A/B",
+        "A|SAME|B",  # the output template echoed back
+        "Choice: A or B",
+        '{"explanation": "both fine", "pairwise_choice": "A or B"}',
+        '{"explanation": "x", "pairwise_choice": "A/B"}',
+        '{"explanation": "x", "pairwise_choice": ["A", "B"]}',
+    ],
+)
+def test_a_reply_naming_several_choices_hedges(reply: str) -> None:
+    with pytest.raises(UnparseableReply, match="hedges") as caught:
+        parse_choice(reply)
+    assert caught.value.raw == reply
+
+
+def test_four_out_of_five_is_not_read_as_a_hedge() -> None:
+    with pytest.raises(UnparseableReply, match="neither"):
+        parse_rating("Rating: 4/5")
+
+
 def test_schemas_put_the_explanation_before_the_verdict() -> None:
     assert list(RatingReply.model_json_schema()["properties"]) == ["explanation", "rating"]
     assert list(PairwiseReply.model_json_schema()["properties"]) == [

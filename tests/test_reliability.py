@@ -181,10 +181,10 @@ def test_fault_storm_unscored_counts_match_unretryable_faults(tmp_path: Path) ->
     )
     assert summary.rows_done == 40
     assert sum(faults.values()) > 0
-    # Malformed and truncated replies can't be retried away: each is one unscored parse_error.
-    assert summary.unscored_by_reason.get("parse_error", 0) == faults.get(
-        "malformed", 0
-    ) + faults.get("max_tokens", 0)
+    # Malformed and truncated replies can't be retried away: each is one unscored question,
+    # a parse_error when malformed, truncated when cut off at MAX_TOKENS.
+    assert summary.unscored_by_reason.get("parse_error", 0) == faults.get("malformed", 0)
+    assert summary.unscored_by_reason.get("truncated", 0) == faults.get("max_tokens", 0)
     # 503s were retried in-process and 429s by countdown: none of them became an unscored question.
     assert summary.unscored_by_reason.get("judge_error", 0) == 0
     assert summary.rate_limited == faults.get("429", 0)

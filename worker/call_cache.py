@@ -1,8 +1,9 @@
 """The judge-call cache: a rerun or a resumed job costs nothing it already paid for.
 
-Keyed by a hash of everything that shapes a reply: model, the full prompt text (which carries
-the template's wording and the inputs), the response schema, the generation config, media
-digests and the sample index. Only successful replies are cached; errors are never replayed.
+Keyed by a hash of everything that shapes a reply: model, the system instruction, the full
+prompt text (which carries the template's wording and the inputs), the response schema, the
+generation config, media digests and the sample index. Only whole replies are cached: errors,
+and replies that did not end normally (truncated), are never replayed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import asdict, replace
 
 import redis
 
-from evalq.judge import Judge, JudgeReply, JudgeRequest
+from evalq.judge import Judge, JudgeReply, JudgeRequest, incomplete
 
 
 def call_key(model: str, request: JudgeRequest) -> str:
@@ -34,6 +35,8 @@ def call_key(model: str, request: JudgeRequest) -> str:
         "media": media,
         "sample": request.sample,
     }
+    if request.system_instruction is not None:  # absent when unset: older keys stay valid
+        material["system_instruction"] = request.system_instruction
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
     return f"evalq:call:{digest}"
 
@@ -52,6 +55,8 @@ class CachingJudge:
             data = json.loads(raw)
             return replace(JudgeReply(**data), cached=True, attempts=0, limiter_wait_s=0.0)
         reply = self._inner.generate(request)
+        if incomplete(reply) is not None:
+            return reply  # not replayed: a rerun (perhaps with a larger budget) asks again
         stored = {
             k: v
             for k, v in asdict(reply).items()

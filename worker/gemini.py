@@ -27,7 +27,7 @@ from evalq.errors import (
     TransientJudgeError,
     UnparseableReply,
 )
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.judge import JudgeReply, JudgeRequest, MediaPart, ensure_complete
 from worker.fake_gemini.protocol import SIMULATED_MODEL_VERSION
 from worker.limiter import Busy, RateLimiter
 from worker.settings import Settings
@@ -164,6 +164,7 @@ class GeminiJudge:
             max_output_tokens=request.max_output_tokens or self._settings.max_output_tokens,
             response_mime_type="application/json" if request.schema else None,
             response_schema=request.schema,
+            system_instruction=request.system_instruction,
         )
         contents = [
             types.Content(
@@ -198,20 +199,24 @@ class GeminiJudge:
             raise Blocked(f"reply withheld: finish_reason {finish}")
         parts = candidate.content.parts if candidate.content and candidate.content.parts else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
-        if not text:
-            raise UnparseableReply(f"empty reply (finish_reason {finish})")
         usage = response.usage_metadata
-        return JudgeReply(
+        thoughts = (usage.thoughts_token_count or 0) if usage else 0
+        reply = JudgeReply(
             text=text,
             model=self.model,
             model_version=version,
             prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
-            output_tokens=((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0))
-            if usage
-            else 0,
+            output_tokens=((usage.candidates_token_count or 0) + thoughts) if usage else 0,
             finish_reason=finish,
             simulated=simulated,
+            thought_tokens=thoughts,
         )
+        if not text:
+            # Nothing after thinking, or cut off before any text: truncated (with its tokens,
+            # so they are still counted); an empty text after a normal stop is unreadable.
+            ensure_complete(reply)
+            raise UnparseableReply(f"empty reply (finish_reason {finish})")
+        return reply
 
 
 _judges: dict[str, GeminiJudge] = {}

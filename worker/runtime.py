@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalq.errors import InputError, JudgeError, LimiterBusy, RateLimited
-from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart
+from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
 from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.metric import RowContext
 from worker.call_cache import CachingJudge
@@ -20,7 +20,9 @@ from worker.store import Store
 
 
 class AccountingJudge:
-    """Adds every call's attempts, tokens, cache hits, limiter waits and 429s to the job."""
+    """Adds every call's attempts, tokens, cache hits, limiter waits and 429s to the job, then
+    applies the one rule for replies that did not end normally (evalq.judge.ensure_complete):
+    here, so that every metric gets it, cached replies included, after their tokens count."""
 
     def __init__(self, inner: Judge, store: Store, job_id: str, *, role: str = "judge") -> None:
         self.model = inner.model
@@ -41,7 +43,11 @@ class AccountingJudge:
             server_429 = isinstance(exc, RateLimited) and not isinstance(exc, LimiterBusy)
             self._store.incr(
                 self._job_id,
-                **{self._calls: exc.attempts},
+                **{
+                    self._calls: exc.attempts,
+                    self._prompt: exc.prompt_tokens,
+                    self._output: exc.output_tokens,
+                },
                 retries=max(0, exc.attempts - 1),
                 rate_limited=int(server_429),
                 limiter_wait_ms=round(exc.limiter_wait_s * 1000),
@@ -49,7 +55,7 @@ class AccountingJudge:
             raise
         if reply.cached:
             self._store.incr(self._job_id, cache_hits=1, simulated_calls=int(reply.simulated))
-            return reply
+            return ensure_complete(reply)
         self._store.incr(
             self._job_id,
             **{
@@ -61,7 +67,7 @@ class AccountingJudge:
             simulated_calls=int(reply.simulated),
             limiter_wait_ms=round(reply.limiter_wait_s * 1000),
         )
-        return reply
+        return ensure_complete(reply)
 
 
 @dataclass

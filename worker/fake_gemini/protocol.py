@@ -26,6 +26,14 @@ class FakeRequest:
     response_schema: dict[str, Any] | None = None  # responseSchema or responseJsonSchema as sent
     temperature: float | None = None
     max_output_tokens: int | None = None
+    system: str = ""  # the systemInstruction's text parts, joined with newlines
+
+    @property
+    def user_text(self) -> str:
+        """The contents' text alone, without the system instruction."""
+        if self.system and self.text.startswith(self.system + "\n"):
+            return self.text[len(self.system) + 1 :]
+        return self.text
 
 
 class Brain(Protocol):

@@ -567,6 +567,7 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
     system = _field(body, "systemInstruction")
     if system is not None:
         _collect_parts(system, "systemInstruction", texts, media)
+    system_text = "\n".join(texts)
     for index, content in enumerate(contents):
         _collect_parts(content, f"contents[{index}]", texts, media)
     config = _mapping(_field(body, "generationConfig"), "generationConfig")
@@ -580,6 +581,7 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
         response_schema=schema if isinstance(schema, dict) else None,
         temperature=_optional_number(config, "temperature"),
         max_output_tokens=None if max_tokens is None else int(max_tokens),
+        system=system_text,
     )
     wants_json = isinstance(mime_type, str) and "json" in mime_type.lower()
     return ParsedRequest(request, wants_json)

@@ -1,8 +1,10 @@
 """Extra skills of the simulated judge, one module per metric.
 
 Each module here exposes ``answer(request: FakeRequest, judge: SimulatedJudge) -> str | None``
-and returns None for requests that are not its own (it recognises them by the response schema's
-properties or the <untrusted-CODE kind=...> blocks of its metric's prompts). SimulatedJudge asks every
+and returns None for requests that are not its own (it recognises judge requests by the response
+schema's properties or the <untrusted-CODE kind=...> blocks of its metric's prompts, and requests
+to the model under test by their system instruction and plain message: fake_gemini.messages).
+SimulatedJudge asks every
 skill, in module-name order, before its built-in Gecko image answers. Everything a skill writes
 must be deterministic and labelled "[simulated judge]".
 """

@@ -1,16 +1,18 @@
 """The simulated judge's groundedness skill: it answers from the context, and judges answers.
 
-Two kinds of request are ours. A request with untrusted blocks of kind query and context
-blocks, no response block and no response schema asks the model under test for an answer: we
+Two kinds of request are ours. A plain request (no untrusted block, no response schema) with
+material under a "Context:"-like heading, sent with our answer guidance as its system
+instruction or with none (a user's own template), asks the model under test for an answer: we
 answer extractively, copying the context sentences that share the most words with the query,
-then a polite closing sentence. A request that also holds an untrusted block of kind response and asks for
-the groundedness schema (or, without a schema, uses our prompt's labels) is a judging request:
+then a polite closing sentence. A request with untrusted blocks of kind query, context and
+response that asks for the groundedness schema (or, without a schema, uses our prompt's labels)
+is a judging request:
 each sentence of the response is labelled by word overlap with the context's sentences (a close
 match is supported, with that context sentence as the excerpt; a close match whose numbers or
 negation differ is contradictory; anything else unsupported; greetings and closings no_rad),
 and the response is eligible when it shares words with the query. So a faithful answer really
 scores higher than one with an invented claim. Asked again for sentences its labelling left
-out (an <untrusted kind=unlabelled_sentences> block), it labels those the same way.
+out (an untrusted block of kind unlabelled_sentences), it labels those the same way.
 Deterministic; labelled "[simulated judge]".
 """
 
@@ -21,8 +23,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalq.groundedness import ANSWER_GUIDANCE
 from evalq.grounding_parse import GroundingReply, SentenceReply
 from evalq.prompts import extract_section
+from worker.fake_gemini.messages import is_plain, read_message
 
 if TYPE_CHECKING:
     from worker.fake_gemini.brain import SimulatedJudge
@@ -246,19 +250,28 @@ def _schema_properties(schema: dict[str, Any] | None) -> set[str]:
 
 def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
     text = request.text
+    if request.response_schema is None and is_plain(text):
+        return _answer_as_model_under_test(request)
     context = extract_section(text, "context")
     query = extract_section(text, "query")
-    if context is None or query is None:
+    response = extract_section(text, "response")
+    if context is None or query is None or response is None:
         return None
     properties = _schema_properties(request.response_schema)
-    response = extract_section(text, "response")
-    if response is not None:
-        if "sentences" in properties or (not properties and '"no_rad"' in text):
-            # Asked again for sentences left out, we label just those.
-            only = extract_section(text, "unlabelled_sentences")
-            reply = judge_reply(query, context, response, only)
-            return reply.model_dump_json() if properties else _seed_form(reply)
-        return None
-    if not properties:
-        return write_answer(query, context)
+    if "sentences" in properties or (not properties and '"no_rad"' in text):
+        # Asked again for sentences left out, we label just those.
+        only = extract_section(text, "unlabelled_sentences")
+        reply = judge_reply(query, context, response, only)
+        return reply.model_dump_json() if properties else _seed_form(reply)
     return None
+
+
+def _answer_as_model_under_test(request: FakeRequest) -> str | None:
+    """Our answer guidance, or none at all (a user's template), and a context to answer from;
+    other guidance (a rank candidate's) is another skill's."""
+    if request.system not in ("", ANSWER_GUIDANCE):
+        return None
+    message = read_message(request.user_text)
+    if not message.sources:
+        return None
+    return write_answer(message.query, message.source)

@@ -20,6 +20,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
 from evalq.prompts import sections
+from worker.fake_gemini.messages import is_plain, read_message
 
 if TYPE_CHECKING:
     from worker.fake_gemini.brain import SimulatedJudge
@@ -55,8 +56,8 @@ def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
         not properties and '"rating"' in request.text and blocks
     ):
         return _pointwise(request, blocks)
-    if not properties and "candidate_question" in blocks:
-        return _candidate_answer(request, blocks)
+    if not properties and request.system and is_plain(request.text):
+        return _candidate_answer(request)
     return None
 
 
@@ -264,23 +265,18 @@ def _sentence_count(guidance: str) -> int:
     return 2
 
 
-def _candidate_answer(request: FakeRequest, blocks: dict[str, str]) -> str:
-    """A model under test answering from its material: the sentences that share the most
-    words with the question, as many as the guidance asks for, in their original order."""
-    guidance = request.text.split("<untrusted", 1)[0]
-    question = set(_words(blocks.get("candidate_question", "")))
-    source = " ".join(
-        [
-            blocks.get("candidate_context", ""),
-            blocks.get("document", ""),
-            _media_text(request.media),
-        ]
-    )
+def _candidate_answer(request: FakeRequest) -> str:
+    """A model under test answering from its material, given its guidance as the system
+    instruction: the sentences that share the most words with the question, as many as the
+    guidance asks for, in their original order."""
+    message = read_message(request.user_text)
+    question = set(_words(message.query))
+    source = " ".join([*message.sources, _media_text(request.media)])
     sentences = [s.strip() for s in _SENTENCE_RE.split(source) if s.strip()]
     if not sentences:
         return f"I have no material to answer from. {LABEL}"
     ranked = sorted(
         range(len(sentences)), key=lambda i: (-len(question & set(_words(sentences[i]))), i)
     )
-    chosen = sorted(ranked[: _sentence_count(guidance)])
+    chosen = sorted(ranked[: _sentence_count(request.system)])
     return " ".join(sentences[i] for i in chosen) + f" {LABEL}"

@@ -1,0 +1,101 @@
+"""Our Gemini judge (worker/gemini.py) through the real google-genai client, against the fake
+server over HTTP: the system instruction reaches the server apart from the contents, and a
+reply with no text is truncated (not merely unreadable) when it did not end normally."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google import genai
+from google.genai import types
+
+from evalq.errors import TruncatedReply, UnparseableReply
+from evalq.judge import JudgeRequest
+from worker.fake_gemini.protocol import FakeRequest
+from worker.fake_gemini.server import running_server
+from worker.gemini import GeminiJudge
+from worker.settings import Settings
+
+MODEL = "gemini-2.5-flash"
+
+
+class RecordingBrain:
+    def __init__(self) -> None:
+        self.requests: list[FakeRequest] = []
+        self._lock = threading.Lock()
+
+    def reply(self, request: FakeRequest) -> str:
+        with self._lock:
+            self.requests.append(request)
+        return "Four."
+
+
+BRAIN = RecordingBrain()
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with running_server(brain=BRAIN) as base_url:
+        yield base_url
+
+
+def script(url: str, rules: list[dict[str, Any]]) -> None:
+    request = urllib.request.Request(
+        url + "/script", json.dumps(rules).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request) as response:
+        assert response.status == 200
+
+
+def judge_for(url: str) -> GeminiJudge:
+    return GeminiJudge(MODEL, Settings(gemini_base_url=url, transient_attempts=1))
+
+
+def test_the_system_instruction_reaches_the_server_apart_from_the_contents(url: str) -> None:
+    script(url, [])
+    request = JudgeRequest(prompt="What is two and two?", system_instruction="Answer tersely.")
+    reply = judge_for(url).generate(request)
+    assert reply.text == "Four."
+    seen = BRAIN.requests[-1]
+    assert seen.system == "Answer tersely."
+    assert seen.user_text == "What is two and two?"
+    judge_for(url).generate(JudgeRequest(prompt="No guidance here."))
+    assert (BRAIN.requests[-1].system, BRAIN.requests[-1].user_text) == ("", "No guidance here.")
+
+
+def test_no_text_at_max_tokens_is_truncated(url: str) -> None:
+    script(url, [{"match": "cut-empty", "reply": "", "finish_reason": "MAX_TOKENS"}])
+    with pytest.raises(TruncatedReply, match="finish_reason MAX_TOKENS"):
+        judge_for(url).generate(JudgeRequest(prompt="cut-empty please"))
+
+
+def test_no_text_after_thinking_is_truncated_and_its_tokens_are_kept() -> None:
+    judge = GeminiJudge(MODEL, Settings(), client=genai.Client(api_key="unused"))
+    thinking_only = types.GenerateContentResponse(
+        candidates=[
+            types.Candidate(
+                content=types.Content(
+                    role="model", parts=[types.Part(text="Let me think...", thought=True)]
+                ),
+                finish_reason=types.FinishReason.STOP,
+            )
+        ],
+        usage_metadata=types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=40, candidates_token_count=0, thoughts_token_count=300
+        ),
+    )
+    with pytest.raises(TruncatedReply) as caught:
+        judge._reply(thinking_only)
+    assert "no text after thinking" in caught.value.message
+    assert "300 of them thinking" in caught.value.message
+    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (40, 300)
+    empty_stop = thinking_only.model_copy(
+        update={"usage_metadata": types.GenerateContentResponseUsageMetadata(prompt_token_count=4)}
+    )
+    with pytest.raises(UnparseableReply):
+        judge._reply(empty_stop)  # stopped normally with nothing to say: unreadable
