@@ -28,6 +28,7 @@ from worker.files import (
     GenaiFiles,
     Uploader,
     deliver_media,
+    media_rules,
     file_name,
     media_digest,
     upload_key,
@@ -296,8 +297,18 @@ def run_deliver(
     settings: Settings, ref: MediaRef, allowed: tuple[str, ...] = ("video/",)
 ) -> MediaPart:
     files = StubFiles([info()], [])
+    rules = media_rules(settings, ["/"])  # the media are in the test's temporary folder
     return deliver_media(
-        settings, MediaCache(1 << 24), MemoryShared(), "job", "row-5", "video", ref, allowed, files
+        settings,
+        MediaCache(1 << 24),
+        MemoryShared(),
+        "job",
+        "row-5",
+        "video",
+        ref,
+        allowed,
+        rules,
+        files,
     )
 
 
