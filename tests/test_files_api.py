@@ -28,9 +28,9 @@ from worker.files import (
     GenaiFiles,
     Uploader,
     deliver_media,
-    media_rules,
     file_name,
     media_digest,
+    media_rules,
     upload_key,
 )
 from worker.media_cache import MediaCache

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from evalq.data_roots import DataRoots
 from evalq.dataset import LoadedDataset, load_dataset
 from evalq.errors import Blocked, DatasetError, InputError, RateLimited
 from evalq.examples_ratings import write_pointwise_example
 from evalq.judge import JudgeReply, JudgeRequest, MediaPart
-from evalq.data_roots import DataRoots
 from evalq.media import DOCUMENT_TYPES, MediaRules, load_media
 from evalq.metric import Plan, RowContext, get_metric
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
