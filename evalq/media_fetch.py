@@ -127,11 +127,16 @@ def parse_url(url: str, rules: NetworkRules, row_id: str, field: str) -> Target:
     host = (parts.hostname or "").rstrip(".").lower()
     if not host:
         raise InputError(row_id, field, f"{url} has no host")
+    try:
+        host = host.encode("idna").decode("ascii")  # the name DNS and Host: carry
+    except UnicodeError:
+        raise InputError(row_id, field, f"{url}: {host!r} is not a valid host name") from None
     if host in METADATA_HOSTS:
         raise InputError(row_id, field, f"GET {url}: {REFUSED}: {host} is a cloud metadata service")
     if (literal := _literal_address(host)) is not None:
         _check_address(url, host, literal, rules, row_id, field)
     path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    path = urllib.parse.quote(path, safe="!#$%&'()*+,/:;=?@[]~")  # spaces, non-ASCII: escaped
     return Target(url, scheme, host, port or (443 if scheme == "https" else 80), path)
 
 

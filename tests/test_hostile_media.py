@@ -40,7 +40,7 @@ def png(size: int = 128) -> bytes:
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Path]]:
     """A worker that reads local media only under data/, fetches only public addresses (and
     127.0.0.2, the test's stand-in for a public media host), gives a download 8 s, and calls a
-    row stalled after 2 s without a sign of life."""
+    row stalled after 4 s without a sign of life."""
     folder = tmp_path_factory.mktemp("hostile")
     data = folder / "data"
     data.mkdir()
@@ -50,7 +50,7 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, P
         EVALQ_DATA_ROOTS=str(data),
         EVALQ_MEDIA_ALLOW_NETWORKS=",".join(PUBLIC),
         EVALQ_MEDIA_FETCH_DEADLINE_S=str(FETCH_DEADLINE_S),
-        EVALQ_STALL_TIMEOUT_S="2",
+        EVALQ_STALL_TIMEOUT_S="4",
         EVALQ_WATCHDOG_INTERVAL_S="0.5",
     ) as s:
         yield s, data
@@ -191,7 +191,7 @@ def test_a_dripping_download_ends_at_its_deadline_and_other_jobs_go_on(
     guarded: tuple[Stack, Path],
 ) -> None:
     """One byte every 0.5 s with Content-Length 10 MB; each read is quick, the download is not.
-    The stall timeout (2 s) is far below the deadline (8 s): the heartbeat keeps the watchdog
+    The stall timeout (4 s) is below the deadline (8 s): the heartbeat keeps the watchdog
     from opening a second connection. A body cut short is refused. The dripping server gives
     up by itself after 60 s."""
     s, data = guarded
