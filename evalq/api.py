@@ -121,20 +121,33 @@ def evaluate(
     use_cache: bool = True,
     base_dir: str | Path | None = None,
     settings: Settings | None = None,
+    data_roots: list[str | Path] | None = None,
 ) -> Job:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
-    Bad rows fail alone (see the results); a frame or file that is no dataset raises now."""
+    Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
+    Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
+    dataset's folder, which for a DataFrame is `base_dir`)."""
     client = Client(settings)
     if isinstance(data, (str, Path)):
         submitted = client.submit(
-            metric, data, judge_models=judge_models, options=options, use_cache=use_cache
+            metric,
+            data,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            data_roots=data_roots,
         )
         return Job(submitted.job_id, client)
     folder = Path(base_dir) if base_dir is not None else Path.cwd()
     path = _write_frame(data, folder)
     try:
         submitted = client.submit(
-            metric, path, judge_models=judge_models, options=options, use_cache=use_cache
+            metric,
+            path,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            data_roots=data_roots,
         )
     finally:
         path.unlink(missing_ok=True)

@@ -149,6 +149,14 @@ def metric_options(func: Any) -> Any:
                 default=None,
                 help="Pointwise/pairwise: judge each row K times.",
             ),
+            click.option(
+                "--data-root",
+                "data_roots",
+                multiple=True,
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Read local media only under this folder; repeat for several "
+                "(default: EVALQ_DATA_ROOTS, else the dataset's folder).",
+            ),
             redis_option,
         ]
     ):
@@ -204,12 +212,18 @@ def _submit_and_report(
     judge_models: tuple[str, ...],
     no_cache: bool,
     redis_url: str | None,
+    data_roots: tuple[Path, ...],
     **option_flags: Any,
 ) -> None:
     client = _client(redis_url)
     options = {**job_options(**option_flags), **extra_options}
     submitted = client.submit(
-        metric, dataset, judge_models=list(judge_models), options=options, use_cache=not no_cache
+        metric,
+        dataset,
+        judge_models=list(judge_models),
+        options=options,
+        use_cache=not no_cache,
+        data_roots=list(data_roots) or None,
     )
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model

@@ -13,9 +13,11 @@ from typing import Any
 from evalq.dataset import LoadedDataset, load_dataset
 from evalq.errors import JobNotFound
 from evalq.gecko import failed_row
+from evalq.media import media_rules_in_force
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
 from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
+from worker.files import media_rules
 from worker.jobs import current_summary, finalize, finish_row
 from worker.settings import Settings, get_settings
 from worker.store import Store, job_key
@@ -43,16 +45,21 @@ class Client:
         options: dict[str, Any] | None = None,
         use_cache: bool = True,
         max_field_bytes: int | None = None,
+        data_roots: list[str | Path] | None = None,
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
         `judge_models` (several judges) is for the metrics that use them; the first one is the
-        job's main judge. `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES."""
+        job's main judge. `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are
+        read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder)."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
         if max_field_bytes is None:
             max_field_bytes = self.settings.max_field_bytes
-        loaded = load_dataset(dataset, metric, options, max_field_bytes=max_field_bytes)
+        roots = [str(r) for r in data_roots or self.settings.data_roots or [Path(dataset).parent]]
+        rules = media_rules(self.settings, roots)
+        with media_rules_in_force(rules):
+            loaded = load_dataset(dataset, metric, options, max_field_bytes=max_field_bytes)
         judges = list(judge_models or ([judge_model] if judge_model else []))
         judge_model = judges[0] if judges else self.settings.judge_model
         job_id = uuid.uuid4().hex[:12]
@@ -70,6 +77,7 @@ class Client:
             created_at=time.time(),
             use_cache=use_cache,
             warnings=warnings,
+            data_roots=[str(root) for root in rules.roots.roots],
         )
         self.store.create_job(config, loaded.rows)
         for line, err in loaded.errors:

@@ -1,7 +1,10 @@
 """Media references: parsed from a dataset cell by the producer, turned into bytes by a worker.
 
-The producer only checks what it can check cheaply (a local file exists); reading and type
-checking happen on the worker, where a failure becomes an input_error on that row.
+The producer checks what it can check cheaply (a local file is a regular file under the data
+roots, a URL is http(s) and names no refused address); the worker checks again, since it is the
+boundary, then reads, type checks and decodes, where a failure becomes an input_error on that
+row. What a job may read is one MediaRules value: the worker builds it from its settings and
+the job, the producer from its settings around loading a dataset (``media_rules_in_force``).
 """
 
 from __future__ import annotations
@@ -11,13 +14,18 @@ import binascii
 import json
 import mimetypes
 import re
-import urllib.error
-import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalq.data_roots import DataRoots, locate, read_file
 from evalq.errors import InputError
 from evalq.judge import MediaPart
+from evalq.media_decode import decode_problem
+from evalq.media_fetch import FetchLimits, NetworkRules, fetch, parse_url
 from evalq.models import MediaRef
 
 _DATA_URI_RE = re.compile(
@@ -51,10 +59,42 @@ _ISO_BRANDS: dict[bytes, str] = {
 }
 _ASF_HEADER = bytes.fromhex("3026b2758e66cf11a6d900aa0062ce6c")  # WMV / ASF
 
+_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
 IMAGE_TYPES = ("image/",)
 VIDEO_TYPES = ("video/",)
 DOCUMENT_TYPES = ("application/pdf", "text/")
 _TEXT_SNIFF_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class MediaRules:
+    """Where a job's media may come from, and how much of it a worker reads."""
+
+    roots: DataRoots
+    network: NetworkRules = field(default_factory=NetworkRules)
+    max_bytes: int = 20 * 1024 * 1024
+    timeout_s: float = 30.0  # one connect or read
+    deadline_s: float = 60.0  # a whole download
+    max_redirects: int = 5
+
+    @property
+    def limits(self) -> FetchLimits:
+        return FetchLimits(self.max_bytes, self.timeout_s, self.deadline_s, self.max_redirects)
+
+
+_RULES_IN_FORCE: ContextVar[MediaRules | None] = ContextVar("evalq_media_rules", default=None)
+
+
+@contextmanager
+def media_rules_in_force(rules: MediaRules) -> Iterator[None]:
+    """The rules parse_media checks cells against while a dataset loads (the producer's side).
+    Without them, a cell may name only files under the dataset's folder and public URLs."""
+    token = _RULES_IN_FORCE.set(rules)
+    try:
+        yield
+    finally:
+        _RULES_IN_FORCE.reset(token)
 
 
 def sniff_mime(data: bytes) -> str | None:
@@ -143,6 +183,15 @@ def _content_form(value: Any) -> dict[str, Any] | None:
 
 def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef:
     """Turn a dataset cell into a MediaRef; raise InputError naming the row and field."""
+    rules = _RULES_IN_FORCE.get()
+    roots = rules.roots if rules is not None else DataRoots.of([base_dir])
+    network = rules.network if rules is not None else NetworkRules()
+    return _parse(value, base_dir, row_id, field, roots, network)
+
+
+def _parse(
+    value: Any, base_dir: Path, row_id: str, field: str, roots: DataRoots, network: NetworkRules
+) -> MediaRef:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError(row_id, field, "missing")
     part = _content_form(value)
@@ -153,7 +202,7 @@ def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef
             uri = file_data.get("file_uri") or file_data.get("fileUri")
             mime = file_data.get("mime_type") or file_data.get("mimeType")
             if isinstance(uri, str) and uri:
-                return parse_media(uri, base_dir, row_id, field).model_copy(
+                return _parse(uri, base_dir, row_id, field, roots, network).model_copy(
                     update={"mime_type": mime}
                 )
         if isinstance(inline, dict) and isinstance(inline.get("data"), str):
@@ -167,8 +216,6 @@ def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef
             row_id, field, f"expected a path, URL or JSON content, got {type(value).__name__}"
         )
     text = value.strip()
-    if text.startswith(("http://", "https://")):
-        return MediaRef(kind="url", value=text)
     if text.startswith("gs://"):
         return MediaRef(kind="file_uri", value=text)
     if text.startswith("data:"):
@@ -176,12 +223,10 @@ def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef
         if not m or not m.group("b64"):
             raise InputError(row_id, field, "data: URI must be base64 encoded")
         return MediaRef(kind="inline", value=m.group("data"), mime_type=m.group("mime"))
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = base_dir / path
-    if not path.is_file():
-        raise InputError(row_id, field, f"file not found: {path}")
-    return MediaRef(kind="path", value=str(path.resolve()))
+    if _SCHEME_RE.match(text):
+        parse_url(text, network, row_id, field)  # http(s) only; no literal refused address
+        return MediaRef(kind="url", value=text)
+    return MediaRef(kind="path", value=str(locate(text, base_dir, roots, row_id, field)))
 
 
 def _checked(
@@ -196,6 +241,8 @@ def _checked(
         raise InputError(row_id, field, f"{where} is not {wanted} ({what})")
     if claimed and not _same_type(claimed, actual):
         raise InputError(row_id, field, f"{where} claims {claimed} but its bytes are {actual}")
+    if (problem := decode_problem(data, actual)) is not None:
+        raise InputError(row_id, field, f"{where} {problem}")
     mime = claimed if claimed and actual == "text/plain" else actual
     return MediaPart(mime_type=mime, data=data)
 
@@ -204,37 +251,33 @@ def load_media(
     ref: MediaRef,
     row_id: str,
     field: str,
-    *,
-    max_bytes: int,
-    timeout_s: float,
+    rules: MediaRules,
     allowed: tuple[str, ...] = IMAGE_TYPES,
 ) -> MediaPart:
-    """Fetch a row's media on the worker, bounded in size and time, type checked against bytes."""
+    """Read a row's media on the worker, within the job's rules, type checked against its
+    bytes and decoded."""
     if ref.kind == "file_uri":
         return _file_uri_part(ref, row_id, field, allowed)
     if ref.kind == "inline":
+        if len(ref.value) > (rules.max_bytes + 2) // 3 * 4 + 4:
+            raise InputError(row_id, field, f"inline data is over the {rules.max_bytes} byte limit")
         try:
             data = base64.b64decode(ref.value, validate=True)
         except (binascii.Error, ValueError):
             raise InputError(row_id, field, "inline data is not valid base64") from None
-        if len(data) > max_bytes:
+        if len(data) > rules.max_bytes:
             raise InputError(
-                row_id, field, f"inline data is {len(data)} bytes, over the {max_bytes} limit"
+                row_id, field, f"inline data is {len(data)} bytes, over the {rules.max_bytes} limit"
             )
         return _checked(data, ref.mime_type, row_id, field, "inline data", allowed)
     if ref.kind == "path":
-        path = Path(ref.value)
-        try:
-            size = path.stat().st_size
-            if size > max_bytes:
-                raise InputError(
-                    row_id, field, f"{path} is {size} bytes, over the {max_bytes} limit"
-                )
-            data = path.read_bytes()
-        except OSError as exc:
-            raise InputError(row_id, field, f"cannot read {path}: {exc.strerror or exc}") from None
-        return _checked(data, ref.mime_type, row_id, field, str(path), allowed)
-    return _fetch_url(ref, row_id, field, max_bytes=max_bytes, timeout_s=timeout_s, allowed=allowed)
+        data = read_file(ref.value, rules.roots, rules.max_bytes, row_id, field)
+        return _checked(data, ref.mime_type, row_id, field, ref.value, allowed)
+    fetched = fetch(ref.value, rules.network, rules.limits, row_id, field)
+    claimed = fetched.content_type
+    if claimed in ("application/octet-stream", "binary/octet-stream", "text/plain"):
+        claimed = None
+    return _checked(fetched.data, ref.mime_type or claimed, row_id, field, ref.value, allowed)
 
 
 def _file_uri_part(ref: MediaRef, row_id: str, field: str, allowed: tuple[str, ...]) -> MediaPart:
@@ -249,29 +292,3 @@ def _file_uri_part(ref: MediaRef, row_id: str, field: str, allowed: tuple[str, .
     if not mime.lower().startswith(allowed):
         raise InputError(row_id, field, f"{ref.value} is {mime}, not {wanted}")
     return MediaPart(mime_type=canonical_mime(mime), uri=ref.value)
-
-
-def _fetch_url(
-    ref: MediaRef,
-    row_id: str,
-    field: str,
-    *,
-    max_bytes: int,
-    timeout_s: float,
-    allowed: tuple[str, ...],
-) -> MediaPart:
-    request = urllib.request.Request(ref.value, headers={"User-Agent": "evalq"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            data = response.read(max_bytes + 1)
-            claimed = response.headers.get_content_type()
-    except urllib.error.HTTPError as exc:
-        raise InputError(row_id, field, f"GET {ref.value} answered HTTP {exc.code}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise InputError(row_id, field, f"GET {ref.value} failed: {reason}") from None
-    if len(data) > max_bytes:
-        raise InputError(row_id, field, f"{ref.value} is over the {max_bytes} byte limit")
-    if claimed in ("application/octet-stream", "binary/octet-stream", "text/plain"):
-        claimed = None
-    return _checked(data, ref.mime_type or claimed, row_id, field, ref.value, allowed)

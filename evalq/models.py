@@ -176,6 +176,7 @@ class JobConfig(BaseModel):
         default_factory=list
     )  # several judges, where a metric uses them
     options: dict[str, Any] = Field(default_factory=dict)  # metric options (template, samples...)
+    data_roots: list[str] = Field(default_factory=list)  # local media only under these (resolved)
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -210,6 +211,7 @@ class JobSummary(BaseModel):
     rate_limited: int
     limiter_wait_s: float = 0.0
     redriven: int = 0
+    redrive_capped: int = 0  # rows failed after EVALQ_MAX_REDRIVES re-drives without progress
     candidate_calls: int = 0  # calls to the model under test (e.g. groundedness responses)
     candidate_prompt_tokens: int = 0
     candidate_output_tokens: int = 0

@@ -68,6 +68,7 @@ def build_summary(
         rate_limited=count("rate_limited"),
         limiter_wait_s=count("limiter_wait_ms") / 1000,
         redriven=count("redriven"),
+        redrive_capped=count("redrive_capped"),
         candidate_calls=count("candidate_calls"),
         candidate_prompt_tokens=count("candidate_prompt_tokens"),
         candidate_output_tokens=count("candidate_output_tokens"),

@@ -30,6 +30,7 @@ from worker.files import (
     deliver_media,
     file_name,
     media_digest,
+    media_rules,
     upload_key,
 )
 from worker.media_cache import MediaCache
@@ -296,8 +297,18 @@ def run_deliver(
     settings: Settings, ref: MediaRef, allowed: tuple[str, ...] = ("video/",)
 ) -> MediaPart:
     files = StubFiles([info()], [])
+    rules = media_rules(settings, ["/"])  # the media are in the test's temporary folder
     return deliver_media(
-        settings, MediaCache(1 << 24), MemoryShared(), "job", "row-5", "video", ref, allowed, files
+        settings,
+        MediaCache(1 << 24),
+        MemoryShared(),
+        "job",
+        "row-5",
+        "video",
+        ref,
+        allowed,
+        rules,
+        files,
     )
 
 

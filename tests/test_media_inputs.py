@@ -63,8 +63,12 @@ def content_form(uri: str, mime: str) -> str:
 @pytest.fixture(scope="module")
 def media_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     folder = tmp_path_factory.mktemp("media-stack")
+    # The URL rows are served from 127.0.0.1, which workers refuse unless told otherwise.
     with stack(
-        folder, EVALQ_INLINE_MAX_BYTES=str(INLINE_MAX), EVALQ_MEDIA_MAX_BYTES=str(MEDIA_MAX)
+        folder,
+        EVALQ_INLINE_MAX_BYTES=str(INLINE_MAX),
+        EVALQ_MEDIA_MAX_BYTES=str(MEDIA_MAX),
+        EVALQ_MEDIA_ALLOW_PRIVATE="true",
     ) as s:
         yield s
 
@@ -98,7 +102,7 @@ def test_every_video_form_users_have_and_every_bad_one(media_stack: Stack, tmp_p
         bad = {
             "gs-on-gemini-api": ("gs://bucket/clip.mp4", "Vertex AI"),
             "missing-file": ("videos/nowhere.avi", "not found"),
-            "a-folder": ("videos", "not found"),
+            "a-folder": ("videos", "not a regular file"),
             "a-picture": ("videos/picture.png", "is not video"),
             "garbage": ("videos/garbage.avi", "no type we know"),
             "empty": ("videos/empty.avi", "empty"),
@@ -120,7 +124,7 @@ def test_every_video_form_users_have_and_every_bad_one(media_stack: Stack, tmp_p
         dataset = tmp_path / "rows.jsonl"
         dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
         uploads_before = files_stats(media_stack)["uploads"]
-        client = media_stack.client()
+        client = media_stack.client(media_allow_private=True)
         job = client.submit("gecko-video", dataset, judge_model="gemini-media-forms")
         summary = client.wait(job.job_id, timeout_s=120)
     results = {r.id: r for r in client.results(job.job_id)}

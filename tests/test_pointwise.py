@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from evalq.data_roots import DataRoots
 from evalq.dataset import LoadedDataset, load_dataset
 from evalq.errors import Blocked, DatasetError, InputError, RateLimited
 from evalq.examples_ratings import write_pointwise_example
 from evalq.judge import JudgeReply, JudgeRequest, MediaPart
-from evalq.media import DOCUMENT_TYPES, load_media
+from evalq.media import DOCUMENT_TYPES, MediaRules, load_media
 from evalq.metric import Plan, RowContext, get_metric
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.prompts import extract_section
@@ -119,9 +120,8 @@ class Harness:
             ref = row.media.get(name)
             if ref is None:
                 raise InputError(row.id, name, "missing")
-            return load_media(
-                ref, row.id, name, max_bytes=10**7, timeout_s=5, allowed=DOCUMENT_TYPES
-            )
+            rules = MediaRules(roots=DataRoots.of(["/"]), max_bytes=10**7)  # datasets in tmp
+            return load_media(ref, row.id, name, rules, DOCUMENT_TYPES)
 
         return RowContext(
             job=self.job(),

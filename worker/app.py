@@ -58,7 +58,9 @@ app = create_app(get_settings())
 
 @worker_ready.connect
 def _start_watchdog(sender: Any = None, **_: Any) -> None:
-    """Each worker runs the watchdog thread; a Redis lock lets one of them sweep at a time."""
+    """Each worker runs the watchdog thread; a Redis lock lets one of them sweep at a time.
+    Its heartbeat keeps the rows of its running tasks from looking stalled."""
+    from worker.heartbeat import Heartbeat, interval_for
     from worker.runtime import runtime
     from worker.watchdog import Watchdog
 
@@ -68,10 +70,16 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         app.send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
 
     name = getattr(sender, "hostname", None) or "worker"
+    Heartbeat(
+        rt.store,
+        interval_s=interval_for(rt.settings.stall_timeout_s),
+        max_hold_s=rt.settings.task_time_limit_s,
+    ).start()
     Watchdog(
         rt.store,
         send,
         interval_s=rt.settings.watchdog_interval_s,
         stall_timeout_s=rt.settings.stall_timeout_s,
         name=name,
+        max_redrives=rt.settings.max_redrives,
     ).start()

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import io
 import json
+import os
 import threading
 import time
 import uuid
@@ -28,10 +29,12 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
+from evalq.data_roots import DataRoots
 from evalq.errors import InputError, JudgeError, TransientJudgeError
 from evalq.judge import MediaPart
-from evalq.media import load_media
-from evalq.models import MediaRef
+from evalq.media import MediaRules, load_media
+from evalq.media_fetch import NetworkRules
+from evalq.models import JobConfig, MediaRef
 from worker.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
 from worker.settings import Settings
 from worker.store import job_key
@@ -293,6 +296,25 @@ def _service(settings: Settings) -> GenaiFiles:
         return _services[id(settings)]
 
 
+def job_roots(config: JobConfig) -> list[str]:
+    """The folders a job's local media may come from: those given at submit, else (jobs from
+    before they were recorded) its dataset's folder."""
+    return list(config.data_roots) or [os.path.dirname(config.dataset)]
+
+
+def media_rules(settings: Settings, roots: list[str] | tuple[str, ...]) -> MediaRules:
+    """What a job may read on this worker: its own roots, bounded by the worker's
+    EVALQ_DATA_ROOTS, and the worker's network and size rules."""
+    return MediaRules(
+        roots=DataRoots.of(roots, settings.data_roots),
+        network=NetworkRules(settings.media_allow_private, settings.media_allow_networks),
+        max_bytes=settings.media_max_bytes,
+        timeout_s=settings.media_timeout_s,
+        deadline_s=settings.media_fetch_deadline_s,
+        max_redirects=settings.media_max_redirects,
+    )
+
+
 def deliver_media(
     settings: Settings,
     cache: MediaCache,
@@ -302,20 +324,14 @@ def deliver_media(
     field: str,
     ref: MediaRef,
     allowed: tuple[str, ...],
+    rules: MediaRules,
     files: FileService | None = None,
 ) -> MediaPart:
     """The MediaPart a judge request carries for this row's field; raises InputError naming
-    the row and field for media that is missing, unreadable, too big, of the wrong type, or
-    in a place this backend can not read."""
+    the row and field for media that is missing, unreadable, too big, of the wrong type,
+    does not decode, or is in a place this job or backend may not read."""
     if ref.kind == "file_uri":
-        part = load_media(
-            ref,
-            row_id,
-            field,
-            max_bytes=settings.media_max_bytes,
-            timeout_s=settings.media_timeout_s,
-            allowed=allowed,
-        )
+        part = load_media(ref, row_id, field, rules, allowed)
         if not settings.use_vertexai:
             raise InputError(
                 row_id,
@@ -325,10 +341,10 @@ def deliver_media(
                 "an http(s) URL or a data: URI",
             )
         return part
-    memo_key = (job_id, ref, allowed, settings.inline_max_bytes)
+    memo_key = (job_id, ref, allowed, settings.inline_max_bytes, rules)
     if (done := _memo.get(memo_key)) is not None:
         return done
-    part = cache.load(ref, row_id, field, settings, allowed)
+    part = cache.load(ref, row_id, field, rules, allowed)
     size = len(part.data or b"")
     if part.data is None or size <= settings.inline_max_bytes:
         return part

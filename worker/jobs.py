@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from evalq.gecko import failed_row
 from evalq.models import JobSummary, RowResult
 from evalq.summary import build_summary
 from worker.store import Store
@@ -55,3 +56,20 @@ def redrive(store: Store, send: Callable[[str, str], None], job_id: str, row_ids
         send(job_id, row_id)
     store.incr(job_id, redriven=len(row_ids))
     return len(row_ids)
+
+
+def give_up(store: Store, job_id: str, row_id: str, redrives: int) -> None:
+    """Fail a row the watchdog drove again `redrives` times in a row without progress, and
+    count it (summary: redrive_capped). A task that finishes it later changes nothing."""
+    row = store.row(job_id, row_id)
+    error = (
+        f"row {row.id}: gave up after {redrives} re-drives without a new verdict "
+        "(EVALQ_MAX_REDRIVES): every task that took this row died or hung"
+    )
+    result = failed_row(row.id, row.line, row.prompt, "judge_error", error)
+    done = store.finish_row(job_id, result)
+    if done < 0:
+        return  # counted meanwhile
+    store.incr(job_id, redrive_capped=1)
+    if done >= store.config(job_id).rows_total:
+        finalize(store, job_id)

@@ -7,15 +7,17 @@ import threading
 from collections import OrderedDict
 
 from evalq.judge import MediaPart
-from evalq.media import IMAGE_TYPES, load_media
+from evalq.media import IMAGE_TYPES, MediaRules, load_media
 from evalq.models import MediaRef
-from worker.settings import Settings
 
 
 class MediaCache:
     def __init__(self, max_bytes: int) -> None:
         self._max_bytes = max_bytes
-        self._items: OrderedDict[tuple[MediaRef, tuple[str, ...]], MediaPart] = OrderedDict()
+        # Keyed by the rules too: bytes one job may read are not handed to a job that may not.
+        self._items: OrderedDict[tuple[MediaRef, tuple[str, ...], MediaRules], MediaPart] = (
+            OrderedDict()
+        )
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -24,22 +26,15 @@ class MediaCache:
         ref: MediaRef,
         row_id: str,
         field: str,
-        settings: Settings,
+        rules: MediaRules,
         allowed: tuple[str, ...] = IMAGE_TYPES,
     ) -> MediaPart:
-        key = (ref, allowed)
+        key = (ref, allowed, rules)
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        part = load_media(
-            ref,
-            row_id,
-            field,
-            max_bytes=settings.media_max_bytes,
-            timeout_s=settings.media_timeout_s,
-            allowed=allowed,
-        )
+        part = load_media(ref, row_id, field, rules, allowed)
         size = len(part.data or b"")
         with self._lock:
             if key not in self._items and size <= self._max_bytes:

@@ -25,6 +25,7 @@ _COUNTERS = {
     "cache_hits": "judge calls served from the cache",
     "rubric_cache_hits": "rubrics reused",
     "redriven": "rows re-driven by the watchdog",
+    "redrive_capped": "rows failed after EVALQ_MAX_REDRIVES re-drives without progress",
 }
 
 

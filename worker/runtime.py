@@ -11,7 +11,7 @@ from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_compl
 from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.metric import RowContext
 from worker.call_cache import CachingJudge
-from worker.files import RedisShared, deliver_media
+from worker.files import RedisShared, deliver_media, job_roots, media_rules
 from worker.gemini import get_judge
 from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
@@ -117,7 +117,10 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
         allowed = MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
         # Inline when small, uploaded once per job through the Files API when large.
         shared = RedisShared(rt.store)
-        return deliver_media(rt.settings, rt.media, shared, job_id, row.id, field, ref, allowed)
+        rules = media_rules(rt.settings, job_roots(config))
+        return deliver_media(
+            rt.settings, rt.media, shared, job_id, row.id, field, ref, allowed, rules
+        )
 
     def count(name: str, amount: int) -> None:
         rt.store.incr(job_id, **{name: amount})

@@ -3,11 +3,15 @@ google-genai's own conventions. Explicit arguments (CLI flags, API calls) win ov
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import os
 from functools import lru_cache
-from typing import Self
+from pathlib import Path
+from typing import Annotated, Any, Self
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class ModelLimit(BaseModel):
@@ -44,7 +48,20 @@ class Settings(BaseSettings):
     result_ttl_s: int = Field(default=7 * 24 * 3600, gt=0)
     rubric_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
     media_max_bytes: int = Field(default=20 * 1024 * 1024, gt=0)
-    media_timeout_s: float = Field(default=30.0, gt=0)
+    media_timeout_s: float = Field(default=30.0, gt=0)  # one read or connect, not a download
+    # A whole download (DNS, connect, redirects, body) ends by then: a server that drips bytes
+    # can not hold a worker thread longer than this.
+    media_fetch_deadline_s: float = Field(default=60.0, gt=0)
+    media_max_redirects: int = Field(default=5, ge=0)
+    # Local media are read only under these folders (os.pathsep-separated, or a JSON list).
+    # Unset: each job's own roots (its dataset's folder, or --data-root). Set on a worker, it
+    # bounds every job: a path must be under a job root and under one of these.
+    data_roots: Annotated[tuple[Path, ...], NoDecode] = ()
+    # URLs that resolve to loopback, private, link-local or reserved addresses are refused
+    # unless this is true (cloud metadata addresses always are), or the address is in one of
+    # media_allow_networks (comma-separated CIDRs, e.g. 10.1.2.0/24).
+    media_allow_private: bool = False
+    media_allow_networks: Annotated[tuple[str, ...], NoDecode] = ()
     # Media larger than this goes to the judge through the Files API (uploaded once per job)
     # instead of inline in every request; Gemini caps a whole request at 20 MB.
     inline_max_bytes: int = Field(default=15 * 1024 * 1024, ge=0)
@@ -61,6 +78,28 @@ class Settings(BaseSettings):
     call_cache_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
     watchdog_interval_s: float = Field(default=10.0, gt=0)
     stall_timeout_s: float = Field(default=120.0, gt=0)
+    # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
+    # of being driven again: something kills or hangs every task that handles it.
+    max_redrives: int = Field(default=5, ge=1)
+
+    @field_validator("data_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part for part in text.split(os.pathsep) if part.strip()]
+        return value
+
+    @field_validator("media_allow_networks", mode="before")
+    @classmethod
+    def _split_networks(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        for network in value:
+            ipaddress.ip_network(network, strict=False)  # a typo fails at start-up
+        return value
 
     @model_validator(mode="after")
     def _visibility_covers_longest_hold(self) -> Self:

@@ -12,6 +12,7 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
                                               simulated_calls, redriven), {status}_at
     evalq:job:{job}:rows                LIST  every row id, in dataset order
     evalq:job:{job}:activity            ZSET  row id -> last sign of life (the watchdog's clock)
+    evalq:job:{job}:redrives            HASH  row id -> "re-drives without progress:verdicts seen"
     evalq:job:{job}:row:{row}           STRING RowInput JSON (what the producer validated)
     evalq:job:{job}:plan:{row}          STRING the row's Plan JSON (its rubric and units)
     evalq:job:{job}:verdicts:{row}      HASH  question index -> Verdict JSON (first write wins)
@@ -60,6 +61,7 @@ COUNTERS = (
     "limiter_wait_ms",
     "simulated_calls",
     "redriven",
+    "redrive_capped",
     "candidate_calls",
     "candidate_prompt_tokens",
     "candidate_output_tokens",
@@ -202,6 +204,26 @@ class Store:
     def quiet_since(self, job_id: str, before: float) -> list[str]:
         """Rows whose last sign of life is older than `before`."""
         return cast(list[str], self.r.zrangebyscore(job_key(job_id, "activity"), "-inf", before))
+
+    def count_redrives(self, job_id: str, row_ids: list[str]) -> dict[str, int]:
+        """Count one more re-drive of each row; returns each row's re-drives since its last new
+        verdict (this one included). The watchdog, one sweeper at a time, is the only caller."""
+        key = job_key(job_id, "redrives")
+        pipe = self.r.pipeline()
+        for row_id in row_ids:
+            pipe.hlen(job_key(job_id, "verdicts", row_id))
+            pipe.hget(key, row_id)
+        seen = pipe.execute()
+        strikes: dict[str, int] = {}
+        write = self.r.pipeline()
+        for i, row_id in enumerate(row_ids):
+            verdicts, record = int(seen[2 * i]), cast(str | None, seen[2 * i + 1])
+            before, then = map(int, record.split(":")) if record else (0, 0)
+            strikes[row_id] = before + 1 if verdicts <= then else 1
+            write.hset(key, row_id, f"{strikes[row_id]}:{verdicts}")
+        write.expire(key, self.ttl_s)
+        write.execute()
+        return strikes
 
     def touched(self, job_id: str) -> set[str]:
         return set(cast(list[str], self.r.zrange(job_key(job_id, "activity"), 0, -1)))

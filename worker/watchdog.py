@@ -4,7 +4,10 @@ message, Redis restarted) instead of waiting for the broker's visibility timeout
 Every worker runs it in a thread; a Redis lock lets one sweep at a time. A row is re-driven
 when it started but showed no sign of life for stall_timeout_s, or when it never started while
 both queues have been empty on two sweeps in a row (its message is gone). Re-driving is safe
-with duplicates, so the watchdog may err on the side of acting.
+with duplicates, so the watchdog may err on the side of acting. A row whose task is alive shows
+signs of life (worker.heartbeat), so it is not driven again while it works. A row driven again
+max_redrives times in a row without a new verdict fails instead: every task that takes it
+dies or hangs, and driving it forever would take a thread each time.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from worker.app import QUEUE_QUESTIONS, QUEUE_ROWS
-from worker.jobs import finalize, redrive
+from worker.jobs import finalize, give_up, redrive
 from worker.store import Store
 
 log = logging.getLogger(__name__)
@@ -25,9 +28,17 @@ Send = Callable[[str, str], None]
 
 class Watchdog:
     def __init__(
-        self, store: Store, send: Send, *, interval_s: float, stall_timeout_s: float, name: str
+        self,
+        store: Store,
+        send: Send,
+        *,
+        interval_s: float,
+        stall_timeout_s: float,
+        name: str,
+        max_redrives: int = 5,
     ) -> None:
         self.store = store
+        self.max_redrives = max_redrives
         self.send = send
         self.interval_s = interval_s
         self.stall_timeout_s = stall_timeout_s
@@ -65,7 +76,8 @@ class Watchdog:
             if quiet_twice:
                 touched = self.store.touched(job_id)
                 lost = [r for r in pending if r not in touched]
-            if count := redrive(self.store, self.send, job_id, stalled + lost):
+            again = self.within_cap(job_id, stalled + lost)
+            if count := redrive(self.store, self.send, job_id, again):
                 log.warning(
                     "watchdog: job %s: re-drove %d rows (%d stalled, %d lost)",
                     job_id,
@@ -75,6 +87,22 @@ class Watchdog:
                 )
                 redriven[job_id] = count
         return redriven
+
+    def within_cap(self, job_id: str, row_ids: list[str]) -> list[str]:
+        """The rows that may be driven again; the others fail, with the cap in their error."""
+        if not row_ids:
+            return []
+        strikes = self.store.count_redrives(job_id, row_ids)
+        over = [row for row in row_ids if strikes[row] > self.max_redrives]
+        for row_id in over:
+            log.warning(
+                "watchdog: job %s: row %s gave up after %d re-drives",
+                job_id,
+                row_id,
+                self.max_redrives,
+            )
+            give_up(self.store, job_id, row_id, self.max_redrives)
+        return [row for row in row_ids if strikes[row] <= self.max_redrives]
 
     def run_once_if_leader(self) -> dict[str, int]:
         if not self.store.r.set(LOCK_KEY, self.name, nx=True, ex=max(1, int(self.interval_s))):

@@ -1,0 +1,107 @@
+"""Re-drives against a real Redis: a row whose task is alive is left alone (the heartbeat), and a
+row driven again and again without progress fails instead of taking a thread each time."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from evalq.models import JobConfig, MediaRef, RowInput, Verdict
+from tests.conftest import RedisServer
+from worker.app import PREPARE_ROW
+from worker.heartbeat import Heartbeat, interval_for, row_of
+from worker.jobs import current_summary
+from worker.settings import Settings
+from worker.store import Store
+from worker.watchdog import Watchdog
+
+
+@pytest.fixture
+def store(redis_server: RedisServer) -> Iterator[Store]:
+    """Database 2 of the test Redis: no worker consumes its queues or sweeps its jobs."""
+    url = redis_server.url.rsplit("/", 1)[0] + "/2"
+    store = Store.from_settings(Settings(redis_url=url))
+    store.r.flushdb()
+    yield store
+    store.r.flushdb()
+
+
+def make_job(store: Store, rows: int) -> str:
+    job_id = f"rd-{uuid.uuid4().hex[:8]}"
+    config = JobConfig(
+        job_id=job_id,
+        metric="gecko-image",
+        judge_model="m",
+        dataset="d",
+        rows_total=rows,
+        created_at=time.time(),
+    )
+    ref = MediaRef(kind="path", value="/x.png")
+    store.create_job(
+        config, [RowInput(id=f"r{i}", line=i + 1, prompt="p", image=ref) for i in range(rows)]
+    )
+    return job_id
+
+
+def watchdog(store: Store, sent: list[tuple[str, str]], max_redrives: int = 3) -> Watchdog:
+    return Watchdog(
+        store,
+        lambda j, r: sent.append((j, r)),
+        interval_s=1,
+        stall_timeout_s=60,
+        name="t",
+        max_redrives=max_redrives,
+    )
+
+
+def test_rows_of_row_tasks() -> None:
+    assert row_of(PREPARE_ROW, ["job", "r1"]) == ("job", "r1")
+    assert row_of("evalq.run_unit", ["job", "r1", 3]) == ("job", "r1")
+    assert row_of("evalq.aggregate_row", [[{}], "job", "r1"]) == ("job", "r1")
+    assert row_of("celery.chord_unlock", ["x", "y"]) is None
+    assert interval_for(120) == 30 and interval_for(2) == 0.5
+
+
+def test_a_row_whose_task_is_alive_is_not_redriven(store: Store) -> None:
+    """A download or judge call longer than the stall timeout: the task holds its row's lease,
+    so the watchdog does not start a second copy of the same work."""
+    job = make_job(store, 2)
+    sent: list[tuple[str, str]] = []
+    dog = watchdog(store, sent)
+    clock = [1000.0]
+    beat = Heartbeat(store, interval_s=1, max_hold_s=540, clock=lambda: clock[0])
+    store.touch(job, "r0", "r1", at=time.time() - 100)  # both started long ago
+    beat.enter("task-a", job, "r0")  # r0's task runs on; r1's worker died
+    clock[0] += 100
+    assert beat.beat() == 1
+    assert dog.sweep(time.time()) == {job: 1}
+    assert sent == [(job, "r1")]
+    # Past the task time limit the task is stuck: it is no longer vouched for.
+    clock[0] += 600
+    assert beat.beat() == 0
+    beat.leave("task-a")
+    assert dog.sweep(time.time() + 90) == {job: 2}
+
+
+def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
+    job = make_job(store, 2)
+    sent: list[tuple[str, str]] = []
+    dog = watchdog(store, sent, max_redrives=3)
+    store.touch(job, "r0", "r1", at=time.time() - 100)
+    for _ in range(3):  # every task that takes the rows dies: they stall again and again
+        assert dog.sweep(time.time() + 100) == {job: 2}
+    assert sent.count((job, "r0")) == sent.count((job, "r1")) == 3
+    # r1 makes progress meanwhile: one new verdict starts its count again.
+    store.save_verdict(job, "r1", Verdict(index=0, status="ok", answer="yes", result=1))
+    assert dog.sweep(time.time() + 100) == {job: 1}
+    assert sent[-1] == (job, "r1")
+    summary = current_summary(store, job)
+    assert (summary.rows_done, summary.rows_failed, summary.redrive_capped) == (1, 1, 1)
+    (failed,) = [r for r in store.iter_results(job) if r.id == "r0"]
+    assert (failed.status, failed.reason) == ("failed", "judge_error")
+    assert "gave up after 3 re-drives" in (failed.error or "")
+    assert "EVALQ_MAX_REDRIVES" in (failed.error or "")
+    assert summary.redriven == 3 * 2 + 1
