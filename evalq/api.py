@@ -121,20 +121,32 @@ def evaluate(
     use_cache: bool = True,
     base_dir: str | Path | None = None,
     settings: Settings | None = None,
+    thinking: dict[str, int | str] | None = None,
 ) -> Job:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
-    Bad rows fail alone (see the results); a frame or file that is no dataset raises now."""
+    Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
+    `thinking` sets thinking per role, e.g. {"validator": 0, "rubric": 2048, "judge": "min"}."""
     client = Client(settings)
     if isinstance(data, (str, Path)):
         submitted = client.submit(
-            metric, data, judge_models=judge_models, options=options, use_cache=use_cache
+            metric,
+            data,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            thinking=thinking,
         )
         return Job(submitted.job_id, client)
     folder = Path(base_dir) if base_dir is not None else Path.cwd()
     path = _write_frame(data, folder)
     try:
         submitted = client.submit(
-            metric, path, judge_models=judge_models, options=options, use_cache=use_cache
+            metric,
+            path,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            thinking=thinking,
         )
     finally:
         path.unlink(missing_ok=True)

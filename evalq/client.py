@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import JobNotFound
+from evalq.errors import DatasetError, JobNotFound
 from evalq.gecko import failed_row
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.thinking import Setting, ThinkingError
+from evalq.thinking import check_job as check_thinking
+from evalq.thinking import effective as thinking_effective
 from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
 from worker.jobs import current_summary, finalize, finish_row
 from worker.settings import Settings, get_settings
@@ -25,6 +28,26 @@ from worker.store import Store, job_key
 class Submitted:
     job_id: str
     dataset: LoadedDataset
+
+
+def job_thinking_settings(
+    configured: Mapping[str, Setting],
+    per_job: Mapping[str, Setting] | None,
+    judges: list[str],
+    options: Mapping[str, Any],
+    judge_model: str,
+) -> tuple[dict[str, Setting], list[str]]:
+    """The job's thinking per role, checked against every model that may play each role."""
+    try:
+        chosen = thinking_effective(configured, per_job)
+        candidates = [str(options.get("candidate_model") or judge_model)]
+        if options.get("prompt_template"):  # rank: candidates without guidance name models
+            guided = options.get("candidate_prompts") or {}
+            candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
+        roles = {"rubric": judges, "validator": judges, "judge": judges, "candidate": candidates}
+        return chosen, check_thinking(chosen, roles)
+    except ThinkingError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 class Client:
@@ -42,20 +65,26 @@ class Client:
         judge_models: list[str] | None = None,
         options: dict[str, Any] | None = None,
         use_cache: bool = True,
+        thinking: Mapping[str, Setting] | None = None,
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
         `judge_models` (several judges) is for the metrics that use them; the first one is the
-        job's main judge."""
+        job's main judge. `thinking` ({role: setting}) goes over EVALQ_THINKING and evalq's
+        defaults; a setting a model would refuse is a DatasetError naming model and range."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
-        loaded = load_dataset(dataset, metric, options)
         judges = list(judge_models or ([judge_model] if judge_model else []))
         judge_model = judges[0] if judges else self.settings.judge_model
+        job_thinking, thinking_warnings = job_thinking_settings(
+            self.settings.thinking, thinking, judges or [judge_model], options, judge_model
+        )
+        loaded = load_dataset(dataset, metric, options)
         job_id = uuid.uuid4().hex[:12]
         warnings = loaded.warnings[:50] + (
             [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
         )
+        warnings += thinking_warnings
         config = JobConfig(
             job_id=job_id,
             metric=metric,
@@ -67,6 +96,7 @@ class Client:
             created_at=time.time(),
             use_cache=use_cache,
             warnings=warnings,
+            thinking=job_thinking,
         )
         self.store.create_job(config, loaded.rows)
         for line, err in loaded.errors:
@@ -93,6 +123,7 @@ class Client:
             return 0
         self.store.set_status(job_id, "running")
         self.store.r.hdel(job_key(job_id), "pause_reason")
+        self.store.clear_fatal(job_id)
         self.store.activate(job_id)
         pending = self.store.not_done(job_id)
         if not pending:

@@ -77,6 +77,14 @@ class QuotaExhausted(JudgeError):
     reason = "quota_exhausted"
 
 
+class JobHalted(JudgeError):
+    """The same refusal came back so often that every call would get it (bad key, unknown
+    model, a budget the model refuses): the job pauses with that reason, its remaining units
+    left for `evalq resume`."""
+
+    retry = "pause"
+
+
 class Blocked(JudgeError):
     """The reply was withheld by safety filters (prompt or candidate)."""
 

@@ -143,7 +143,8 @@ def _ask_rubric(
     replies: list[JudgeReply],
     spec: RubricSpec,
 ) -> ParsedRubric:
-    reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, missing), schema=spec.schema))
+    request = JudgeRequest(prompt=spec.prompt(prompt, missing), schema=spec.schema, role="rubric")
+    reply = judge.generate(request)
     replies.append(reply)
     try:
         return spec.parse(reply.text)
@@ -219,12 +220,16 @@ def _parse_yes_no(text: str, question: Question, strict: bool) -> str:
 
 IMAGE_VALIDATOR = ValidatorSpec(
     request=lambda question, media: JudgeRequest(
-        prompt=validator_prompt(question.question), media=(media,), schema=VerdictReply
+        prompt=validator_prompt(question.question),
+        media=(media,),
+        schema=VerdictReply,
+        role="validator",
     ),
     batch_request=lambda questions, media: JudgeRequest(
         prompt=batch_validator_prompt([q.question for q in questions]),
         media=(media,),
         schema=BatchVerdictReply,
+        role="validator",
     ),
     parse=_parse_yes_no,
     template_version=VALIDATOR_TEMPLATE_VERSION,

@@ -22,6 +22,15 @@ class MediaPart:
 
 
 @dataclass(frozen=True)
+class Thinking:
+    """What a request asks the model to think: a token budget (2.5 models; -1 dynamic, 0 off)
+    or a level (Gemini 3 models). Never both: the API refuses that."""
+
+    budget: int | None = None
+    level: str | None = None
+
+
+@dataclass(frozen=True)
 class JudgeRequest:
     prompt: str
     # Guidance for the model, sent as Gemini's system instruction (not mixed with the content).
@@ -31,6 +40,10 @@ class JudgeRequest:
     temperature: float = 0.0
     max_output_tokens: int | None = None
     sample: int = 0  # the k-th of repeated samples; part of the call-cache key
+    # Which role asks ("rubric", "validator", "judge"; the model under test is "candidate"):
+    # the job's thinking setting for that role fills in `thinking` (evalq.thinking.apply).
+    role: str = "judge"
+    thinking: Thinking | None = None  # None: send no thinking configuration
 
     def estimated_tokens(self) -> int:
         """A pre-call token estimate for the rate limiter; corrected from usage afterwards."""
@@ -49,6 +62,10 @@ class JudgeReply:
     attempts: int = 1  # HTTP attempts it took, transient retries included
     cached: bool = False  # served from the call cache: no request was made
     limiter_wait_s: float = 0.0  # time spent waiting on the global rate limiter
+    # Apart from output_tokens (the answer): thoughts are billed as output, and cached prompt
+    # tokens (a part of prompt_tokens) are billed at the cached rate.
+    thought_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class Judge(Protocol):
