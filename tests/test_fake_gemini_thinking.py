@@ -61,8 +61,13 @@ def test_flash_lite_does_not_think_unless_asked(client: genai.Client) -> None:
     assert thoughts(ask(client, "gemini-2.5-flash-lite", 1024)) > 0
 
 
-@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.5-flash-lite"])
-def test_budget_zero_switches_thinking_off_where_allowed(client: genai.Client, model: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "thinking_budget"), [("gemini-2.5-flash", None), ("gemini-2.5-flash-lite", 1024)]
+)
+def test_budget_zero_switches_thinking_off_where_allowed(
+    client: genai.Client, model: str, thinking_budget: int | None
+) -> None:
+    assert thoughts(ask(client, model, thinking_budget)) > 0
     response = ask(client, model, 0)
     assert thoughts(response) == 0
     assert response.usage_metadata is not None
@@ -135,3 +140,4 @@ def test_room_after_the_thinking_is_left_for_the_answer(client: genai.Client) ->
     assert response.candidates is not None
     assert response.candidates[0].finish_reason == types.FinishReason.STOP
     assert response.text
+    assert thoughts(response) == budget

@@ -109,7 +109,7 @@ def test_unknown_models_pass_through_with_a_warning() -> None:
 
 def test_a_job_is_checked_for_every_model_of_every_role() -> None:
     thinking = effective({"judge": 100})
-    with pytest.raises(ThinkingError, match="gemini-2.5-pro"):
+    with pytest.raises(ThinkingError, match=r"gemini-2\.5-pro"):
         check_job(thinking, {"judge": ["gemini-2.5-flash", "gemini-2.5-pro"]})
 
 
