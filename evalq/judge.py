@@ -38,6 +38,8 @@ class JudgeRequest:
     media: tuple[MediaPart, ...] = ()
     schema: type[BaseModel] | None = None
     temperature: float = 0.0
+    # The answer's allowance (default EVALQ_MAX_OUTPUT_TOKENS); room for the role's thinking is
+    # added on top before the call (evalq.thinking.apply), since thoughts count against it.
     max_output_tokens: int | None = None
     sample: int = 0  # the k-th of repeated samples; part of the call-cache key
     # Which role asks ("rubric", "validator", "judge"; the model under test is "candidate"):
