@@ -122,11 +122,13 @@ def evaluate(
     base_dir: str | Path | None = None,
     settings: Settings | None = None,
     data_roots: list[str | Path] | None = None,
+    thinking: dict[str, int | str] | None = None,
 ) -> Job:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
     Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
-    dataset's folder, which for a DataFrame is `base_dir`)."""
+    dataset's folder, which for a DataFrame is `base_dir`). `thinking` sets thinking per role,
+    e.g. {"validator": 0, "rubric": 2048, "judge": "min"}."""
     client = Client(settings)
     if isinstance(data, (str, Path)):
         submitted = client.submit(
@@ -136,6 +138,7 @@ def evaluate(
             options=options,
             use_cache=use_cache,
             data_roots=data_roots,
+            thinking=thinking,
         )
         return Job(submitted.job_id, client)
     folder = Path(base_dir) if base_dir is not None else Path.cwd()
@@ -148,6 +151,7 @@ def evaluate(
             options=options,
             use_cache=use_cache,
             data_roots=data_roots,
+            thinking=thinking,
         )
     finally:
         path.unlink(missing_ok=True)

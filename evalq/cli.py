@@ -81,6 +81,22 @@ def job_options(
     return options
 
 
+def thinking_flags(budgets: tuple[str, ...], levels: tuple[str, ...]) -> dict[str, int | str]:
+    """--thinking-budget ROLE=N and --thinking-level ROLE=LEVEL, one setting per role."""
+    from evalq.thinking import ThinkingError, parse_assignments
+
+    out: dict[str, int | str] = {}
+    for flag, items, kind in (
+        ("--thinking-budget", budgets, "budget"),
+        ("--thinking-level", levels, "level"),
+    ):
+        try:
+            out.update(parse_assignments(items, kind="budget" if kind == "budget" else "level"))
+        except ThinkingError as exc:
+            raise click.BadParameter(str(exc), param_hint=flag) from None
+    return out
+
+
 def _read_text(path: Path, flag: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -157,6 +173,21 @@ def metric_options(func: Any) -> Any:
                 help="Read local media only under this folder; repeat for several "
                 "(default: EVALQ_DATA_ROOTS, else the dataset's folder).",
             ),
+            click.option(
+                "--thinking-budget",
+                "thinking_budgets",
+                multiple=True,
+                metavar="ROLE=N",
+                help="Thinking tokens per role (rubric, validator, judge, candidate): N, -1 "
+                "(dynamic), 0 (off), min, modest or default. Repeatable.",
+            ),
+            click.option(
+                "--thinking-level",
+                "thinking_levels",
+                multiple=True,
+                metavar="ROLE=LEVEL",
+                help="Gemini 3 models: minimal, low, medium or high per role. Repeatable.",
+            ),
             redis_option,
         ]
     ):
@@ -213,8 +244,11 @@ def _submit_and_report(
     no_cache: bool,
     redis_url: str | None,
     data_roots: tuple[Path, ...],
+    thinking_budgets: tuple[str, ...] = (),
+    thinking_levels: tuple[str, ...] = (),
     **option_flags: Any,
 ) -> None:
+    thinking = thinking_flags(thinking_budgets, thinking_levels)
     client = _client(redis_url)
     options = {**job_options(**option_flags), **extra_options}
     submitted = client.submit(
@@ -224,6 +258,7 @@ def _submit_and_report(
         options=options,
         use_cache=not no_cache,
         data_roots=list(data_roots) or None,
+        thinking=thinking,
     )
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import JobNotFound
+from evalq.errors import DatasetError, JobNotFound
 from evalq.gecko import failed_row
 from evalq.media import media_rules_in_force
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.thinking import Setting, ThinkingError
+from evalq.thinking import check_job as check_thinking
+from evalq.thinking import effective as thinking_effective
 from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize, finish_row
@@ -27,6 +30,26 @@ from worker.store import Store, job_key
 class Submitted:
     job_id: str
     dataset: LoadedDataset
+
+
+def job_thinking_settings(
+    configured: Mapping[str, Setting],
+    per_job: Mapping[str, Setting] | None,
+    judges: list[str],
+    options: Mapping[str, Any],
+    judge_model: str,
+) -> tuple[dict[str, Setting], list[str]]:
+    """The job's thinking per role, checked against every model that may play each role."""
+    try:
+        chosen = thinking_effective(configured, per_job)
+        candidates = [str(options.get("candidate_model") or judge_model)]
+        if options.get("prompt_template"):  # rank: candidates without guidance name models
+            guided = options.get("candidate_prompts") or {}
+            candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
+        roles = {"rubric": judges, "validator": judges, "judge": judges, "candidate": candidates}
+        return chosen, check_thinking(chosen, roles)
+    except ThinkingError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 class Client:
@@ -46,12 +69,15 @@ class Client:
         use_cache: bool = True,
         max_field_bytes: int | None = None,
         data_roots: list[str | Path] | None = None,
+        thinking: Mapping[str, Setting] | None = None,
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
         `judge_models` (several judges) is for the metrics that use them; the first one is the
         job's main judge. `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are
-        read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder)."""
+        read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder).
+        `thinking` ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a
+        model would refuse is a DatasetError naming model and range."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
         if max_field_bytes is None:
@@ -62,10 +88,15 @@ class Client:
             loaded = load_dataset(dataset, metric, options, max_field_bytes=max_field_bytes)
         judges = list(judge_models or ([judge_model] if judge_model else []))
         judge_model = judges[0] if judges else self.settings.judge_model
+        job_thinking, thinking_warnings = job_thinking_settings(
+            self.settings.thinking, thinking, judges or [judge_model], options, judge_model
+        )
+        loaded = load_dataset(dataset, metric, options)
         job_id = uuid.uuid4().hex[:12]
         warnings = loaded.warnings[:50] + (
             [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
         )
+        warnings += thinking_warnings
         config = JobConfig(
             job_id=job_id,
             metric=metric,
@@ -78,6 +109,7 @@ class Client:
             use_cache=use_cache,
             warnings=warnings,
             data_roots=[str(root) for root in rules.roots.roots],
+            thinking=job_thinking,
         )
         self.store.create_job(config, loaded.rows)
         for line, err in loaded.errors:
@@ -104,6 +136,7 @@ class Client:
             return 0
         self.store.set_status(job_id, "running")
         self.store.r.hdel(job_key(job_id), "pause_reason")
+        self.store.clear_fatal(job_id)
         self.store.activate(job_id)
         pending = self.store.not_done(job_id)
         if not pending:

@@ -54,6 +54,7 @@ class JudgeError(EvalqError):
         # Tokens billed for a reply that still was no verdict (one cut off, say), so they count.
         self.prompt_tokens = 0
         self.output_tokens = 0
+        self.thought_tokens = 0
         super().__init__(message)
 
 
@@ -83,6 +84,14 @@ class QuotaExhausted(JudgeError):
 
     retry = "pause"
     reason = "quota_exhausted"
+
+
+class JobHalted(JudgeError):
+    """The same refusal came back so often that every call would get it (bad key, unknown
+    model, a budget the model refuses): the job pauses with that reason, its remaining units
+    left for `evalq resume`."""
+
+    retry = "pause"
 
 
 class Blocked(JudgeError):

@@ -162,7 +162,8 @@ def _ask_rubric(
     replies: list[JudgeReply],
     spec: RubricSpec,
 ) -> ParsedRubric:
-    reply = judge.generate(JudgeRequest(prompt=spec.prompt(prompt, gap), schema=spec.schema))
+    request = JudgeRequest(prompt=spec.prompt(prompt, gap), schema=spec.schema, role="rubric")
+    reply = judge.generate(request)
     replies.append(reply)
     return _bounded(spec.parse(reply.text), reply.text)
 
@@ -292,12 +293,16 @@ class ValidatorSpec:
 def _image_request(question: Question, media: MediaPart) -> JudgeRequest:
     if is_yes_no(question):
         return JudgeRequest(
-            prompt=validator_prompt(question.question), media=(media,), schema=VerdictReply
+            prompt=validator_prompt(question.question),
+            media=(media,),
+            schema=VerdictReply,
+            role="validator",
         )
     return JudgeRequest(
         prompt=choice_validator_prompt(question.question, question.choices),
         media=(media,),
         schema=ImageChoiceReply,
+        role="validator",
     )
 
 
@@ -307,9 +312,13 @@ def _image_batch_request(questions: Sequence[Question], media: MediaPart) -> Jud
             prompt=batch_validator_prompt([q.question for q in questions]),
             media=(media,),
             schema=BatchVerdictReply,
+            role="validator",
         )
     return JudgeRequest(
-        prompt=mixed_batch_validator_prompt(questions), media=(media,), schema=MixedBatchReply
+        prompt=mixed_batch_validator_prompt(questions),
+        media=(media,),
+        schema=MixedBatchReply,
+        role="validator",
     )
 
 

@@ -402,12 +402,16 @@ def _request(question: Question, media: MediaPart) -> JudgeRequest:
         prompt=video_validator_prompt(question.question, question.choices),
         media=(media,),
         schema=ChoiceVerdictReply,
+        role="validator",
     )
 
 
 def _batch_request(questions: Sequence[Question], media: MediaPart) -> JudgeRequest:
     return JudgeRequest(
-        prompt=video_batch_validator_prompt(questions), media=(media,), schema=BatchChoiceReply
+        prompt=video_batch_validator_prompt(questions),
+        media=(media,),
+        schema=BatchChoiceReply,
+        role="validator",
     )
 
 

@@ -24,6 +24,15 @@ class MediaPart:
 
 
 @dataclass(frozen=True)
+class Thinking:
+    """What a request asks the model to think: a token budget (2.5 models; -1 dynamic, 0 off)
+    or a level (Gemini 3 models). Never both: the API refuses that."""
+
+    budget: int | None = None
+    level: str | None = None
+
+
+@dataclass(frozen=True)
 class JudgeRequest:
     prompt: str
     # Guidance for the model, sent as Gemini's system instruction (not mixed with the content).
@@ -31,8 +40,14 @@ class JudgeRequest:
     media: tuple[MediaPart, ...] = ()
     schema: type[BaseModel] | None = None
     temperature: float = 0.0
+    # The answer's allowance (default EVALQ_MAX_OUTPUT_TOKENS); room for the role's thinking is
+    # added on top before the call (evalq.thinking.apply), since thoughts count against it.
     max_output_tokens: int | None = None
     sample: int = 0  # the k-th of repeated samples; part of the call-cache key
+    # Which role asks ("rubric", "validator", "judge"; the model under test is "candidate"):
+    # the job's thinking setting for that role fills in `thinking` (evalq.thinking.apply).
+    role: str = "judge"
+    thinking: Thinking | None = None  # None: send no thinking configuration
 
     def estimated_tokens(self) -> int:
         """A pre-call token estimate for the rate limiter; corrected from usage afterwards."""
@@ -48,17 +63,20 @@ class JudgeReply:
     output_tokens: int
     finish_reason: str | None
     simulated: bool = False
-    thought_tokens: int = 0  # thinking tokens, already included in output_tokens
     attempts: int = 1  # HTTP attempts it took, transient retries included
     cached: bool = False  # served from the call cache: no request was made
     limiter_wait_s: float = 0.0  # time spent waiting on the global rate limiter
+    # Apart from output_tokens (the answer): thoughts are billed as output, and cached prompt
+    # tokens (a part of prompt_tokens) are billed at the cached rate.
+    thought_tokens: int = 0
+    cached_tokens: int = 0
 
 
 NORMAL_STOP = "STOP"
 
 
 def token_counts(prompt: int, output: int, thought: int = 0) -> str:
-    thinking = f", {thought} of them thinking" if thought else ""
+    thinking = f", {thought} thinking tokens" if thought else ""
     return f"{prompt} prompt tokens, {output} output tokens{thinking}"
 
 
@@ -83,6 +101,7 @@ def incomplete(reply: JudgeReply) -> TruncatedReply | None:
         raw=reply.text[:2000] or None,
     )
     error.prompt_tokens, error.output_tokens = reply.prompt_tokens, reply.output_tokens
+    error.thought_tokens = reply.thought_tokens
     return error
 
 

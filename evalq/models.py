@@ -178,6 +178,9 @@ class JobConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)  # metric options (template, samples...)
     data_roots: list[str] = Field(default_factory=list)  # local media only under these (resolved)
     warnings: list[str] = Field(default_factory=list)
+    # Thinking per role (evalq.thinking): a budget, a level, "min", "modest" or "default".
+    # Empty for jobs created before thinking settings existed: they send none, as they did.
+    thinking: dict[str, int | str] = Field(default_factory=dict)
 
 
 class JobSummary(BaseModel):
@@ -215,6 +218,10 @@ class JobSummary(BaseModel):
     candidate_calls: int = 0  # calls to the model under test (e.g. groundedness responses)
     candidate_prompt_tokens: int = 0
     candidate_output_tokens: int = 0
+    thought_tokens: int = 0  # judges' thinking, billed as output (not in output_tokens)
+    candidate_thought_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from Gemini's context cache
+    thinking: dict[str, int | str] = Field(default_factory=dict)  # per role, as configured
     pause_reason: str | None = None
     metric_summary: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

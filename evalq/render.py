@@ -80,6 +80,7 @@ def summary_table(s: JobSummary) -> Table:
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
     )
     table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    table.add_row("thinking", _thinking(s))
     if s.candidate_calls:
         table.add_row(
             "model under test",
@@ -90,6 +91,15 @@ def summary_table(s: JobSummary) -> Table:
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table
+
+
+def _thinking(s: JobSummary) -> str:
+    """Per role as configured, then the thought tokens it cost (billed as output)."""
+    roles = " · ".join(f"{role} {value}" for role, value in s.thinking.items()) or "not set"
+    spent = f"{s.thought_tokens} thought tokens"
+    if s.candidate_thought_tokens:
+        spent += f" (+{s.candidate_thought_tokens} by the model under test)"
+    return f"{roles}; {spent}"
 
 
 def print_summary(console: Console, s: JobSummary) -> None:

@@ -173,6 +173,7 @@ th { background: #f2f2f2; text-align: left; }
 <tr><th>unscored questions</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
 <tr><th>judge calls</th><td>{{ s.judge_calls }} · retries {{ s.retries }} · 429s {{ s.rate_limited }} · cache hits {{ s.cache_hits }} · limiter wait {{ fmt(s.limiter_wait_s) }} s</td></tr>
 <tr><th>tokens</th><td>prompt {{ s.prompt_tokens }} · output {{ s.output_tokens }}{% if s.candidate_calls %} · model under test: {{ s.candidate_calls }} calls, {{ s.candidate_prompt_tokens }} + {{ s.candidate_output_tokens }} tokens{% endif %}</td></tr>
+<tr><th>thinking</th><td>{% for role, value in s.thinking.items() %}{{ role }} {{ value }}{% if not loop.last %} · {% endif %}{% else %}not set{% endfor %}; {{ s.thought_tokens }} thought tokens{% if s.candidate_thought_tokens %} (+{{ s.candidate_thought_tokens }} by the model under test){% endif %}</td></tr>
 </table>
 {% if s.tag_scores %}<h2>Per-tag scores</h2>{{ chart }}
 <table class="tags"><tr><th>tag</th><th>score</th><th>95% CI</th><th>method</th><th>rows</th></tr>

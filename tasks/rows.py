@@ -18,7 +18,14 @@ from typing import Any
 from celery import Task, chord
 from celery.exceptions import Retry
 
-from evalq.errors import InputError, JudgeError, QuotaExhausted, RateLimited
+from evalq.errors import (
+    InputError,
+    JobHalted,
+    JudgeError,
+    LimiterBusy,
+    QuotaExhausted,
+    RateLimited,
+)
 from evalq.gecko import failed_row, unscored
 from evalq.metric import Plan, check_plan_size, get_metric
 from worker.app import PREPARE_ROW, app
@@ -31,15 +38,41 @@ _IDLE = ("cancelled", "paused")
 
 
 def _countdown(task: Task, rt: Runtime, job_id: str, row_id: str, exc: RateLimited) -> Retry | None:
-    """A Celery retry after the delay asked for (jittered), or None when retries are spent."""
+    """A Celery retry after the delay asked for (jittered), or None when retries are spent:
+    too many of them, or EVALQ_RATE_LIMIT_MAX_TOTAL_S since the unit's first server 429 (its
+    time rides along in the task's kwargs, so it survives the countdowns)."""
     if task.request.retries >= rt.settings.rate_limit_max_retries:
+        return None
+    first = (task.request.kwargs or {}).get("first_429_at")
+    if first is None and not isinstance(exc, LimiterBusy):
+        first = time.time()
+    if first is not None and time.time() - first >= rt.settings.rate_limit_max_total_s:
         return None
     delay = min(exc.retry_after_s, rt.settings.max_retry_delay_s) + random.uniform(0, 1)
     rt.store.touch(job_id, row_id, at=time.time() + delay)  # waiting, not stalled
-    return task.retry(countdown=delay, max_retries=rt.settings.rate_limit_max_retries, throw=False)
+    kwargs = {**(task.request.kwargs or {}), "first_429_at": first}
+    return task.retry(
+        countdown=delay,
+        kwargs=kwargs,
+        max_retries=rt.settings.rate_limit_max_retries,
+        throw=False,
+    )
 
 
-def _pause(rt: Runtime, job_id: str, exc: QuotaExhausted) -> None:
+def _gave_up(task: Task, rt: Runtime, exc: RateLimited) -> str:
+    """Why a unit stopped retrying a rate limit, for its judge_error verdict."""
+    first = (task.request.kwargs or {}).get("first_429_at")
+    if first is not None and time.time() - first >= rt.settings.rate_limit_max_total_s:
+        return (
+            f"still rate limited {time.time() - first:.0f} s after the first 429, over "
+            f"EVALQ_RATE_LIMIT_MAX_TOTAL_S={rt.settings.rate_limit_max_total_s:g}: {exc.message}"
+        )
+    return f"still rate limited after {task.request.retries} retries: {exc.message}"
+
+
+def _pause(rt: Runtime, job_id: str, exc: QuotaExhausted | JobHalted) -> None:
+    if isinstance(exc, JobHalted):
+        return  # already paused where it was decided; pausing again could undo a resume
     if rt.store.pause(job_id, f"daily quota exhausted: {exc.message}"):
         log.warning("job %s paused: %s", job_id, exc.message)
 
@@ -54,7 +87,9 @@ def _fail_row(
 
 
 @app.task(bind=True, name=PREPARE_ROW, max_retries=None, ignore_result=True)
-def prepare_row(self: Task, job_id: str, row_id: str) -> dict[str, Any]:
+def prepare_row(
+    self: Task, job_id: str, row_id: str, first_429_at: float | None = None
+) -> dict[str, Any]:
     rt = runtime()
     if rt.store.is_done(job_id, row_id) or rt.store.recent_status(job_id) in _IDLE:
         return {"row": row_id, "skipped": True}
@@ -66,13 +101,13 @@ def prepare_row(self: Task, job_id: str, row_id: str) -> dict[str, Any]:
     except InputError as exc:
         _fail_row(rt, job_id, row_id, exc, "bad input")
         return {"row": row_id, "status": "failed"}
-    except QuotaExhausted as exc:
+    except (QuotaExhausted, JobHalted) as exc:
         _pause(rt, job_id, exc)
         return {"row": row_id, "paused": True}
     except RateLimited as exc:
         if (retry := _countdown(self, rt, job_id, row_id, exc)) is not None:
             raise retry from None
-        _fail_row(rt, job_id, row_id, exc, "preparing the row: still rate limited after retries")
+        _fail_row(rt, job_id, row_id, exc, f"preparing the row: {_gave_up(self, rt, exc)}")
         return {"row": row_id, "status": "failed"}
     except JudgeError as exc:
         _fail_row(rt, job_id, row_id, exc, "preparing the row failed")
@@ -88,7 +123,9 @@ def prepare_row(self: Task, job_id: str, row_id: str) -> dict[str, Any]:
 
 
 @app.task(bind=True, name="evalq.run_unit", max_retries=None)
-def run_unit(self: Task, job_id: str, row_id: str, index: int) -> dict[str, Any]:
+def run_unit(
+    self: Task, job_id: str, row_id: str, index: int, first_429_at: float | None = None
+) -> dict[str, Any]:
     rt = runtime()
     try:
         return _run_unit(self, rt, job_id, row_id, index)
@@ -113,13 +150,13 @@ def _run_unit(task: Task, rt: Runtime, job_id: str, row_id: str, index: int) -> 
     ctx = row_context(rt, job_id, row_id)
     try:
         verdict = get_metric(ctx.job.metric).run_unit(ctx, plan, plan.units[index])
-    except QuotaExhausted as exc:
+    except (QuotaExhausted, JobHalted) as exc:
         _pause(rt, job_id, exc)
         return {"index": index, "paused": True}
     except RateLimited as exc:
         if (retry := _countdown(task, rt, job_id, row_id, exc)) is not None:
             raise retry from None
-        verdict = unscored(index, "judge_error", f"still rate limited after retries: {exc.message}")
+        verdict = unscored(index, "judge_error", _gave_up(task, rt, exc))
     rt.store.save_verdict(job_id, row_id, verdict)
     rt.store.touch(job_id, row_id)
     return {"index": index, "status": verdict.status}

@@ -154,6 +154,8 @@ def test_structured_reply_is_parsed_by_the_client(client: genai.Client) -> None:
         response_schema=Verdict,
         temperature=0.0,
         max_output_tokens=256,
+        # 2.5 Flash thinks by default, and 256 tokens of thought would leave no answer.
+        thinking_config=types.ThinkingConfig(thinking_budget=0),
     )
     image = types.Part.from_bytes(data=b"\x89PNG fake", mime_type="image/png")
     contents: list[types.PartUnionDict] = [image, "Is it red?"]

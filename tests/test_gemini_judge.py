@@ -92,8 +92,9 @@ def test_no_text_after_thinking_is_truncated_and_its_tokens_are_kept() -> None:
     with pytest.raises(TruncatedReply) as caught:
         judge._reply(thinking_only)
     assert "no text after thinking" in caught.value.message
-    assert "300 of them thinking" in caught.value.message
-    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (40, 300)
+    assert "300 thinking tokens" in caught.value.message
+    error = caught.value
+    assert (error.prompt_tokens, error.output_tokens, error.thought_tokens) == (40, 0, 300)
     empty_stop = thinking_only.model_copy(
         update={"usage_metadata": types.GenerateContentResponseUsageMetadata(prompt_token_count=4)}
     )

@@ -57,7 +57,7 @@ def test_only_a_normal_stop_with_text_is_a_whole_reply() -> None:
     thinking_only = incomplete(reply("", "STOP", thoughts=60))
     assert thinking_only is not None
     assert "no text after thinking" in thinking_only.message
-    assert "60 of them thinking" in thinking_only.message
+    assert "60 thinking tokens" in thinking_only.message
     with pytest.raises(TruncatedReply) as caught:
         ensure_complete(reply('{"answer": "ye', "MAX_TOKENS"))
     assert "120 prompt tokens, 64 output tokens" in caught.value.message

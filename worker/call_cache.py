@@ -31,6 +31,7 @@ def call_key(model: str, request: JudgeRequest) -> str:
         "config": {
             "temperature": request.temperature,
             "max_output_tokens": request.max_output_tokens,
+            "thinking": asdict(request.thinking) if request.thinking else None,
         },
         "media": media,
         "sample": request.sample,

@@ -41,6 +41,8 @@ _BLOCKING_FINISH = {
     "IMAGE_SAFETY",
 }
 _DELAY_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*s\s*$")
+# The message repeats the delay ("Please retry in 47.434392449s.") when details are cut short.
+_MESSAGE_DELAY_RE = re.compile(r"retry in ([0-9]*\.?[0-9]+)\s*s\b", re.IGNORECASE)
 _DEFAULT_RATE_LIMIT_DELAY_S = 10.0
 
 
@@ -60,10 +62,17 @@ _TRANSPORT_ERRORS = _transport_errors()
 
 
 def _error_details(exc: genai_errors.APIError) -> list[dict[str, Any]]:
-    body = exc.details if isinstance(exc.details, dict) else {}
-    error = body.get("error", body)
-    details = error.get("details", []) if isinstance(error, dict) else []
-    return [d for d in details if isinstance(d, dict)]
+    """google.rpc details, from Gemini's ``{"error": {...}}`` or Vertex's list-wrapped
+    ``[{"error": {...}}, ...]`` (the SDK unwraps a one-element list, not a longer one)."""
+    bodies = exc.details if isinstance(exc.details, list) else [exc.details]
+    found: list[dict[str, Any]] = []
+    for body in bodies:
+        if not isinstance(body, dict):
+            continue
+        error = body.get("error", body)
+        details = error.get("details", []) if isinstance(error, dict) else []
+        found += [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+    return found
 
 
 def map_api_error(exc: genai_errors.APIError) -> JudgeError:
@@ -77,11 +86,16 @@ def map_api_error(exc: genai_errors.APIError) -> JudgeError:
                 m = _DELAY_RE.match(str(detail.get("retryDelay", "")))
                 delay = float(m.group(1)) if m else None
             if kind.endswith("QuotaFailure"):
-                for violation in detail.get("violations", []):
-                    if "PerDay" in str(violation.get("quotaId", "")):
+                violations = detail.get("violations")
+                for violation in violations if isinstance(violations, list) else []:
+                    if isinstance(violation, dict) and "PerDay" in str(violation.get("quotaId")):
                         per_day = True
         if per_day:
             return QuotaExhausted(f"daily quota exhausted: {message}")
+        if delay is None and (m := _MESSAGE_DELAY_RE.search(exc.message or "")):
+            delay = float(m.group(1))
+        if delay is None:  # a 429 that says nothing of its kind: retried, within a total cap
+            message += f" (no retry delay given; retrying after {_DEFAULT_RATE_LIMIT_DELAY_S:g} s)"
         return RateLimited(
             message, retry_after_s=delay if delay is not None else _DEFAULT_RATE_LIMIT_DELAY_S
         )
@@ -94,6 +108,15 @@ def _part(media: MediaPart) -> types.Part:
     if media.data is not None:
         return types.Part.from_bytes(data=media.data, mime_type=media.mime_type)
     return types.Part.from_uri(file_uri=media.uri or "", mime_type=media.mime_type)
+
+
+def _thinking_config(request: JudgeRequest) -> types.ThinkingConfig | None:
+    thinking = request.thinking
+    if thinking is None:
+        return None  # the model's own default
+    if thinking.level is not None:
+        return types.ThinkingConfig(thinking_level=types.ThinkingLevel(thinking.level.upper()))
+    return types.ThinkingConfig(thinking_budget=thinking.budget)
 
 
 def make_client(settings: Settings) -> genai.Client:
@@ -165,6 +188,7 @@ class GeminiJudge:
             response_mime_type="application/json" if request.schema else None,
             response_schema=request.schema,
             system_instruction=request.system_instruction,
+            thinking_config=_thinking_config(request),
         )
         contents = [
             types.Content(
@@ -206,7 +230,8 @@ class GeminiJudge:
             model=self.model,
             model_version=version,
             prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
-            output_tokens=((usage.candidates_token_count or 0) + thoughts) if usage else 0,
+            output_tokens=(usage.candidates_token_count or 0) if usage else 0,
+            cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
             finish_reason=finish,
             simulated=simulated,
             thought_tokens=thoughts,

@@ -3,6 +3,7 @@ accounting -> call cache -> rate-limited Gemini client."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -10,7 +11,9 @@ from evalq.errors import InputError, JudgeError, LimiterBusy, RateLimited
 from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
 from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.metric import RowContext
+from evalq.thinking import Setting, ThinkingJudge
 from worker.call_cache import CachingJudge
+from worker.fatal_errors import FatalErrorGuard
 from worker.files import RedisShared, deliver_media, job_roots, media_rules
 from worker.gemini import get_judge
 from worker.limiter import Limit, RateLimiter
@@ -35,6 +38,8 @@ class AccountingJudge:
             if role == "judge"
             else ("candidate_calls", "candidate_prompt_tokens", "candidate_output_tokens")
         )
+        prefix = "" if role == "judge" else "candidate_"
+        self._thoughts, self._cached = f"{prefix}thought_tokens", f"{prefix}cached_tokens"
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
         try:
@@ -47,6 +52,7 @@ class AccountingJudge:
                     self._calls: exc.attempts,
                     self._prompt: exc.prompt_tokens,
                     self._output: exc.output_tokens,
+                    self._thoughts: exc.thought_tokens,
                 },
                 retries=max(0, exc.attempts - 1),
                 rate_limited=int(server_429),
@@ -62,6 +68,8 @@ class AccountingJudge:
                 self._calls: reply.attempts,
                 self._prompt: reply.prompt_tokens,
                 self._output: reply.output_tokens,
+                self._thoughts: reply.thought_tokens,
+                self._cached: reply.cached_tokens,
             },
             retries=max(0, reply.attempts - 1),
             simulated_calls=int(reply.simulated),
@@ -78,11 +86,25 @@ class Runtime:
     limiter: RateLimiter
 
     def judge(
-        self, model: str, job_id: str, *, use_cache: bool = True, role: str = "judge"
+        self,
+        model: str,
+        job_id: str,
+        *,
+        use_cache: bool = True,
+        role: str = "judge",
+        thinking: Mapping[str, Setting] | None = None,
     ) -> Judge:
         inner = get_judge(model, self.settings, self.limiter)
         cached = CachingJudge(inner, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
-        return AccountingJudge(cached, self.store, job_id, role=role)
+        # Thinking is applied before the cache, so it is part of the call-cache key.
+        shaped = ThinkingJudge(
+            cached,
+            thinking or {},
+            self.settings.max_output_tokens,
+            role="candidate" if role == "candidate" else None,
+        )
+        guarded = FatalErrorGuard(shaped, self.store, job_id, self.settings.fatal_error_limit)
+        return AccountingJudge(guarded, self.store, job_id, role=role)
 
 
 @lru_cache(maxsize=1)
@@ -128,9 +150,11 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
     return RowContext(
         job=config,
         row=row,
-        judge=lambda model: rt.judge(model, job_id, use_cache=config.use_cache),
+        judge=lambda model: rt.judge(
+            model, job_id, use_cache=config.use_cache, thinking=config.thinking
+        ),
         candidate=lambda model: rt.judge(
-            model, job_id, use_cache=config.use_cache, role="candidate"
+            model, job_id, use_cache=config.use_cache, role="candidate", thinking=config.thinking
         ),
         media=media,
         kv=rt.store,

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Self
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from evalq.thinking import ThinkingError, parse_settings
+
 
 class ModelLimit(BaseModel):
     """Per-model quota as the provider grants it; the limiter paces every worker to it."""
@@ -42,6 +44,12 @@ class Settings(BaseSettings):
     transient_attempts: int = Field(default=4, ge=1)
     transient_max_wait_s: float = Field(default=10.0, gt=0)
     rate_limit_max_retries: int = Field(default=30, ge=0)
+    # Total time one unit may spend in rate-limit retries after its first 429: a 429 that says
+    # nothing of its kind (no RetryInfo, no quota id) must not keep a unit waiting for hours.
+    rate_limit_max_total_s: float = Field(default=1200.0, gt=0)
+    # The same 4xx refusal (bad key, unknown model, bad budget) this many times pauses the job
+    # with that reason instead of burning through every row; 0 turns it off.
+    fatal_error_limit: int = Field(default=5, ge=0)
     max_retry_delay_s: float = Field(default=300.0, gt=0)
     task_time_limit_s: int = Field(default=540, gt=0)
     visibility_timeout_s: int = Field(default=900, gt=0)
@@ -66,11 +74,15 @@ class Settings(BaseSettings):
     # instead of inline in every request; Gemini caps a whole request at 20 MB.
     inline_max_bytes: int = Field(default=15 * 1024 * 1024, ge=0)
     upload_timeout_s: float = Field(default=300.0, gt=0)  # one upload, and its processing
+    # The answer's allowance; thinking gets room on top of it (evalq.thinking.output_allowance).
     max_output_tokens: int = Field(default=4096, gt=0)
     # Per dataset field (a cell, or a JSON value measured as JSON): a larger one fails its row.
     max_field_bytes: int = Field(default=1024 * 1024, gt=0)
     # A row's stored plan (its rubric or candidates, as JSON): a larger one fails the row.
     max_plan_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
+    # Thinking per role, JSON: {"validator": 0, "rubric": 2048, "judge": "min",
+    # "candidate": "default"}; over evalq's defaults, under per-job flags (evalq.thinking).
+    thinking: dict[str, int | str] = Field(default_factory=dict)
 
     # JSON, e.g. {"gemini-2.5-flash": {"rpm": 1000, "tpm": 1000000}, "*": {"rpm": 60}}
     rate_limits: dict[str, ModelLimit] = Field(default_factory=dict)
@@ -100,6 +112,14 @@ class Settings(BaseSettings):
         for network in value:
             ipaddress.ip_network(network, strict=False)  # a typo fails at start-up
         return value
+
+    @field_validator("thinking")
+    @classmethod
+    def _known_roles_and_values(cls, value: dict[str, int | str]) -> dict[str, int | str]:
+        try:
+            return dict(parse_settings(value))
+        except ThinkingError as exc:
+            raise ValueError(f"EVALQ_THINKING: {exc}") from None
 
     @model_validator(mode="after")
     def _visibility_covers_longest_hold(self) -> Self:

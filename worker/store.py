@@ -20,6 +20,8 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
     evalq:job:{job}:results             HASH  row id -> RowResult JSON
     evalq:job:{job}:unscored            HASH  reason -> unscored question count
     evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
+    evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
+                                              job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
     evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
     evalq:call:{sha256}                 STRING a judge reply, shared across jobs (call cache)
     evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
@@ -65,6 +67,10 @@ COUNTERS = (
     "candidate_calls",
     "candidate_prompt_tokens",
     "candidate_output_tokens",
+    "thought_tokens",
+    "candidate_thought_tokens",
+    "cached_tokens",
+    "candidate_cached_tokens",
 )
 
 # Counts a row exactly once however often its callback runs: the SADD gate and every counter
@@ -264,6 +270,18 @@ class Store:
 
     def list_jobs(self, limit: int = 50) -> list[str]:
         return cast(list[str], self.r.zrevrange("evalq:jobs", 0, limit - 1))
+
+    def count_fatal(self, job_id: str, signature: str) -> int:
+        """Count one more of this refusal for the job; returns how often it was seen."""
+        key = job_key(job_id, "fatal")
+        pipe = self.r.pipeline()
+        pipe.hincrby(key, signature[:500], 1)
+        pipe.expire(key, self.ttl_s)
+        return int(pipe.execute()[0])
+
+    def clear_fatal(self, job_id: str) -> None:
+        """Forget counted refusals (on resume: the cause may have been fixed)."""
+        self.r.delete(job_key(job_id, "fatal"))
 
     def incr(self, job_id: str, **amounts: int) -> None:
         pipe = self.r.pipeline()

@@ -26,6 +26,8 @@ class FakeRequest:
     response_schema: dict[str, Any] | None = None  # responseSchema or responseJsonSchema as sent
     temperature: float | None = None
     max_output_tokens: int | None = None
+    thinking_budget: int | None = None  # generationConfig.thinkingConfig, as sent
+    thinking_level: str | None = None
     system: str = ""  # the systemInstruction's text parts, joined with newlines
 
     @property

@@ -54,6 +54,7 @@ _FIELDS = frozenset(
         "block_reason",
         "delay_ms",
         "times",
+        "body",
     }
 )
 _ACTIONS = ("reply", "status", "finish_reason", "block_reason", "delay_ms")
@@ -77,6 +78,9 @@ class ScriptRule:
     block_reason: str | None = None
     delay_ms: float = 0.0
     times: int | None = None
+    # A recorded error reply sent as is with `status`: an object, or a list for Vertex's
+    # list-wrapped form. It replays real API bodies through the real client.
+    body: dict[str, object] | list[object] | None = None
 
 
 def _number(rule: Mapping[str, object], name: str, default: float) -> float:
@@ -114,8 +118,23 @@ def _status(rule: Mapping[str, object]) -> int | None:
     value = rule.get("status")
     if value is None:
         return None
+    if "body" in rule:  # a replayed body may carry any error status the API sends
+        if isinstance(value, bool) or not isinstance(value, int) or not 400 <= value <= 599:
+            raise ValueError(f"'status' with a 'body' must be an HTTP error code, got {value!r}")
+        return value
     if isinstance(value, bool) or not isinstance(value, int) or value not in ERROR_STATUSES:
         raise ValueError(f"'status' must be one of {sorted(ERROR_STATUSES)}, got {value!r}")
+    return value
+
+
+def _body(rule: Mapping[str, object]) -> dict[str, object] | list[object] | None:
+    if "body" not in rule:
+        return None
+    value = rule["body"]
+    if not isinstance(value, dict | list):
+        raise ValueError(f"'body' must be a JSON object or list, got {type(value).__name__}")
+    if "status" not in rule:
+        raise ValueError("'body' needs the 'status' to send it with")
     return value
 
 
@@ -143,6 +162,8 @@ def _check_consistent(rule: Mapping[str, object], built: ScriptRule) -> None:
         raise ValueError(f"finish_reason {built.finish_reason} sends no text, drop 'reply'")
     if built.status != 429 and ("retry_delay_s" in rule or "quota" in rule):
         raise ValueError("'retry_delay_s' and 'quota' only apply to status 429")
+    if built.body is not None and ("retry_delay_s" in rule or "quota" in rule):
+        raise ValueError("a replayed 'body' already says its delay and quota")
 
 
 def parse_rule(rule: object, index: int) -> ScriptRule:
@@ -164,6 +185,7 @@ def parse_rule(rule: object, index: int) -> ScriptRule:
         block_reason=_choice(rule, "block_reason", BLOCK_REASONS),
         delay_ms=_number(rule, "delay_ms", 0.0),
         times=_times(rule),
+        body=_body(rule),
     )
     _check_consistent(rule, built)
     return built

@@ -50,6 +50,8 @@ from worker.fake_gemini.script import (
     load_script,
     parse_rules,
 )
+from worker.fake_gemini.thinking import ThinkingRefused, thought_tokens
+from worker.fake_gemini.thinking import check as check_thinking
 
 logger = logging.getLogger(__name__)
 
@@ -242,13 +244,21 @@ class Stats:
     events: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     uploads: int = 0  # files finalized through the Files API (not counted in ``requests``)
 
-    def record(self, status: int, model: str, rule: int | None, fault: Fault | None) -> None:
+    def record(
+        self,
+        status: int,
+        model: str,
+        rule: int | None,
+        fault: Fault | None,
+        sent: JsonObject | None = None,
+    ) -> None:
         self.requests += 1
         self.by_status[str(status)] += 1
         self.by_model[model] += 1
         if fault is not None:
             self.faults[fault] += 1
         event = {"t": time.time(), "status": status, "model": model, "rule": rule, "fault": fault}
+        event.update(sent or {})
         self.events.append(event)
 
     def snapshot(self, fired: Mapping[int, int]) -> JsonObject:
@@ -574,6 +584,11 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
     schema = _field(config, "responseSchema") or _field(config, "responseJsonSchema")
     max_tokens = _optional_number(config, "maxOutputTokens")
     mime_type = _field(config, "responseMimeType")
+    thinking = _mapping(_field(config, "thinkingConfig"), "generationConfig.thinkingConfig")
+    budget = _optional_number(thinking, "thinkingBudget")
+    level = _field(thinking, "thinkingLevel")
+    if level is not None and not isinstance(level, str):
+        raise InvalidArgument("generationConfig.thinkingConfig.thinkingLevel must be a string")
     request = FakeRequest(
         model=model,
         text="\n".join(texts),
@@ -582,6 +597,8 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
         temperature=_optional_number(config, "temperature"),
         max_output_tokens=None if max_tokens is None else int(max_tokens),
         system=system_text,
+        thinking_budget=None if budget is None else int(budget),
+        thinking_level=level,
     )
     wants_json = isinstance(mime_type, str) and "json" in mime_type.lower()
     return ParsedRequest(request, wants_json)
@@ -641,7 +658,7 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _usage(request: FakeRequest, reply: str | None) -> JsonObject:
+def _usage(request: FakeRequest, reply: str | None, thoughts: int = 0) -> JsonObject:
     visual = sum(1 for m in request.media if m.mime_type.startswith(("image/", "video/")))
     prompt = _estimate_tokens(request.text) + VISUAL_PART_TOKENS * visual
     usage: JsonObject = {"promptTokenCount": prompt, "totalTokenCount": prompt}
@@ -649,6 +666,9 @@ def _usage(request: FakeRequest, reply: str | None) -> JsonObject:
         output = _estimate_tokens(reply)
         usage["candidatesTokenCount"] = output
         usage["totalTokenCount"] = prompt + output
+    if thoughts > 0:  # billed as output; absent when the model did not think
+        usage["thoughtsTokenCount"] = thoughts
+        usage["totalTokenCount"] += thoughts
     return usage
 
 
@@ -663,9 +683,11 @@ def _safety_ratings(reason: str) -> list[JsonObject]:
     return ratings
 
 
-def _envelope(request: FakeRequest, reply: str | None, model_version: str) -> JsonObject:
+def _envelope(
+    request: FakeRequest, reply: str | None, model_version: str, thoughts: int = 0
+) -> JsonObject:
     return {
-        "usageMetadata": _usage(request, reply),
+        "usageMetadata": _usage(request, reply, thoughts),
         "modelVersion": model_version,
         "responseId": uuid.uuid4().hex[:22],
     }
@@ -674,12 +696,23 @@ def _envelope(request: FakeRequest, reply: str | None, model_version: str) -> Js
 def text_reply_body(
     request: FakeRequest, text: str, finish_reason: str, model_version: str
 ) -> JsonObject:
-    candidate = {
-        "content": {"role": "model", "parts": [{"text": text}]},
-        "finishReason": finish_reason,
-        "index": 0,
-    }
-    return {"candidates": [candidate], **_envelope(request, text, model_version)}
+    """A reply after the model's thinking: thoughts are billed, and thinking that eats
+    maxOutputTokens leaves no answer at all (finishReason MAX_TOKENS, no parts)."""
+    thoughts = thought_tokens(request)
+    answer: str | None = text
+    limit = request.max_output_tokens
+    if limit is not None and finish_reason == "STOP":
+        if thoughts >= limit:
+            thoughts, answer, finish_reason = limit, None, "MAX_TOKENS"
+        elif _estimate_tokens(text) > limit - thoughts:
+            answer, finish_reason = text[: (limit - thoughts) * 4], "MAX_TOKENS"
+    elif limit is not None:
+        thoughts = min(thoughts, limit)
+    content: JsonObject = {"role": "model"}
+    if answer is not None:
+        content["parts"] = [{"text": answer}]
+    candidate = {"content": content, "finishReason": finish_reason, "index": 0}
+    return {"candidates": [candidate], **_envelope(request, answer, model_version, thoughts)}
 
 
 def withheld_reply_body(request: FakeRequest, finish_reason: str) -> JsonObject:
@@ -718,9 +751,10 @@ def break_json(text: str) -> str:
 @dataclass(frozen=True)
 class Outcome:
     status: int
-    body: JsonObject
+    body: JsonObject | list[Any]  # a list only for replayed bodies (Vertex's list-wrapped form)
     rule: int | None = None
     fault: Fault | None = None
+    sent: JsonObject | None = None  # what the request asked for (thinking, output cap): /stats
 
 
 async def _sleep_ms(milliseconds: float) -> None:
@@ -737,6 +771,8 @@ async def _read_request(request: web.Request, model: str) -> ParsedRequest:
 
 
 def _scripted(state: FakeGemini, request: FakeRequest, rule: ScriptRule) -> Outcome:
+    if rule.body is not None:  # a recorded reply, replayed byte for byte
+        return Outcome(rule.status or 500, rule.body, rule.index)
     if rule.status == 429:
         hit = QuotaHit(rule.quota, state.quotas.limit(rule.quota), rule.retry_delay_s)
         return Outcome(429, quota_error_body(request.model, hit), rule.index)
@@ -789,6 +825,20 @@ async def _answer(state: FakeGemini, request: web.Request, model: str) -> Outcom
         return Outcome(400, error_body(400, str(exc)))
     except FilesError as exc:
         return Outcome(exc.code, exc.body())
+    outcome = await _answer_parsed(state, parsed, model)
+    sent = {
+        "thinking_budget": parsed.request.thinking_budget,
+        "thinking_level": parsed.request.thinking_level,
+        "max_output_tokens": parsed.request.max_output_tokens,
+    }
+    return replace(outcome, sent=sent)
+
+
+async def _answer_parsed(state: FakeGemini, parsed: ParsedRequest, model: str) -> Outcome:
+    try:
+        check_thinking(parsed.request)
+    except ThinkingRefused as exc:
+        return Outcome(400, error_body(400, str(exc)))
     hit = state.quotas.admit(model, time.monotonic())
     await _sleep_ms(state.options.latency_ms)
     if hit is not None:
@@ -807,7 +857,7 @@ async def _generate(state: FakeGemini, request: web.Request, model: str) -> web.
         # A broken brain must look like Gemini's 500 to the client, not kill the connection.
         logger.exception("fake-gemini: reply for model %s failed", model)
         outcome = Outcome(500, error_body(500))
-    state.stats.record(outcome.status, model, outcome.rule, outcome.fault)
+    state.stats.record(outcome.status, model, outcome.rule, outcome.fault, outcome.sent)
     logger.info("POST %s -> %d", request.path, outcome.status)
     return web.json_response(outcome.body, status=outcome.status)
 

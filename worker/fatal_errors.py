@@ -1,0 +1,59 @@
+"""Stop a job that every call will fail, instead of burning through its rows.
+
+A bad key (403), an unknown model (404), a budget or schema the model refuses (400): the same
+refusal comes back for every call. After EVALQ_FATAL_ERROR_LIMIT identical refusals in one job
+(counted in Redis, so across workers and hosts) the job pauses with that refusal as its reason;
+`evalq resume` continues it once the cause is fixed. Earlier refusals are unscored judge_error
+verdicts like any other failed call. Different refusals (one bad image, another bad document)
+are counted apart, so a few bad rows do not stop a job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from evalq.errors import BadRequest, JobHalted
+from evalq.judge import Judge, JudgeReply, JudgeRequest
+from worker.store import Store
+
+log = logging.getLogger(__name__)
+
+# Jobs this process has seen refused: their calls check the job's status first, so once the
+# job is paused no further request is sent. Healthy jobs never pay for that read.
+_suspect: set[str] = set()
+_lock = threading.Lock()
+
+
+class FatalErrorGuard:
+    def __init__(self, inner: Judge, store: Store, job_id: str, limit: int) -> None:
+        self.model = inner.model
+        self._inner = inner
+        self._store = store
+        self._job_id = job_id
+        self._limit = limit
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        if self._job_id in _suspect and self._store.status(self._job_id) == "paused":
+            reason = self._store.pause_reason(self._job_id) or "paused"
+            halted = JobHalted(f"job paused: {reason}")
+            halted.attempts = 0  # no request was made
+            raise halted
+        try:
+            return self._inner.generate(request)
+        except BadRequest as exc:
+            if self._limit <= 0:
+                raise
+            with _lock:
+                _suspect.add(self._job_id)
+            seen = self._store.count_fatal(self._job_id, f"{self.model}: {exc.message}")
+            if seen < self._limit:
+                raise
+            reason = (
+                f"stopped after {self._limit} identical refusals from {self.model}: {exc.message}"
+            )
+            if self._store.pause(self._job_id, reason):
+                log.warning("job %s paused: %s", self._job_id, reason)
+            halted = JobHalted(reason)
+            halted.attempts, halted.limiter_wait_s = exc.attempts, exc.limiter_wait_s
+            raise halted from None
