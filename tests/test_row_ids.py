@@ -4,6 +4,7 @@ number inside, so even ids that slip through can not hide a row or finish a job 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 from evalq.dataset import load_dataset
 from evalq.errors import DatasetError, EvalqError
 from evalq.models import JobConfig, MediaRef, RowInput, RowResult
-from tests.conftest import RedisServer
+from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 from worker.jobs import finalize, finish_row
 from worker.settings import Settings
 from worker.store import Store
@@ -164,3 +165,99 @@ def test_wait_returns_on_finished_and_raises_when_rows_can_not_finish(store: Sto
     store.r.delete(f"evalq:job:{stuck}:rows")  # its row list is gone: nothing can drive it
     with pytest.raises(EvalqError, match="can not finish"):
         client.wait(stuck, timeout_s=30, poll_s=0.05)
+
+
+# ---- end to end: the CLI, a real worker, the fake judge ----
+
+
+def _png(path: Path) -> Path:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 64), "red").save(buf, format="PNG")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*EVALQ, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+@pytest.mark.integration
+def test_cli_refuses_colliding_ids_and_enqueues_nothing(
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
+) -> None:
+    image = _png(tmp_path / "a.png")
+    row = {"prompt": "p", "image": str(image), "questions": [{"question": "Kq?", "answer": "yes"}]}
+    data = jsonl(
+        tmp_path / "d.jsonl",
+        [
+            "{garbage",  # line 1: rejected, id "1"
+            {**row, "id": 1},
+            {**row, "id": "x", "image": str(tmp_path / "missing.png")},  # rejected at load
+            {**row, "id": "x"},
+            {**row, "id": "6"},
+            row,  # line 6: id "6"
+            {**row, "id": "ok"},
+        ],
+    )
+    r = redis_server.client()
+    jobs_before = r.zcard("evalq:jobs")
+    done = _cli(worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait")
+    assert done.returncode == 2, done.stderr
+    message = " ".join(done.stderr.split())
+    for named in ("id '1' on lines 1, 2", "id 'x' on lines 3, 4", "id '6' on lines 5, 6"):
+        assert named in message
+    assert "Traceback" not in done.stderr
+    assert r.zcard("evalq:jobs") == jobs_before  # nothing was stored or enqueued
+    assert fake.stats()["requests"] == 0
+
+
+@pytest.mark.integration
+def test_a_job_with_failing_rows_finishes_with_every_row_counted(
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
+) -> None:
+    image = _png(tmp_path / "a.png")
+    fake.script([{"match": "Fq-refused", "status": 400}, {"match": "Fq-", "reply": "yes"}])
+
+    def row(question: str, **extra: object) -> dict[str, object]:
+        return {
+            "prompt": "p",
+            "image": str(image),
+            "questions": [{"question": question, "answer": "yes"}],
+            **extra,
+        }
+
+    data = jsonl(
+        tmp_path / "d.jsonl",
+        [
+            "{garbage",  # line 1: rejected at load
+            row("Fq-a?", id="a"),
+            row("Fq-refused?", id="b"),  # the judge refuses: unscored, the row fails
+            row("Fq-c?", id="c", image="data:image/png;base64,AAAA"),  # bytes are no PNG
+            row("Fq-e?"),  # line 5, id "5"
+        ],
+    )
+    done = _cli(
+        worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["status"] == "finished"
+    assert summary["rows_done"] == summary["rows_total"] == 5
+    assert (summary["rows_scored"], summary["rows_failed"]) == (2, 3)
+    results = _cli(
+        worker_env(redis_server.url, fake.url), "results", summary["job_id"], "--format", "jsonl"
+    )
+    lines = [json.loads(line) for line in results.stdout.splitlines()]
+    assert [(r["line"], r["id"]) for r in lines] == [
+        (1, "1"),
+        (2, "a"),
+        (3, "b"),
+        (4, "c"),
+        (5, "5"),
+    ]

@@ -34,6 +34,11 @@ def create_app(settings: Settings) -> Celery:
         "socket_timeout": timeout,
         "socket_connect_timeout": timeout,
         "socket_keepalive": True,
+        # (re)connecting before a publish: kombu's default gives up after 4 s
+        "connect_retries_timeout": settings.redis_retry_max_s,
+        "interval_start": 0.2,
+        "interval_step": 1.0,
+        "interval_max": pause_s,
     }
     app.conf.update(
         task_serializer="json",
