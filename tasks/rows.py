@@ -34,10 +34,8 @@ from worker.store import REDIS_DOWN
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
 _IDLE = ("cancelled", "paused")
-_OUT_OF_REACH: tuple[type[Exception], ...] = (
-    *REDIS_DOWN,
-    OperationalError,
-)  # Redis itself, or publishing to the broker
+# Redis itself, or publishing to the broker on it (kombu's error once its own retries are spent)
+_OUT_OF_REACH: tuple[type[Exception], ...] = (*REDIS_DOWN, OperationalError)
 _BACKOFF_MAX_S = 30.0
 
 
