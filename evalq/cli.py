@@ -40,6 +40,20 @@ redis_option = click.option(
 )
 
 
+def _job_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """A job id is checked before anything reaches Redis (it becomes part of key names)."""
+    from evalq.client import check_job_id
+    from evalq.errors import JobNotFound
+
+    try:
+        return check_job_id(value)
+    except JobNotFound as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+job_id_argument = click.argument("job_id", callback=_job_id)
+
+
 @click.group()
 @click.version_option(package_name="evalq")
 def main() -> None:
@@ -291,8 +305,23 @@ def wait_with_progress(client: Any, job_id: str, total: int, *, quiet: bool = Fa
         *columns, console=err_console, disable=quiet and not sys.stderr.isatty()
     ) as progress:
         task = progress.add_task(f"job {job_id}", total=total)
+        waiting = False
+
+        def on_redis(message: str | None) -> None:
+            """Redis out of reach: say so once, keep the bar, and say when it answers again."""
+            nonlocal waiting
+            if message is not None and not waiting:
+                progress.console.print(f"[yellow]{message}; still waiting[/]")
+            elif message is None and waiting:
+                progress.console.print("Redis answers again")
+            waiting = message is not None
+            label = f"job {job_id}" + (": waiting for Redis" if waiting else "")
+            progress.update(task, description=label)
+
         return client.wait(
-            job_id, on_progress=lambda done, n: progress.update(task, completed=done, total=n)
+            job_id,
+            on_progress=lambda done, n: progress.update(task, completed=done, total=n),
+            on_redis=on_redis,
         )
 
 
@@ -311,7 +340,7 @@ def _emit(summary: Any, as_json: bool, brief: bool = False) -> None:
 
 
 @main.command()
-@click.argument("job_id")
+@job_id_argument
 @click.option("--wait", is_flag=True, help="Show progress and print the summary when done.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @redis_option
@@ -332,7 +361,7 @@ def resume(job_id: str, wait: bool, as_json: bool, redis_url: str | None) -> Non
 
 
 @main.command()
-@click.argument("job_id")
+@job_id_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @redis_option
 def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
@@ -341,7 +370,7 @@ def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
 
 
 @main.command()
-@click.argument("job_id")
+@job_id_argument
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @redis_option
 def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
@@ -376,7 +405,7 @@ def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
 
 
 @main.command()
-@click.argument("job_id")
+@job_id_argument
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
 )
@@ -451,7 +480,7 @@ def metrics(host: str, port: int, redis_url: str | None) -> None:
 
 
 @main.command()
-@click.argument("job_id")
+@job_id_argument
 @click.option(
     "--html",
     "html_path",
@@ -511,6 +540,15 @@ def cli_entry() -> None:
     except EvalqError as exc:
         err_console.print(f"[red]error:[/] {exc}")
         sys.exit(2)
+    except Exception as exc:
+        import redis
+
+        if not isinstance(exc, redis.RedisError):
+            raise
+        url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
+        where = url.rsplit("@", 1)[-1]  # never print a password
+        err_console.print(f"[red]error:[/] Redis ({where}) did not answer: {exc}")
+        sys.exit(3)
 
 
 if __name__ == "__main__":

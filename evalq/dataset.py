@@ -163,6 +163,38 @@ def row_id_of(number: int, record: Mapping[str, Any]) -> str:
     return str(raw_id).strip() if raw_id not in (None, "") else str(number)
 
 
+def refuse_duplicate_ids(path: Path, ids: list[tuple[int, str]], shown: int = 50) -> None:
+    """Refuse a dataset whose ids repeat, naming every line involved.
+
+    Results are read back by id, so two rows under one id would make one of them unreadable;
+    a rejected line counts with the id it has (or its default, the line number), because its
+    failed result is reported under that id too. Workers key rows by line number, which the
+    readers keep unique; a repeat there is a reader bug, refused rather than silently merged.
+    """
+    by_id: dict[str, list[int]] = {}
+    lines: set[int] = set()
+    for line, row_id in ids:
+        if line in lines:
+            raise DatasetError(f"{path}: line {line} was read twice (a bug in the reader)")
+        lines.add(line)
+        by_id.setdefault(row_id, []).append(line)
+    repeated = [(row_id, where) for row_id, where in by_id.items() if len(where) > 1]
+    if not repeated:
+        return
+    parts = [
+        f"id {row_id!r} on lines {', '.join(map(str, where))}" for row_id, where in repeated[:shown]
+    ]
+    if len(repeated) > shown:
+        rest = sorted(line for _, where in repeated[shown:] for line in where)
+        parts.append(
+            f"{len(repeated) - shown} more repeated ids on lines {', '.join(map(str, rest))}"
+        )
+    raise DatasetError(
+        f"{path}: row ids must be unique (a row without an id takes its line number); "
+        f"nothing was submitted: {'; '.join(parts)}"
+    )
+
+
 def unknown_columns(
     number: int,
     row_id: str,
@@ -235,32 +267,32 @@ def load_dataset(
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     loaded = LoadedDataset(path=path)
-    seen: set[str] = set()
     present: set[str] = set()  # columns with a value in at least one record
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
+    ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
     bad_lines = 0
     for number, record in records(path, spec.required_columns, loaded.warnings):
         if isinstance(record, str):
             bad_lines += 1
+            ids.append((number, str(number)))
             loaded.errors.append((number, InputError(str(number), "(line)", record)))
             continue
         present |= {k for k, v in record.items() if has_value(v)}
+        ids.append((number, row_id_of(number, record)))
         try:
             check_fields(number, record, row_id_of(number, record), max_field_bytes)
             row = spec.parse_row(number, record, path.parent, options, loaded.warnings)
-            if row.id in seen:
-                raise InputError(row.id, "id", f"duplicate id (line {number})")
         except InputError as exc:
             if isinstance(exc, MissingField):
                 missing.setdefault(exc.field, exc)
             loaded.errors.append((number, exc))
             continue
-        seen.add(row.id)
         loaded.rows.append(row)
     if loaded.total == 0:
         raise DatasetError(f"{path}: no rows")
     if bad_lines == loaded.total:
         raise DatasetError(f"{path}: no line is a JSON object; not a JSONL dataset")
     refuse_missing_columns(path, metric, loaded, missing, present)
+    refuse_duplicate_ids(path, ids)
     loaded.warnings += spec.check(loaded.rows, options)
     return loaded

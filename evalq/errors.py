@@ -40,6 +40,14 @@ class JobNotFound(EvalqError):
     """No job with that id in Redis (never created, or expired)."""
 
 
+class JobGone(JobNotFound):
+    """A job that was there vanished while we watched it: Redis lost its data."""
+
+
+class RedisUnavailable(EvalqError):
+    """Redis could not be reached for longer than the client was willing to wait."""
+
+
 class JudgeError(EvalqError):
     """A judge call did not produce a usable verdict."""
 

@@ -6,6 +6,10 @@ Chord header tasks never raise, so the callback always fires.
 Retry policies come from the error classes: "countdown" (429, or our limiter's next slot is far)
 becomes a Celery retry; "pause" (a spent daily quota) pauses the job, leaving its rows for
 `evalq resume`; everything else is already an unscored verdict or a failed row when it gets here.
+
+Infrastructure is not the judge: when Redis (or the broker on it) is out of reach, the task runs
+again later with backoff and writes nothing in the meantime; only a bug in our own code becomes
+an unscored judge_error verdict. Rows are named by their line number (see worker.store).
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ import time
 from typing import Any
 
 from celery import Task, chord
-from celery.exceptions import Retry
+from celery.exceptions import Retry, TaskPredicate
+from kombu.exceptions import OperationalError
 
 from evalq.errors import (
     InputError,
     JobHalted,
+    JobNotFound,
     JudgeError,
     LimiterBusy,
     QuotaExhausted,
@@ -31,13 +37,43 @@ from evalq.metric import Plan, check_plan_size, get_metric
 from worker.app import PREPARE_ROW, app
 from worker.jobs import finish_row
 from worker.runtime import Runtime, row_context, runtime
+from worker.store import REDIS_DOWN
 
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
 _IDLE = ("cancelled", "paused")
+# Redis itself, or publishing to the broker on it (kombu's error once its own retries are spent)
+_OUT_OF_REACH: tuple[type[Exception], ...] = (*REDIS_DOWN, OperationalError)
+_BACKOFF_MAX_S = 30.0
 
 
-def _countdown(task: Task, rt: Runtime, job_id: str, row_id: str, exc: RateLimited) -> Retry | None:
+def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | None) -> Retry:
+    """The whole task again later, with jittered backoff that roughly doubles, so nothing it
+    would have written is replaced by a verdict. `down_since` (when this task first found Redis
+    out of reach) travels with the retry; past redis_retry_max_s the error propagates and the
+    task fails without a verdict, leaving the row to the watchdog or `evalq resume`."""
+    now = time.time()
+    since = now if down_since is None else down_since
+    waited = now - since
+    if waited >= rt.settings.redis_retry_max_s:
+        log.error("%s: Redis out of reach for %.0f s, giving up: %s", task.name, waited, exc)
+        raise exc
+    delay = min(_BACKOFF_MAX_S, max(1.0, waited)) * random.uniform(0.5, 1.0)
+    log.warning("%s: Redis out of reach (%s); again in %.1f s", task.name, exc, delay)
+    kwargs = {**(task.request.kwargs or {}), "down_since": since}  # keeps first_429_at
+    retry: Retry = task.retry(
+        countdown=delay, kwargs=kwargs, max_retries=None, exc=exc, throw=False
+    )
+    return retry
+
+
+def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
+    """The job is no longer in Redis (expired, or Redis lost its data): nothing to write to."""
+    log.warning("%s: job %s is gone, task dropped: %s", task.name, job_id, exc)
+    return {"gone": True}
+
+
+def _countdown(task: Task, rt: Runtime, job_id: str, row: str, exc: RateLimited) -> Retry | None:
     """A Celery retry after the delay asked for (jittered), or None when retries are spent:
     too many of them, or EVALQ_RATE_LIMIT_MAX_TOTAL_S since the unit's first server 429 (its
     time rides along in the task's kwargs, so it survives the countdowns)."""
@@ -49,11 +85,11 @@ def _countdown(task: Task, rt: Runtime, job_id: str, row_id: str, exc: RateLimit
     if first is not None and time.time() - first >= rt.settings.rate_limit_max_total_s:
         return None
     delay = min(exc.retry_after_s, rt.settings.max_retry_delay_s) + random.uniform(0, 1)
-    rt.store.touch(job_id, row_id, at=time.time() + delay)  # waiting, not stalled
-    kwargs = {**(task.request.kwargs or {}), "first_429_at": first}
+    rt.store.touch(job_id, row, at=time.time() + delay)  # waiting, not stalled
+    # down_since is dropped: Redis answered, so a later outage starts a new budget.
     return task.retry(
         countdown=delay,
-        kwargs=kwargs,
+        kwargs={"first_429_at": first},
         max_retries=rt.settings.rate_limit_max_retries,
         throw=False,
     )
@@ -77,111 +113,148 @@ def _pause(rt: Runtime, job_id: str, exc: QuotaExhausted | JobHalted) -> None:
         log.warning("job %s paused: %s", job_id, exc.message)
 
 
-def _fail_row(
-    rt: Runtime, job_id: str, row_id: str, exc: JudgeError | InputError, what: str
-) -> None:
-    row = rt.store.row(job_id, row_id)
+def _fail_row(rt: Runtime, job_id: str, row: str, exc: JudgeError | InputError, what: str) -> None:
+    given = rt.store.row(job_id, row)
     reason = exc.reason if isinstance(exc, JudgeError) else "input_error"
-    result = failed_row(row.id, row.line, row.prompt, reason, f"{what}: {exc}")
+    result = failed_row(given.id, given.line, given.prompt, reason, f"{what}: {exc}")
     finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
 
 
 @app.task(bind=True, name=PREPARE_ROW, max_retries=None, ignore_result=True)
 def prepare_row(
-    self: Task, job_id: str, row_id: str, first_429_at: float | None = None
+    self: Task,
+    job_id: str,
+    row: str,
+    down_since: float | None = None,
+    first_429_at: float | None = None,
 ) -> dict[str, Any]:
     rt = runtime()
-    if rt.store.is_done(job_id, row_id) or rt.store.recent_status(job_id) in _IDLE:
-        return {"row": row_id, "skipped": True}
-    rt.store.touch(job_id, row_id)
-    ctx = row_context(rt, job_id, row_id)
     try:
-        plan = rt.store.row_plan(job_id, row_id) or get_metric(ctx.job.metric).plan(ctx)
-        check_plan_size(plan, row_id, rt.settings.max_plan_bytes)
+        return _prepare_row(self, rt, job_id, row)
+    except TaskPredicate:
+        raise
+    except _OUT_OF_REACH as exc:
+        raise _redis_down(self, rt, exc, down_since) from None
+    except JobNotFound as exc:
+        return _gone(self, job_id, exc)
+
+
+def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
+    if rt.store.is_done(job_id, row) or rt.store.recent_status(job_id) in _IDLE:
+        return {"row": row, "skipped": True}
+    rt.store.touch(job_id, row)
+    ctx = row_context(rt, job_id, row)
+    try:
+        plan = rt.store.row_plan(job_id, row) or get_metric(ctx.job.metric).plan(ctx)
+        check_plan_size(plan, ctx.row.id, rt.settings.max_plan_bytes)
     except InputError as exc:
-        _fail_row(rt, job_id, row_id, exc, "bad input")
-        return {"row": row_id, "status": "failed"}
+        _fail_row(rt, job_id, row, exc, "bad input")
+        return {"row": row, "status": "failed"}
     except (QuotaExhausted, JobHalted) as exc:
         _pause(rt, job_id, exc)
-        return {"row": row_id, "paused": True}
+        return {"row": row, "paused": True}
     except RateLimited as exc:
-        if (retry := _countdown(self, rt, job_id, row_id, exc)) is not None:
+        if (retry := _countdown(task, rt, job_id, row, exc)) is not None:
             raise retry from None
-        _fail_row(rt, job_id, row_id, exc, f"preparing the row: {_gave_up(self, rt, exc)}")
-        return {"row": row_id, "status": "failed"}
+        _fail_row(rt, job_id, row, exc, f"preparing the row: {_gave_up(task, rt, exc)}")
+        return {"row": row, "status": "failed"}
     except JudgeError as exc:
-        _fail_row(rt, job_id, row_id, exc, "preparing the row failed")
-        return {"row": row_id, "status": "failed"}
-    rt.store.save_row_plan(job_id, row_id, plan)  # first write wins: redeliveries keep indexes
-    plan = rt.store.row_plan(job_id, row_id) or plan
+        _fail_row(rt, job_id, row, exc, "preparing the row failed")
+        return {"row": row, "status": "failed"}
+    rt.store.save_row_plan(job_id, row, plan)  # first write wins: redeliveries keep indexes
+    plan = rt.store.row_plan(job_id, row) or plan
     if not plan.units:
-        _fail_row(rt, job_id, row_id, InputError(row_id, "(row)", "nothing to judge"), "bad input")
-        return {"row": row_id, "status": "failed"}
-    header = [run_unit.s(job_id, row_id, unit.index) for unit in plan.units]
-    chord(header)(aggregate_row.s(job_id, row_id))
-    return {"row": row_id, "units": len(header)}
+        nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
+        _fail_row(rt, job_id, row, nothing, "bad input")
+        return {"row": row, "status": "failed"}
+    header = [run_unit.s(job_id, row, unit.index) for unit in plan.units]
+    chord(header)(aggregate_row.s(job_id, row))
+    return {"row": row, "units": len(header)}
 
 
 @app.task(bind=True, name="evalq.run_unit", max_retries=None)
 def run_unit(
-    self: Task, job_id: str, row_id: str, index: int, first_429_at: float | None = None
+    self: Task,
+    job_id: str,
+    row: str,
+    index: int,
+    down_since: float | None = None,
+    first_429_at: float | None = None,
 ) -> dict[str, Any]:
     rt = runtime()
     try:
-        return _run_unit(self, rt, job_id, row_id, index)
-    except Retry:
+        return _run_unit(self, rt, job_id, row, index)
+    except TaskPredicate:  # Retry, Reject: Celery's own control flow
         raise
-    except Exception as exc:  # a chord header must not fail, or the row's callback never runs
-        log.exception("run_unit %s/%s/%s crashed", job_id, row_id, index)
+    except _OUT_OF_REACH as exc:
+        raise _redis_down(self, rt, exc, down_since) from None
+    except JobNotFound as exc:
+        return _gone(self, job_id, exc)
+    except Exception as exc:  # a bug of ours: a chord header must not fail, or the callback
+        # never runs, so it becomes an unscored verdict
+        log.exception("run_unit %s/%s/%s crashed", job_id, row, index)
         verdict = unscored(index, "judge_error", f"internal error: {type(exc).__name__}: {exc}")
         try:
-            rt.store.save_verdict(job_id, row_id, verdict)
-        except Exception:
-            log.exception("could not record the failure either")
+            rt.store.save_verdict(job_id, row, verdict)
+        except _OUT_OF_REACH as down:
+            raise _redis_down(self, rt, down, down_since) from None
         return {"index": index, "status": "unscored"}
 
 
-def _run_unit(task: Task, rt: Runtime, job_id: str, row_id: str, index: int) -> dict[str, Any]:
-    if (existing := rt.store.verdict(job_id, row_id, index)) is not None:
+def _run_unit(task: Task, rt: Runtime, job_id: str, row: str, index: int) -> dict[str, Any]:
+    if (existing := rt.store.verdict(job_id, row, index)) is not None:
         return {"index": index, "status": existing.status, "duplicate": True}
     if rt.store.recent_status(job_id) in _IDLE:
         return {"index": index, "skipped": True}  # left unanswered for `evalq resume`
-    plan = _plan(rt, job_id, row_id)
-    ctx = row_context(rt, job_id, row_id)
+    plan = _plan(rt, job_id, row)
+    ctx = row_context(rt, job_id, row)
     try:
         verdict = get_metric(ctx.job.metric).run_unit(ctx, plan, plan.units[index])
     except (QuotaExhausted, JobHalted) as exc:
         _pause(rt, job_id, exc)
         return {"index": index, "paused": True}
     except RateLimited as exc:
-        if (retry := _countdown(task, rt, job_id, row_id, exc)) is not None:
+        if (retry := _countdown(task, rt, job_id, row, exc)) is not None:
             raise retry from None
         verdict = unscored(index, "judge_error", _gave_up(task, rt, exc))
-    rt.store.save_verdict(job_id, row_id, verdict)
-    rt.store.touch(job_id, row_id)
+    rt.store.save_verdict(job_id, row, verdict)
+    rt.store.touch(job_id, row)
     return {"index": index, "status": verdict.status}
 
 
-def _plan(rt: Runtime, job_id: str, row_id: str) -> Plan:
-    plan: Plan | None = rt.store.row_plan(job_id, row_id)
+def _plan(rt: Runtime, job_id: str, row: str) -> Plan:
+    plan: Plan | None = rt.store.row_plan(job_id, row)
     if plan is None:
-        raise RuntimeError(f"row {row_id} has no stored plan")
+        raise RuntimeError(f"row {row} has no stored plan")
     return plan
 
 
 @app.task(bind=True, name="evalq.aggregate_row", max_retries=None, ignore_result=True)
-def aggregate_row(self: Task, _parts: list[Any], job_id: str, row_id: str) -> dict[str, Any]:
+def aggregate_row(
+    self: Task, _parts: list[Any], job_id: str, row: str, down_since: float | None = None
+) -> dict[str, Any]:
     rt = runtime()
-    if rt.store.is_done(job_id, row_id):
-        return {"row": row_id, "duplicate": True}
-    plan, verdicts = _plan(rt, job_id, row_id), rt.store.verdicts(job_id, row_id)
+    try:
+        return _aggregate_row(self, rt, job_id, row)
+    except TaskPredicate:
+        raise
+    except _OUT_OF_REACH as exc:
+        raise _redis_down(self, rt, exc, down_since) from None
+    except JobNotFound as exc:
+        return _gone(self, job_id, exc)
+
+
+def _aggregate_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
+    if rt.store.is_done(job_id, row):
+        return {"row": row, "duplicate": True}
+    plan, verdicts = _plan(rt, job_id, row), rt.store.verdicts(job_id, row)
     if len(verdicts) < len(plan.units):
         if rt.store.status(job_id) in _IDLE:
-            return {"row": row_id, "left": "for resume"}  # not counted: resume finishes it
+            return {"row": row, "left": "for resume"}  # not counted: resume finishes it
         # A redelivered header part can complete the chord early; wait for the stragglers a little.
-        if self.request.retries < _EARLY_CALLBACK_RETRIES:
-            raise self.retry(countdown=2, max_retries=_EARLY_CALLBACK_RETRIES)
+        if task.request.retries < _EARLY_CALLBACK_RETRIES:
+            raise task.retry(countdown=2, max_retries=_EARLY_CALLBACK_RETRIES)
     config = rt.store.config(job_id)
-    result = get_metric(config.metric).aggregate(rt.store.row(job_id, row_id), plan, verdicts)
+    result = get_metric(config.metric).aggregate(rt.store.row(job_id, row), plan, verdicts)
     finish_row(rt.store, job_id, result, config.rows_total)
-    return {"row": row_id, "status": result.status}
+    return {"row": row, "status": result.status}

@@ -176,7 +176,7 @@ def test_daily_quota_pauses_only_that_job_and_resume_finishes_it(
     assert client.wait(other, timeout_s=60).status == "finished"  # the other job went on
     fake.script([{"match": "Dq-", "reply": "yes"}])  # a new day
     calls_before = fake.stats()["requests"]
-    answered = sum(len(client.store.verdicts(job, color)) for color in ("red", "green", "blue"))
+    answered = sum(len(client.store.verdicts(job, line)) for line in ("1", "2", "3"))
     assert answered < 6  # at least the day-quota questions wait unanswered
     assert client.resume(job) == 3
     done = client.wait(job, timeout_s=60)

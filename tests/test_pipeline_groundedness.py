@@ -433,8 +433,8 @@ def test_long_context_is_stored_once_and_messages_stay_small(tmp_path: Path) -> 
     # The only writes in all of Redis that hold the context are the rows, each stored once.
     holding = sorted((c[0].upper(), c[1]) for c in commands if any(marker in arg for arg in c[1:]))
     assert holding == [
-        ("SET", f"evalq:job:{job}:row:long-gen"),
-        ("SET", f"evalq:job:{job}:row:long-given"),
+        ("SET", f"evalq:job:{job}:row:1"),  # rows are keyed by line: long-gen
+        ("SET", f"evalq:job:{job}:row:2"),  # long-given
     ]
     big = [c for c in commands if any(len(arg) > 100_000 for arg in c[1:])]
     assert len(big) == 2, [c[:2] for c in big]

@@ -73,12 +73,12 @@ def test_a_row_whose_task_is_alive_is_not_redriven(store: Store) -> None:
     dog = watchdog(store, sent)
     clock = [1000.0]
     beat = Heartbeat(store, interval_s=1, max_hold_s=540, clock=lambda: clock[0])
-    store.touch(job, "r0", "r1", at=time.time() - 100)  # both started long ago
-    beat.enter("task-a", job, "r0")  # r0's task runs on; r1's worker died
+    store.touch(job, "1", "2", at=time.time() - 100)  # both started long ago
+    beat.enter("task-a", job, "1")  # row 1's task runs on; row 2's worker died
     clock[0] += 100
     assert beat.beat() == 1
     assert dog.sweep(time.time()) == {job: 1}
-    assert sent == [(job, "r1")]
+    assert sent == [(job, "2")]
     # Past the task time limit the task is stuck: it is no longer vouched for.
     clock[0] += 600
     assert beat.beat() == 0
@@ -90,14 +90,14 @@ def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
     job = make_job(store, 2)
     sent: list[tuple[str, str]] = []
     dog = watchdog(store, sent, max_redrives=3)
-    store.touch(job, "r0", "r1", at=time.time() - 100)
+    store.touch(job, "1", "2", at=time.time() - 100)
     for _ in range(3):  # every task that takes the rows dies: they stall again and again
         assert dog.sweep(time.time() + 100) == {job: 2}
-    assert sent.count((job, "r0")) == sent.count((job, "r1")) == 3
-    # r1 makes progress meanwhile: one new verdict starts its count again.
-    store.save_verdict(job, "r1", Verdict(index=0, status="ok", answer="yes", result=1))
+    assert sent.count((job, "1")) == sent.count((job, "2")) == 3
+    # row 2 makes progress meanwhile: one new verdict starts its count again.
+    store.save_verdict(job, "2", Verdict(index=0, status="ok", answer="yes", result=1))
     assert dog.sweep(time.time() + 100) == {job: 1}
-    assert sent[-1] == (job, "r1")
+    assert sent[-1] == (job, "2")
     summary = current_summary(store, job)
     assert (summary.rows_done, summary.rows_failed, summary.redrive_capped) == (1, 1, 1)
     (failed,) = [r for r in store.iter_results(job) if r.id == "r0"]

@@ -49,16 +49,16 @@ def test_stalled_and_lost_rows_are_redriven(store: Store) -> None:
         store, lambda j, r: sent.append((j, r)), interval_s=1, stall_timeout_s=60, name="t"
     )
     now = time.time()
-    store.touch(job, "r0", at=now - 120)  # started, then silence: stalled
-    store.touch(job, "r1", at=now - 5)  # alive
-    store.touch(job, "r2", at=now + 300)  # waiting on a countdown
-    # r3 never started.
+    store.touch(job, "0", at=now - 120)  # started, then silence: stalled
+    store.touch(job, "1", at=now - 5)  # alive
+    store.touch(job, "2", at=now + 300)  # waiting on a countdown
+    # line 3 never started.
     assert dog.sweep(now) == {job: 1}
-    assert sent == [(job, "r0")]
+    assert sent == [(job, "0")]  # rows are named by line
     sent.clear()
-    # Queues empty on two sweeps in a row: r3's message is gone, drive it too.
+    # Queues empty on two sweeps in a row: line 3's message is gone, drive it too.
     assert dog.sweep(now) == {job: 1}
-    assert sent == [(job, "r3")]
+    assert sent == [(job, "3")]
     assert int(store.job_hash(job)["redriven"]) == 2
 
 

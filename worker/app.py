@@ -6,6 +6,7 @@ finish rows already started before opening new ones (depth first) and progress s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from celery import Celery
@@ -22,9 +23,22 @@ def create_app(settings: Settings) -> Celery:
     app = Celery(
         "evalq", broker=settings.redis_url, backend=settings.redis_url, include=["tasks.rows"]
     )
+    # A frozen Redis must give errors that are retried, not hangs: every connection (broker,
+    # result backend) times out, and publishing and result writes retry for redis_retry_max_s.
+    timeout = settings.redis_socket_timeout_s
+    pause_s = 5.0
+    attempts = max(1, math.ceil(settings.redis_retry_max_s / (timeout + pause_s)))
     transport = {
         "visibility_timeout": settings.visibility_timeout_s,
         "queue_order_strategy": "priority",  # consume queues in the order the worker lists them
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "socket_keepalive": True,
+        # (re)connecting before a publish: kombu's default gives up after 4 s
+        "connect_retries_timeout": settings.redis_retry_max_s,
+        "interval_start": 0.2,
+        "interval_step": 1.0,
+        "interval_max": pause_s,
     }
     app.conf.update(
         task_serializer="json",
@@ -37,6 +51,18 @@ def create_app(settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         broker_transport_options=transport,
         result_backend_transport_options={"visibility_timeout": settings.visibility_timeout_s},
+        redis_socket_timeout=timeout,
+        redis_socket_connect_timeout=timeout,
+        result_backend_always_retry=True,
+        result_backend_max_retries=attempts,
+        result_backend_max_sleep_between_retries_ms=int(pause_s * 1000),
+        task_publish_retry=True,
+        task_publish_retry_policy={
+            "max_retries": attempts,
+            "interval_start": 0.2,
+            "interval_step": 1.0,
+            "interval_max": pause_s,
+        },
         broker_connection_retry_on_startup=True,
         result_expires=24 * 3600,
         result_extended=False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -9,6 +10,8 @@ from evalq.gecko import failed_row
 from evalq.models import JobSummary, RowResult
 from evalq.summary import build_summary
 from worker.store import Store
+
+log = logging.getLogger(__name__)
 
 
 def current_summary(store: Store, job_id: str) -> JobSummary:
@@ -23,11 +26,14 @@ def current_summary(store: Store, job_id: str) -> JobSummary:
 
 
 def finalize(store: Store, job_id: str) -> JobSummary:
-    """Write the summary; safe to run twice (it is computed from stored results only)."""
-    if store.status(job_id) in ("running", "paused"):
-        store.set_status(job_id, "finished")
-    store.deactivate(job_id)
+    """Finish the job and write its summary once every row is counted; safe to run twice (the
+    summary is computed from stored results only). While rows are missing it changes nothing
+    and returns the summary so far: whoever asks, a job is never finished with rows missing."""
     config = store.config(job_id)
+    if not store.mark_finished(job_id, config.rows_total):
+        log.warning("job %s: not finished, rows are still missing", job_id)
+        return current_summary(store, job_id)
+    store.deactivate(job_id)
     summary = build_summary(
         config,
         store.job_hash(job_id),

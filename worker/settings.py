@@ -90,6 +90,12 @@ class Settings(BaseSettings):
     call_cache_ttl_s: int = Field(default=30 * 24 * 3600, gt=0)
     watchdog_interval_s: float = Field(default=10.0, gt=0)
     stall_timeout_s: float = Field(default=120.0, gt=0)
+    # Redis out of reach: one command gives up after redis_socket_timeout_s (an error, not a
+    # hang), and tasks retry (Celery retries with backoff) and clients wait for at most
+    # redis_retry_max_s before failing without writing anything in its place.
+    redis_socket_timeout_s: float = Field(default=5.0, gt=0)
+    redis_retry_max_s: float = Field(default=300.0, ge=0)
+
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.
     max_redrives: int = Field(default=5, ge=1)

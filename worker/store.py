@@ -10,14 +10,14 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
                                               output_tokens, rubric_cache_hits, cache_hits,
                                               retries, rate_limited, limiter_wait_ms,
                                               simulated_calls, redriven), {status}_at
-    evalq:job:{job}:rows                LIST  every row id, in dataset order
-    evalq:job:{job}:activity            ZSET  row id -> last sign of life (the watchdog's clock)
-    evalq:job:{job}:redrives            HASH  row id -> "re-drives without progress:verdicts seen"
-    evalq:job:{job}:row:{row}           STRING RowInput JSON (what the producer validated)
-    evalq:job:{job}:plan:{row}          STRING the row's Plan JSON (its rubric and units)
-    evalq:job:{job}:verdicts:{row}      HASH  question index -> Verdict JSON (first write wins)
-    evalq:job:{job}:done                SET   row ids already counted
-    evalq:job:{job}:results             HASH  row id -> RowResult JSON
+    evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
+    evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
+    evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen"
+    evalq:job:{job}:row:{line}          STRING RowInput JSON (what the producer validated)
+    evalq:job:{job}:plan:{line}         STRING the row's Plan JSON (its rubric and units)
+    evalq:job:{job}:verdicts:{line}     HASH  question index -> Verdict JSON (first write wins)
+    evalq:job:{job}:done                SET   lines already counted
+    evalq:job:{job}:results             HASH  line -> RowResult JSON
     evalq:job:{job}:unscored            HASH  reason -> unscored question count
     evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
     evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
@@ -27,6 +27,10 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
     evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
     evalq:watchdog:lock                 STRING which worker sweeps now
 
+Rows are keyed by their line number in the dataset (`row_key`), never by the user's id: ids are
+the user's to choose and could repeat, lines can not, so no row can hide behind another's key.
+The id stays in RowInput and RowResult for display and for results read back by id.
+
 No secret is ever written: JobConfig has no credential fields.
 """
 
@@ -35,15 +39,29 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 import redis
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
 
 from evalq.errors import JobNotFound
 from evalq.metric import Plan
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from worker.settings import Settings
+
+# Redis out of reach, or unable to take a command for now (loading after a restart, a replica
+# still read-only after failover, out of memory under noeviction). Whoever meets one retries
+# later or gives up; it is never a verdict.
+REDIS_DOWN: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ClusterDownError,
+)
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -99,6 +117,21 @@ end
 return tonumber(redis.call('HGET', KEYS[2], 'rows_done'))
 """
 
+# Marks a job finished only when every row is counted: a job is never "finished" with rows
+# missing, whoever asks (the last row's callback, the watchdog, a waiting client, resume).
+# Returns 1 when every row is counted (whatever the status), 0 when rows are missing.
+_MARK_FINISHED = """
+local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
+if done < tonumber(ARGV[1]) then
+  return 0
+end
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'running' or status == 'paused' then
+  redis.call('HSET', KEYS[1], 'status', 'finished', 'finished_at', ARGV[2])
+end
+return 1
+"""
+
 
 class Memo(Generic[K, V]):
     """A small thread-safe LRU for values that never change once written."""
@@ -127,11 +160,17 @@ def job_key(job_id: str, *parts: str) -> str:
     return ":".join(("evalq:job", job_id, *parts))
 
 
+def row_key(row: RowInput | RowResult) -> str:
+    """How every internal structure names a row: its line number, unique in a dataset."""
+    return str(row.line)
+
+
 class Store:
     def __init__(self, client: redis.Redis, settings: Settings) -> None:
         self.r = client
         self.ttl_s = settings.result_ttl_s
         self._finish_row = self.r.register_script(_FINISH_ROW)
+        self._mark_finished = self.r.register_script(_MARK_FINISHED)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
@@ -139,16 +178,36 @@ class Store:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
+        # A frozen or unreachable Redis gives an error after redis_socket_timeout_s instead of
+        # a hang. A command that timed out is not sent again here (Redis may still run it when
+        # it wakes, and counters are not idempotent): callers retry whole idempotent steps.
+        timeout = settings.redis_socket_timeout_s
         client = redis.Redis.from_url(
-            settings.redis_url, decode_responses=True, health_check_interval=30
+            settings.redis_url,
+            decode_responses=True,
+            health_check_interval=30,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            socket_keepalive=True,
+            retry_on_timeout=False,
+            retry=Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.01), 3),
         )
         return cls(client, settings)
 
     # ---- jobs ----
 
-    def create_job(self, config: JobConfig, rows: list[RowInput]) -> None:
+    def create_job(
+        self, config: JobConfig, rows: list[RowInput], rejected: Sequence[RowResult] = ()
+    ) -> None:
+        """Store the job, its rows and its rejected lines (already counted as failed) in one
+        transaction: a producer that dies half way leaves no job that can never finish."""
         key = job_key(config.job_id)
-        pipe = self.r.pipeline()
+        lines = sorted([row_key(row) for row in rows] + [row_key(r) for r in rejected], key=int)
+        if len(set(lines)) != len(lines) or len(lines) != config.rows_total:
+            raise ValueError(
+                f"job {config.job_id}: {len(lines)} distinct lines, rows_total {config.rows_total}"
+            )
+        pipe = self.r.pipeline(transaction=True)
         pipe.hset(
             key,
             mapping={
@@ -159,10 +218,15 @@ class Store:
         )
         pipe.expire(key, self.ttl_s)
         for row in rows:
-            pipe.set(job_key(config.job_id, "row", row.id), row.model_dump_json(), ex=self.ttl_s)
-        if rows:
-            pipe.rpush(job_key(config.job_id, "rows"), *[row.id for row in rows])
+            pipe.set(
+                job_key(config.job_id, "row", row_key(row)), row.model_dump_json(), ex=self.ttl_s
+            )
+        if lines:
+            pipe.rpush(job_key(config.job_id, "rows"), *lines)
             pipe.expire(job_key(config.job_id, "rows"), self.ttl_s)
+        for result in rejected:
+            keys, args = self._finish_args(config.job_id, result)
+            self._finish_row(keys=keys, args=args, client=pipe)
         pipe.zadd("evalq:jobs", {config.job_id: config.created_at})
         pipe.sadd("evalq:jobs:active", config.job_id)
         pipe.execute()
@@ -189,21 +253,32 @@ class Store:
     def pause_reason(self, job_id: str) -> str | None:
         return cast(str | None, self.r.hget(job_key(job_id), "pause_reason"))
 
-    def row_ids(self, job_id: str) -> list[str]:
+    def row_keys(self, job_id: str) -> list[str]:
         return cast(list[str], self.r.lrange(job_key(job_id, "rows"), 0, -1))
 
     def not_done(self, job_id: str) -> list[str]:
         done = cast(set[str], self.r.smembers(job_key(job_id, "done")))
-        return [row for row in self.row_ids(job_id) if row not in done]
+        return [row for row in self.row_keys(job_id) if row not in done]
 
-    def touch(self, job_id: str, *row_ids: str, at: float | None = None) -> None:
+    def progress(self, job_id: str) -> tuple[dict[str, str], int]:
+        """The job hash and how many rows its row list holds, read together: a list shorter
+        than rows_total (expired, or lost) means some rows can never be driven."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(job_key(job_id))
+        pipe.llen(job_key(job_id, "rows"))
+        job_hash, listed = pipe.execute()
+        if not job_hash:
+            raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
+        return cast(dict[str, str], job_hash), int(listed)
+
+    def touch(self, job_id: str, *rows: str, at: float | None = None) -> None:
         """Record a sign of life; `at` in the future for a row waiting on a countdown."""
-        if not row_ids:
+        if not rows:
             return
         key = job_key(job_id, "activity")
         when = time.time() if at is None else at
         pipe = self.r.pipeline()
-        pipe.zadd(key, dict.fromkeys(row_ids, when))
+        pipe.zadd(key, dict.fromkeys(rows, when))
         pipe.expire(key, self.ttl_s)
         pipe.execute()
 
@@ -239,7 +314,10 @@ class Store:
             return cast(JobConfig, hit)
         raw = self.r.hget(job_key(job_id), "config")
         if raw is None:
-            raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
+            raise JobNotFound(
+                f"no job {job_id!r} in Redis (never created, expired, or lost when Redis "
+                "restarted without its append-only file)"
+            )
         return cast(
             JobConfig,
             self._memo.put(("config", job_id), JobConfig.model_validate_json(cast(str, raw))),
@@ -268,6 +346,10 @@ class Store:
     def set_status(self, job_id: str, status: str) -> None:
         self.r.hset(job_key(job_id), mapping={"status": status, f"{status}_at": time.time()})
 
+    def mark_finished(self, job_id: str, rows_total: int) -> bool:
+        """Finish a running or paused job if every row is counted; False while rows are missing."""
+        return bool(self._mark_finished(keys=[job_key(job_id)], args=[rows_total, time.time()]))
+
     def list_jobs(self, limit: int = 50) -> list[str]:
         return cast(list[str], self.r.zrevrange("evalq:jobs", 0, limit - 1))
 
@@ -292,29 +374,29 @@ class Store:
 
     # ---- rows, rubrics, verdicts ----
 
-    def row(self, job_id: str, row_id: str) -> RowInput:
-        if (hit := self._memo.get(("row", job_id, row_id))) is not None:
+    def row(self, job_id: str, row: str) -> RowInput:
+        if (hit := self._memo.get(("row", job_id, row))) is not None:
             return cast(RowInput, hit)
-        raw = self.r.get(job_key(job_id, "row", row_id))
+        raw = self.r.get(job_key(job_id, "row", row))
         if raw is None:
-            raise JobNotFound(f"job {job_id!r} has no row {row_id!r} (expired?)")
+            raise JobNotFound(f"job {job_id!r} has no row on line {row} (expired?)")
         return cast(
             RowInput,
-            self._memo.put(("row", job_id, row_id), RowInput.model_validate_json(cast(str, raw))),
+            self._memo.put(("row", job_id, row), RowInput.model_validate_json(cast(str, raw))),
         )
 
-    def save_row_plan(self, job_id: str, row_id: str, plan: Plan) -> None:
+    def save_row_plan(self, job_id: str, row: str, plan: Plan) -> None:
         """First write wins: a redelivered prepare_row must not renumber the row's units."""
-        self.r.set(job_key(job_id, "plan", row_id), plan.model_dump_json(), ex=self.ttl_s, nx=True)
+        self.r.set(job_key(job_id, "plan", row), plan.model_dump_json(), ex=self.ttl_s, nx=True)
 
-    def row_plan(self, job_id: str, row_id: str) -> Plan | None:
-        if (hit := self._memo.get(("plan", job_id, row_id))) is not None:
+    def row_plan(self, job_id: str, row: str) -> Plan | None:
+        if (hit := self._memo.get(("plan", job_id, row))) is not None:
             return cast(Plan, hit)
-        raw = self.r.get(job_key(job_id, "plan", row_id))
+        raw = self.r.get(job_key(job_id, "plan", row))
         if not raw:
             return None
         return cast(
-            Plan, self._memo.put(("plan", job_id, row_id), Plan.model_validate_json(cast(str, raw)))
+            Plan, self._memo.put(("plan", job_id, row), Plan.model_validate_json(cast(str, raw)))
         )
 
     # ---- a small shared cache (rubrics, long contexts) ----
@@ -325,32 +407,36 @@ class Store:
     def set(self, key: str, value: str, ttl_s: int) -> None:
         self.r.set(key, value, ex=ttl_s)
 
-    def save_verdict(self, job_id: str, row_id: str, verdict: Verdict) -> bool:
+    def save_verdict(self, job_id: str, row: str, verdict: Verdict) -> bool:
         """First write wins, so a redelivered validator can not change a recorded verdict."""
-        key = job_key(job_id, "verdicts", row_id)
+        key = job_key(job_id, "verdicts", row)
         pipe = self.r.pipeline()
         pipe.hsetnx(key, str(verdict.index), verdict.model_dump_json())
         pipe.expire(key, self.ttl_s)
         written, _ = pipe.execute()
         return bool(written)
 
-    def verdict(self, job_id: str, row_id: str, index: int) -> Verdict | None:
-        raw = self.r.hget(job_key(job_id, "verdicts", row_id), str(index))
+    def verdict(self, job_id: str, row: str, index: int) -> Verdict | None:
+        raw = self.r.hget(job_key(job_id, "verdicts", row), str(index))
         return Verdict.model_validate_json(cast(str, raw)) if raw else None
 
-    def verdicts(self, job_id: str, row_id: str) -> dict[int, Verdict]:
-        raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "verdicts", row_id)))
+    def verdicts(self, job_id: str, row: str) -> dict[int, Verdict]:
+        raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "verdicts", row)))
         return {int(k): Verdict.model_validate_json(v) for k, v in raw.items()}
 
     # ---- results ----
 
     def finish_row(self, job_id: str, result: RowResult) -> int:
         """Record a row's result and count it; -1 when it was already counted."""
+        keys, args = self._finish_args(job_id, result)
+        return int(self._finish_row(keys=keys, args=args))
+
+    def _finish_args(self, job_id: str, result: RowResult) -> tuple[list[str], list[Any]]:
         unscored: dict[str, int] = {}
         for q in result.questions:
             if q.reason:
                 unscored[q.reason] = unscored.get(q.reason, 0) + 1
-        args: list[Any] = [result.id, result.model_dump_json(), result.status, self.ttl_s]
+        args: list[Any] = [row_key(result), result.model_dump_json(), result.status, self.ttl_s]
         args.append(result.reason or "" if result.status == "failed" else "")
         args.append("" if result.score is None else repr(float(result.score)))  # running mean
         for reason, count in sorted(unscored.items()):
@@ -361,10 +447,10 @@ class Store:
             job_key(job_id, "results"),
             job_key(job_id, "unscored"),
         ]
-        return int(self._finish_row(keys=keys, args=args))
+        return keys, args
 
-    def is_done(self, job_id: str, row_id: str) -> bool:
-        return bool(self.r.sismember(job_key(job_id, "done"), row_id))
+    def is_done(self, job_id: str, row: str) -> bool:
+        return bool(self.r.sismember(job_key(job_id, "done"), row))
 
     def unscored_counts(self, job_id: str) -> dict[str, int]:
         raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "unscored")))

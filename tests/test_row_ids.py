@@ -1,0 +1,263 @@
+"""Row ids that collide: refused at submit with every line named; rows are tracked by line
+number inside, so even ids that slip through can not hide a row or finish a job early."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalq.dataset import load_dataset
+from evalq.errors import DatasetError, EvalqError
+from evalq.models import JobConfig, MediaRef, RowInput, RowResult
+from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from worker.jobs import finalize, finish_row
+from worker.settings import Settings
+from worker.store import Store
+from worker.watchdog import Watchdog
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "a.png").write_bytes(PNG)
+    return tmp_path
+
+
+def jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def refusal(path: Path) -> str:
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    return str(caught.value)
+
+
+def test_a_rejected_line_and_a_valid_row_with_its_id_are_refused(folder: Path) -> None:
+    path = jsonl(
+        folder / "d.jsonl",
+        [
+            {"id": "a", "prompt": "ok", "image": "a.png"},
+            {"id": "b", "prompt": "no image"},  # rejected, but its id still counts
+            {"id": "b", "prompt": "valid", "image": "a.png"},
+        ],
+    )
+    assert "id 'b' on lines 2, 3" in refusal(path)
+
+
+def test_a_garbage_line_takes_its_line_number_as_id(folder: Path) -> None:
+    path = jsonl(folder / "d.jsonl", ["{not json", {"id": "1", "prompt": "p", "image": "a.png"}])
+    assert "id '1' on lines 1, 2" in refusal(path)
+
+
+def test_number_and_string_ids_and_default_ids_collide(folder: Path) -> None:
+    row = {"prompt": "p", "image": "a.png"}
+    path = jsonl(
+        folder / "d.jsonl",
+        [
+            {**row, "id": 1},
+            {**row, "id": "1"},
+            {**row, "id": "6"},
+            {**row, "id": "x"},
+            {**row, "id": "x"},
+            row,  # line 6: default id "6"
+            {**row, "id": "x"},
+        ],
+    )
+    message = refusal(path)
+    assert "id '1' on lines 1, 2" in message
+    assert "id '6' on lines 3, 6" in message
+    assert "id 'x' on lines 4, 5, 7" in message
+    assert "nothing was submitted" in message
+
+
+def test_csv_bad_line_and_a_row_with_its_line_number_as_id(folder: Path) -> None:
+    path = folder / "d.csv"
+    path.write_text("id,prompt,image\n,p,a.png,surplus\n2,p,a.png\n")
+    assert "id '2' on lines 2, 3" in refusal(path)
+
+
+def test_unique_ids_load(folder: Path) -> None:
+    row = {"prompt": "p", "image": "a.png"}
+    loaded = load_dataset(jsonl(folder / "d.jsonl", [{**row, "id": "b"}, row, {**row, "id": 3}]))
+    assert [(r.id, r.line) for r in loaded.rows] == [("b", 1), ("2", 2), ("3", 3)]
+
+
+# ---- the store and the watchdog, against a real Redis ----
+
+
+@pytest.fixture
+def store(redis_server: RedisServer) -> Iterator[Store]:
+    """Database 2 of the test Redis: no worker consumes its queues or sweeps its jobs."""
+    url = redis_server.url.rsplit("/", 1)[0] + "/2"
+    store = Store.from_settings(Settings(redis_url=url))
+    store.r.flushdb()
+    yield store
+    store.r.flushdb()
+
+
+def same_id_job(store: Store, rows: int) -> str:
+    """A job whose rows all share one id, as a producer that checked nothing would store it."""
+    job_id = uuid.uuid4().hex[:12]
+    config = JobConfig(
+        job_id=job_id,
+        metric="gecko-image",
+        judge_model="m",
+        dataset="d",
+        rows_total=rows,
+        created_at=time.time(),
+    )
+    ref = MediaRef(kind="path", value="/x.png")
+    store.create_job(
+        config, [RowInput(id="same", line=i + 1, prompt="p", image=ref) for i in range(rows)]
+    )
+    return job_id
+
+
+def test_rows_sharing_an_id_are_tracked_apart(store: Store) -> None:
+    job = same_id_job(store, 3)
+    first = RowResult(id="same", line=1, prompt="p", status="scored", score=1.0)
+    assert store.finish_row(job, first) == 1
+    assert store.not_done(job) == ["2", "3"]
+    sent: list[tuple[str, str]] = []
+    dog = Watchdog(
+        store, lambda j, r: sent.append((j, r)), interval_s=1, stall_timeout_s=60, name="t"
+    )
+    dog.sweep()
+    dog.sweep()  # queues empty twice: the rows never started are driven again, not forgotten
+    assert sorted(r for _, r in sent) == ["2", "3"]
+    assert store.status(job) == "running"
+    assert int(store.job_hash(job)["rows_done"]) == 1
+
+
+def test_a_job_is_never_finished_with_rows_missing(store: Store) -> None:
+    job = same_id_job(store, 2)
+    store.finish_row(job, RowResult(id="same", line=1, prompt="p", status="scored", score=1.0))
+    summary = finalize(store, job)
+    assert store.status(job) == "running"
+    assert summary.status == "running"
+    assert summary.rows_done == 1
+    assert job in store.active_jobs()
+    last = RowResult(id="same", line=2, prompt="p", status="failed", score=None)
+    finish_row(store, job, last, rows_total=2)
+    assert store.status(job) == "finished"  # the last row's count finalizes it
+    assert finalize(store, job).rows_done == 2
+
+
+def test_wait_returns_on_finished_and_raises_when_rows_can_not_finish(store: Store) -> None:
+    from evalq.client import Client
+
+    kwargs = store.r.connection_pool.connection_kwargs
+    client = Client(Settings(redis_url=f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs['db']}"))
+    job = same_id_job(store, 2)
+    store.set_status(job, "finished")  # written by an older worker with rows missing
+    assert client.wait(job, timeout_s=30, poll_s=0.05).status == "finished"
+
+    stuck = same_id_job(store, 2)
+    store.r.delete(f"evalq:job:{stuck}:rows")  # its row list is gone: nothing can drive it
+    with pytest.raises(EvalqError, match="can not finish"):
+        client.wait(stuck, timeout_s=30, poll_s=0.05)
+
+
+# ---- end to end: the CLI, a real worker, the fake judge ----
+
+
+def _png(path: Path) -> Path:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 64), "red").save(buf, format="PNG")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*EVALQ, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+@pytest.mark.integration
+def test_cli_refuses_colliding_ids_and_enqueues_nothing(
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
+) -> None:
+    image = _png(tmp_path / "a.png")
+    row = {"prompt": "p", "image": str(image), "questions": [{"question": "Kq?", "answer": "yes"}]}
+    data = jsonl(
+        tmp_path / "d.jsonl",
+        [
+            "{garbage",  # line 1: rejected, id "1"
+            {**row, "id": 1},
+            {**row, "id": "x", "image": str(tmp_path / "missing.png")},  # rejected at load
+            {**row, "id": "x"},
+            {**row, "id": "6"},
+            row,  # line 6: id "6"
+            {**row, "id": "ok"},
+        ],
+    )
+    r = redis_server.client()
+    jobs_before = r.zcard("evalq:jobs")
+    done = _cli(worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait")
+    assert done.returncode == 2, done.stderr
+    message = " ".join(done.stderr.split())
+    for named in ("id '1' on lines 1, 2", "id 'x' on lines 3, 4", "id '6' on lines 5, 6"):
+        assert named in message
+    assert "Traceback" not in done.stderr
+    assert r.zcard("evalq:jobs") == jobs_before  # nothing was stored or enqueued
+    assert fake.stats()["requests"] == 0
+
+
+@pytest.mark.integration
+def test_a_job_with_failing_rows_finishes_with_every_row_counted(
+    redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
+) -> None:
+    image = _png(tmp_path / "a.png")
+    fake.script([{"match": "Fq-refused", "status": 400}, {"match": "Fq-", "reply": "yes"}])
+
+    def row(question: str, **extra: object) -> dict[str, object]:
+        return {
+            "prompt": "p",
+            "image": str(image),
+            "questions": [{"question": question, "answer": "yes"}],
+            **extra,
+        }
+
+    data = jsonl(
+        tmp_path / "d.jsonl",
+        [
+            "{garbage",  # line 1: rejected at load
+            row("Fq-a?", id="a"),
+            row("Fq-refused?", id="b"),  # the judge refuses: unscored, the row fails
+            row("Fq-c?", id="c", image="data:image/png;base64,AAAA"),  # bytes are no PNG
+            row("Fq-e?"),  # line 5, id "5"
+        ],
+    )
+    done = _cli(
+        worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["status"] == "finished"
+    assert summary["rows_done"] == summary["rows_total"] == 5
+    assert (summary["rows_scored"], summary["rows_failed"]) == (2, 3)
+    results = _cli(
+        worker_env(redis_server.url, fake.url), "results", summary["job_id"], "--format", "jsonl"
+    )
+    lines = [json.loads(line) for line in results.stdout.splitlines()]
+    assert [(r["line"], r["id"]) for r in lines] == [
+        (1, "1"),
+        (2, "a"),
+        (3, "b"),
+        (4, "c"),
+        (5, "5"),
+    ]
