@@ -25,8 +25,14 @@ _CHUNK = 1024 * 1024
 
 
 def real_path(path: str | os.PathLike[str]) -> Path:
-    """The path with ~, .., and every symbolic link resolved (the file need not exist)."""
-    return Path(os.path.realpath(os.path.expanduser(path)))
+    """The path with ~, .., and every symbolic link resolved (the file need not exist).
+
+    A path the file system can't even encode (a lone surrogate, a NUL byte) is refused as
+    ValueError, which callers report as an input error of the row."""
+    try:
+        return Path(os.path.realpath(os.path.expanduser(path)))
+    except UnicodeEncodeError as exc:
+        raise ValueError("the path is not valid text") from exc
 
 
 @dataclass(frozen=True)
@@ -55,21 +61,27 @@ def _under(path: Path, folders: tuple[Path, ...]) -> bool:
 def locate(text: str, base_dir: Path, roots: DataRoots, row_id: str, field: str) -> Path:
     """The producer's check: the resolved path of a dataset cell, if it names a regular file
     under the roots. Relative paths start from the dataset's folder."""
-    given = Path(text).expanduser()
-    real = real_path(given if given.is_absolute() else base_dir / given)
-    if not roots.allows(real):
-        raise InputError(row_id, field, f"{text} is {OUTSIDE}")
-    if not real.exists():
-        raise InputError(row_id, field, f"file not found: {text}")
-    if not real.is_file():
-        raise InputError(row_id, field, f"{text} is not a regular file")
+    try:
+        given = Path(text).expanduser()
+        real = real_path(given if given.is_absolute() else base_dir / given)
+        if not roots.allows(real):
+            raise InputError(row_id, field, f"{text} is {OUTSIDE}")
+        if not real.exists():
+            raise InputError(row_id, field, f"file not found: {text}")
+        if not real.is_file():
+            raise InputError(row_id, field, f"{text} is not a regular file")
+    except ValueError as exc:  # a NUL byte or a lone surrogate: no file system path at all
+        raise InputError(row_id, field, f"not a usable path: {exc}") from None
     return real
 
 
 def read_file(path: str, roots: DataRoots, max_bytes: int, row_id: str, field: str) -> bytes:
     """The worker's read: the same checks on the path as stored, then at most max_bytes + 1
     bytes read whatever size the file reports (files under /proc report 0)."""
-    real = real_path(path)
+    try:
+        real = real_path(path)
+    except ValueError as exc:
+        raise InputError(row_id, field, f"not a usable path: {exc}") from None
     if not roots.allows(real):
         raise InputError(row_id, field, f"{path} is {OUTSIDE}")
     # O_NOFOLLOW: a link swapped in after the check is not followed; O_NONBLOCK: opening a FIFO

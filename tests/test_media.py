@@ -183,6 +183,13 @@ def test_inside_the_roots_errors_may_say_what_is_wrong(data_folder: Path) -> Non
         parse_media(".", data_folder, "r", "image")
 
 
+@pytest.mark.parametrize("cell", ["a\ud800.png", "a\x00.png"])
+def test_a_path_no_file_system_can_hold_fails_its_row(data_folder: Path, cell: str) -> None:
+    """A lone surrogate or a NUL byte is an input error of the row, not a crash of the load."""
+    with pytest.raises(InputError, match="not a usable path"):
+        parse_media(cell, data_folder, "r", "image")
+
+
 def test_configured_roots_replace_the_dataset_folder(data_folder: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "images"
     elsewhere.mkdir()

@@ -152,6 +152,24 @@ def test_a_job_is_never_finished_with_rows_missing(store: Store) -> None:
     assert finalize(store, job).rows_done == 2
 
 
+def test_counters_of_a_vanished_job_leave_nothing_behind(store: Store) -> None:
+    """A call that lands after Redis lost the job (restarted empty) counts its tokens: that must
+    not recreate a config-less job hash, which has no TTL and which `wait` would read as a job
+    that can't finish instead of a job that is gone."""
+    from evalq.errors import JobNotFound
+    from worker.store import job_key
+
+    job = same_id_job(store, 1)
+    store.incr(job, judge_calls=1)
+    assert store.job_hash(job)["judge_calls"] == "1"
+    store.r.flushdb()  # Redis restarted without its append-only file
+    store.incr(job, judge_calls=1, prompt_tokens=40)
+    assert not store.r.exists(job_key(job))
+    store.r.hset(job_key(job), "judge_calls", 1)  # a stray hash, as older code could leave
+    with pytest.raises(JobNotFound):
+        store.progress(job)
+
+
 def test_wait_returns_on_finished_and_raises_when_rows_can_not_finish(store: Store) -> None:
     from evalq.client import Client
 

@@ -120,6 +120,13 @@ return tonumber(redis.call('HGET', KEYS[2], 'rows_done'))
 # Marks a job finished only when every row is counted: a job is never "finished" with rows
 # missing, whoever asks (the last row's callback, the watchdog, a waiting client, resume).
 # Returns 1 when every row is counted (whatever the status), 0 when rows are missing.
+# Counters of a job that still exists (its hash holds the config); ARGV: name, amount, ...
+_INCR_EXISTING = """
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return 0 end
+for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
 _MARK_FINISHED = """
 local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
 if done < tonumber(ARGV[1]) then
@@ -171,6 +178,7 @@ class Store:
         self.ttl_s = settings.result_ttl_s
         self._finish_row = self.r.register_script(_FINISH_ROW)
         self._mark_finished = self.r.register_script(_MARK_FINISHED)
+        self._incr_existing = self.r.register_script(_INCR_EXISTING)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
@@ -267,7 +275,7 @@ class Store:
         pipe.hgetall(job_key(job_id))
         pipe.llen(job_key(job_id, "rows"))
         job_hash, listed = pipe.execute()
-        if not job_hash:
+        if not job_hash or "config" not in job_hash:
             raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
         return cast(dict[str, str], job_hash), int(listed)
 
@@ -366,11 +374,12 @@ class Store:
         self.r.delete(job_key(job_id, "fatal"))
 
     def incr(self, job_id: str, **amounts: int) -> None:
-        pipe = self.r.pipeline()
-        for name, amount in amounts.items():
-            if amount:
-                pipe.hincrby(job_key(job_id), name, amount)
-        pipe.execute()
+        """Add to a job's counters, only while the job exists: a call that lands after Redis
+        lost the job must not leave a config-less hash behind (no TTL, and it would look like
+        a job to `wait`)."""
+        pairs = [str(x) for name, amount in amounts.items() if amount for x in (name, amount)]
+        if pairs:
+            self._incr_existing(keys=[job_key(job_id)], args=pairs)
 
     # ---- rows, rubrics, verdicts ----
 
