@@ -242,12 +242,14 @@ def refuse_missing_columns(
     column the dataset lacks: refuse the dataset as a whole, naming it and what is there."""
     if loaded.rows:
         return
+    # The reader's warnings often say why (an unclosed CSV quote that swallowed every line).
+    why = "".join(f"; {warning}" for warning in loaded.warnings[:3])
     for field_name, error in missing.items():
         if field_name not in present:
             raise DatasetError(
                 f"{path}: no row has a value for {field_name!r}, which metric {metric} needs "
                 f"(row {error.row_id}: {error.message}); columns present: "
-                f"{', '.join(sorted(present)) or '(none)'}"
+                f"{', '.join(sorted(present)) or '(none)'}{why}"
             )
 
 

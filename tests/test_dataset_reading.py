@@ -82,6 +82,17 @@ def test_csv_unclosed_quote_is_warned_about_naming_its_lines(folder: Path) -> No
     assert [r.line for r in loaded.rows if r.id == "d"] == [5]
 
 
+def test_a_quote_that_swallows_the_whole_file_is_named_in_the_refusal(folder: Path) -> None:
+    """Every line merged into one cell: the dataset is refused, and the error says why."""
+    path = folder / "d.csv"
+    path.write_text('prompt,image\n"a red square,a.png\na red square,a.png\na circle,a.png\n')
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    message = str(info.value)
+    assert "no row has a value for 'image'" in message
+    assert "lines 2-4 were read as one row" in message
+
+
 def test_csv_text_after_a_closing_quote_is_warned_about(folder: Path) -> None:
     path = folder / "d.csv"
     path.write_text('id,prompt,image\na,"a cat" in a hat,a.png\nb,"a dog",a.png\n')
