@@ -18,11 +18,11 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready
 
+from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.settings import Settings, get_settings
 
-QUEUE_QUESTIONS = "evalq.questions"
-QUEUE_ROWS = "evalq.rows"
-PREPARE_ROW = "evalq.prepare_row"  # the task that starts a row; sent by producer and watchdog
+# The names stay importable from here (`app`, the worker's app, comes from __getattr__).
+__all__ = ["PREPARE_ROW", "QUEUE_QUESTIONS", "QUEUE_ROWS", "create_app", "get_app"]
 
 
 def create_app(settings: Settings) -> Celery:
