@@ -172,6 +172,8 @@ def test_the_transition_says_what_it_found(store: Store, client: Client) -> None
     assert job in store.active_jobs()
     gone = store.transition(uuid.uuid4().hex[:12], "cancelled")
     assert (gone.changed, gone.before) == (False, "unknown")
+    with pytest.raises(ValueError, match="no status 'done'"):
+        store.transition(job, "done")
 
 
 def test_a_resume_clears_the_pause_reason(store: Store, client: Client) -> None:

@@ -375,6 +375,8 @@ class Store:
     ) -> Transition:
         """Move the job to `status` if TRANSITIONS allows it from the status it has now, in one
         atomic step. "finished" also needs rows_done >= rows_total; "paused" records `reason`."""
+        if status not in TRANSITIONS:
+            raise ValueError(f"job {job_id}: no status {status!r} (known: {sorted(TRANSITIONS)})")
         sources = [before for before, targets in TRANSITIONS.items() if status in targets]
         changed, before, done = self._transition(
             keys=[job_key(job_id), "evalq:jobs:active"],
