@@ -366,7 +366,10 @@ def resume(job_id: str, wait: bool, as_json: bool, redis_url: str | None) -> Non
 @redis_option
 def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
     """Stop a job cleanly: queued tasks skip it; rows already scored are kept."""
-    _emit(_client(redis_url).cancel(job_id), as_json)
+    client = _client(redis_url)
+    if not (outcome := client.try_cancel(job_id)).changed:
+        err_console.print(f"job {job_id} already {outcome.before}: nothing to cancel")
+    _emit(client.summary(job_id), as_json)
 
 
 @main.command()

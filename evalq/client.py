@@ -24,7 +24,7 @@ from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
 from worker.settings import Settings, get_settings
-from worker.store import REDIS_DOWN, Store, job_key, row_key
+from worker.store import REDIS_DOWN, Store, Transition, row_key
 
 T = TypeVar("T")
 JOB_ID = re.compile(r"[0-9a-f]{12}")
@@ -162,12 +162,9 @@ class Client:
         """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
         how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused."""
         self.store.config(check_job_id(job_id))  # raises JobNotFound
-        if self.store.status(job_id) == "finished":
-            return 0
-        self.store.set_status(job_id, "running")
-        self.store.r.hdel(job_key(job_id), "pause_reason")
+        if not self.store.transition(job_id, "running").changed:
+            return 0  # finished: nothing to resume
         self.store.clear_fatal(job_id)
-        self.store.activate(job_id)
         pending = self.store.not_done(job_id)
         if not pending:
             finalize(self.store, job_id)
@@ -178,11 +175,13 @@ class Client:
 
     def cancel(self, job_id: str) -> JobSummary:
         """Stop a job: queued tasks skip it, rows already counted stay, the rest are not run."""
-        self.store.config(check_job_id(job_id))
-        if self.store.status(job_id) != "finished":
-            self.store.set_status(job_id, "cancelled")
-            self.store.deactivate(job_id)
+        self.try_cancel(job_id)
         return self.summary(job_id)
+
+    def try_cancel(self, job_id: str) -> Transition:
+        """Cancel unless the job is already finished or cancelled; says which it found."""
+        self.store.config(check_job_id(job_id))
+        return self.store.transition(job_id, "cancelled")
 
     def summary(self, job_id: str) -> JobSummary:
         return current_summary(self.store, check_job_id(job_id))

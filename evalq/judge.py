@@ -54,6 +54,11 @@ class JudgeRequest:
         return len(self.prompt) // 4 + 258 * len(self.media) + 1
 
 
+# Every reply of the simulated judge (evalq's fake Gemini server) carries this modelVersion;
+# evalq marks results from it as simulated wherever they are shown.
+SIMULATED_MODEL_VERSION = "evalq-fake-gemini/simulated-judge"
+
+
 @dataclass(frozen=True)
 class JudgeReply:
     text: str

@@ -20,9 +20,9 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel
 
+from evalq.judge import SIMULATED_MODEL_VERSION
 from worker.fake_gemini.protocol import (
     SCRIPTED_MODEL_VERSION,
-    SIMULATED_MODEL_VERSION,
     FakeMedia,
     FakeRequest,
 )

@@ -2,21 +2,27 @@
 
 Two queues: question tasks (validators, aggregation) are consumed before row tasks, so workers
 finish rows already started before opening new ones (depth first) and progress shows early.
+
+The worker's app is built from the environment's settings on first use (`get_app()`, or the
+module attribute `app` that `celery -A worker.app` and `from worker.app import app` look up),
+never at import: a client given explicit settings must not need valid environment settings to
+import, and a bad value is reported to whoever builds the app that uses it.
 """
 
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 from celery import Celery
 from celery.signals import worker_ready
 
+from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.settings import Settings, get_settings
 
-QUEUE_QUESTIONS = "evalq.questions"
-QUEUE_ROWS = "evalq.rows"
-PREPARE_ROW = "evalq.prepare_row"  # the task that starts a row; sent by producer and watchdog
+# The names stay importable from here (`app`, the worker's app, comes from __getattr__).
+__all__ = ["PREPARE_ROW", "QUEUE_QUESTIONS", "QUEUE_ROWS", "create_app", "get_app"]
 
 
 def create_app(settings: Settings) -> Celery:
@@ -79,7 +85,17 @@ def create_app(settings: Settings) -> Celery:
     return app
 
 
-app = create_app(get_settings())
+@cache
+def get_app() -> Celery:
+    """The worker's app (the one tasks register on), built once from the environment."""
+    return create_app(get_settings())
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: `worker.app.app` is built when first looked up, not when the module is imported.
+    if name == "app":
+        return get_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @worker_ready.connect
@@ -93,7 +109,7 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     rt = runtime()
 
     def send(job_id: str, row_id: str) -> None:
-        app.send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
+        get_app().send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
 
     name = getattr(sender, "hostname", None) or "worker"
     Heartbeat(

@@ -27,8 +27,13 @@ from evalq.errors import (
     TransientJudgeError,
     UnparseableReply,
 )
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart, ensure_complete
-from worker.fake_gemini.protocol import SIMULATED_MODEL_VERSION
+from evalq.judge import (
+    SIMULATED_MODEL_VERSION,
+    JudgeReply,
+    JudgeRequest,
+    MediaPart,
+    ensure_complete,
+)
 from worker.limiter import Busy, RateLimiter
 from worker.settings import Settings
 

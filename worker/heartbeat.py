@@ -23,7 +23,7 @@ from typing import Any
 
 from celery.signals import task_postrun, task_prerun
 
-from worker.app import PREPARE_ROW
+from worker.queues import PREPARE_ROW
 from worker.store import Store
 
 log = logging.getLogger(__name__)

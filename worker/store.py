@@ -40,6 +40,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 import redis
@@ -117,9 +118,6 @@ end
 return tonumber(redis.call('HGET', KEYS[2], 'rows_done'))
 """
 
-# Marks a job finished only when every row is counted: a job is never "finished" with rows
-# missing, whoever asks (the last row's callback, the watchdog, a waiting client, resume).
-# Returns 1 when every row is counted (whatever the status), 0 when rows are missing.
 # Counters of a job that still exists (its hash holds the config); ARGV: name, amount, ...
 _INCR_EXISTING = """
 if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return 0 end
@@ -127,17 +125,55 @@ for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """
 
-_MARK_FINISHED = """
-local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
-if done < tonumber(ARGV[1]) then
-  return 0
-end
+# Which status a job may move to, from which. "finished" is final. A cancelled job runs again
+# only through `evalq resume`; running -> running is a resume of an interrupted job. Moving to
+# "finished" also needs every row counted: a job is never finished with rows missing.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "running": frozenset({"running", "paused", "cancelled", "finished"}),
+    "paused": frozenset({"running", "cancelled", "finished"}),
+    "cancelled": frozenset({"running"}),
+    "finished": frozenset(),
+}
+
+# Every status change, checked against TRANSITIONS (the allowed sources come in as ARGV[6:])
+# and written in one atomic step: nothing can land between the check and the write. A job
+# that runs is one the watchdog looks after; a cancelled or finished one is not.
+# Returns {changed, status found, rows_done}.
+_TRANSITION = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if status == 'running' or status == 'paused' then
-  redis.call('HSET', KEYS[1], 'status', 'finished', 'finished_at', ARGV[2])
+if not status then
+  return {0, 'unknown', 0}
 end
-return 1
+local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
+local target = ARGV[1]
+local allowed = false
+for i = 6, #ARGV do
+  if ARGV[i] == status then allowed = true end
+end
+if not allowed or (target == 'finished' and done < tonumber(ARGV[3])) then
+  return {0, status, done}
+end
+redis.call('HSET', KEYS[1], 'status', target, target .. '_at', ARGV[2])
+if target == 'paused' then
+  redis.call('HSET', KEYS[1], 'pause_reason', ARGV[4])
+elseif target == 'running' then
+  redis.call('HDEL', KEYS[1], 'pause_reason')
+  redis.call('SADD', KEYS[2], ARGV[5])
+else
+  redis.call('SREM', KEYS[2], ARGV[5])
+end
+return {1, status, done}
 """
+
+
+@dataclass(frozen=True)
+class Transition:
+    """What a status change found: whether it happened, and the status it met ("unknown"
+    when the job is gone), so a caller can say "already finished" instead of pretending."""
+
+    changed: bool
+    before: str
+    rows_done: int
 
 
 class Memo(Generic[K, V]):
@@ -177,8 +213,8 @@ class Store:
         self.r = client
         self.ttl_s = settings.result_ttl_s
         self._finish_row = self.r.register_script(_FINISH_ROW)
-        self._mark_finished = self.r.register_script(_MARK_FINISHED)
         self._incr_existing = self.r.register_script(_INCR_EXISTING)
+        self._transition = self.r.register_script(_TRANSITION)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
@@ -245,18 +281,9 @@ class Store:
     def deactivate(self, job_id: str) -> None:
         self.r.srem("evalq:jobs:active", job_id)
 
-    def activate(self, job_id: str) -> None:
-        self.r.sadd("evalq:jobs:active", job_id)
-
     def pause(self, job_id: str, reason: str) -> bool:
         """Pause a running job (first reason wins); False if it was not running."""
-        if self.status(job_id) != "running":
-            return False
-        self.r.hset(
-            job_key(job_id),
-            mapping={"status": "paused", "pause_reason": reason, "paused_at": time.time()},
-        )
-        return True
+        return self.transition(job_id, "paused", reason=reason).changed
 
     def pause_reason(self, job_id: str) -> str | None:
         return cast(str | None, self.r.hget(job_key(job_id), "pause_reason"))
@@ -351,12 +378,25 @@ class Store:
         self._status[job_id] = (now, status)
         return status
 
-    def set_status(self, job_id: str, status: str) -> None:
-        self.r.hset(job_key(job_id), mapping={"status": status, f"{status}_at": time.time()})
+    def transition(
+        self, job_id: str, status: str, *, reason: str = "", rows_total: int = 0
+    ) -> Transition:
+        """Move the job to `status` if TRANSITIONS allows it from the status it has now, in one
+        atomic step. "finished" also needs rows_done >= rows_total; "paused" records `reason`."""
+        if status not in TRANSITIONS:
+            raise ValueError(f"job {job_id}: no status {status!r} (known: {sorted(TRANSITIONS)})")
+        sources = [before for before, targets in TRANSITIONS.items() if status in targets]
+        changed, before, done = self._transition(
+            keys=[job_key(job_id), "evalq:jobs:active"],
+            args=[status, time.time(), rows_total, reason, job_id, *sources],
+        )
+        return Transition(bool(changed), str(before), int(done))
 
     def mark_finished(self, job_id: str, rows_total: int) -> bool:
-        """Finish a running or paused job if every row is counted; False while rows are missing."""
-        return bool(self._mark_finished(keys=[job_key(job_id)], args=[rows_total, time.time()]))
+        """Finish a running or paused job if every row is counted. True when every row is
+        counted (whatever the status: a cancelled job stays cancelled), False while rows are
+        missing."""
+        return self.transition(job_id, "finished", rows_total=rows_total).rows_done >= rows_total
 
     def list_jobs(self, limit: int = 50) -> list[str]:
         return cast(list[str], self.r.zrevrange("evalq:jobs", 0, limit - 1))

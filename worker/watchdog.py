@@ -17,8 +17,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from worker.app import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.jobs import finalize, give_up, redrive
+from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.store import Store
 
 log = logging.getLogger(__name__)

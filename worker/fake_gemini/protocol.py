@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-# Every reply of the simulated judge carries this modelVersion; evalq marks results from it
-# as simulated wherever they are shown.
-SIMULATED_MODEL_VERSION = "evalq-fake-gemini/simulated-judge"
+# Replies of the simulated judge carry evalq.judge.SIMULATED_MODEL_VERSION (in the domain, where
+# the runtime reads it: the runtime never imports the fake server); scripted replies this one.
 SCRIPTED_MODEL_VERSION = "evalq-fake-gemini/scripted"
 
 

@@ -34,9 +34,9 @@ from typing import Any, Literal, TypedDict, Unpack
 
 from aiohttp import web
 
+from evalq.judge import SIMULATED_MODEL_VERSION
 from worker.fake_gemini.protocol import (
     SCRIPTED_MODEL_VERSION,
-    SIMULATED_MODEL_VERSION,
     Brain,
     FakeMedia,
     FakeRequest,
