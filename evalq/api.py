@@ -108,8 +108,8 @@ class Job:
     def cancel(self) -> dict[str, Any]:
         return self.client.cancel(self.job_id).model_dump()
 
-    def resume(self) -> int:
-        return self.client.resume(self.job_id)
+    def resume(self, *, max_cost_usd: float | None = None) -> int:
+        return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
 
 
 def evaluate(

@@ -196,6 +196,13 @@ def metric_options(func: Any) -> Any:
                 "(dynamic), 0 (off), min, modest or default. Repeatable.",
             ),
             click.option(
+                "--max-cost-usd",
+                type=float,
+                default=None,
+                help="Pause the job once its spend reaches this many US dollars (priced from "
+                "the price table); `evalq resume JOB --max-cost-usd Y` continues.",
+            ),
+            click.option(
                 "--thinking-level",
                 "thinking_levels",
                 multiple=True,
@@ -260,6 +267,7 @@ def _submit_and_report(
     data_roots: tuple[Path, ...],
     thinking_budgets: tuple[str, ...] = (),
     thinking_levels: tuple[str, ...] = (),
+    max_cost_usd: float | None = None,
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
@@ -273,6 +281,7 @@ def _submit_and_report(
         use_cache=not no_cache,
         data_roots=list(data_roots) or None,
         thinking=thinking,
+        max_cost_usd=max_cost_usd,
     )
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
@@ -343,11 +352,19 @@ def _emit(summary: Any, as_json: bool, brief: bool = False) -> None:
 @job_id_argument
 @click.option("--wait", is_flag=True, help="Show progress and print the summary when done.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option(
+    "--max-cost-usd",
+    type=float,
+    default=None,
+    help="A new spend cap in US dollars (the total, spend so far included).",
+)
 @redis_option
-def resume(job_id: str, wait: bool, as_json: bool, redis_url: str | None) -> None:
+def resume(
+    job_id: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
+) -> None:
     """Continue a paused or interrupted job with the rows not yet scored (cached calls are free)."""
     client = _client(redis_url)
-    count = client.resume(job_id)
+    count = client.resume(job_id, max_cost_usd=max_cost_usd)
     err_console.print(f"job {job_id}: {count} rows enqueued again")
     if wait:
         _emit(

@@ -17,6 +17,7 @@ from evalq.gecko import failed_row
 from evalq.media import media_rules_in_force
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.pricing import Price, nanos, price_for, price_table, table_from_json, usd
 from evalq.thinking import Setting, ThinkingError
 from evalq.thinking import check_job as check_thinking
 from evalq.thinking import effective as thinking_effective
@@ -55,10 +56,27 @@ def _gone_message(job_id: str) -> str:
     )
 
 
+def job_table(config: JobConfig) -> dict[str, Price]:
+    """The prices a job was submitted with (evalq's defaults for jobs that predate them)."""
+    return table_from_json(config.prices) if config.prices is not None else price_table()
+
+
 @dataclass
 class Submitted:
     job_id: str
     dataset: LoadedDataset
+
+
+def models_by_role(
+    judges: list[str], options: Mapping[str, Any], judge_model: str
+) -> dict[str, list[str]]:
+    """Every model that may play each role in a job."""
+    candidates = [str(options.get("candidate_model") or judge_model)]
+    if options.get("prompt_template"):  # rank: candidates without guidance name models
+        guided = options.get("candidate_prompts") or {}
+        candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
+    rubric = [str(options["rubric_model"])] if options.get("rubric_model") else judges
+    return {"rubric": rubric, "validator": judges, "judge": judges, "candidate": candidates}
 
 
 def job_thinking_settings(
@@ -71,14 +89,29 @@ def job_thinking_settings(
     """The job's thinking per role, checked against every model that may play each role."""
     try:
         chosen = thinking_effective(configured, per_job)
-        candidates = [str(options.get("candidate_model") or judge_model)]
-        if options.get("prompt_template"):  # rank: candidates without guidance name models
-            guided = options.get("candidate_prompts") or {}
-            candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
-        roles = {"rubric": judges, "validator": judges, "judge": judges, "candidate": candidates}
-        return chosen, check_thinking(chosen, roles)
+        return chosen, check_thinking(chosen, models_by_role(judges, options, judge_model))
     except ThinkingError as exc:
         raise DatasetError(str(exc)) from None
+
+
+def check_cap(
+    max_cost_usd: float | None, table: Mapping[str, Price], models: Mapping[str, list[str]]
+) -> None:
+    """A spend cap needs a price for every model the job may call: a call with no price adds
+    nothing to the spend, so the cap could not hold."""
+    if max_cost_usd is None:
+        return
+    if isinstance(max_cost_usd, bool) or not max_cost_usd > 0:
+        raise DatasetError(f"--max-cost-usd must be a positive amount, got {max_cost_usd!r}")
+    unpriced = sorted(
+        {m for names in models.values() for m in names if price_for(m, table) is None}
+    )
+    if unpriced:
+        raise DatasetError(
+            f"--max-cost-usd {max_cost_usd:g}: no price is known for {', '.join(unpriced)}, so "
+            "its spend could not be counted against the cap; give its price in EVALQ_PRICES "
+            '(JSON: {"model": {"input": USD_PER_1M, "output": USD_PER_1M}})'
+        )
 
 
 class Client:
@@ -99,6 +132,7 @@ class Client:
         max_field_bytes: int | None = None,
         data_roots: list[str | Path] | None = None,
         thinking: Mapping[str, Setting] | None = None,
+        max_cost_usd: float | None = None,
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
@@ -106,7 +140,8 @@ class Client:
         job's main judge. `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are
         read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder).
         `thinking` ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a
-        model would refuse is a DatasetError naming model and range."""
+        model would refuse is a DatasetError naming model and range. `max_cost_usd` pauses the
+        job once its priced spend reaches it (every model it calls needs a known price)."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
         if max_field_bytes is None:
@@ -119,6 +154,10 @@ class Client:
         judge_model = judges[0] if judges else self.settings.judge_model
         job_thinking, thinking_warnings = job_thinking_settings(
             self.settings.thinking, thinking, judges or [judge_model], options, judge_model
+        )
+        prices = self.settings.price_table()
+        check_cap(
+            max_cost_usd, prices, models_by_role(judges or [judge_model], options, judge_model)
         )
         job_id = new_job_id()
         warnings = loaded.warnings[:50] + (
@@ -138,6 +177,8 @@ class Client:
             warnings=warnings,
             data_roots=[str(root) for root in rules.roots.roots],
             thinking=job_thinking,
+            prices={model: price.to_json() for model, price in prices.items()},
+            max_cost_usd=max_cost_usd,
         )
         rejected = [
             failed_row(err.row_id, line, "", "input_error", str(err)) for line, err in loaded.errors
@@ -158,12 +199,33 @@ class Client:
                     producer=producer,
                 )
 
-    def resume(self, job_id: str) -> int:
+    def resume(self, job_id: str, *, max_cost_usd: float | None = None) -> int:
         """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
-        how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused."""
-        self.store.config(check_job_id(job_id))  # raises JobNotFound
+        how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused.
+        `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
+        spend already reached its cap needs one."""
+        config = self.store.config(check_job_id(job_id))  # raises JobNotFound
         if self.store.status(job_id) == "finished":
             return 0
+        spent, cap = self.store.budget(job_id)
+        if max_cost_usd is not None:
+            table = job_table(config)
+            judges = config.judge_models or [config.judge_model]
+            check_cap(max_cost_usd, table, models_by_role(judges, config.options, judges[0]))
+            if nanos(max_cost_usd) <= spent:
+                raise EvalqError(
+                    f"job {job_id} has already spent ${usd(spent):.4f}: a cap of "
+                    f"${max_cost_usd:g} would pause it again at once; give a larger "
+                    "--max-cost-usd (the total, spend so far included)"
+                )
+            cap = nanos(max_cost_usd)
+        elif cap is not None and spent >= cap:
+            raise EvalqError(
+                f"job {job_id} has spent ${usd(spent):.4f}, its cap of ${usd(cap):.4f} "
+                "(--max-cost-usd): resume it with a larger cap, "
+                f"`evalq resume {job_id} --max-cost-usd Y`"
+            )
+        self.store.set_budget(job_id, cap)
         self.store.set_status(job_id, "running")
         self.store.r.hdel(job_key(job_id), "pause_reason")
         self.store.clear_fatal(job_id)

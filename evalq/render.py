@@ -80,6 +80,9 @@ def summary_table(s: JobSummary) -> Table:
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
     )
     table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    for role, tokens in s.tokens_by_role.items():
+        table.add_row(f"  {role}", role_tokens(tokens, s.cost_by_role.get(role), s))
+    table.add_row("cost", cost_line(s))
     table.add_row("thinking", _thinking(s))
     if s.candidate_calls:
         table.add_row(
@@ -91,6 +94,44 @@ def summary_table(s: JobSummary) -> Table:
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table
+
+
+def money(value: float | None) -> str:
+    """Dollars, or "unknown" (never $0 for what could not be priced)."""
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 100 else f"${value:,.2f}"
+
+
+def role_tokens(tokens: dict[str, int], cost: float | None, s: JobSummary) -> str:
+    """One role's billed calls and tokens, and what they cost."""
+    line = (
+        f"{tokens.get('calls', 0)} calls · prompt {tokens.get('prompt', 0)} · "
+        f"output {tokens.get('output', 0)} · thinking {tokens.get('thought', 0)}"
+    )
+    if tokens.get("cached"):
+        line += f" · cached {tokens['cached']}"
+    return f"{line} · {money(cost)}" if s.usage else line
+
+
+def cost_line(s: JobSummary) -> str:
+    """The job's cost, by role, with the price date, and what kind of figure it is."""
+    if not s.usage:
+        text = "$0 (no billed call: every reply came from the cache, or none was needed)"
+    else:
+        by_role = " · ".join(f"{role} {money(cost)}" for role, cost in s.cost_by_role.items())
+        text = f"{money(s.cost_usd)} ({by_role})"
+        if s.price_date:
+            text += f" at prices of {s.price_date}"
+        if s.cost_note:
+            text += f"; {s.cost_note}"
+    if s.simulated:
+        text += (
+            "; ESTIMATE: the simulated judge's token counts at Google's prices, nothing was billed"
+        )
+    if s.max_cost_usd is not None:
+        text += f"; cap {money(s.max_cost_usd)} (spent {money(s.spent_usd)})"
+    return text
 
 
 def _thinking(s: JobSummary) -> str:
