@@ -196,6 +196,18 @@ def metric_options(func: Any) -> Any:
                 "(dynamic), 0 (off), min, modest or default. Repeatable.",
             ),
             click.option(
+                "--dry-run",
+                is_flag=True,
+                help="Check every row and plan the calls, tokens, cost and time without "
+                "enqueuing anything or calling a model; prints one table (or JSON with --json).",
+            ),
+            click.option(
+                "--count-tokens",
+                is_flag=True,
+                help="With --dry-run: count text tokens with Gemini's count_tokens endpoint "
+                "(free, one request per distinct text) instead of estimating them.",
+            ),
+            click.option(
                 "--max-cost-usd",
                 type=float,
                 default=None,
@@ -268,11 +280,34 @@ def _submit_and_report(
     thinking_budgets: tuple[str, ...] = (),
     thinking_levels: tuple[str, ...] = (),
     max_cost_usd: float | None = None,
+    dry_run: bool = False,
+    count_tokens: bool = False,
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
     client = _client(redis_url)
     options = {**job_options(**option_flags), **extra_options}
+    if count_tokens and not dry_run:
+        raise click.BadParameter("only with --dry-run", param_hint="--count-tokens")
+    if dry_run:
+        plan = client.plan(
+            metric,
+            dataset,
+            judge_models=list(judge_models),
+            options=options,
+            use_cache=not no_cache,
+            data_roots=list(data_roots) or None,
+            thinking=thinking,
+            max_cost_usd=max_cost_usd,
+            count_tokens=count_tokens,
+        )
+        if as_json:
+            click.echo(plan.model_dump_json())
+        else:
+            from evalq.render import print_dry_run
+
+            print_dry_run(out_console, plan)
+        return
     submitted = client.submit(
         metric,
         dataset,

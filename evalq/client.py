@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 import re
 import time
 import uuid
@@ -12,9 +13,26 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import DatasetError, EvalqError, JobGone, JobNotFound, RedisUnavailable
+from evalq.dry_run import DryEnv, DryRunReport, RejectedRow, local_counter
+from evalq.dry_run import report as dry_report
+from evalq.errors import (
+    DatasetError,
+    EvalqError,
+    InputError,
+    JobGone,
+    JobNotFound,
+    RedisUnavailable,
+)
 from evalq.gecko import failed_row
-from evalq.media import media_rules_in_force
+from evalq.judge import JudgeRequest, MediaPart
+from evalq.media import (
+    DOCUMENT_TYPES,
+    IMAGE_TYPES,
+    VIDEO_TYPES,
+    MediaRules,
+    load_media,
+    media_rules_in_force,
+)
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
 from evalq.pricing import Price, nanos, price_for, price_table, table_from_json, usd
@@ -22,6 +40,7 @@ from evalq.thinking import Setting, ThinkingError
 from evalq.thinking import check_job as check_thinking
 from evalq.thinking import effective as thinking_effective
 from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
+from worker.call_cache import call_key
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
 from worker.settings import Settings, get_settings
@@ -65,6 +84,50 @@ def job_table(config: JobConfig) -> dict[str, Price]:
 class Submitted:
     job_id: str
     dataset: LoadedDataset
+
+
+@dataclass
+class Prepared:
+    """A job that passed every check, not yet stored."""
+
+    config: JobConfig
+    dataset: LoadedDataset
+    rules: MediaRules
+    prices: dict[str, Price]
+
+
+# Which bytes a media field may hold (as the workers check them).
+_MEDIA_KINDS: dict[str, tuple[str, ...]] = {
+    "image": IMAGE_TYPES,
+    "video": VIDEO_TYPES,
+    "document": DOCUMENT_TYPES,
+}
+
+
+def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput, str], MediaPart]:
+    """Media as a worker would load it, minus the network: local files and inline data are
+    read, type checked and decoded (a bad one fails its row, as it would when run); gs:// URIs
+    are checked as the worker checks them; http(s) URLs are not fetched in a dry run."""
+    memo: dict[tuple[str, str, str], MediaPart] = {}
+
+    def load(row: RowInput, field: str) -> MediaPart:
+        ref = row.media.get(field)
+        if ref is None:
+            raise InputError(row.id, field, "missing")
+        allowed = _MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
+        if ref.kind == "url":
+            note = "media at http(s) URLs is not fetched in a dry run: not checked, sized by rule"
+            if note not in notes:
+                notes.append(note)
+            mime = ref.mime_type or mimetypes.guess_type(ref.value.split("?", 1)[0])[0]
+            fallback = {"image": "image/*", "video": "video/*"}.get(field, "application/pdf")
+            return MediaPart(mime_type=mime or fallback, uri=ref.value)
+        key = (ref.kind, ref.value, field)
+        if key not in memo:
+            memo[key] = load_media(ref, row.id, field, rules, allowed)
+        return memo[key]
+
+    return load
 
 
 def models_by_role(
@@ -142,6 +205,44 @@ class Client:
         `thinking` ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a
         model would refuse is a DatasetError naming model and range. `max_cost_usd` pauses the
         job once its priced spend reaches it (every model it calls needs a known price)."""
+        prepared = self._prepare(
+            metric,
+            dataset,
+            judge_model=judge_model,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            max_field_bytes=max_field_bytes,
+            data_roots=data_roots,
+            thinking=thinking,
+            max_cost_usd=max_cost_usd,
+        )
+        config, loaded = prepared.config, prepared.dataset
+        rejected = [
+            failed_row(err.row_id, line, "", "input_error", str(err)) for line, err in loaded.errors
+        ]
+        self.store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
+        if not loaded.rows:
+            finalize(self.store, config.job_id)
+        self._enqueue(config.job_id, [row_key(row) for row in loaded.rows])
+        return Submitted(job_id=config.job_id, dataset=loaded)
+
+    def _prepare(
+        self,
+        metric: str,
+        dataset: str | Path,
+        *,
+        judge_model: str | None,
+        judge_models: list[str] | None,
+        options: dict[str, Any] | None,
+        use_cache: bool,
+        max_field_bytes: int | None,
+        data_roots: list[str | Path] | None,
+        thinking: Mapping[str, Setting] | None,
+        max_cost_usd: float | None,
+    ) -> Prepared:
+        """Every check a job passes before it is stored, shared by submit and the dry run:
+        the metric, every row, thinking settings against the models, the spend cap."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
         if max_field_bytes is None:
@@ -159,13 +260,12 @@ class Client:
         check_cap(
             max_cost_usd, prices, models_by_role(judges or [judge_model], options, judge_model)
         )
-        job_id = new_job_id()
         warnings = loaded.warnings[:50] + (
             [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
         )
         warnings += thinking_warnings
         config = JobConfig(
-            job_id=job_id,
+            job_id=new_job_id(),
             metric=metric,
             judge_model=judge_model,
             judge_models=judges or [judge_model],
@@ -180,14 +280,106 @@ class Client:
             prices={model: price.to_json() for model, price in prices.items()},
             max_cost_usd=max_cost_usd,
         )
+        return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+    def plan(
+        self,
+        metric: str,
+        dataset: str | Path,
+        *,
+        judge_model: str | None = None,
+        judge_models: list[str] | None = None,
+        options: dict[str, Any] | None = None,
+        use_cache: bool = True,
+        max_field_bytes: int | None = None,
+        data_roots: list[str | Path] | None = None,
+        thinking: Mapping[str, Setting] | None = None,
+        max_cost_usd: float | None = None,
+        count_tokens: bool = False,
+    ) -> DryRunReport:
+        """A dry run: the same checks as submit, then every call the job would make planned,
+        its tokens, cost and time at the quota estimated, and nothing stored, enqueued or
+        asked. Rubrics already in the cache are read (Redis), never written. `count_tokens`
+        counts text with Gemini's count_tokens endpoint (requests, but no generate call)."""
+        prepared = self._prepare(
+            metric,
+            dataset,
+            judge_model=judge_model,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            max_field_bytes=max_field_bytes,
+            data_roots=data_roots,
+            thinking=thinking,
+            max_cost_usd=max_cost_usd,
+        )
+        config, loaded = prepared.config, prepared.dataset
+        notes: list[str] = []
+        counter: Any
+        if count_tokens:
+            from worker.token_count import ApiTokenCounter
+
+            counter = ApiTokenCounter(self.settings)
+        else:
+            counter, reason = local_counter()
+            if reason:
+                notes.append(reason)
+        kv: Store | None = self.store
+        try:
+            self.store.r.ping()
+        except REDIS_DOWN as exc:
+            kv = None
+            notes.append(
+                f"the rubric cache was not read (Redis at {self.redis_address()}: {exc}): "
+                "every rubric is counted as to write"
+            )
+        env = DryEnv(
+            job=config,
+            counter=counter,
+            prices=prepared.prices,
+            media_loader=dry_media_loader(prepared.rules, notes),
+            kv=kv,
+            cache_probe=None if kv is None else self._cached_call,
+            answer_allowance=self.settings.max_output_tokens,
+        )
+        spec = get_metric(metric)
         rejected = [
-            failed_row(err.row_id, line, "", "input_error", str(err)) for line, err in loaded.errors
+            RejectedRow(line=line, id=err.row_id, error=str(err)) for line, err in loaded.errors
         ]
-        self.store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
-        if not loaded.rows:
-            finalize(self.store, job_id)
-        self._enqueue(job_id, [row_key(row) for row in loaded.rows])
-        return Submitted(job_id=job_id, dataset=loaded)
+        planned = 0
+        for row in loaded.rows:
+            mark = env.mark()
+            try:
+                spec.dry_plan(row, env)
+            except InputError as exc:
+                env.rollback(mark)
+                rejected.append(RejectedRow(line=row.line, id=row.id, error=f"bad input: {exc}"))
+                continue
+            planned += 1
+        notes += [n for n in getattr(counter, "failures", []) if n not in notes]
+        for note in notes:
+            env.note(note)
+        limits = self.settings.rate_limits
+
+        def quota(model: str) -> tuple[int | None, int | None]:
+            limit = limits.get(model) or limits.get("*")
+            return (limit.rpm, limit.tpm) if limit is not None else (None, None)
+
+        return dry_report(
+            metric=metric,
+            dataset=str(Path(dataset).resolve()),
+            job=config,
+            env=env,
+            rows_total=loaded.total,
+            planned=planned,
+            rejected=sorted(rejected, key=lambda r: r.line),
+            warnings=config.warnings,
+            quota=quota,
+        )
+
+    def _cached_call(self, model: str, request: JudgeRequest) -> bool:
+        """Whether the judge-call cache holds this request's reply (a dry run's probe)."""
+        return bool(self.store.r.exists(call_key(model, request)))
 
     def _enqueue(self, job_id: str, rows: list[str]) -> None:
         with self.app.producer_or_acquire() as producer:

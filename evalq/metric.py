@@ -13,13 +13,16 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from evalq.errors import InputError
 from evalq.judge import Judge, MediaPart
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
+
+if TYPE_CHECKING:
+    from evalq.dry_run import DryEnv
 
 
 class Unit(BaseModel):
@@ -108,6 +111,11 @@ class Metric(Protocol):
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         """Metric-specific job figures (per-judge means, agreement, win rates...)."""
+        ...
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """The row's calls for a dry run, each handed to ``env.call`` built as ``plan`` and
+        ``run_unit`` would build it, without calling anything; InputError fails the row."""
         ...
 
 
