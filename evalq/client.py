@@ -365,7 +365,7 @@ class Client:
             limit = limits.get(model) or limits.get("*")
             return (limit.rpm, limit.tpm) if limit is not None else (None, None)
 
-        return dry_report(
+        plan = dry_report(
             metric=metric,
             dataset=str(Path(dataset).resolve()),
             job=config,
@@ -376,6 +376,13 @@ class Client:
             warnings=config.warnings,
             quota=quota,
         )
+        if max_cost_usd is not None and plan.cost_usd is not None:
+            over = plan.cost_usd > max_cost_usd
+            plan.notes.append(
+                f"--max-cost-usd {max_cost_usd:g}: the estimate is "
+                + ("over it: the job would pause before it finishes" if over else "within it")
+            )
+        return plan
 
     def _cached_call(self, model: str, request: JudgeRequest) -> bool:
         """Whether the judge-call cache holds this request's reply (a dry run's probe)."""

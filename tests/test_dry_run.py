@@ -168,6 +168,22 @@ def test_cli_dry_run_prints_one_table_or_json_and_runs_nothing(
     assert alone.returncode != 0 and "--dry-run" in alone.stderr
 
 
+def test_dry_run_refuses_what_submit_refuses(
+    client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    from evalq.errors import DatasetError
+
+    data = dataset(tmp_path, "Dr")
+    before = job_keys(redis_server)
+    with pytest.raises(DatasetError, match=r"gemini-2\.5-pro takes .*128\.\.32768"):
+        client.plan("gecko-image", data, judge_model="gemini-2.5-pro", thinking={"validator": 0})
+    with pytest.raises(DatasetError, match="no price is known for gemini-unpriced"):
+        client.plan("gecko-image", data, judge_model="gemini-unpriced", max_cost_usd=1.0)
+    capped = client.plan("gecko-image", data, max_cost_usd=1e-9)
+    assert any("the job would pause before it finishes" in note for note in capped.notes)
+    assert fake.stats()["requests"] == 0 and job_keys(redis_server) == before
+
+
 def test_evaluate_dry_run_returns_the_plan(settings: Any, fake: FakeGemini, tmp_path: Path) -> None:
     import pandas as pd
 
