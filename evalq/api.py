@@ -13,9 +13,10 @@ import json
 import math
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from evalq.client import Client
+from evalq.dry_run import DryRunReport
 from evalq.models import JobSummary, RowResult
 
 if TYPE_CHECKING:
@@ -108,8 +109,44 @@ class Job:
     def cancel(self) -> dict[str, Any]:
         return self.client.cancel(self.job_id).model_dump()
 
-    def resume(self) -> int:
-        return self.client.resume(self.job_id)
+    def resume(self, *, max_cost_usd: float | None = None) -> int:
+        return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
+
+
+@overload
+def evaluate(
+    data: pd.DataFrame | str | Path,
+    metric: str = ...,
+    *,
+    judge_models: list[str] | None = ...,
+    options: dict[str, Any] | None = ...,
+    use_cache: bool = ...,
+    base_dir: str | Path | None = ...,
+    settings: Settings | None = ...,
+    data_roots: list[str | Path] | None = ...,
+    thinking: dict[str, int | str] | None = ...,
+    max_cost_usd: float | None = ...,
+    dry_run: Literal[False] = ...,
+    count_tokens: bool = ...,
+) -> Job: ...
+
+
+@overload
+def evaluate(
+    data: pd.DataFrame | str | Path,
+    metric: str = ...,
+    *,
+    judge_models: list[str] | None = ...,
+    options: dict[str, Any] | None = ...,
+    use_cache: bool = ...,
+    base_dir: str | Path | None = ...,
+    settings: Settings | None = ...,
+    data_roots: list[str | Path] | None = ...,
+    thinking: dict[str, int | str] | None = ...,
+    max_cost_usd: float | None = ...,
+    dry_run: Literal[True],
+    count_tokens: bool = ...,
+) -> DryRunReport: ...
 
 
 def evaluate(
@@ -123,36 +160,38 @@ def evaluate(
     settings: Settings | None = None,
     data_roots: list[str | Path] | None = None,
     thinking: dict[str, int | str] | None = None,
-) -> Job:
+    max_cost_usd: float | None = None,
+    dry_run: bool = False,
+    count_tokens: bool = False,
+) -> Job | DryRunReport:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
     Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
     dataset's folder, which for a DataFrame is `base_dir`). `thinking` sets thinking per role,
-    e.g. {"validator": 0, "rubric": 2048, "judge": "min"}."""
+    e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
+    its spend reaches it. `dry_run=True` submits nothing: it returns the plan (calls, tokens,
+    cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
+    Gemini's count_tokens endpoint."""
     client = Client(settings)
+    kwargs: dict[str, Any] = {
+        "judge_models": judge_models,
+        "options": options,
+        "use_cache": use_cache,
+        "data_roots": data_roots,
+        "thinking": thinking,
+        "max_cost_usd": max_cost_usd,
+    }
+
+    def run(path: str | Path) -> Job | DryRunReport:
+        if dry_run:
+            return client.plan(metric, path, count_tokens=count_tokens, **kwargs)
+        return Job(client.submit(metric, path, **kwargs).job_id, client)
+
     if isinstance(data, (str, Path)):
-        submitted = client.submit(
-            metric,
-            data,
-            judge_models=judge_models,
-            options=options,
-            use_cache=use_cache,
-            data_roots=data_roots,
-            thinking=thinking,
-        )
-        return Job(submitted.job_id, client)
+        return run(data)
     folder = Path(base_dir) if base_dir is not None else Path.cwd()
     path = _write_frame(data, folder)
     try:
-        submitted = client.submit(
-            metric,
-            path,
-            judge_models=judge_models,
-            options=options,
-            use_cache=use_cache,
-            data_roots=data_roots,
-            thinking=thinking,
-        )
+        return run(path)
     finally:
         path.unlink(missing_ok=True)
-    return Job(submitted.job_id, client)

@@ -196,6 +196,25 @@ def metric_options(func: Any) -> Any:
                 "(dynamic), 0 (off), min, modest or default. Repeatable.",
             ),
             click.option(
+                "--dry-run",
+                is_flag=True,
+                help="Check every row and plan the calls, tokens, cost and time without "
+                "enqueuing anything or calling a model; prints one table (or JSON with --json).",
+            ),
+            click.option(
+                "--count-tokens",
+                is_flag=True,
+                help="With --dry-run: count text tokens with Gemini's count_tokens endpoint "
+                "(free, one request per distinct text) instead of estimating them.",
+            ),
+            click.option(
+                "--max-cost-usd",
+                type=float,
+                default=None,
+                help="Pause the job once its spend reaches this many US dollars (priced from "
+                "the price table); `evalq resume JOB --max-cost-usd Y` continues.",
+            ),
+            click.option(
                 "--thinking-level",
                 "thinking_levels",
                 multiple=True,
@@ -260,11 +279,35 @@ def _submit_and_report(
     data_roots: tuple[Path, ...],
     thinking_budgets: tuple[str, ...] = (),
     thinking_levels: tuple[str, ...] = (),
+    max_cost_usd: float | None = None,
+    dry_run: bool = False,
+    count_tokens: bool = False,
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
     client = _client(redis_url)
     options = {**job_options(**option_flags), **extra_options}
+    if count_tokens and not dry_run:
+        raise click.BadParameter("only with --dry-run", param_hint="--count-tokens")
+    if dry_run:
+        plan = client.plan(
+            metric,
+            dataset,
+            judge_models=list(judge_models),
+            options=options,
+            use_cache=not no_cache,
+            data_roots=list(data_roots) or None,
+            thinking=thinking,
+            max_cost_usd=max_cost_usd,
+            count_tokens=count_tokens,
+        )
+        if as_json:
+            click.echo(plan.model_dump_json())
+        else:
+            from evalq.render import print_dry_run
+
+            print_dry_run(out_console, plan)
+        return
     submitted = client.submit(
         metric,
         dataset,
@@ -273,6 +316,7 @@ def _submit_and_report(
         use_cache=not no_cache,
         data_roots=list(data_roots) or None,
         thinking=thinking,
+        max_cost_usd=max_cost_usd,
     )
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
@@ -343,11 +387,19 @@ def _emit(summary: Any, as_json: bool, brief: bool = False) -> None:
 @job_id_argument
 @click.option("--wait", is_flag=True, help="Show progress and print the summary when done.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option(
+    "--max-cost-usd",
+    type=float,
+    default=None,
+    help="A new spend cap in US dollars (the total, spend so far included).",
+)
 @redis_option
-def resume(job_id: str, wait: bool, as_json: bool, redis_url: str | None) -> None:
+def resume(
+    job_id: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
+) -> None:
     """Continue a paused or interrupted job with the rows not yet scored (cached calls are free)."""
     client = _client(redis_url)
-    count = client.resume(job_id)
+    count = client.resume(job_id, max_cost_usd=max_cost_usd)
     err_console.print(f"job {job_id}: {count} rows enqueued again")
     if wait:
         _emit(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 import re
 import time
 import uuid
@@ -12,15 +13,34 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import DatasetError, EvalqError, JobGone, JobNotFound, RedisUnavailable
+from evalq.dry_run import DryEnv, DryRunReport, RejectedRow, local_counter
+from evalq.dry_run import report as dry_report
+from evalq.errors import (
+    DatasetError,
+    EvalqError,
+    InputError,
+    JobGone,
+    JobNotFound,
+    RedisUnavailable,
+)
 from evalq.gecko import failed_row
-from evalq.media import media_rules_in_force
+from evalq.judge import JudgeRequest, MediaPart
+from evalq.media import (
+    DOCUMENT_TYPES,
+    IMAGE_TYPES,
+    VIDEO_TYPES,
+    MediaRules,
+    load_media,
+    media_rules_in_force,
+)
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.pricing import Price, nanos, price_for, price_table, table_from_json, usd
 from evalq.thinking import Setting, ThinkingError
 from evalq.thinking import check_job as check_thinking
 from evalq.thinking import effective as thinking_effective
 from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
+from worker.call_cache import call_key
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
 from worker.settings import Settings, get_settings
@@ -55,10 +75,71 @@ def _gone_message(job_id: str) -> str:
     )
 
 
+def job_table(config: JobConfig) -> dict[str, Price]:
+    """The prices a job was submitted with (evalq's defaults for jobs that predate them)."""
+    return table_from_json(config.prices) if config.prices is not None else price_table()
+
+
 @dataclass
 class Submitted:
     job_id: str
     dataset: LoadedDataset
+
+
+@dataclass
+class Prepared:
+    """A job that passed every check, not yet stored."""
+
+    config: JobConfig
+    dataset: LoadedDataset
+    rules: MediaRules
+    prices: dict[str, Price]
+
+
+# Which bytes a media field may hold (as the workers check them).
+_MEDIA_KINDS: dict[str, tuple[str, ...]] = {
+    "image": IMAGE_TYPES,
+    "video": VIDEO_TYPES,
+    "document": DOCUMENT_TYPES,
+}
+
+
+def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput, str], MediaPart]:
+    """Media as a worker would load it, minus the network: local files and inline data are
+    read, type checked and decoded (a bad one fails its row, as it would when run); gs:// URIs
+    are checked as the worker checks them; http(s) URLs are not fetched in a dry run."""
+    memo: dict[tuple[str, str, str], MediaPart] = {}
+
+    def load(row: RowInput, field: str) -> MediaPart:
+        ref = row.media.get(field)
+        if ref is None:
+            raise InputError(row.id, field, "missing")
+        allowed = _MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
+        if ref.kind == "url":
+            note = "media at http(s) URLs is not fetched in a dry run: not checked, sized by rule"
+            if note not in notes:
+                notes.append(note)
+            mime = ref.mime_type or mimetypes.guess_type(ref.value.split("?", 1)[0])[0]
+            fallback = {"image": "image/*", "video": "video/*"}.get(field, "application/pdf")
+            return MediaPart(mime_type=mime or fallback, uri=ref.value)
+        key = (ref.kind, ref.value, field)
+        if key not in memo:
+            memo[key] = load_media(ref, row.id, field, rules, allowed)
+        return memo[key]
+
+    return load
+
+
+def models_by_role(
+    judges: list[str], options: Mapping[str, Any], judge_model: str
+) -> dict[str, list[str]]:
+    """Every model that may play each role in a job."""
+    candidates = [str(options.get("candidate_model") or judge_model)]
+    if options.get("prompt_template"):  # rank: candidates without guidance name models
+        guided = options.get("candidate_prompts") or {}
+        candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
+    rubric = [str(options["rubric_model"])] if options.get("rubric_model") else judges
+    return {"rubric": rubric, "validator": judges, "judge": judges, "candidate": candidates}
 
 
 def job_thinking_settings(
@@ -71,14 +152,29 @@ def job_thinking_settings(
     """The job's thinking per role, checked against every model that may play each role."""
     try:
         chosen = thinking_effective(configured, per_job)
-        candidates = [str(options.get("candidate_model") or judge_model)]
-        if options.get("prompt_template"):  # rank: candidates without guidance name models
-            guided = options.get("candidate_prompts") or {}
-            candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
-        roles = {"rubric": judges, "validator": judges, "judge": judges, "candidate": candidates}
-        return chosen, check_thinking(chosen, roles)
+        return chosen, check_thinking(chosen, models_by_role(judges, options, judge_model))
     except ThinkingError as exc:
         raise DatasetError(str(exc)) from None
+
+
+def check_cap(
+    max_cost_usd: float | None, table: Mapping[str, Price], models: Mapping[str, list[str]]
+) -> None:
+    """A spend cap needs a price for every model the job may call: a call with no price adds
+    nothing to the spend, so the cap could not hold."""
+    if max_cost_usd is None:
+        return
+    if isinstance(max_cost_usd, bool) or not max_cost_usd > 0:
+        raise DatasetError(f"--max-cost-usd must be a positive amount, got {max_cost_usd!r}")
+    unpriced = sorted(
+        {m for names in models.values() for m in names if price_for(m, table) is None}
+    )
+    if unpriced:
+        raise DatasetError(
+            f"--max-cost-usd {max_cost_usd:g}: no price is known for {', '.join(unpriced)}, so "
+            "its spend could not be counted against the cap; give its price in EVALQ_PRICES "
+            '(JSON: {"model": {"input": USD_PER_1M, "output": USD_PER_1M}})'
+        )
 
 
 class Client:
@@ -99,6 +195,7 @@ class Client:
         max_field_bytes: int | None = None,
         data_roots: list[str | Path] | None = None,
         thinking: Mapping[str, Setting] | None = None,
+        max_cost_usd: float | None = None,
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
@@ -106,7 +203,46 @@ class Client:
         job's main judge. `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are
         read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder).
         `thinking` ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a
-        model would refuse is a DatasetError naming model and range."""
+        model would refuse is a DatasetError naming model and range. `max_cost_usd` pauses the
+        job once its priced spend reaches it (every model it calls needs a known price)."""
+        prepared = self._prepare(
+            metric,
+            dataset,
+            judge_model=judge_model,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            max_field_bytes=max_field_bytes,
+            data_roots=data_roots,
+            thinking=thinking,
+            max_cost_usd=max_cost_usd,
+        )
+        config, loaded = prepared.config, prepared.dataset
+        rejected = [
+            failed_row(err.row_id, line, "", "input_error", str(err)) for line, err in loaded.errors
+        ]
+        self.store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
+        if not loaded.rows:
+            finalize(self.store, config.job_id)
+        self._enqueue(config.job_id, [row_key(row) for row in loaded.rows])
+        return Submitted(job_id=config.job_id, dataset=loaded)
+
+    def _prepare(
+        self,
+        metric: str,
+        dataset: str | Path,
+        *,
+        judge_model: str | None,
+        judge_models: list[str] | None,
+        options: dict[str, Any] | None,
+        use_cache: bool,
+        max_field_bytes: int | None,
+        data_roots: list[str | Path] | None,
+        thinking: Mapping[str, Setting] | None,
+        max_cost_usd: float | None,
+    ) -> Prepared:
+        """Every check a job passes before it is stored, shared by submit and the dry run:
+        the metric, every row, thinking settings against the models, the spend cap."""
         get_metric(metric)  # an unknown metric fails before anything else
         options = dict(options or {})
         if max_field_bytes is None:
@@ -120,13 +256,16 @@ class Client:
         job_thinking, thinking_warnings = job_thinking_settings(
             self.settings.thinking, thinking, judges or [judge_model], options, judge_model
         )
-        job_id = new_job_id()
+        prices = self.settings.price_table()
+        check_cap(
+            max_cost_usd, prices, models_by_role(judges or [judge_model], options, judge_model)
+        )
         warnings = loaded.warnings[:50] + (
             [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
         )
         warnings += thinking_warnings
         config = JobConfig(
-            job_id=job_id,
+            job_id=new_job_id(),
             metric=metric,
             judge_model=judge_model,
             judge_models=judges or [judge_model],
@@ -138,15 +277,116 @@ class Client:
             warnings=warnings,
             data_roots=[str(root) for root in rules.roots.roots],
             thinking=job_thinking,
+            prices={model: price.to_json() for model, price in prices.items()},
+            max_cost_usd=max_cost_usd,
         )
+        return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+    def plan(
+        self,
+        metric: str,
+        dataset: str | Path,
+        *,
+        judge_model: str | None = None,
+        judge_models: list[str] | None = None,
+        options: dict[str, Any] | None = None,
+        use_cache: bool = True,
+        max_field_bytes: int | None = None,
+        data_roots: list[str | Path] | None = None,
+        thinking: Mapping[str, Setting] | None = None,
+        max_cost_usd: float | None = None,
+        count_tokens: bool = False,
+    ) -> DryRunReport:
+        """A dry run: the same checks as submit, then every call the job would make planned,
+        its tokens, cost and time at the quota estimated, and nothing stored, enqueued or
+        asked. Rubrics already in the cache are read (Redis), never written. `count_tokens`
+        counts text with Gemini's count_tokens endpoint (requests, but no generate call)."""
+        prepared = self._prepare(
+            metric,
+            dataset,
+            judge_model=judge_model,
+            judge_models=judge_models,
+            options=options,
+            use_cache=use_cache,
+            max_field_bytes=max_field_bytes,
+            data_roots=data_roots,
+            thinking=thinking,
+            max_cost_usd=max_cost_usd,
+        )
+        config, loaded = prepared.config, prepared.dataset
+        notes: list[str] = []
+        counter: Any
+        if count_tokens:
+            from worker.token_count import ApiTokenCounter
+
+            counter = ApiTokenCounter(self.settings)
+        else:
+            counter, reason = local_counter()
+            if reason:
+                notes.append(reason)
+        kv: Store | None = self.store
+        try:
+            self.store.r.ping()
+        except REDIS_DOWN as exc:
+            kv = None
+            notes.append(
+                f"the rubric cache was not read (Redis at {self.redis_address()}: {exc}): "
+                "every rubric is counted as to write"
+            )
+        env = DryEnv(
+            job=config,
+            counter=counter,
+            prices=prepared.prices,
+            media_loader=dry_media_loader(prepared.rules, notes),
+            kv=kv,
+            cache_probe=None if kv is None else self._cached_call,
+            answer_allowance=self.settings.max_output_tokens,
+        )
+        spec = get_metric(metric)
         rejected = [
-            failed_row(err.row_id, line, "", "input_error", str(err)) for line, err in loaded.errors
+            RejectedRow(line=line, id=err.row_id, error=str(err)) for line, err in loaded.errors
         ]
-        self.store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
-        if not loaded.rows:
-            finalize(self.store, job_id)
-        self._enqueue(job_id, [row_key(row) for row in loaded.rows])
-        return Submitted(job_id=job_id, dataset=loaded)
+        planned = 0
+        for row in loaded.rows:
+            mark = env.mark()
+            try:
+                spec.dry_plan(row, env)
+            except InputError as exc:
+                env.rollback(mark)
+                rejected.append(RejectedRow(line=row.line, id=row.id, error=f"bad input: {exc}"))
+                continue
+            planned += 1
+        notes += [n for n in getattr(counter, "failures", []) if n not in notes]
+        for note in notes:
+            env.note(note)
+        limits = self.settings.rate_limits
+
+        def quota(model: str) -> tuple[int | None, int | None]:
+            limit = limits.get(model) or limits.get("*")
+            return (limit.rpm, limit.tpm) if limit is not None else (None, None)
+
+        plan = dry_report(
+            metric=metric,
+            dataset=str(Path(dataset).resolve()),
+            job=config,
+            env=env,
+            rows_total=loaded.total,
+            planned=planned,
+            rejected=sorted(rejected, key=lambda r: r.line),
+            warnings=config.warnings,
+            quota=quota,
+        )
+        if max_cost_usd is not None and plan.cost_usd is not None:
+            over = plan.cost_usd > max_cost_usd
+            plan.notes.append(
+                f"--max-cost-usd {max_cost_usd:g}: the estimate is "
+                + ("over it: the job would pause before it finishes" if over else "within it")
+            )
+        return plan
+
+    def _cached_call(self, model: str, request: JudgeRequest) -> bool:
+        """Whether the judge-call cache holds this request's reply (a dry run's probe)."""
+        return bool(self.store.r.exists(call_key(model, request)))
 
     def _enqueue(self, job_id: str, rows: list[str]) -> None:
         with self.app.producer_or_acquire() as producer:
@@ -158,12 +398,35 @@ class Client:
                     producer=producer,
                 )
 
-    def resume(self, job_id: str) -> int:
+    def resume(self, job_id: str, *, max_cost_usd: float | None = None) -> int:
         """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
-        how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused."""
-        self.store.config(check_job_id(job_id))  # raises JobNotFound
+        how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused.
+        `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
+        spend already reached its cap needs one."""
+        config = self.store.config(check_job_id(job_id))  # raises JobNotFound
+        if self.store.status(job_id) == "finished":
+            return 0
+        spent, cap = self.store.budget(job_id)
+        if max_cost_usd is not None:
+            table = job_table(config)
+            judges = config.judge_models or [config.judge_model]
+            check_cap(max_cost_usd, table, models_by_role(judges, config.options, judges[0]))
+            if nanos(max_cost_usd) <= spent:
+                raise EvalqError(
+                    f"job {job_id} has already spent ${usd(spent):.4f}: a cap of "
+                    f"${max_cost_usd:g} would pause it again at once; give a larger "
+                    "--max-cost-usd (the total, spend so far included)"
+                )
+            cap = nanos(max_cost_usd)
+        elif cap is not None and spent >= cap:
+            raise EvalqError(
+                f"job {job_id} has spent ${usd(spent):.4f}, its cap of ${usd(cap):.4f} "
+                "(--max-cost-usd): resume it with a larger cap, "
+                f"`evalq resume {job_id} --max-cost-usd Y`"
+            )
+        self.store.set_budget(job_id, cap)
         if not self.store.transition(job_id, "running").changed:
-            return 0  # finished: nothing to resume
+            return 0  # finished meanwhile: nothing to resume
         self.store.clear_fatal(job_id)
         pending = self.store.not_done(job_id)
         if not pending:

@@ -123,3 +123,8 @@ class TruncatedReply(JudgeError):
 
 class BadRequest(JudgeError):
     """The server refused the request (4xx other than 429): a bug or bad input, not retried."""
+
+
+class BudgetSpent(JobHalted):
+    """The job's spend reached its --max-cost-usd: it pauses instead of making the call, and
+    `evalq resume JOB --max-cost-usd Y` continues it with a new cap."""

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from evalq.dataset import parse_questions, row_id_of, unknown_columns
+from evalq.dry_run import DryEnv, expected_questions
 from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
 from evalq.gecko_choices import (
     MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
@@ -498,6 +499,14 @@ def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
     return f"evalq:rubric:{digest}"
 
 
+# Answers' lengths a dry run assumes (evalq's own figures, from the replies' JSON shapes): a
+# rubric is its keywords plus one question with keywords and justification each; a validator
+# answer is a short explanation and the answer.
+RUBRIC_ANSWER_TOKENS = 40
+RUBRIC_TOKENS_PER_QUESTION = 60
+VALIDATOR_ANSWER_TOKENS = 50
+BATCH_TOKENS_PER_QUESTION = 45
+
 ValidatorMode = Literal["per-question", "batched"]
 VALIDATOR_MODES: tuple[str, ...] = ("per-question", "batched")
 QuestionsMode = Literal["replace", "extend"]
@@ -634,6 +643,53 @@ class GeckoMetric:
             rubric, _ = generate_rubric(ctx.judge(model), row.prompt, self.rubric_spec)
             ctx.kv.set(key, rubric.model_dump_json(), ctx.cache_ttl_s)
         return extend_rubric(rubric, row.questions) if row.questions else rubric
+
+    def placeholder_question(self, keyword: str) -> Question:
+        """A question of the kind a rubric still to write would hold, for a dry run's sizes."""
+        return Question(question=f"Does the image show {keyword}?", expected="yes", tag="object")
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """The row's rubric call (unless given, cached, or written for an earlier row with the
+        same prompt) and its validator calls, per judge: one per question or one per row."""
+        media = env.media(row, self.media_field)
+        extend = questions_mode(env.options) == "extend"
+        if row.questions and not extend:
+            questions = list(row.questions)
+            env.count("rubrics_given")
+        else:
+            model = rubric_model(env.job)
+            key = rubric_cache_key(row.prompt, model, self.rubric_spec.template_version)
+            cached = env.cached(key)
+            if cached is not None:
+                questions = Rubric.model_validate_json(cached).questions
+                env.count("rubrics_cached")
+            else:
+                keywords = expected_questions(row.prompt)
+                questions = [self.placeholder_question(k) for k in keywords]
+                env.count("questions_estimated", len(questions))
+                if env.first(key):
+                    request = JudgeRequest(
+                        prompt=self.rubric_spec.prompt(row.prompt, None),
+                        schema=self.rubric_spec.schema,
+                        role="rubric",
+                    )
+                    answer = RUBRIC_ANSWER_TOKENS + RUBRIC_TOKENS_PER_QUESTION * len(questions)
+                    env.call(request, model, answer)
+                    env.count("rubrics_to_write")
+                else:
+                    env.count("rubrics_shared")  # written once for an earlier row's prompt
+            questions += list(row.questions or [])
+        env.count("questions_expected", len(questions))
+        if not questions:
+            return
+        for model in judge_models(env.job):
+            if validator_mode(env.options) == "batched":
+                answer = BATCH_TOKENS_PER_QUESTION * len(questions)
+                env.call(self.validator_spec.batch_request(questions, media), model, answer)
+                continue
+            for question in questions:
+                request = self.validator_spec.request(question, media)
+                env.call(request, model, VALIDATOR_ANSWER_TOKENS)
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         rubric = Rubric.model_validate(plan.data["rubric"])

@@ -443,5 +443,14 @@ class GeckoVideo(GeckoMetric):
     def row_questions(self, value: Any, row_id: str) -> list[Question] | None:
         return video_questions(value, row_id)
 
+    def placeholder_question(self, keyword: str) -> Question:
+        choices = [f"{keyword}, as described", "something else", "both", "neither"]
+        return Question(
+            question=f"Which of these does the video show for {keyword}?",
+            expected="a",
+            tag="object",
+            choices=label_choices(choices),
+        )
+
 
 GECKO_VIDEO = GeckoVideo()

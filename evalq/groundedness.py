@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from evalq.agreement import all_agree_share, cohen_kappa, fleiss_kappa, pairwise_kappas
 from evalq.candidate_request import candidate_request
 from evalq.dataset import require_text, row_id_of, unknown_columns
+from evalq.dry_run import DryEnv, placeholder_response
 from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
 from evalq.gecko import unscored
 from evalq.grounding_labels import (
@@ -58,10 +59,17 @@ from evalq.judge import Judge, JudgeReply, JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
 from evalq.models import JobConfig, QuestionResult, RowInput, RowResult, UnscoredReason, Verdict
 from evalq.prompts import UNTRUSTED_BLOCKS, delimit
+from evalq.sentences import split_sentences
 
 # ---- prompts --------------------------------------------------------------------------------
 
 JUDGE_TEMPLATE_VERSION = "groundedness-judge/1"
+# Lengths a dry run assumes (evalq's own figures): a response of at most five sentences, and a
+# labelling that repeats each sentence with its label and an excerpt.
+ANSWER_TOKENS = 200
+ASSUMED_SENTENCES = 5
+LABELLING_TOKENS = 60
+LABEL_TOKENS_PER_SENTENCE = 80
 ANSWER_TEMPLATE_VERSION = "groundedness-answer/2"
 PLACEHOLDERS = frozenset({"query", "context"})
 
@@ -625,6 +633,25 @@ class Groundedness:
         if not reply.text.strip():
             raise UnparseableReply(f"the model under test ({model}) returned an empty response")
         return model, reply
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """The response to generate (when the row has none), then one labelling per judge."""
+        query, context = row.data["query"], row.data["context"]
+        response = row.data.get("response")
+        if not isinstance(response, str) or not response:
+            model = str(env.options.get("candidate_model") or env.job.judge_model)
+            template = env.options.get("prompt_template")
+            request = answer_request(query, context, template if template else None)
+            env.call(request, model, ANSWER_TOKENS, candidate=True)
+            env.count("responses to generate")
+            response = placeholder_response(ANSWER_TOKENS)
+            sentences = ASSUMED_SENTENCES
+        else:
+            sentences = max(1, len(split_sentences(response)))
+        request = JudgeRequest(prompt=judge_prompt(query, context, response), schema=GroundingReply)
+        answer = LABELLING_TOKENS + LABEL_TOKENS_PER_SENTENCE * sentences
+        for model in judge_models(env.job):
+            env.call(request, model, answer)
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         model = str(unit.data["judge_model"])

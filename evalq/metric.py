@@ -13,13 +13,17 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from evalq.errors import InputError
 from evalq.judge import Judge, MediaPart
+from evalq.kv import KeyValue
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
+
+if TYPE_CHECKING:
+    from evalq.dry_run import DryEnv
 
 
 class Unit(BaseModel):
@@ -49,14 +53,6 @@ def check_plan_size(plan: Plan, row_id: str, max_bytes: int) -> None:
             f"the row's plan (its rubric or responses as JSON) is {size:,} bytes, over the limit"
             f" of {max_bytes:,} (EVALQ_MAX_PLAN_BYTES)",
         )
-
-
-class KeyValue(Protocol):
-    """A small shared cache (Redis on workers) for things reused across rows and jobs."""
-
-    def get(self, key: str) -> str | None: ...
-
-    def set(self, key: str, value: str, ttl_s: int) -> None: ...
 
 
 @dataclass
@@ -108,6 +104,11 @@ class Metric(Protocol):
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         """Metric-specific job figures (per-judge means, agreement, win rates...)."""
+        ...
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """The row's calls for a dry run, each handed to ``env.call`` built as ``plan`` and
+        ``run_unit`` would build it, without calling anything; InputError fails the row."""
         ...
 
 

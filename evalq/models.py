@@ -181,6 +181,12 @@ class JobConfig(BaseModel):
     # Thinking per role (evalq.thinking): a budget, a level, "min", "modest" or "default".
     # Empty for jobs created before thinking settings existed: they send none, as they did.
     thinking: dict[str, int | str] = Field(default_factory=dict)
+    # The price table the job was submitted with (evalq.pricing, per model), so every worker
+    # prices it alike; None for jobs created before prices were recorded (the worker's table).
+    prices: dict[str, dict[str, Any]] | None = None
+    # The spend cap asked for at submit; the cap in force lives on the job hash (resume may
+    # change it).
+    max_cost_usd: float | None = None
 
 
 class JobSummary(BaseModel):
@@ -222,6 +228,20 @@ class JobSummary(BaseModel):
     candidate_thought_tokens: int = 0
     cached_tokens: int = 0  # prompt tokens served from Gemini's context cache
     thinking: dict[str, int | str] = Field(default_factory=dict)  # per role, as configured
+    # Cost: billed tokens per role and model, priced from the job's price table. A figure that
+    # includes a model with no known price is None (never 0), and cost_note says why.
+    cost_usd: float | None = None
+    cost_by_role: dict[str, float | None] = Field(default_factory=dict)
+    cost_by_model: dict[str, float | None] = Field(default_factory=dict)
+    tokens_by_role: dict[str, dict[str, int]] = Field(default_factory=dict)
+    tokens_by_model: dict[str, dict[str, int]] = Field(default_factory=dict)
+    usage: list[dict[str, Any]] = Field(default_factory=list)  # one entry per (role, model)
+    prices_known: bool = True
+    price_date: str | None = None
+    prices: dict[str, str] = Field(default_factory=dict)  # model -> the price applied
+    cost_note: str | None = None
+    max_cost_usd: float | None = None  # the spend cap in force (--max-cost-usd)
+    spent_usd: float = 0.0  # priced spend so far, what the cap is checked against
     pause_reason: str | None = None
     metric_summary: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

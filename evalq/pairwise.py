@@ -29,14 +29,18 @@ from typing import Any, Literal
 
 from evalq.agreement_stats import label_agreement
 from evalq.dataset import has_value, row_id_of
+from evalq.dry_run import DryEnv
 from evalq.errors import InputError
 from evalq.intervals import wilson
 from evalq.judge import JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
 from evalq.models import RowInput, RowResult, Verdict
 from evalq.pointwise import (
+    VERDICT_ANSWER_TOKENS,
     ask_judge,
     check_template,
+    dry_document,
+    dry_template,
     first_reason,
     judges_of,
     load_document,
@@ -97,6 +101,29 @@ def comparison_units(
         data = {"judge": judge, "sample": sample, **pair, "order": order}
         units.append(Unit(index=len(units), kind="pairwise", data=data))
     return units
+
+
+def dry_comparisons(
+    row: RowInput,
+    env: DryEnv,
+    template: Template,
+    texts: Mapping[str, str],
+    pairs: Sequence[tuple[str, str]],
+) -> None:
+    """Every judge x sample x pair, in both orders, as comparison_units lays them out."""
+    document = dry_document(row, env)
+    samples = samples_of(env.options)
+    for judge, k, (a, b), order in product(judges_of(env.job), range(samples), pairs, ORDERS):
+        shown = (texts[a], texts[b]) if order == "original" else (texts[b], texts[a])
+        request = JudgeRequest(
+            prompt=pairwise_prompt(template, row.data, *shown, document),
+            media=document.media if document else (),
+            schema=PairwiseReply,
+            temperature=temperature_of(env.options, samples),
+            sample=k,
+        )
+        env.call(request, judge, VERDICT_ANSWER_TOKENS)
+        env.count("comparisons (judge x sample x pair x order)")
 
 
 def _read_choice(text: str) -> tuple[str, dict[str, Any]]:
@@ -250,6 +277,13 @@ class Pairwise:
             "samples": samples,
         }
         return Plan(units=comparison_units(judges, samples), data=data)
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """Each judge compares the pair once per sample in each order."""
+        template = dry_template(row, env, "pairwise")
+        a, b = row_pair(row)
+        texts = {a: str(row.data.get(a, "")), b: str(row.data.get(b, ""))}
+        dry_comparisons(row, env, template, texts, [(a, b)])
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")

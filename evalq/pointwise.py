@@ -19,6 +19,7 @@ from statistics import fmean, stdev
 from typing import Any, Literal
 
 from evalq.agreement_stats import rating_agreement
+from evalq.dry_run import DryEnv
 from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
 from evalq.judge import Judge, JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
@@ -70,6 +71,27 @@ def load_document(ctx: RowContext) -> DocumentView | None:
     if DOCUMENT not in ctx.row.media:
         return None
     return document_view(ctx.media(DOCUMENT))
+
+
+def dry_document(row: RowInput, env: DryEnv) -> DocumentView | None:
+    """The row's document for a dry run: a local one is read and checked, a remote one is
+    only named (its size is then assumed)."""
+    if DOCUMENT not in row.media:
+        return None
+    return document_view(env.media(row, DOCUMENT))
+
+
+def dry_template(row: RowInput, env: DryEnv, kind: TemplateKind) -> Template:
+    """row_template for a dry run: missing inputs fail the row as they would when it runs."""
+    template = resolve_template(env.options, kind)
+    lacking = missing_inputs(row, template.requires)
+    if lacking:
+        raise InputError(row.id, lacking[0], f"missing (template {template.name} needs it)")
+    return template
+
+
+# A rating or comparison reply: an explanation of a few sentences, then the verdict.
+VERDICT_ANSWER_TOKENS = 150
 
 
 TemplateKind = Literal["pointwise", "pairwise"]
@@ -258,6 +280,23 @@ class Pointwise:
             sample=int(unit.data["sample"]),
         )
         return ask_judge(ctx.judge(judge), unit.index, request, _read_rating)
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """Every judge rates the row once per sample."""
+        template = dry_template(row, env, "pointwise")
+        document = dry_document(row, env)
+        samples = samples_of(env.options)
+        prompt = pointwise_prompt(template, row.data, document)
+        for judge, k in product(judges_of(env.job), range(samples)):
+            request = JudgeRequest(
+                prompt=prompt,
+                media=document.media if document else (),
+                schema=RatingReply,
+                temperature=temperature_of(env.options, samples),
+                sample=k,
+            )
+            env.call(request, judge, VERDICT_ANSWER_TOKENS)
+            env.count("ratings (judge x sample)")
 
     def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
         pairs = verdicts_for(plan, results)

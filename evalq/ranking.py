@@ -23,6 +23,7 @@ from typing import Any
 from evalq import bradley_terry
 from evalq.agreement_stats import label_agreement
 from evalq.candidate_request import candidate_request
+from evalq.dry_run import DryEnv, placeholder_response
 from evalq.errors import DatasetError, InputError
 from evalq.judge import JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
@@ -31,11 +32,14 @@ from evalq.pairwise import (
     OUTCOME_SCORE,
     comparison_units,
     comparisons,
+    dry_comparisons,
     first_position_share,
     judge_comparison,
     winner_of,
 )
 from evalq.pointwise import (
+    dry_document,
+    dry_template,
     first_reason,
     judges_of,
     load_document,
@@ -55,6 +59,10 @@ from evalq.rubrics import (
 )
 
 GENERATION_TEMPLATE_VERSION = "rank-generation/2"
+# A generated response's length a dry run assumes (evalq's own figure): a few paragraphs.
+GENERATION_ANSWER_TOKENS = 300
+
+
 MAX_CANDIDATES = 20
 
 
@@ -224,6 +232,49 @@ class Rank:
             media = document.media if document is not None else ()
             request = JudgeRequest(prompt=prompt, media=media, temperature=0.0)
         return ctx.candidate(model).generate(request).text.strip()
+
+    def _generation(
+        self,
+        row: RowInput,
+        candidate: str,
+        document: DocumentView | None,
+        options: Mapping[str, Any],
+        job_model: str,
+    ) -> tuple[str, JudgeRequest]:
+        """(model, request) of the call that writes a candidate's response, as _generate makes it."""
+        guidance = _candidate_prompts(options).get(candidate)
+        if guidance is not None:
+            model = str(options.get("candidate_model") or job_model)
+            return model, generation_request(guidance, row.data, document)
+        template = _prompt_template(options)
+        assert template is not None
+        prompt = template.format_map({k: row.data.get(k, "") for k in placeholders_of(template)})
+        media = document.media if document is not None else ()
+        return candidate, JudgeRequest(prompt=prompt, media=media, temperature=0.0)
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """Responses to generate for candidates that are not columns, then every pair of
+        candidates in both orders, per judge and sample."""
+        options = env.options
+        template = dry_template(row, env, "pairwise")
+        candidates = candidates_of(options)
+        document = dry_document(row, env)
+        texts: dict[str, str] = {}
+        for candidate in candidates:
+            if candidate in row.data:
+                texts[candidate] = str(row.data[candidate])
+                continue
+            if not _generated(options, candidate):
+                raise InputError(row.id, candidate, "missing (a candidate's response)")
+            model, request = self._generation(
+                row, candidate, document, options, env.job.judge_model
+            )
+            env.call(request, model, GENERATION_ANSWER_TOKENS, candidate=True)
+            env.count("responses to generate")
+            texts[candidate] = placeholder_response(GENERATION_ANSWER_TOKENS)
+        pairs = list(combinations(candidates, 2))
+        env.count("candidate pairs", len(pairs))
+        dry_comparisons(row, env, template, texts, pairs)
 
     def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.table import Table
 
+from evalq.dry_run import DryRunReport
 from evalq.models import JobSummary, RowResult
 
 SIMULATED_BANNER = (
@@ -80,6 +81,9 @@ def summary_table(s: JobSummary) -> Table:
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
     )
     table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    for role, tokens in s.tokens_by_role.items():
+        table.add_row(f"  {role}", role_tokens(tokens, s.cost_by_role.get(role), s))
+    table.add_row("cost", cost_line(s))
     table.add_row("thinking", _thinking(s))
     if s.candidate_calls:
         table.add_row(
@@ -91,6 +95,44 @@ def summary_table(s: JobSummary) -> Table:
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table
+
+
+def money(value: float | None) -> str:
+    """Dollars, or "unknown" (never $0 for what could not be priced)."""
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 100 else f"${value:,.2f}"
+
+
+def role_tokens(tokens: dict[str, int], cost: float | None, s: JobSummary) -> str:
+    """One role's billed calls and tokens, and what they cost."""
+    line = (
+        f"{tokens.get('calls', 0)} calls · prompt {tokens.get('prompt', 0)} · "
+        f"output {tokens.get('output', 0)} · thinking {tokens.get('thought', 0)}"
+    )
+    if tokens.get("cached"):
+        line += f" · cached {tokens['cached']}"
+    return f"{line} · {money(cost)}" if s.usage else line
+
+
+def cost_line(s: JobSummary) -> str:
+    """The job's cost, by role, with the price date, and what kind of figure it is."""
+    if not s.usage:
+        text = "$0 (no billed call: every reply came from the cache, or none was needed)"
+    else:
+        by_role = " · ".join(f"{role} {money(cost)}" for role, cost in s.cost_by_role.items())
+        text = f"{money(s.cost_usd)} ({by_role})"
+        if s.price_date:
+            text += f" at prices of {s.price_date}"
+        if s.cost_note:
+            text += f"; {s.cost_note}"
+    if s.simulated:
+        text += (
+            "; ESTIMATE: the simulated judge's token counts at Google's prices, nothing was billed"
+        )
+    if s.max_cost_usd is not None:
+        text += f"; cap {money(s.max_cost_usd)} (spent {money(s.spent_usd)})"
+    return text
 
 
 def _thinking(s: JobSummary) -> str:
@@ -154,3 +196,68 @@ def results_csv(rows: Iterable[RowResult]) -> str:
             ]
         )
     return out.getvalue()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def dry_run_table(p: DryRunReport) -> Table:
+    """One table: what the job would ask, its tokens, cost and time; nothing was run."""
+    title = (
+        f"evalq dry run · {p.metric} · judge {', '.join(p.judge_models)} · "
+        "nothing enqueued, no model called"
+    )
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    table.add_row("dataset", p.dataset)
+    table.add_row(
+        "rows",
+        f"{p.rows_planned} planned · {p.rows_rejected} would fail (input_error) · "
+        f"{p.rows_total} in all",
+    )
+    for row in p.rejected[:20]:
+        table.add_row(f"  line {row.line}", row.error)
+    if len(p.rejected) > 20:
+        table.add_row("  ...", f"{len(p.rejected) - 20} more (see --json)")
+    for name, value in p.counts.items():
+        table.add_row(name.replace("_", " "), str(value))
+    for c in p.calls:
+        table.add_row(
+            f"{c.role} · {c.model}",
+            f"{c.calls} calls · prompt {c.prompt_tokens} · output ~{c.output_tokens} · "
+            f"thinking up to {c.thought_tokens} · {money(c.cost_usd)}",
+        )
+    table.add_row(
+        "total",
+        f"{p.calls_total} calls · prompt {p.prompt_tokens} · output ~{p.output_tokens} · "
+        f"thinking up to {p.thought_tokens} tokens",
+    )
+    cost = f"{money(p.cost_usd)} (an estimate"
+    cost += f", prices of {p.price_date})" if p.price_date else ")"
+    if p.cost_usd_batch is not None:
+        cost += f"; {money(p.cost_usd_batch)} at Batch API prices (evalq does not batch yet)"
+    if p.cost_note:
+        cost += f"; {p.cost_note}"
+    table.add_row("cost", cost)
+    if p.time_s is None:
+        table.add_row("time", p.time_note or "not estimated")
+    else:
+        table.add_row("time", f"{_duration(p.time_s)} {p.time_note or ''}".strip())
+    thinking = " · ".join(f"{role} {value}" for role, value in p.thinking.items())
+    table.add_row("thinking", thinking or "not set")
+    table.add_row("text tokens", p.token_method)
+    for note in p.notes:
+        table.add_row("note", note)
+    return table
+
+
+def print_dry_run(console: Console, p: DryRunReport) -> None:
+    console.print(dry_run_table(p))
+    for warning in p.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")

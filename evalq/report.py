@@ -18,6 +18,7 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from evalq.models import JobSummary, MediaRef, RowInput, RowResult
+from evalq.render import cost_line, money
 
 _THUMB_PX = 160
 _LABEL_COLORS = {
@@ -173,6 +174,10 @@ th { background: #f2f2f2; text-align: left; }
 <tr><th>unscored questions</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
 <tr><th>judge calls</th><td>{{ s.judge_calls }} · retries {{ s.retries }} · 429s {{ s.rate_limited }} · cache hits {{ s.cache_hits }} · limiter wait {{ fmt(s.limiter_wait_s) }} s</td></tr>
 <tr><th>tokens</th><td>prompt {{ s.prompt_tokens }} · output {{ s.output_tokens }}{% if s.candidate_calls %} · model under test: {{ s.candidate_calls }} calls, {{ s.candidate_prompt_tokens }} + {{ s.candidate_output_tokens }} tokens{% endif %}</td></tr>
+<tr><th>cost</th><td>{{ cost }}</td></tr>
+{% if s.usage %}<tr><th>tokens and cost by role and model</th><td><table class="usage"><tr><th>role</th><th>model</th><th>calls</th><th>prompt</th><th>output</th><th>thinking</th><th>cached</th><th>cost</th></tr>
+{% for u in s.usage %}<tr><td>{{ u.role }}</td><td>{{ u.model }}</td><td>{{ u.calls }}</td><td>{{ u.prompt }}</td><td>{{ u.output }}</td><td>{{ u.thought }}</td><td>{{ u.cached }}</td><td>{% if u.cost_usd is none %}price unknown{% else %}{{ money(u.cost_usd) }}{% endif %}</td></tr>
+{% endfor %}</table>{% for model, price in s.prices.items() %}<div class="note">{{ model }}: {{ price }}</div>{% endfor %}</td></tr>{% endif %}
 <tr><th>thinking</th><td>{% for role, value in s.thinking.items() %}{{ role }} {{ value }}{% if not loop.last %} · {% endif %}{% else %}not set{% endfor %}; {{ s.thought_tokens }} thought tokens{% if s.candidate_thought_tokens %} (+{{ s.candidate_thought_tokens }} by the model under test){% endif %}</td></tr>
 </table>
 {% if s.tag_scores %}<h2>Per-tag scores</h2>{{ chart }}
@@ -252,5 +257,7 @@ def render_report(
         other_metric=metric_summary,
         fmt=_fmt,
         pretty=_pretty,
+        cost=cost_line(summary),
+        money=money,
         colors=_LABEL_COLORS,
     )

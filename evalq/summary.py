@@ -8,6 +8,7 @@ from typing import Literal, cast
 from evalq.intervals import mean_interval
 from evalq.metric import get_metric
 from evalq.models import JobConfig, JobSummary, RowResult
+from evalq.pricing import Usage, price_table, summarize_cost, table_from_json, usd
 from evalq.scoring import tag_values
 
 JobStatus = Literal["running", "finished", "cancelled", "paused"]
@@ -19,8 +20,12 @@ def build_summary(
     unscored: Mapping[str, int],
     results: Iterable[RowResult],
     now: float,
+    usage: Iterable[Usage] = (),
 ) -> JobSummary:
     rows = list(results)
+    table = table_from_json(config.prices) if config.prices is not None else price_table()
+    cost = summarize_cost(list(usage), table)
+    cap = job_hash.get("budget_nanos")
     overall = mean_interval([r.score for r in rows if r.score is not None])
     # Per tag, its own interval next to its row count: a tag seen in 3 rows is not read like
     # one seen in 300.
@@ -76,6 +81,18 @@ def build_summary(
         candidate_thought_tokens=count("candidate_thought_tokens"),
         cached_tokens=count("cached_tokens") + count("candidate_cached_tokens"),
         thinking=config.thinking,
+        cost_usd=cost.cost_usd,
+        cost_by_role=cost.by_role,
+        cost_by_model=cost.by_model,
+        tokens_by_role=cost.tokens_by_role,
+        tokens_by_model=cost.tokens_by_model,
+        usage=cost.rows,
+        prices_known=not cost.unknown,
+        price_date=cost.price_date,
+        prices=cost.prices,
+        cost_note=cost.note,
+        max_cost_usd=usd(int(cap)) if cap else None,
+        spent_usd=usd(count("spent_nanos")),
         pause_reason=job_hash.get("pause_reason") if status == "paused" else None,
         metric_summary=get_metric(config.metric).summarize(rows),
         warnings=config.warnings,

@@ -22,7 +22,7 @@ from rich.table import Table
 from evalq.cli import wait_with_progress
 from evalq.client import Client
 from evalq.examples import write_gecko_image_example
-from evalq.render import print_summary
+from evalq.render import money, print_summary
 from worker.local import (
     EVALQ,
     ROOT,
@@ -174,6 +174,12 @@ def main() -> int:
         dataset = write_gecko_image_example(args.keep_dir)
         console.print(f"dataset: {dataset} (each image with a matching and a near-miss prompt)\n")
         client = Client(Settings(redis_url=redis_url, gemini_base_url=gemini_url))
+        plan = client.plan("gecko-image", dataset)
+        console.print(
+            f"dry run first (nothing enqueued, no model called): {plan.calls_total} calls, "
+            f"{plan.counts.get('rubrics_to_write', 0)} rubrics to write, "
+            f"about {money(plan.cost_usd)} (an estimate at prices of {plan.price_date})"
+        )
         submitted = client.submit("gecko-image", dataset)
         job_id = submitted.job_id
         console.print(f"job {job_id}: {submitted.dataset.total} rows enqueued")

@@ -464,6 +464,7 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "faults",
         "script_rules_fired",
         "events",
+        "count_tokens",
     }
     assert stats["faults"] == {"429": 0, "503": 0, "slow": 0, "malformed": 0, "max_tokens": 0}
     (event,) = stats["events"]
@@ -472,9 +473,23 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
     assert isinstance(event["t"], float)
 
 
+def test_count_tokens_counts_as_usage_does_and_is_no_generate_call(
+    url: str, client: genai.Client
+) -> None:
+    """countTokens through the real client: the count a reply's usage would bill for the same
+    text, counted apart from generate calls (a dry run's count_tokens makes no generate call)."""
+    text = "How many tokens is this prompt, counted the way the fake bills it?"
+    counted = client.models.count_tokens(model=MODEL, contents=text)
+    billed = ask(client, text).usage_metadata
+    assert billed is not None and counted.total_tokens == billed.prompt_token_count
+    stats = http(url, "/stats")[1]
+    assert stats["count_tokens"] == 1 and stats["requests"] == 1
+    assert http(url, "/v1beta/models/x:countTokens", {"contents": []})[0] == 400
+
+
 @pytest.mark.parametrize(
     "path",
-    ["/nope", "/v2/models/x:generateContent", "/v1beta/models/x:countTokens", "/v1/models/x"],
+    ["/nope", "/v2/models/x:generateContent", "/v1beta/models/x:embedContent", "/v1/models/x"],
 )
 def test_unknown_paths_get_a_gemini_shaped_404(url: str, path: str) -> None:
     status, body = http(url, path, {"contents": []})

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from evalq.gecko import failed_row
 from evalq.models import JobSummary, RowResult
 from evalq.summary import build_summary
-from worker.store import Store
+from worker.store import Store, parse_usage
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,12 @@ def current_summary(store: Store, job_id: str) -> JobSummary:
         return JobSummary.model_validate_json(stored)
     config = store.config(job_id)
     return build_summary(
-        config, job_hash, store.unscored_counts(job_id), store.iter_results(job_id), time.time()
+        config,
+        job_hash,
+        store.unscored_counts(job_id),
+        store.iter_results(job_id),
+        time.time(),
+        parse_usage(job_hash),
     )
 
 
@@ -34,12 +39,14 @@ def finalize(store: Store, job_id: str) -> JobSummary:
         log.warning("job %s: not finished, rows are still missing", job_id)
         return current_summary(store, job_id)
     store.deactivate(job_id)
+    job_hash = store.job_hash(job_id)
     summary = build_summary(
         config,
-        store.job_hash(job_id),
+        job_hash,
         store.unscored_counts(job_id),
         store.iter_results(job_id),
         time.time(),
+        parse_usage(job_hash),
     )
     store.save_summary(job_id, summary.model_dump_json())
     return summary

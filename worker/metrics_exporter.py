@@ -1,5 +1,7 @@
 """A Prometheus endpoint for job-level figures Flower does not have: rows done, the score so
-far, 429s, time waited on the limiter, tokens, unscored questions by reason.
+far, 429s, time waited on the limiter, tokens and cost by role and model, the spend cap,
+unscored questions by reason. A role whose cost includes a model with no known price has no
+cost sample; evalq_job_cost_unknown says so (a missing price is never exported as 0).
 
 Figures are read from Redis at scrape time (a custom collector), so the exporter holds no state
 and any number of them can run. It reports the active jobs plus the most recent ones.
@@ -13,7 +15,8 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from worker.store import Store
+from evalq.pricing import price_table, summarize_cost, table_from_json, usd
+from worker.store import Store, parse_usage
 
 _COUNTERS = {
     "judge_calls": "HTTP requests made to judge models",
@@ -64,6 +67,29 @@ class JobCollector(Collector):
             name: GaugeMetricFamily(f"evalq_job_{name}", help_, labels=labels)
             for name, help_ in _COUNTERS.items()
         }
+        cost = GaugeMetricFamily(
+            "evalq_job_cost_usd",
+            "cost in USD by role, at the job's prices (absent when a price is unknown)",
+            labels=[*labels, "role"],
+        )
+        unknown = GaugeMetricFamily(
+            "evalq_job_cost_unknown",
+            "1 for a role whose cost includes a model with no known price",
+            labels=[*labels, "role"],
+        )
+        tokens = GaugeMetricFamily(
+            "evalq_job_tokens",
+            "billed calls and tokens by role, model and kind (prompt, output, thought, cached)",
+            labels=[*labels, "role", "model", "kind"],
+        )
+        spent = GaugeMetricFamily(
+            "evalq_job_spent_usd",
+            "priced spend so far (what --max-cost-usd is checked against)",
+            labels=labels,
+        )
+        cap = GaugeMetricFamily(
+            "evalq_job_max_cost_usd", "the spend cap in force (--max-cost-usd)", labels=labels
+        )
         for job_id in self.job_ids():
             try:
                 job = self.store.job_hash(job_id)
@@ -84,6 +110,21 @@ class JobCollector(Collector):
                 unscored.add_metric([*key, reason], float(count))
             for name, family in counters.items():
                 family.add_metric(key, float(job.get(name, 0) or 0))
+            config = self.store.config(job_id)
+            table = table_from_json(config.prices) if config.prices is not None else price_table()
+            usage = parse_usage(job)
+            priced = summarize_cost(usage, table)
+            for role, value in priced.by_role.items():
+                if value is None:
+                    unknown.add_metric([*key, role], 1.0)
+                else:
+                    cost.add_metric([*key, role], value)
+            for entry in usage:
+                for kind, amount in entry.tokens().items():
+                    tokens.add_metric([*key, entry.role, entry.model, kind], float(amount))
+            spent.add_metric(key, usd(int(job.get("spent_nanos", 0) or 0)))
+            if job.get("budget_nanos"):
+                cap.add_metric(key, usd(int(job["budget_nanos"])))
         scrape = GaugeMetricFamily("evalq_scrape_timestamp_seconds", "when these figures were read")
         scrape.add_metric([], time.time())
         yield from (
@@ -95,6 +136,11 @@ class JobCollector(Collector):
             waited,
             unscored,
             *counters.values(),
+            cost,
+            unknown,
+            tokens,
+            spent,
+            cap,
             scrape,
         )
 

@@ -11,7 +11,10 @@ from evalq.errors import InputError, JudgeError, LimiterBusy, RateLimited
 from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
 from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.metric import RowContext
+from evalq.models import JobConfig
+from evalq.pricing import Price, Usage, call_cost_nanos, price_for, table_from_json
 from evalq.thinking import Setting, ThinkingJudge
+from worker.budget import BudgetGuard, pause_if_spent
 from worker.call_cache import CachingJudge
 from worker.fatal_errors import FatalErrorGuard
 from worker.files import RedisShared, deliver_media, job_roots, media_rules
@@ -23,57 +26,111 @@ from worker.store import Store
 
 
 class AccountingJudge:
-    """Adds every call's attempts, tokens, cache hits, limiter waits and 429s to the job, then
-    applies the one rule for replies that did not end normally (evalq.judge.ensure_complete):
-    here, so that every metric gets it, cached replies included, after their tokens count."""
+    """Adds every call's attempts, tokens, cost, cache hits, limiter waits and 429s to the job,
+    then applies the one rule for replies that did not end normally (evalq.judge.ensure_complete):
+    here, so that every metric gets it, cached replies included, after their tokens count.
 
-    def __init__(self, inner: Judge, store: Store, job_id: str, *, role: str = "judge") -> None:
+    Tokens and cost are counted per role (the request's: rubric, validator, judge; every call
+    of the model under test is "candidate") and per model, priced per call with the job's price
+    table (a call's prompt size decides long-context prices). A model with no price is counted
+    in tokens only. The priced spend is checked against the job's cap after each call."""
+
+    def __init__(
+        self,
+        inner: Judge,
+        store: Store,
+        job_id: str,
+        *,
+        role: str = "judge",
+        prices: Mapping[str, Price] | None = None,
+    ) -> None:
         self.model = inner.model
         self._inner = inner
         self._store = store
         self._job_id = job_id
+        self._candidate = role == "candidate"
+        self._price = price_for(inner.model, prices) if prices is not None else None
         # The model under test ("candidate") is counted apart from the judges.
         self._calls, self._prompt, self._output = (
-            ("judge_calls", "prompt_tokens", "output_tokens")
-            if role == "judge"
-            else ("candidate_calls", "candidate_prompt_tokens", "candidate_output_tokens")
+            ("candidate_calls", "candidate_prompt_tokens", "candidate_output_tokens")
+            if self._candidate
+            else ("judge_calls", "prompt_tokens", "output_tokens")
         )
-        prefix = "" if role == "judge" else "candidate_"
+        prefix = "candidate_" if self._candidate else ""
         self._thoughts, self._cached = f"{prefix}thought_tokens", f"{prefix}cached_tokens"
+
+    def _usage(
+        self, request: JudgeRequest, calls: int, prompt: int, output: int, thought: int, cached: int
+    ) -> Usage | None:
+        if not (calls or prompt or output or thought):
+            return None
+        cost = 0
+        if self._price is not None:
+            cost = call_cost_nanos(self._price, prompt, output, thought, cached)
+        role = "candidate" if self._candidate else request.role
+        return Usage(
+            role=role,
+            model=self.model,
+            calls=calls,
+            prompt=prompt,
+            output=output,
+            thought=thought,
+            cached=cached,
+            cost_nanos=cost,
+        )
+
+    def _account(self, counters: dict[str, int], usage: Usage | None) -> None:
+        spent, cap = self._store.account(self._job_id, counters, usage)
+        if usage is not None and usage.cost_nanos:
+            pause_if_spent(self._store, self._job_id, spent, cap)
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
         try:
             reply = self._inner.generate(request)
         except JudgeError as exc:
             server_429 = isinstance(exc, RateLimited) and not isinstance(exc, LimiterBusy)
-            self._store.incr(
-                self._job_id,
-                **{
+            self._account(
+                {
                     self._calls: exc.attempts,
                     self._prompt: exc.prompt_tokens,
                     self._output: exc.output_tokens,
                     self._thoughts: exc.thought_tokens,
+                    "retries": max(0, exc.attempts - 1),
+                    "rate_limited": int(server_429),
+                    "limiter_wait_ms": round(exc.limiter_wait_s * 1000),
                 },
-                retries=max(0, exc.attempts - 1),
-                rate_limited=int(server_429),
-                limiter_wait_ms=round(exc.limiter_wait_s * 1000),
+                self._usage(
+                    request,
+                    exc.attempts,
+                    exc.prompt_tokens,
+                    exc.output_tokens,
+                    exc.thought_tokens,
+                    0,
+                ),
             )
             raise
         if reply.cached:
             self._store.incr(self._job_id, cache_hits=1, simulated_calls=int(reply.simulated))
             return ensure_complete(reply)
-        self._store.incr(
-            self._job_id,
-            **{
+        self._account(
+            {
                 self._calls: reply.attempts,
                 self._prompt: reply.prompt_tokens,
                 self._output: reply.output_tokens,
                 self._thoughts: reply.thought_tokens,
                 self._cached: reply.cached_tokens,
+                "retries": max(0, reply.attempts - 1),
+                "simulated_calls": int(reply.simulated),
+                "limiter_wait_ms": round(reply.limiter_wait_s * 1000),
             },
-            retries=max(0, reply.attempts - 1),
-            simulated_calls=int(reply.simulated),
-            limiter_wait_ms=round(reply.limiter_wait_s * 1000),
+            self._usage(
+                request,
+                reply.attempts,
+                reply.prompt_tokens,
+                reply.output_tokens,
+                reply.thought_tokens,
+                reply.cached_tokens,
+            ),
         )
         return ensure_complete(reply)
 
@@ -93,9 +150,12 @@ class Runtime:
         use_cache: bool = True,
         role: str = "judge",
         thinking: Mapping[str, Setting] | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> Judge:
         inner = get_judge(model, self.settings, self.limiter)
-        cached = CachingJudge(inner, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
+        # The spend cap is checked only for calls that would reach the API: cache hits are free.
+        capped = BudgetGuard(inner, self.store, job_id)
+        cached = CachingJudge(capped, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
         # Thinking is applied before the cache, so it is part of the call-cache key.
         shaped = ThinkingJudge(
             cached,
@@ -104,7 +164,20 @@ class Runtime:
             role="candidate" if role == "candidate" else None,
         )
         guarded = FatalErrorGuard(shaped, self.store, job_id, self.settings.fatal_error_limit)
-        return AccountingJudge(guarded, self.store, job_id, role=role)
+        return AccountingJudge(
+            guarded,
+            self.store,
+            job_id,
+            role=role,
+            prices=self.settings.price_table() if prices is None else prices,
+        )
+
+
+def job_prices(config: JobConfig, settings: Settings) -> dict[str, Price]:
+    """The prices a job was submitted with; the worker's own table for jobs that predate them."""
+    if config.prices is None:
+        return settings.price_table()
+    return table_from_json(config.prices)
 
 
 @lru_cache(maxsize=1)
@@ -147,14 +220,20 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
     def count(name: str, amount: int) -> None:
         rt.store.incr(job_id, **{name: amount})
 
+    prices = job_prices(config, rt.settings)
     return RowContext(
         job=config,
         row=row,
         judge=lambda model: rt.judge(
-            model, job_id, use_cache=config.use_cache, thinking=config.thinking
+            model, job_id, use_cache=config.use_cache, thinking=config.thinking, prices=prices
         ),
         candidate=lambda model: rt.judge(
-            model, job_id, use_cache=config.use_cache, role="candidate", thinking=config.thinking
+            model,
+            job_id,
+            use_cache=config.use_cache,
+            role="candidate",
+            thinking=config.thinking,
+            prices=prices,
         ),
         media=media,
         kv=rt.store,

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Self
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from evalq.pricing import Price, PriceError, price_table
 from evalq.thinking import ThinkingError, parse_settings
 
 
@@ -84,6 +85,10 @@ class Settings(BaseSettings):
     # "candidate": "default"}; over evalq's defaults, under per-job flags (evalq.thinking).
     thinking: dict[str, int | str] = Field(default_factory=dict)
 
+    # Prices per model over evalq's defaults (evalq.pricing), JSON: {"gemini-2.5-flash":
+    # {"input": 0.3, "output": 2.5, "cached_input": 0.03}, "my-model": {...}, "old-model": null}
+    prices: dict[str, Any] = Field(default_factory=dict)
+
     # JSON, e.g. {"gemini-2.5-flash": {"rpm": 1000, "tpm": 1000000}, "*": {"rpm": 60}}
     rate_limits: dict[str, ModelLimit] = Field(default_factory=dict)
     limiter_max_wait_s: float = Field(default=10.0, ge=0)
@@ -126,6 +131,19 @@ class Settings(BaseSettings):
             return dict(parse_settings(value))
         except ThinkingError as exc:
             raise ValueError(f"EVALQ_THINKING: {exc}") from None
+
+    @field_validator("prices")
+    @classmethod
+    def _usable_prices(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            price_table(value)
+        except PriceError as exc:
+            raise ValueError(f"EVALQ_PRICES: {exc}") from None
+        return value
+
+    def price_table(self) -> dict[str, Price]:
+        """evalq's default prices with EVALQ_PRICES applied."""
+        return price_table(self.prices)
 
     @model_validator(mode="after")
     def _visibility_covers_longest_hold(self) -> Self:

@@ -9,7 +9,11 @@ Key schema (all job keys expire result_ttl_s after their last write; rubrics aft
                                               failed:{reason}, judge_calls, prompt_tokens,
                                               output_tokens, rubric_cache_hits, cache_hits,
                                               retries, rate_limited, limiter_wait_ms,
-                                              simulated_calls, redriven), {status}_at
+                                              simulated_calls, redriven), {status}_at,
+                                              usage:{role}:{kind}:{model} (billed calls and
+                                              prompt/output/thought/cached tokens and
+                                              cost_nanos per role and model), spent_nanos (the
+                                              priced spend), budget_nanos (--max-cost-usd)
     evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
     evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
     evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen"
@@ -50,6 +54,7 @@ from redis.retry import Retry
 from evalq.errors import JobNotFound
 from evalq.metric import Plan
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.pricing import USAGE_KINDS, Usage, nanos
 from worker.settings import Settings
 
 # Redis out of reach, or unable to take a command for now (loading after a restart, a replica
@@ -203,6 +208,26 @@ def job_key(job_id: str, *parts: str) -> str:
     return ":".join(("evalq:job", job_id, *parts))
 
 
+def usage_field(role: str, kind: str, model: str) -> str:
+    """The job-hash field of one usage counter; the model goes last, whatever it holds."""
+    return f"usage:{role}:{kind}:{model}"
+
+
+def parse_usage(job_hash: dict[str, str]) -> list[Usage]:
+    """The per-role, per-model usage counters of a job hash."""
+    found: dict[tuple[str, str], Usage] = {}
+    for name, value in job_hash.items():
+        if not name.startswith("usage:"):
+            continue
+        parts = name.split(":", 3)
+        if len(parts) != 4 or parts[2] not in USAGE_KINDS:
+            continue
+        _, role, kind, model = parts
+        entry = found.setdefault((role, model), Usage(role=role, model=model))
+        setattr(entry, kind, getattr(entry, kind) + int(value or 0))
+    return list(found.values())
+
+
 def row_key(row: RowInput | RowResult) -> str:
     """How every internal structure names a row: its line number, unique in a dataset."""
     return str(row.line)
@@ -258,6 +283,12 @@ class Store:
                 "config": config.model_dump_json(),
                 "status": "running",
                 **dict.fromkeys(COUNTERS, 0),
+                "spent_nanos": 0,
+                **(
+                    {"budget_nanos": nanos(config.max_cost_usd)}
+                    if config.max_cost_usd is not None
+                    else {}
+                ),
             },
         )
         pipe.expire(key, self.ttl_s)
@@ -412,6 +443,40 @@ class Store:
     def clear_fatal(self, job_id: str) -> None:
         """Forget counted refusals (on resume: the cause may have been fixed)."""
         self.r.delete(job_key(job_id, "fatal"))
+
+    def account(
+        self, job_id: str, counters: dict[str, int], usage: Usage | None = None
+    ) -> tuple[int, int | None]:
+        """Add a call's counters and its usage to the job in one round trip; returns the
+        priced spend after it and the cap in force (None: no cap). HINCRBY is atomic, so the
+        spend adds up across every worker and host."""
+        key = job_key(job_id)
+        pipe = self.r.pipeline()
+        for name, amount in counters.items():
+            if amount:
+                pipe.hincrby(key, name, amount)
+        if usage is not None:
+            for kind, amount in (*usage.tokens().items(), ("cost_nanos", usage.cost_nanos)):
+                if amount:
+                    pipe.hincrby(key, usage_field(usage.role, kind, usage.model), amount)
+        pipe.hincrby(key, "spent_nanos", usage.cost_nanos if usage is not None else 0)
+        pipe.hget(key, "budget_nanos")
+        results = pipe.execute()
+        budget = cast(str | None, results[-1])
+        return int(results[-2]), int(budget) if budget else None
+
+    def budget(self, job_id: str) -> tuple[int, int | None]:
+        """(priced spend so far, the cap in force or None), in billionths of a dollar."""
+        spent, budget = cast(
+            list[str | None], self.r.hmget(job_key(job_id), ["spent_nanos", "budget_nanos"])
+        )
+        return int(spent or 0), int(budget) if budget else None
+
+    def set_budget(self, job_id: str, cap_nanos: int | None) -> None:
+        if cap_nanos is None:
+            self.r.hdel(job_key(job_id), "budget_nanos")
+        else:
+            self.r.hset(job_key(job_id), "budget_nanos", cap_nanos)
 
     def incr(self, job_id: str, **amounts: int) -> None:
         """Add to a job's counters, only while the job exists: a call that lands after Redis

@@ -243,6 +243,7 @@ class Stats:
     faults: Counter[str] = field(default_factory=Counter)
     events: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     uploads: int = 0  # files finalized through the Files API (not counted in ``requests``)
+    count_tokens: int = 0  # countTokens requests (not generate calls: not in ``requests``)
 
     def record(
         self,
@@ -269,6 +270,7 @@ class Stats:
             "faults": {name: self.faults[name] for name in FAULTS},
             "script_rules_fired": {str(index): count for index, count in fired.items()},
             "events": list(self.events),
+            "count_tokens": self.count_tokens,
         }
 
     def reset(self) -> None:
@@ -278,6 +280,7 @@ class Stats:
         self.faults.clear()
         self.events.clear()
         self.uploads = 0
+        self.count_tokens = 0
 
 
 # ---- the Files API ---------------------------------------------------------------------------
@@ -958,9 +961,33 @@ async def _route_api(request: web.Request) -> web.Response:
     model, colon, method = match["tail"].rpartition(":")
     if not colon or not model:
         return _not_found(request)
+    if method == "countTokens" and request.method == "POST":
+        return await _count_tokens(request.app[STATE], request, model)
     if method != "generateContent" or request.method != "POST":
         return _not_found(request, f"fake-gemini only serves POST :generateContent, not {method}")
     return await _generate(request.app[STATE], request, model)
+
+
+async def _count_tokens(state: FakeGemini, request: web.Request, model: str) -> web.Response:
+    """models.countTokens: the prompt's tokens as the fake counts them for usageMetadata, so a
+    dry run counted here matches what a run would be billed. Counted apart from generate."""
+    state.stats.count_tokens += 1
+    try:
+        body = _mapping(await request.json(), "request body")
+        inner = _field(body, "generateContentRequest")
+        contents = (inner if isinstance(inner, Mapping) else body).get("contents")
+        if not isinstance(contents, list) or not contents:
+            raise InvalidArgument("* CountTokensRequest.contents: contents is not specified")
+        texts: list[str] = []
+        media: list[FakeMedia] = []
+        for index, content in enumerate(contents):
+            _collect_parts(content, f"contents[{index}]", texts, media)
+    except (InvalidArgument, ValueError) as exc:
+        return web.json_response(error_body(400, str(exc)), status=400)
+    visual = sum(1 for m in media if m.mime_type.startswith(("image/", "video/")))
+    total = _estimate_tokens("\n".join(texts)) + VISUAL_PART_TOKENS * visual
+    logger.info("POST %s (%s) -> 200", request.path, model)
+    return web.json_response({"totalTokens": total})
 
 
 async def _healthz(_request: web.Request) -> web.Response:

@@ -1,0 +1,15 @@
+"""The small shared cache a metric may use (Redis on workers, a dict in tests): its own module
+so that the metric interface and the dry-run planner can both name it without importing each
+other."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class KeyValue(Protocol):
+    """A small shared cache (Redis on workers) for things reused across rows and jobs."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def set(self, key: str, value: str, ttl_s: int) -> None: ...

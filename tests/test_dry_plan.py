@@ -1,0 +1,240 @@
+"""Each metric's dry_plan and the media token rules, pure: an in-memory cache, no Redis."""
+
+from __future__ import annotations
+
+import io
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from evalq.dry_run import (
+    CallTally,
+    CharsCounter,
+    DryEnv,
+    image_tokens,
+    media_tokens,
+    pdf_pages,
+    quota_time,
+    video_seconds,
+)
+from evalq.errors import InputError
+from evalq.gecko import rubric_cache_key
+from evalq.judge import MediaPart
+from evalq.metric import get_metric
+from evalq.models import Coverage, JobConfig, Question, RowInput, Rubric
+from evalq.pricing import DEFAULT_PRICES
+from evalq.prompts import RUBRIC_TEMPLATE_VERSION
+from evalq.thinking import effective
+
+
+class Memory:
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        return self.data.get(key)
+
+    def set(self, key: str, value: str, ttl_s: int) -> None:
+        self.data[key] = value
+
+
+def png_bytes(width: int = 64, height: int = 64) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (width, height), "red").save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def env_for(
+    metric: str, judges: list[str], options: dict[str, Any] | None = None, kv: Memory | None = None
+) -> DryEnv:
+    job = JobConfig(
+        job_id="000000000000",
+        metric=metric,
+        judge_model=judges[0],
+        judge_models=judges,
+        dataset="d.jsonl",
+        rows_total=1,
+        created_at=time.time(),
+        options=options or {},
+        thinking=effective(),
+    )
+    image = MediaPart(mime_type="image/png", data=png_bytes())
+
+    def media(row: RowInput, field: str) -> MediaPart:
+        if field not in row.media:
+            raise InputError(row.id, field, "missing")
+        return image
+
+    return DryEnv(job=job, counter=CharsCounter(), prices=DEFAULT_PRICES, media_loader=media, kv=kv)
+
+
+def calls(env: DryEnv) -> dict[tuple[str, str], int]:
+    return {key: tally.calls for key, tally in env.tallies.items()}
+
+
+def gecko_row(row_id: str, prompt: str, questions: list[Question] | None = None) -> RowInput:
+    from evalq.models import MediaRef
+
+    return RowInput(
+        id=row_id,
+        line=int(row_id[-1]) if row_id[-1].isdigit() else 1,
+        prompt=prompt,
+        media={"image": MediaRef(kind="path", value="/x.png")},
+        questions=questions,
+    )
+
+
+def test_gecko_rubric_once_per_prompt_cached_rubrics_exact_and_judges_times_questions() -> None:
+    kv = Memory()
+    cached = Rubric(
+        questions=[Question(question=f"q{i}?", expected="yes") for i in range(7)],
+        coverage=Coverage(),
+        template_version=RUBRIC_TEMPLATE_VERSION,
+        judge_model="gemini-2.5-flash",
+    )
+    kv.data[rubric_cache_key("cached prompt", "gemini-2.5-flash", RUBRIC_TEMPLATE_VERSION)] = (
+        cached.model_dump_json()
+    )
+    env = env_for("gecko-image", ["gemini-2.5-flash", "gemini-2.5-pro"], kv=kv)
+    metric = get_metric("gecko-image")
+    metric.dry_plan(gecko_row("r1", "a red cube beside a green ball"), env)
+    metric.dry_plan(gecko_row("r2", "a red cube beside a green ball"), env)
+    metric.dry_plan(gecko_row("r3", "cached prompt"), env)
+    own = [Question(question="mine?", expected="no")]
+    metric.dry_plan(gecko_row("r4", "whatever", own), env)
+    estimated = 5  # red, cube, beside, green, ball
+    assert env.counters["rubrics_to_write"] == 1 and env.counters["rubrics_shared"] == 1
+    assert env.counters["rubrics_cached"] == 1 and env.counters["rubrics_given"] == 1
+    per_judge = 2 * estimated + 7 + 1
+    assert env.counters["questions_expected"] == per_judge
+    assert calls(env) == {
+        ("rubric", "gemini-2.5-flash"): 1,
+        ("validator", "gemini-2.5-flash"): per_judge,
+        ("validator", "gemini-2.5-pro"): per_judge,
+    }
+    # A 64x64 image is one tile: 258 tokens in every validator prompt.
+    assert env.tallies["validator", "gemini-2.5-flash"].prompt > 258 * per_judge
+
+
+def test_gecko_batched_asks_once_per_row_and_judge() -> None:
+    env = env_for("gecko-image", ["gemini-2.5-flash"], {"validator": "batched"})
+    own = [Question(question=f"q{i}?", expected="yes") for i in range(4)]
+    get_metric("gecko-image").dry_plan(gecko_row("r1", "p", own), env)
+    assert calls(env) == {("validator", "gemini-2.5-flash"): 1}
+    assert env.tallies["validator", "gemini-2.5-flash"].output == 4 * 45
+
+
+def test_gecko_a_row_without_its_media_fails_and_adds_nothing() -> None:
+    env = env_for("gecko-image", ["gemini-2.5-flash"])
+    row = RowInput(id="r", line=1, prompt="p")
+    mark = env.mark()
+    with pytest.raises(InputError):
+        get_metric("gecko-image").dry_plan(row, env)
+    env.rollback(mark)
+    assert env.tallies == {} and env.counters == {}
+
+
+def test_pointwise_judges_times_samples() -> None:
+    env = env_for(
+        "pointwise",
+        ["gemini-2.5-flash", "gemini-2.5-pro"],
+        {"samples": 4, "template": "fluency"},
+    )
+    row = RowInput(id="r", line=1, prompt="q", data={"prompt": "q", "response": "An answer."})
+    get_metric("pointwise").dry_plan(row, env)
+    assert calls(env) == {("judge", "gemini-2.5-flash"): 4, ("judge", "gemini-2.5-pro"): 4}
+    assert env.tallies["judge", "gemini-2.5-pro"].thought == 4 * 128  # Pro's minimum
+
+
+def test_rank_every_pair_both_orders_and_generations_of_the_model_under_test() -> None:
+    options = {
+        "candidates": ["a", "b", "terse"],
+        "candidate_prompts": {"terse": "Answer in one line."},
+        "candidate_model": "gemini-2.5-flash-lite",
+    }
+    env = env_for("rank", ["gemini-2.5-flash"], options)
+    row = RowInput(id="r", line=1, prompt="q", data={"prompt": "q", "a": "A.", "b": "B."})
+    get_metric("rank").dry_plan(row, env)
+    assert calls(env) == {
+        ("candidate", "gemini-2.5-flash-lite"): 1,
+        ("judge", "gemini-2.5-flash"): 3 * 2,  # 3 pairs, both orders
+    }
+    assert env.counters["candidate pairs"] == 3
+    # The model under test keeps its default thinking: Flash-Lite does not think by default.
+    assert env.tallies["candidate", "gemini-2.5-flash-lite"].thought == 0
+
+
+def test_groundedness_generates_when_the_row_has_no_response() -> None:
+    env = env_for("groundedness", ["gemini-2.5-flash", "gemini-2.5-pro"])
+    given = RowInput(
+        id="r1",
+        line=1,
+        prompt="q",
+        data={"query": "q", "context": "The sky is blue.", "response": "It is blue. Yes."},
+    )
+    missing = RowInput(id="r2", line=2, prompt="q", data={"query": "q", "context": "c"})
+    metric = get_metric("groundedness")
+    metric.dry_plan(given, env)
+    metric.dry_plan(missing, env)
+    assert calls(env) == {
+        ("candidate", "gemini-2.5-flash"): 1,
+        ("judge", "gemini-2.5-flash"): 2,
+        ("judge", "gemini-2.5-pro"): 2,
+    }
+    # The model under test thinks by default (2.5 Flash): its allowance is counted as output.
+    assert env.tallies["candidate", "gemini-2.5-flash"].thought == 8192
+
+
+@pytest.mark.parametrize(
+    ("size", "tokens"),
+    [((384, 384), 258), ((385, 100), 258), ((1000, 500), 2 * 258), ((1536, 1537), 6 * 258)],
+)
+def test_image_tokens_by_tiles(size: tuple[int, int], tokens: int) -> None:
+    assert image_tokens(*size) == tokens
+    assert media_tokens(MediaPart("image/png", png_bytes(*size)), len) == (tokens, None)
+
+
+def mp4(seconds: int, timescale: int = 1000) -> bytes:
+    mvhd_body = bytes(4) + bytes(8) + struct.pack(">II", timescale, seconds * timescale) + bytes(80)
+    mvhd = struct.pack(">I4s", 8 + len(mvhd_body), b"mvhd") + mvhd_body
+    moov = struct.pack(">I4s", 8 + len(mvhd), b"moov") + mvhd
+    ftyp = struct.pack(">I4s", 16, b"ftyp") + b"isom" + bytes(4)
+    return ftyp + moov
+
+
+def test_video_audio_and_pdf_tokens_by_the_published_rates() -> None:
+    assert video_seconds(mp4(5)) == 5.0
+    assert media_tokens(MediaPart("video/mp4", mp4(5)), len) == (5 * 263, None)
+    tokens, note = media_tokens(MediaPart("video/mp4", uri="https://x/v.mp4"), len)
+    assert tokens == 10 * 263 and note is not None and "10 s" in note
+    pdf = b"%PDF-1.4 /Type /Pages /Type /Page /Type/Page /Type /Catalog"
+    assert pdf_pages(pdf) == 2
+    assert media_tokens(MediaPart("application/pdf", pdf), len) == (2 * 258, None)
+
+
+def test_time_at_quota_is_the_slowest_model_and_unknown_without_a_quota() -> None:
+    tallies = {
+        ("rubric", "pro"): CallTally(calls=10, prompt=1000),
+        ("validator", "flash"): CallTally(calls=120, prompt=600_000),
+    }
+    quotas = {"pro": (5, None), "flash": (60, 100_000)}
+    total, per_model, _ = quota_time(tallies, lambda m: quotas.get(m, (None, None)))
+    assert per_model == {"flash": 6 * 60, "pro": 2 * 60}  # flash: tokens are the bottleneck
+    assert total == 6 * 60
+    missing, _, note = quota_time(tallies, lambda m: (None, None))
+    assert missing is None and "no quota configured" in note
+
+
+def test_example_datasets_plan_without_error(tmp_path: Path) -> None:
+    from evalq.dataset import load_dataset
+    from evalq.examples import write_gecko_image_example
+
+    loaded = load_dataset(write_gecko_image_example(tmp_path / "ex"), "gecko-image")
+    env = env_for("gecko-image", ["gemini-2.5-flash"])
+    for row in loaded.rows:
+        get_metric("gecko-image").dry_plan(row, env)
+    assert env.counters["rubrics_to_write"] == len({r.prompt for r in loaded.rows})
