@@ -261,8 +261,7 @@ class Client:
 
     def redis_address(self) -> str:
         """host:port of Redis, without any password the URL may hold."""
-        kwargs = self.store.r.connection_pool.connection_kwargs
-        return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+        return self.store.address()
 
     def results(self, job_id: str) -> list[RowResult]:
         self.store.config(check_job_id(job_id))  # raises JobNotFound

@@ -493,9 +493,10 @@ def failed_row(
     )
 
 
-def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
-    digest = hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
-    return f"evalq:rubric:{digest}"
+def rubric_cache_id(prompt: str, model: str, template_version: str) -> str:
+    """A generated rubric's name in the shared cache: what it was made from, hashed. Where it
+    lives (a Redis key on workers) is the runtime's business."""
+    return hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
 
 
 ValidatorMode = Literal["per-question", "batched"]
@@ -626,7 +627,7 @@ class GeckoMetric:
         if row.questions and not extend:
             return dataset_rubric(row)
         model = rubric_model(ctx.job)
-        key = rubric_cache_key(row.prompt, model, self.rubric_spec.template_version)
+        key = rubric_cache_id(row.prompt, model, self.rubric_spec.template_version)
         if ctx.job.use_cache and (cached := ctx.kv.get(key)):
             ctx.count("rubric_cache_hits", 1)
             rubric = Rubric.model_validate_json(cached)

@@ -52,7 +52,9 @@ def check_plan_size(plan: Plan, row_id: str, max_bytes: int) -> None:
 
 
 class KeyValue(Protocol):
-    """A small shared cache (Redis on workers) for things reused across rows and jobs."""
+    """A small shared cache (Redis on workers) for things reused across rows and jobs. Entries
+    are named by a digest of what they were made from, never by a storage key: where they live
+    is the runtime's business (on workers, worker.keys names them)."""
 
     def get(self, key: str) -> str | None: ...
 

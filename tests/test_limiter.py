@@ -8,15 +8,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 
 from tests.conftest import RedisServer
 from worker.limiter import Busy, Limit, RateLimiter
+from worker.settings import Settings
+from worker.store import Store
 
 
 @pytest.fixture
-def r(redis_server: RedisServer) -> Iterator[redis.Redis]:
-    yield redis_server.client()
+def r(redis_server: RedisServer) -> Iterator[Store]:
+    yield Store.from_settings(Settings(redis_url=redis_server.url))
 
 
 def model() -> str:

@@ -12,6 +12,7 @@ from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_compl
 from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.metric import RowContext
 from evalq.thinking import Setting, ThinkingJudge
+from worker import keys
 from worker.call_cache import CachingJudge
 from worker.fatal_errors import FatalErrorGuard
 from worker.files import RedisShared, deliver_media, job_roots, media_rules
@@ -19,7 +20,7 @@ from worker.gemini import get_judge
 from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
 from worker.settings import Settings, get_settings
-from worker.store import Store
+from worker.store import SharedEntries, Store
 
 
 class AccountingJudge:
@@ -95,7 +96,8 @@ class Runtime:
         thinking: Mapping[str, Setting] | None = None,
     ) -> Judge:
         inner = get_judge(model, self.settings, self.limiter)
-        cached = CachingJudge(inner, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
+        replies = SharedEntries(self.store, keys.call)
+        cached = CachingJudge(inner, replies, self.settings.call_cache_ttl_s, read=use_cache)
         # Thinking is applied before the cache, so it is part of the call-cache key.
         shaped = ThinkingJudge(
             cached,
@@ -114,7 +116,7 @@ def runtime() -> Runtime:
     limits = {
         model: Limit(rpm=limit.rpm, tpm=limit.tpm) for model, limit in settings.rate_limits.items()
     }
-    limiter = RateLimiter(store.r, limits, max_wait_s=settings.limiter_max_wait_s)
+    limiter = RateLimiter(store, limits, max_wait_s=settings.limiter_max_wait_s)
     return Runtime(
         settings=settings, store=store, media=MediaCache(256 * 1024 * 1024), limiter=limiter
     )
@@ -157,7 +159,7 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
             model, job_id, use_cache=config.use_cache, role="candidate", thinking=config.thinking
         ),
         media=media,
-        kv=rt.store,
+        kv=SharedEntries(rt.store, keys.rubric),
         count=count,
         cache_ttl_s=rt.settings.rubric_ttl_s,
     )
