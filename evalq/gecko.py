@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from evalq.dataset import parse_questions, row_id_of, unknown_columns
-from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
+from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.gecko_choices import (
     MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
     ImageChoiceReply,
@@ -241,7 +241,7 @@ def generate_rubric(
         try:
             _, more = _ask_rubric(judge, prompt, gap, replies, spec)
         except JudgeError as exc:
-            if exc.retry in ("countdown", "pause"):
+            if must_propagate(exc):
                 raise
         else:
             new = gap_questions(keywords, questions, missing, more)
@@ -355,7 +355,7 @@ def validate_question(
     try:
         reply = judge.generate(spec.request(question, media))
     except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
+        if must_propagate(exc):
             raise
         return unscored(index, exc.reason, exc.message, exc.raw), None
     try:
@@ -379,7 +379,7 @@ def validate_batch(
     try:
         reply = judge.generate(spec.batch_request(questions, media))
     except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
+        if must_propagate(exc):
             raise
         return unscored(0, exc.reason, exc.message, exc.raw), None
     try:
@@ -645,7 +645,7 @@ class GeckoMetric:
             verdict = unscored(unit.index, "input_error", str(exc))
             return verdict.model_copy(update={"judge_model": model})
         except JudgeError as exc:  # uploading large media to the judge's file store failed
-            if exc.retry in ("countdown", "pause"):
+            if must_propagate(exc):
                 raise
             verdict = unscored(unit.index, exc.reason, f"sending the media: {exc.message}")
             return verdict.model_copy(update={"judge_model": model})

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from google.genai import errors as genai_errors
 from google.genai import types
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from evalq.data_roots import DataRoots
-from evalq.errors import InputError, JudgeError, TransientJudgeError
+from evalq.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
 from evalq.judge import MediaPart
 from evalq.media import MediaRules, load_media
 from evalq.media_fetch import NetworkRules
@@ -214,7 +214,7 @@ class Uploader:
         retrying = Retrying(
             stop=stop_after_attempt(self._settings.transient_attempts),
             wait=wait_random_exponential(multiplier=0.5, max=self._settings.transient_max_wait_s),
-            retry=retry_if_exception_type(TransientJudgeError),
+            retry=retry_if_exception(retried_in_process),
             reraise=True,
         )
         for attempt in retrying:

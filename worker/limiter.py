@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from evalq.errors import CallCost, LimiterBusy
 from worker import keys
 from worker.store import Store
 
@@ -69,14 +70,6 @@ class Limit:
     token_burst_s: float = 6.0  # a tenth of a minute's tokens may go at once
 
 
-class Busy(Exception):
-    """The next free slot is further away than a thread should wait."""
-
-    def __init__(self, wait_s: float) -> None:
-        self.wait_s = wait_s
-        super().__init__(f"rate limiter: next slot in {wait_s:.1f} s")
-
-
 class RateLimiter:
     def __init__(self, store: Store, limits: dict[str, Limit], max_wait_s: float = 10.0) -> None:
         self._limits = limits
@@ -89,7 +82,8 @@ class RateLimiter:
         return self._limits.get(model) or self._limits.get("*")
 
     def acquire(self, model: str, tokens: int) -> float:
-        """Wait for this call's slot and return the seconds waited; Busy if it is far off."""
+        """Wait for this call's slot and return the seconds waited. LimiterBusy (a countdown)
+        when it is further than max_wait_s: nothing is reserved and no request is made."""
         limit = self.limit(model)
         if limit is None:
             return 0.0
@@ -101,7 +95,11 @@ class RateLimiter:
         )
         wait_s = float(wait_ms) / 1000
         if not int(reserved):
-            raise Busy(wait_s)
+            raise LimiterBusy(
+                f"rate limiter: next slot in {wait_s:.1f} s",
+                retry_after_s=wait_s,
+                cost=CallCost(attempts=0),
+            )
         if wait_s > 0:
             time.sleep(wait_s)
         return wait_s
