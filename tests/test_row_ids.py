@@ -117,7 +117,8 @@ def same_id_job(store: Store, rows: int) -> str:
     )
     ref = MediaRef(kind="path", value="/x.png")
     store.create_job(
-        config, [RowInput(id="same", line=i + 1, prompt="p", image=ref) for i in range(rows)]
+        config,
+        [RowInput(id="same", line=i + 1, prompt="p", media={"image": ref}) for i in range(rows)],
     )
     return job_id
 
