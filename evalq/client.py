@@ -25,6 +25,7 @@ from evalq.errors import (
 )
 from evalq.gecko import failed_row
 from evalq.judge import JudgeRequest, MediaPart
+from evalq.kv import KeyValue
 from evalq.media import (
     DOCUMENT_TYPES,
     IMAGE_TYPES,
@@ -39,12 +40,13 @@ from evalq.pricing import Price, nanos, price_for, price_table, table_from_json,
 from evalq.thinking import Setting, ThinkingError
 from evalq.thinking import check_job as check_thinking
 from evalq.thinking import effective as thinking_effective
+from worker import keys
 from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
 from worker.call_cache import call_key
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
 from worker.settings import Settings, get_settings
-from worker.store import REDIS_DOWN, Store, Transition, row_key
+from worker.store import REDIS_DOWN, SharedEntries, Store, Transition, row_key
 
 T = TypeVar("T")
 JOB_ID = re.compile(r"[0-9a-f]{12}")
@@ -324,9 +326,9 @@ class Client:
             counter, reason = local_counter()
             if reason:
                 notes.append(reason)
-        kv: Store | None = self.store
+        kv: KeyValue | None = SharedEntries(self.store, keys.rubric)
         try:
-            self.store.r.ping()
+            self.store.ping()
         except REDIS_DOWN as exc:
             kv = None
             notes.append(
@@ -386,7 +388,7 @@ class Client:
 
     def _cached_call(self, model: str, request: JudgeRequest) -> bool:
         """Whether the judge-call cache holds this request's reply (a dry run's probe)."""
-        return bool(self.store.r.exists(call_key(model, request)))
+        return self.store.has(call_key(model, request))
 
     def _enqueue(self, job_id: str, rows: list[str]) -> None:
         with self.app.producer_or_acquire() as producer:
@@ -524,8 +526,7 @@ class Client:
 
     def redis_address(self) -> str:
         """host:port of Redis, without any password the URL may hold."""
-        kwargs = self.store.r.connection_pool.connection_kwargs
-        return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+        return self.store.address()
 
     def results(self, job_id: str) -> list[RowResult]:
         self.store.config(check_job_id(job_id))  # raises JobNotFound

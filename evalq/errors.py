@@ -1,16 +1,38 @@
 """One error hierarchy for evalq; each judge error carries its retry policy and unscored reason.
 
-Tasks never decide retry behaviour by inspecting messages: they read ``retry`` off the class
-(dramatiq-style), so a new error kind is handled everywhere by declaring it once here.
+The policy is declared once per class (dramatiq-style) and read only here, by ``policy_of`` and
+the two questions built on it, so a new error kind is handled everywhere by declaring it once:
+
+    backoff    retried in-process with jittered backoff by the judge client
+               (``retried_in_process``); once its attempts are spent it is "never"
+    countdown  the task runs again after ``retry_after_s`` (a Celery countdown)
+    pause      the job pauses, its remaining rows left for ``evalq resume``
+    never      an unscored verdict (in a unit) or a failed row (while preparing one)
+
+Metrics catch judge errors to make verdicts and let the task-level policies through
+(``must_propagate``); the tasks switch on ``policy_of`` in one handler (tasks.rows).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, Self
 
 from evalq.models import UnscoredReason
 
 RetryPolicy = Literal["backoff", "countdown", "pause", "never"]
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """What a judge call spent before it failed, so the job counts it: HTTP attempts, time on
+    the global rate limiter, and tokens billed for a reply that still was no verdict."""
+
+    attempts: int = 1
+    limiter_wait_s: float = 0.0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    thought_tokens: int = 0
 
 
 class EvalqError(Exception):
@@ -53,17 +75,48 @@ class JudgeError(EvalqError):
 
     retry: ClassVar[RetryPolicy] = "never"
     reason: ClassVar[UnscoredReason] = "judge_error"
+    retry_after_s: float = 0.0  # for "countdown": how long to wait before the task runs again
 
-    def __init__(self, message: str, raw: str | None = None) -> None:
+    def __init__(
+        self, message: str, raw: str | None = None, *, cost: CallCost | None = None
+    ) -> None:
         self.message = message
         self.raw = raw
-        self.attempts = 1  # HTTP attempts spent before giving up (set by the judge client)
-        self.limiter_wait_s = 0.0  # time spent waiting on the global rate limiter
-        # Tokens billed for a reply that still was no verdict (one cut off, say), so they count.
-        self.prompt_tokens = 0
-        self.output_tokens = 0
-        self.thought_tokens = 0
+        self._cost = cost or CallCost()
         super().__init__(message)
+
+    @property
+    def cost(self) -> CallCost:
+        return self._cost
+
+    @property
+    def attempts(self) -> int:
+        return self._cost.attempts
+
+    @property
+    def limiter_wait_s(self) -> float:
+        return self._cost.limiter_wait_s
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self._cost.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self._cost.output_tokens
+
+    @property
+    def thought_tokens(self) -> int:
+        return self._cost.thought_tokens
+
+    def costing(self, **spent: Any) -> Self:
+        """This error with parts of its cost replaced (the judge client adds the attempts and
+        limiter waits it counted). A new error: one already raised never changes under the
+        code handling it."""
+        priced = type(self).__new__(type(self), *self.args)
+        priced.__dict__.update(self.__dict__)
+        priced._cost = replace(self._cost, **spent)
+        return priced
 
 
 class TransientJudgeError(JudgeError):
@@ -78,13 +131,21 @@ class RateLimited(JudgeError):
 
     retry = "countdown"
 
-    def __init__(self, message: str, retry_after_s: float, raw: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after_s: float,
+        raw: str | None = None,
+        *,
+        cost: CallCost | None = None,
+    ) -> None:
         self.retry_after_s = retry_after_s
-        super().__init__(message, raw)
+        super().__init__(message, raw, cost=cost)
 
 
 class LimiterBusy(RateLimited):
-    """Our own global limiter's next slot is far off: come back later, no request was made."""
+    """Our own global limiter's next slot is further off than a thread should wait: come back
+    later. Raised by the limiter itself (worker.limiter); no request was made for it."""
 
 
 class QuotaExhausted(JudgeError):
@@ -123,6 +184,23 @@ class TruncatedReply(JudgeError):
 
 class BadRequest(JudgeError):
     """The server refused the request (4xx other than 429): a bug or bad input, not retried."""
+
+
+def policy_of(exc: BaseException) -> RetryPolicy:
+    """The one reader of the retry policy. Anything not a JudgeError (a bug of ours) is "never":
+    it becomes an unscored verdict, never a retry."""
+    return exc.retry if isinstance(exc, JudgeError) else "never"
+
+
+def must_propagate(exc: BaseException) -> bool:
+    """Whether a metric lets this error through to the task (to retry later or pause the job)
+    instead of turning it into an unscored verdict."""
+    return policy_of(exc) in ("countdown", "pause")
+
+
+def retried_in_process(exc: BaseException) -> bool:
+    """Whether the judge client tries the call again itself, with jittered backoff."""
+    return policy_of(exc) == "backoff"
 
 
 class BudgetSpent(JobHalted):

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from evalq.dataset import parse_questions, row_id_of, unknown_columns
 from evalq.dry_run import DryEnv, expected_questions
-from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
+from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.gecko_choices import (
     MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
     ImageChoiceReply,
@@ -242,7 +242,7 @@ def generate_rubric(
         try:
             _, more = _ask_rubric(judge, prompt, gap, replies, spec)
         except JudgeError as exc:
-            if exc.retry in ("countdown", "pause"):
+            if must_propagate(exc):
                 raise
         else:
             new = gap_questions(keywords, questions, missing, more)
@@ -356,7 +356,7 @@ def validate_question(
     try:
         reply = judge.generate(spec.request(question, media))
     except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
+        if must_propagate(exc):
             raise
         return unscored(index, exc.reason, exc.message, exc.raw), None
     try:
@@ -380,7 +380,7 @@ def validate_batch(
     try:
         reply = judge.generate(spec.batch_request(questions, media))
     except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
+        if must_propagate(exc):
             raise
         return unscored(0, exc.reason, exc.message, exc.raw), None
     try:
@@ -494,9 +494,10 @@ def failed_row(
     )
 
 
-def rubric_cache_key(prompt: str, model: str, template_version: str) -> str:
-    digest = hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
-    return f"evalq:rubric:{digest}"
+def rubric_cache_id(prompt: str, model: str, template_version: str) -> str:
+    """A generated rubric's name in the shared cache: what it was made from, hashed. Where it
+    lives (a Redis key on workers) is the runtime's business."""
+    return hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
 
 
 # Answers' lengths a dry run assumes (evalq's own figures, from the replies' JSON shapes): a
@@ -635,7 +636,7 @@ class GeckoMetric:
         if row.questions and not extend:
             return dataset_rubric(row)
         model = rubric_model(ctx.job)
-        key = rubric_cache_key(row.prompt, model, self.rubric_spec.template_version)
+        key = rubric_cache_id(row.prompt, model, self.rubric_spec.template_version)
         if ctx.job.use_cache and (cached := ctx.kv.get(key)):
             ctx.count("rubric_cache_hits", 1)
             rubric = Rubric.model_validate_json(cached)
@@ -658,7 +659,7 @@ class GeckoMetric:
             env.count("rubrics_given")
         else:
             model = rubric_model(env.job)
-            key = rubric_cache_key(row.prompt, model, self.rubric_spec.template_version)
+            key = rubric_cache_id(row.prompt, model, self.rubric_spec.template_version)
             cached = env.cached(key)
             if cached is not None:
                 questions = Rubric.model_validate_json(cached).questions
@@ -700,7 +701,7 @@ class GeckoMetric:
             verdict = unscored(unit.index, "input_error", str(exc))
             return verdict.model_copy(update={"judge_model": model})
         except JudgeError as exc:  # uploading large media to the judge's file store failed
-            if exc.retry in ("countdown", "pause"):
+            if must_propagate(exc):
                 raise
             verdict = unscored(unit.index, exc.reason, f"sending the media: {exc.message}")
             return verdict.model_copy(update={"judge_model": model})

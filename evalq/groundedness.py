@@ -39,7 +39,7 @@ from evalq.agreement import all_agree_share, cohen_kappa, fleiss_kappa, pairwise
 from evalq.candidate_request import candidate_request
 from evalq.dataset import require_text, row_id_of, unknown_columns
 from evalq.dry_run import DryEnv, placeholder_response
-from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
+from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.gecko import unscored
 from evalq.grounding_labels import (
     ExcerptStatus,
@@ -437,7 +437,7 @@ def judge_response(
     try:
         reply = judge.generate(request)
     except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
+        if must_propagate(exc):
             raise
         verdict = unscored(index, exc.reason, exc.message, exc.raw)
         return verdict.model_copy(update={"judge_model": judge.model}), None
@@ -459,7 +459,7 @@ def judge_response(
                 judge, query, context, response, [labelling.sentences[i] for i in missing]
             )
         except JudgeError as exc:
-            if exc.retry in ("countdown", "pause"):
+            if must_propagate(exc):
                 raise  # retried as a unit; the first call then comes from the cache
             failure = exc
         else:

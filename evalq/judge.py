@@ -11,7 +11,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from evalq.errors import TruncatedReply
+from evalq.errors import CallCost, TruncatedReply
 
 
 @dataclass(frozen=True)
@@ -101,13 +101,16 @@ def incomplete(reply: JudgeReply) -> TruncatedReply | None:
     if thinking_only:
         ended += ", no text after thinking"
     counts = token_counts(reply.prompt_tokens, reply.output_tokens, reply.thought_tokens)
-    error = TruncatedReply(
+    billed = CallCost(
+        prompt_tokens=reply.prompt_tokens,
+        output_tokens=reply.output_tokens,
+        thought_tokens=reply.thought_tokens,
+    )
+    return TruncatedReply(
         f"the reply did not end normally ({ended}; {counts}); its text is not read",
         raw=reply.text[:2000] or None,
+        cost=billed,
     )
-    error.prompt_tokens, error.output_tokens = reply.prompt_tokens, reply.output_tokens
-    error.thought_tokens = reply.thought_tokens
-    return error
 
 
 def ensure_complete(reply: JudgeReply) -> JudgeReply:

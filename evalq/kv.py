@@ -8,7 +8,9 @@ from typing import Protocol
 
 
 class KeyValue(Protocol):
-    """A small shared cache (Redis on workers) for things reused across rows and jobs."""
+    """A small shared cache (Redis on workers) for things reused across rows and jobs. Entries
+    are named by a digest of what they were made from, never by a storage key: where they live
+    is the runtime's business (on workers, worker.keys names them)."""
 
     def get(self, key: str) -> str | None: ...
 

@@ -98,7 +98,10 @@ class RowInput(BaseModel):
     """A validated dataset row, stored once in Redis and loaded by tasks by id.
 
     `media` maps a field name (image, video, document) to where its bytes are; `data` holds a
-    metric's other fields (query, context, responses...)."""
+    metric's other fields (query, context, responses...). An unknown field is an error, not
+    dropped: a row built with `image=` instead of `media=` would otherwise have no media."""
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str
     line: int

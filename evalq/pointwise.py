@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from evalq.agreement_stats import rating_agreement
 from evalq.dry_run import DryEnv
-from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply
+from evalq.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.judge import Judge, JudgeRequest
 from evalq.metric import Plan, RowContext, Unit
 from evalq.models import JobConfig, QuestionResult, RowInput, RowResult, UnscoredReason, Verdict
@@ -148,7 +148,7 @@ def ask_judge(
     try:
         reply = judge.generate(request)
     except JudgeError as exc:
-        if exc.retry in ("countdown", "pause"):
+        if must_propagate(exc):
             raise
         return unscored(index, exc.reason, exc.message, exc.raw, judge_model=judge.model)
     try:

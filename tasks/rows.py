@@ -3,9 +3,11 @@ RowContext, store, decide retry. prepare_row plans the row (rubric or candidate 
 fans out one run_unit per unit into a chord whose callback, aggregate_row, scores the row.
 Chord header tasks never raise, so the callback always fires.
 
-Retry policies come from the error classes: "countdown" (429, or our limiter's next slot is far)
-becomes a Celery retry; "pause" (a spent daily quota) pauses the job, leaving its rows for
-`evalq resume`; everything else is already an unscored verdict or a failed row when it gets here.
+Retry policies come from the error classes (evalq.errors), read in one handler,
+`_on_judge_error`: "countdown" (429, or our limiter's next slot is far) becomes a Celery retry;
+"pause" (a spent daily quota, a job halted by repeated refusals) pauses the job, leaving its
+rows for `evalq resume`; anything else fails the row being prepared, or is the unit's unscored
+verdict (metrics make those verdicts themselves; the handler covers what gets past them).
 
 Infrastructure is not the judge: when Redis (or the broker on it) is out of reach, the task runs
 again later with backoff and writes nothing in the meantime; only a bug in our own code becomes
@@ -23,17 +25,10 @@ from celery import Task, chord
 from celery.exceptions import Retry, TaskPredicate
 from kombu.exceptions import OperationalError
 
-from evalq.errors import (
-    InputError,
-    JobHalted,
-    JobNotFound,
-    JudgeError,
-    LimiterBusy,
-    QuotaExhausted,
-    RateLimited,
-)
+from evalq.errors import InputError, JobHalted, JobNotFound, JudgeError, LimiterBusy, policy_of
 from evalq.gecko import failed_row, unscored
 from evalq.metric import Plan, check_plan_size, get_metric
+from evalq.models import UnscoredReason
 from worker.app import PREPARE_ROW, app
 from worker.jobs import finish_row
 from worker.runtime import Runtime, row_context, runtime
@@ -73,7 +68,23 @@ def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
     return {"gone": True}
 
 
-def _countdown(task: Task, rt: Runtime, job_id: str, row: str, exc: RateLimited) -> Retry | None:
+def _on_judge_error(task: Task, rt: Runtime, job_id: str, row: str, exc: JudgeError) -> str | None:
+    """What a task does with a judge error, by its policy: "countdown" raises the Celery retry
+    while retries last; "pause" pauses the job and returns None; anything else, and a countdown
+    whose retries are spent, returns why the work stops (for a failed row or a verdict)."""
+    match policy_of(exc):
+        case "pause":
+            _pause(rt, job_id, exc)
+            return None
+        case "countdown":
+            if (retry := _countdown(task, rt, job_id, row, exc)) is not None:
+                raise retry from None
+            return _gave_up(task, rt, exc)
+        case _:  # "never", and "backoff" once the judge client's own attempts are spent
+            return exc.message
+
+
+def _countdown(task: Task, rt: Runtime, job_id: str, row: str, exc: JudgeError) -> Retry | None:
     """A Celery retry after the delay asked for (jittered), or None when retries are spent:
     too many of them, or EVALQ_RATE_LIMIT_MAX_TOTAL_S since the unit's first server 429 (its
     time rides along in the task's kwargs, so it survives the countdowns)."""
@@ -95,7 +106,7 @@ def _countdown(task: Task, rt: Runtime, job_id: str, row: str, exc: RateLimited)
     )
 
 
-def _gave_up(task: Task, rt: Runtime, exc: RateLimited) -> str:
+def _gave_up(task: Task, rt: Runtime, exc: JudgeError) -> str:
     """Why a unit stopped retrying a rate limit, for its judge_error verdict."""
     first = (task.request.kwargs or {}).get("first_429_at")
     if first is not None and time.time() - first >= rt.settings.rate_limit_max_total_s:
@@ -106,17 +117,16 @@ def _gave_up(task: Task, rt: Runtime, exc: RateLimited) -> str:
     return f"still rate limited after {task.request.retries} retries: {exc.message}"
 
 
-def _pause(rt: Runtime, job_id: str, exc: QuotaExhausted | JobHalted) -> None:
+def _pause(rt: Runtime, job_id: str, exc: JudgeError) -> None:
     if isinstance(exc, JobHalted):
         return  # already paused where it was decided; pausing again could undo a resume
     if rt.store.pause(job_id, f"daily quota exhausted: {exc.message}"):
         log.warning("job %s paused: %s", job_id, exc.message)
 
 
-def _fail_row(rt: Runtime, job_id: str, row: str, exc: JudgeError | InputError, what: str) -> None:
+def _fail_row(rt: Runtime, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
     given = rt.store.row(job_id, row)
-    reason = exc.reason if isinstance(exc, JudgeError) else "input_error"
-    result = failed_row(given.id, given.line, given.prompt, reason, f"{what}: {exc}")
+    result = failed_row(given.id, given.line, given.prompt, reason, error)
     finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
 
 
@@ -148,24 +158,18 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, An
         plan = rt.store.row_plan(job_id, row) or get_metric(ctx.job.metric).plan(ctx)
         check_plan_size(plan, ctx.row.id, rt.settings.max_plan_bytes)
     except InputError as exc:
-        _fail_row(rt, job_id, row, exc, "bad input")
-        return {"row": row, "status": "failed"}
-    except (QuotaExhausted, JobHalted) as exc:
-        _pause(rt, job_id, exc)
-        return {"row": row, "paused": True}
-    except RateLimited as exc:
-        if (retry := _countdown(task, rt, job_id, row, exc)) is not None:
-            raise retry from None
-        _fail_row(rt, job_id, row, exc, f"preparing the row: {_gave_up(task, rt, exc)}")
+        _fail_row(rt, job_id, row, "input_error", f"bad input: {exc}")
         return {"row": row, "status": "failed"}
     except JudgeError as exc:
-        _fail_row(rt, job_id, row, exc, "preparing the row failed")
+        if (why := _on_judge_error(task, rt, job_id, row, exc)) is None:
+            return {"row": row, "paused": True}
+        _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {why}")
         return {"row": row, "status": "failed"}
     rt.store.save_row_plan(job_id, row, plan)  # first write wins: redeliveries keep indexes
     plan = rt.store.row_plan(job_id, row) or plan
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
-        _fail_row(rt, job_id, row, nothing, "bad input")
+        _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")
         return {"row": row, "status": "failed"}
     header = [run_unit.s(job_id, row, unit.index) for unit in plan.units]
     chord(header)(aggregate_row.s(job_id, row))
@@ -210,13 +214,10 @@ def _run_unit(task: Task, rt: Runtime, job_id: str, row: str, index: int) -> dic
     ctx = row_context(rt, job_id, row)
     try:
         verdict = get_metric(ctx.job.metric).run_unit(ctx, plan, plan.units[index])
-    except (QuotaExhausted, JobHalted) as exc:
-        _pause(rt, job_id, exc)
-        return {"index": index, "paused": True}
-    except RateLimited as exc:
-        if (retry := _countdown(task, rt, job_id, row, exc)) is not None:
-            raise retry from None
-        verdict = unscored(index, "judge_error", _gave_up(task, rt, exc))
+    except JudgeError as exc:
+        if (why := _on_judge_error(task, rt, job_id, row, exc)) is None:
+            return {"index": index, "paused": True}
+        verdict = unscored(index, exc.reason, why)
     rt.store.save_verdict(job_id, row, verdict)
     rt.store.touch(job_id, row)
     return {"index": index, "status": verdict.status}

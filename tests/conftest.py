@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import redis
 
 from worker.local import (
     EVALQ,
     ROOT,
+    RedisServer,
     WorkerPool,
     evalq_env,
     start_fake_gemini,
@@ -26,14 +26,6 @@ from worker.local import (
 __all__ = ["EVALQ", "ROOT", "FakeGemini", "RedisServer", "WorkerPool", "worker_env"]
 
 
-@dataclass
-class RedisServer:
-    url: str
-
-    def client(self) -> redis.Redis:
-        return redis.Redis.from_url(self.url, decode_responses=True)
-
-
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A private redis-server, so tests may flush and scan it; EVALQ_TEST_REDIS_URL overrides."""
@@ -41,7 +33,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield RedisServer(url)
         return
     server = start_redis(tmp_path_factory.mktemp("redis"))
-    yield RedisServer(server.url)
+    yield server
     assert server.proc is not None
     stop(server.proc)
 

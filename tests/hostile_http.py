@@ -123,7 +123,7 @@ def _handler(state: HostileServer) -> type[BaseHTTPRequestHandler]:
                     return  # bounded: the connection closes with the body cut short
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
-                time.sleep(drip.interval_s)
+                time.sleep(drip.interval_s)  # the fault itself: a body that drips
 
     return Handler
 

@@ -26,7 +26,7 @@ class Stack:
         return {**dict(self.pool.env), **extra}
 
     def redis_client(self) -> redis.Redis:
-        return redis.Redis.from_url(self.redis.url, decode_responses=True)
+        return self.redis.client()
 
     def stats(self) -> dict[str, Any]:
         with urllib.request.urlopen(self.gemini_url + "/stats", timeout=10) as response:

@@ -10,7 +10,10 @@ from evalq.errors import TransientJudgeError
 from evalq.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.models import RubricReply, VerdictReply
 from tests.conftest import RedisServer
+from worker import keys
 from worker.call_cache import CachingJudge, call_key
+from worker.settings import Settings
+from worker.store import SharedEntries, Store
 
 IMG = MediaPart(mime_type="image/png", data=b"png-bytes")
 
@@ -59,10 +62,16 @@ class Counting:
         )
 
 
+def replies(redis_server: RedisServer) -> SharedEntries:
+    """Replies stored as workers store them: by call digest, under worker.keys.call."""
+    return SharedEntries(Store.from_settings(Settings(redis_url=redis_server.url)), keys.call)
+
+
 def test_hits_cost_nothing_and_errors_are_not_cached(redis_server: RedisServer) -> None:
     r: Any = redis_server.client()
+    cache = replies(redis_server)
     inner = Counting()
-    judge = CachingJudge(inner, r, ttl_s=60)
+    judge = CachingJudge(inner, cache, ttl_s=60)
     request = JudgeRequest(prompt="cache-test-unique-prompt")
     r.delete(call_key(inner.model, request))
     first, second = judge.generate(request), judge.generate(request)
@@ -70,14 +79,14 @@ def test_hits_cost_nothing_and_errors_are_not_cached(redis_server: RedisServer) 
     assert (first.cached, second.cached) == (False, True)
     assert (second.text, second.attempts, second.limiter_wait_s) == (first.text, 0, 0.0)
     assert (
-        CachingJudge(inner, r, ttl_s=60, read=False).generate(request).cached is False
+        CachingJudge(inner, cache, ttl_s=60, read=False).generate(request).cached is False
     )  # --no-cache
     failing = Counting(fail=True)
     other = JudgeRequest(prompt="cache-test-failing")
     r.delete(call_key(failing.model, other))
     for _ in range(2):
         with pytest.raises(TransientJudgeError):
-            CachingJudge(failing, r, ttl_s=60).generate(other)
+            CachingJudge(failing, cache, ttl_s=60).generate(other)
     assert failing.calls == 2
 
 
@@ -97,9 +106,10 @@ class CutOff(Counting):
 
 def test_a_reply_that_did_not_end_normally_is_not_replayed(redis_server: RedisServer) -> None:
     r: Any = redis_server.client()
+    cache = replies(redis_server)
     inner = CutOff()
     request = JudgeRequest(prompt="cache-test-cut-off")
     r.delete(call_key(inner.model, request))
     for _ in range(2):
-        assert CachingJudge(inner, r, ttl_s=60).generate(request).cached is False
+        assert CachingJudge(inner, cache, ttl_s=60).generate(request).cached is False
     assert inner.calls == 2

@@ -9,6 +9,7 @@ import pytest
 
 from evalq.dataset import load_dataset
 from evalq.errors import DatasetError
+from tests.support.datasets import write_rows
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
@@ -20,13 +21,8 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
-    return path
-
-
 def test_jsonl_rows_ids_and_relative_paths(folder: Path) -> None:
-    path = write_jsonl(
+    path = write_rows(
         folder / "d.jsonl",
         [
             {"id": "first", "prompt": "a cat", "image": "img/a.png"},
@@ -41,7 +37,7 @@ def test_jsonl_rows_ids_and_relative_paths(folder: Path) -> None:
 
 
 def test_bad_rows_name_row_and_field_and_others_go_on(folder: Path) -> None:
-    path = write_jsonl(
+    path = write_rows(
         folder / "d.jsonl",
         [
             {"id": "ok", "prompt": "fine", "image": "img/a.png"},
@@ -66,14 +62,14 @@ def test_bad_rows_name_row_and_field_and_others_go_on(folder: Path) -> None:
 
 
 def test_unknown_extra_columns_are_kept_with_a_warning(folder: Path) -> None:
-    path = write_jsonl(folder / "d.jsonl", [{"prompt": "p", "image": "img/a.png", "model": "m1"}])
+    path = write_rows(folder / "d.jsonl", [{"prompt": "p", "image": "img/a.png", "model": "m1"}])
     loaded = load_dataset(path)
     assert loaded.rows[0].extra == {"model": "m1"}
     assert "unknown column(s) 'model'" in loaded.warnings[0]
 
 
 def test_questions_replace_rubric(folder: Path) -> None:
-    path = write_jsonl(
+    path = write_rows(
         folder / "d.jsonl",
         [
             {
@@ -156,7 +152,7 @@ def test_missing_file(folder: Path) -> None:
 def test_a_column_that_no_row_has_refuses_the_whole_dataset(
     folder: Path, metric: str, record: dict[str, str], column: str
 ) -> None:
-    path = write_jsonl(folder / "d.jsonl", [{"id": str(i), **record} for i in range(3)])
+    path = write_rows(folder / "d.jsonl", [{"id": str(i), **record} for i in range(3)])
     with pytest.raises(DatasetError) as caught:
         load_dataset(path, metric)
     message = str(caught.value)
@@ -165,13 +161,13 @@ def test_a_column_that_no_row_has_refuses_the_whole_dataset(
 
 
 def test_a_column_some_rows_have_fails_only_the_rows_without_it(folder: Path) -> None:
-    path = write_jsonl(
+    path = write_rows(
         folder / "d.jsonl",
         [{"id": "ok", "prompt": "a cat", "image": "img/a.png"}, {"id": "bad", "prompt": "a dog"}],
     )
     loaded = load_dataset(path)
     assert [r.id for r in loaded.rows] == ["ok"]
     assert [(e.row_id, e.field) for _, e in loaded.errors] == [("bad", "image")]
-    only_bad = write_jsonl(folder / "e.jsonl", [{"id": "x", "prompt": "p", "image": "img/no.png"}])
+    only_bad = write_rows(folder / "e.jsonl", [{"id": "x", "prompt": "p", "image": "img/no.png"}])
     loaded = load_dataset(only_bad)  # the column is there, its file is not: a row's own error
     assert [(e.row_id, e.field) for _, e in loaded.errors] == [("x", "image")]

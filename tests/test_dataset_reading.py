@@ -12,6 +12,7 @@ import pytest
 
 from evalq.dataset import load_dataset
 from evalq.errors import DatasetError, InputError
+from tests.support.datasets import write_rows
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 MIB = 1024 * 1024
@@ -160,7 +161,7 @@ def test_jsonl_field_over_the_limit_fails_only_its_row(folder: Path) -> None:
         {"id": "big-q", "prompt": "p", "image": "a.png", "questions": [{"question": "y" * MIB}]},
         {"id": "ok2", "prompt": "a dog", "image": "a.png"},
     ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(path, rows)
     loaded = load_dataset(path)
     assert [r.id for r in loaded.rows] == ["ok", "ok2"]
     errors = errors_by_line(loaded)

@@ -22,7 +22,7 @@ from evalq.dry_run import (
     video_seconds,
 )
 from evalq.errors import InputError
-from evalq.gecko import rubric_cache_key
+from evalq.gecko import rubric_cache_id
 from evalq.judge import MediaPart
 from evalq.metric import get_metric
 from evalq.models import Coverage, JobConfig, Question, RowInput, Rubric
@@ -96,7 +96,7 @@ def test_gecko_rubric_once_per_prompt_cached_rubrics_exact_and_judges_times_ques
         template_version=RUBRIC_TEMPLATE_VERSION,
         judge_model="gemini-2.5-flash",
     )
-    kv.data[rubric_cache_key("cached prompt", "gemini-2.5-flash", RUBRIC_TEMPLATE_VERSION)] = (
+    kv.data[rubric_cache_id("cached prompt", "gemini-2.5-flash", RUBRIC_TEMPLATE_VERSION)] = (
         cached.model_dump_json()
     )
     env = env_for("gecko-image", ["gemini-2.5-flash", "gemini-2.5-pro"], kv=kv)

@@ -21,6 +21,7 @@ from evalq.errors import InputError, JudgeError, RateLimited, TransientJudgeErro
 from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from evalq.judge import MediaPart
 from evalq.models import MediaRef
+from worker import keys
 from worker.fake_gemini.protocol import FakeRequest
 from worker.fake_gemini.server import running_server
 from worker.files import (
@@ -31,7 +32,6 @@ from worker.files import (
     file_name,
     media_digest,
     media_rules,
-    upload_key,
 )
 from worker.media_cache import MediaCache
 from worker.settings import Settings
@@ -282,7 +282,7 @@ def test_rate_limits_go_back_to_the_task_and_5xx_is_retried_in_process() -> None
 def test_a_recorded_upload_is_reused_until_it_nears_expiry() -> None:
     shared = MemoryShared()
     part = MediaPart("video/avi", VIDEO)
-    key = upload_key("job", media_digest(part))
+    key = keys.upload("job", media_digest(part))
     record = {"name": "files/x", "uri": "https://files.test/old", "mime_type": "video/avi"}
     shared.set(key, json.dumps({**record, "expires_at": time.time() + 3600}), 60)
     assert deliver(StubFiles([], []), shared).uri == "https://files.test/old"

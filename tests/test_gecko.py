@@ -156,7 +156,7 @@ def test_score_row_end_to_end() -> None:
         id="r1",
         line=1,
         prompt="p",
-        image=MediaRef(kind="path", value="/x.png"),
+        media={"image": MediaRef(kind="path", value="/x.png")},
         questions=[
             Question(question="a?", expected="yes", tag="object"),
             Question(question="b?", expected="yes", tag="color"),

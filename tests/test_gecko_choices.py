@@ -20,6 +20,7 @@ from evalq.models import Question
 from evalq.parsing_choice import parse_letter
 from evalq.prompts import choice_validator_prompt, extract_section
 from tests.judges import ListJudge
+from tests.support.datasets import write_rows
 from worker.fake_gemini.brain import SimulatedJudge
 from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 
@@ -108,7 +109,7 @@ def test_a_bad_question_in_a_dataset_fails_its_row_alone(tmp_path: Path) -> None
         },
     ]
     path = tmp_path / "d.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(path, rows)
     loaded = load_dataset(path, "gecko-image")
     assert [r.id for r in loaded.rows] == ["ok"]
     ((_, error),) = loaded.errors

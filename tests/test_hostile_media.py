@@ -19,6 +19,7 @@ import pytest
 from evalq.examples import GECKO_IMAGE_EXAMPLES, draw_example
 from tests.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
 from tests.stack import Stack, stack
+from tests.support.datasets import write_rows
 from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
@@ -69,11 +70,6 @@ def script(s: Stack, rules: list[dict[str, Any]]) -> None:
 def secrets_sent(s: Stack) -> int:
     """How many judge requests carried any of the secrets (the script's rule 0 matches them)."""
     return int(s.stats()["script_rules_fired"].get("0", 0))
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 def test_local_secrets_are_never_read_nor_sent(guarded: tuple[Stack, Path]) -> None:

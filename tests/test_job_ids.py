@@ -51,7 +51,9 @@ def one_job(url: str) -> str:
         rows_total=1,
         created_at=time.time(),
     )
-    store.create_job(config, [RowInput(id="r", line=1, image=MediaRef(kind="path", value="/x"))])
+    store.create_job(
+        config, [RowInput(id="r", line=1, media={"image": MediaRef(kind="path", value="/x")})]
+    )
     return job
 
 

@@ -62,7 +62,9 @@ def new_job(store: Store, *, complete: bool) -> str:
         created_at=time.time(),
     )
     ref = MediaRef(kind="path", value="/x.png")
-    rows = [RowInput(id=str(i + 1), line=i + 1, prompt="p", image=ref) for i in range(ROWS)]
+    rows = [
+        RowInput(id=str(i + 1), line=i + 1, prompt="p", media={"image": ref}) for i in range(ROWS)
+    ]
     store.create_job(config, rows)
     if complete:
         for row in rows:

@@ -8,15 +8,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 
+from evalq.errors import LimiterBusy, policy_of
 from tests.conftest import RedisServer
-from worker.limiter import Busy, Limit, RateLimiter
+from worker.limiter import Limit, RateLimiter
+from worker.settings import Settings
+from worker.store import Store
 
 
 @pytest.fixture
-def r(redis_server: RedisServer) -> Iterator[redis.Redis]:
-    yield redis_server.client()
+def r(redis_server: RedisServer) -> Iterator[Store]:
+    yield Store.from_settings(Settings(redis_url=redis_server.url))
 
 
 def model() -> str:
@@ -49,10 +51,12 @@ def test_far_slot_is_busy_and_reserves_nothing(r: Any) -> None:
     name = model()
     limiter = RateLimiter(r, {name: Limit(rpm=60)}, max_wait_s=1.5)
     reserve_all(limiter, name, 2)  # slots at 0 s and 1 s
-    with pytest.raises(Busy) as info:
+    with pytest.raises(LimiterBusy) as info:
         limiter.acquire(name, 1)
-    assert info.value.wait_s == pytest.approx(2.0, abs=0.05)
-    with pytest.raises(Busy):  # still 2 s away: the refused call took no slot
+    assert info.value.retry_after_s == pytest.approx(2.0, abs=0.05)
+    # One of evalq's errors: the task reschedules it like a 429, and it cost no request.
+    assert (policy_of(info.value), info.value.attempts) == ("countdown", 0)
+    with pytest.raises(LimiterBusy):  # still 2 s away: the refused call took no slot
         limiter.acquire(name, 1)
 
 

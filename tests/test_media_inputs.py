@@ -23,6 +23,7 @@ from evalq.examples import GECKO_IMAGE_EXAMPLES, draw_example
 from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from evalq.media import sniff_mime
 from tests.stack import Stack, stack
+from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +123,7 @@ def test_every_video_form_users_have_and_every_bad_one(media_stack: Stack, tmp_p
         )
         rows += [{"id": row_id, "prompt": red.match, "video": v} for row_id, (v, _) in bad.items()]
         dataset = tmp_path / "rows.jsonl"
-        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        write_rows(dataset, rows)
         uploads_before = files_stats(media_stack)["uploads"]
         client = media_stack.client(media_allow_private=True)
         job = client.submit("gecko-video", dataset, judge_model="gemini-media-forms")
@@ -168,7 +169,7 @@ def test_large_images_use_the_files_api_too(media_stack: Stack, tmp_path: Path) 
     ]
     (tmp_path / "v.avi").write_bytes(clip_bytes(GECKO_VIDEO_EXAMPLES[0]))
     dataset = tmp_path / "rows.jsonl"
-    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(dataset, rows)
     uploads_before = files_stats(media_stack)["uploads"]
     client = media_stack.client()
     job = client.submit("gecko-image", dataset, judge_model="gemini-media-images")

@@ -15,6 +15,7 @@ from evalq.metric import get_metric
 from evalq.models import RowInput
 from evalq.pairwise import combine, first_position_share, wilson, winner_of
 from evalq.prompts import extract_section
+from tests.support.datasets import write_rows
 from tests.test_pointwise import Harness, MemoryJudge, choice_json, simulated
 
 
@@ -179,7 +180,7 @@ def vertex_rows(tmp_path: Path) -> Path:
         {"id": "b1", "prompt": "Q?", "response": "z", "baseline_model_response": "good"},
     ]
     path = tmp_path / "vertex.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(path, rows)
     return path
 
 

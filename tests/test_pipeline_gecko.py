@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
 
@@ -21,11 +22,6 @@ def png(path: Path, color: str = "red") -> Path:
     buf = io.BytesIO()
     Image.new("RGB", (64, 64), color).save(buf, format="PNG")
     path.write_bytes(buf.getvalue())
-    return path
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 

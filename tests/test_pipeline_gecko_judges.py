@@ -14,6 +14,7 @@ from PIL import Image, ImageDraw
 
 from evalq.agreement import fleiss_kappa
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
 
@@ -24,11 +25,6 @@ def circle_png(path: Path, color: str, shift: int = 0) -> Path:
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     path.write_bytes(buf.getvalue())
-    return path
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 

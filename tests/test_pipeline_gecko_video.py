@@ -12,13 +12,9 @@ import pytest
 
 from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def test_example_matching_prompts_score_higher_in_both_validator_modes(

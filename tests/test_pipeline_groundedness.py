@@ -11,7 +11,6 @@ import codecs
 import json
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +20,13 @@ from evalq.errors import DatasetError
 from evalq.examples_grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groundedness_example
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.stack import stack
+from tests.support.datasets import write_rows
+from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 
 CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
 QUERY = "What colour are apples and bananas?"
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
@@ -394,15 +390,19 @@ def test_long_context_is_stored_once_and_messages_stay_small(tmp_path: Path) -> 
                 ["redis-cli", "-u", s.redis.url, "monitor"], stdout=out, stderr=subprocess.STDOUT
             )
         try:
-            deadline = time.monotonic() + 10
-            while "OK" not in log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: "OK" in log.read_text(), 10, "redis-cli monitor to attach")
             client = s.client()
             job = client.submit(
                 "groundedness", data, judge_models=["long-judge-a", "long-judge-b"]
             ).job_id
             summary = client.wait(job, timeout_s=90)
-            time.sleep(0.5)  # let the last acks and events reach the log
+            # The last tasks are acked after the summary is written. Once nothing is unacked,
+            # a command of our own reaching the log (MONITOR keeps Redis's order) means every
+            # command before it is in the log too.
+            r = s.redis_client()
+            wait_for(lambda: r.hlen("unacked") == 0, 30, "every task message to be acked")
+            r.echo(f"end-of-{job}")
+            wait_for(lambda: f"end-of-{job}" in log.read_text(), 10, "the monitor to catch up")
         finally:
             monitor.terminate()
             monitor.wait(timeout=10)

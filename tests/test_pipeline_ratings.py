@@ -18,13 +18,9 @@ from evalq.examples_ratings import (
     write_rank_example,
 )
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def rating(value: Any, explanation: str = "scripted") -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini
+from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
 
@@ -46,11 +47,6 @@ CUT = (
 def cut_reply(cut: str) -> str:
     """A rule reply whose first half, the part the fake sends at MAX_TOKENS, is ``cut``."""
     return cut + "#" * len(cut)
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def test_cut_off_replies_are_unscored_truncated_and_never_replayed(

@@ -23,6 +23,7 @@ from evalq.media import DOCUMENT_TYPES, MediaRules, load_media
 from evalq.metric import Plan, RowContext, get_metric
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.prompts import extract_section
+from tests.support.datasets import write_rows
 from worker.fake_gemini.brain import SimulatedJudge
 from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 
@@ -146,11 +147,6 @@ class Harness:
     def run(self, rows: Sequence[RowInput]) -> tuple[list[RowResult], dict[str, Any]]:
         results = [self.run_row(row)[2] for row in rows]
         return results, get_metric(self.metric).summarize(results)
-
-
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def qa_rows(n: int = 1) -> list[RowInput]:

@@ -79,7 +79,7 @@ def test_redis_frozen_for_30_s_mid_job_changes_nothing(tmp_path: Path) -> None:
         before = rows_done(client, job)
         s.redis.proc.send_signal(signal.SIGSTOP)
         try:
-            time.sleep(30)  # the fault itself
+            time.sleep(30)  # the fault itself: Redis frozen this long, not a wait for anything
         finally:
             s.redis.proc.send_signal(signal.SIGCONT)
         stormy = client.wait(job, timeout_s=300)  # what the workers made of it

@@ -41,7 +41,8 @@ def make_job(store: Store, rows: int) -> str:
     )
     ref = MediaRef(kind="path", value="/x.png")
     store.create_job(
-        config, [RowInput(id=f"r{i}", line=i + 1, prompt="p", image=ref) for i in range(rows)]
+        config,
+        [RowInput(id=f"r{i}", line=i + 1, prompt="p", media={"image": ref}) for i in range(rows)],
     )
     return job_id
 

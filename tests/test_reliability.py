@@ -8,7 +8,6 @@ import json
 import random
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,9 @@ import pytest
 from PIL import Image
 
 from tests.stack import stack
+from tests.support.datasets import write_rows
 from worker.local import EVALQ, ROOT, start_redis, stop, wait_for
+from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
 pytestmark = pytest.mark.integration
 COLORS = [
@@ -78,7 +79,7 @@ def shapes_dataset(folder: Path, rows: int, *, own_questions: bool = False) -> P
             ]
         out.append(row)
     path = folder / "data.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    write_rows(path, out)
     return path
 
 
@@ -95,6 +96,9 @@ def comparable(summary: Any) -> dict[str, Any]:
         "tags": {k: round(v, 9) for k, v in summary.tag_scores.items()},
         "unscored": summary.unscored_by_reason,
     }
+
+
+KILL_EVERY = 40  # rows
 
 
 def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
@@ -114,14 +118,22 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
         assert calm.rows_done == 500
 
         job = client.submit("gecko-image", data, use_cache=False).job_id
+
+        def rows_done() -> int:
+            return int(client.store.job_hash(job).get("rows_done", 0))
+
         rng = random.Random(1)
-        kills = 0
-        deadline = time.monotonic() + 400
-        while (
-            int(client.store.job_hash(job).get("rows_done", 0)) < 500
-            and time.monotonic() < deadline
-        ):
-            time.sleep(2.5)
+        kills, killed_at = 0, 0
+        # A kill each time another KILL_EVERY rows have landed since the last one: the job
+        # moves between kills (every worker is killed mid-work more than once) and finishes.
+        while True:
+            wait_for(
+                lambda: rows_done() >= min(500, killed_at + KILL_EVERY),
+                300,
+                f"{KILL_EVERY} more rows after kill {kills}",
+            )
+            if (killed_at := rows_done()) >= 500:
+                break
             victim = rng.choice([p for p in s.pool.procs if p.poll() is None])
             victim.send_signal(signal.SIGKILL)
             victim.wait()
@@ -256,11 +268,20 @@ def test_cancel_stops_a_job_cleanly(tmp_path: Path) -> None:
         wait_for(lambda: s.stats()["requests"] >= 2, 60, "the job to start")
         cancelled = client.cancel(job)
         assert cancelled.status == "cancelled"
-        time.sleep(2)  # tasks already inside a call finish it; nothing new starts
+        # Tasks already inside a call finish it; every other message of the job is taken and
+        # dropped without a call. Once no message is queued or unacked, nothing is left that
+        # could make a request.
+        r = s.redis_client()
+        wait_for(
+            lambda: (
+                r.hlen("unacked") == 0 and client.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
+            ),
+            60,
+            "every message of the cancelled job to be handled",
+        )
         requests = s.stats()["requests"]
-        time.sleep(2)
-        assert s.stats()["requests"] == requests
         final = client.wait(job, timeout_s=10)
+        assert s.stats()["requests"] == requests
     assert final.status == "cancelled"
     assert final.rows_done < 40
 

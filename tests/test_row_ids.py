@@ -117,7 +117,8 @@ def same_id_job(store: Store, rows: int) -> str:
     )
     ref = MediaRef(kind="path", value="/x.png")
     store.create_job(
-        config, [RowInput(id="same", line=i + 1, prompt="p", image=ref) for i in range(rows)]
+        config,
+        [RowInput(id="same", line=i + 1, prompt="p", media={"image": ref}) for i in range(rows)],
     )
     return job_id
 
@@ -157,15 +158,15 @@ def test_counters_of_a_vanished_job_leave_nothing_behind(store: Store) -> None:
     not recreate a config-less job hash, which has no TTL and which `wait` would read as a job
     that can't finish instead of a job that is gone."""
     from evalq.errors import JobNotFound
-    from worker.store import job_key
+    from worker import keys
 
     job = same_id_job(store, 1)
     store.incr(job, judge_calls=1)
     assert store.job_hash(job)["judge_calls"] == "1"
     store.r.flushdb()  # Redis restarted without its append-only file
     store.incr(job, judge_calls=1, prompt_tokens=40)
-    assert not store.r.exists(job_key(job))
-    store.r.hset(job_key(job), "judge_calls", 1)  # a stray hash, as older code could leave
+    assert not store.r.exists(keys.job(job))
+    store.r.hset(keys.job(job), "judge_calls", 1)  # a stray hash, as older code could leave
     with pytest.raises(JobNotFound):
         store.progress(job)
 

@@ -13,6 +13,7 @@ from evalq.errors import InputError, UnparseableReply
 from evalq.metric import Plan, Unit, check_plan_size
 from tests.judges import ListJudge
 from tests.stack import stack
+from tests.support.datasets import write_rows
 from tests.test_pipeline_gecko import png
 
 
@@ -87,7 +88,7 @@ def test_a_plan_past_the_bound_fails_its_row_and_is_not_stored(tmp_path: Path) -
         {"id": "large", "prompt": "red", "image": "a.png", "questions": large},
     ]
     data = tmp_path / "d.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(data, rows)
     with stack(tmp_path / "stack", EVALQ_MAX_PLAN_BYTES="4000") as s:
         client = s.client()
         job = client.submit("gecko-image", data).job_id

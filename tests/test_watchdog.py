@@ -37,9 +37,18 @@ def make_job(store: Store, rows: int) -> str:
     )
     ref = MediaRef(kind="path", value="/x.png")
     store.create_job(
-        config, [RowInput(id=f"r{i}", line=i, prompt="p", image=ref) for i in range(rows)]
+        config,
+        [RowInput(id=f"r{i}", line=i, prompt="p", media={"image": ref}) for i in range(rows)],
     )
     return job_id
+
+
+def test_a_row_given_a_field_it_does_not_have_is_refused() -> None:
+    """`RowInput(image=...)` once stored rows without media, silently (the field is `media`)."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="image"):
+        RowInput(id="r", line=1, prompt="p", image=MediaRef(kind="path", value="/x.png"))  # type: ignore[call-arg]
 
 
 def test_stalled_and_lost_rows_are_redriven(store: Store) -> None:

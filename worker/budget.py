@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from evalq.errors import BudgetSpent
+from evalq.errors import BudgetSpent, CallCost
 from evalq.judge import Judge, JudgeReply, JudgeRequest
 from evalq.pricing import usd
 from worker.store import Store
@@ -51,7 +51,5 @@ class BudgetGuard:
     def generate(self, request: JudgeRequest) -> JudgeReply:
         spent, cap = self._store.budget(self._job_id)
         if cap is not None and pause_if_spent(self._store, self._job_id, spent, cap):
-            halted = BudgetSpent(cap_reason(spent, cap))
-            halted.attempts = 0  # no request was made
-            raise halted
+            raise BudgetSpent(cap_reason(spent, cap), cost=CallCost(attempts=0))  # no request
         return self._inner.generate(request)

@@ -12,12 +12,13 @@ import hashlib
 import json
 from dataclasses import asdict, replace
 
-import redis
-
 from evalq.judge import Judge, JudgeReply, JudgeRequest, incomplete
+from evalq.kv import KeyValue
+from worker import keys
 
 
-def call_key(model: str, request: JudgeRequest) -> str:
+def call_digest(model: str, request: JudgeRequest) -> str:
+    """The reply's name in the cache (its key is worker.keys.call of it)."""
     media = [
         {"mime": m.mime_type, "sha256": hashlib.sha256(m.data).hexdigest()}
         if m.data is not None
@@ -38,21 +39,26 @@ def call_key(model: str, request: JudgeRequest) -> str:
     }
     if request.system_instruction is not None:  # absent when unset: older keys stay valid
         material["system_instruction"] = request.system_instruction
-    digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
-    return f"evalq:call:{digest}"
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def call_key(model: str, request: JudgeRequest) -> str:
+    return keys.call(call_digest(model, request))
 
 
 class CachingJudge:
-    def __init__(self, inner: Judge, client: redis.Redis, ttl_s: int, *, read: bool = True) -> None:
+    """`replies` holds replies by call digest (worker.store.SharedEntries on keys.call)."""
+
+    def __init__(self, inner: Judge, replies: KeyValue, ttl_s: int, *, read: bool = True) -> None:
         self.model = inner.model
         self._inner = inner
-        self._r = client
+        self._replies = replies
         self._ttl_s = ttl_s
         self._read = read
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
-        key = call_key(self.model, request)
-        if self._read and (raw := self._r.get(key)):
+        digest = call_digest(self.model, request)
+        if self._read and (raw := self._replies.get(digest)):
             data = json.loads(raw)
             return replace(JudgeReply(**data), cached=True, attempts=0, limiter_wait_s=0.0)
         reply = self._inner.generate(request)
@@ -63,5 +69,5 @@ class CachingJudge:
             for k, v in asdict(reply).items()
             if k not in ("cached", "attempts", "limiter_wait_s")
         }
-        self._r.set(key, json.dumps(stored), ex=self._ttl_s)
+        self._replies.set(digest, json.dumps(stored), self._ttl_s)
         return reply

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from evalq.errors import BadRequest, JobHalted
+from evalq.errors import BadRequest, CallCost, JobHalted
 from evalq.judge import Judge, JudgeReply, JudgeRequest
 from worker.store import Store
 
@@ -36,9 +36,7 @@ class FatalErrorGuard:
     def generate(self, request: JudgeRequest) -> JudgeReply:
         if self._job_id in _suspect and self._store.status(self._job_id) == "paused":
             reason = self._store.pause_reason(self._job_id) or "paused"
-            halted = JobHalted(f"job paused: {reason}")
-            halted.attempts = 0  # no request was made
-            raise halted
+            raise JobHalted(f"job paused: {reason}", cost=CallCost(attempts=0))  # no request made
         try:
             return self._inner.generate(request)
         except BadRequest as exc:
@@ -54,6 +52,4 @@ class FatalErrorGuard:
             )
             if self._store.pause(self._job_id, reason):
                 log.warning("job %s paused: %s", self._job_id, reason)
-            halted = JobHalted(reason)
-            halted.attempts, halted.limiter_wait_s = exc.attempts, exc.limiter_wait_s
-            raise halted from None
+            raise JobHalted(reason, cost=exc.cost) from None

@@ -27,17 +27,17 @@ from typing import TYPE_CHECKING, Protocol
 
 from google.genai import errors as genai_errors
 from google.genai import types
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from evalq.data_roots import DataRoots
-from evalq.errors import InputError, JudgeError, TransientJudgeError
+from evalq.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
 from evalq.judge import MediaPart
 from evalq.media import MediaRules, load_media
 from evalq.media_fetch import NetworkRules
 from evalq.models import JobConfig, MediaRef
+from worker import keys
 from worker.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
 from worker.settings import Settings
-from worker.store import job_key
 
 if TYPE_CHECKING:
     from google import genai
@@ -116,8 +116,6 @@ class GenaiFiles:
 class RedisShared:
     """Shared on the worker's Store: records as job keys, locks with an owner token."""
 
-    _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end"
-
     def __init__(self, store: Store) -> None:
         self._store = store
 
@@ -128,10 +126,10 @@ class RedisShared:
         self._store.set(key, value, ttl_s)
 
     def claim(self, key: str, token: str, ttl_s: int) -> bool:
-        return bool(self._store.r.set(key, token, nx=True, ex=ttl_s))
+        return self._store.claim(key, token, ttl_s)
 
     def release(self, key: str, token: str) -> None:
-        self._store.r.eval(self._RELEASE, 1, key, token)
+        self._store.release(key, token)
 
 
 def file_name(part: MediaPart) -> str:
@@ -143,10 +141,6 @@ def media_digest(part: MediaPart) -> str:
     return hashlib.sha256(part.mime_type.encode() + b"\0" + (part.data or b"")).hexdigest()
 
 
-def upload_key(job_id: str, digest: str) -> str:
-    return job_key(job_id, "file", digest)
-
-
 class Uploader:
     """Uploads a job's large media once and hands out the file's URI."""
 
@@ -156,14 +150,15 @@ class Uploader:
         self._shared = shared
 
     def deliver(self, part: MediaPart, job_id: str, row_id: str, field: str) -> MediaPart:
-        key = upload_key(job_id, media_digest(part))
+        digest = media_digest(part)
+        key, lock = keys.upload(job_id, digest), keys.upload_lock(job_id, digest)
         deadline = time.monotonic() + self._settings.upload_timeout_s
         token = uuid.uuid4().hex
         lock_ttl = int(self._settings.upload_timeout_s) + 60
         while True:
             if (known := self._known(key)) is not None:
                 return known
-            if self._shared.claim(key + ":lock", token, lock_ttl):
+            if self._shared.claim(lock, token, lock_ttl):
                 try:
                     if (known := self._known(key)) is not None:
                         return known
@@ -177,7 +172,7 @@ class Uploader:
                     self._shared.set(key, json.dumps(record), self._settings.result_ttl_s)
                     return MediaPart(mime_type=info.mime_type or part.mime_type, uri=info.uri)
                 finally:
-                    self._shared.release(key + ":lock", token)
+                    self._shared.release(lock, token)
             if time.monotonic() > deadline:
                 raise TransientJudgeError("timed out waiting for another worker's upload")
             time.sleep(_WAIT_POLL_S)
@@ -219,7 +214,7 @@ class Uploader:
         retrying = Retrying(
             stop=stop_after_attempt(self._settings.transient_attempts),
             wait=wait_random_exponential(multiplier=0.5, max=self._settings.transient_max_wait_s),
-            retry=retry_if_exception_type(TransientJudgeError),
+            retry=retry_if_exception(retried_in_process),
             reraise=True,
         )
         for attempt in retrying:

@@ -15,17 +15,17 @@ from typing import Any
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from evalq.errors import (
     BadRequest,
     Blocked,
     JudgeError,
-    LimiterBusy,
     QuotaExhausted,
     RateLimited,
     TransientJudgeError,
     UnparseableReply,
+    retried_in_process,
 )
 from evalq.judge import (
     SIMULATED_MODEL_VERSION,
@@ -34,7 +34,7 @@ from evalq.judge import (
     MediaPart,
     ensure_complete,
 )
-from worker.limiter import Busy, RateLimiter
+from worker.limiter import RateLimiter
 from worker.settings import Settings
 
 _BLOCKING_FINISH = {
@@ -161,7 +161,7 @@ class GeminiJudge:
         retrying = Retrying(
             stop=stop_after_attempt(self._settings.transient_attempts),
             wait=wait_random_exponential(multiplier=0.5, max=self._settings.transient_max_wait_s),
-            retry=retry_if_exception_type(TransientJudgeError),
+            retry=retry_if_exception(retried_in_process),
             reraise=True,
         )
         attempts, waited = 0, 0.0
@@ -171,9 +171,9 @@ class GeminiJudge:
                     waited += self._wait_for_slot(request)
                     attempts += 1
                     reply = self._call_once(request)
-                except JudgeError as exc:
-                    exc.attempts, exc.limiter_wait_s = attempts, waited
-                    raise
+                except JudgeError as exc:  # what this call spent so far travels with it
+                    spent = exc.costing(attempts=attempts, limiter_wait_s=waited)
+                    raise spent.with_traceback(exc.__traceback__) from None
         if self._limiter is not None:
             self._limiter.correct(self.model, request.estimated_tokens(), reply.prompt_tokens)
         return replace(reply, attempts=attempts, limiter_wait_s=waited)
@@ -181,10 +181,7 @@ class GeminiJudge:
     def _wait_for_slot(self, request: JudgeRequest) -> float:
         if self._limiter is None:
             return 0.0
-        try:
-            return self._limiter.acquire(self.model, request.estimated_tokens())
-        except Busy as busy:
-            raise LimiterBusy(str(busy), retry_after_s=busy.wait_s) from None
+        return self._limiter.acquire(self.model, request.estimated_tokens())
 
     def _call_once(self, request: JudgeRequest) -> JudgeReply:
         config = types.GenerateContentConfig(

@@ -13,7 +13,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import redis
+from evalq.errors import CallCost, LimiterBusy
+from worker import keys
+from worker.store import Store
 
 # Reserve when both budgets allow; returns {reserved (0/1), wait_ms}.
 _ACQUIRE = """
@@ -68,34 +70,20 @@ class Limit:
     token_burst_s: float = 6.0  # a tenth of a minute's tokens may go at once
 
 
-class Busy(Exception):
-    """The next free slot is further away than a thread should wait."""
-
-    def __init__(self, wait_s: float) -> None:
-        self.wait_s = wait_s
-        super().__init__(f"rate limiter: next slot in {wait_s:.1f} s")
-
-
 class RateLimiter:
-    def __init__(
-        self, client: redis.Redis, limits: dict[str, Limit], max_wait_s: float = 10.0
-    ) -> None:
-        self._r = client
+    def __init__(self, store: Store, limits: dict[str, Limit], max_wait_s: float = 10.0) -> None:
         self._limits = limits
         self._max_wait_ms = max_wait_s * 1000
-        self._acquire = client.register_script(_ACQUIRE)
-        self._park = client.register_script(_PARK)
-        self._correct = client.register_script(_CORRECT)
+        self._acquire = store.script(_ACQUIRE)
+        self._park = store.script(_PARK)
+        self._correct = store.script(_CORRECT)
 
     def limit(self, model: str) -> Limit | None:
         return self._limits.get(model) or self._limits.get("*")
 
-    @staticmethod
-    def _keys(model: str) -> tuple[str, str]:
-        return f"evalq:limiter:{model}:requests", f"evalq:limiter:{model}:tokens"
-
     def acquire(self, model: str, tokens: int) -> float:
-        """Wait for this call's slot and return the seconds waited; Busy if it is far off."""
+        """Wait for this call's slot and return the seconds waited. LimiterBusy (a countdown)
+        when it is further than max_wait_s: nothing is reserved and no request is made."""
         limit = self.limit(model)
         if limit is None:
             return 0.0
@@ -103,11 +91,15 @@ class RateLimiter:
         tok_ms = 60_000 * tokens / limit.tpm if limit.tpm else 0
         tok_burst_ms = limit.token_burst_s * 1000
         reserved, wait_ms = self._acquire(
-            keys=self._keys(model), args=[req_ms, 0, tok_ms, tok_burst_ms, self._max_wait_ms]
+            keys=keys.limiter(model), args=[req_ms, 0, tok_ms, tok_burst_ms, self._max_wait_ms]
         )
         wait_s = float(wait_ms) / 1000
         if not int(reserved):
-            raise Busy(wait_s)
+            raise LimiterBusy(
+                f"rate limiter: next slot in {wait_s:.1f} s",
+                retry_after_s=wait_s,
+                cost=CallCost(attempts=0),
+            )
         if wait_s > 0:
             time.sleep(wait_s)
         return wait_s
@@ -115,10 +107,12 @@ class RateLimiter:
     def park(self, model: str, delay_s: float) -> None:
         """After a 429: nobody calls this model until the server's delay has passed."""
         if self.limit(model) is not None:
-            self._park(keys=[self._keys(model)[0]], args=[delay_s * 1000])
+            self._park(keys=[keys.limiter(model)[0]], args=[delay_s * 1000])
 
     def correct(self, model: str, estimated: int, actual: int) -> None:
         limit = self.limit(model)
         if limit is None or not limit.tpm or actual == estimated:
             return
-        self._correct(keys=[self._keys(model)[1]], args=[60_000 * (actual - estimated) / limit.tpm])
+        self._correct(
+            keys=[keys.limiter(model)[1]], args=[60_000 * (actual - estimated) / limit.tpm]
+        )

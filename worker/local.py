@@ -60,9 +60,15 @@ def redis_answers(url: str) -> bool:
 
 @dataclass
 class RedisServer:
+    """A Redis to run against: one start_redis started (proc set), or one given by URL."""
+
     url: str
     proc: subprocess.Popen[bytes] | None = None
     port: int = 0
+
+    def client(self) -> redis.Redis:
+        """A client of its own, for the tests and tools that look inside Redis directly."""
+        return redis.Redis.from_url(self.url, decode_responses=True)
 
 
 def start_redis(folder: Path, *, appendonly: bool = False, port: int | None = None) -> RedisServer:

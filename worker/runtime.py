@@ -14,6 +14,7 @@ from evalq.metric import RowContext
 from evalq.models import JobConfig
 from evalq.pricing import Price, Usage, call_cost_nanos, price_for, table_from_json
 from evalq.thinking import Setting, ThinkingJudge
+from worker import keys
 from worker.budget import BudgetGuard, pause_if_spent
 from worker.call_cache import CachingJudge
 from worker.fatal_errors import FatalErrorGuard
@@ -22,7 +23,7 @@ from worker.gemini import get_judge
 from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
 from worker.settings import Settings, get_settings
-from worker.store import Store
+from worker.store import SharedEntries, Store
 
 
 class AccountingJudge:
@@ -155,7 +156,8 @@ class Runtime:
         inner = get_judge(model, self.settings, self.limiter)
         # The spend cap is checked only for calls that would reach the API: cache hits are free.
         capped = BudgetGuard(inner, self.store, job_id)
-        cached = CachingJudge(capped, self.store.r, self.settings.call_cache_ttl_s, read=use_cache)
+        replies = SharedEntries(self.store, keys.call)
+        cached = CachingJudge(capped, replies, self.settings.call_cache_ttl_s, read=use_cache)
         # Thinking is applied before the cache, so it is part of the call-cache key.
         shaped = ThinkingJudge(
             cached,
@@ -187,7 +189,7 @@ def runtime() -> Runtime:
     limits = {
         model: Limit(rpm=limit.rpm, tpm=limit.tpm) for model, limit in settings.rate_limits.items()
     }
-    limiter = RateLimiter(store.r, limits, max_wait_s=settings.limiter_max_wait_s)
+    limiter = RateLimiter(store, limits, max_wait_s=settings.limiter_max_wait_s)
     return Runtime(
         settings=settings, store=store, media=MediaCache(256 * 1024 * 1024), limiter=limiter
     )
@@ -236,7 +238,7 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
             prices=prices,
         ),
         media=media,
-        kv=rt.store,
+        kv=SharedEntries(rt.store, keys.rubric),
         count=count,
         cache_ttl_s=rt.settings.rubric_ttl_s,
     )

@@ -1,35 +1,7 @@
 """Redis store: every key evalq writes, and the atomic step that counts a finished row once.
 
-Key schema (all job keys expire result_ttl_s after their last write; rubrics after rubric_ttl_s):
-
-    evalq:jobs                          ZSET  job id -> created_at
-    evalq:jobs:active                   SET   jobs the watchdog looks after (running or paused)
-    evalq:job:{job}                     HASH  config (JSON), status, pause_reason, counters
-                                              (rows_done, rows_scored/partial/failed,
-                                              failed:{reason}, judge_calls, prompt_tokens,
-                                              output_tokens, rubric_cache_hits, cache_hits,
-                                              retries, rate_limited, limiter_wait_ms,
-                                              simulated_calls, redriven), {status}_at,
-                                              usage:{role}:{kind}:{model} (billed calls and
-                                              prompt/output/thought/cached tokens and
-                                              cost_nanos per role and model), spent_nanos (the
-                                              priced spend), budget_nanos (--max-cost-usd)
-    evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
-    evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
-    evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen"
-    evalq:job:{job}:row:{line}          STRING RowInput JSON (what the producer validated)
-    evalq:job:{job}:plan:{line}         STRING the row's Plan JSON (its rubric and units)
-    evalq:job:{job}:verdicts:{line}     HASH  question index -> Verdict JSON (first write wins)
-    evalq:job:{job}:done                SET   lines already counted
-    evalq:job:{job}:results             HASH  line -> RowResult JSON
-    evalq:job:{job}:unscored            HASH  reason -> unscored question count
-    evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
-    evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
-                                              job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
-    evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
-    evalq:call:{sha256}                 STRING a judge reply, shared across jobs (call cache)
-    evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
-    evalq:watchdog:lock                 STRING which worker sweeps now
+Every key's name, and the table of what each holds, is in worker.keys; no other module talks
+to Redis, so the Store's methods are the whole of what evalq does with it.
 
 Rows are keyed by their line number in the dataset (`row_key`), never by the user's id: ids are
 the user's to choose and could repeat, lines can not, so no row can hide behind another's key.
@@ -43,18 +15,20 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.commands.core import Script
 from redis.retry import Retry
 
 from evalq.errors import JobNotFound
 from evalq.metric import Plan
 from evalq.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.pricing import USAGE_KINDS, Usage, nanos
+from worker import keys
 from worker.settings import Settings
 
 # Redis out of reach, or unable to take a command for now (loading after a restart, a replica
@@ -171,6 +145,10 @@ return {1, status, done}
 """
 
 
+# Delete a lock only while its owner token is still the one stored.
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end"
+
+
 @dataclass(frozen=True)
 class Transition:
     """What a status change found: whether it happened, and the status it met ("unknown"
@@ -202,10 +180,6 @@ class Memo(Generic[K, V]):
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
         return value
-
-
-def job_key(job_id: str, *parts: str) -> str:
-    return ":".join(("evalq:job", job_id, *parts))
 
 
 def usage_field(role: str, kind: str, model: str) -> str:
@@ -240,6 +214,7 @@ class Store:
         self._finish_row = self.r.register_script(_FINISH_ROW)
         self._incr_existing = self.r.register_script(_INCR_EXISTING)
         self._transition = self.r.register_script(_TRANSITION)
+        self._release = self.r.register_script(_RELEASE)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
@@ -270,7 +245,7 @@ class Store:
     ) -> None:
         """Store the job, its rows and its rejected lines (already counted as failed) in one
         transaction: a producer that dies half way leaves no job that can never finish."""
-        key = job_key(config.job_id)
+        key = keys.job(config.job_id)
         lines = sorted([row_key(row) for row in rows] + [row_key(r) for r in rejected], key=int)
         if len(set(lines)) != len(lines) or len(lines) != config.rows_total:
             raise ValueError(
@@ -293,45 +268,43 @@ class Store:
         )
         pipe.expire(key, self.ttl_s)
         for row in rows:
-            pipe.set(
-                job_key(config.job_id, "row", row_key(row)), row.model_dump_json(), ex=self.ttl_s
-            )
+            pipe.set(keys.row(config.job_id, row_key(row)), row.model_dump_json(), ex=self.ttl_s)
         if lines:
-            pipe.rpush(job_key(config.job_id, "rows"), *lines)
-            pipe.expire(job_key(config.job_id, "rows"), self.ttl_s)
+            pipe.rpush(keys.job_rows(config.job_id), *lines)
+            pipe.expire(keys.job_rows(config.job_id), self.ttl_s)
         for result in rejected:
-            keys, args = self._finish_args(config.job_id, result)
-            self._finish_row(keys=keys, args=args, client=pipe)
-        pipe.zadd("evalq:jobs", {config.job_id: config.created_at})
-        pipe.sadd("evalq:jobs:active", config.job_id)
+            names, args = self._finish_args(config.job_id, result)
+            self._finish_row(keys=names, args=args, client=pipe)
+        pipe.zadd(keys.JOBS, {config.job_id: config.created_at})
+        pipe.sadd(keys.ACTIVE_JOBS, config.job_id)
         pipe.execute()
 
     def active_jobs(self) -> list[str]:
-        return sorted(cast(set[str], self.r.smembers("evalq:jobs:active")))
+        return sorted(cast(set[str], self.r.smembers(keys.ACTIVE_JOBS)))
 
     def deactivate(self, job_id: str) -> None:
-        self.r.srem("evalq:jobs:active", job_id)
+        self.r.srem(keys.ACTIVE_JOBS, job_id)
 
     def pause(self, job_id: str, reason: str) -> bool:
         """Pause a running job (first reason wins); False if it was not running."""
         return self.transition(job_id, "paused", reason=reason).changed
 
     def pause_reason(self, job_id: str) -> str | None:
-        return cast(str | None, self.r.hget(job_key(job_id), "pause_reason"))
+        return cast(str | None, self.r.hget(keys.job(job_id), "pause_reason"))
 
     def row_keys(self, job_id: str) -> list[str]:
-        return cast(list[str], self.r.lrange(job_key(job_id, "rows"), 0, -1))
+        return cast(list[str], self.r.lrange(keys.job_rows(job_id), 0, -1))
 
     def not_done(self, job_id: str) -> list[str]:
-        done = cast(set[str], self.r.smembers(job_key(job_id, "done")))
+        done = cast(set[str], self.r.smembers(keys.done(job_id)))
         return [row for row in self.row_keys(job_id) if row not in done]
 
     def progress(self, job_id: str) -> tuple[dict[str, str], int]:
         """The job hash and how many rows its row list holds, read together: a list shorter
         than rows_total (expired, or lost) means some rows can never be driven."""
         pipe = self.r.pipeline(transaction=True)
-        pipe.hgetall(job_key(job_id))
-        pipe.llen(job_key(job_id, "rows"))
+        pipe.hgetall(keys.job(job_id))
+        pipe.llen(keys.job_rows(job_id))
         job_hash, listed = pipe.execute()
         if not job_hash or "config" not in job_hash:
             raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
@@ -341,7 +314,7 @@ class Store:
         """Record a sign of life; `at` in the future for a row waiting on a countdown."""
         if not rows:
             return
-        key = job_key(job_id, "activity")
+        key = keys.activity(job_id)
         when = time.time() if at is None else at
         pipe = self.r.pipeline()
         pipe.zadd(key, dict.fromkeys(rows, when))
@@ -350,15 +323,15 @@ class Store:
 
     def quiet_since(self, job_id: str, before: float) -> list[str]:
         """Rows whose last sign of life is older than `before`."""
-        return cast(list[str], self.r.zrangebyscore(job_key(job_id, "activity"), "-inf", before))
+        return cast(list[str], self.r.zrangebyscore(keys.activity(job_id), "-inf", before))
 
     def count_redrives(self, job_id: str, row_ids: list[str]) -> dict[str, int]:
         """Count one more re-drive of each row; returns each row's re-drives since its last new
         verdict (this one included). The watchdog, one sweeper at a time, is the only caller."""
-        key = job_key(job_id, "redrives")
+        key = keys.redrives(job_id)
         pipe = self.r.pipeline()
         for row_id in row_ids:
-            pipe.hlen(job_key(job_id, "verdicts", row_id))
+            pipe.hlen(keys.verdicts(job_id, row_id))
             pipe.hget(key, row_id)
         seen = pipe.execute()
         strikes: dict[str, int] = {}
@@ -373,12 +346,12 @@ class Store:
         return strikes
 
     def touched(self, job_id: str) -> set[str]:
-        return set(cast(list[str], self.r.zrange(job_key(job_id, "activity"), 0, -1)))
+        return set(cast(list[str], self.r.zrange(keys.activity(job_id), 0, -1)))
 
     def config(self, job_id: str) -> JobConfig:
         if (hit := self._memo.get(("config", job_id))) is not None:
             return cast(JobConfig, hit)
-        raw = self.r.hget(job_key(job_id), "config")
+        raw = self.r.hget(keys.job(job_id), "config")
         if raw is None:
             raise JobNotFound(
                 f"no job {job_id!r} in Redis (never created, expired, or lost when Redis "
@@ -390,13 +363,13 @@ class Store:
         )
 
     def job_hash(self, job_id: str) -> dict[str, str]:
-        data = cast(dict[str, str], self.r.hgetall(job_key(job_id)))
+        data = cast(dict[str, str], self.r.hgetall(keys.job(job_id)))
         if not data:
             raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
         return data
 
     def status(self, job_id: str) -> str:
-        return cast(str | None, self.r.hget(job_key(job_id), "status")) or "unknown"
+        return cast(str | None, self.r.hget(keys.job(job_id), "status")) or "unknown"
 
     def recent_status(self, job_id: str, max_age_s: float = 1.0) -> str:
         """The status as read at most max_age_s ago: hot paths notice a pause or cancel within
@@ -418,7 +391,7 @@ class Store:
             raise ValueError(f"job {job_id}: no status {status!r} (known: {sorted(TRANSITIONS)})")
         sources = [before for before, targets in TRANSITIONS.items() if status in targets]
         changed, before, done = self._transition(
-            keys=[job_key(job_id), "evalq:jobs:active"],
+            keys=[keys.job(job_id), keys.ACTIVE_JOBS],
             args=[status, time.time(), rows_total, reason, job_id, *sources],
         )
         return Transition(bool(changed), str(before), int(done))
@@ -430,11 +403,11 @@ class Store:
         return self.transition(job_id, "finished", rows_total=rows_total).rows_done >= rows_total
 
     def list_jobs(self, limit: int = 50) -> list[str]:
-        return cast(list[str], self.r.zrevrange("evalq:jobs", 0, limit - 1))
+        return cast(list[str], self.r.zrevrange(keys.JOBS, 0, limit - 1))
 
     def count_fatal(self, job_id: str, signature: str) -> int:
         """Count one more of this refusal for the job; returns how often it was seen."""
-        key = job_key(job_id, "fatal")
+        key = keys.fatal(job_id)
         pipe = self.r.pipeline()
         pipe.hincrby(key, signature[:500], 1)
         pipe.expire(key, self.ttl_s)
@@ -442,7 +415,7 @@ class Store:
 
     def clear_fatal(self, job_id: str) -> None:
         """Forget counted refusals (on resume: the cause may have been fixed)."""
-        self.r.delete(job_key(job_id, "fatal"))
+        self.r.delete(keys.fatal(job_id))
 
     def account(
         self, job_id: str, counters: dict[str, int], usage: Usage | None = None
@@ -450,7 +423,7 @@ class Store:
         """Add a call's counters and its usage to the job in one round trip; returns the
         priced spend after it and the cap in force (None: no cap). HINCRBY is atomic, so the
         spend adds up across every worker and host."""
-        key = job_key(job_id)
+        key = keys.job(job_id)
         pipe = self.r.pipeline()
         for name, amount in counters.items():
             if amount:
@@ -468,15 +441,15 @@ class Store:
     def budget(self, job_id: str) -> tuple[int, int | None]:
         """(priced spend so far, the cap in force or None), in billionths of a dollar."""
         spent, budget = cast(
-            list[str | None], self.r.hmget(job_key(job_id), ["spent_nanos", "budget_nanos"])
+            list[str | None], self.r.hmget(keys.job(job_id), ["spent_nanos", "budget_nanos"])
         )
         return int(spent or 0), int(budget) if budget else None
 
     def set_budget(self, job_id: str, cap_nanos: int | None) -> None:
         if cap_nanos is None:
-            self.r.hdel(job_key(job_id), "budget_nanos")
+            self.r.hdel(keys.job(job_id), "budget_nanos")
         else:
-            self.r.hset(job_key(job_id), "budget_nanos", cap_nanos)
+            self.r.hset(keys.job(job_id), "budget_nanos", cap_nanos)
 
     def incr(self, job_id: str, **amounts: int) -> None:
         """Add to a job's counters, only while the job exists: a call that lands after Redis
@@ -484,14 +457,14 @@ class Store:
         a job to `wait`)."""
         pairs = [str(x) for name, amount in amounts.items() if amount for x in (name, amount)]
         if pairs:
-            self._incr_existing(keys=[job_key(job_id)], args=pairs)
+            self._incr_existing(keys=[keys.job(job_id)], args=pairs)
 
     # ---- rows, rubrics, verdicts ----
 
     def row(self, job_id: str, row: str) -> RowInput:
         if (hit := self._memo.get(("row", job_id, row))) is not None:
             return cast(RowInput, hit)
-        raw = self.r.get(job_key(job_id, "row", row))
+        raw = self.r.get(keys.row(job_id, row))
         if raw is None:
             raise JobNotFound(f"job {job_id!r} has no row on line {row} (expired?)")
         return cast(
@@ -501,12 +474,12 @@ class Store:
 
     def save_row_plan(self, job_id: str, row: str, plan: Plan) -> None:
         """First write wins: a redelivered prepare_row must not renumber the row's units."""
-        self.r.set(job_key(job_id, "plan", row), plan.model_dump_json(), ex=self.ttl_s, nx=True)
+        self.r.set(keys.plan(job_id, row), plan.model_dump_json(), ex=self.ttl_s, nx=True)
 
     def row_plan(self, job_id: str, row: str) -> Plan | None:
         if (hit := self._memo.get(("plan", job_id, row))) is not None:
             return cast(Plan, hit)
-        raw = self.r.get(job_key(job_id, "plan", row))
+        raw = self.r.get(keys.plan(job_id, row))
         if not raw:
             return None
         return cast(
@@ -518,12 +491,46 @@ class Store:
     def get(self, key: str) -> str | None:
         return cast(str | None, self.r.get(key))
 
+    def has(self, key: str) -> bool:
+        return bool(self.r.exists(key))
+
+    def ping(self) -> None:
+        """Raises a Redis error when Redis can't be reached."""
+        self.r.ping()
+
     def set(self, key: str, value: str, ttl_s: int) -> None:
         self.r.set(key, value, ex=ttl_s)
 
+    # ---- locks, scripts and queues for the runtime's other parts (keys from worker.keys) ----
+
+    def claim(self, key: str, owner: str, ttl_s: int) -> bool:
+        """Take a lock that expires after ttl_s; False while someone else holds it."""
+        return bool(self.r.set(key, owner, nx=True, ex=ttl_s))
+
+    def release(self, key: str, owner: str) -> None:
+        """Drop a lock only if `owner` still holds it (an expired lock may be another's now)."""
+        self._release(keys=[key], args=[owner])
+
+    def script(self, source: str) -> Script:
+        """A Lua script on this Store's connection, for a part that keeps its own atomic step
+        (the rate limiter); it is called with keys named by worker.keys."""
+        return self.r.register_script(source)
+
+    def queued(self, *queues: str) -> int:
+        """Messages waiting in the broker's queues (the watchdog's sign that messages are lost)."""
+        pipe = self.r.pipeline(transaction=False)
+        for queue in queues:
+            pipe.llen(queue)
+        return sum(int(n) for n in pipe.execute())
+
+    def address(self) -> str:
+        """host:port of Redis, without any password the URL may hold."""
+        kwargs = self.r.connection_pool.connection_kwargs
+        return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+
     def save_verdict(self, job_id: str, row: str, verdict: Verdict) -> bool:
         """First write wins, so a redelivered validator can not change a recorded verdict."""
-        key = job_key(job_id, "verdicts", row)
+        key = keys.verdicts(job_id, row)
         pipe = self.r.pipeline()
         pipe.hsetnx(key, str(verdict.index), verdict.model_dump_json())
         pipe.expire(key, self.ttl_s)
@@ -531,19 +538,19 @@ class Store:
         return bool(written)
 
     def verdict(self, job_id: str, row: str, index: int) -> Verdict | None:
-        raw = self.r.hget(job_key(job_id, "verdicts", row), str(index))
+        raw = self.r.hget(keys.verdicts(job_id, row), str(index))
         return Verdict.model_validate_json(cast(str, raw)) if raw else None
 
     def verdicts(self, job_id: str, row: str) -> dict[int, Verdict]:
-        raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "verdicts", row)))
+        raw = cast(dict[str, str], self.r.hgetall(keys.verdicts(job_id, row)))
         return {int(k): Verdict.model_validate_json(v) for k, v in raw.items()}
 
     # ---- results ----
 
     def finish_row(self, job_id: str, result: RowResult) -> int:
         """Record a row's result and count it; -1 when it was already counted."""
-        keys, args = self._finish_args(job_id, result)
-        return int(self._finish_row(keys=keys, args=args))
+        names, args = self._finish_args(job_id, result)
+        return int(self._finish_row(keys=names, args=args))
 
     def _finish_args(self, job_id: str, result: RowResult) -> tuple[list[str], list[Any]]:
         unscored: dict[str, int] = {}
@@ -555,27 +562,43 @@ class Store:
         args.append("" if result.score is None else repr(float(result.score)))  # running mean
         for reason, count in sorted(unscored.items()):
             args += [reason, count]
-        keys = [
-            job_key(job_id, "done"),
-            job_key(job_id),
-            job_key(job_id, "results"),
-            job_key(job_id, "unscored"),
+        names = [
+            keys.done(job_id),
+            keys.job(job_id),
+            keys.results(job_id),
+            keys.unscored(job_id),
         ]
-        return keys, args
+        return names, args
 
     def is_done(self, job_id: str, row: str) -> bool:
-        return bool(self.r.sismember(job_key(job_id, "done"), row))
+        return bool(self.r.sismember(keys.done(job_id), row))
 
     def unscored_counts(self, job_id: str) -> dict[str, int]:
-        raw = cast(dict[str, str], self.r.hgetall(job_key(job_id, "unscored")))
+        raw = cast(dict[str, str], self.r.hgetall(keys.unscored(job_id)))
         return {k: int(v) for k, v in sorted(raw.items())}
 
     def iter_results(self, job_id: str) -> Iterator[RowResult]:
-        for _, raw in self.r.hscan_iter(job_key(job_id, "results"), count=500):
+        for _, raw in self.r.hscan_iter(keys.results(job_id), count=500):
             yield RowResult.model_validate_json(cast(str, raw))
 
     def save_summary(self, job_id: str, summary_json: str) -> None:
-        self.r.set(job_key(job_id, "summary"), summary_json, ex=self.ttl_s)
+        self.r.set(keys.summary(job_id), summary_json, ex=self.ttl_s)
 
     def summary_json(self, job_id: str) -> str | None:
-        return cast(str | None, self.r.get(job_key(job_id, "summary")))
+        return cast(str | None, self.r.get(keys.summary(job_id)))
+
+
+@dataclass(frozen=True)
+class SharedEntries:
+    """One kind of entry shared across jobs (rubrics, judge replies), as the domain's KeyValue
+    (evalq.metric.KeyValue): callers name an entry by its digest, `key` (a worker.keys
+    builder) names it in Redis."""
+
+    store: Store
+    key: Callable[[str], str]
+
+    def get(self, entry: str) -> str | None:
+        return self.store.get(self.key(entry))
+
+    def set(self, entry: str, value: str, ttl_s: int) -> None:
+        self.store.set(self.key(entry), value, ttl_s)

@@ -17,12 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 
+from worker import keys
 from worker.jobs import finalize, give_up, redrive
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.store import Store
 
 log = logging.getLogger(__name__)
-LOCK_KEY = "evalq:watchdog:lock"
 Send = Callable[[str, str], None]
 
 
@@ -47,7 +47,7 @@ class Watchdog:
         self._stop = threading.Event()
 
     def queues_empty(self) -> bool:
-        return sum(int(self.store.r.llen(q)) for q in (QUEUE_ROWS, QUEUE_QUESTIONS)) == 0
+        return self.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
 
     def sweep(self, now: float | None = None) -> dict[str, int]:
         """One pass over the active jobs; returns rows re-driven per job."""
@@ -105,7 +105,7 @@ class Watchdog:
         return [row for row in row_ids if strikes[row] <= self.max_redrives]
 
     def run_once_if_leader(self) -> dict[str, int]:
-        if not self.store.r.set(LOCK_KEY, self.name, nx=True, ex=max(1, int(self.interval_s))):
+        if not self.store.claim(keys.WATCHDOG_LOCK, self.name, max(1, int(self.interval_s))):
             return {}
         return self.sweep()
 

@@ -1,0 +1,115 @@
+"""Every Redis key evalq writes, named in one place (as arq keeps its key names in one module).
+
+The Store (worker.store) is the only module that talks to Redis; it, the call cache, the
+limiter, the watchdog and the uploader take their key names from here. The domain never spells
+a key: it names a shared entry by a digest (evalq.gecko.rubric_cache_id), and the runtime turns
+that into a key. The spellings are a stored format: a job written by an older evalq is read by
+these names, so a name here changes only with a migration. Queue names are the broker's, not
+ours, and live in worker.queues.
+
+All job keys expire result_ttl_s after their last write; rubrics after rubric_ttl_s, replies
+after call_cache_ttl_s.
+
+    evalq:jobs                          ZSET  job id -> created_at
+    evalq:jobs:active                   SET   jobs the watchdog looks after (running or paused)
+    evalq:job:{job}                     HASH  config (JSON), status, pause_reason, counters
+                                              (rows_done, rows_scored/partial/failed,
+                                              failed:{reason}, judge_calls, prompt_tokens,
+                                              output_tokens, rubric_cache_hits, cache_hits,
+                                              retries, rate_limited, limiter_wait_ms,
+                                              simulated_calls, redriven), {status}_at
+    evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
+    evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
+    evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen"
+    evalq:job:{job}:row:{line}          STRING RowInput JSON (what the producer validated)
+    evalq:job:{job}:plan:{line}         STRING the row's Plan JSON (its rubric and units)
+    evalq:job:{job}:verdicts:{line}     HASH  question index -> Verdict JSON (first write wins)
+    evalq:job:{job}:done                SET   lines already counted
+    evalq:job:{job}:results             HASH  line -> RowResult JSON
+    evalq:job:{job}:unscored            HASH  reason -> unscored question count
+    evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
+    evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
+                                              job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
+    evalq:job:{job}:file:{sha256}       STRING a large media file's Files API record (name, URI)
+    evalq:job:{job}:file:{sha256}:lock  STRING the worker uploading that file (owner token)
+    evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
+    evalq:call:{sha256}                 STRING a judge reply, shared across jobs (call cache)
+    evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
+    evalq:watchdog:lock                 STRING which worker sweeps now
+"""
+
+from __future__ import annotations
+
+JOBS = "evalq:jobs"
+ACTIVE_JOBS = "evalq:jobs:active"
+WATCHDOG_LOCK = "evalq:watchdog:lock"
+
+
+def job(job_id: str, *parts: str) -> str:
+    """The job's hash, or (with parts) one of the job's other keys."""
+    return ":".join(("evalq:job", job_id, *parts))
+
+
+def job_rows(job_id: str) -> str:
+    return job(job_id, "rows")
+
+
+def activity(job_id: str) -> str:
+    return job(job_id, "activity")
+
+
+def redrives(job_id: str) -> str:
+    return job(job_id, "redrives")
+
+
+def row(job_id: str, line: str) -> str:
+    return job(job_id, "row", line)
+
+
+def plan(job_id: str, line: str) -> str:
+    return job(job_id, "plan", line)
+
+
+def verdicts(job_id: str, line: str) -> str:
+    return job(job_id, "verdicts", line)
+
+
+def done(job_id: str) -> str:
+    return job(job_id, "done")
+
+
+def results(job_id: str) -> str:
+    return job(job_id, "results")
+
+
+def unscored(job_id: str) -> str:
+    return job(job_id, "unscored")
+
+
+def summary(job_id: str) -> str:
+    return job(job_id, "summary")
+
+
+def fatal(job_id: str) -> str:
+    return job(job_id, "fatal")
+
+
+def upload(job_id: str, digest: str) -> str:
+    return job(job_id, "file", digest)
+
+
+def upload_lock(job_id: str, digest: str) -> str:
+    return upload(job_id, digest) + ":lock"
+
+
+def rubric(digest: str) -> str:
+    return f"evalq:rubric:{digest}"
+
+
+def call(digest: str) -> str:
+    return f"evalq:call:{digest}"
+
+
+def limiter(model: str) -> tuple[str, str]:
+    """The model's request schedule and token schedule."""
+    return f"evalq:limiter:{model}:requests", f"evalq:limiter:{model}:tokens"
