@@ -1,0 +1,289 @@
+"""The three row tasks run in this process against a real Redis and the fake Gemini server, with
+no broker and no worker: a burst runner in the spirit of arq's burst mode and dramatiq's
+StubBroker, so each branch of tasks/rows.py gets a fast test of its own.
+
+What a worker would schedule is recorded instead, and the test decides what runs next:
+- `submit` and `resume` go through the real Client; the messages it would publish
+  (prepare_row) are queued here instead (`queue`).
+- prepare_row's chord is recorded (`chords`); its header parts are queued, and its callback
+  is queued once every part has ended, with their return values in order, as Celery's Redis
+  result backend does: a part that ends twice (a redelivery) counts once, and the callback is
+  queued once. A callback that comes early anyway (another backend, a lost claim) is a call
+  the test makes itself (`aggregate`).
+- A task that asks for a retry is not run again: its Outcome holds the countdown and the call
+  the retry would make (`Outcome.retry`), to run with `run` when the test wants ("advance the
+  clock"). Running any call twice is a redelivery.
+
+Each call runs on a fresh runtime (worker.runtime.runtime() is rebuilt from the environment
+this runner sets), as a task on a worker that has not cached the job's status: what one task
+wrote (a pause, a verdict) is what the next one sees, with no timing involved. Judges (one per
+model per process, worker.gemini) are made anew for each runner, with its settings.
+
+This is the one place where tasks run without a worker; the integration tests still run real
+worker processes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import redis
+from celery import Task
+from celery.exceptions import Retry
+
+import tasks.rows
+import worker.gemini
+from evalq.client import Client  # the client side: moves with it
+from tests.support.datasets import write_rows
+from worker.app import PREPARE_ROW, get_app
+from worker.local import SECRET_ENV, free_port
+from worker.runtime import runtime
+from worker.settings import get_settings
+from worker.store import Store
+
+RUN_UNIT = tasks.rows.run_unit.name
+AGGREGATE_ROW = tasks.rows.aggregate_row.name
+
+
+@dataclass(frozen=True)
+class Call:
+    """One task message: what a worker would be handed (`retries` as in its request)."""
+
+    task: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    retries: int = 0
+    chord: int | None = None  # the index in TaskRunner.chords of the chord it is a part of
+    part: int = 0  # its place in that chord's header
+
+
+@dataclass
+class Outcome:
+    """How one call ended: "done" (returned `value`), "retry" (asked to run `retry` after
+    `countdown` seconds) or "failed" (raised `error`, which a worker would record)."""
+
+    call: Call
+    state: Literal["done", "retry", "failed"]
+    value: Any = None
+    countdown: float | None = None
+    retry: Call | None = None
+    error: BaseException | None = None
+
+
+@dataclass
+class Chord:
+    """A chord prepare_row sent: its parts, its callback, and what has come back so far."""
+
+    header: list[Call]
+    body: Call
+    ended: dict[int, Outcome] = field(default_factory=dict)  # by part; the first end counts
+    fired: bool = False  # its callback was queued
+
+    @property
+    def failed(self) -> bool:
+        return any(o.state == "failed" for o in self.ended.values())
+
+
+class _ChordRecorder:
+    """Stands in for celery.chord inside tasks.rows: `chord(header)(body)` records instead of
+    publishing."""
+
+    def __init__(self, runner: TaskRunner) -> None:
+        self._runner = runner
+
+    def __call__(self, header: Iterable[Any]) -> Callable[[Any], None]:
+        parts = list(header)
+        return lambda body: self._runner._record_chord(parts, body)
+
+
+def _call_of(signature: Any, chord: int | None = None, part: int = 0) -> Call:
+    return Call(
+        task=str(signature.task),
+        args=tuple(signature.args),
+        kwargs=dict(signature.kwargs),
+        retries=int(signature.options.get("retries", 0)),
+        chord=chord,
+        part=part,
+    )
+
+
+def db_url(url: str, db: int) -> str:
+    """The same Redis server, another database number."""
+    return f"{url.rsplit('/', 1)[0]}/{db}"
+
+
+class TaskRunner:
+    """Runs prepare_row, run_unit and aggregate_row in-process; see the module docstring.
+
+    Use as a context manager: it points the worker settings at `redis_url` (flushed first) and
+    `gemini_url`, and undoes that, and the chord stand-in, on exit. `env` adds EVALQ_ settings.
+    """
+
+    def __init__(self, redis_url: str, gemini_url: str, folder: Path, **env: str) -> None:
+        self.redis_url = redis_url
+        self.gemini_url = gemini_url
+        self.folder = folder
+        self.env = {"EVALQ_TRANSIENT_MAX_WAIT_S": "0.2", **env}
+        self.queue: deque[Call] = deque()
+        self.chords: list[Chord] = []
+        self.outcomes: list[Outcome] = []
+        self._patch = pytest.MonkeyPatch()
+        self._names = itertools.count()
+        self._client: Client | None = None
+
+    # ---- set up and tear down ----
+
+    def __enter__(self) -> TaskRunner:
+        redis.Redis.from_url(self.redis_url).flushdb()
+        for name in SECRET_ENV:
+            self._patch.delenv(name, raising=False)
+        self._patch.setenv("EVALQ_REDIS_URL", self.redis_url)
+        self._patch.setenv("EVALQ_GEMINI_BASE_URL", self.gemini_url)
+        for name, value in self.env.items():
+            self._patch.setenv(name, value)
+        self._patch.setattr(tasks.rows, "chord", _ChordRecorder(self))
+        # A worker process keeps one judge per model, made with the settings it first saw;
+        # this runner's settings start with none.
+        self._patch.setattr(worker.gemini, "_judges", {})
+        self._forget_runtime()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._patch.undo()
+        self._forget_runtime()
+
+    @staticmethod
+    def _forget_runtime() -> None:
+        get_settings.cache_clear()
+        runtime.cache_clear()
+
+    @property
+    def client(self) -> Client:
+        """The real client, built from the settings this runner set; what it sends is queued
+        here (Celery's send_task is the one part of it replaced)."""
+        if self._client is None:
+            self._client = Client(get_settings())
+            self._client.app = _QueueingApp(self)
+        return self._client
+
+    @property
+    def store(self) -> Store:
+        return self.client.store
+
+    # ---- what the client would publish ----
+
+    def submit(self, metric: str, rows: Iterable[object], **options: Any) -> str:
+        """Submit a job of these rows (written as JSON Lines); returns its id. Its prepare_row
+        calls are queued."""
+        path = write_rows(self.folder / f"rows-{next(self._names)}.jsonl", rows)
+        return self.client.submit(metric, path, **options).job_id
+
+    def _record_chord(self, header: list[Any], body: Any) -> None:
+        index = len(self.chords)
+        parts = [_call_of(s, index, part) for part, s in enumerate(header)]
+        chord = Chord(header=parts, body=_call_of(body))
+        self.chords.append(chord)
+        self.queue.extend(chord.header)
+
+    # ---- running ----
+
+    @staticmethod
+    def prepare(job_id: str, row: str, **kwargs: Any) -> Call:
+        return Call(PREPARE_ROW, (job_id, row), kwargs)
+
+    @staticmethod
+    def unit(job_id: str, row: str, index: int, **kwargs: Any) -> Call:
+        return Call(RUN_UNIT, (job_id, row, index), kwargs)
+
+    @staticmethod
+    def aggregate(job_id: str, row: str, parts: list[Any] | None = None, **kwargs: Any) -> Call:
+        return Call(AGGREGATE_ROW, (parts or [], job_id, row), kwargs)
+
+    def run(self, call: Call) -> Outcome:
+        """Run one call now, as a worker would run the message (again, if it ran before)."""
+        self._forget_runtime()  # a fresh worker view: no status read a moment ago
+        task: Task = get_app().tasks[call.task]
+        task.push_request(
+            id=str(uuid.uuid4()),
+            task=call.task,
+            args=list(call.args),
+            kwargs=dict(call.kwargs),
+            retries=call.retries,
+            is_eager=True,  # Task.retry then returns its Retry instead of publishing it
+            called_directly=False,
+            delivery_info={"is_eager": True},
+        )
+        try:
+            outcome = Outcome(call, "done", value=task.run(*call.args, **call.kwargs))
+        except Retry as retry:
+            assert retry.sig is not None, f"{call.task} asked for a retry without a message"
+            again = _call_of(retry.sig, call.chord, call.part)
+            countdown = None if retry.when is None else float(retry.when)
+            outcome = Outcome(call, "retry", countdown=countdown, retry=again)
+        except Exception as exc:
+            outcome = Outcome(call, "failed", error=exc)
+        finally:
+            task.pop_request()
+        self.outcomes.append(outcome)
+        if call.chord is not None and outcome.state != "retry":
+            self._part_ended(self.chords[call.chord], outcome)
+        return outcome
+
+    def _part_ended(self, chord: Chord, outcome: Outcome) -> None:
+        """As Celery's Redis backend: each part counts once (by task id and place), the
+        callback is queued when every part has ended, once, and not at all when a part
+        failed (the chord fails instead)."""
+        if chord.fired:
+            return  # a late duplicate
+        chord.ended.setdefault(outcome.call.part, outcome)
+        if len(chord.ended) == len(chord.header) and not chord.failed:
+            chord.fired = True
+            values = [chord.ended[part].value for part in range(len(chord.header))]
+            body = chord.body
+            self.queue.append(Call(body.task, (values, *body.args), body.kwargs))
+
+    def next(self) -> Outcome:
+        """Run the oldest queued call."""
+        return self.run(self.queue.popleft())
+
+    def drain(self, limit: int = 1000) -> list[Outcome]:
+        """Run queued calls, and the ones they queue, until none is left (retries are not
+        queued: they are in the outcomes). `limit` stops a runaway loop."""
+        ran: list[Outcome] = []
+        while self.queue:
+            assert len(ran) < limit, f"still {len(self.queue)} calls queued after {limit}"
+            ran.append(self.next())
+        return ran
+
+    # ---- faults ----
+
+    @contextmanager
+    def redis_unreachable(self) -> Iterator[None]:
+        """Calls run meanwhile find Redis out of reach: the worker settings point at a port
+        nothing listens on. The runner's own client keeps the real one."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("EVALQ_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+            self._forget_runtime()
+            yield
+        self._forget_runtime()
+
+
+class _QueueingApp:
+    """Stands in for the client's Celery app, which it uses only to publish."""
+
+    def __init__(self, runner: TaskRunner) -> None:
+        self._runner = runner
+
+    def producer_or_acquire(self, producer: Any = None) -> AbstractContextManager[Any]:
+        return nullcontext(producer)
+
+    def send_task(self, name: str, args: Iterable[Any] = (), kwargs: Any = None, **_: Any) -> None:
+        self._runner.queue.append(Call(name, tuple(args), dict(kwargs or {})))

@@ -1,0 +1,328 @@
+"""The branches of the three row tasks (tasks/rows.py), each run in this process against a real
+Redis and the fake Gemini server over HTTP (tests/support/task_runner.py): rate-limit
+countdowns, a daily quota pausing the job, an early chord callback, redeliveries, Redis out of
+reach. A retry is recorded, not waited for: the test runs it when it chooses."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FakeGemini, RedisServer
+from tests.support.task_runner import (
+    AGGREGATE_ROW,
+    RUN_UNIT,
+    Call,
+    Chord,
+    Outcome,
+    TaskRunner,
+    db_url,
+)
+
+RUNNER_DB = 11  # a database of its own on the session's Redis, flushed by each runner
+
+MakeRunner = Callable[..., TaskRunner]
+
+
+def rating(value: int) -> str:
+    return json.dumps({"explanation": "scripted", "rating": value})
+
+
+@pytest.fixture
+def make_runner(
+    redis_server: RedisServer, fake: FakeGemini, tmp_path: Path
+) -> Iterator[MakeRunner]:
+    """A runner with these EVALQ_ settings on top of the defaults; one per test."""
+    runners: list[TaskRunner] = []
+
+    def make(**env: str) -> TaskRunner:
+        runner = TaskRunner(db_url(redis_server.url, RUNNER_DB), fake.url, tmp_path, **env)
+        runners.append(runner.__enter__())
+        return runner
+
+    yield make
+    for runner in reversed(runners):
+        runner.__exit__(None, None, None)
+
+
+@pytest.fixture
+def runner(make_runner: MakeRunner) -> TaskRunner:
+    return make_runner()
+
+
+def submit(runner: TaskRunner, text: str, samples: int = 1) -> str:
+    """A one-row pointwise job: one judge call per sample, each its own run_unit."""
+    return runner.submit(
+        "pointwise",
+        [{"id": "r", "response": f"{text} response."}],
+        options={"template": "fluency", "samples": samples},
+    )
+
+
+def unit_args(chord: Chord) -> list[tuple[object, ...]]:
+    return [call.args for call in chord.header]
+
+
+def states(outcomes: list[Outcome]) -> list[tuple[str, str]]:
+    return [(o.call.task.rsplit(".", 1)[-1], o.state) for o in outcomes]
+
+
+def test_a_burst_runs_the_row_to_its_score(runner: TaskRunner, fake: FakeGemini) -> None:
+    fake.script([{"match": "Tb-burst", "reply": rating(4)}])
+    job = submit(runner, "Tb-burst", samples=2)
+    ran = runner.drain()
+    assert states(ran) == [
+        ("prepare_row", "done"),
+        ("run_unit", "done"),
+        ("run_unit", "done"),
+        ("aggregate_row", "done"),
+    ]
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.rows_scored, summary.rows_total) == ("finished", 1, 1)
+    assert fake.stats()["requests"] == 2
+
+
+def test_a_429_with_retry_info_retries_after_the_servers_delay(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    fake.script(
+        [
+            {"match": "Tb-429", "status": 429, "retry_delay_s": 7, "times": 1},
+            {"match": "Tb-429", "reply": rating(5)},
+        ]
+    )
+    job = submit(runner, "Tb-429")
+    before = time.time()
+    prepared, unit = runner.drain()
+    assert (prepared.state, unit.state) == ("done", "retry")
+    assert unit.countdown is not None and 7 <= unit.countdown < 8  # the server's delay, jittered
+    assert unit.retry is not None and unit.retry.retries == 1
+    first_429 = unit.retry.kwargs["first_429_at"]
+    assert before <= first_429 <= time.time()  # the total budget starts at this 429
+    assert runner.store.verdicts(job, "1") == {}  # a rate limit is not a verdict
+    assert not runner.queue  # the chord waits for its part
+
+    again = runner.run(unit.retry)
+    assert again.value == {"index": 0, "status": "ok"}
+    assert runner.store.verdict(job, "1", 0).value["rating"] == 5  # type: ignore[union-attr]
+    (aggregated,) = runner.drain()  # the part ended: the callback comes
+    assert aggregated.value == {"row": "1", "status": "scored"}
+    assert runner.client.summary(job).status == "finished"
+
+
+def test_repeated_429s_past_the_total_budget_are_an_unscored_judge_error(
+    make_runner: MakeRunner, fake: FakeGemini
+) -> None:
+    runner = make_runner(EVALQ_RATE_LIMIT_MAX_TOTAL_S="30")
+    fake.script([{"match": "Tb-cap", "status": 429, "retry_delay_s": 1}])
+    job = submit(runner, "Tb-cap")
+    runner.next()  # prepare_row
+    late = runner.run(runner.unit(job, "1", 0, first_429_at=time.time() - 60))
+    assert late.value == {"index": 0, "status": "unscored"}
+    verdict = runner.store.verdict(job, "1", 0)
+    assert verdict is not None and verdict.reason == "judge_error"
+    assert "EVALQ_RATE_LIMIT_MAX_TOTAL_S=30" in (verdict.detail or "")
+    runner.drain()
+    summary = runner.client.summary(job)
+    assert summary.status == "finished" and summary.rows_scored == 0
+    assert summary.unscored_by_reason == {"judge_error": 1}
+
+
+def test_a_429_after_the_last_retry_is_an_unscored_judge_error(
+    make_runner: MakeRunner, fake: FakeGemini
+) -> None:
+    runner = make_runner(EVALQ_RATE_LIMIT_MAX_RETRIES="2")
+    fake.script([{"match": "Tb-retries", "status": 429, "retry_delay_s": 1}])
+    job = submit(runner, "Tb-retries")
+    runner.next()  # prepare_row
+    first = runner.next()
+    assert first.state == "retry" and first.retry is not None
+    second = runner.run(first.retry)
+    assert second.state == "retry" and second.retry is not None and second.retry.retries == 2
+    assert second.retry.kwargs["first_429_at"] == first.retry.kwargs["first_429_at"]
+    last = runner.run(second.retry)
+    assert last.value == {"index": 0, "status": "unscored"}
+    verdict = runner.store.verdict(job, "1", 0)
+    assert verdict is not None and verdict.reason == "judge_error"
+    assert "after 2 retries" in (verdict.detail or "")
+
+
+def test_our_limiter_defers_a_unit_without_starting_the_429_budget(
+    make_runner: MakeRunner, fake: FakeGemini
+) -> None:
+    runner = make_runner(
+        EVALQ_RATE_LIMITS=json.dumps({"*": {"rpm": 1}}), EVALQ_LIMITER_MAX_WAIT_S="0"
+    )
+    fake.script([{"match": "Tb-limiter", "reply": rating(3)}])
+    job = submit(runner, "Tb-limiter", samples=2)
+    runner.next()  # prepare_row
+    first, second = runner.next(), runner.next()
+    assert first.value == {"index": 0, "status": "ok"}
+    assert second.state == "retry" and second.retry is not None
+    assert second.countdown is not None and 30 < second.countdown <= 61  # the next slot, a minute
+    assert second.retry.kwargs.get("first_429_at") is None  # no server 429 yet
+    assert fake.stats()["requests"] == 1  # the deferred unit asked nothing
+    assert runner.store.verdict(job, "1", 1) is None
+
+
+def test_a_daily_quota_pauses_the_job_and_resume_finishes_the_row(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    fake.script(
+        [
+            {"match": "Tb-day", "status": 429, "quota": "day", "times": 1},
+            {"match": "Tb-day", "reply": rating(4)},
+        ]
+    )
+    job = submit(runner, "Tb-day", samples=2)
+    ran = runner.drain()
+    assert [o.value for o in ran[1:]] == [
+        {"index": 0, "paused": True},
+        {"index": 1, "skipped": True},  # the job is paused: left for resume, no call
+        {"row": "1", "left": "for resume"},  # the callback does not count the row
+    ]
+    assert fake.stats()["requests"] == 1
+    assert runner.store.verdicts(job, "1") == {}  # no verdict: not unscored, not 0
+    paused = runner.client.summary(job)
+    assert (paused.status, paused.rows_done) == ("paused", 0)
+    assert "daily quota" in (paused.pause_reason or "")
+
+    assert runner.client.resume(job) == 1
+    assert list(runner.queue) == [runner.prepare(job, "1")]
+    assert states(runner.drain()) == [
+        ("prepare_row", "done"),
+        ("run_unit", "done"),
+        ("run_unit", "done"),
+        ("aggregate_row", "done"),
+    ]
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.rows_scored) == ("finished", 1)
+    assert unit_args(runner.chords[1]) == unit_args(runner.chords[0])  # the stored plan, reused
+
+
+def test_an_early_chord_callback_waits_and_does_not_count_the_row(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    """A callback that fires before every part has a verdict (a redelivered part counted twice
+    by a result backend, a chord claim lost) retries shortly instead of counting the row."""
+    fake.script([{"match": "Tb-early", "reply": rating(2)}])
+    job = submit(runner, "Tb-early", samples=2)
+    runner.next()  # prepare_row
+    runner.next()  # unit 0; unit 1 is still queued
+    early = runner.run(runner.aggregate(job, "1"))
+    assert early.state == "retry" and early.countdown == 2
+    assert early.retry is not None and early.retry.retries == 1
+    assert not runner.store.is_done(job, "1")
+    assert runner.client.summary(job).rows_done == 0
+
+    straggler, callback = runner.drain()
+    assert straggler.value == {"index": 1, "status": "ok"}
+    assert callback.value == {"row": "1", "status": "scored"}
+    assert runner.run(early.retry).value == {"row": "1", "duplicate": True}
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.rows_done, summary.rows_scored) == ("finished", 1, 1)
+
+
+def test_an_early_callback_out_of_retries_counts_the_missing_unit_unscored(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    fake.script([{"match": "Tb-late", "reply": rating(2)}])
+    job = submit(runner, "Tb-late", samples=2)
+    runner.next()  # prepare_row
+    runner.run(runner.queue.popleft())
+    last = Call(AGGREGATE_ROW, ([], job, "1"), retries=10)  # the early-callback retries spent
+    assert runner.run(last).value == {"row": "1", "status": "partial"}
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.unscored_by_reason) == ("finished", {"judge_error": 1})
+
+
+def test_a_redelivered_unit_stores_one_verdict_and_the_row_counts_once(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    fake.script([{"match": "Tb-twice", "reply": rating(4)}])
+    job = submit(runner, "Tb-twice")
+    runner.next()  # prepare_row
+    unit = runner.queue.popleft()
+    assert runner.run(unit).value == {"index": 0, "status": "ok"}
+    assert runner.run(unit).value == {"index": 0, "status": "ok", "duplicate": True}
+    assert fake.stats()["requests"] == 1  # the judge was asked once
+    assert list(runner.store.verdicts(job, "1")) == [0]
+    (callback,) = runner.drain()  # the part counts once in the chord: one callback
+    assert callback.value == {"row": "1", "status": "scored"}
+    assert runner.run(callback.call).value == {"row": "1", "duplicate": True}  # redelivered
+    summary = runner.client.summary(job)
+    assert (summary.rows_done, summary.rows_scored) == (1, 1)
+
+
+def test_a_redelivered_prepare_row_reuses_its_plan_and_asks_nothing_twice(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    fake.script([{"match": "Tb-again", "reply": rating(3)}])
+    job = submit(runner, "Tb-again", samples=2)
+    prepare = runner.queue.popleft()
+    assert runner.run(prepare).value == {"row": "1", "units": 2}
+    plan = runner.store.row_plan(job, "1")
+    assert runner.run(prepare).value == {"row": "1", "units": 2}  # redelivered before any unit
+    assert runner.store.row_plan(job, "1") == plan
+    first, second = runner.chords
+    assert first.header == [Call(RUN_UNIT, (job, "1", i), chord=0, part=i) for i in range(2)]
+    assert unit_args(second) == unit_args(first)
+    values = [o.value for o in runner.drain()]
+    assert values.count({"row": "1", "status": "scored"}) == 1
+    assert values.count({"row": "1", "duplicate": True}) == 1
+    assert sum(1 for v in values if v.get("duplicate") and "index" in v) == 2
+    assert fake.stats()["requests"] == 2  # one call per unit, not per delivery
+    assert runner.client.summary(job).rows_done == 1
+    # Redelivered once more after the row was counted: nothing is sent.
+    assert runner.run(prepare).value == {"row": "1", "skipped": True}
+    assert len(runner.chords) == 2
+
+
+@pytest.mark.parametrize("task", ["prepare_row", "run_unit", "aggregate_row"])
+def test_redis_out_of_reach_is_retried_with_backoff_and_writes_nothing(
+    runner: TaskRunner, fake: FakeGemini, task: str
+) -> None:
+    fake.script([{"match": "Tb-down", "reply": rating(4)}])
+    job = submit(runner, "Tb-down")
+    calls = {"prepare_row": runner.queue.popleft()}
+    if task != "prepare_row":
+        runner.run(calls["prepare_row"])
+        calls["run_unit"] = runner.queue.popleft()
+    if task == "aggregate_row":
+        runner.run(calls["run_unit"])
+        calls["aggregate_row"] = runner.queue.popleft()
+    call = calls[task]
+    verdicts = runner.store.verdicts(job, "1")
+    before = time.time()
+    with runner.redis_unreachable():
+        down = runner.run(call)
+    assert down.state == "retry" and down.retry is not None
+    assert down.countdown is not None and 0.5 <= down.countdown <= 1.0  # the first backoff step
+    assert before <= down.retry.kwargs["down_since"] <= time.time()
+    assert runner.store.verdicts(job, "1") == verdicts  # nothing written meanwhile
+    assert runner.client.summary(job).rows_done == 0
+
+    back = runner.run(down.retry)  # Redis is back
+    assert back.state == "done"
+    assert runner.client.summary(job).rows_done == (1 if task == "aggregate_row" else 0)
+
+
+def test_redis_out_of_reach_past_the_budget_fails_the_task_without_a_verdict(
+    runner: TaskRunner, fake: FakeGemini
+) -> None:
+    fake.script([{"match": "Tb-gone", "reply": rating(4)}])
+    job = submit(runner, "Tb-gone")
+    runner.next()  # prepare_row
+    unit = runner.queue.popleft()
+    late = Call(unit.task, unit.args, {"down_since": time.time() - 3600}, chord=unit.chord)
+    with runner.redis_unreachable():
+        failed = runner.run(late)
+    assert failed.state == "failed"
+    assert "Connection" in type(failed.error).__name__
+    assert runner.store.verdicts(job, "1") == {}
+    assert runner.chords[0].failed and not runner.queue  # no callback: the watchdog's turn
+    assert fake.stats()["requests"] == 0
