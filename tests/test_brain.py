@@ -10,13 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from evalq.examples import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
-from evalq.models import Question, RubricReply, VerdictReply
-from evalq.prompts import RubricGap, delimit, rubric_prompt, validator_prompt
-from worker.fake_gemini import brain, vision
-from worker.fake_gemini.brain import SimulatedJudge, answer_question, read, write_rubric
-from worker.fake_gemini.protocol import Brain, FakeMedia, FakeRequest
-from worker.fake_gemini.vision import Scene, analyse
+from evalq.core.models import Question, RubricReply, VerdictReply
+from evalq.core.prompting import delimit
+from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
+from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prompt
+from fake_gemini import brain, vision
+from fake_gemini.brain import SimulatedJudge, answer_question, read, write_rubric
+from fake_gemini.protocol import Brain, FakeMedia, FakeRequest
+from fake_gemini.vision import Scene, analyse
 
 MODEL = "gemini-2.5-flash"
 RUBRIC_SCHEMA = RubricReply.model_json_schema()
