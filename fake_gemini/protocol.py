@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from fake_gemini.vision import Scene
 
 # Replies of the simulated judge carry evalq.core.judge.SIMULATED_MODEL_VERSION (in the domain, where
 # the runtime reads it: the runtime never imports the fake server); scripted replies this one.
 SCRIPTED_MODEL_VERSION = "evalq-fake-gemini/scripted"
+
+JsonObject = dict[str, Any]  # a JSON body as the wire carries it
 
 
 @dataclass(frozen=True)
@@ -41,3 +46,22 @@ class Brain(Protocol):
     def reply(self, request: FakeRequest) -> str:
         """Return the reply text (JSON text when a response schema was asked for)."""
         ...
+
+
+class SeesImages(Protocol):
+    """What a skill may ask of the judge it serves: the analysed scene of a request's image."""
+
+    def scene_for(self, media: list[FakeMedia]) -> Scene: ...
+
+
+def schema_properties(schema: dict[str, Any] | None) -> set[str]:
+    """The lower-cased property names of a response schema (followed through one $ref): how
+    a skill recognises the requests of its metric."""
+    if not isinstance(schema, dict):
+        return set()
+    properties = schema.get("properties")
+    definitions = schema.get("$defs")
+    if properties is None and isinstance(schema.get("$ref"), str) and isinstance(definitions, dict):
+        target = definitions.get(schema["$ref"].rsplit("/", 1)[-1])
+        properties = target.get("properties") if isinstance(target, dict) else None
+    return {str(key).lower() for key in properties} if isinstance(properties, dict) else set()

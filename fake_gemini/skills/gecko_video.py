@@ -22,10 +22,11 @@ import re
 import struct
 from dataclasses import dataclass
 from statistics import fmean
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from evalq.core.prompting import extract_section
-from fake_gemini.brain import (
+from fake_gemini.protocol import FakeMedia, FakeRequest, SeesImages
+from fake_gemini.skills.gecko_image import (
     LABEL,
     RELATION_TEXT,
     Mention,
@@ -34,11 +35,7 @@ from fake_gemini.brain import (
     answer_question,
     read,
 )
-from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.vision import Blob, Scene
-
-if TYPE_CHECKING:
-    from fake_gemini.brain import SimulatedJudge
 
 # ---- decoding videos -------------------------------------------------------------------------
 
@@ -105,7 +102,7 @@ class Footage:
         return f"At the start I see {start}; at the end I see {end}."
 
 
-def watch(request: FakeRequest, judge: SimulatedJudge) -> Footage:
+def watch(request: FakeRequest, judge: SeesImages) -> Footage:
     frames, why = video_frames(request.media)
     if not frames:
         return Footage((), why)
@@ -663,7 +660,7 @@ def _numbered_video_questions(block: str) -> list[tuple[int, str, list[str]]]:
 _YES_NO_MARK = re.compile(r"\s*\(yes or no\)\s*$", re.IGNORECASE)
 
 
-def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
+def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     text = request.text
     if (description := extract_section(text, "video_description")) is not None:
         rubric = write_video_rubric(description)

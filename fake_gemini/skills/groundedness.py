@@ -21,16 +21,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalq.core.prompting import extract_section
 from evalq.metrics.groundedness.metric import ANSWER_GUIDANCE
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
 from fake_gemini.messages import is_plain, read_message
+from fake_gemini.protocol import schema_properties
 
 if TYPE_CHECKING:
-    from fake_gemini.brain import SimulatedJudge
-    from fake_gemini.protocol import FakeRequest
+    from fake_gemini.protocol import FakeRequest, SeesImages
 
 LABEL = "[simulated judge]"
 CLOSING = "I hope this helps."
@@ -237,18 +237,7 @@ def _seed_form(reply: GroundingReply) -> str:
     return "Here is my analysis:\n```json\n" + json.dumps(items, indent=1) + "\n```"
 
 
-def _schema_properties(schema: dict[str, Any] | None) -> set[str]:
-    if not isinstance(schema, dict):
-        return set()
-    properties = schema.get("properties")
-    definitions = schema.get("$defs")
-    if properties is None and isinstance(schema.get("$ref"), str) and isinstance(definitions, dict):
-        target = definitions.get(schema["$ref"].rsplit("/", 1)[-1])
-        properties = target.get("properties") if isinstance(target, dict) else None
-    return {str(key).lower() for key in properties} if isinstance(properties, dict) else set()
-
-
-def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
+def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     text = request.text
     if request.response_schema is None and is_plain(text):
         return _answer_as_model_under_test(request)
@@ -257,7 +246,7 @@ def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
     response = extract_section(text, "response")
     if context is None or query is None or response is None:
         return None
-    properties = _schema_properties(request.response_schema)
+    properties = schema_properties(request.response_schema)
     if "sentences" in properties or (not properties and '"no_rad"' in text):
         # Asked again for sentences left out, we label just those.
         only = extract_section(text, "unlabelled_sentences")

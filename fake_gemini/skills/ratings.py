@@ -17,14 +17,14 @@ import json
 import re
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalq.core.prompting import sections
 from fake_gemini.messages import is_plain, read_message
+from fake_gemini.protocol import schema_properties
 
 if TYPE_CHECKING:
-    from fake_gemini.brain import SimulatedJudge
-    from fake_gemini.protocol import FakeMedia, FakeRequest
+    from fake_gemini.protocol import FakeMedia, FakeRequest, SeesImages
 
 LABEL = "[simulated judge]"
 _WORD_RE = re.compile(r"[a-z0-9]+")
@@ -45,8 +45,8 @@ _SOURCE_KINDS = ("context", "document", "candidate_context", "source")
 _TIE_MARGIN = 0.02
 
 
-def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
-    properties = _schema_properties(request.response_schema)
+def answer(request: FakeRequest, judge: SeesImages) -> str | None:
+    properties = schema_properties(request.response_schema)
     blocks = _blocks(request.text)
     if "pairwise_choice" in properties or (
         not properties and '"pairwise_choice"' in request.text and "response_a" in blocks
@@ -62,17 +62,6 @@ def answer(request: FakeRequest, judge: SimulatedJudge) -> str | None:
 
 
 # ---- reading the request ----------------------------------------------------------------
-
-
-def _schema_properties(schema: dict[str, Any] | None) -> set[str]:
-    if not isinstance(schema, dict):
-        return set()
-    properties = schema.get("properties")
-    definitions = schema.get("$defs")
-    if properties is None and isinstance(schema.get("$ref"), str) and isinstance(definitions, dict):
-        target = definitions.get(schema["$ref"].rsplit("/", 1)[-1])
-        properties = target.get("properties") if isinstance(target, dict) else None
-    return {str(key).lower() for key in properties} if isinstance(properties, dict) else set()
 
 
 def _blocks(text: str) -> dict[str, str]:
