@@ -79,6 +79,18 @@ def _looks_like_json(text: str) -> bool:
     )
 
 
+def _json_value(text: str) -> Any:
+    """The reply's JSON value, or None for prose (a stray "[1]" in prose is no JSON reply). A
+    reply that looks like JSON but does not parse is unparseable: its prose is no verdict."""
+    try:
+        data = extract_json(text)
+    except UnparseableReply:
+        if _looks_like_json(text):
+            raise UnparseableReply("malformed JSON reply", raw=clip(text)) from None
+        return None
+    return data if isinstance(data, dict) or _looks_like_json(text) else None
+
+
 def _from_value(value: Any, letters: str, choices: Sequence[str] | None, raw: str) -> str | None:
     """A letter from a JSON answer value: "c", "(c)", "c) red", or the choice's text."""
     if not isinstance(value, str):
@@ -162,14 +174,7 @@ def parse_letter(text: str, choices: Sequence[str] | None = None) -> str:
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
     letters = letters_for(choices)
-    try:
-        data = extract_json(text)
-    except UnparseableReply:
-        if _looks_like_json(text):
-            raise UnparseableReply("malformed JSON reply", raw=clip(text)) from None
-        data = None
-    if not (isinstance(data, dict) or _looks_like_json(text)):
-        data = None  # a stray "[1]" in prose is no JSON reply
+    data = _json_value(text)
     if isinstance(data, dict):
         for key in _ANSWER_KEYS:
             if (letter := _from_value(data.get(key), letters, choices, text)) is not None:
@@ -275,14 +280,7 @@ def split_batched_reply(text: str, count: int) -> dict[int, str]:
     """
     if not isinstance(text, str) or not text.strip():
         raise UnparseableReply("empty reply", raw=text if isinstance(text, str) else None)
-    try:
-        data = extract_json(text)
-    except UnparseableReply:
-        if _looks_like_json(text):
-            raise UnparseableReply("malformed JSON reply", raw=clip(text)) from None
-        data = None
-    if not (isinstance(data, dict) or _looks_like_json(text)):
-        data = None
+    data = _json_value(text)
     if data is not None:
         found = _from_json(data, count)
         if found:
