@@ -21,7 +21,7 @@ IMPORTS_REDIS = {STORE, Path("worker/local.py"), Path("evalq/client/cli.py")}
 
 def sources() -> dict[Path, ast.Module]:
     found = {}
-    for package in ("evalq", "worker", "tasks", "scripts"):
+    for package in ("evalq", "worker", "tasks", "fake_gemini", "scripts"):
         for path in sorted((Path(ROOT) / package).rglob("*.py")):
             rel = path.relative_to(ROOT)
             found[rel] = ast.parse(path.read_text(), filename=str(rel))
