@@ -1,3 +1,3 @@
-from evalq.cli import cli_entry
+from evalq.client.cli import cli_entry
 
 cli_entry()

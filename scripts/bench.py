@@ -29,9 +29,9 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from evalq.client import Client
-from evalq.models import RubricReply, VerdictReply
-from evalq.parsing import parse_rubric
-from evalq.prompts import rubric_prompt, validator_prompt
+from evalq.core.models import RubricReply, VerdictReply
+from evalq.metrics.gecko.parsing import parse_rubric
+from evalq.metrics.gecko.prompts import rubric_prompt, validator_prompt
 from worker.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
 from worker.settings import Settings
 

@@ -19,10 +19,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from evalq.cli import wait_with_progress
 from evalq.client import Client
-from evalq.examples import write_gecko_image_example
-from evalq.render import money, print_summary
+from evalq.client.cli import wait_with_progress
+from evalq.client.render import money, print_summary
+from evalq.examples.gecko import write_gecko_image_example
 from worker.local import (
     EVALQ,
     ROOT,
@@ -56,13 +56,13 @@ def rows_table(rows: list[dict[str, Any]]) -> Table:
 
 def other_metrics(client: Client, folder: Path) -> None:
     """Every other metric on its example dataset, submitted together, summarised in one table."""
-    from evalq.examples_grounding import write_groundedness_example
-    from evalq.examples_ratings import (
+    from evalq.examples.grounding import write_groundedness_example
+    from evalq.examples.ratings import (
         write_pairwise_example,
         write_pointwise_example,
         write_rank_example,
     )
-    from evalq.examples_video import write_gecko_video_example
+    from evalq.examples.video import write_gecko_video_example
 
     runs: list[tuple[str, Path, dict[str, Any], str]] = [
         (

@@ -3,7 +3,7 @@ RowContext, store, decide retry. prepare_row plans the row (rubric or candidate 
 fans out one run_unit per unit into a chord whose callback, aggregate_row, scores the row.
 Chord header tasks never raise, so the callback always fires.
 
-Retry policies come from the error classes (evalq.errors), read in one handler,
+Retry policies come from the error classes (evalq.core.errors), read in one handler,
 `_on_judge_error`: "countdown" (429, or our limiter's next slot is far) becomes a Celery retry;
 "pause" (a spent daily quota, a job halted by repeated refusals) pauses the job, leaving its
 rows for `evalq resume`; anything else fails the row being prepared, or is the unit's unscored
@@ -25,10 +25,10 @@ from celery import Task, chord
 from celery.exceptions import Retry, TaskPredicate
 from kombu.exceptions import OperationalError
 
-from evalq.errors import InputError, JobHalted, JobNotFound, JudgeError, LimiterBusy, policy_of
-from evalq.gecko import failed_row, unscored
-from evalq.metric import Plan, check_plan_size, get_metric
-from evalq.models import UnscoredReason
+from evalq.core.errors import InputError, JobHalted, JobNotFound, JudgeError, LimiterBusy, policy_of
+from evalq.core.metric import Plan, check_plan_size, get_metric
+from evalq.core.models import UnscoredReason
+from evalq.core.verdicts import failed_row, unscored
 from worker.app import PREPARE_ROW, app
 from worker.jobs import finish_row
 from worker.runtime import Runtime, row_context, runtime

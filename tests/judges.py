@@ -1,14 +1,14 @@
 """An in-memory judge for unit tests of pure metric logic (no server, no Redis).
 
-Like the runtime's judge stack, it applies evalq.judge.ensure_complete: a reply given a
+Like the runtime's judge stack, it applies evalq.core.judge.ensure_complete: a reply given a
 finish_reason other than STOP raises TruncatedReply, as it would on a worker."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalq.errors import JudgeError
-from evalq.judge import JudgeReply, JudgeRequest, ensure_complete
+from evalq.core.errors import JudgeError
+from evalq.core.judge import JudgeReply, JudgeRequest, ensure_complete
 
 Reply = str | JudgeError
 

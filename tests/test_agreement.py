@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.agreement import (
+from evalq.stats.agreement import (
     all_agree_share,
     cohen_kappa,
     complete_items,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import evalq
-from evalq.errors import DatasetError
+from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini
 from tests.test_pipeline_gecko import png
 

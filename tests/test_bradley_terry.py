@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from evalq.bradley_terry import (
+from evalq.stats.bradley_terry import (
     Comparison,
     fit,
     order_of,

@@ -10,13 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from evalq.examples import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
-from evalq.models import Question, RubricReply, VerdictReply
-from evalq.prompts import RubricGap, delimit, rubric_prompt, validator_prompt
-from worker.fake_gemini import brain, vision
-from worker.fake_gemini.brain import SimulatedJudge, answer_question, read, write_rubric
-from worker.fake_gemini.protocol import Brain, FakeMedia, FakeRequest
-from worker.fake_gemini.vision import Scene, analyse
+from evalq.core.models import Question, RubricReply, VerdictReply
+from evalq.core.prompting import delimit
+from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
+from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prompt
+from fake_gemini import vision
+from fake_gemini.brain import SimulatedJudge
+from fake_gemini.protocol import Brain, FakeMedia, FakeRequest
+from fake_gemini.skills import gecko_image
+from fake_gemini.skills.gecko_image import answer_question, read, write_rubric
+from fake_gemini.vision import Scene, analyse
 
 MODEL = "gemini-2.5-flash"
 RUBRIC_SCHEMA = RubricReply.model_json_schema()
@@ -384,9 +387,13 @@ def test_odd_schemas_do_not_break_dispatch(schema: dict[str, object]) -> None:
 
 
 def test_vocabulary_maps_onto_what_vision_can_check() -> None:
-    assert set(brain.COLOR_WORDS.values()) == set(vision.PALETTE)
-    assert set(brain.SHAPE_WORDS.values()) == set(vision.SHAPES)
-    assert {rel for rel, _ in brain.RELATION_PHRASES.values()} == set(vision.RELATIONS)
-    assert set(brain.RELATION_TEXT) == set(vision.RELATIONS)
-    assert set(brain.LOCATION_WORDS.values()) == set(vision.LOCATIONS) == set(brain.LOCATION_TEXT)
-    assert set(brain.SIZE_WORDS.values()) == set(vision.SIZES)
+    assert set(gecko_image.COLOR_WORDS.values()) == set(vision.PALETTE)
+    assert set(gecko_image.SHAPE_WORDS.values()) == set(vision.SHAPES)
+    assert {rel for rel, _ in gecko_image.RELATION_PHRASES.values()} == set(vision.RELATIONS)
+    assert set(gecko_image.RELATION_TEXT) == set(vision.RELATIONS)
+    assert (
+        set(gecko_image.LOCATION_WORDS.values())
+        == set(vision.LOCATIONS)
+        == set(gecko_image.LOCATION_TEXT)
+    )
+    assert set(gecko_image.SIZE_WORDS.values()) == set(vision.SIZES)

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from evalq.errors import TransientJudgeError
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart
-from evalq.models import RubricReply, VerdictReply
+from evalq.core.errors import TransientJudgeError
+from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.core.models import RubricReply, VerdictReply
 from tests.conftest import RedisServer
 from worker import keys
 from worker.call_cache import CachingJudge, call_key

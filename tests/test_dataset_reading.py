@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalq.dataset import load_dataset
-from evalq.errors import DatasetError, InputError
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import DatasetError, InputError
 from tests.support.datasets import write_rows
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16

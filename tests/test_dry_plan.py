@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from evalq.dry_run import (
+from evalq.core.dry_run import (
     CallTally,
     CharsCounter,
     DryEnv,
@@ -21,14 +21,14 @@ from evalq.dry_run import (
     quota_time,
     video_seconds,
 )
-from evalq.errors import InputError
-from evalq.gecko import rubric_cache_id
-from evalq.judge import MediaPart
-from evalq.metric import get_metric
-from evalq.models import Coverage, JobConfig, Question, RowInput, Rubric
-from evalq.pricing import DEFAULT_PRICES
-from evalq.prompts import RUBRIC_TEMPLATE_VERSION
-from evalq.thinking import effective
+from evalq.core.errors import InputError
+from evalq.core.judge import MediaPart
+from evalq.core.metric import get_metric
+from evalq.core.models import Coverage, JobConfig, Question, RowInput, Rubric
+from evalq.core.pricing import DEFAULT_PRICES
+from evalq.core.thinking import effective
+from evalq.metrics.gecko.metric import rubric_cache_id
+from evalq.metrics.gecko.prompts import RUBRIC_TEMPLATE_VERSION
 
 
 class Memory:
@@ -77,7 +77,7 @@ def calls(env: DryEnv) -> dict[tuple[str, str], int]:
 
 
 def gecko_row(row_id: str, prompt: str, questions: list[Question] | None = None) -> RowInput:
-    from evalq.models import MediaRef
+    from evalq.core.models import MediaRef
 
     return RowInput(
         id=row_id,
@@ -230,8 +230,8 @@ def test_time_at_quota_is_the_slowest_model_and_unknown_without_a_quota() -> Non
 
 
 def test_example_datasets_plan_without_error(tmp_path: Path) -> None:
-    from evalq.dataset import load_dataset
-    from evalq.examples import write_gecko_image_example
+    from evalq.core.dataset import load_dataset
+    from evalq.examples.gecko import write_gecko_image_example
 
     loaded = load_dataset(write_gecko_image_example(tmp_path / "ex"), "gecko-image")
     env = env_for("gecko-image", ["gemini-2.5-flash"])

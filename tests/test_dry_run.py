@@ -171,7 +171,7 @@ def test_cli_dry_run_prints_one_table_or_json_and_runs_nothing(
 def test_dry_run_refuses_what_submit_refuses(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    from evalq.errors import DatasetError
+    from evalq.core.errors import DatasetError
 
     data = dataset(tmp_path, "Dr")
     before = job_keys(redis_server)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evalq.examples import GECKO_IMAGE_EXAMPLES, write_gecko_image_example
-from worker.fake_gemini.vision import analyse
+from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, write_gecko_image_example
+from fake_gemini.vision import analyse
 
 
 def _rows(dataset: Path) -> list[dict[str, str]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.fake_gemini.script import Script, ScriptError, load_script, parse_rules
-from worker.fake_gemini.server import create_app
+from fake_gemini.script import Script, ScriptError, load_script, parse_rules
+from fake_gemini.server import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -112,7 +112,7 @@ def test_replacing_rules_resets_fired_counts() -> None:
 
 
 def test_create_app_rejects_a_bad_script_before_serving(tmp_path: Path) -> None:
-    from worker.fake_gemini.server import ServerOptions
+    from fake_gemini.server import ServerOptions
 
     path = write_script(tmp_path, '{"match": "a", "status": 200}')
     with pytest.raises(ScriptError, match=":1:"):
@@ -122,7 +122,7 @@ def test_create_app_rejects_a_bad_script_before_serving(tmp_path: Path) -> None:
 def test_cli_exits_with_the_bad_line(tmp_path: Path) -> None:
     path = write_script(tmp_path, json.dumps({"match": "a", "reply": "x"}), "{broken")
     result = subprocess.run(
-        [sys.executable, "-m", "worker.fake_gemini", "--port", "0", "--script", str(path)],
+        [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(path)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -20,13 +20,13 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel
 
-from evalq.judge import SIMULATED_MODEL_VERSION
-from worker.fake_gemini.protocol import (
+from evalq.core.judge import SIMULATED_MODEL_VERSION
+from fake_gemini.protocol import (
     SCRIPTED_MODEL_VERSION,
     FakeMedia,
     FakeRequest,
 )
-from worker.fake_gemini.server import running_server
+from fake_gemini.server import running_server
 
 MODEL = "gemini-2.5-flash"
 REPO = Path(__file__).resolve().parents[1]
@@ -529,10 +529,10 @@ def test_api_key_is_never_logged_or_stored(url: str, caplog: pytest.LogCaptureFi
 
 def test_cli_prints_the_ready_line_and_serves(tmp_path: Path) -> None:
     """Runs the real default brain if it is there; a script answers so it is never asked."""
-    pytest.importorskip("worker.fake_gemini.brain")
+    pytest.importorskip("fake_gemini.brain")
     script = tmp_path / "script.jsonl"
     script.write_text(json.dumps({"match": ".", "reply": "from the script"}) + "\n")
-    command = [sys.executable, "-m", "worker.fake_gemini", "--port", "0", "--script", str(script)]
+    command = [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(script)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env) as proc:
         try:

@@ -17,13 +17,13 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from evalq.errors import InputError, JudgeError, RateLimited, TransientJudgeError
-from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
-from evalq.judge import MediaPart
-from evalq.models import MediaRef
+from evalq.core.errors import InputError, JudgeError, RateLimited, TransientJudgeError
+from evalq.core.judge import MediaPart
+from evalq.core.models import MediaRef
+from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
+from fake_gemini.protocol import FakeRequest
+from fake_gemini.server import running_server
 from worker import keys
-from worker.fake_gemini.protocol import FakeRequest
-from worker.fake_gemini.server import running_server
 from worker.files import (
     FileInfo,
     GenaiFiles,

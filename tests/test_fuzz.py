@@ -13,10 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import EvalqError, InputError
-from evalq.media import parse_media
-from evalq.parsing import extract_json, parse_rubric, parse_yes_no
+from evalq.core.dataset import LoadedDataset, load_dataset
+from evalq.core.errors import EvalqError, InputError
+from evalq.core.media import parse_media
+from evalq.core.replies import extract_json
+from evalq.metrics.gecko.parsing import parse_rubric, parse_yes_no
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from evalq import gecko
-from evalq.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
-from evalq.judge import MediaPart
-from evalq.models import MediaRef, Question, RowInput, RubricReply, VerdictReply
-from evalq.prompts import extract_section
+from evalq.core.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
+from evalq.core.judge import MediaPart
+from evalq.core.models import MediaRef, Question, RowInput, RubricReply, VerdictReply
+from evalq.core.prompting import extract_section
+from evalq.metrics.gecko import metric as gecko
 from tests.judges import ListJudge
 
 
@@ -174,8 +174,8 @@ def test_score_row_end_to_end() -> None:
 
 
 def test_generated_rubric_is_cached_for_the_configured_ttl() -> None:
-    from evalq.metric import RowContext
-    from evalq.models import JobConfig
+    from evalq.core.metric import RowContext
+    from evalq.core.models import JobConfig
 
     stored: dict[str, tuple[str, int]] = {}
 

@@ -12,17 +12,18 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from evalq import gecko
-from evalq.dataset import load_dataset, parse_questions
-from evalq.errors import InputError, UnparseableReply
-from evalq.judge import MediaPart
-from evalq.models import Question
-from evalq.parsing_choice import parse_letter
-from evalq.prompts import choice_validator_prompt, extract_section
+from evalq.core.dataset import load_dataset, parse_questions
+from evalq.core.errors import InputError, UnparseableReply
+from evalq.core.judge import MediaPart
+from evalq.core.models import Question
+from evalq.core.parsing_choice import parse_letter
+from evalq.core.prompting import extract_section
+from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko.prompts import choice_validator_prompt
+from fake_gemini.brain import SimulatedJudge
+from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.judges import ListJudge
 from tests.support.datasets import write_rows
-from worker.fake_gemini.brain import SimulatedJudge
-from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 COLOURS = ["red", "blue", "green"]

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from evalq import gecko
-from evalq.cli import job_options
-from evalq.errors import DatasetError
-from evalq.gecko_video import GECKO_VIDEO
-from evalq.judge import JudgeRequest, MediaPart
-from evalq.metric import RowContext
-from evalq.models import JobConfig, MediaRef, Question, RowInput
-from evalq.prompts import extract_section
+from evalq.client.cli import job_options
+from evalq.core.errors import DatasetError
+from evalq.core.judge import JudgeRequest, MediaPart
+from evalq.core.metric import RowContext
+from evalq.core.models import JobConfig, MediaRef, Question, RowInput
+from evalq.core.prompting import extract_section
+from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko_video.metric import GECKO_VIDEO
 from tests.judges import ListJudge
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")

@@ -7,12 +7,12 @@ import json
 import re
 from typing import Any
 
-from evalq import gecko
-from evalq.gecko_video import GECKO_VIDEO, VIDEO_RUBRIC
-from evalq.judge import MediaPart
-from evalq.metric import RowContext
-from evalq.models import JobConfig, MediaRef, RowInput
-from evalq.prompts import extract_section
+from evalq.core.judge import MediaPart
+from evalq.core.metric import RowContext
+from evalq.core.models import JobConfig, MediaRef, RowInput
+from evalq.core.prompting import extract_section
+from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko_video.metric import GECKO_VIDEO, VIDEO_RUBRIC
 from tests.judges import ListJudge
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
@@ -197,10 +197,14 @@ def test_gecko_video_re_asks_the_same_way() -> None:
 
 
 def test_the_simulated_video_judge_fills_only_the_gap() -> None:
-    from evalq.gecko_video import VideoRubricReply, parse_video_rubric, video_rubric_prompt
-    from evalq.prompts import RubricGap
-    from worker.fake_gemini.brain import SimulatedJudge
-    from worker.fake_gemini.protocol import FakeRequest
+    from evalq.metrics.gecko.prompts import RubricGap
+    from evalq.metrics.gecko_video.metric import (
+        VideoRubricReply,
+        parse_video_rubric,
+        video_rubric_prompt,
+    )
+    from fake_gemini.brain import SimulatedJudge
+    from fake_gemini.protocol import FakeRequest
 
     judge = SimulatedJudge()
     schema = VideoRubricReply.model_json_schema()

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalq import gecko
-from evalq.errors import (
+from evalq.core.errors import (
     Blocked,
     DatasetError,
     InputError,
@@ -21,14 +20,21 @@ from evalq.errors import (
     RateLimited,
     UnparseableReply,
 )
-from evalq.examples_video import (
+from evalq.core.judge import JudgeRequest, MediaPart
+from evalq.core.media import sniff_mime
+from evalq.core.metric import RowContext
+from evalq.core.models import JobConfig, Question, RowInput
+from evalq.core.parsing_choice import parse_letter
+from evalq.core.prompting import extract_section
+from evalq.examples.video import (
     FRAMES,
     GECKO_VIDEO_EXAMPLES,
     clip_bytes,
     mjpeg_avi,
     write_gecko_video_example,
 )
-from evalq.gecko_video import (
+from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko_video.metric import (
     GECKO_VIDEO,
     VIDEO_RUBRIC,
     VIDEO_RUBRIC_TEMPLATE_VERSION,
@@ -40,16 +46,10 @@ from evalq.gecko_video import (
     video_rubric_prompt,
     video_validator_prompt,
 )
-from evalq.judge import JudgeRequest, MediaPart
-from evalq.media import sniff_mime
-from evalq.metric import RowContext
-from evalq.models import JobConfig, Question, RowInput
-from evalq.parsing_choice import parse_letter
-from evalq.prompts import extract_section
+from fake_gemini.brain import SimulatedJudge
+from fake_gemini.protocol import FakeMedia, FakeRequest
+from fake_gemini.skills.gecko_video import avi_frames, motions
 from tests.judges import ListJudge
-from worker.fake_gemini.brain import SimulatedJudge
-from worker.fake_gemini.protocol import FakeMedia, FakeRequest
-from worker.fake_gemini.skills.gecko_video import avi_frames, motions
 
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from google.genai import errors as genai_errors
 
-from evalq.errors import BadRequest, QuotaExhausted, RateLimited, TransientJudgeError
-from evalq.judge import JudgeRequest
-from worker.fake_gemini.server import running_server
+from evalq.core.errors import BadRequest, QuotaExhausted, RateLimited, TransientJudgeError
+from evalq.core.judge import JudgeRequest
+from fake_gemini.server import running_server
 from worker.gemini import GeminiJudge, map_api_error
 from worker.settings import Settings
 

@@ -14,10 +14,10 @@ import pytest
 from google import genai
 from google.genai import types
 
-from evalq.errors import TruncatedReply, UnparseableReply
-from evalq.judge import JudgeRequest
-from worker.fake_gemini.protocol import FakeRequest
-from worker.fake_gemini.server import running_server
+from evalq.core.errors import TruncatedReply, UnparseableReply
+from evalq.core.judge import JudgeRequest
+from fake_gemini.protocol import FakeRequest
+from fake_gemini.server import running_server
 from worker.gemini import GeminiJudge
 from worker.settings import Settings
 

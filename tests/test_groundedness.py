@@ -10,24 +10,24 @@ from typing import Any
 
 import pytest
 
-from evalq import groundedness as g
-from evalq.dataset import load_dataset
-from evalq.errors import Blocked, DatasetError, InputError, JudgeError, RateLimited
-from evalq.examples_grounding import (
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import Blocked, DatasetError, InputError, JudgeError, RateLimited
+from evalq.core.judge import JudgeRequest, MediaPart
+from evalq.core.metric import RowContext, get_metric
+from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.core.prompting import extract_section
+from evalq.examples.grounding import (
     ETHANOL_CONTEXT,
     RETAIL_CONTEXT,
     RETAIL_QUERY,
     write_groundedness_example,
 )
-from evalq.grounding_parse import GroundingReply, SentenceReply
-from evalq.judge import JudgeRequest, MediaPart
-from evalq.metric import RowContext, get_metric
-from evalq.models import JobConfig, RowInput, RowResult, Verdict
-from evalq.prompts import extract_section
+from evalq.metrics.groundedness import metric as g
+from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
+from fake_gemini.protocol import FakeRequest
+from fake_gemini.skills import groundedness as skill
 from tests.judges import ListJudge as BaseListJudge
 from tests.judges import Reply
-from worker.fake_gemini.protocol import FakeRequest
-from worker.fake_gemini.skills import groundedness as skill
 
 
 class ListJudge(BaseListJudge):
@@ -559,7 +559,7 @@ def test_skill_without_a_schema_writes_the_seed_form() -> None:
 
 
 def test_skill_leaves_other_requests_alone() -> None:
-    from evalq.prompts import rubric_prompt
+    from evalq.metrics.gecko.prompts import rubric_prompt
 
     assert skill.answer(fake_request(rubric_prompt("a red circle")), None) is None  # type: ignore[arg-type]
     other_schema = {"properties": {"rating": {"type": "integer"}}}

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from evalq import groundedness as g
-from evalq.dataset import load_dataset
-from evalq.errors import Blocked, RateLimited, TruncatedReply
-from evalq.examples_grounding import write_groundedness_example
-from evalq.grounding_labels import worse_label
-from evalq.grounding_parse import GroundingReply
-from evalq.metric import Plan, Unit
-from evalq.models import RowInput, Verdict
-from evalq.prompts import extract_section
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import Blocked, RateLimited, TruncatedReply
+from evalq.core.metric import Plan, Unit
+from evalq.core.models import RowInput, Verdict
+from evalq.core.prompting import extract_section
+from evalq.examples.grounding import write_groundedness_example
+from evalq.metrics.groundedness import metric as g
+from evalq.metrics.groundedness.labels import worse_label
+from evalq.metrics.groundedness.parsing import GroundingReply
+from fake_gemini.brain import SimulatedJudge
+from fake_gemini.protocol import FakeRequest
+from fake_gemini.skills import groundedness as skill
 from tests.judges import ListJudge, Reply
-from worker.fake_gemini.brain import SimulatedJudge
-from worker.fake_gemini.protocol import FakeRequest
-from worker.fake_gemini.skills import groundedness as skill
 
 CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
 QUERY = "What colour are apples and bananas?"

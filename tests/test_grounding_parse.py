@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalq.errors import EvalqError, UnparseableReply
-from evalq.grounding_parse import GroundingReply, normalise_label, parse_grounding
+from evalq.core.errors import EvalqError, UnparseableReply
+from evalq.metrics.groundedness.parsing import GroundingReply, normalise_label, parse_grounding
 
 SEED_ITEMS = [
     {

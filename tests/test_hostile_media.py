@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from evalq.examples import GECKO_IMAGE_EXAMPLES, draw_example
+from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, draw_example
 from tests.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
 from tests.stack import Stack, stack
 from tests.support.datasets import write_rows

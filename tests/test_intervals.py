@@ -1,4 +1,4 @@
-"""The interval maths (evalq/intervals.py) against known values; pure functions only."""
+"""The interval maths (evalq/stats/intervals.py) against known values; pure functions only."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from statistics import NormalDist, fmean, pstdev
 
 import pytest
 
-from evalq.intervals import (
+from evalq.stats.intervals import (
     MIN_RESAMPLES,
     RESAMPLES,
     Z95,

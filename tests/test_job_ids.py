@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from evalq.client import Client, check_job_id, new_job_id
-from evalq.errors import JobNotFound
-from evalq.models import JobConfig, MediaRef, RowInput
+from evalq.client.client import Client, check_job_id, new_job_id
+from evalq.core.errors import JobNotFound
+from evalq.core.models import JobConfig, MediaRef, RowInput
 from tests.conftest import EVALQ, ROOT, RedisServer
 from worker.settings import Settings
 from worker.store import Store

@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from evalq.client import Client
-from evalq.models import JobConfig, MediaRef, RowInput, RowResult
+from evalq.core.models import JobConfig, MediaRef, RowInput, RowResult
 from tests.conftest import EVALQ, ROOT, RedisServer
 from worker.settings import Settings
 from worker.store import Store

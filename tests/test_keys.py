@@ -16,12 +16,12 @@ KEY_MODULE = Path("worker/keys.py")
 STORE = Path("worker/store.py")
 # Modules that may import the redis package besides the Store: the local process harness pings
 # a redis-server it started, the CLI names Redis's exception type for its exit code.
-IMPORTS_REDIS = {STORE, Path("worker/local.py"), Path("evalq/cli.py")}
+IMPORTS_REDIS = {STORE, Path("worker/local.py"), Path("evalq/client/cli.py")}
 
 
 def sources() -> dict[Path, ast.Module]:
     found = {}
-    for package in ("evalq", "worker", "tasks", "scripts"):
+    for package in ("evalq", "worker", "tasks", "fake_gemini", "scripts"):
         for path in sorted((Path(ROOT) / package).rglob("*.py")):
             rel = path.relative_to(ROOT)
             found[rel] = ast.parse(path.read_text(), filename=str(rel))
@@ -110,7 +110,7 @@ def test_the_rubric_cache_id_is_the_digest_older_rubrics_were_stored_under() -> 
     import hashlib
     import json
 
-    from evalq.gecko import rubric_cache_id
+    from evalq.metrics.gecko.metric import rubric_cache_id
 
     digest = hashlib.sha256(json.dumps(["a cat", "m", "v3"]).encode()).hexdigest()
     assert rubric_cache_id("a cat", "m", "v3") == digest

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalq.label_alignment import Aligner, word_list
-from evalq.sentences import has_words, split_sentences
+from evalq.metrics.groundedness.label_alignment import Aligner, word_list
+from evalq.metrics.groundedness.sentences import has_words, split_sentences
 
 
 def aligned(response: list[str], judged: list[str]) -> tuple[list[list[int]], list[bool]]:

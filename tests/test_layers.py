@@ -1,5 +1,5 @@
 """The layer contracts (pyproject.toml, [tool.importlinter]) hold, and cover every module: a new
-module that is in none of the lists would escape them silently."""
+module or package that is in none of them would escape them silently."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Any
 
 from tests.conftest import ROOT
 
-CLIENT_SIDE = {"__main__", "api", "cli", "client", "render", "report"}
+DOMAIN = {"evalq.core", "evalq.metrics", "evalq.stats", "evalq.examples"}
+CLIENT_SIDE = {"evalq.__main__", "evalq.client"}
 
 
 def contracts() -> dict[str, dict[str, Any]]:
@@ -20,8 +21,16 @@ def contracts() -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in config["tool"]["importlinter"]["contracts"]}
 
 
-def modules(package: str) -> set[str]:
-    return {p.stem for p in (Path(ROOT) / package).glob("*.py") if p.stem != "__init__"}
+def children(package: str) -> set[str]:
+    """The modules and subpackages directly inside a package, by dotted name."""
+    folder = Path(ROOT, *package.split("."))
+    found = {f"{package}.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__"}
+    found |= {f"{package}.{p.parent.name}" for p in folder.glob("*/__init__.py")}
+    return found
+
+
+def layer(text: str) -> set[str]:
+    return {m.strip() for m in text.replace("|", ":").split(":")}
 
 
 def test_lint_imports_keeps_every_contract() -> None:
@@ -39,20 +48,30 @@ def test_lint_imports_keeps_every_contract() -> None:
     assert "0 broken" in done.stdout
 
 
-def test_every_evalq_module_is_domain_or_client_side() -> None:
+def test_every_evalq_module_is_in_the_domain_or_the_client_side() -> None:
+    assert children("evalq") == DOMAIN | CLIENT_SIDE
     domain = contracts()["domain"]
-    sources = {m.removeprefix("evalq.") for m in domain["source_modules"]}
-    client = {
-        m.removeprefix("evalq.") for m in domain["forbidden_modules"] if m.startswith("evalq.")
-    }
-    assert client == CLIENT_SIDE
-    assert sources | client == modules("evalq")
-    assert not sources & client
+    assert set(domain["source_modules"]) == DOMAIN
+    assert set(domain["forbidden_modules"]) >= CLIENT_SIDE
     layers = contracts()["layers"]["layers"]
-    assert {m.strip().removeprefix("evalq.") for m in layers[0].split(":")} == CLIENT_SIDE
+    assert layer(layers[0]) == CLIENT_SIDE
+    assert layer(layers[-1]) == DOMAIN
+    assert set(contracts()["domain-layers"]["layers"]) == DOMAIN
 
 
-def test_every_runtime_module_is_kept_from_the_fake_server() -> None:
-    runtime = {f"worker.{m}" for m in modules("worker")}
-    assert set(contracts()["runtime-without-fake"]["source_modules"]) == runtime
-    assert runtime <= set(contracts()["fake-beside-runtime"]["forbidden_modules"])
+def test_every_metric_package_is_in_the_metric_layers() -> None:
+    metrics = contracts()["metrics"]
+    named = set().union(*(layer(x) for x in metrics["layers"]))
+    assert {f"evalq.metrics.{m}" for m in named} == children("evalq.metrics")
+
+
+def test_the_fake_server_is_kept_apart_from_everything_that_runs_jobs() -> None:
+    assert not (Path(ROOT) / "worker" / "fake_gemini").exists()
+    assert set(contracts()["runtime-without-fake"]["source_modules"]) == {
+        "evalq",
+        "worker",
+        "tasks",
+    }
+    assert {"worker", "tasks", "evalq.client"} <= set(
+        contracts()["fake-beside-runtime"]["forbidden_modules"]
+    )

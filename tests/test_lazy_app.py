@@ -33,7 +33,7 @@ def test_importing_the_client_validates_no_settings() -> None:
 
 
 def test_importing_the_api_and_the_app_module_builds_no_app() -> None:
-    done = run("import evalq.api, worker.app, worker.watchdog, worker.heartbeat")
+    done = run("import evalq.client.api, worker.app, worker.watchdog, worker.heartbeat")
     assert done.returncode == 0, done.stderr
 
 

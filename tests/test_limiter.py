@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalq.errors import LimiterBusy, policy_of
+from evalq.core.errors import LimiterBusy, policy_of
 from tests.conftest import RedisServer
 from worker.limiter import Limit, RateLimiter
 from worker.settings import Settings

@@ -16,10 +16,9 @@ import pytest
 from hypothesis import strategies as st
 from PIL import Image
 
-from evalq.data_roots import DataRoots
-from evalq.errors import InputError
-from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
-from evalq.media import (
+from evalq.core.data_roots import DataRoots
+from evalq.core.errors import InputError
+from evalq.core.media import (
     DOCUMENT_TYPES,
     IMAGE_TYPES,
     VIDEO_TYPES,
@@ -29,11 +28,12 @@ from evalq.media import (
     parse_media,
     sniff_mime,
 )
-from evalq.media_decode import decode_problem
-from evalq.media_fetch import NetworkRules
-from evalq.models import MediaRef
-from evalq.prompts import extract_section
-from evalq.rubrics import document_view, pointwise_prompt, resolve_template
+from evalq.core.media_decode import decode_problem
+from evalq.core.media_fetch import NetworkRules
+from evalq.core.models import MediaRef
+from evalq.core.prompting import extract_section
+from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
+from evalq.metrics.ratings.rubrics import document_view, pointwise_prompt, resolve_template
 from tests.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
 
 

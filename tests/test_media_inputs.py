@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from evalq.examples import GECKO_IMAGE_EXAMPLES, draw_example
-from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
-from evalq.media import sniff_mime
+from evalq.core.media import sniff_mime
+from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, draw_example
+from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.stack import Stack, stack
 from tests.support.datasets import write_rows
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from evalq.dataset import load_dataset
-from evalq.examples_ratings import write_pairwise_example
-from evalq.judge import JudgeRequest
-from evalq.metric import get_metric
-from evalq.models import RowInput
-from evalq.pairwise import combine, first_position_share, wilson, winner_of
-from evalq.prompts import extract_section
+from evalq.core.dataset import load_dataset
+from evalq.core.judge import JudgeRequest
+from evalq.core.metric import get_metric
+from evalq.core.models import RowInput
+from evalq.core.prompting import extract_section
+from evalq.examples.ratings import write_pairwise_example
+from evalq.metrics.pairwise.metric import combine, first_position_share, wilson, winner_of
 from tests.support.datasets import write_rows
 from tests.test_pointwise import Harness, MemoryJudge, choice_json, simulated
 

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from evalq.errors import UnparseableReply
-from evalq.parsing import extract_json, parse_rubric, parse_yes_no
+from evalq.core.errors import UnparseableReply
+from evalq.core.replies import extract_json
+from evalq.metrics.gecko.parsing import parse_rubric, parse_yes_no
 
 
 @pytest.mark.parametrize(

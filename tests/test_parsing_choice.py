@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalq.errors import UnparseableReply
-from evalq.parsing_choice import (
+from evalq.core.errors import UnparseableReply
+from evalq.core.parsing_choice import (
     choice_text,
     label_choices,
     letters_for,

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from evalq.errors import DatasetError, EvalqError
-from evalq.pricing import DEFAULT_PRICES, PRICE_DATE, call_cost_nanos, usd
-from evalq.report import render_report
+from evalq.client.report import render_report
+from evalq.core.errors import DatasetError, EvalqError
+from evalq.core.pricing import DEFAULT_PRICES, PRICE_DATE, call_cost_nanos, usd
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
 from tests.stack import stack
 from tests.test_pipeline_gecko import png, write_rows, yes_no

@@ -32,7 +32,7 @@ def yes_no(question: str, answer: str = "yes", tag: str = "object") -> dict[str,
 def test_example_dataset_matching_prompts_score_higher(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    from evalq.examples import write_gecko_image_example
+    from evalq.examples.gecko import write_gecko_image_example
 
     dataset = write_gecko_image_example(tmp_path / "example")
     submitted = client.submit("gecko-image", dataset, judge_model="gemini-example-test")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from evalq.agreement import fleiss_kappa
+from evalq.stats.agreement import fleiss_kappa
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.datasets import write_rows
 

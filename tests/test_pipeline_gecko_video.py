@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalq.examples_video import GECKO_VIDEO_EXAMPLES, clip_bytes
+from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.datasets import write_rows
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 def test_example_matching_prompts_score_higher_in_both_validator_modes(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    from evalq.examples_video import write_gecko_video_example
+    from evalq.examples.video import write_gecko_video_example
 
     dataset = write_gecko_video_example(tmp_path / "example")
     summaries, rows = {}, {}
@@ -186,7 +186,7 @@ def test_letters_in_the_forms_judges_write_and_a_batched_reply_missing_a_questio
 def test_cli_runs_a_batched_video_job(
     redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
-    from evalq.examples_video import write_gecko_video_example
+    from evalq.examples.video import write_gecko_video_example
 
     dataset = write_gecko_video_example(tmp_path / "example")
     done = subprocess.run(

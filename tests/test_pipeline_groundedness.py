@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from evalq.errors import DatasetError
-from evalq.examples_grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groundedness_example
+from evalq.core.errors import DatasetError
+from evalq.examples.grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groundedness_example
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.stack import stack
 from tests.support.datasets import write_rows

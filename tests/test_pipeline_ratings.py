@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evalq.errors import DatasetError
-from evalq.examples_ratings import (
+from evalq.core.errors import DatasetError
+from evalq.examples.ratings import (
     write_pairwise_example,
     write_pointwise_example,
     write_rank_example,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalq.errors import DatasetError
+from evalq.core.errors import DatasetError
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
 from tests.test_pipeline_gecko import png, write_rows, yes_no
 

@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from evalq.data_roots import DataRoots
-from evalq.dataset import LoadedDataset, load_dataset
-from evalq.errors import Blocked, DatasetError, InputError, RateLimited
-from evalq.examples_ratings import write_pointwise_example
-from evalq.judge import JudgeReply, JudgeRequest, MediaPart
-from evalq.media import DOCUMENT_TYPES, MediaRules, load_media
-from evalq.metric import Plan, RowContext, get_metric
-from evalq.models import JobConfig, RowInput, RowResult, Verdict
-from evalq.prompts import extract_section
+from evalq.core.data_roots import DataRoots
+from evalq.core.dataset import LoadedDataset, load_dataset
+from evalq.core.errors import Blocked, DatasetError, InputError, RateLimited
+from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
+from evalq.core.media import DOCUMENT_TYPES, MediaRules, load_media
+from evalq.core.metric import Plan, RowContext, get_metric
+from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.core.prompting import extract_section
+from evalq.examples.ratings import write_pointwise_example
+from fake_gemini.brain import SimulatedJudge
+from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
-from worker.fake_gemini.brain import SimulatedJudge
-from worker.fake_gemini.protocol import FakeMedia, FakeRequest
 
 # ---- harness ------------------------------------------------------------------------------
 
@@ -334,7 +334,7 @@ def test_simulated_judge_rates_faithful_summaries_above_poor_ones(tmp_path: Path
 
 
 def test_simulated_rating_depends_on_the_document_it_is_given(tmp_path: Path) -> None:
-    from evalq.examples_ratings import BEES, VOLCANOES, write_pdf
+    from evalq.examples.ratings import BEES, VOLCANOES, write_pdf
 
     response = "Volcanoes form where magma reaches the surface, mostly along plate boundaries."
     rows = []

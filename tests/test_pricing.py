@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.pricing import (
+from evalq.core.pricing import (
     DEFAULT_PRICES,
     PriceError,
     Usage,

@@ -7,15 +7,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalq.models import Question
-from evalq.prompts import (
-    RubricGap,
-    delimit,
-    extract_section,
-    rubric_prompt,
-    sections,
-    validator_prompt,
-)
+from evalq.core.models import Question
+from evalq.core.prompting import delimit, extract_section, sections
+from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prompt
 
 _OPEN_RE = re.compile(r"^<untrusted-(?P<nonce>[0-9a-f]{16}) kind=(?P<kind>\w+)>\n")
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evalq.dataset import load_dataset
-from evalq.errors import DatasetError, InputError
-from evalq.examples_ratings import write_rank_example
-from evalq.judge import JudgeRequest
-from evalq.prompts import extract_section
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import DatasetError, InputError
+from evalq.core.judge import JudgeRequest
+from evalq.core.prompting import extract_section
+from evalq.examples.ratings import write_rank_example
 from tests.test_pointwise import Harness, MemoryJudge, choice_json, simulated, write_rows
 
 LEVEL_RE = re.compile(r"level (\d)")
@@ -196,7 +196,7 @@ def test_several_judges_each_get_their_own_ranking_and_agreement(tmp_path: Path)
 
 
 def test_simulated_model_under_test_answers_guidance_variants(tmp_path: Path) -> None:
-    from evalq.examples_ratings import BEES, TIDES
+    from evalq.examples.ratings import BEES, TIDES
 
     data = write_rows(
         tmp_path / "d.jsonl",
@@ -224,9 +224,9 @@ def test_simulated_model_under_test_answers_guidance_variants(tmp_path: Path) ->
 
 
 def test_generation_request_puts_guidance_in_the_system_instruction() -> None:
-    from evalq.judge import MediaPart
-    from evalq.ranking import generation_request
-    from evalq.rubrics import DocumentView
+    from evalq.core.judge import MediaPart
+    from evalq.metrics.ranking.metric import generation_request
+    from evalq.metrics.ratings.rubrics import DocumentView
 
     values = {"prompt": "Why do tides turn?", "context": "The moon pulls the sea."}
     text_doc = DocumentView(text="Tide tables.", media=(), mime_type="text/plain")

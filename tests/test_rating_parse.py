@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalq.errors import UnparseableReply
-from evalq.rating_parse import PairwiseReply, RatingReply, parse_choice, parse_rating
+from evalq.core.errors import UnparseableReply
+from evalq.metrics.ratings.parsing import PairwiseReply, RatingReply, parse_choice, parse_rating
 
 
 @pytest.mark.parametrize(

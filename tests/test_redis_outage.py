@@ -16,7 +16,7 @@ from typing import IO
 
 import pytest
 
-from evalq.models import JobSummary
+from evalq.core.models import JobSummary
 from tests.stack import stack
 from tests.test_reliability import comparable, shapes_dataset
 from worker.local import EVALQ, ROOT, start_redis, stop, wait_for

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalq.models import JobConfig, MediaRef, RowInput, Verdict
+from evalq.core.models import JobConfig, MediaRef, RowInput, Verdict
 from tests.conftest import RedisServer
 from worker.app import PREPARE_ROW
 from worker.heartbeat import Heartbeat, interval_for, row_of

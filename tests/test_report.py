@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from evalq.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
-from evalq.report import render_report
+from evalq.client.report import render_report
+from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
 from tests.conftest import FakeGemini
 from tests.test_pipeline_gecko import png
 
@@ -164,7 +164,7 @@ def test_report_of_a_real_job_renders_in_chromium(
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("Debian's chromium is not installed (scripts/test installs it when it can)")
-    from evalq.examples import write_gecko_image_example
+    from evalq.examples.gecko import write_gecko_image_example
 
     dataset = write_gecko_image_example(tmp_path / "example")
     job = client.submit("gecko-image", dataset, judge_model="report-test-judge").job_id

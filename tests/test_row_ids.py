@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evalq.dataset import load_dataset
-from evalq.errors import DatasetError, EvalqError
-from evalq.models import JobConfig, MediaRef, RowInput, RowResult
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import DatasetError, EvalqError
+from evalq.core.models import JobConfig, MediaRef, RowInput, RowResult
 from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
 from worker.jobs import finalize, finish_row
 from worker.settings import Settings
@@ -157,7 +157,7 @@ def test_counters_of_a_vanished_job_leave_nothing_behind(store: Store) -> None:
     """A call that lands after Redis lost the job (restarted empty) counts its tokens: that must
     not recreate a config-less job hash, which has no TTL and which `wait` would read as a job
     that can't finish instead of a job that is gone."""
-    from evalq.errors import JobNotFound
+    from evalq.core.errors import JobNotFound
     from worker import keys
 
     job = same_id_job(store, 1)

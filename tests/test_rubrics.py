@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from evalq.errors import DatasetError
-from evalq.judge import MediaPart
-from evalq.models import RowInput
-from evalq.prompts import extract_section
-from evalq.rubrics import (
+from evalq.core.errors import DatasetError
+from evalq.core.judge import MediaPart
+from evalq.core.models import RowInput
+from evalq.core.prompting import extract_section
+from evalq.metrics.ratings.rubrics import (
     BUILTIN_RUBRICS,
     check_columns,
     document_view,

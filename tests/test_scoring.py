@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.intervals import mean_interval
-from evalq.models import Question, RowResult, Verdict
-from evalq.scoring import (
+from evalq.core.models import Question, RowResult, Verdict
+from evalq.core.scoring import (
     mean_ci95,
     missing_keywords,
     question_results,
     score_questions,
     tag_means,
 )
+from evalq.stats.intervals import mean_interval
 
 
 def q(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.sentences import has_words, split_sentences
+from evalq.metrics.groundedness.sentences import has_words, split_sentences
 
 
 @pytest.mark.parametrize(

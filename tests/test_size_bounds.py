@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evalq import gecko
-from evalq.errors import InputError, UnparseableReply
-from evalq.metric import Plan, Unit, check_plan_size
+from evalq.core.errors import InputError, UnparseableReply
+from evalq.core.metric import Plan, Unit, check_plan_size
+from evalq.metrics.gecko import metric as gecko
 from tests.judges import ListJudge
 from tests.stack import stack
 from tests.support.datasets import write_rows

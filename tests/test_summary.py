@@ -1,4 +1,4 @@
-"""The job summary's intervals (evalq/summary.py), built from row results; pure, no Redis."""
+"""The job summary's intervals (evalq/core/summary.py), built from row results; pure, no Redis."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 
 from rich.console import Console
 
-from evalq.intervals import bootstrap_bca, wilson
-from evalq.models import JobConfig, JobSummary, RowResult
-from evalq.render import summary_table
-from evalq.summary import build_summary
+from evalq.client.render import summary_table
+from evalq.core.models import JobConfig, JobSummary, RowResult
+from evalq.core.summary import build_summary
+from evalq.stats.intervals import bootstrap_bca, wilson
 
 
 def config(rows: int) -> JobConfig:

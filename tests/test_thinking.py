@@ -1,4 +1,4 @@
-"""Thinking per role (evalq.thinking): the model-family table, what is refused before a job is
+"""Thinking per role (evalq.core.thinking): the model-family table, what is refused before a job is
 enqueued, what each role sends, and the room left for the answer. Pure functions and an
 in-memory judge; the HTTP side is in tests/test_pipeline_thinking.py."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.judge import JudgeRequest, Thinking
-from evalq.thinking import (
+from evalq.core.judge import JudgeRequest, Thinking
+from evalq.core.thinking import (
     DEFAULTS,
     ThinkingError,
     ThinkingJudge,

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from evalq import gecko, gecko_video
-from evalq import groundedness as g
-from evalq.errors import TruncatedReply
-from evalq.judge import JudgeReply, ensure_complete, incomplete
-from evalq.models import Question, RowInput
+from evalq.core.errors import TruncatedReply
+from evalq.core.judge import JudgeReply, ensure_complete, incomplete
+from evalq.core.models import Question, RowInput
+from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko_video import metric as gecko_video
+from evalq.metrics.groundedness import metric as g
 from tests.judges import ListJudge
 from tests.test_gecko import IMAGE, rubric_reply
 from tests.test_pointwise import Harness, choice_json, qa_rows, rating_json

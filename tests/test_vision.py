@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from PIL import Image, ImageDraw
 
-from evalq.examples import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
-from worker.fake_gemini.vision import (
+from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
+from fake_gemini.vision import (
     PALETTE,
     Blob,
     Scene,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalq.models import JobConfig, MediaRef, RowInput
+from evalq.core.models import JobConfig, MediaRef, RowInput
 from tests.conftest import RedisServer
 from worker.settings import Settings
 from worker.store import Store
@@ -84,7 +84,7 @@ def test_lost_rows_wait_while_queues_hold_messages(store: Store) -> None:
 
 
 def test_job_whose_last_row_landed_without_summary_is_finalised(store: Store) -> None:
-    from evalq.models import RowResult
+    from evalq.core.models import RowResult
 
     job = make_job(store, 1)
     store.finish_row(job, RowResult(id="r0", line=0, prompt="p", status="scored", score=1.0))

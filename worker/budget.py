@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 
-from evalq.errors import BudgetSpent, CallCost
-from evalq.judge import Judge, JudgeReply, JudgeRequest
-from evalq.pricing import usd
+from evalq.core.errors import BudgetSpent, CallCost
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest
+from evalq.core.pricing import usd
 from worker.store import Store
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ import hashlib
 import json
 from dataclasses import asdict, replace
 
-from evalq.judge import Judge, JudgeReply, JudgeRequest, incomplete
-from evalq.kv import KeyValue
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest, incomplete
+from evalq.core.kv import KeyValue
 from worker import keys
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from evalq.errors import BadRequest, CallCost, JobHalted
-from evalq.judge import Judge, JudgeReply, JudgeRequest
+from evalq.core.errors import BadRequest, CallCost, JobHalted
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from worker.store import Store
 
 log = logging.getLogger(__name__)

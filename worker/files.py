@@ -29,12 +29,12 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from evalq.data_roots import DataRoots
-from evalq.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
-from evalq.judge import MediaPart
-from evalq.media import MediaRules, load_media
-from evalq.media_fetch import NetworkRules
-from evalq.models import JobConfig, MediaRef
+from evalq.core.data_roots import DataRoots
+from evalq.core.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
+from evalq.core.judge import MediaPart
+from evalq.core.media import MediaRules, load_media
+from evalq.core.media_fetch import NetworkRules
+from evalq.core.models import JobConfig, MediaRef
 from worker import keys
 from worker.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
 from worker.settings import Settings

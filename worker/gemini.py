@@ -17,7 +17,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from evalq.errors import (
+from evalq.core.errors import (
     BadRequest,
     Blocked,
     JudgeError,
@@ -27,7 +27,7 @@ from evalq.errors import (
     UnparseableReply,
     retried_in_process,
 )
-from evalq.judge import (
+from evalq.core.judge import (
     SIMULATED_MODEL_VERSION,
     JudgeReply,
     JudgeRequest,

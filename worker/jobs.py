@@ -6,9 +6,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from evalq.gecko import failed_row
-from evalq.models import JobSummary, RowResult
-from evalq.summary import build_summary
+from evalq.core.models import JobSummary, RowResult
+from evalq.core.summary import build_summary
+from evalq.core.verdicts import failed_row
 from worker.store import Store, parse_usage
 
 log = logging.getLogger(__name__)

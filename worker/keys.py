@@ -2,7 +2,7 @@
 
 The Store (worker.store) is the only module that talks to Redis; it, the call cache, the
 limiter, the watchdog and the uploader take their key names from here. The domain never spells
-a key: it names a shared entry by a digest (evalq.gecko.rubric_cache_id), and the runtime turns
+a key: it names a shared entry by a digest (evalq.metrics.gecko.metric.rubric_cache_id), and the runtime turns
 that into a key. The spellings are a stored format: a job written by an older evalq is read by
 these names, so a name here changes only with a migration. Queue names are the broker's, not
 ours, and live in worker.queues.

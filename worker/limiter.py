@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from evalq.errors import CallCost, LimiterBusy
+from evalq.core.errors import CallCost, LimiterBusy
 from worker import keys
 from worker.store import Store
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from evalq.judge import MediaPart
-from evalq.media import IMAGE_TYPES, MediaRules, load_media
-from evalq.models import MediaRef
+from evalq.core.judge import MediaPart
+from evalq.core.media import IMAGE_TYPES, MediaRules, load_media
+from evalq.core.models import MediaRef
 
 
 class MediaCache:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from evalq.pricing import price_table, summarize_cost, table_from_json, usd
+from evalq.core.pricing import price_table, summarize_cost, table_from_json, usd
 from worker.store import Store, parse_usage
 
 _COUNTERS = {

@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalq.errors import InputError, JudgeError, LimiterBusy, RateLimited
-from evalq.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
-from evalq.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
-from evalq.metric import RowContext
-from evalq.models import JobConfig
-from evalq.pricing import Price, Usage, call_cost_nanos, price_for, table_from_json
-from evalq.thinking import Setting, ThinkingJudge
+from evalq.core.errors import InputError, JudgeError, LimiterBusy, RateLimited
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
+from evalq.core.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
+from evalq.core.metric import RowContext
+from evalq.core.models import JobConfig
+from evalq.core.pricing import Price, Usage, call_cost_nanos, price_for, table_from_json
+from evalq.core.thinking import Setting, ThinkingJudge
 from worker import keys
 from worker.budget import BudgetGuard, pause_if_spent
 from worker.call_cache import CachingJudge
@@ -28,7 +28,7 @@ from worker.store import SharedEntries, Store
 
 class AccountingJudge:
     """Adds every call's attempts, tokens, cost, cache hits, limiter waits and 429s to the job,
-    then applies the one rule for replies that did not end normally (evalq.judge.ensure_complete):
+    then applies the one rule for replies that did not end normally (evalq.core.judge.ensure_complete):
     here, so that every metric gets it, cached replies included, after their tokens count.
 
     Tokens and cost are counted per role (the request's: rubric, validator, judge; every call

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Self
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from evalq.pricing import Price, PriceError, price_table
-from evalq.thinking import ThinkingError, parse_settings
+from evalq.core.pricing import Price, PriceError, price_table
+from evalq.core.thinking import ThinkingError, parse_settings
 
 
 class ModelLimit(BaseModel):
@@ -75,17 +75,17 @@ class Settings(BaseSettings):
     # instead of inline in every request; Gemini caps a whole request at 20 MB.
     inline_max_bytes: int = Field(default=15 * 1024 * 1024, ge=0)
     upload_timeout_s: float = Field(default=300.0, gt=0)  # one upload, and its processing
-    # The answer's allowance; thinking gets room on top of it (evalq.thinking.output_allowance).
+    # The answer's allowance; thinking gets room on top of it (evalq.core.thinking.output_allowance).
     max_output_tokens: int = Field(default=4096, gt=0)
     # Per dataset field (a cell, or a JSON value measured as JSON): a larger one fails its row.
     max_field_bytes: int = Field(default=1024 * 1024, gt=0)
     # A row's stored plan (its rubric or candidates, as JSON): a larger one fails the row.
     max_plan_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     # Thinking per role, JSON: {"validator": 0, "rubric": 2048, "judge": "min",
-    # "candidate": "default"}; over evalq's defaults, under per-job flags (evalq.thinking).
+    # "candidate": "default"}; over evalq's defaults, under per-job flags (evalq.core.thinking).
     thinking: dict[str, int | str] = Field(default_factory=dict)
 
-    # Prices per model over evalq's defaults (evalq.pricing), JSON: {"gemini-2.5-flash":
+    # Prices per model over evalq's defaults (evalq.core.pricing), JSON: {"gemini-2.5-flash":
     # {"input": 0.3, "output": 2.5, "cached_input": 0.03}, "my-model": {...}, "old-model": null}
     prices: dict[str, Any] = Field(default_factory=dict)
 

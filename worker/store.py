@@ -24,10 +24,10 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.commands.core import Script
 from redis.retry import Retry
 
-from evalq.errors import JobNotFound
-from evalq.metric import Plan
-from evalq.models import JobConfig, RowInput, RowResult, Verdict
-from evalq.pricing import USAGE_KINDS, Usage, nanos
+from evalq.core.errors import JobNotFound
+from evalq.core.metric import Plan
+from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.core.pricing import USAGE_KINDS, Usage, nanos
 from worker import keys
 from worker.settings import Settings
 
@@ -591,7 +591,7 @@ class Store:
 @dataclass(frozen=True)
 class SharedEntries:
     """One kind of entry shared across jobs (rubrics, judge replies), as the domain's KeyValue
-    (evalq.metric.KeyValue): callers name an entry by its digest, `key` (a worker.keys
+    (evalq.core.metric.KeyValue): callers name an entry by its digest, `key` (a worker.keys
     builder) names it in Redis."""
 
     store: Store

@@ -1,0 +1,197 @@
+"""The Python API for notebooks and scripts, the way the seeds' users work: hand over a pandas
+DataFrame (or a path), get a handle to wait on, read results back as a DataFrame.
+
+    import evalq
+    job = evalq.evaluate(df, "gecko-image")        # workers run it; this returns at once
+    summary = job.wait()                           # dict: the same figures as `evalq status --json`
+    results = job.results()                        # one row per dataset row
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from evalq.client.client import Client
+from evalq.core.dry_run import DryRunReport
+from evalq.core.models import JobSummary, RowResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from worker.settings import Settings
+
+
+def _cell(value: Any) -> Any:
+    """DataFrame cells as JSON: NaN/NaT are missing, numpy scalars become Python ones."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str, bytes)):
+        try:
+            return value.item()
+        except (ValueError, AttributeError):
+            return value
+    return value
+
+
+def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
+    """A DataFrame becomes a JSONL file in base_dir, so relative media paths resolve from there."""
+    with tempfile.NamedTemporaryFile(
+        "w", suffix=".jsonl", prefix=".evalq-", dir=base_dir, delete=False, encoding="utf-8"
+    ) as handle:
+        for record in frame.to_dict(orient="records"):
+            clean = {str(k): _cell(v) for k, v in record.items()}
+            handle.write(
+                json.dumps({k: v for k, v in clean.items() if v is not None}, default=str) + "\n"
+            )
+    return Path(handle.name)
+
+
+def results_frame(rows: list[RowResult]) -> pd.DataFrame:
+    import pandas as pd
+
+    records = []
+    for r in rows:
+        record: dict[str, Any] = {
+            "id": r.id,
+            "line": r.line,
+            "prompt": r.prompt,
+            "status": r.status,
+            "score": r.score,
+            "coverage": r.coverage,
+            "reason": r.reason,
+            "error": r.error,
+            "simulated": r.simulated,
+        }
+        record.update({f"tag:{t}": v for t, v in r.tag_scores.items()})
+        record["questions"] = [q.model_dump() for q in r.questions]
+        record["details"] = r.details
+        record.update({f"extra:{k}": v for k, v in r.extra.items()})
+        records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
+class Job:
+    """A submitted job. Everything lives in Redis: a new Job(job_id) in another process works."""
+
+    def __init__(self, job_id: str, client: Client | None = None) -> None:
+        self.job_id = job_id
+        self.client = client or Client()
+
+    def __repr__(self) -> str:
+        return f"Job({self.job_id!r})"
+
+    def wait(self, timeout_s: float | None = None, *, progress: bool = False) -> dict[str, Any]:
+        on_progress = (
+            (lambda done, total: print(f"\r{self.job_id}: {done}/{total} rows", end="", flush=True))
+            if progress
+            else None
+        )
+        summary = self.client.wait(self.job_id, timeout_s=timeout_s, on_progress=on_progress)
+        if progress:
+            print()
+        return summary.model_dump()
+
+    def summary(self) -> dict[str, Any]:
+        return self.client.summary(self.job_id).model_dump()
+
+    def summary_model(self) -> JobSummary:
+        return self.client.summary(self.job_id)
+
+    def results(self) -> pd.DataFrame:
+        return results_frame(self.client.results(self.job_id))
+
+    def cancel(self) -> dict[str, Any]:
+        return self.client.cancel(self.job_id).model_dump()
+
+    def resume(self, *, max_cost_usd: float | None = None) -> int:
+        return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
+
+
+@overload
+def evaluate(
+    data: pd.DataFrame | str | Path,
+    metric: str = ...,
+    *,
+    judge_models: list[str] | None = ...,
+    options: dict[str, Any] | None = ...,
+    use_cache: bool = ...,
+    base_dir: str | Path | None = ...,
+    settings: Settings | None = ...,
+    data_roots: list[str | Path] | None = ...,
+    thinking: dict[str, int | str] | None = ...,
+    max_cost_usd: float | None = ...,
+    dry_run: Literal[False] = ...,
+    count_tokens: bool = ...,
+) -> Job: ...
+
+
+@overload
+def evaluate(
+    data: pd.DataFrame | str | Path,
+    metric: str = ...,
+    *,
+    judge_models: list[str] | None = ...,
+    options: dict[str, Any] | None = ...,
+    use_cache: bool = ...,
+    base_dir: str | Path | None = ...,
+    settings: Settings | None = ...,
+    data_roots: list[str | Path] | None = ...,
+    thinking: dict[str, int | str] | None = ...,
+    max_cost_usd: float | None = ...,
+    dry_run: Literal[True],
+    count_tokens: bool = ...,
+) -> DryRunReport: ...
+
+
+def evaluate(
+    data: pd.DataFrame | str | Path,
+    metric: str = "gecko-image",
+    *,
+    judge_models: list[str] | None = None,
+    options: dict[str, Any] | None = None,
+    use_cache: bool = True,
+    base_dir: str | Path | None = None,
+    settings: Settings | None = None,
+    data_roots: list[str | Path] | None = None,
+    thinking: dict[str, int | str] | None = None,
+    max_cost_usd: float | None = None,
+    dry_run: bool = False,
+    count_tokens: bool = False,
+) -> Job | DryRunReport:
+    """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
+    Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
+    Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
+    dataset's folder, which for a DataFrame is `base_dir`). `thinking` sets thinking per role,
+    e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
+    its spend reaches it. `dry_run=True` submits nothing: it returns the plan (calls, tokens,
+    cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
+    Gemini's count_tokens endpoint."""
+    client = Client(settings)
+    kwargs: dict[str, Any] = {
+        "judge_models": judge_models,
+        "options": options,
+        "use_cache": use_cache,
+        "data_roots": data_roots,
+        "thinking": thinking,
+        "max_cost_usd": max_cost_usd,
+    }
+
+    def run(path: str | Path) -> Job | DryRunReport:
+        if dry_run:
+            return client.plan(metric, path, count_tokens=count_tokens, **kwargs)
+        return Job(client.submit(metric, path, **kwargs).job_id, client)
+
+    if isinstance(data, (str, Path)):
+        return run(data)
+    folder = Path(base_dir) if base_dir is not None else Path.cwd()
+    path = _write_frame(data, folder)
+    try:
+        return run(path)
+    finally:
+        path.unlink(missing_ok=True)

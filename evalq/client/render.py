@@ -1,0 +1,263 @@
+"""Human-facing output: the summary table, results as JSONL/CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+from evalq.core.dry_run import DryRunReport
+from evalq.core.models import JobSummary, RowResult
+
+SIMULATED_BANNER = (
+    "SIMULATED JUDGE: verdicts come from evalq's fake Gemini server, not a real model"
+)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _brief(value: object) -> str:
+    """Metric-specific figures, compact: floats to 3 places, mappings as k=v."""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_brief(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_brief(v) for v in value) + "]"
+    return str(value)
+
+
+def _interval(bounds: tuple[float, float] | None) -> str:
+    return "n/a" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def tag_line(s: JobSummary, tag: str, score: float) -> str:
+    """A tag's score with its own interval and row count, so 3 rows don't read like 300."""
+    bounds = s.tag_ci95.get(tag)
+    method = s.tag_ci_method.get(tag)
+    ci = f"  95% CI {_interval(bounds)} ({method})" if bounds is not None else ""
+    return f"{score:.3f}{ci} · {s.tag_counts.get(tag, 0)} rows"
+
+
+def summary_table(s: JobSummary) -> Table:
+    title = f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
+        " (SIMULATED)" if s.simulated else ""
+    )
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    scored_rows = s.rows_scored + s.rows_partial
+    ci = (
+        f"{_interval(s.ci95)} ({s.ci_method}, {scored_rows} rows)"
+        if s.ci95
+        else "n/a (no scored rows)"
+    )
+    table.add_row("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
+    if s.pause_reason:
+        table.add_row(
+            "paused because", f"{s.pause_reason}; continue with `evalq resume {s.job_id}`"
+        )
+    table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
+    table.add_row(
+        "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
+    )
+    if s.rows_failed_by_reason:
+        table.add_row(
+            "failed rows by reason",
+            ", ".join(f"{k} {v}" for k, v in s.rows_failed_by_reason.items()),
+        )
+    unscored = ", ".join(f"{k} {v}" for k, v in s.unscored_by_reason.items()) or "none"
+    table.add_row("unscored questions", unscored)
+    for tag, score in s.tag_scores.items():
+        table.add_row(f"  tag {tag}", tag_line(s, tag, score))
+    table.add_row(
+        "judge calls",
+        f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
+    )
+    table.add_row("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    for role, tokens in s.tokens_by_role.items():
+        table.add_row(f"  {role}", role_tokens(tokens, s.cost_by_role.get(role), s))
+    table.add_row("cost", cost_line(s))
+    table.add_row("thinking", _thinking(s))
+    if s.candidate_calls:
+        table.add_row(
+            "model under test",
+            f"{s.candidate_calls} calls · prompt {s.candidate_prompt_tokens} · output {s.candidate_output_tokens} tokens",
+        )
+    for key, value in s.metric_summary.items():
+        table.add_row(key.replace("_", " "), _brief(value))
+    if s.elapsed_s is not None:
+        table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
+    return table
+
+
+def money(value: float | None) -> str:
+    """Dollars, or "unknown" (never $0 for what could not be priced)."""
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 100 else f"${value:,.2f}"
+
+
+def role_tokens(tokens: dict[str, int], cost: float | None, s: JobSummary) -> str:
+    """One role's billed calls and tokens, and what they cost."""
+    line = (
+        f"{tokens.get('calls', 0)} calls · prompt {tokens.get('prompt', 0)} · "
+        f"output {tokens.get('output', 0)} · thinking {tokens.get('thought', 0)}"
+    )
+    if tokens.get("cached"):
+        line += f" · cached {tokens['cached']}"
+    return f"{line} · {money(cost)}" if s.usage else line
+
+
+def cost_line(s: JobSummary) -> str:
+    """The job's cost, by role, with the price date, and what kind of figure it is."""
+    if not s.usage:
+        text = "$0 (no billed call: every reply came from the cache, or none was needed)"
+    else:
+        by_role = " · ".join(f"{role} {money(cost)}" for role, cost in s.cost_by_role.items())
+        text = f"{money(s.cost_usd)} ({by_role})"
+        if s.price_date:
+            text += f" at prices of {s.price_date}"
+        if s.cost_note:
+            text += f"; {s.cost_note}"
+    if s.simulated:
+        text += (
+            "; ESTIMATE: the simulated judge's token counts at Google's prices, nothing was billed"
+        )
+    if s.max_cost_usd is not None:
+        text += f"; cap {money(s.max_cost_usd)} (spent {money(s.spent_usd)})"
+    return text
+
+
+def _thinking(s: JobSummary) -> str:
+    """Per role as configured, then the thought tokens it cost (billed as output)."""
+    roles = " · ".join(f"{role} {value}" for role, value in s.thinking.items()) or "not set"
+    spent = f"{s.thought_tokens} thought tokens"
+    if s.candidate_thought_tokens:
+        spent += f" (+{s.candidate_thought_tokens} by the model under test)"
+    return f"{roles}; {spent}"
+
+
+def print_summary(console: Console, s: JobSummary) -> None:
+    if s.simulated:
+        console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
+    console.print(summary_table(s))
+    for warning in s.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+
+
+def results_jsonl(rows: Iterable[RowResult]) -> Iterable[str]:
+    for row in rows:
+        yield row.model_dump_json() + "\n"
+
+
+def results_csv(rows: Iterable[RowResult]) -> str:
+    rows = list(rows)
+    tags = sorted({t for r in rows for t in r.tag_scores})
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        [
+            "id",
+            "line",
+            "prompt",
+            "status",
+            "score",
+            "coverage",
+            "reason",
+            "error",
+            "simulated",
+            *[f"tag:{t}" for t in tags],
+            "questions",
+            "details",
+        ]
+    )
+    for r in rows:
+        writer.writerow(
+            [
+                r.id,
+                r.line,
+                r.prompt,
+                r.status,
+                "" if r.score is None else f"{r.score:.6g}",
+                "" if r.coverage is None else f"{r.coverage:.6g}",
+                r.reason or "",
+                r.error or "",
+                r.simulated,
+                *["" if t not in r.tag_scores else f"{r.tag_scores[t]:.6g}" for t in tags],
+                json.dumps([q.model_dump() for q in r.questions]),
+                json.dumps(r.details, default=str),
+            ]
+        )
+    return out.getvalue()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def dry_run_table(p: DryRunReport) -> Table:
+    """One table: what the job would ask, its tokens, cost and time; nothing was run."""
+    title = (
+        f"evalq dry run · {p.metric} · judge {', '.join(p.judge_models)} · "
+        "nothing enqueued, no model called"
+    )
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    table.add_row("dataset", p.dataset)
+    table.add_row(
+        "rows",
+        f"{p.rows_planned} planned · {p.rows_rejected} would fail (input_error) · "
+        f"{p.rows_total} in all",
+    )
+    for row in p.rejected[:20]:
+        table.add_row(f"  line {row.line}", row.error)
+    if len(p.rejected) > 20:
+        table.add_row("  ...", f"{len(p.rejected) - 20} more (see --json)")
+    for name, value in p.counts.items():
+        table.add_row(name.replace("_", " "), str(value))
+    for c in p.calls:
+        table.add_row(
+            f"{c.role} · {c.model}",
+            f"{c.calls} calls · prompt {c.prompt_tokens} · output ~{c.output_tokens} · "
+            f"thinking up to {c.thought_tokens} · {money(c.cost_usd)}",
+        )
+    table.add_row(
+        "total",
+        f"{p.calls_total} calls · prompt {p.prompt_tokens} · output ~{p.output_tokens} · "
+        f"thinking up to {p.thought_tokens} tokens",
+    )
+    cost = f"{money(p.cost_usd)} (an estimate"
+    cost += f", prices of {p.price_date})" if p.price_date else ")"
+    if p.cost_usd_batch is not None:
+        cost += f"; {money(p.cost_usd_batch)} at Batch API prices (evalq does not batch yet)"
+    if p.cost_note:
+        cost += f"; {p.cost_note}"
+    table.add_row("cost", cost)
+    if p.time_s is None:
+        table.add_row("time", p.time_note or "not estimated")
+    else:
+        table.add_row("time", f"{_duration(p.time_s)} {p.time_note or ''}".strip())
+    thinking = " · ".join(f"{role} {value}" for role, value in p.thinking.items())
+    table.add_row("thinking", thinking or "not set")
+    table.add_row("text tokens", p.token_method)
+    for note in p.notes:
+        table.add_row("note", note)
+    return table
+
+
+def print_dry_run(console: Console, p: DryRunReport) -> None:
+    console.print(dry_run_table(p))
+    for warning in p.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")

@@ -1,0 +1,208 @@
+"""One error hierarchy for evalq; each judge error carries its retry policy and unscored reason.
+
+The policy is declared once per class (dramatiq-style) and read only here, by ``policy_of`` and
+the two questions built on it, so a new error kind is handled everywhere by declaring it once:
+
+    backoff    retried in-process with jittered backoff by the judge client
+               (``retried_in_process``); once its attempts are spent it is "never"
+    countdown  the task runs again after ``retry_after_s`` (a Celery countdown)
+    pause      the job pauses, its remaining rows left for ``evalq resume``
+    never      an unscored verdict (in a unit) or a failed row (while preparing one)
+
+Metrics catch judge errors to make verdicts and let the task-level policies through
+(``must_propagate``); the tasks switch on ``policy_of`` in one handler (tasks.rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, Self
+
+from evalq.core.models import UnscoredReason
+
+RetryPolicy = Literal["backoff", "countdown", "pause", "never"]
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """What a judge call spent before it failed, so the job counts it: HTTP attempts, time on
+    the global rate limiter, and tokens billed for a reply that still was no verdict."""
+
+    attempts: int = 1
+    limiter_wait_s: float = 0.0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    thought_tokens: int = 0
+
+
+class EvalqError(Exception):
+    """Base of every error evalq raises on purpose."""
+
+
+class DatasetError(EvalqError):
+    """The file is not a dataset at all; nothing is enqueued."""
+
+
+class InputError(EvalqError):
+    """One row's input is bad; the row fails with reason input_error, the job goes on."""
+
+    def __init__(self, row_id: str, field: str, message: str) -> None:
+        self.row_id = row_id
+        self.field = field
+        self.message = message
+        super().__init__(f"row {row_id}: field {field!r}: {message}")
+
+
+class MissingField(InputError):
+    """A row has no value for a field the metric needs. When no row of a dataset has it, the
+    dataset is refused as a whole (a wrong file or a renamed column), not failed row by row."""
+
+
+class JobNotFound(EvalqError):
+    """No job with that id in Redis (never created, or expired)."""
+
+
+class JobGone(JobNotFound):
+    """A job that was there vanished while we watched it: Redis lost its data."""
+
+
+class RedisUnavailable(EvalqError):
+    """Redis could not be reached for longer than the client was willing to wait."""
+
+
+class JudgeError(EvalqError):
+    """A judge call did not produce a usable verdict."""
+
+    retry: ClassVar[RetryPolicy] = "never"
+    reason: ClassVar[UnscoredReason] = "judge_error"
+    retry_after_s: float = 0.0  # for "countdown": how long to wait before the task runs again
+
+    def __init__(
+        self, message: str, raw: str | None = None, *, cost: CallCost | None = None
+    ) -> None:
+        self.message = message
+        self.raw = raw
+        self._cost = cost or CallCost()
+        super().__init__(message)
+
+    @property
+    def cost(self) -> CallCost:
+        return self._cost
+
+    @property
+    def attempts(self) -> int:
+        return self._cost.attempts
+
+    @property
+    def limiter_wait_s(self) -> float:
+        return self._cost.limiter_wait_s
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self._cost.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self._cost.output_tokens
+
+    @property
+    def thought_tokens(self) -> int:
+        return self._cost.thought_tokens
+
+    def costing(self, **spent: Any) -> Self:
+        """This error with parts of its cost replaced (the judge client adds the attempts and
+        limiter waits it counted). A new error: one already raised never changes under the
+        code handling it."""
+        priced = type(self).__new__(type(self), *self.args)
+        priced.__dict__.update(self.__dict__)
+        priced._cost = replace(self._cost, **spent)
+        return priced
+
+
+class TransientJudgeError(JudgeError):
+    """5xx, timeouts, dropped connections: retried in-process with jittered backoff."""
+
+    retry = "backoff"
+
+
+class RateLimited(JudgeError):
+    """429 per-minute quota (or our own limiter saying wait long): retried later as a Celery
+    countdown, never by sleeping a worker."""
+
+    retry = "countdown"
+
+    def __init__(
+        self,
+        message: str,
+        retry_after_s: float,
+        raw: str | None = None,
+        *,
+        cost: CallCost | None = None,
+    ) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message, raw, cost=cost)
+
+
+class LimiterBusy(RateLimited):
+    """Our own global limiter's next slot is further off than a thread should wait: come back
+    later. Raised by the limiter itself (worker.limiter); no request was made for it."""
+
+
+class QuotaExhausted(JudgeError):
+    """A per-day quota is used up: retrying today is pointless, so the job pauses until resumed."""
+
+    retry = "pause"
+    reason = "quota_exhausted"
+
+
+class JobHalted(JudgeError):
+    """The same refusal came back so often that every call would get it (bad key, unknown
+    model, a budget the model refuses): the job pauses with that reason, its remaining units
+    left for `evalq resume`."""
+
+    retry = "pause"
+
+
+class Blocked(JudgeError):
+    """The reply was withheld by safety filters (prompt or candidate)."""
+
+    reason = "blocked"
+
+
+class UnparseableReply(JudgeError):
+    """The judge answered, but not in a form we can read; the raw reply is kept."""
+
+    reason = "parse_error"
+
+
+class TruncatedReply(JudgeError):
+    """The reply ended for a reason other than a normal stop (MAX_TOKENS, empty after thinking):
+    whatever part of it parses is not a verdict."""
+
+    reason = "truncated"
+
+
+class BadRequest(JudgeError):
+    """The server refused the request (4xx other than 429): a bug or bad input, not retried."""
+
+
+def policy_of(exc: BaseException) -> RetryPolicy:
+    """The one reader of the retry policy. Anything not a JudgeError (a bug of ours) is "never":
+    it becomes an unscored verdict, never a retry."""
+    return exc.retry if isinstance(exc, JudgeError) else "never"
+
+
+def must_propagate(exc: BaseException) -> bool:
+    """Whether a metric lets this error through to the task (to retry later or pause the job)
+    instead of turning it into an unscored verdict."""
+    return policy_of(exc) in ("countdown", "pause")
+
+
+def retried_in_process(exc: BaseException) -> bool:
+    """Whether the judge client tries the call again itself, with jittered backoff."""
+    return policy_of(exc) == "backoff"
+
+
+class BudgetSpent(JobHalted):
+    """The job's spend reached its --max-cost-usd: it pauses instead of making the call, and
+    `evalq resume JOB --max-cost-usd Y` continues it with a new cap."""

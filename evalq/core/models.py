@@ -1,0 +1,275 @@
+"""Pydantic models shared by the producer, the workers and the reports.
+
+They are the contract between processes (stored as JSON in Redis), so every field that crosses
+a process boundary is declared here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalq.stats.intervals import IntervalMethod
+
+Tag = Literal[
+    "object",
+    "human",
+    "animal",
+    "food",
+    "activity",
+    "attribute",
+    "counting",
+    "color",
+    "material",
+    "spatial",
+    "location",
+    "shape",
+    "other",
+]
+TAGS: tuple[str, ...] = Tag.__args__  # type: ignore[attr-defined]
+
+UnscoredReason = Literal[
+    "parse_error",
+    "truncated",
+    "incomplete_labels",
+    "judge_error",
+    "blocked",
+    "quota_exhausted",
+    "input_error",
+]
+RowStatus = Literal["scored", "partial", "failed"]
+QuestionStatus = Literal["ok", "unscored"]
+
+
+class MediaRef(BaseModel):
+    """Where a row's media lives; resolved to bytes or a URI by the worker, not the producer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["path", "url", "file_uri", "inline"]
+    value: str  # absolute path, URL, file URI, or base64 data for inline
+    mime_type: str | None = None
+
+
+QuestionSource = Literal["generated", "dataset"]
+
+
+class Question(BaseModel):
+    """One rubric question; ``expected`` is the answer an image faithful to the prompt gives:
+    "yes"/"no" when the choices are yes and no, otherwise the letter of one labelled choice."""
+
+    question: str
+    expected: str
+    tag: str = "other"
+    choices: list[str] = Field(default_factory=lambda: ["yes", "no"])
+    keywords: list[str] = Field(default_factory=list)
+    justification: str = ""
+    source: QuestionSource = "generated"  # written by the rubric judge, or the row's own
+
+
+class Coverage(BaseModel):
+    """How many of the prompt's keywords the rubric's questions cover."""
+
+    keywords: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    asked_again: bool = False
+    source: Literal["generated", "dataset"] = "generated"
+
+    @property
+    def fraction(self) -> float | None:
+        if not self.keywords:
+            return None
+        return 1.0 - len(self.missing) / len(self.keywords)
+
+
+class Rubric(BaseModel):
+    """A prompt's questions, cached across rows and jobs by (prompt, judge model, template)."""
+
+    questions: list[Question]
+    coverage: Coverage
+    template_version: str
+    judge_model: str
+    simulated: bool = False
+
+
+class RowInput(BaseModel):
+    """A validated dataset row, stored once in Redis and loaded by tasks by id.
+
+    `media` maps a field name (image, video, document) to where its bytes are; `data` holds a
+    metric's other fields (query, context, responses...). An unknown field is an error, not
+    dropped: a row built with `image=` instead of `media=` would otherwise have no media."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    line: int
+    prompt: str = ""
+    media: dict[str, MediaRef] = Field(default_factory=dict)
+    questions: list[Question] | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def image(self) -> MediaRef:
+        return self.media["image"]
+
+
+class Verdict(BaseModel):
+    """One unit's judge verdict (a question's answer, a label set, a rating...), or why there
+    is none. `value` carries structured verdicts; `answer` the plain one."""
+
+    index: int
+    status: QuestionStatus
+    answer: str | None = None
+    value: Any = None
+    judge_model: str | None = None
+    result: int | None = None  # 1 matches expected, 0 does not, None unscored
+    reason: UnscoredReason | None = None
+    detail: str | None = None
+    raw: str | None = None
+    simulated: bool = False
+
+
+class QuestionResult(BaseModel):
+    question: str
+    tag: str
+    expected: str
+    answer: str | None
+    result: int | None
+    status: QuestionStatus
+    reason: UnscoredReason | None = None
+    detail: str | None = None
+    keywords: list[str] = Field(default_factory=list)  # the prompt keywords the question checks
+    judge_model: str | None = None  # which validator judge answered (several judges per row)
+    source: QuestionSource | None = None
+
+
+class RowResult(BaseModel):
+    """What a user reads back per row; ``score`` is None unless at least one question scored."""
+
+    id: str
+    line: int
+    prompt: str
+    status: RowStatus
+    score: float | None
+    tag_scores: dict[str, float] = Field(default_factory=dict)
+    coverage: float | None = None
+    coverage_missing: list[str] = Field(default_factory=list)
+    questions: list[QuestionResult] = Field(default_factory=list)
+    reason: UnscoredReason | None = None
+    error: str | None = None
+    simulated: bool = False
+    details: dict[str, Any] = Field(default_factory=dict)  # metric-specific row output
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class JobConfig(BaseModel):
+    """Everything a worker needs to know about a job; never holds secrets."""
+
+    job_id: str
+    metric: str
+    judge_model: str
+    dataset: str
+    rows_total: int
+    created_at: float
+    use_cache: bool = True
+    judge_models: list[str] = Field(
+        default_factory=list
+    )  # several judges, where a metric uses them
+    options: dict[str, Any] = Field(default_factory=dict)  # metric options (template, samples...)
+    data_roots: list[str] = Field(default_factory=list)  # local media only under these (resolved)
+    warnings: list[str] = Field(default_factory=list)
+    # Thinking per role (evalq.core.thinking): a budget, a level, "min", "modest" or "default".
+    # Empty for jobs created before thinking settings existed: they send none, as they did.
+    thinking: dict[str, int | str] = Field(default_factory=dict)
+    # The price table the job was submitted with (evalq.core.pricing, per model), so every worker
+    # prices it alike; None for jobs created before prices were recorded (the worker's table).
+    prices: dict[str, dict[str, Any]] | None = None
+    # The spend cap asked for at submit; the cap in force lives on the job hash (resume may
+    # change it).
+    max_cost_usd: float | None = None
+
+
+class JobSummary(BaseModel):
+    """The job-level figures `run --json` and `status --json` print."""
+
+    job_id: str
+    metric: str
+    status: Literal["running", "finished", "cancelled", "paused"]
+    judge_model: str
+    simulated: bool
+    rows_total: int
+    rows_done: int
+    rows_scored: int
+    rows_partial: int
+    rows_failed: int
+    mean_score: float | None
+    ci95: tuple[float, float] | None
+    tag_scores: dict[str, float]
+    tag_counts: dict[str, int]
+    ci_method: IntervalMethod | None = None
+    tag_ci95: dict[str, tuple[float, float] | None] = Field(default_factory=dict)
+    tag_ci_method: dict[str, IntervalMethod | None] = Field(default_factory=dict)
+    unscored_by_reason: dict[str, int]
+    rows_failed_by_reason: dict[str, int]
+    judge_calls: int
+    prompt_tokens: int
+    output_tokens: int
+    rubric_cache_hits: int
+    cache_hits: int = 0
+    retries: int
+    rate_limited: int
+    limiter_wait_s: float = 0.0
+    redriven: int = 0
+    redrive_capped: int = 0  # rows failed after EVALQ_MAX_REDRIVES re-drives without progress
+    candidate_calls: int = 0  # calls to the model under test (e.g. groundedness responses)
+    candidate_prompt_tokens: int = 0
+    candidate_output_tokens: int = 0
+    thought_tokens: int = 0  # judges' thinking, billed as output (not in output_tokens)
+    candidate_thought_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from Gemini's context cache
+    thinking: dict[str, int | str] = Field(default_factory=dict)  # per role, as configured
+    # Cost: billed tokens per role and model, priced from the job's price table. A figure that
+    # includes a model with no known price is None (never 0), and cost_note says why.
+    cost_usd: float | None = None
+    cost_by_role: dict[str, float | None] = Field(default_factory=dict)
+    cost_by_model: dict[str, float | None] = Field(default_factory=dict)
+    tokens_by_role: dict[str, dict[str, int]] = Field(default_factory=dict)
+    tokens_by_model: dict[str, dict[str, int]] = Field(default_factory=dict)
+    usage: list[dict[str, Any]] = Field(default_factory=list)  # one entry per (role, model)
+    prices_known: bool = True
+    price_date: str | None = None
+    prices: dict[str, str] = Field(default_factory=dict)  # model -> the price applied
+    cost_note: str | None = None
+    max_cost_usd: float | None = None  # the spend cap in force (--max-cost-usd)
+    spent_usd: float = 0.0  # priced spend so far, what the cap is checked against
+    pause_reason: str | None = None
+    metric_summary: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    elapsed_s: float | None = None
+
+
+# ---- structured replies the judge is asked for (response schemas) ----
+
+
+class RubricQuestionReply(BaseModel):
+    question: str
+    answer: Literal["yes", "no"]
+    tag: Tag
+    keywords: list[str]
+    justification: str
+
+
+class RubricReply(BaseModel):
+    """Schema for rubric generation: the prompt's keywords and one or more questions per keyword."""
+
+    keywords: list[str]
+    questions: list[RubricQuestionReply]
+
+
+class VerdictReply(BaseModel):
+    """Schema for the validator: reasoning first, then the answer."""
+
+    explanation: str
+    answer: Literal["yes", "no"]

@@ -1,0 +1,42 @@
+"""The two results every metric and the tasks build when there is no verdict: an unscored unit
+(with its reason, never a 0) and a row that failed as a whole."""
+
+from __future__ import annotations
+
+from evalq.core.models import RowResult, UnscoredReason, Verdict
+
+
+def unscored(
+    index: int,
+    reason: UnscoredReason,
+    detail: str,
+    raw: str | None = None,
+    *,
+    judge_model: str | None = None,
+    simulated: bool = False,
+) -> Verdict:
+    return Verdict(
+        index=index,
+        status="unscored",
+        reason=reason,
+        detail=detail,
+        raw=raw,
+        judge_model=judge_model,
+        simulated=simulated,
+    )
+
+
+def failed_row(
+    row_id: str, line: int, prompt: str, reason: UnscoredReason, error: str, simulated: bool = False
+) -> RowResult:
+    """A row that could not be evaluated at all (bad input, rubric generation failed)."""
+    return RowResult(
+        id=row_id,
+        line=line,
+        prompt=prompt,
+        status="failed",
+        score=None,
+        reason=reason,
+        error=error,
+        simulated=simulated,
+    )

@@ -1,0 +1,1 @@
+"""The bundled example datasets, one module per family of metrics."""

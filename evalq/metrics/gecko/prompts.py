@@ -1,0 +1,158 @@
+"""Judge prompt templates for Gecko (image), written for evalq.
+
+Untrusted text (the prompt under evaluation, questions derived from it) is wrapped in
+``<untrusted-CODE kind=...>`` blocks whose code the content cannot forge, and every template
+tells the judge that such blocks are data, never instructions. Bump a template's
+version whenever its wording changes: the version is part of every cache key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalq.core.models import Question
+from evalq.core.prompting import DATA_RULE, delimit, one_line
+
+# /2: one question per keyword, and the re-ask shows the questions asked and only the gaps.
+RUBRIC_TEMPLATE_VERSION = "gecko-image-rubric/2"
+VALIDATOR_TEMPLATE_VERSION = "gecko-image-validator/1"
+CHOICE_VALIDATOR_TEMPLATE_VERSION = "gecko-image-choice-validator/1"
+
+_TAG_LIST = (
+    "object, human, animal, food, activity, attribute, counting, color, material, spatial, "
+    "location, shape, other"
+)
+
+RUBRIC_PROMPT = """You write verification questions for a text-to-image evaluation.
+
+{data_rule}
+
+Step 1. Read the image description below and list its keywords: the words or short phrases
+that a faithful image must show (objects, people, animals, counts, colours, materials,
+actions, positions, places, shapes, styles). Leave out filler words.
+
+Step 2. For every keyword write one yes/no question, and only one, so that every keyword
+weighs the same in the score. A person looking only at the image must be able to answer it,
+and an image faithful to the description answers it "yes". Do not write questions that common
+sense answers without looking. Give each question:
+- "question": the question;
+- "answer": "yes" or "no", the answer for an image faithful to the description;
+- "tag": one of: {tags};
+- "keywords": the keywords (copied exactly from your keyword list) that it checks;
+- "justification": one sentence on why the question checks those keywords.
+
+Reply with JSON only: {{"keywords": [...], "questions": [...]}}.
+
+Image description:
+{prompt}
+"""
+
+RUBRIC_GAP_PROMPT = """You add verification questions to a text-to-image evaluation rubric.
+
+{data_rule}
+
+The image description below was already split into keywords and yes/no questions, but the
+keywords listed under "Keywords that still need a question" have none yet. Write one yes/no
+question for each of those keywords, and only one; write nothing for any other keyword. The
+questions already written are kept as they are: do not repeat or rephrase them. A person
+looking only at the image must be able to answer each new question, and an image faithful to
+the description answers it "yes". Give each question:
+- "question": the question;
+- "answer": "yes" or "no", the answer for an image faithful to the description;
+- "tag": one of: {tags};
+- "keywords": the missing keyword(s) it checks, copied exactly from the list;
+- "justification": one sentence on why the question checks those keywords.
+
+Reply with JSON only: {{"keywords": [the missing keywords], "questions": [...]}}.
+
+Image description:
+{prompt}
+
+Questions already written, with the keywords each checks:
+{asked}
+
+Keywords that still need a question (one per line):
+{missing}
+"""
+
+VALIDATOR_PROMPT = """You check whether a generated image shows what a question asks about.
+
+{data_rule}
+
+Look at the attached image and answer the question with "yes" or "no", judging only from what
+is visible. Explain briefly first, then answer.
+
+Question:
+{question}
+
+Reply with JSON only: {{"explanation": "...", "answer": "yes" or "no"}}.
+"""
+
+
+@dataclass(frozen=True)
+class RubricGap:
+    """What a re-ask for uncovered keywords shows: the questions asked so far and the keywords
+    still without one. Both came from the judge, so both go back only inside untrusted blocks."""
+
+    asked: Sequence[Question]
+    missing: Sequence[str]
+
+
+def asked_block(questions: Sequence[Question]) -> str:
+    lines = []
+    for number, q in enumerate(questions, start=1):
+        checks = "; ".join(one_line(k) for k in q.keywords) or "(none named)"
+        lines.append(f"{number}. {one_line(q.question)} [keywords: {checks}]")
+    return delimit("asked_questions", "\n".join(lines))
+
+
+def missing_block(missing: Sequence[str]) -> str:
+    return delimit("missing_keywords", "\n".join(one_line(k) for k in missing))
+
+
+CHOICE_VALIDATOR_PROMPT = """You check what a generated image shows by answering one
+multiple-choice question about it.
+
+{data_rule}
+
+Look at the attached image and choose the one choice that matches what it shows, judging only
+from what is visible. Explain briefly first, then give the letter of your choice.
+
+Question:
+{question}
+
+Choices:
+{choices}
+
+Reply with JSON only: {{"explanation": "...", "answer": "<the letter>"}}.
+"""
+
+
+def rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
+    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+    if gap is None:
+        return RUBRIC_PROMPT.format(
+            data_rule=DATA_RULE, tags=_TAG_LIST, prompt=delimit("image_description", prompt)
+        )
+    return RUBRIC_GAP_PROMPT.format(
+        data_rule=DATA_RULE,
+        tags=_TAG_LIST,
+        prompt=delimit("image_description", prompt),
+        asked=asked_block(gap.asked),
+        missing=missing_block(gap.missing),
+    )
+
+
+def validator_prompt(question: str) -> str:
+    return VALIDATOR_PROMPT.format(data_rule=DATA_RULE, question=delimit("question", question))
+
+
+def choice_validator_prompt(question: str, labelled_choices: Sequence[str]) -> str:
+    """A hand-written multiple-choice question: its choices shown labelled a), b), ..."""
+    listed = "\n".join(one_line(c) for c in labelled_choices)
+    return CHOICE_VALIDATOR_PROMPT.format(
+        data_rule=DATA_RULE,
+        question=delimit("question", question),
+        choices=delimit("choices", listed),
+    )

@@ -1,0 +1,2 @@
+"""Pointwise rating: prompt templates and reply parsing are in evalq.metrics.ratings; plan and
+aggregate here (metric)."""

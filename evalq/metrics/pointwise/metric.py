@@ -1,0 +1,235 @@
+"""Pointwise ratings: a judge rates each row's response 1-5 on a rubric, K times per judge.
+
+Each (judge model, sample) is one unit of the row's fan-out, so repeated samples and several
+judges are scheduled like any other judge call. A row shows every rating, their mean and spread;
+the row score is the mean rating mapped onto [0, 1] ((mean - 1) / 4) so job means and intervals
+work as for every metric, while the 1-5 figures stay in the details and the metric summary.
+
+The judge call helpers here (judges, samples, temperature, one call -> one Verdict) are shared
+by the pairwise and ranking metrics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from itertools import product
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from evalq.core.dry_run import DryEnv
+from evalq.core.errors import InputError
+from evalq.core.judge import JudgeRequest
+from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.scoring import mean_ci95
+from evalq.core.verdicts import unscored
+from evalq.metrics.ratings.judging import (
+    VERDICT_ANSWER_TOKENS,
+    ask_judge,
+    check_template,
+    dry_document,
+    dry_template,
+    first_reason,
+    judges_of,
+    load_document,
+    row_template,
+    samples_of,
+    spread,
+    temperature_of,
+    unit_result,
+    verdicts_for,
+)
+from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
+from evalq.metrics.ratings.rubrics import (
+    pointwise_prompt,
+    read_row,
+    resolve_template,
+)
+from evalq.stats.agreement_stats import rating_agreement
+
+
+def _read_rating(text: str) -> tuple[str, dict[str, Any]]:
+    parsed = parse_rating(text)
+    return str(parsed.rating), {"rating": parsed.rating, "explanation": parsed.explanation}
+
+
+def to_score(rating: float) -> float:
+    """A 1-5 rating on [0, 1], the scale every metric's row score uses."""
+    return (rating - RATING_MIN) / (RATING_MAX - RATING_MIN)
+
+
+def to_rating(score: float) -> float:
+    return RATING_MIN + score * (RATING_MAX - RATING_MIN)
+
+
+class Pointwise:
+    """Rate each row's response 1-5 on a built-in rubric or a user template."""
+
+    name = "pointwise"
+    required_columns: tuple[str, ...] = ()  # they depend on the template: see check()
+
+    def parse_row(
+        self,
+        number: int,
+        record: dict[str, Any],
+        base_dir: Path,
+        options: Mapping[str, Any],
+        warnings: list[str],
+    ) -> RowInput:
+        template = resolve_template(options, "pointwise")
+        return read_row(
+            number,
+            record,
+            base_dir,
+            template.columns,
+            warnings,
+            prompt_aliases=template.rubric is not None,
+        )
+
+    def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
+        return check_template(options, rows, "pointwise")
+
+    def plan(self, ctx: RowContext) -> Plan:
+        template = row_template(ctx, "pointwise")
+        judges, samples = judges_of(ctx.job), samples_of(ctx.options)
+        units = [
+            Unit(index=i, kind="rating", data={"judge": judge, "sample": k})
+            for i, (judge, k) in enumerate(product(judges, range(samples)))
+        ]
+        data = {
+            "template": template.name,
+            "template_version": template.version,
+            "judges": judges,
+            "samples": samples,
+        }
+        return Plan(units=units, data=data)
+
+    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+        template = resolve_template(ctx.options, "pointwise")
+        judge = str(unit.data["judge"])
+        try:
+            document = load_document(ctx)
+        except InputError as exc:
+            return unscored(unit.index, "input_error", str(exc), judge_model=judge)
+        samples = int(plan.data["samples"])
+        request = JudgeRequest(
+            prompt=pointwise_prompt(template, ctx.row.data, document),
+            media=document.media if document else (),
+            schema=RatingReply,
+            temperature=temperature_of(ctx.options, samples),
+            sample=int(unit.data["sample"]),
+        )
+        return ask_judge(ctx.judge(judge), unit.index, request, _read_rating)
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """Every judge rates the row once per sample."""
+        template = dry_template(row, env, "pointwise")
+        document = dry_document(row, env)
+        samples = samples_of(env.options)
+        prompt = pointwise_prompt(template, row.data, document)
+        for judge, k in product(judges_of(env.job), range(samples)):
+            request = JudgeRequest(
+                prompt=prompt,
+                media=document.media if document else (),
+                schema=RatingReply,
+                temperature=temperature_of(env.options, samples),
+                sample=k,
+            )
+            env.call(request, judge, VERDICT_ANSWER_TOKENS)
+            env.count("ratings (judge x sample)")
+
+    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+        pairs = verdicts_for(plan, results)
+        judges: dict[str, dict[str, Any]] = {
+            j: {"ratings": [], "samples": []} for j in plan.data["judges"]
+        }
+        questions = []
+        for unit, verdict in pairs:
+            judge, sample = str(unit.data["judge"]), int(unit.data["sample"])
+            value = verdict.value if isinstance(verdict.value, dict) else {}
+            rating = value.get("rating") if verdict.status == "ok" else None
+            entry = judges.setdefault(judge, {"ratings": [], "samples": []})
+            if rating is not None:
+                entry["ratings"].append(rating)
+            entry["samples"].append(
+                {
+                    "sample": sample,
+                    "rating": rating,
+                    "explanation": value.get("explanation", ""),
+                    "status": verdict.status,
+                    "reason": verdict.reason,
+                    "detail": verdict.detail,
+                }
+            )
+            label = f"rating by {judge}" + (
+                f", sample {sample}" if plan.data["samples"] > 1 else ""
+            )
+            questions.append(unit_result(label, "rating", verdict))
+        for entry in judges.values():
+            ratings = entry["ratings"]
+            entry["mean_rating"] = fmean(ratings) if ratings else None
+            entry["stdev"] = spread(ratings)
+        means = [e["mean_rating"] for e in judges.values() if e["mean_rating"] is not None]
+        all_ratings = [r for e in judges.values() for r in e["ratings"]]
+        mean_rating = fmean(means) if means else None
+        scored = sum(1 for _, v in pairs if v.status == "ok")
+        status = "failed" if not scored else ("scored" if scored == len(pairs) else "partial")
+        return RowResult(
+            id=row.id,
+            line=row.line,
+            prompt=row.prompt,
+            status=status,
+            score=None if mean_rating is None else to_score(mean_rating),
+            questions=questions,
+            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
+            error="no rating could be read" if status == "failed" else None,
+            simulated=any(v.simulated for _, v in pairs),
+            details={
+                "template": plan.data["template"],
+                "template_version": plan.data["template_version"],
+                "ratings": all_ratings,
+                "mean_rating": mean_rating,
+                "stdev": spread(all_ratings),
+                "judges": judges,
+            },
+            extra=row.extra,
+        )
+
+    def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
+        rated = [r for r in rows if r.details.get("mean_rating") is not None]
+        if not rated:
+            return {}
+        scores = [to_score(r.details["mean_rating"]) for r in rated]
+        mean, ci = mean_ci95(scores)
+        counts = Counter(rating for r in rated for rating in r.details.get("ratings", []))
+        out: dict[str, Any] = {
+            "template": rated[0].details.get("template"),
+            "mean_rating": None if mean is None else to_rating(mean),
+            "mean_rating_ci95": None if ci is None else [to_rating(ci[0]), to_rating(ci[1])],
+            "rating_counts": {str(n): counts.get(n, 0) for n in range(RATING_MIN, RATING_MAX + 1)},
+        }
+        by_judge: dict[str, dict[str, float]] = {}
+        spreads: list[float] = []
+        unanimous: list[bool] = []
+        for r in rated:
+            for judge, entry in r.details.get("judges", {}).items():
+                if entry.get("mean_rating") is not None:
+                    by_judge.setdefault(judge, {})[r.id] = entry["mean_rating"]
+                if len(entry.get("ratings", [])) >= 2:
+                    spreads.append(entry["stdev"])
+                    unanimous.append(len(set(entry["ratings"])) == 1)
+        if spreads:
+            out["consistency"] = {
+                "mean_stdev": fmean(spreads),
+                "unanimous_share": sum(unanimous) / len(unanimous),
+                "rows": len(spreads),
+            }
+        if len(by_judge) > 1:
+            out["mean_rating_by_judge"] = {j: fmean(v.values()) for j, v in by_judge.items()}
+            out["agreement"] = rating_agreement(by_judge)
+        return out
+
+
+POINTWISE = Pointwise()

@@ -1,0 +1,1 @@
+"""Ranking by pairwise preferences and Bradley-Terry strengths: plan and aggregate (metric)."""

@@ -1,0 +1,400 @@
+"""Ranking candidates (prompt variants, models, systems) by pairwise comparison on every row.
+
+Each row holds one response per candidate: a column named after it, or (when the candidate is
+not a column) a response generated in plan() by the model under test, from a guidance text in
+options["candidate_prompts"] or, with --prompt-template, from that template with the candidate
+name taken as the model. Every pair of candidates is judged on every row, in both orders, as
+units of the row's fan-out. The job's ranking is a Bradley-Terry fit over all rows with seeded
+bootstrap intervals over rows (evalq.stats.bradley_terry), computed in summarize, so the order never
+depends on which comparisons a sort happened to make.
+
+A row's score is the share of its comparisons whose verdict survived the order swap (1.0: the
+judge was consistent on every pair); the ranking itself is in the metric summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import combinations
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from evalq.core.candidate_request import candidate_request
+from evalq.core.dry_run import DryEnv, placeholder_response
+from evalq.core.errors import DatasetError, InputError
+from evalq.core.judge import JudgeRequest
+from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.metrics.pairwise.metric import (
+    OUTCOME_SCORE,
+    comparison_units,
+    comparisons,
+    dry_comparisons,
+    first_position_share,
+    judge_comparison,
+    winner_of,
+)
+from evalq.metrics.ratings.judging import (
+    dry_document,
+    dry_template,
+    first_reason,
+    judges_of,
+    load_document,
+    samples_of,
+    temperature_of,
+    unit_result,
+    verdicts_for,
+)
+from evalq.metrics.ratings.rubrics import (
+    DocumentView,
+    check_columns,
+    dataset_columns,
+    missing_inputs,
+    placeholders_of,
+    read_row,
+    resolve_template,
+)
+from evalq.stats import bradley_terry
+from evalq.stats.agreement_stats import label_agreement
+
+GENERATION_TEMPLATE_VERSION = "rank-generation/2"
+# A generated response's length a dry run assumes (evalq's own figure): a few paragraphs.
+GENERATION_ANSWER_TOKENS = 300
+
+
+MAX_CANDIDATES = 20
+
+
+def candidates_of(options: Mapping[str, Any]) -> list[str]:
+    raw = options.get("candidates")
+    names = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise DatasetError("rank needs candidates: a list of names (--candidates a,b,c)")
+    cleaned = [n.strip() for n in names if n.strip()]
+    if len(cleaned) < 2:
+        raise DatasetError(f"rank needs at least two candidates, got {cleaned}")
+    if len(set(cleaned)) != len(cleaned):
+        raise DatasetError(f"candidates repeat a name: {cleaned}")
+    if len(cleaned) > MAX_CANDIDATES:
+        raise DatasetError(f"at most {MAX_CANDIDATES} candidates, got {len(cleaned)}")
+    return cleaned
+
+
+def _candidate_prompts(options: Mapping[str, Any]) -> dict[str, str]:
+    prompts = options.get("candidate_prompts") or {}
+    if not isinstance(prompts, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in prompts.items()
+    ):
+        raise DatasetError("candidate_prompts must map candidate names to guidance texts")
+    return dict(prompts)
+
+
+def _prompt_template(options: Mapping[str, Any]) -> str | None:
+    text = options.get("prompt_template")
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _generated(options: Mapping[str, Any], candidate: str) -> bool:
+    return candidate in _candidate_prompts(options) or _prompt_template(options) is not None
+
+
+def _int_option(options: Mapping[str, Any], name: str, default: int, low: int) -> int:
+    value = options.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise DatasetError(f"{name} must be a whole number >= {low}, got {value!r}")
+    return value
+
+
+def generation_request(
+    guidance: str, values: Mapping[str, str], document: DocumentView | None
+) -> JudgeRequest:
+    """What the model under test gets for a guidance variant, as the seed sends it: the
+    guidance as the system instruction, the row's question (with its context, and a text
+    document) as the user's message, a PDF document attached."""
+    return candidate_request(
+        guidance,
+        values.get("prompt", ""),
+        context=values.get("context"),
+        document=document.text if document is not None else None,
+        media=document.media if document is not None else (),
+    )
+
+
+class Rank:
+    """Every pair of candidates on every row, both orders; Bradley-Terry over the rows."""
+
+    name = "rank"
+    required_columns: tuple[str, ...] = ()  # the candidates: see check()
+
+    def _known(self, options: Mapping[str, Any]) -> frozenset[str]:
+        template = resolve_template(options, "pairwise")
+        known = set(template.columns) | {"prompt", "context"} | set(candidates_of(options))
+        if (text := _prompt_template(options)) is not None:
+            known |= set(placeholders_of(text, "--prompt-template"))
+        return frozenset(known)
+
+    def parse_row(
+        self,
+        number: int,
+        record: dict[str, Any],
+        base_dir: Path,
+        options: Mapping[str, Any],
+        warnings: list[str],
+    ) -> RowInput:
+        template = resolve_template(options, "pairwise")
+        return read_row(
+            number,
+            record,
+            base_dir,
+            self._known(options),
+            warnings,
+            prompt_aliases=template.rubric is not None,
+        )
+
+    def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
+        candidates = candidates_of(options)
+        template = resolve_template(options, "pairwise")
+        temperature_of(options, samples_of(options))
+        _int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0)
+        _int_option(options, "seed", 0, 0)
+        if not rows:
+            return []  # every row failed to load; their own errors say why
+        columns = dataset_columns(rows)
+        available = ", ".join(columns) or "(none)"
+        for candidate in candidates:
+            if candidate not in columns and not _generated(options, candidate):
+                raise DatasetError(
+                    f"candidate {candidate!r} is not a column of the dataset; columns "
+                    f"available: {available} (a candidate that is not a column needs "
+                    "options candidate_prompts or --prompt-template to generate it)"
+                )
+        if (text := _prompt_template(options)) is not None:
+            for name in placeholders_of(text, "--prompt-template"):
+                if name not in columns:
+                    raise DatasetError(
+                        f"--prompt-template placeholder {{{name}}} is not a column of the "
+                        f"dataset; columns available: {available}"
+                    )
+        warnings = check_columns(template, rows)
+        for row in rows:
+            lacking = [c for c in candidates if c not in row.data and not _generated(options, c)]
+            if lacking:
+                warnings.append(
+                    f"row {row.id} (line {row.line}): no response for {', '.join(lacking)}; "
+                    "it will fail with input_error"
+                )
+        return warnings
+
+    def plan(self, ctx: RowContext) -> Plan:
+        options, row = ctx.options, ctx.row
+        template = resolve_template(options, "pairwise")
+        candidates = candidates_of(options)
+        lacking = missing_inputs(row, template.requires)
+        if lacking:
+            raise InputError(row.id, lacking[0], f"missing (template {template.name} needs it)")
+        document = load_document(ctx)  # a broken document fails the row before any call
+        generated: dict[str, str] = {}
+        for candidate in candidates:
+            if candidate in row.data:
+                continue
+            if not _generated(options, candidate):
+                raise InputError(row.id, candidate, "missing (a candidate's response)")
+            generated[candidate] = self._generate(ctx, candidate, document)
+        judges, samples = judges_of(ctx.job), samples_of(options)
+        pairs = [{"a": a, "b": b} for a, b in combinations(candidates, 2)]
+        data = {
+            "template": template.name,
+            "template_version": template.version,
+            "candidates": candidates,
+            "judges": judges,
+            "samples": samples,
+            "generated": generated,
+            "bootstrap": _int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0),
+            "seed": _int_option(options, "seed", 0, 0),
+        }
+        return Plan(units=comparison_units(judges, samples, pairs), data=data)
+
+    def _generate(self, ctx: RowContext, candidate: str, document: DocumentView | None) -> str:
+        """The candidate's response to this row, from the model under test (cached and
+        counted apart from the judges)."""
+        options = ctx.options
+        guidance = _candidate_prompts(options).get(candidate)
+        values = ctx.row.data
+        if guidance is not None:
+            model = str(options.get("candidate_model") or ctx.job.judge_model)
+            request = generation_request(guidance, values, document)
+        else:
+            template = _prompt_template(options)
+            assert template is not None
+            model = candidate
+            prompt = template.format_map({k: values.get(k, "") for k in placeholders_of(template)})
+            media = document.media if document is not None else ()
+            request = JudgeRequest(prompt=prompt, media=media, temperature=0.0)
+        return ctx.candidate(model).generate(request).text.strip()
+
+    def _generation(
+        self,
+        row: RowInput,
+        candidate: str,
+        document: DocumentView | None,
+        options: Mapping[str, Any],
+        job_model: str,
+    ) -> tuple[str, JudgeRequest]:
+        """(model, request) of the call that writes a candidate's response, as _generate makes it."""
+        guidance = _candidate_prompts(options).get(candidate)
+        if guidance is not None:
+            model = str(options.get("candidate_model") or job_model)
+            return model, generation_request(guidance, row.data, document)
+        template = _prompt_template(options)
+        assert template is not None
+        prompt = template.format_map({k: row.data.get(k, "") for k in placeholders_of(template)})
+        media = document.media if document is not None else ()
+        return candidate, JudgeRequest(prompt=prompt, media=media, temperature=0.0)
+
+    def dry_plan(self, row: RowInput, env: DryEnv) -> None:
+        """Responses to generate for candidates that are not columns, then every pair of
+        candidates in both orders, per judge and sample."""
+        options = env.options
+        template = dry_template(row, env, "pairwise")
+        candidates = candidates_of(options)
+        document = dry_document(row, env)
+        texts: dict[str, str] = {}
+        for candidate in candidates:
+            if candidate in row.data:
+                texts[candidate] = str(row.data[candidate])
+                continue
+            if not _generated(options, candidate):
+                raise InputError(row.id, candidate, "missing (a candidate's response)")
+            model, request = self._generation(
+                row, candidate, document, options, env.job.judge_model
+            )
+            env.call(request, model, GENERATION_ANSWER_TOKENS, candidate=True)
+            env.count("responses to generate")
+            texts[candidate] = placeholder_response(GENERATION_ANSWER_TOKENS)
+        pairs = list(combinations(candidates, 2))
+        env.count("candidate pairs", len(pairs))
+        dry_comparisons(row, env, template, texts, pairs)
+
+    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+        template = resolve_template(ctx.options, "pairwise")
+        texts = {**plan.data.get("generated", {}), **ctx.row.data}
+        a, b = str(unit.data["a"]), str(unit.data["b"])
+        return judge_comparison(ctx, template, unit, texts[a], texts[b], int(plan.data["samples"]))
+
+    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+        pairs = verdicts_for(plan, results)
+        entries = comparisons(pairs, ("judge", "sample", "a", "b"))
+        candidates: list[str] = list(plan.data["candidates"])
+        points = dict.fromkeys(candidates, 0.0)
+        for entry in entries:
+            outcome = entry["outcome"]
+            if outcome is None:
+                entry["winner"], entry["value"] = None, None
+                continue
+            value = OUTCOME_SCORE[outcome]
+            entry["value"] = value
+            entry["winner"] = {"A": entry["a"], "B": entry["b"]}.get(outcome, "tie")
+            points[entry["a"]] += value
+            points[entry["b"]] += 1.0 - value
+        judged = [e for e in entries if e["outcome"] is not None]
+        consistent = sum(bool(e["consistent"]) for e in judged)
+        all_ok = all(v.status == "ok" for _, v in pairs)
+        status = "failed" if not judged else ("scored" if all_ok else "partial")
+        questions = [
+            unit_result(
+                f"{u.data['a']} vs {u.data['b']}, {u.data['order']} order, judge {u.data['judge']}"
+                + (f", sample {u.data['sample']}" if plan.data["samples"] > 1 else ""),
+                "pairwise",
+                v,
+            )
+            for u, v in pairs
+        ]
+        return RowResult(
+            id=row.id,
+            line=row.line,
+            prompt=row.prompt,
+            status=status,
+            score=consistent / len(judged) if judged else None,
+            questions=questions,
+            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
+            error="no pair was judged in both orders" if status == "failed" else None,
+            simulated=any(v.simulated for _, v in pairs),
+            details={
+                "template": plan.data["template"],
+                "template_version": plan.data["template_version"],
+                "candidates": candidates,
+                "points": points,
+                "inconsistent": len(judged) - consistent,
+                "comparisons": entries,
+                "generated": plan.data.get("generated", {}),
+                "bootstrap": plan.data.get("bootstrap", bradley_terry.DEFAULT_BOOTSTRAP),
+                "seed": plan.data.get("seed", 0),
+            },
+            extra=row.extra,
+        )
+
+    def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
+        ranked = [r for r in rows if r.status != "failed" and r.details.get("candidates")]
+        if not ranked:
+            return {}
+        first = ranked[0].details
+        candidates: list[str] = list(first["candidates"])
+        per_row = [
+            [
+                (e["a"], e["b"], float(e["value"]))
+                for e in r.details.get("comparisons", [])
+                if e.get("value") is not None
+            ]
+            for r in ranked
+        ]
+        result = bradley_terry.rank(
+            candidates, per_row, bootstrap=int(first["bootstrap"]), seed=int(first["seed"])
+        )
+        matrix = bradley_terry.win_matrix(candidates, [c for row in per_row for c in row])
+        entries = [e for r in ranked for e in r.details.get("comparisons", [])]
+        judged = [e for e in entries if e.get("outcome") is not None]
+        out: dict[str, Any] = {
+            "ranking": " > ".join(result.order),
+            "strength": {c: result.strength[c] for c in result.order},
+            "strength_ci95": {c: list(result.ci95[c]) for c in result.order},
+            "rank_ci95": {c: list(result.rank_ci95[c]) for c in result.order},
+            "win_matrix": {
+                f"{a} vs {b}": matrix[a][b]
+                for i, a in enumerate(result.order)
+                for b in result.order[i + 1 :]
+            },
+            "rows_ranked": len(ranked),
+            "comparisons": len(judged),
+            "inconsistency_rate": (
+                sum(e.get("consistent") is False for e in judged) / len(judged) if judged else None
+            ),
+            "first_position_share": first_position_share(entries),
+            "bootstrap": result.bootstrap,
+            "seed": result.seed,
+        }
+        judges = list(dict.fromkeys(str(e["judge"]) for e in judged))
+        if len(judges) > 1:
+            out |= _by_judge(candidates, ranked, judges)
+        return out
+
+
+def _by_judge(candidates: list[str], rows: list[RowResult], judges: list[str]) -> dict[str, Any]:
+    """Each judge's own order (no intervals) and how far the judges agree pair by pair."""
+    orders: dict[str, str] = {}
+    labels: dict[str, dict[str, str]] = {}
+    for judge in judges:
+        values: dict[str, list[float]] = {}
+        own = []
+        for r in rows:
+            for e in r.details.get("comparisons", []):
+                if e.get("judge") == judge and e.get("value") is not None:
+                    own.append((e["a"], e["b"], float(e["value"])))
+                    values.setdefault(f"{r.id}: {e['a']} vs {e['b']}", []).append(e["value"])
+        strength = bradley_terry.fit(candidates, own)
+        orders[judge] = " > ".join(bradley_terry.order_of(strength, candidates))
+        labels[judge] = {key: winner_of(fmean(v)) for key, v in values.items()}
+    return {"ranking_by_judge": orders, "agreement": label_agreement(labels)}
+
+
+RANK = Rank()

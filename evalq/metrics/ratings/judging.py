@@ -1,0 +1,172 @@
+"""How the rating metrics (pointwise, pairwise, rank) ask their judges and read the verdicts:
+judges and samples per job, the row's template and document, one judge call to one verdict."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from statistics import stdev
+from typing import Any, Literal
+
+from evalq.core.dry_run import DryEnv
+from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
+from evalq.core.judge import Judge, JudgeRequest
+from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.models import JobConfig, QuestionResult, RowInput, UnscoredReason, Verdict
+from evalq.core.verdicts import unscored
+from evalq.metrics.ratings.rubrics import (
+    DOCUMENT,
+    DocumentView,
+    Template,
+    check_columns,
+    document_view,
+    missing_inputs,
+    resolve_template,
+)
+
+MAX_SAMPLES = 50
+SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
+
+
+def judges_of(job: JobConfig) -> list[str]:
+    """The job's judge models, first = main judge; each one is its own set of units."""
+    return list(dict.fromkeys(job.judge_models or [job.judge_model]))
+
+
+def samples_of(options: Mapping[str, Any]) -> int:
+    value = options.get("samples", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:
+        raise DatasetError(f"samples must be a whole number from 1 to {MAX_SAMPLES}, got {value!r}")
+    return value
+
+
+def temperature_of(options: Mapping[str, Any], samples: int) -> float:
+    """options["temperature"] if given; otherwise 0 for one sample and 0.7 for several."""
+    value = options.get("temperature")
+    if value is None:
+        return SAMPLED_TEMPERATURE if samples > 1 else 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+        raise DatasetError(f"temperature must be a number from 0 to 2, got {value!r}")
+    return float(value)
+
+
+def load_document(ctx: RowContext) -> DocumentView | None:
+    """The row's document, if it names one (bytes come from the worker's media cache)."""
+    if DOCUMENT not in ctx.row.media:
+        return None
+    return document_view(ctx.media(DOCUMENT))
+
+
+def dry_document(row: RowInput, env: DryEnv) -> DocumentView | None:
+    """The row's document for a dry run: a local one is read and checked, a remote one is
+    only named (its size is then assumed)."""
+    if DOCUMENT not in row.media:
+        return None
+    return document_view(env.media(row, DOCUMENT))
+
+
+def dry_template(row: RowInput, env: DryEnv, kind: TemplateKind) -> Template:
+    """row_template for a dry run: missing inputs fail the row as they would when it runs."""
+    template = resolve_template(env.options, kind)
+    lacking = missing_inputs(row, template.requires)
+    if lacking:
+        raise InputError(row.id, lacking[0], f"missing (template {template.name} needs it)")
+    return template
+
+
+# A rating or comparison reply: an explanation of a few sentences, then the verdict.
+VERDICT_ANSWER_TOKENS = 150
+
+
+TemplateKind = Literal["pointwise", "pairwise"]
+
+
+def check_template(
+    options: Mapping[str, Any], rows: list[RowInput], kind: TemplateKind
+) -> list[str]:
+    """Before anything is enqueued: the template resolves, the options hold, the columns exist."""
+    template = resolve_template(options, kind)
+    temperature_of(options, samples_of(options))
+    return check_columns(template, rows)
+
+
+def row_template(ctx: RowContext, kind: TemplateKind) -> Template:
+    """The row's template, once its inputs are known to be there and its document loads."""
+    template = resolve_template(ctx.options, kind)
+    lacking = missing_inputs(ctx.row, template.requires)
+    if lacking:
+        raise InputError(ctx.row.id, lacking[0], f"missing (template {template.name} needs it)")
+    load_document(ctx)  # a broken document fails the row before any judge call
+    return template
+
+
+def ask_judge(
+    judge: Judge,
+    index: int,
+    request: JudgeRequest,
+    read: Callable[[str], tuple[str, dict[str, Any]]],
+) -> Verdict:
+    """One judge call read by ``read`` (reply text -> (answer, value)). Rate limits and spent
+    daily quotas propagate for the task to reschedule or pause; every other failure, and a
+    reply ``read`` cannot parse, is an unscored verdict with its reason."""
+    try:
+        reply = judge.generate(request)
+    except JudgeError as exc:
+        if must_propagate(exc):
+            raise
+        return unscored(index, exc.reason, exc.message, exc.raw, judge_model=judge.model)
+    try:
+        answer, value = read(reply.text)
+    except UnparseableReply as exc:
+        return unscored(
+            index,
+            "parse_error",
+            exc.message,
+            exc.raw,
+            judge_model=judge.model,
+            simulated=reply.simulated,
+        )
+    return Verdict(
+        index=index,
+        status="ok",
+        answer=answer,
+        value=value,
+        judge_model=judge.model,
+        raw=reply.text[:2000],
+        simulated=reply.simulated,
+    )
+
+
+def verdicts_for(plan: Plan, results: Mapping[int, Verdict]) -> list[tuple[Unit, Verdict]]:
+    """Every unit with its verdict; a missing verdict is an unscored judge_error."""
+    return [
+        (unit, results.get(unit.index) or unscored(unit.index, "judge_error", "no verdict"))
+        for unit in plan.units
+    ]
+
+
+def unit_result(label: str, tag: str, verdict: Verdict) -> QuestionResult:
+    """A unit as a row's question entry (this is what counts unscored units by reason)."""
+    return QuestionResult(
+        question=label,
+        tag=tag,
+        expected="",
+        answer=verdict.answer if verdict.status == "ok" else None,
+        result=None,
+        status=verdict.status,
+        reason=verdict.reason if verdict.status != "ok" else None,
+        detail=verdict.detail,
+    )
+
+
+def first_reason(verdicts: Sequence[Verdict]) -> UnscoredReason | None:
+    reasons = Counter(v.reason for v in verdicts if v.reason)
+    return reasons.most_common(1)[0][0] if reasons else None
+
+
+def spread(values: Sequence[float]) -> float | None:
+    """Sample standard deviation; None for fewer than two values."""
+    return stdev(values) if len(values) >= 2 else None
+
+
+# ---- the metric -------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Statistics over verdicts: confidence intervals, judge agreement, Bradley-Terry strengths."""

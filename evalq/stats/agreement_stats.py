@@ -1,0 +1,98 @@
+"""Agreement between judge models on ratings (interval scale) and on labels (A / tie / B).
+
+Labels reuse the nominal statistics of evalq.stats.agreement (raw agreement, Cohen's and Fleiss'
+kappa). Ratings are ordered numbers, and a 4 against a 5 is a smaller disagreement than a 1
+against a 5, which nominal kappa cannot see; so ratings get the mean absolute difference, the
+share within one point, Pearson's r and Krippendorff's alpha on the interval metric (which
+also copes with a judge that left some rows unrated).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from statistics import fmean
+from typing import Any
+
+from evalq.stats.agreement import all_agree_share, fleiss_kappa, pairwise_kappas
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r; None with fewer than two points or when either side never varies."""
+    if len(xs) != len(ys):
+        raise ValueError(f"lengths differ: {len(xs)} != {len(ys)}")
+    if len(xs) < 2:
+        return None
+    mx, my = fmean(xs), fmean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | None:
+    """Krippendorff's alpha with the squared-difference metric.
+
+    ``units`` holds, per item, the values the judges gave it (any number; items with fewer
+    than two are not pairable and are dropped). None when undefined: no pairable item, or no
+    variation at all among the values (nothing to disagree about)."""
+    pairable = [list(values) for values in units if len(values) >= 2]
+    n = sum(len(values) for values in pairable)
+    if n < 2:
+        return None
+    observed = 0.0
+    for values in pairable:
+        within = sum((a - b) ** 2 for a, b in combinations(values, 2)) * 2
+        observed += within / (len(values) - 1)
+    observed /= n
+    pooled = [v for values in pairable for v in values]
+    expected = sum((a - b) ** 2 for a, b in combinations(pooled, 2)) * 2 / (n * (n - 1))
+    if expected == 0:
+        return None
+    return 1.0 - observed / expected
+
+
+def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """How far judges agree on per-row ratings; ``by_judge`` maps judge -> row -> rating."""
+    judges = list(by_judge)
+    rows = sorted({row for ratings in by_judge.values() for row in ratings})
+    table = [[by_judge[j].get(row) for j in judges] for row in rows]
+    units = [[v for v in item if v is not None] for item in table]
+    rounded = [[None if v is None else round(v) for v in item] for item in table]
+    all_agree, compared = all_agree_share(rounded)
+    pairs: dict[str, dict[str, Any]] = {}
+    for a, b in combinations(judges, 2):
+        common = [row for row in rows if row in by_judge[a] and row in by_judge[b]]
+        xs = [by_judge[a][row] for row in common]
+        ys = [by_judge[b][row] for row in common]
+        diffs = [abs(x - y) for x, y in zip(xs, ys, strict=True)]
+        pairs[f"{a} vs {b}"] = {
+            "rows": len(common),
+            "mean_abs_diff": fmean(diffs) if diffs else None,
+            "within_one": sum(d <= 1.0 for d in diffs) / len(diffs) if diffs else None,
+            "pearson": pearson(xs, ys),
+        }
+    return {
+        "rows_compared": compared,
+        "all_agree": all_agree,
+        "krippendorff_alpha": krippendorff_alpha_interval(units),
+        "pairs": pairs,
+    }
+
+
+def label_agreement(by_judge: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label."""
+    judges = list(by_judge)
+    rows = sorted({row for labels in by_judge.values() for row in labels})
+    columns = {j: [by_judge[j].get(row) for row in rows] for j in judges}
+    table = [[columns[j][i] for j in judges] for i in range(len(rows))]
+    all_agree, compared = all_agree_share(table)
+    return {
+        "rows_compared": compared,
+        "all_agree": all_agree,
+        "fleiss_kappa": fleiss_kappa(table),
+        "cohen_kappa": pairwise_kappas(columns),
+    }

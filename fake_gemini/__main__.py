@@ -1,0 +1,102 @@
+"""``python -m fake_gemini``: run the fake Gemini server until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from fake_gemini.script import ScriptError
+from fake_gemini.server import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    ServerOptions,
+    create_app,
+    serve_app,
+)
+
+
+def _fraction(value: str) -> float:
+    rate = float(value)
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be within 0..1, got {value}")
+    return rate
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return number
+
+
+def _non_negative(value: str) -> float:
+    number = float(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fake_gemini",
+        description="Fake Gemini REST server; every reply it writes is labelled simulated.",
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (see the ready line)"
+    )
+    parser.add_argument(
+        "--latency-ms", type=_non_negative, default=0.0, help="delay before every reply"
+    )
+    parser.add_argument("--rpm", type=_positive, help="requests per minute per model, then 429")
+    parser.add_argument("--rpd", type=_positive, help="requests per day per model, then 429")
+    parser.add_argument(
+        "--fault-rate", type=_fraction, default=0.0, help="probability of a random fault"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault generator")
+    parser.add_argument("--script", help="JSONL file of script rules")
+    parser.add_argument(
+        "--slow-fault-ms", type=_non_negative, default=2000.0, help="extra delay of a slow fault"
+    )
+    parser.add_argument(
+        "--quota-window-s",
+        type=float,
+        default=60.0,
+        help="sliding window of the --rpm quota, scaled (tests: shorter than a minute)",
+    )
+    parser.add_argument("--log-level", default="WARNING", help="logging level (to stderr)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Logs go to stderr: stdout carries only the ready line a parent process waits for.
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    options = ServerOptions(
+        latency_ms=args.latency_ms,
+        rpm=args.rpm,
+        rpd=args.rpd,
+        fault_rate=args.fault_rate,
+        seed=args.seed,
+        script=args.script,
+        slow_fault_ms=args.slow_fault_ms,
+        quota_window_s=args.quota_window_s,
+    )
+    try:
+        app = create_app(options=options)
+    except ScriptError as exc:
+        parser.exit(2, f"fake-gemini: bad script: {exc}\n")
+    except ImportError as exc:
+        parser.exit(1, f"fake-gemini: the simulated judge cannot be loaded: {exc}\n")
+    try:
+        serve_app(app, args.host, args.port)
+    except OSError as exc:
+        parser.exit(1, f"fake-gemini: cannot listen on {args.host}:{args.port}: {exc}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
