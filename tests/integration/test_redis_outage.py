@@ -1,0 +1,125 @@
+"""Redis out of reach for a while, through real processes: a private redis-server frozen with
+SIGSTOP or restarted empty under a running job, one real worker, the CLI as a user runs it.
+
+Infrastructure errors are never verdicts: tasks retry, the client waits and says so, and a job
+that Redis lost is reported as gone, with why. The one fixed wait here is the fault itself (how
+long Redis stays frozen); everything else waits on conditions."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from evalq.core.models import JobSummary
+from tests.integration.test_reliability import comparable, shapes_dataset
+from tests.support.stack import stack
+from worker.local import EVALQ, ROOT, start_redis, stop, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+class Tail:
+    """A child's stream collected in a thread, so a test can wait on what it has said so far."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.chunks: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.chunks.append(line)
+
+    def text(self) -> str:
+        return " ".join("".join(self.chunks).split())  # unwrapped: rich wraps at 80 columns
+
+    def join(self) -> str:
+        self._thread.join(timeout=30)
+        return self.text()
+
+
+def run_cli(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], Tail, Tail]:
+    proc = subprocess.Popen(
+        [*EVALQ, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    return proc, Tail(proc.stdout), Tail(proc.stderr)
+
+
+def rows_done(client: object, job: str) -> int:
+    return int(client.store.job_hash(job).get("rows_done", 0))  # type: ignore[attr-defined]
+
+
+def test_redis_frozen_for_30_s_mid_job_changes_nothing(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 80, own_questions=True)  # 240 judge calls
+    with stack(tmp_path, "--latency-ms", "200", concurrency=8) as s:
+        client = s.client()
+        calm = client.wait(
+            client.submit("gecko-image", data, use_cache=False).job_id, timeout_s=300
+        )
+        assert calm.rows_done == 80
+        cli, out, err = run_cli(
+            s.env(), "run", "gecko-image", str(data), "--wait", "--json", "--no-cache"
+        )
+        wait_for(lambda: len(client.store.list_jobs()) == 2, 60, "the CLI's job")
+        job = client.store.list_jobs()[0]
+        wait_for(lambda: rows_done(client, job) >= 8, 120, "8 rows done")
+        assert s.redis.proc is not None
+        before = rows_done(client, job)
+        s.redis.proc.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(30)  # the fault itself: Redis frozen this long, not a wait for anything
+        finally:
+            s.redis.proc.send_signal(signal.SIGCONT)
+        stormy = client.wait(job, timeout_s=300)  # what the workers made of it
+        code = cli.wait(timeout=300)
+        logs = s.pool.logs()
+    said = err.join()
+    assert before < 80  # frozen mid-job
+    assert stormy.status == "finished"
+    assert comparable(stormy) == comparable(calm)  # counts, mean, tag scores, unscored
+    assert stormy.unscored_by_reason == {}
+    assert "out of reach" in logs  # tasks did meet the outage, and retried
+    assert "internal error" not in logs
+    # The --wait client waited through it, said so, and printed the same summary.
+    assert code == 0, said
+    assert "waiting for Redis" in said
+    assert "Redis answers again" in said
+    assert "Traceback" not in said
+    printed = JobSummary.model_validate_json(out.join())
+    assert printed.job_id == job
+    assert comparable(printed) == comparable(calm)
+
+
+def test_client_waits_for_redis_then_says_a_job_lost_in_a_restart_is_gone(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 30, own_questions=True)
+    with stack(tmp_path, "--latency-ms", "400", concurrency=2) as s:
+        client = s.client()
+        cli, _out, err = run_cli(s.env(), "run", "gecko-image", str(data), "--wait")
+        wait_for(lambda: len(client.store.list_jobs()) == 1, 60, "the CLI's job")
+        job = client.store.list_jobs()[0]
+        wait_for(lambda: rows_done(client, job) >= 1, 120, "a row done")
+        assert s.redis.proc is not None
+        stop(s.redis.proc)  # no append-only file, no snapshot: its data is gone
+        wait_for(lambda: "waiting for Redis" in err.text(), 60, "the client to say it waits")
+        assert cli.poll() is None  # still waiting, not crashed
+        restarted = start_redis(tmp_path / "redis-empty", port=s.redis.port)
+        s.redis.proc = restarted.proc
+        code = cli.wait(timeout=120)
+    said = err.join()
+    assert code == 2, said
+    assert f"job {job} is gone from Redis" in said
+    assert "restarted without persistence" in said
+    assert "append-only file" in said
+    assert "Traceback" not in said

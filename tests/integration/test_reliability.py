@@ -1,0 +1,320 @@
+"""Reliability with real processes: killed workers, quota pacing, fault storms, cached reruns,
+a Redis restart, secrets. Nothing here asserts on how long anything took."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from tests.support.datasets import write_rows
+from tests.support.stack import stack
+from worker.local import EVALQ, ROOT, start_redis, stop, wait_for
+from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+
+pytestmark = pytest.mark.integration
+COLORS = [
+    "red",
+    "green",
+    "blue",
+    "yellow",
+    "purple",
+    "orange",
+    "black",
+    "white",
+    "pink",
+    "brown",
+    "gray",
+]
+SHAPES = ["circle", "square", "triangle"]
+
+
+def shape_image(path: Path, color: str, shape: str) -> Path:
+    from PIL import ImageDraw
+
+    image = Image.new("RGB", (128, 128), "white" if color != "white" else "black")
+    draw = ImageDraw.Draw(image)
+    box = (32, 32, 96, 96)
+    if shape == "circle":
+        draw.ellipse(box, fill=color)
+    elif shape == "square":
+        draw.rectangle(box, fill=color)
+    else:
+        draw.polygon([(64, 28), (100, 96), (28, 96)], fill=color)
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def shapes_dataset(folder: Path, rows: int, *, own_questions: bool = False) -> Path:
+    """Rows pairing synthetic shape images with matching or mismatching prompts."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(rows):
+        color, shape = COLORS[i % len(COLORS)], SHAPES[(i // len(COLORS)) % len(SHAPES)]
+        image = shape_image(folder / f"{color}-{shape}.png", color, shape)
+        said_color = color if i % 3 else COLORS[(i + 1) % len(COLORS)]
+        row: dict[str, Any] = {
+            "id": f"row{i:04d}",
+            "prompt": f"a {said_color} {shape} #{i}",
+            "image": image.name,
+        }
+        if own_questions:  # distinct questions, so no two calls share a cache key
+            row["questions"] = [
+                {"question": f"Is there a {shape}? (check {i})", "answer": "yes", "tag": "object"},
+                {
+                    "question": f"Is the {shape} {said_color}? (check {i})",
+                    "answer": "yes",
+                    "tag": "color",
+                },
+                {"question": f"Is there a star? (check {i})", "answer": "no", "tag": "object"},
+            ]
+        out.append(row)
+    path = folder / "data.jsonl"
+    write_rows(path, out)
+    return path
+
+
+def comparable(summary: Any) -> dict[str, Any]:
+    return {
+        "rows": (
+            summary.rows_total,
+            summary.rows_done,
+            summary.rows_scored,
+            summary.rows_partial,
+            summary.rows_failed,
+        ),
+        "mean": round(summary.mean_score, 9),
+        "tags": {k: round(v, 9) for k, v in summary.tag_scores.items()},
+        "unscored": summary.unscored_by_reason,
+    }
+
+
+KILL_EVERY = 40  # rows
+
+
+def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 500)
+    with stack(
+        tmp_path,
+        "--latency-ms",
+        "60",
+        workers=3,
+        EVALQ_STALL_TIMEOUT_S="4",
+        EVALQ_WATCHDOG_INTERVAL_S="1",
+    ) as s:
+        client = s.client()
+        calm = client.wait(
+            client.submit("gecko-image", data, use_cache=False).job_id, timeout_s=300
+        )
+        assert calm.rows_done == 500
+
+        job = client.submit("gecko-image", data, use_cache=False).job_id
+
+        def rows_done() -> int:
+            return int(client.store.job_hash(job).get("rows_done", 0))
+
+        rng = random.Random(1)
+        kills, killed_at = 0, 0
+        # A kill each time another KILL_EVERY rows have landed since the last one: the job
+        # moves between kills (every worker is killed mid-work more than once) and finishes.
+        while True:
+            wait_for(
+                lambda: rows_done() >= min(500, killed_at + KILL_EVERY),
+                300,
+                f"{KILL_EVERY} more rows after kill {kills}",
+            )
+            if (killed_at := rows_done()) >= 500:
+                break
+            victim = rng.choice([p for p in s.pool.procs if p.poll() is None])
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            kills += 1
+            s.pool.start()
+        stormy = client.wait(job, timeout_s=300)
+        results = client.results(job)
+    print(f"\nkill test: {kills} SIGKILLs, {stormy.redriven} rows re-driven by the watchdog")
+    assert kills >= 3
+    assert len(results) == len({r.id for r in results}) == 500  # every row once
+    assert stormy.rows_scored + stormy.rows_partial + stormy.rows_failed == 500
+    assert comparable(stormy) == comparable(calm)
+
+
+def test_limiter_paces_workers_under_a_quota(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 20, own_questions=True)  # 60 validator calls
+    limits = json.dumps({"*": {"rpm": 240}})
+    with stack(
+        tmp_path, "--rpm", "240", "--quota-window-s", "5", workers=2, EVALQ_RATE_LIMITS=limits
+    ) as s:
+        client = s.client()
+        summary = client.wait(client.submit("gecko-image", data).job_id, timeout_s=240)
+        stats = s.stats()
+    share = stats["by_status"].get("429", 0) / stats["requests"]
+    print(
+        f"\nlimiter on: {stats['requests']} requests, 429 share {share:.1%}, limiter wait {summary.limiter_wait_s:.1f} s"
+    )
+    assert summary.rows_scored == 20
+    assert summary.unscored_by_reason == {}
+    assert summary.limiter_wait_s > 0  # the workers were held back by the limiter...
+    assert share <= 0.05  # ...so the server rarely had to say no
+
+
+def test_limiter_off_for_contrast_the_server_refuses_and_retries_still_finish(
+    tmp_path: Path,
+) -> None:
+    data = shapes_dataset(tmp_path / "data", 20, own_questions=True)
+    with stack(tmp_path, "--rpm", "240", "--quota-window-s", "5", workers=2) as s:
+        client = s.client()
+        summary = client.wait(client.submit("gecko-image", data).job_id, timeout_s=240)
+        stats = s.stats()
+    share = stats["by_status"].get("429", 0) / stats["requests"]
+    print(f"\nlimiter off: {stats['requests']} requests, 429 share {share:.1%}")
+    assert summary.rows_scored == 20  # countdown retries get there anyway, at a cost
+    assert summary.rate_limited == stats["by_status"].get("429", 0) > 0
+
+
+def test_fault_storm_unscored_counts_match_unretryable_faults(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 40, own_questions=True)  # 120 validator calls
+    args = ("--fault-rate", "0.2", "--seed", "7", "--slow-fault-ms", "300")
+    with stack(tmp_path, *args, workers=2) as s:
+        client = s.client()
+        summary = client.wait(client.submit("gecko-image", data).job_id, timeout_s=300)
+        faults = s.stats()["faults"]
+    print(
+        f"\nfault storm: faults {faults}, unscored {summary.unscored_by_reason}, retries {summary.retries}"
+    )
+    assert summary.rows_done == 40
+    assert sum(faults.values()) > 0
+    # Malformed and truncated replies can't be retried away: each is one unscored question,
+    # a parse_error when malformed, truncated when cut off at MAX_TOKENS.
+    assert summary.unscored_by_reason.get("parse_error", 0) == faults.get("malformed", 0)
+    assert summary.unscored_by_reason.get("truncated", 0) == faults.get("max_tokens", 0)
+    # 503s were retried in-process and 429s by countdown: none of them became an unscored question.
+    assert summary.unscored_by_reason.get("judge_error", 0) == 0
+    assert summary.rate_limited == faults.get("429", 0)
+
+
+def test_rerun_of_a_finished_job_makes_no_request(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 12)
+    with stack(tmp_path) as s:
+        client = s.client()
+        first = client.wait(client.submit("gecko-image", data).job_id, timeout_s=120)
+        assert s.stats()["requests"] == first.judge_calls > 0
+        s.reset_stats()
+        second = client.wait(client.submit("gecko-image", data).job_id, timeout_s=120)
+        assert s.stats()["requests"] == 0
+        assert second.judge_calls == 0
+        assert second.rubric_cache_hits == 12
+        assert second.cache_hits > 0
+        assert comparable(second) == comparable(first)
+        no_cache = client.wait(
+            client.submit("gecko-image", data, use_cache=False).job_id, timeout_s=120
+        )
+        assert s.stats()["requests"] == no_cache.judge_calls > 0  # --no-cache really asks again
+
+
+def test_redis_restarted_from_its_aof_then_resume(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 60)
+    with stack(tmp_path, "--latency-ms", "150", appendonly=True, concurrency=4) as s:
+        client = s.client()
+        job = client.submit("gecko-image", data).job_id
+        wait_for(
+            lambda: int(client.store.job_hash(job).get("rows_done", 0)) >= 10, 120, "10 rows done"
+        )
+        # Everything stops: workers die, Redis goes down (its AOF stays), the producer is gone.
+        for proc in s.pool.procs:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        s.pool.procs.clear()
+        assert s.redis.proc is not None
+        stop(s.redis.proc)
+        done_before = None
+        restarted = start_redis(tmp_path / "redis", appendonly=True, port=s.redis.port)
+        s.redis.proc = restarted.proc
+        done_before = int(client.store.job_hash(job)["rows_done"])
+        assert 10 <= done_before < 60
+        s.pool.start(concurrency=4)
+        resumed = subprocess.run(
+            [*EVALQ, "resume", job, "--wait", "--json"],
+            cwd=ROOT,
+            env=s.env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        summary = json.loads(resumed.stdout)
+        results = client.results(job)
+    assert summary["status"] == "finished"
+    assert summary["rows_done"] == 60
+    assert len(results) == len({r.id for r in results}) == 60
+    assert summary["rows_scored"] + summary["rows_partial"] + summary["rows_failed"] == 60
+
+
+def test_cancel_stops_a_job_cleanly(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", 40)
+    with stack(tmp_path, "--latency-ms", "300", concurrency=2) as s:
+        client = s.client()
+        job = client.submit("gecko-image", data).job_id
+        wait_for(lambda: s.stats()["requests"] >= 2, 60, "the job to start")
+        cancelled = client.cancel(job)
+        assert cancelled.status == "cancelled"
+        # Tasks already inside a call finish it; every other message of the job is taken and
+        # dropped without a call. Once no message is queued or unacked, nothing is left that
+        # could make a request.
+        r = s.redis_client()
+        wait_for(
+            lambda: (
+                r.hlen("unacked") == 0 and client.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
+            ),
+            60,
+            "every message of the cancelled job to be handled",
+        )
+        requests = s.stats()["requests"]
+        final = client.wait(job, timeout_s=10)
+        assert s.stats()["requests"] == requests
+    assert final.status == "cancelled"
+    assert final.rows_done < 40
+
+
+def redis_value(r: Any, key: str) -> Any:
+    kind = r.type(key)
+    if kind == "string":
+        return r.get(key)
+    if kind == "hash":
+        return r.hgetall(key)
+    if kind == "list":
+        return r.lrange(key, 0, -1)
+    if kind == "set":
+        return sorted(r.smembers(key))
+    if kind == "zset":
+        return r.zrange(key, 0, -1)
+    raise AssertionError(f"unexpected key type {kind} for {key}")
+
+
+def test_api_key_never_reaches_redis_or_logs(tmp_path: Path) -> None:
+    secret = "AIzaTEST-evalq-secret-key-0123456789"
+    data = shapes_dataset(tmp_path / "data", 6)
+    with stack(tmp_path, GEMINI_API_KEY=secret) as s:
+        client = s.client()
+        summary = client.wait(client.submit("gecko-image", data).job_id, timeout_s=120)
+        assert summary.rows_scored + summary.rows_partial == 6  # the key was sent and worked
+        r = s.redis_client()
+        scanned = 0
+        for key in r.scan_iter(count=1000):
+            assert secret not in key
+            assert secret not in json.dumps(redis_value(r, key), default=str), key
+            scanned += 1
+        assert scanned > 10
+        logs = s.pool.logs()
+    assert "ready." in logs
+    assert secret not in logs

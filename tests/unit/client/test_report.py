@@ -1,0 +1,200 @@
+"""The HTML report: content checks, escaping of untrusted text, and a render in headless
+Chromium to a PNG (how it looks to a person)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from evalq.client.report import render_report
+from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
+from tests.conftest import FakeGemini
+from tests.integration.test_pipeline_gecko import png
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def summary(**overrides: Any) -> JobSummary:
+    base: dict[str, Any] = {
+        "job_id": "j1",
+        "metric": "gecko-image",
+        "status": "finished",
+        "judge_model": "m",
+        "simulated": True,
+        "rows_total": 2,
+        "rows_done": 2,
+        "rows_scored": 1,
+        "rows_partial": 0,
+        "rows_failed": 1,
+        "mean_score": 0.5,
+        "ci95": None,
+        "tag_scores": {"color": 0.5, "object": 1.0},
+        "tag_counts": {"color": 1, "object": 1},
+        "unscored_by_reason": {"parse_error": 1},
+        "rows_failed_by_reason": {"input_error": 1},
+        "judge_calls": 3,
+        "prompt_tokens": 10,
+        "output_tokens": 5,
+        "rubric_cache_hits": 0,
+        "retries": 0,
+        "rate_limited": 0,
+    }
+    base.update(overrides)
+    return JobSummary(**base)
+
+
+def test_report_content_and_escaping(tmp_path: Path) -> None:
+    image = png(tmp_path / "a.png", "blue")
+    rows = [
+        RowResult(
+            id="r1",
+            line=1,
+            prompt=HOSTILE,
+            status="scored",
+            score=0.5,
+            tag_scores={"color": 0.5},
+            questions=[
+                QuestionResult(
+                    question="Is it blue?",
+                    tag="color",
+                    expected="yes",
+                    answer="yes",
+                    result=1,
+                    status="ok",
+                ),
+                QuestionResult(
+                    question="Is it red?",
+                    tag="color",
+                    expected="yes",
+                    answer=None,
+                    result=None,
+                    status="unscored",
+                    reason="parse_error",
+                    detail="no verdict",
+                ),
+            ],
+        ),
+        RowResult(
+            id="r2",
+            line=2,
+            prompt="p",
+            status="failed",
+            score=None,
+            reason="input_error",
+            error="row r2: field 'image': file not found",
+        ),
+    ]
+    inputs = {
+        "r1": RowInput(
+            id="r1", line=1, prompt="p", media={"image": MediaRef(kind="path", value=str(image))}
+        )
+    }
+    html = render_report(summary(), rows, inputs=inputs)
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;" in html
+    assert "SIMULATED JUDGE" in html
+    assert "data:image/jpeg;base64," in html  # the thumbnail is inlined
+    assert "unscored: parse_error" in html
+    assert "file not found" in html
+    assert "<svg" in html
+    assert html.count('class="row ') == 2
+
+
+def test_report_shows_the_interval_method_and_rows_per_tag() -> None:
+    html = render_report(
+        summary(
+            mean_score=1.0,
+            ci95=(0.7225, 1.0),
+            ci_method="wilson",
+            rows_scored=10,
+            rows_failed=0,
+            tag_scores={"color": 1.0, "spatial": 0.5},
+            tag_counts={"color": 300, "spatial": 3},
+            tag_ci95={"color": (0.9874, 1.0), "spatial": (0.0939, 0.9061)},
+            tag_ci_method={"color": "wilson", "spatial": "wilson"},
+        ),
+        [],
+    )
+    assert "95% CI [0.723, 1.000] (wilson, 10 rows)" in html
+    assert (
+        "<tr><td>spatial</td><td>0.500</td><td>[0.094, 0.906]</td><td>wilson</td><td>3</td></tr>"
+        in html
+    )
+    assert "0.500 [0.094, 0.906] (3 rows)" in html  # the chart's label, next to its whisker
+
+
+def test_report_ranking_and_sentences() -> None:
+    metric_summary = {
+        "ranking": [
+            {"candidate": "cited", "strength": 0.6, "ci95": [0.5, 0.7]},
+            {"candidate": "terse", "strength": 0.4, "ci95": [0.3, 0.5]},
+        ],
+        "win_matrix": {"cited": {"terse": 0.8}, "terse": {"cited": 0.2}},
+        "agreement": 0.9,
+    }
+    details = {
+        "judges": {
+            "m": {
+                "sentences": [
+                    {"sentence": "Paris is in France.", "label": "supported"},
+                    {"sentence": "Hope this helps!", "label": "no_rad"},
+                ]
+            }
+        }
+    }
+    rows = [RowResult(id="g", line=1, prompt="", status="scored", score=1.0, details=details)]
+    html = render_report(
+        summary(metric="rank", tag_scores={}, tag_counts={}, metric_summary=metric_summary), rows
+    )
+    assert "Win matrix" in html
+    assert "cited" in html
+    assert "Paris is in France." in html
+    assert "#d9f2d9" in html  # supported colour
+
+
+@pytest.mark.integration
+def test_report_of_a_real_job_renders_in_chromium(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (scripts/test installs it when it can)")
+    from evalq.examples.gecko import write_gecko_image_example
+
+    dataset = write_gecko_image_example(tmp_path / "example")
+    job = client.submit("gecko-image", dataset, judge_model="report-test-judge").job_id
+    client.wait(job, timeout_s=120)
+    out = tmp_path / "report.html"
+    html = render_report(client.summary(job), client.results(job), inputs=client.inputs(job))
+    out.write_text(html)
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'chrome'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,1600",
+            out.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    with Image.open(shot) as image:
+        assert image.size == (1200, 1600)
+        colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
+    assert len(colors) > 50  # text, bars and thumbnails: not a blank page
+    shutil.copy(shot, Path("/tmp/evalq-report-test.png"))

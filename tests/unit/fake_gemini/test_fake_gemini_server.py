@@ -1,0 +1,548 @@
+"""The fake Gemini server, driven over real HTTP by the real google-genai client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from google import genai
+from google.genai import errors, types
+from pydantic import BaseModel
+
+from evalq.core.judge import SIMULATED_MODEL_VERSION
+from fake_gemini.protocol import (
+    SCRIPTED_MODEL_VERSION,
+    FakeMedia,
+    FakeRequest,
+)
+from fake_gemini.server import running_server
+
+MODEL = "gemini-2.5-flash"
+REPO = Path(__file__).resolve().parents[3]
+
+
+class Verdict(BaseModel):
+    explanation: str
+    answer: Literal["yes", "no"]
+
+
+class EchoBrain:
+    """Answers schema requests with a valid Verdict and remembers what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[FakeRequest] = []
+        self._lock = threading.Lock()
+
+    def reply(self, request: FakeRequest) -> str:
+        with self._lock:
+            self.requests.append(request)
+        if request.response_schema is not None:
+            return json.dumps({"explanation": f"saw {len(request.media)} media", "answer": "yes"})
+        return f"echo: {request.text}"
+
+
+class FailingBrain:
+    def reply(self, request: FakeRequest) -> str:
+        raise RuntimeError("brain exploded")
+
+
+BRAIN = EchoBrain()
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+
+def make_client(base_url: str, api_version: str | None = None) -> genai.Client:
+    options = types.HttpOptions(base_url=base_url, api_version=api_version)
+    return genai.Client(api_key="test-key", http_options=options)
+
+
+def http(
+    base_url: str, path: str, payload: object = None, raw: bytes | None = None
+) -> tuple[int, Any]:
+    """POST when there is a body, GET otherwise; returns (status, parsed JSON or text)."""
+    data = raw if raw is not None else None if payload is None else json.dumps(payload).encode()
+    request = urllib.request.Request(
+        base_url + path, data=data, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request) as response:
+            status, body = response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        status, body = exc.code, exc.read()
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, body.decode()
+
+
+def ask(
+    client: genai.Client, text: str = "hello", model: str = MODEL
+) -> types.GenerateContentResponse:
+    return client.models.generate_content(model=model, contents=text)
+
+
+def ask_json(client: genai.Client, text: str = "judge this") -> types.GenerateContentResponse:
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_schema=Verdict
+    )
+    return client.models.generate_content(model=MODEL, contents=text, config=config)
+
+
+def detail(error: errors.APIError, type_suffix: str) -> dict[str, Any]:
+    assert isinstance(error.details, dict)
+    for item in error.details["error"]["details"]:
+        if item["@type"].endswith(type_suffix):
+            return dict(item)
+    raise AssertionError(f"no {type_suffix} in {error.details}")
+
+
+def retry_delay_s(error: errors.APIError) -> float:
+    return float(detail(error, "google.rpc.RetryInfo")["retryDelay"].removesuffix("s"))
+
+
+def quota_id(error: errors.APIError) -> str:
+    return str(detail(error, "google.rpc.QuotaFailure")["violations"][0]["quotaId"])
+
+
+# ---- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with running_server(brain=BRAIN) as url:
+        yield url
+
+
+@pytest.fixture
+def url(base_url: str) -> str:
+    """The shared server, with no script rules and fresh counters."""
+    assert http(base_url, "/script", [])[0] == 200
+    assert http(base_url, "/reset", {})[0] == 200
+    BRAIN.requests.clear()
+    return base_url
+
+
+@pytest.fixture
+def client(url: str) -> genai.Client:
+    return make_client(url)
+
+
+def set_script(url: str, rules: list[dict[str, Any]]) -> None:
+    status, body = http(url, "/script", rules)
+    assert status == 200, body
+
+
+# ---- replies -------------------------------------------------------------------------------
+
+
+def test_structured_reply_is_parsed_by_the_client(client: genai.Client) -> None:
+    config = types.GenerateContentConfig(
+        system_instruction="You are a judge.",
+        response_mime_type="application/json",
+        response_schema=Verdict,
+        temperature=0.0,
+        max_output_tokens=256,
+        # 2.5 Flash thinks by default, and 256 tokens of thought would leave no answer.
+        thinking_config=types.ThinkingConfig(thinking_budget=0),
+    )
+    image = types.Part.from_bytes(data=b"\x89PNG fake", mime_type="image/png")
+    contents: list[types.PartUnionDict] = [image, "Is it red?"]
+    response = client.models.generate_content(model=MODEL, contents=contents, config=config)
+
+    assert response.parsed == Verdict(explanation="saw 1 media", answer="yes")
+    assert response.model_version == SIMULATED_MODEL_VERSION
+    assert response.candidates is not None
+    assert response.candidates[0].finish_reason == types.FinishReason.STOP
+    usage = response.usage_metadata
+    assert usage is not None and usage.prompt_token_count is not None
+    assert usage.prompt_token_count >= 258
+    assert usage.candidates_token_count is not None and usage.candidates_token_count >= 1
+    assert usage.total_token_count == usage.prompt_token_count + usage.candidates_token_count
+
+    (seen,) = BRAIN.requests
+    assert seen.model == MODEL
+    assert seen.text == "You are a judge.\nIs it red?"
+    assert seen.media == [FakeMedia(mime_type="image/png", data=b"\x89PNG fake")]
+    assert seen.response_schema is not None
+    assert seen.response_schema["required"] == ["explanation", "answer"]
+    assert seen.temperature == 0.0
+    assert seen.max_output_tokens == 256
+
+
+def test_response_json_schema_reaches_the_brain(client: genai.Client) -> None:
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_json_schema=Verdict.model_json_schema()
+    )
+    response = client.models.generate_content(model=MODEL, contents="judge", config=config)
+    assert json.loads(response.text or "")["answer"] == "yes"
+    schema = BRAIN.requests[0].response_schema
+    assert schema is not None and schema["type"] == "object"
+
+
+def test_file_data_parts_become_media_references(client: genai.Client) -> None:
+    part = types.Part.from_uri(file_uri="gs://bucket/clip.mp4", mime_type="video/mp4")
+    contents: list[types.PartUnionDict] = [part, "describe"]
+    client.models.generate_content(model=MODEL, contents=contents)
+    assert BRAIN.requests[0].media == [FakeMedia(mime_type="video/mp4", uri="gs://bucket/clip.mp4")]
+
+
+@pytest.mark.parametrize("api_version", ["v1", "v1beta"])
+def test_both_api_versions_are_served(url: str, api_version: str) -> None:
+    response = ask(make_client(url, api_version), "ping")
+    assert response.text == "echo: ping"
+    assert http(url, "/stats")[1]["by_status"] == {"200": 1}
+
+
+def test_async_client_and_latency_with_concurrent_requests() -> None:
+    async def ask_many(client: genai.Client) -> list[str | None]:
+        calls = [
+            client.aio.models.generate_content(model=MODEL, contents=f"q{i}") for i in range(4)
+        ]
+        return [response.text for response in await asyncio.gather(*calls)]
+
+    with running_server(brain=EchoBrain(), latency_ms=50) as base:
+        texts = asyncio.run(ask_many(make_client(base)))
+    assert texts == [f"echo: q{i}" for i in range(4)]
+
+
+def test_brain_failure_is_a_500(url: str) -> None:
+    with running_server(brain=FailingBrain()) as base, pytest.raises(errors.ServerError) as caught:
+        ask(make_client(base))
+    assert caught.value.code == 500
+    assert caught.value.status == "INTERNAL"
+
+
+# ---- script rules --------------------------------------------------------------------------
+
+
+def test_scripted_reply_wins_and_unmatched_text_reaches_the_brain(
+    url: str, client: genai.Client
+) -> None:
+    set_script(url, [{"match": r"capital\s+of\s+France", "reply": "Paris"}])
+    scripted = ask(client, "What is the capital of\nFrance?")
+    assert scripted.text == "Paris"
+    assert scripted.model_version == SCRIPTED_MODEL_VERSION
+    assert ask(client, "something else").text == "echo: something else"
+
+    stats = http(url, "/stats")[1]
+    assert stats["script_rules_fired"] == {"0": 1}
+    assert [event["rule"] for event in stats["events"]] == [0, None]
+
+
+def test_scripted_429_reaches_the_client_with_quota_details(url: str, client: genai.Client) -> None:
+    set_script(url, [{"match": "slow down", "status": 429, "retry_delay_s": 7}])
+    with pytest.raises(errors.ClientError) as caught:
+        ask(client, "please slow down")
+    error = caught.value
+    assert error.code == 429
+    assert error.status == "RESOURCE_EXHAUSTED"
+    assert error.message is not None and error.message.startswith("You exceeded your current quota")
+    assert detail(error, "google.rpc.RetryInfo")["retryDelay"] == "7s"
+    violation = detail(error, "google.rpc.QuotaFailure")["violations"][0]
+    assert violation["quotaId"] == "GenerateRequestsPerMinutePerProjectPerModel"
+    assert violation["quotaDimensions"] == {"model": MODEL, "location": "global"}
+    assert detail(error, "google.rpc.Help")["links"]
+
+
+def test_scripted_day_quota_429(url: str, client: genai.Client) -> None:
+    set_script(url, [{"match": ".", "status": 429, "quota": "day"}])
+    with pytest.raises(errors.ClientError) as caught:
+        ask(client)
+    assert quota_id(caught.value) == "GenerateRequestsPerDayPerProjectPerModel"
+
+
+def test_rule_times_limit(url: str, client: genai.Client) -> None:
+    set_script(url, [{"match": "flaky", "status": 503, "times": 2}])
+    for _ in range(2):
+        with pytest.raises(errors.ServerError):
+            ask(client, "flaky call")
+    assert ask(client, "flaky call").text == "echo: flaky call"
+    assert http(url, "/stats")[1]["script_rules_fired"] == {"0": 2}
+
+
+@pytest.mark.parametrize(
+    ("status", "error_class", "status_name"),
+    [
+        (503, errors.ServerError, "UNAVAILABLE"),
+        (500, errors.ServerError, "INTERNAL"),
+        (400, errors.ClientError, "INVALID_ARGUMENT"),
+    ],
+)
+def test_scripted_errors(
+    url: str,
+    client: genai.Client,
+    status: int,
+    error_class: type[errors.APIError],
+    status_name: str,
+) -> None:
+    set_script(url, [{"match": "boom", "status": status}])
+    with pytest.raises(error_class) as caught:
+        ask(client, "boom")
+    assert caught.value.code == status
+    assert caught.value.status == status_name
+    assert caught.value.details == {
+        "error": {"code": status, "message": caught.value.message, "status": status_name}
+    }
+    if status == 503:
+        assert caught.value.message == "The model is overloaded. Please try again later."
+
+
+def test_safety_finish_has_no_text(url: str, client: genai.Client) -> None:
+    set_script(url, [{"match": "unsafe", "finish_reason": "SAFETY"}])
+    response = ask(client, "something unsafe")
+    assert response.text is None
+    assert response.candidates is not None
+    candidate = response.candidates[0]
+    assert candidate.finish_reason == types.FinishReason.SAFETY
+    assert candidate.content is None
+    assert any(rating.blocked for rating in candidate.safety_ratings or [])
+
+
+def test_block_reason_has_no_candidates(url: str, client: genai.Client) -> None:
+    set_script(url, [{"match": "forbidden", "block_reason": "SAFETY"}])
+    response = ask(client, "forbidden prompt")
+    assert response.candidates is None
+    assert response.text is None
+    assert response.prompt_feedback is not None
+    assert response.prompt_feedback.block_reason == types.BlockedReason.SAFETY
+
+
+def test_max_tokens_truncates_rule_and_brain_replies(url: str, client: genai.Client) -> None:
+    set_script(
+        url,
+        [
+            {"match": "scripted", "reply": "abcdefgh", "finish_reason": "MAX_TOKENS"},
+            {"match": "brain", "finish_reason": "MAX_TOKENS"},
+        ],
+    )
+    response = ask(client, "scripted")
+    assert response.text == "abcd"
+    assert response.candidates is not None
+    assert response.candidates[0].finish_reason == types.FinishReason.MAX_TOKENS
+    full = "echo: brain text!"
+    brain_response = ask(client, "brain text!")
+    assert brain_response.text == full[: len(full) // 2]
+    assert brain_response.model_version == SIMULATED_MODEL_VERSION
+
+
+def test_post_script_rejects_bad_rules_naming_the_rule(url: str) -> None:
+    status, body = http(url, "/script", [{"match": "ok", "reply": "x"}, {"match": "("}])
+    assert status == 400
+    assert body["error"]["status"] == "INVALID_ARGUMENT"
+    assert "rule 1" in body["error"]["message"]
+
+
+# ---- quotas --------------------------------------------------------------------------------
+
+
+def test_rpm_limits_each_model_within_a_sliding_minute() -> None:
+    with running_server(brain=EchoBrain(), rpm=3) as base:
+        client = make_client(base)
+        outcomes: list[errors.ClientError | None] = []
+        for i in range(5):
+            try:
+                ask(client, f"q{i}")
+                outcomes.append(None)
+            except errors.ClientError as exc:
+                outcomes.append(exc)
+        assert ask(client, model="gemini-2.5-pro").text == "echo: hello"
+        stats = http(base, "/stats")[1]
+
+    assert outcomes[:3] == [None, None, None]
+    for error in outcomes[3:]:
+        assert error is not None and error.code == 429
+        assert quota_id(error) == "GenerateRequestsPerMinutePerProjectPerModel"
+        assert 1 <= retry_delay_s(error) <= 60
+        assert detail(error, "google.rpc.QuotaFailure")["violations"][0]["quotaValue"] == "3"
+    assert stats["by_status"] == {"200": 4, "429": 2}
+    assert stats["by_model"] == {MODEL: 5, "gemini-2.5-pro": 1}
+
+
+def test_rpd_limit_uses_the_day_quota_id() -> None:
+    with running_server(brain=EchoBrain(), rpd=2) as base:
+        client = make_client(base)
+        ask(client)
+        ask(client)
+        with pytest.raises(errors.ClientError) as caught:
+            ask(client)
+    assert caught.value.code == 429
+    assert quota_id(caught.value) == "GenerateRequestsPerDayPerProjectPerModel"
+
+
+def test_reset_clears_counters_quota_windows_and_rule_counts() -> None:
+    rules = [{"match": "once", "reply": "scripted", "times": 1}]
+    with running_server(brain=EchoBrain(), rpm=1) as base:
+        set_script(base, rules)
+        client = make_client(base)
+        assert ask(client, "once").text == "scripted"
+        with pytest.raises(errors.ClientError):
+            ask(client, "once")
+        assert http(base, "/stats")[1]["requests"] == 2
+
+        assert http(base, "/reset", {}) == (200, {"reset": True})
+        stats = http(base, "/stats")[1]
+        assert stats["requests"] == 0
+        assert stats["events"] == []
+        assert stats["by_status"] == {}
+        assert stats["script_rules_fired"] == {"0": 0}
+        assert ask(client, "once").text == "scripted"
+
+
+# ---- faults --------------------------------------------------------------------------------
+
+
+def classify(client: genai.Client) -> str:
+    """What the client saw, named like the server's fault counters."""
+    try:
+        response = ask_json(client)
+    except errors.APIError as exc:
+        return str(exc.code)
+    assert response.candidates is not None
+    if response.candidates[0].finish_reason == types.FinishReason.MAX_TOKENS:
+        return "max_tokens"
+    try:
+        json.loads(response.text or "")
+    except ValueError:
+        return "malformed"
+    return "slow"  # slow_fault_ms=0 makes a slow fault look like a normal reply
+
+
+def test_fault_rate_one_gives_only_faults_deterministically() -> None:
+    with running_server(brain=EchoBrain(), fault_rate=1.0, seed=3, slow_fault_ms=0) as base:
+        client = make_client(base)
+        seen = [classify(client) for _ in range(25)]
+        stats = http(base, "/stats")[1]
+        http(base, "/reset", {})
+        again = [classify(client) for _ in range(25)]
+
+    assert again == seen
+    assert stats["requests"] == 25
+    assert all(event["fault"] is not None for event in stats["events"])
+    assert sum(stats["faults"].values()) == 25
+    assert stats["faults"] == {name: seen.count(name) for name in stats["faults"]}
+    assert set(seen) == {"429", "503", "slow", "malformed", "max_tokens"}
+
+
+def test_fault_429_has_a_one_second_retry_delay() -> None:
+    with running_server(brain=EchoBrain(), fault_rate=1.0, seed=0, slow_fault_ms=0) as base:
+        client = make_client(base)
+        for _ in range(40):
+            try:
+                ask(client)
+            except errors.ClientError as exc:
+                assert exc.code == 429
+                assert detail(exc, "google.rpc.RetryInfo")["retryDelay"] == "1s"
+                return
+            except errors.ServerError:
+                continue
+    pytest.fail("no 429 fault in 40 requests")
+
+
+# ---- plumbing ------------------------------------------------------------------------------
+
+
+def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
+    assert http(url, "/healthz") == (200, "ok")
+    ask(client)
+    stats = http(url, "/stats")[1]
+    assert set(stats) == {
+        "requests",
+        "by_status",
+        "by_model",
+        "faults",
+        "script_rules_fired",
+        "events",
+        "count_tokens",
+    }
+    assert stats["faults"] == {"429": 0, "503": 0, "slow": 0, "malformed": 0, "max_tokens": 0}
+    (event,) = stats["events"]
+    assert event["status"] == 200 and event["model"] == MODEL
+    assert event["rule"] is None and event["fault"] is None
+    assert isinstance(event["t"], float)
+
+
+def test_count_tokens_counts_as_usage_does_and_is_no_generate_call(
+    url: str, client: genai.Client
+) -> None:
+    """countTokens through the real client: the count a reply's usage would bill for the same
+    text, counted apart from generate calls (a dry run's count_tokens makes no generate call)."""
+    text = "How many tokens is this prompt, counted the way the fake bills it?"
+    counted = client.models.count_tokens(model=MODEL, contents=text)
+    billed = ask(client, text).usage_metadata
+    assert billed is not None and counted.total_tokens == billed.prompt_token_count
+    stats = http(url, "/stats")[1]
+    assert stats["count_tokens"] == 1 and stats["requests"] == 1
+    assert http(url, "/v1beta/models/x:countTokens", {"contents": []})[0] == 400
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/nope", "/v2/models/x:generateContent", "/v1beta/models/x:embedContent", "/v1/models/x"],
+)
+def test_unknown_paths_get_a_gemini_shaped_404(url: str, path: str) -> None:
+    status, body = http(url, path, {"contents": []})
+    assert status == 404
+    assert body["error"]["code"] == 404
+    assert body["error"]["status"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'{"contents": []}',
+        b'{"contents": [{"parts": [{"inlineData": {"mimeType": "image/png", "data": "%%%"}}]}]}',
+    ],
+)
+def test_bad_request_bodies_are_400(url: str, raw: bytes) -> None:
+    status, body = http(url, f"/v1beta/models/{MODEL}:generateContent", raw=raw)
+    assert status == 400
+    assert body["error"]["status"] == "INVALID_ARGUMENT"
+    assert http(url, "/stats")[1]["by_status"] == {"400": 1}
+
+
+def test_api_key_is_never_logged_or_stored(url: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    secret = "SECRET-KEY-123"
+    payload = {"contents": [{"parts": [{"text": "hi"}]}]}
+    status, _ = http(url, f"/v1beta/models/{MODEL}:generateContent?key={secret}", payload)
+    assert status == 200
+    # Keep the client referenced: a collected genai.Client closes its transport mid-call.
+    client = genai.Client(api_key=secret, http_options=types.HttpOptions(base_url=url))
+    client.models.generate_content(model=MODEL, contents="hi")
+    assert secret not in caplog.text
+    assert secret not in json.dumps(http(url, "/stats")[1])
+
+
+def test_cli_prints_the_ready_line_and_serves(tmp_path: Path) -> None:
+    """Runs the real default brain if it is there; a script answers so it is never asked."""
+    pytest.importorskip("fake_gemini.brain")
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"match": ".", "reply": "from the script"}) + "\n")
+    command = [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(script)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline().strip()
+            prefix, suffix = "fake-gemini listening on ", " (simulated judge)"
+            assert line.startswith(prefix) and line.endswith(suffix), line
+            base = line.removeprefix(prefix).removesuffix(suffix)
+            assert ask(make_client(base)).text == "from the script"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0

@@ -1,0 +1,67 @@
+"""docker-compose.yml: parsed and checked for what operations rely on; `docker-compose config`
+(Debian's package) validates it when installed. No Docker engine runs here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def compose() -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_services_and_their_safety_settings() -> None:
+    services = compose()["services"]
+    assert {"redis", "worker", "flower", "fake-gemini", "metrics"} <= set(services)
+    redis_cmd = " ".join(map(str, services["redis"]["command"]))
+    for flag in ("--appendonly yes", "--maxmemory-policy noeviction", "--requirepass"):
+        assert flag in redis_cmd
+    assert "ports" not in services["worker"]  # scaled with --scale worker=N: no fixed host port
+    assert any("--basic-auth" in str(c) for c in services["flower"]["command"])
+    assert any("--max_tasks" in str(c) for c in services["flower"]["command"])  # bounded memory
+    assert services["fake-gemini"]["profiles"] == ["offline"]
+    assert "GEMINI_API_KEY" in str(services["worker"]["environment"])
+
+
+def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
+    binary = shutil.which("docker-compose")
+    if binary is None:
+        pytest.skip(
+            "docker-compose (Debian's package) is not installed; scripts/test installs it when it can"
+        )
+    env = {**os.environ, "EVALQ_REDIS_PASSWORD": "s3cret", "FLOWER_BASIC_AUTH": "admin:pw"}
+    done = subprocess.run(
+        [binary, "-f", str(ROOT / "docker-compose.yml"), "--profile", "offline", "config"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    resolved = yaml.safe_load(done.stdout)
+    assert "redis://:s3cret@redis:6379/0" in str(resolved["services"]["worker"]["environment"])
+    missing = subprocess.run(
+        [binary, "-f", str(ROOT / "docker-compose.yml"), "config"],
+        capture_output=True,
+        text=True,
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("EVALQ_REDIS_PASSWORD", "FLOWER_BASIC_AUTH")
+        },
+        timeout=60,
+        check=False,
+    )
+    assert missing.returncode != 0  # no password, no stack: the file refuses to start without one

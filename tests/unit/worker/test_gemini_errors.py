@@ -1,0 +1,183 @@
+"""Real Gemini and Vertex error bodies (tests/fixtures/gemini_errors, each naming where it was
+published) replayed by the fake server over HTTP to evalq's Gemini judge on the real
+google-genai client: each states what evalq does with it."""
+
+from __future__ import annotations
+
+import functools
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.genai import errors as genai_errors
+
+from evalq.core.errors import BadRequest, QuotaExhausted, RateLimited, TransientJudgeError
+from evalq.core.judge import JudgeRequest
+from fake_gemini.server import running_server
+from worker.gemini import GeminiJudge, map_api_error
+from worker.settings import Settings
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini_errors"
+MODEL = "gemini-2.5-flash"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    data = json.loads((FIXTURES / f"{name}.json").read_text())
+    assert data["source"], f"{name}: say where the body comes from"
+    return dict(data)
+
+
+def all_fixtures() -> list[str]:
+    return sorted(p.stem for p in FIXTURES.glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with running_server() as base:
+        yield base
+
+
+def script(url: str, rules: list[dict[str, Any]]) -> None:
+    request = urllib.request.Request(
+        url + "/script",
+        data=json.dumps(rules).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def replay(url: str, name: str, times: int | None = None) -> None:
+    data = fixture(name)
+    rule: dict[str, Any] = {"match": "replay-me", "status": data["status"], "body": data["body"]}
+    if times is not None:
+        rule["times"] = times
+    script(url, [rule])
+
+
+@functools.cache
+def judge(url: str, attempts: int = 3) -> GeminiJudge:
+    """One judge (one SDK client) per server and attempt count: clients are slow to build."""
+    settings = Settings(
+        gemini_base_url=url, api_key=None, transient_attempts=attempts, transient_max_wait_s=0.05
+    )
+    return GeminiJudge(MODEL, settings)
+
+
+def ask(judge: GeminiJudge) -> Any:
+    return judge.generate(JudgeRequest(prompt="replay-me: is it red?"))
+    # every fixture is one of the cases below, with what evalq does with it
+    assert set(all_fixtures()) == {
+        "429_retryinfo_per_minute",
+        "429_per_day",
+        "429_help_only",
+        "429_no_details",
+        "429_vertex_list",
+        "400_thinking_budget",
+        "400_bad_schema",
+        "400_api_key_invalid",
+        "403_leaked_key",
+        "500_internal",
+        "503_overloaded",
+        "504_deadline",
+    }
+    for name in all_fixtures():
+        assert fixture(name)["evalq"] in {
+            "retry_after",
+            "pause_for_day",
+            "capped_retry",
+            "unscored_fatal",
+            "retried_in_process",
+        }
+
+
+def test_the_client_sees_the_replayed_body_as_sent(url: str) -> None:
+    """The raw body and status reach google-genai unchanged, Vertex's list form included."""
+    replay(url, "429_vertex_list")
+    with pytest.raises(RateLimited) as caught:
+        ask(judge(url))
+    assert "Resource exhausted. Please try again later." in caught.value.message
+    assert caught.value.message.startswith("429 RESOURCE_EXHAUSTED")
+
+
+def test_429_with_retry_info_is_retried_after_the_fractional_delay(url: str) -> None:
+    replay(url, "429_retryinfo_per_minute")
+    with pytest.raises(RateLimited) as caught:
+        ask(judge(url))
+    assert caught.value.retry == "countdown"
+    assert caught.value.retry_after_s == pytest.approx(47.432)
+    assert caught.value.attempts == 1  # a 429 goes back to the task, never retried in-process
+
+
+def test_429_per_day_pauses_the_job(url: str) -> None:
+    replay(url, "429_per_day")
+    with pytest.raises(QuotaExhausted) as caught:
+        ask(judge(url))
+    assert caught.value.retry == "pause"
+    assert caught.value.reason == "quota_exhausted"
+    assert "daily quota exhausted" in caught.value.message
+
+
+@pytest.mark.parametrize("name", ["429_help_only", "429_no_details", "429_vertex_list"])
+def test_429_that_says_nothing_is_retried_within_the_total_cap(url: str, name: str) -> None:
+    """No RetryInfo and no quota id: retried after a default delay, and the message says so;
+    the total time in such retries is capped per unit (tests/integration/test_pipeline_errors.py)."""
+    replay(url, name)
+    with pytest.raises(RateLimited) as caught:
+        ask(judge(url))
+    assert caught.value.retry_after_s == 10.0
+    assert "no retry delay given" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "name", ["400_thinking_budget", "400_bad_schema", "400_api_key_invalid", "403_leaked_key"]
+)
+def test_refusals_are_not_retried_and_become_unscored_judge_errors(url: str, name: str) -> None:
+    """A 4xx fails fast: one attempt, reason judge_error; repeated, it stops the job
+    (tests/integration/test_pipeline_errors.py)."""
+    replay(url, name)
+    with pytest.raises(BadRequest) as caught:
+        ask(judge(url))
+    body = fixture(name)["body"]
+    assert caught.value.retry == "never"
+    assert caught.value.reason == "judge_error"
+    assert caught.value.attempts == 1
+    assert body["error"]["message"] in caught.value.message
+    assert caught.value.message.startswith(f"{fixture(name)['status']} {body['error']['status']}")
+
+
+@pytest.mark.parametrize("name", ["500_internal", "503_overloaded", "504_deadline"])
+def test_server_errors_are_retried_in_process(url: str, name: str) -> None:
+    replay(url, name, times=1)
+    reply = ask(judge(url))
+    assert reply.attempts == 2
+    assert reply.text
+
+
+@pytest.mark.parametrize("name", ["500_internal", "503_overloaded", "504_deadline"])
+def test_server_errors_that_persist_end_as_judge_errors(url: str, name: str) -> None:
+    replay(url, name)
+    with pytest.raises(TransientJudgeError) as caught:
+        ask(judge(url, attempts=2))
+    assert caught.value.attempts == 2
+    assert caught.value.reason == "judge_error"
+
+
+def test_a_longer_list_wrapped_body_is_read_too() -> None:
+    """The SDK unwraps a one-element list; a longer one reaches map_api_error as a list."""
+    per_day = fixture("429_per_day")["body"]
+    exc = genai_errors.APIError(429, [per_day, {"error": {"code": 429}}])
+    assert isinstance(map_api_error(exc), QuotaExhausted)
+
+
+def test_the_message_delay_is_used_when_retry_info_is_missing() -> None:
+    body = fixture("429_retryinfo_per_minute")["body"]
+    body["error"]["details"] = [
+        d for d in body["error"]["details"] if "RetryInfo" not in d["@type"]
+    ]
+    error = map_api_error(genai_errors.APIError(429, body))
+    assert isinstance(error, RateLimited)
+    assert error.retry_after_s == pytest.approx(47.434392449)
