@@ -560,6 +560,7 @@ def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -
         client.results(job_id),
         inputs=client.inputs(job_id),
         max_rows=max_rows,
+        data_roots=client.data_roots(job_id),
     )
     html_path.write_text(html, encoding="utf-8")
     err_console.print(f"wrote {html_path} ({len(html) // 1024} KiB)")

@@ -532,6 +532,10 @@ class Client:
         self.store.config(check_job_id(job_id))  # raises JobNotFound
         return sorted(self.store.iter_results(job_id), key=lambda r: (r.line, r.id))
 
+    def data_roots(self, job_id: str) -> list[str]:
+        """The folders the job's local media may be read from (resolved at submit)."""
+        return list(self.store.config(check_job_id(job_id)).data_roots)
+
     def inputs(self, job_id: str) -> dict[str, RowInput]:
         """The validated rows as the producer stored them (for reports: media, prompts), by id."""
         out = {}

@@ -18,6 +18,7 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from evalq.client.render import cost_line, money
+from evalq.core.data_roots import DataRoots, read_file
 from evalq.core.models import JobSummary, MediaRef, RowInput, RowResult
 
 _THUMB_PX = 160
@@ -29,9 +30,17 @@ _LABEL_COLORS = {
 }
 
 
-def thumbnail(ref: MediaRef | None) -> Markup:
+# A preview reads at most this much of a local file, as a worker would.
+_PREVIEW_MAX_BYTES = 20 * 1024 * 1024
+
+
+def thumbnail(ref: MediaRef | None, roots: DataRoots | None = None) -> Markup:
     """An <img> for a row's media: a small inlined JPEG for local or inline images, the URL for
-    remote ones, a note otherwise. Never raises: a report must render whatever the data holds."""
+    remote ones, a note otherwise. Never raises: a report must render whatever the data holds.
+
+    A local file is read only under the job's data roots, bounded in size, through the same
+    checks a worker makes: the path stored with the row was checked at submit, but what it
+    points at may have changed since (a link swapped in). Without roots there is no preview."""
     if ref is None:
         return Markup("")
     if ref.kind == "url":
@@ -39,9 +48,11 @@ def thumbnail(ref: MediaRef | None) -> Markup:
     try:
         from PIL import Image
 
+        if ref.kind == "path" and roots is None:
+            raise ValueError("no data roots to read the preview under")
         data = (
-            Path(ref.value).read_bytes()
-            if ref.kind == "path"
+            read_file(ref.value, roots, _PREVIEW_MAX_BYTES, "preview", "media")
+            if ref.kind == "path" and roots is not None
             else base64.b64decode(ref.value)
             if ref.kind == "inline"
             else b""
@@ -225,6 +236,7 @@ def render_report(
     *,
     inputs: Mapping[str, RowInput] | None = None,
     max_rows: int = 500,
+    data_roots: Iterable[str] = (),
 ) -> str:
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     results = list(results)
@@ -235,6 +247,7 @@ def render_report(
     win_cols = sorted(
         {c for wins in (win_matrix or {}).values() for c in wins} | set(win_matrix or {})
     )
+    roots = DataRoots.of(list(data_roots)) if data_roots else None
     rows = []
     for result in results[:max_rows]:
         row_input = inputs.get(result.id)
@@ -242,7 +255,7 @@ def render_report(
         rows.append(
             {
                 "result": result,
-                "thumb": thumbnail(ref),
+                "thumb": thumbnail(ref, roots),
                 "sentences": _find_sentences(result.details),
             }
         )

@@ -94,7 +94,7 @@ def test_report_content_and_escaping(tmp_path: Path) -> None:
             id="r1", line=1, prompt="p", media={"image": MediaRef(kind="path", value=str(image))}
         )
     }
-    html = render_report(summary(), rows, inputs=inputs)
+    html = render_report(summary(), rows, inputs=inputs, data_roots=[str(image.parent)])
     assert "<script>alert" not in html
     assert "&lt;script&gt;" in html
     assert "SIMULATED JUDGE" in html
@@ -103,6 +103,33 @@ def test_report_content_and_escaping(tmp_path: Path) -> None:
     assert "file not found" in html
     assert "<svg" in html
     assert html.count('class="row ') == 2
+
+
+def test_a_preview_reads_only_under_the_jobs_data_roots(tmp_path: Path) -> None:
+    """The stored path was checked at submit; what it points at may have changed since. The
+    report reads it through the worker's checks: under the job's roots, no link followed."""
+    data, outside = tmp_path / "data", tmp_path / "outside"
+    data.mkdir()
+    outside.mkdir()
+    secret = png(outside / "secret.png", "red")
+    inside = png(data / "a.png", "blue")
+    swapped = data / "b.png"
+    swapped.symlink_to(secret)  # a link swapped in after submit
+    rows = [
+        RowResult(id=i, line=n, prompt="p", status="scored", score=1.0)
+        for n, i in enumerate(("in", "link", "none"), start=1)
+    ]
+    inputs = {
+        "in": RowInput(id="in", line=1, media={"image": MediaRef(kind="path", value=str(inside))}),
+        "link": RowInput(
+            id="link", line=2, media={"image": MediaRef(kind="path", value=str(swapped))}
+        ),
+    }
+    html = render_report(summary(), rows, inputs=inputs, data_roots=[str(data)])
+    assert html.count("data:image/jpeg;base64,") == 1  # only the file under the roots
+    assert "no preview (b.png)" in html
+    without_roots = render_report(summary(), rows[:1], inputs=inputs)
+    assert "data:image/jpeg;base64," not in without_roots
 
 
 def test_report_shows_the_interval_method_and_rows_per_tag() -> None:
@@ -170,7 +197,12 @@ def test_report_of_a_real_job_renders_in_chromium(
     job = client.submit("gecko-image", dataset, judge_model="report-test-judge").job_id
     client.wait(job, timeout_s=120)
     out = tmp_path / "report.html"
-    html = render_report(client.summary(job), client.results(job), inputs=client.inputs(job))
+    html = render_report(
+        client.summary(job),
+        client.results(job),
+        inputs=client.inputs(job),
+        data_roots=client.data_roots(job),
+    )
     out.write_text(html)
     shot = tmp_path / "report.png"
     subprocess.run(
