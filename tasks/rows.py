@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task, chord
@@ -60,6 +61,21 @@ def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | Non
         countdown=delay, kwargs=kwargs, max_retries=None, exc=exc, throw=False
     )
     return retry
+
+
+def _guarded(
+    task: Task, job_id: str, down_since: float | None, body: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """Run a task's body; Redis out of reach becomes a retry of the whole task (never a
+    verdict), a job gone from Redis drops the task, and Celery's own control flow passes."""
+    try:
+        return body()
+    except TaskPredicate:  # Retry, Reject
+        raise
+    except _OUT_OF_REACH as exc:
+        raise _redis_down(task, runtime(), exc, down_since) from None
+    except JobNotFound as exc:
+        return _gone(task, job_id, exc)
 
 
 def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
@@ -138,15 +154,7 @@ def prepare_row(
     down_since: float | None = None,
     first_429_at: float | None = None,
 ) -> dict[str, Any]:
-    rt = runtime()
-    try:
-        return _prepare_row(self, rt, job_id, row)
-    except TaskPredicate:
-        raise
-    except _OUT_OF_REACH as exc:
-        raise _redis_down(self, rt, exc, down_since) from None
-    except JobNotFound as exc:
-        return _gone(self, job_id, exc)
+    return _guarded(self, job_id, down_since, lambda: _prepare_row(self, runtime(), job_id, row))
 
 
 def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
@@ -185,23 +193,21 @@ def run_unit(
     down_since: float | None = None,
     first_429_at: float | None = None,
 ) -> dict[str, Any]:
+    return _guarded(self, job_id, down_since, lambda: _run_unit_or_bug(self, job_id, row, index))
+
+
+def _run_unit_or_bug(task: Task, job_id: str, row: str, index: int) -> dict[str, Any]:
+    """A bug of ours becomes an unscored verdict: a chord header must not fail, or the callback
+    never runs. Infrastructure errors and Celery's control flow pass on to _guarded."""
     rt = runtime()
     try:
-        return _run_unit(self, rt, job_id, row, index)
-    except TaskPredicate:  # Retry, Reject: Celery's own control flow
+        return _run_unit(task, rt, job_id, row, index)
+    except (TaskPredicate, *_OUT_OF_REACH, JobNotFound):
         raise
-    except _OUT_OF_REACH as exc:
-        raise _redis_down(self, rt, exc, down_since) from None
-    except JobNotFound as exc:
-        return _gone(self, job_id, exc)
-    except Exception as exc:  # a bug of ours: a chord header must not fail, or the callback
-        # never runs, so it becomes an unscored verdict
+    except Exception as exc:
         log.exception("run_unit %s/%s/%s crashed", job_id, row, index)
         verdict = unscored(index, "judge_error", f"internal error: {type(exc).__name__}: {exc}")
-        try:
-            rt.store.save_verdict(job_id, row, verdict)
-        except _OUT_OF_REACH as down:
-            raise _redis_down(self, rt, down, down_since) from None
+        rt.store.save_verdict(job_id, row, verdict)
         return {"index": index, "status": "unscored"}
 
 
@@ -234,15 +240,7 @@ def _plan(rt: Runtime, job_id: str, row: str) -> Plan:
 def aggregate_row(
     self: Task, _parts: list[Any], job_id: str, row: str, down_since: float | None = None
 ) -> dict[str, Any]:
-    rt = runtime()
-    try:
-        return _aggregate_row(self, rt, job_id, row)
-    except TaskPredicate:
-        raise
-    except _OUT_OF_REACH as exc:
-        raise _redis_down(self, rt, exc, down_since) from None
-    except JobNotFound as exc:
-        return _gone(self, job_id, exc)
+    return _guarded(self, job_id, down_since, lambda: _aggregate_row(self, runtime(), job_id, row))
 
 
 def _aggregate_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:

@@ -289,18 +289,16 @@ def _submit_and_report(
     options = {**job_options(**option_flags), **extra_options}
     if count_tokens and not dry_run:
         raise click.BadParameter("only with --dry-run", param_hint="--count-tokens")
+    common: dict[str, Any] = {
+        "judge_models": list(judge_models),
+        "options": options,
+        "use_cache": not no_cache,
+        "data_roots": list(data_roots) or None,
+        "thinking": thinking,
+        "max_cost_usd": max_cost_usd,
+    }
     if dry_run:
-        plan = client.plan(
-            metric,
-            dataset,
-            judge_models=list(judge_models),
-            options=options,
-            use_cache=not no_cache,
-            data_roots=list(data_roots) or None,
-            thinking=thinking,
-            max_cost_usd=max_cost_usd,
-            count_tokens=count_tokens,
-        )
+        plan = client.plan(metric, dataset, count_tokens=count_tokens, **common)
         if as_json:
             click.echo(plan.model_dump_json())
         else:
@@ -308,16 +306,7 @@ def _submit_and_report(
 
             print_dry_run(out_console, plan)
         return
-    submitted = client.submit(
-        metric,
-        dataset,
-        judge_models=list(judge_models),
-        options=options,
-        use_cache=not no_cache,
-        data_roots=list(data_roots) or None,
-        thinking=thinking,
-        max_cost_usd=max_cost_usd,
-    )
+    submitted = client.submit(metric, dataset, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
     err_console.print(
