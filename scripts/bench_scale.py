@@ -97,7 +97,7 @@ def cpu_spent(before: dict[str, Any], after: dict[str, Any], calls: int) -> dict
     workers = [b - a for a, b in zip(before["workers"], after["workers"], strict=True)]
     return {
         "workers_ms_per_call": per_call_ms(sum(workers), calls),
-        "each_worker_ms_per_call": [per_call_ms(w, calls) for w in workers],
+        "each_worker_share_ms_per_call": [per_call_ms(w, calls) for w in workers],  # over all calls
         "redis_ms_per_call": per_call_ms(after["redis"] - before["redis"], calls),
         "fake_server_ms_per_call": per_call_ms(after["fake"] - before["fake"], calls),
         "workers_cpu_s": round(sum(workers), 3),
