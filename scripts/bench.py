@@ -9,6 +9,9 @@
 4. a cached rerun of (1): requests made and wall time, against the first run.
 
 Ratios only: absolute times depend on the machine (printed with the results).
+
+`scripts/bench --scale ...` runs the scaling benchmark instead (scripts/bench_scale.py): CPU,
+memory and Redis commands per judge call across worker counts, against the same baseline.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import math
 import os
 import platform
+import sys
 import tempfile
 import time
 import urllib.request
@@ -39,8 +43,17 @@ COLORS = ["red", "green", "blue", "yellow", "purple", "orange", "pink", "brown"]
 SHAPES = ["circle", "square", "triangle"]
 
 
-def dataset(folder: Path, rows: int, tag: str) -> Path:
-    """Rows of synthetic shape images, each prompt distinct (no rubric is shared across rows)."""
+def own_questions(tag: str, row: int, color: str, shape: str, count: int) -> list[dict[str, str]]:
+    """A row's own yes/no questions, distinct across rows so no judge call is shared."""
+    return [
+        {"question": f"Is there a {color} {shape} (check {k} of {tag} {row})?", "answer": "yes"}
+        for k in range(count)
+    ]
+
+
+def dataset(folder: Path, rows: int, tag: str, questions_per_row: int = 0) -> Path:
+    """Rows of synthetic shape images, each prompt distinct (no rubric is shared across rows).
+    With `questions_per_row` every row brings its own questions, so no rubric is generated."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for i in range(rows):
@@ -58,15 +71,14 @@ def dataset(folder: Path, rows: int, tag: str) -> Path:
             buf = io.BytesIO()
             image.save(buf, format="PNG")
             path.write_bytes(buf.getvalue())
-        lines.append(
-            json.dumps(
-                {
-                    "id": f"{tag}-{i}",
-                    "prompt": f"a {color} {shape} (variant {tag} {i})",
-                    "image": path.name,
-                }
-            )
-        )
+        record: dict[str, Any] = {
+            "id": f"{tag}-{i}",
+            "prompt": f"a {color} {shape} (variant {tag} {i})",
+            "image": path.name,
+        }
+        if questions_per_row:
+            record["questions"] = own_questions(tag, i, color, shape, questions_per_row)
+        lines.append(json.dumps(record))
     out = folder / f"{tag}.jsonl"
     out.write_text("\n".join(lines) + "\n")
     return out
@@ -79,13 +91,20 @@ def stats(url: str) -> dict[str, Any]:
 
 class Stack:
     def __init__(
-        self, work: Path, fake_args: list[str], workers: int, concurrency: int, **env: str
+        self,
+        work: Path,
+        fake_args: list[str],
+        workers: int,
+        concurrency: int,
+        worker_options: dict[str, str] | None = None,
+        **env: str,
     ) -> None:
+        """`worker_options` go to WorkerPool.start as they are (e.g. a pool, where it takes one)."""
         self.redis = start_redis(work / f"redis-{time.monotonic_ns()}")
         self.fake = start_fake_gemini(*fake_args)
         self.pool = WorkerPool(evalq_env(self.redis.url, self.fake.url, **env), work / "logs")
         for _ in range(workers):
-            self.pool.start(concurrency=concurrency)
+            self.pool.start(concurrency=concurrency, **(worker_options or {}))
         self.client = Client(
             Settings(redis_url=self.redis.url, gemini_base_url=self.fake.url, api_key=None)
         )
@@ -170,21 +189,24 @@ def bench_quota(
         stack.close()
 
 
-async def baseline(url: str, path: Path, concurrency: int) -> tuple[float, int]:
-    """What a user would write instead: one process, the async client, a semaphore."""
-    from google import genai
-    from google.genai import types
+class AsyncJudge:
+    """What a user would write instead of evalq: google-genai's async client behind a semaphore
+    of C calls, in one process. Both benchmarks' baselines ask through it."""
 
-    client = genai.Client(api_key="offline", http_options=types.HttpOptions(base_url=url))
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    semaphore = asyncio.Semaphore(concurrency)
-    calls = 0
+    def __init__(self, url: str, concurrency: int) -> None:
+        from google import genai
+        from google.genai import types
 
-    async def call(prompt: str, image: bytes, schema: Any) -> str:
-        nonlocal calls
-        async with semaphore:
-            calls += 1
-            reply = await client.aio.models.generate_content(
+        self.types = types
+        self.client = genai.Client(api_key="offline", http_options=types.HttpOptions(base_url=url))
+        self.semaphore = asyncio.Semaphore(concurrency)
+        self.calls = 0
+
+    async def ask(self, prompt: str, image: bytes, schema: Any) -> str:
+        types = self.types
+        async with self.semaphore:
+            self.calls += 1
+            reply = await self.client.aio.models.generate_content(
                 model="gemini-2.5-flash",
                 contents=[
                     types.Content(
@@ -201,6 +223,13 @@ async def baseline(url: str, path: Path, concurrency: int) -> tuple[float, int]:
             )
             return reply.text or ""
 
+
+async def baseline(url: str, path: Path, concurrency: int) -> tuple[float, int]:
+    """What a user would write instead: one process, the async client, a semaphore."""
+    judge = AsyncJudge(url, concurrency)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    call = judge.ask
+
     async def row(record: dict[str, Any]) -> None:
         image = (path.parent / record["image"]).read_bytes()
         rubric = parse_rubric(await call(rubric_prompt(record["prompt"]), image, RubricReply))
@@ -210,7 +239,7 @@ async def baseline(url: str, path: Path, concurrency: int) -> tuple[float, int]:
 
     start = time.monotonic()
     await asyncio.gather(*(row(r) for r in rows))
-    return time.monotonic() - start, calls
+    return time.monotonic() - start, judge.calls
 
 
 def bench_overhead(work: Path, rows: int, concurrency: int) -> dict[str, Any]:
@@ -236,7 +265,20 @@ def bench_overhead(work: Path, rows: int, concurrency: int) -> dict[str, Any]:
         stack.close()
 
 
+def this_machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),  # other work on the machine skews figures
+    }
+
+
 def main() -> int:
+    if "--scale" in sys.argv[1:]:
+        from bench_scale import main as scale
+
+        return scale([a for a in sys.argv[1:] if a != "--scale"])
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -247,15 +289,12 @@ def main() -> int:
     parser.add_argument("--quota-window-s", type=float, default=10.0)
     parser.add_argument("--quota-rows", type=int, default=40)
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
+    parser.add_argument("--scale", action="store_true", help="the scaling benchmark (bench_scale)")
     parser.add_argument(
         "--only", choices=["overhead"], default=None, help="run one measurement (for profiling)"
     )
     args = parser.parse_args()
-    machine = {
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
+    machine = this_machine()
     results: dict[str, Any] = {"machine": machine}
     with tempfile.TemporaryDirectory(prefix="evalq-bench-") as tmp:
         work = Path(tmp)
