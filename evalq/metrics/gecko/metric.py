@@ -36,7 +36,6 @@ from evalq.core.models import (
     VerdictReply,
 )
 from evalq.core.parsing_choice import split_batched_reply
-from evalq.core.prompting import DATA_RULE, delimit, one_line
 from evalq.core.scoring import (
     checked_keywords,
     covers,
@@ -61,62 +60,18 @@ from evalq.metrics.gecko.judges import (
     rubric_model,
     summarize_judges,
 )
-from evalq.metrics.gecko.parsing import parse_rubric
+from evalq.metrics.gecko.parsing import BatchVerdictReply, ParsedRubric, parse_image_rubric
 from evalq.metrics.gecko.prompts import (
+    BATCH_VALIDATOR_TEMPLATE_VERSION,
     CHOICE_VALIDATOR_TEMPLATE_VERSION,
     RUBRIC_TEMPLATE_VERSION,
     VALIDATOR_TEMPLATE_VERSION,
     RubricGap,
+    batch_validator_prompt,
     choice_validator_prompt,
     rubric_prompt,
     validator_prompt,
 )
-
-# ---- the batched validator (all of a row's questions in one call) ----------------------------
-
-BATCH_VALIDATOR_TEMPLATE_VERSION = "gecko-image-batch-validator/1"
-
-BATCH_VALIDATOR_PROMPT = """You check whether a generated image shows what each of several
-questions asks about.
-
-{data_rule}
-
-Look at the attached image and answer every numbered question below with "yes" or "no",
-judging only from what is visible. Treat each question on its own: an answer to one question
-must not change your answer to another. Explain each answer briefly before giving it.
-
-Questions:
-{questions}
-
-Reply with JSON only, one entry per question, in the order given:
-{{"answers": [{{"question_id": 1, "explanation": "...", "answer": "yes" or "no"}}, ...]}}.
-"""
-
-
-class BatchVerdictItem(BaseModel):
-    question_id: int
-    explanation: str
-    answer: Literal["yes", "no"]
-
-
-class BatchVerdictReply(BaseModel):
-    """Schema for the batched validator: one answer per numbered question."""
-
-    answers: list[BatchVerdictItem]
-
-
-def numbered(questions: Sequence[str]) -> str:
-    """ "1. ...", one question a line; a line break inside a question can not fake a number."""
-    return "\n".join(f"{i}. {one_line(q)}" for i, q in enumerate(questions, start=1))
-
-
-def batch_validator_prompt(questions: Sequence[str]) -> str:
-    return BATCH_VALIDATOR_PROMPT.format(
-        data_rule=DATA_RULE, questions=delimit("questions", numbered(questions))
-    )
-
-
-ParsedRubric = tuple[list[str], list[Question]]  # (the prompt's keywords, its questions)
 
 
 @dataclass(frozen=True)
@@ -130,29 +85,11 @@ class RubricSpec:
     parse: Callable[[str], ParsedRubric]
 
 
-def _image_questions(reply: RubricReply) -> list[Question]:
-    return [
-        Question(
-            question=q.question,
-            expected=q.answer,
-            tag=q.tag,
-            keywords=q.keywords,
-            justification=q.justification,
-        )
-        for q in reply.questions
-    ]
-
-
-def _parse_image_rubric(text: str) -> ParsedRubric:
-    reply = parse_rubric(text)
-    return reply.keywords, _image_questions(reply)
-
-
 IMAGE_RUBRIC = RubricSpec(
     template_version=RUBRIC_TEMPLATE_VERSION,
     schema=RubricReply,
     prompt=rubric_prompt,
-    parse=_parse_image_rubric,
+    parse=parse_image_rubric,
 )
 
 

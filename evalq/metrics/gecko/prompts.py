@@ -18,6 +18,7 @@ from evalq.core.prompting import DATA_RULE, delimit, one_line
 RUBRIC_TEMPLATE_VERSION = "gecko-image-rubric/2"
 VALIDATOR_TEMPLATE_VERSION = "gecko-image-validator/1"
 CHOICE_VALIDATOR_TEMPLATE_VERSION = "gecko-image-choice-validator/1"
+BATCH_VALIDATOR_TEMPLATE_VERSION = "gecko-image-batch-validator/1"
 
 _TAG_LIST = (
     "object, human, animal, food, activity, attribute, counting, color, material, spatial, "
@@ -155,4 +156,32 @@ def choice_validator_prompt(question: str, labelled_choices: Sequence[str]) -> s
         data_rule=DATA_RULE,
         question=delimit("question", question),
         choices=delimit("choices", listed),
+    )
+
+
+BATCH_VALIDATOR_PROMPT = """You check whether a generated image shows what each of several
+questions asks about.
+
+{data_rule}
+
+Look at the attached image and answer every numbered question below with "yes" or "no",
+judging only from what is visible. Treat each question on its own: an answer to one question
+must not change your answer to another. Explain each answer briefly before giving it.
+
+Questions:
+{questions}
+
+Reply with JSON only, one entry per question, in the order given:
+{{"answers": [{{"question_id": 1, "explanation": "...", "answer": "yes" or "no"}}, ...]}}.
+"""
+
+
+def numbered(questions: Sequence[str]) -> str:
+    """ "1. ...", one question a line; a line break inside a question can not fake a number."""
+    return "\n".join(f"{i}. {one_line(q)}" for i, q in enumerate(questions, start=1))
+
+
+def batch_validator_prompt(questions: Sequence[str]) -> str:
+    return BATCH_VALIDATOR_PROMPT.format(
+        data_rule=DATA_RULE, questions=delimit("questions", numbered(questions))
     )

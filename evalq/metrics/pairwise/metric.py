@@ -50,9 +50,9 @@ from evalq.metrics.ratings.judging import (
     verdicts_for,
 )
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
+from evalq.metrics.ratings.prompts import pairwise_prompt
 from evalq.metrics.ratings.rubrics import (
     Template,
-    pairwise_prompt,
     read_row,
     resolve_template,
 )

@@ -42,8 +42,8 @@ from evalq.metrics.ratings.judging import (
     verdicts_for,
 )
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
+from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.rubrics import (
-    pointwise_prompt,
     read_row,
     resolve_template,
 )

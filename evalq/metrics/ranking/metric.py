@@ -20,7 +20,6 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from evalq.core.candidate_request import candidate_request
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
@@ -35,6 +34,7 @@ from evalq.metrics.pairwise.metric import (
     judge_comparison,
     winner_of,
 )
+from evalq.metrics.ranking.prompts import generation_request
 from evalq.metrics.ratings.judging import (
     dry_document,
     dry_template,
@@ -58,7 +58,6 @@ from evalq.metrics.ratings.rubrics import (
 from evalq.stats import bradley_terry
 from evalq.stats.agreement_stats import label_agreement
 
-GENERATION_TEMPLATE_VERSION = "rank-generation/2"
 # A generated response's length a dry run assumes (evalq's own figure): a few paragraphs.
 GENERATION_ANSWER_TOKENS = 300
 
@@ -104,21 +103,6 @@ def _int_option(options: Mapping[str, Any], name: str, default: int, low: int) -
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise DatasetError(f"{name} must be a whole number >= {low}, got {value!r}")
     return value
-
-
-def generation_request(
-    guidance: str, values: Mapping[str, str], document: DocumentView | None
-) -> JudgeRequest:
-    """What the model under test gets for a guidance variant, as the seed sends it: the
-    guidance as the system instruction, the row's question (with its context, and a text
-    document) as the user's message, a PDF document attached."""
-    return candidate_request(
-        guidance,
-        values.get("prompt", ""),
-        context=values.get("context"),
-        document=document.text if document is not None else None,
-        media=document.media if document is not None else (),
-    )
 
 
 class Rank:

@@ -16,6 +16,7 @@ from evalq.core.models import RowInput, Verdict
 from evalq.core.prompting import extract_section
 from evalq.examples.grounding import write_groundedness_example
 from evalq.metrics.groundedness import metric as g
+from evalq.metrics.groundedness import prompts as gp
 from evalq.metrics.groundedness.labels import worse_label
 from evalq.metrics.groundedness.parsing import GroundingReply
 from fake_gemini.brain import SimulatedJudge
@@ -219,7 +220,7 @@ def skill_reply(prompt: str) -> str:
 
 
 def test_the_simulated_judge_answers_a_re_ask_for_just_the_missing_sentences() -> None:
-    prompt = g.judge_gap_prompt(QUERY, CONTEXT, RESPONSE, ["Bananas cure cancer."])
+    prompt = gp.judge_gap_prompt(QUERY, CONTEXT, RESPONSE, ["Bananas cure cancer."])
     reply = GroundingReply.model_validate_json(skill_reply(prompt))
     assert [(s.sentence, s.label) for s in reply.sentences] == [
         ("Bananas cure cancer.", "unsupported")
@@ -234,7 +235,7 @@ def test_the_simulated_judge_labels_every_example_sentence_at_once(tmp_path: Pat
     for r in loaded.rows:
         data: dict[str, Any] = r.data
         response = data.get("response") or skill.write_answer(data["query"], data["context"])
-        reply = skill_reply(g.judge_prompt(data["query"], data["context"], response))
+        reply = skill_reply(gp.judge_prompt(data["query"], data["context"], response))
         used = ListJudge([reply])
         verdict, _ = g.judge_response(used, 0, data["query"], data["context"], response)
         assert len(used.requests) == 1, (r.id, verdict.value)

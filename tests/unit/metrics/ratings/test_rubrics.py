@@ -11,13 +11,12 @@ from evalq.core.errors import DatasetError
 from evalq.core.judge import MediaPart
 from evalq.core.models import RowInput
 from evalq.core.prompting import extract_section
+from evalq.metrics.ratings.prompts import pairwise_prompt, pointwise_prompt
 from evalq.metrics.ratings.rubrics import (
     BUILTIN_RUBRICS,
     check_columns,
     document_view,
-    pairwise_prompt,
     placeholders_of,
-    pointwise_prompt,
     read_row,
     resolve_template,
 )
