@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evalq.core.dataset import parse_questions, row_id_of, unknown_columns
 from evalq.core.dry_run import DryEnv, expected_questions
@@ -463,6 +463,35 @@ def extend_rubric(rubric: Rubric, own: Sequence[Question]) -> Rubric:
     return rubric.model_copy(update={"questions": questions, "coverage": coverage})
 
 
+class QuestionUnit(Unit):
+    """One validator judge on one question of the rubric."""
+
+    kind: Literal["question"] = "question"
+    judge_model: str
+    question: int  # its index in the rubric
+
+
+class BatchUnit(Unit):
+    """One validator judge on all of the row's questions, in one call."""
+
+    kind: Literal["batch"] = "batch"
+    judge_model: str
+    questions: int  # how many
+
+
+GeckoUnit = Annotated[QuestionUnit | BatchUnit, Field(discriminator="kind")]
+
+
+class GeckoPlan(Plan[GeckoUnit]):
+    """A Gecko row's plan: its rubric (written once, whatever the judges) and who validates."""
+
+    rubric: Rubric
+    validator: ValidatorMode
+    validator_template: str
+    judges: list[str]
+    rubric_model: str | None = None  # None: the row's own questions, no rubric written
+
+
 class GeckoMetric:
     """Gecko: a rubric of questions per prompt, then a validator looking at the media.
 
@@ -478,6 +507,7 @@ class GeckoMetric:
     known_columns: frozenset[str]
     rubric_spec: RubricSpec
     validator_spec: ValidatorSpec
+    plan_model = GeckoPlan
 
     def row_questions(self, value: Any, row_id: str) -> list[Question] | None:
         """The row's own questions (the dataset's `questions` field), validated."""
@@ -520,32 +550,34 @@ class GeckoMetric:
             ]
         return []
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> GeckoPlan:
         ctx.media(self.media_field)  # broken media fails the row before any judge call
         rubric = self._rubric(ctx)
         mode = validator_mode(ctx.options)
         judges = judge_models(ctx.job)
         count = len(rubric.questions)
         batched = mode == "batched" and count > 0
+        units: list[QuestionUnit | BatchUnit]
         if batched:
             units = [
-                Unit(index=j, kind="batch", data={"questions": count, "judge_model": model})
+                BatchUnit(index=j, questions=count, judge_model=model)
                 for j, model in enumerate(judges)
             ]
         else:
             units = [
-                Unit(index=j * count + i, data={"judge_model": model, "question": i})
+                QuestionUnit(index=j * count + i, judge_model=model, question=i)
                 for j, model in enumerate(judges)
                 for i in range(count)
             ]
-        data = {
-            "rubric": rubric.model_dump(),
-            "validator": mode,
-            "validator_template": self.validator_spec.version(rubric.questions, batched),
-            "judges": judges,
-            "rubric_model": rubric.judge_model or None,
-        }
-        return Plan(units=units, data=data, simulated=rubric.simulated)
+        return GeckoPlan(
+            units=units,
+            rubric=rubric,
+            validator=mode,
+            validator_template=self.validator_spec.version(rubric.questions, batched),
+            judges=judges,
+            rubric_model=rubric.judge_model or None,
+            simulated=rubric.simulated,
+        )
 
     def _rubric(self, ctx: RowContext) -> Rubric:
         row = ctx.row
@@ -609,9 +641,8 @@ class GeckoMetric:
                 request = self.validator_spec.request(question, media)
                 env.call(request, model, VALIDATOR_ANSWER_TOKENS)
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
-        rubric = Rubric.model_validate(plan.data["rubric"])
-        model = str(unit.data.get("judge_model") or ctx.job.judge_model)
+    def run_unit(self, ctx: RowContext, plan: GeckoPlan, unit: QuestionUnit | BatchUnit) -> Verdict:
+        rubric, model = plan.rubric, unit.judge_model
         try:
             media = ctx.media(self.media_field)
         except InputError as exc:
@@ -623,21 +654,21 @@ class GeckoMetric:
             verdict = unscored(unit.index, exc.reason, f"sending the media: {exc.message}")
             return verdict.model_copy(update={"judge_model": model})
         judge = ctx.judge(model)
-        if unit.kind == "batch":
+        if isinstance(unit, BatchUnit):
             verdict, _ = validate_batch(judge, rubric.questions, media, self.validator_spec)
         else:
-            question = rubric.questions[int(unit.data.get("question", unit.index))]
+            question = rubric.questions[unit.question]
             verdict, _ = validate_question(judge, unit.index, question, media, self.validator_spec)
         return verdict.model_copy(update={"judge_model": model})
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
-        rubric = Rubric.model_validate(plan.data["rubric"])
-        mode = plan.data.get("validator", "per-question")
-        by_judge = verdicts_by_judge(plan, results, len(rubric.questions))
-        result = score_row(row, rubric, {}, by_judge)
-        result.details = {"validator": mode, **result.details}
+    def aggregate(
+        self, row: RowInput, plan: GeckoPlan, results: Mapping[int, Verdict]
+    ) -> RowResult:
+        by_judge = verdicts_by_judge(plan, results, len(plan.rubric.questions))
+        result = score_row(row, plan.rubric, {}, by_judge)
+        result.details = {"validator": plan.validator, **result.details}
         if "judges" in result.details:
-            result.details["rubric_model"] = plan.data.get("rubric_model")
+            result.details["rubric_model"] = plan.rubric_model
         return result
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
@@ -657,20 +688,16 @@ class GeckoMetric:
 
 
 def verdicts_by_judge(
-    plan: Plan, results: Mapping[int, Verdict], count: int
+    plan: GeckoPlan, results: Mapping[int, Verdict], count: int
 ) -> dict[str, dict[int, Verdict]]:
     """Each judge's verdicts by question index, from per-question or batched units."""
-    judges = [str(m) for m in plan.data.get("judges") or []]
-    default = judges[0] if judges else ""
-    out: dict[str, dict[int, Verdict]] = {model: {} for model in judges} or {default: {}}
+    out: dict[str, dict[int, Verdict]] = {model: {} for model in plan.judges}
     for unit in plan.units:
-        model = str(unit.data.get("judge_model") or default)
-        bucket = out.setdefault(model, {})
-        if unit.kind == "batch":
+        bucket = out.setdefault(unit.judge_model, {})
+        if isinstance(unit, BatchUnit):
             bucket.update(expand_batch(results.get(unit.index), count))
         elif (verdict := results.get(unit.index)) is not None:
-            question = int(unit.data.get("question", unit.index))
-            bucket[question] = verdict.model_copy(update={"index": question})
+            bucket[unit.question] = verdict.model_copy(update={"index": unit.question})
     return out
 
 

@@ -279,8 +279,8 @@ def _ask_again(
     return parse_grounding(reply.text), reply
 
 
-def unit_result(unit: Unit, verdict: Verdict | None) -> JudgeResult:
-    model = str(unit.data.get("judge_model", ""))
+def unit_result(unit: JudgeUnit, verdict: Verdict | None) -> JudgeResult:
+    model = unit.judge_model
     if verdict is None:
         return JudgeResult(
             judge_model=model,
@@ -313,12 +313,32 @@ def judge_models(job: JobConfig) -> list[str]:
     return list(dict.fromkeys(job.judge_models or [job.judge_model]))
 
 
+class JudgeUnit(Unit):
+    """One judge model labelling the row's response."""
+
+    kind: Literal["judge"] = "judge"
+    judge_model: str
+
+
+class GroundednessPlan(Plan[JudgeUnit]):
+    """The response every judge labels (the dataset's, or one the model under test wrote)."""
+
+    judges: list[str]
+    judge_template: str
+    response: str
+    response_source: Literal["dataset", "candidate"]
+    candidate_model: str | None = None  # these three only for a generated response
+    candidate_template: str | None = None
+    candidate_finish_reason: str | None = None
+
+
 class Groundedness:
     """FACTS-style groundedness: optional candidate generation, then one unit per judge model."""
 
     name = "groundedness"
     required_columns: tuple[str, ...] = ("query", "context")
     known_columns = frozenset({"id", "query", "context", "response"})
+    plan_model = GroundednessPlan
 
     def parse_row(
         self,
@@ -370,30 +390,30 @@ class Groundedness:
                 warnings.append(f"every row has a response, so {' and '.join(unused)} is unused")
         return warnings
 
-    def plan(self, ctx: RowContext) -> Plan:
-        data: dict[str, Any] = {
-            "judges": judge_models(ctx.job),
-            "judge_template": JUDGE_TEMPLATE_VERSION,
-        }
-        simulated = False
+    def plan(self, ctx: RowContext) -> GroundednessPlan:
+        judges = judge_models(ctx.job)
+        units = [JudgeUnit(index=i, judge_model=model) for i, model in enumerate(judges)]
         given = ctx.row.data.get("response")
         if isinstance(given, str) and given:
-            data.update(response=given, response_source="dataset")
-        else:
-            model, reply = self._generate(ctx)
-            data.update(
-                response=reply.text.strip(),
-                response_source="candidate",
-                candidate_model=model,
-                candidate_template=template_version(ctx.options.get("prompt_template")),
-                candidate_finish_reason=reply.finish_reason,
+            return GroundednessPlan(
+                units=units,
+                judges=judges,
+                judge_template=JUDGE_TEMPLATE_VERSION,
+                response=given,
+                response_source="dataset",
             )
-            simulated = reply.simulated
-        units = [
-            Unit(index=i, kind="judge", data={"judge_model": model})
-            for i, model in enumerate(data["judges"])
-        ]
-        return Plan(units=units, data=data, simulated=simulated)
+        model, reply = self._generate(ctx)
+        return GroundednessPlan(
+            units=units,
+            judges=judges,
+            judge_template=JUDGE_TEMPLATE_VERSION,
+            response=reply.text.strip(),
+            response_source="candidate",
+            candidate_model=model,
+            candidate_template=template_version(ctx.options.get("prompt_template")),
+            candidate_finish_reason=reply.finish_reason,
+            simulated=reply.simulated,
+        )
 
     def _generate(self, ctx: RowContext) -> tuple[str, JudgeReply]:
         """The model under test answers from the context; its calls are cached and counted apart
@@ -427,18 +447,19 @@ class Groundedness:
         for model in judge_models(env.job):
             env.call(request, model, answer)
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
-        model = str(unit.data["judge_model"])
+    def run_unit(self, ctx: RowContext, plan: GroundednessPlan, unit: JudgeUnit) -> Verdict:
         verdict, _ = judge_response(
-            ctx.judge(model),
+            ctx.judge(unit.judge_model),
             unit.index,
             ctx.row.data["query"],
             ctx.row.data["context"],
-            str(plan.data["response"]),
+            plan.response,
         )
         return verdict
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+    def aggregate(
+        self, row: RowInput, plan: GroundednessPlan, results: Mapping[int, Verdict]
+    ) -> RowResult:
         judged = [unit_result(unit, results.get(unit.index)) for unit in plan.units]
         scored = [j for j in judged if j.status == "ok"]
         score = _mean(j.grounded for j in scored)
@@ -462,9 +483,9 @@ class Groundedness:
             for j in judged
         ]
         details = {
-            "response": plan.data.get("response"),
-            "response_source": plan.data.get("response_source"),
-            "candidate_model": plan.data.get("candidate_model"),
+            "response": plan.response,
+            "response_source": plan.response_source,
+            "candidate_model": plan.candidate_model,
             "judges": {j.judge_model: j.model_dump() for j in judged},
             "mean": {
                 "grounded": score,

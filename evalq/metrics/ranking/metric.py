@@ -14,8 +14,8 @@ judge was consistent on every pair); the ranking itself is in the metric summary
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from itertools import combinations
+from collections.abc import Mapping, Sequence
+from itertools import combinations, product
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -23,11 +23,12 @@ from typing import Any
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.metric import RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.metrics.pairwise.metric import (
+    ORDERS,
     OUTCOME_SCORE,
-    comparison_units,
+    ComparisonUnit,
     comparisons,
     dry_comparisons,
     first_position_share,
@@ -36,6 +37,7 @@ from evalq.metrics.pairwise.metric import (
 )
 from evalq.metrics.ranking.prompts import generation_request
 from evalq.metrics.ratings.judging import (
+    RatingPlan,
     dry_document,
     dry_template,
     first_reason,
@@ -105,11 +107,43 @@ def _int_option(options: Mapping[str, Any], name: str, default: int, low: int) -
     return value
 
 
+class RankUnit(ComparisonUnit):
+    """One order of one pair of candidates (a is shown first in the original order)."""
+
+    a: str
+    b: str
+
+    def comparison(self) -> dict[str, Any]:
+        return {"judge": self.judge, "sample": self.sample, "a": self.a, "b": self.b}
+
+
+class RankPlan(RatingPlan[RankUnit]):
+    """A ranking row: every pair of candidates, both orders, per judge and sample; the
+    responses generated for candidates that are not columns; the fit's bootstrap and seed."""
+
+    candidates: list[str]
+    generated: dict[str, str]
+    bootstrap: int
+    seed: int
+
+
+def rank_units(judges: Sequence[str], samples: int, candidates: Sequence[str]) -> list[RankUnit]:
+    """One unit per judge x sample x pair x order, laid out as dry_comparisons counts them."""
+    pairs = combinations(candidates, 2)
+    return [
+        RankUnit(index=i, judge=judge, sample=sample, a=a, b=b, order=order)
+        for i, (judge, sample, (a, b), order) in enumerate(
+            product(judges, range(samples), pairs, ORDERS)
+        )
+    ]
+
+
 class Rank:
     """Every pair of candidates on every row, both orders; Bradley-Terry over the rows."""
 
     name = "rank"
     required_columns: tuple[str, ...] = ()  # the candidates: see check()
+    plan_model = RankPlan
 
     def _known(self, options: Mapping[str, Any]) -> frozenset[str]:
         template = resolve_template(options, "pairwise")
@@ -170,7 +204,7 @@ class Rank:
                 )
         return warnings
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> RankPlan:
         options, row = ctx.options, ctx.row
         template = resolve_template(options, "pairwise")
         candidates = candidates_of(options)
@@ -186,18 +220,17 @@ class Rank:
                 raise InputError(row.id, candidate, "missing (a candidate's response)")
             generated[candidate] = self._generate(ctx, candidate, document)
         judges, samples = judges_of(ctx.job), samples_of(options)
-        pairs = [{"a": a, "b": b} for a, b in combinations(candidates, 2)]
-        data = {
-            "template": template.name,
-            "template_version": template.version,
-            "candidates": candidates,
-            "judges": judges,
-            "samples": samples,
-            "generated": generated,
-            "bootstrap": _int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0),
-            "seed": _int_option(options, "seed", 0, 0),
-        }
-        return Plan(units=comparison_units(judges, samples, pairs), data=data)
+        return RankPlan(
+            units=rank_units(judges, samples, candidates),
+            template=template.name,
+            template_version=template.version,
+            candidates=candidates,
+            judges=judges,
+            samples=samples,
+            generated=generated,
+            bootstrap=_int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0),
+            seed=_int_option(options, "seed", 0, 0),
+        )
 
     def _generate(self, ctx: RowContext, candidate: str, document: DocumentView | None) -> str:
         """The candidate's response to this row, from the model under test (cached and
@@ -260,16 +293,15 @@ class Rank:
         env.count("candidate pairs", len(pairs))
         dry_comparisons(row, env, template, texts, pairs)
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+    def run_unit(self, ctx: RowContext, plan: RankPlan, unit: RankUnit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
-        texts = {**plan.data.get("generated", {}), **ctx.row.data}
-        a, b = str(unit.data["a"]), str(unit.data["b"])
-        return judge_comparison(ctx, template, unit, texts[a], texts[b], int(plan.data["samples"]))
+        texts = {**plan.generated, **ctx.row.data}
+        return judge_comparison(ctx, template, unit, texts[unit.a], texts[unit.b], plan.samples)
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+    def aggregate(self, row: RowInput, plan: RankPlan, results: Mapping[int, Verdict]) -> RowResult:
         pairs = verdicts_for(plan, results)
-        entries = comparisons(pairs, ("judge", "sample", "a", "b"))
-        candidates: list[str] = list(plan.data["candidates"])
+        entries = comparisons(pairs)
+        candidates = list(plan.candidates)
         points = dict.fromkeys(candidates, 0.0)
         for entry in entries:
             outcome = entry["outcome"]
@@ -287,8 +319,8 @@ class Rank:
         status = "failed" if not judged else ("scored" if all_ok else "partial")
         questions = [
             unit_result(
-                f"{u.data['a']} vs {u.data['b']}, {u.data['order']} order, judge {u.data['judge']}"
-                + (f", sample {u.data['sample']}" if plan.data["samples"] > 1 else ""),
+                f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
+                + (f", sample {u.sample}" if plan.samples > 1 else ""),
                 "pairwise",
                 v,
             )
@@ -305,15 +337,15 @@ class Rank:
             error="no pair was judged in both orders" if status == "failed" else None,
             simulated=any(v.simulated for _, v in pairs),
             details={
-                "template": plan.data["template"],
-                "template_version": plan.data["template_version"],
+                "template": plan.template,
+                "template_version": plan.template_version,
                 "candidates": candidates,
                 "points": points,
                 "inconsistent": len(judged) - consistent,
                 "comparisons": entries,
-                "generated": plan.data.get("generated", {}),
-                "bootstrap": plan.data.get("bootstrap", bradley_terry.DEFAULT_BOOTSTRAP),
-                "seed": plan.data.get("seed", 0),
+                "generated": plan.generated,
+                "bootstrap": plan.bootstrap,
+                "seed": plan.seed,
             },
             extra=row.extra,
         )

@@ -13,7 +13,7 @@ import pytest
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, DatasetError, InputError, JudgeError, RateLimited
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.metric import RowContext, get_metric
+from evalq.core.metric import RowContext, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.prompting import extract_section
 from evalq.examples.grounding import (
@@ -376,9 +376,9 @@ def test_plan_with_a_given_response_calls_no_model() -> None:
     candidate = ListJudge([])
     ctx = context_for(job(["a", "b", "a"]), row("Apples are red."), {}, candidate)
     plan = g.GROUNDEDNESS.plan(ctx)
-    assert [u.data["judge_model"] for u in plan.units] == ["a", "b"]  # duplicates dropped
-    assert plan.data["response"] == "Apples are red."
-    assert plan.data["response_source"] == "dataset"
+    assert [u.judge_model for u in plan.units] == ["a", "b"]  # duplicates dropped
+    assert plan.response == "Apples are red."
+    assert plan.response_source == "dataset"
     assert candidate.requests == []
 
 
@@ -386,14 +386,15 @@ def test_plan_generates_the_response_with_the_candidate_model() -> None:
     candidate = ListJudge(["  Apples are red. I hope this helps.  "])
     ctx = context_for(job(["a"], candidate_model="model-under-test"), row(None), {}, candidate)
     plan = g.GROUNDEDNESS.plan(ctx)
-    assert plan.data["response"] == "Apples are red. I hope this helps."
-    assert plan.data["response_source"] == "candidate"
-    assert plan.data["candidate_model"] == "model-under-test"
-    assert plan.data["candidate_template"] == gp.ANSWER_TEMPLATE_VERSION
+    assert plan.response == "Apples are red. I hope this helps."
+    assert load_plan(g.GROUNDEDNESS.plan_model, plan.model_dump_json(), "r") == plan
+    assert plan.response_source == "candidate"
+    assert plan.candidate_model == "model-under-test"
+    assert plan.candidate_template == gp.ANSWER_TEMPLATE_VERSION
     (request,) = candidate.requests
     assert request == gp.answer_request(QUERY, CONTEXT)
     assert request.schema is None
-    assert "context" not in json.dumps(plan.data["judges"])
+    assert "context" not in json.dumps(plan.judges)
 
 
 def test_plan_uses_the_user_template_and_defaults_to_the_judge_model() -> None:
@@ -401,9 +402,9 @@ def test_plan_uses_the_user_template_and_defaults_to_the_judge_model() -> None:
     template = "My own words.\n{query}\n{context}"
     ctx = context_for(job(["main-judge"], prompt_template=template), row(None), {}, candidate)
     plan = g.GROUNDEDNESS.plan(ctx)
-    assert plan.data["candidate_model"] == "main-judge"
+    assert plan.candidate_model == "main-judge"
     assert candidate.requests[0].prompt == f"My own words.\n{QUERY}\n{CONTEXT}"
-    assert str(plan.data["candidate_template"]).startswith("user:")
+    assert str(plan.candidate_template).startswith("user:")
 
 
 def test_empty_generated_response_fails_the_row() -> None:

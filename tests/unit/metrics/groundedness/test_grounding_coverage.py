@@ -11,7 +11,6 @@ import pytest
 
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, RateLimited, TruncatedReply
-from evalq.core.metric import Plan, Unit
 from evalq.core.models import RowInput, Verdict
 from evalq.core.prompting import extract_section
 from evalq.examples.grounding import write_groundedness_example
@@ -19,6 +18,7 @@ from evalq.metrics.groundedness import metric as g
 from evalq.metrics.groundedness import prompts as gp
 from evalq.metrics.groundedness.labels import worse_label
 from evalq.metrics.groundedness.parsing import GroundingReply
+from evalq.metrics.groundedness.prompts import JUDGE_TEMPLATE_VERSION
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
@@ -195,9 +195,12 @@ def test_an_unscored_labelling_shows_in_the_row() -> None:
         prompt=QUERY,
         data={"query": QUERY, "context": CONTEXT, "response": RESPONSE},
     )
-    plan = Plan(
-        units=[Unit(index=0, kind="judge", data={"judge_model": "test-judge"})],
-        data={"response": RESPONSE, "response_source": "dataset"},
+    plan = g.GroundednessPlan(
+        units=[g.JudgeUnit(index=0, judge_model="test-judge")],
+        judges=["test-judge"],
+        judge_template=JUDGE_TEMPLATE_VERSION,
+        response=RESPONSE,
+        response_source="dataset",
     )
     verdict, _ = judge([ONLY_APPLES, ONLY_APPLES])
     result = g.GROUNDEDNESS.aggregate(row, plan, {0: verdict})
