@@ -28,8 +28,9 @@ from evalq.core.models import RowInput
 from evalq.core.prompting import delimit
 
 # The frames these versions name are worded in evalq.metrics.ratings.prompts.
-POINTWISE_FRAME_VERSION = "pointwise-frame/1"
-PAIRWISE_FRAME_VERSION = "pairwise-frame/1"
+# /2: the data rule every metric states, with one sentence on attached files.
+POINTWISE_FRAME_VERSION = "pointwise-frame/2"
+PAIRWISE_FRAME_VERSION = "pairwise-frame/2"
 DEFAULT_PAIRWISE_RUBRIC = "question_answering_quality"
 PROMPT_ALIASES = ("instruction", "question")  # other names for the prompt column (built-ins)
 DOCUMENT = "document"
