@@ -55,7 +55,6 @@ from evalq.metrics.gecko.choices import (
 )
 from evalq.metrics.gecko.judges import (
     combine,
-    judge_models,
     judged_results,
     rubric_model,
     summarize_judges,
@@ -224,36 +223,23 @@ class ValidatorSpec:
         return self.batch_template_version if batched else self.template_version
 
 
+def validator_request(prompt: str, media: MediaPart, schema: type[BaseModel]) -> JudgeRequest:
+    """A validator call: the prompt, the media it looks at, and the reply's schema."""
+    return JudgeRequest(prompt=prompt, media=(media,), schema=schema, role="validator")
+
+
 def _image_request(question: Question, media: MediaPart) -> JudgeRequest:
     if is_yes_no(question):
-        return JudgeRequest(
-            prompt=validator_prompt(question.question),
-            media=(media,),
-            schema=VerdictReply,
-            role="validator",
-        )
-    return JudgeRequest(
-        prompt=choice_validator_prompt(question.question, question.choices),
-        media=(media,),
-        schema=ImageChoiceReply,
-        role="validator",
-    )
+        return validator_request(validator_prompt(question.question), media, VerdictReply)
+    prompt = choice_validator_prompt(question.question, question.choices)
+    return validator_request(prompt, media, ImageChoiceReply)
 
 
 def _image_batch_request(questions: Sequence[Question], media: MediaPart) -> JudgeRequest:
     if all(is_yes_no(q) for q in questions):
-        return JudgeRequest(
-            prompt=batch_validator_prompt([q.question for q in questions]),
-            media=(media,),
-            schema=BatchVerdictReply,
-            role="validator",
-        )
-    return JudgeRequest(
-        prompt=mixed_batch_validator_prompt(questions),
-        media=(media,),
-        schema=MixedBatchReply,
-        role="validator",
-    )
+        prompt = batch_validator_prompt([q.question for q in questions])
+        return validator_request(prompt, media, BatchVerdictReply)
+    return validator_request(mixed_batch_validator_prompt(questions), media, MixedBatchReply)
 
 
 def _image_versions(questions: Sequence[Question], batched: bool) -> str:
@@ -554,7 +540,7 @@ class GeckoMetric:
         ctx.media(self.media_field)  # broken media fails the row before any judge call
         rubric = self._rubric(ctx)
         mode = validator_mode(ctx.options)
-        judges = judge_models(ctx.job)
+        judges = ctx.job.judges
         count = len(rubric.questions)
         batched = mode == "batched" and count > 0
         units: list[QuestionUnit | BatchUnit]
@@ -632,7 +618,7 @@ class GeckoMetric:
         env.count("questions_expected", len(questions))
         if not questions:
             return
-        for model in judge_models(env.job):
+        for model in env.job.judges:
             if validator_mode(env.options) == "batched":
                 answer = BATCH_TOKENS_PER_QUESTION * len(questions)
                 env.call(self.validator_spec.batch_request(questions, media), model, answer)

@@ -130,19 +130,28 @@ Reply with JSON only: {{"explanation": "...", "answer": "<the letter>"}}.
 """
 
 
-def rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
-    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+def fill_rubric_prompt(
+    templates: tuple[str, str], kind: str, prompt: str, gap: RubricGap | None, **fixed: str
+) -> str:
+    """A rubric request from (first ask, re-ask) templates: the first, or with ``gap`` the one
+    re-ask for the keywords left uncovered. The description goes in a block of ``kind``."""
+    first, again = templates
+    described = delimit(kind, prompt)
     if gap is None:
-        return RUBRIC_PROMPT.format(
-            data_rule=DATA_RULE, tags=_TAG_LIST, prompt=delimit("image_description", prompt)
-        )
-    return RUBRIC_GAP_PROMPT.format(
+        return first.format(data_rule=DATA_RULE, prompt=described, **fixed)
+    return again.format(
         data_rule=DATA_RULE,
-        tags=_TAG_LIST,
-        prompt=delimit("image_description", prompt),
+        prompt=described,
         asked=asked_block(gap.asked),
         missing=missing_block(gap.missing),
+        **fixed,
     )
+
+
+def rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
+    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+    templates = (RUBRIC_PROMPT, RUBRIC_GAP_PROMPT)
+    return fill_rubric_prompt(templates, "image_description", prompt, gap, tags=_TAG_LIST)
 
 
 def validator_prompt(question: str) -> str:

@@ -17,7 +17,7 @@ from evalq.core.dataset import parse_questions
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.models import Question
 from evalq.core.parsing_choice import label_choices
-from evalq.metrics.gecko.metric import GeckoMetric, RubricSpec, ValidatorSpec
+from evalq.metrics.gecko.metric import GeckoMetric, RubricSpec, ValidatorSpec, validator_request
 from evalq.metrics.gecko_video.parsing import (
     MAX_CHOICES,
     BatchChoiceReply,
@@ -44,21 +44,12 @@ VIDEO_RUBRIC = RubricSpec(
 
 
 def _request(question: Question, media: MediaPart) -> JudgeRequest:
-    return JudgeRequest(
-        prompt=video_validator_prompt(question.question, question.choices),
-        media=(media,),
-        schema=ChoiceVerdictReply,
-        role="validator",
-    )
+    prompt = video_validator_prompt(question.question, question.choices)
+    return validator_request(prompt, media, ChoiceVerdictReply)
 
 
 def _batch_request(questions: Sequence[Question], media: MediaPart) -> JudgeRequest:
-    return JudgeRequest(
-        prompt=video_batch_validator_prompt(questions),
-        media=(media,),
-        schema=BatchChoiceReply,
-        role="validator",
-    )
+    return validator_request(video_batch_validator_prompt(questions), media, BatchChoiceReply)
 
 
 VIDEO_VALIDATOR = ValidatorSpec(

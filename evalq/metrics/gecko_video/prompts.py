@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from evalq.core.models import Question
 from evalq.core.parsing_choice import label_choices
 from evalq.core.prompting import DATA_RULE, delimit, one_line
-from evalq.metrics.gecko.prompts import RubricGap, asked_block, missing_block
+from evalq.metrics.gecko.prompts import RubricGap, fill_rubric_prompt
 
 VIDEO_RUBRIC_TEMPLATE_VERSION = "gecko-video-rubric/2"  # /2: the re-ask fills gaps only
 VIDEO_VALIDATOR_TEMPLATE_VERSION = "gecko-video-validator/1"
@@ -121,17 +121,8 @@ Reply with JSON only, one entry per question, in the order given:
 
 def video_rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
     """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
-    if gap is None:
-        return VIDEO_RUBRIC_PROMPT.format(
-            data_rule=DATA_RULE, types=_TYPE_LIST, prompt=delimit("video_description", prompt)
-        )
-    return VIDEO_RUBRIC_GAP_PROMPT.format(
-        data_rule=DATA_RULE,
-        types=_TYPE_LIST,
-        prompt=delimit("video_description", prompt),
-        asked=asked_block(gap.asked),
-        missing=missing_block(gap.missing),
-    )
+    templates = (VIDEO_RUBRIC_PROMPT, VIDEO_RUBRIC_GAP_PROMPT)
+    return fill_rubric_prompt(templates, "video_description", prompt, gap, types=_TYPE_LIST)
 
 
 def video_validator_prompt(question: str, choices: Sequence[str]) -> str:

@@ -34,7 +34,6 @@ from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableR
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.metric import Plan, RowContext, Unit
 from evalq.core.models import (
-    JobConfig,
     QuestionResult,
     RowInput,
     RowResult,
@@ -309,10 +308,6 @@ def _mean(values: Iterable[float | None]) -> float | None:
 # ---- the metric ------------------------------------------------------------------------------
 
 
-def judge_models(job: JobConfig) -> list[str]:
-    return list(dict.fromkeys(job.judge_models or [job.judge_model]))
-
-
 class JudgeUnit(Unit):
     """One judge model labelling the row's response."""
 
@@ -391,7 +386,7 @@ class Groundedness:
         return warnings
 
     def plan(self, ctx: RowContext) -> GroundednessPlan:
-        judges = judge_models(ctx.job)
+        judges = ctx.job.judges
         units = [JudgeUnit(index=i, judge_model=model) for i, model in enumerate(judges)]
         given = ctx.row.data.get("response")
         if isinstance(given, str) and given:
@@ -444,7 +439,7 @@ class Groundedness:
             sentences = max(1, len(split_sentences(response)))
         request = JudgeRequest(prompt=judge_prompt(query, context, response), schema=GroundingReply)
         answer = LABELLING_TOKENS + LABEL_TOKENS_PER_SENTENCE * sentences
-        for model in judge_models(env.job):
+        for model in env.job.judges:
             env.call(request, model, answer)
 
     def run_unit(self, ctx: RowContext, plan: GroundednessPlan, unit: JudgeUnit) -> Verdict:

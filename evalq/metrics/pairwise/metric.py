@@ -42,7 +42,6 @@ from evalq.metrics.ratings.judging import (
     dry_document,
     dry_template,
     first_reason,
-    judges_of,
     load_document,
     row_template,
     samples_of,
@@ -128,7 +127,7 @@ def dry_comparisons(
     """Every judge x sample x pair, in both orders, as comparison_units lays them out."""
     document = dry_document(row, env)
     samples = samples_of(env.options)
-    for judge, k, (a, b), order in product(judges_of(env.job), range(samples), pairs, ORDERS):
+    for judge, k, (a, b), order in product(env.job.judges, range(samples), pairs, ORDERS):
         shown = (texts[a], texts[b]) if order == "original" else (texts[b], texts[a])
         request = JudgeRequest(
             prompt=pairwise_prompt(template, row.data, *shown, document),
@@ -290,7 +289,7 @@ class Pairwise:
 
     def plan(self, ctx: RowContext) -> PairwisePlan:
         template = row_template(ctx, "pairwise")
-        judges, samples = judges_of(ctx.job), samples_of(ctx.options)
+        judges, samples = ctx.job.judges, samples_of(ctx.options)
         return PairwisePlan(
             units=comparison_units(judges, samples),
             template=template.name,

@@ -33,7 +33,6 @@ from evalq.metrics.ratings.judging import (
     dry_document,
     dry_template,
     first_reason,
-    judges_of,
     load_document,
     row_template,
     samples_of,
@@ -107,7 +106,7 @@ class Pointwise:
 
     def plan(self, ctx: RowContext) -> PointwisePlan:
         template = row_template(ctx, "pointwise")
-        judges, samples = judges_of(ctx.job), samples_of(ctx.options)
+        judges, samples = ctx.job.judges, samples_of(ctx.options)
         units = [
             RatingUnit(index=i, judge=judge, sample=k)
             for i, (judge, k) in enumerate(product(judges, range(samples)))
@@ -141,7 +140,7 @@ class Pointwise:
         document = dry_document(row, env)
         samples = samples_of(env.options)
         prompt = pointwise_prompt(template, row.data, document)
-        for judge, k in product(judges_of(env.job), range(samples)):
+        for judge, k in product(env.job.judges, range(samples)):
             request = JudgeRequest(
                 prompt=prompt,
                 media=document.media if document else (),

@@ -41,7 +41,6 @@ from evalq.metrics.ratings.judging import (
     dry_document,
     dry_template,
     first_reason,
-    judges_of,
     load_document,
     samples_of,
     temperature_of,
@@ -219,7 +218,7 @@ class Rank:
             if not _generated(options, candidate):
                 raise InputError(row.id, candidate, "missing (a candidate's response)")
             generated[candidate] = self._generate(ctx, candidate, document)
-        judges, samples = judges_of(ctx.job), samples_of(options)
+        judges, samples = ctx.job.judges, samples_of(options)
         return RankPlan(
             units=rank_units(judges, samples, candidates),
             template=template.name,
@@ -235,19 +234,9 @@ class Rank:
     def _generate(self, ctx: RowContext, candidate: str, document: DocumentView | None) -> str:
         """The candidate's response to this row, from the model under test (cached and
         counted apart from the judges)."""
-        options = ctx.options
-        guidance = _candidate_prompts(options).get(candidate)
-        values = ctx.row.data
-        if guidance is not None:
-            model = str(options.get("candidate_model") or ctx.job.judge_model)
-            request = generation_request(guidance, values, document)
-        else:
-            template = _prompt_template(options)
-            assert template is not None
-            model = candidate
-            prompt = template.format_map({k: values.get(k, "") for k in placeholders_of(template)})
-            media = document.media if document is not None else ()
-            request = JudgeRequest(prompt=prompt, media=media, temperature=0.0)
+        model, request = self._generation(
+            ctx.row, candidate, document, ctx.options, ctx.job.judge_model
+        )
         return ctx.candidate(model).generate(request).text.strip()
 
     def _generation(
@@ -258,7 +247,9 @@ class Rank:
         options: Mapping[str, Any],
         job_model: str,
     ) -> tuple[str, JudgeRequest]:
-        """(model, request) of the call that writes a candidate's response, as _generate makes it."""
+        """(model, request) of the call that writes a candidate's response: with a guidance
+        text, the candidate model (or the main judge) gets it; with --prompt-template, the
+        candidate named as the model gets the template filled from the row."""
         guidance = _candidate_prompts(options).get(candidate)
         if guidance is not None:
             model = str(options.get("candidate_model") or job_model)

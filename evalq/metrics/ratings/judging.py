@@ -12,7 +12,7 @@ from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.core.judge import Judge, JudgeRequest
 from evalq.core.metric import Plan, RowContext, UnitT
-from evalq.core.models import JobConfig, QuestionResult, RowInput, UnscoredReason, Verdict
+from evalq.core.models import QuestionResult, RowInput, UnscoredReason, Verdict
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.rubrics import (
     DOCUMENT,
@@ -26,11 +26,6 @@ from evalq.metrics.ratings.rubrics import (
 
 MAX_SAMPLES = 50
 SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
-
-
-def judges_of(job: JobConfig) -> list[str]:
-    """The job's judge models, first = main judge; each one is its own set of units."""
-    return list(dict.fromkeys(job.judge_models or [job.judge_model]))
 
 
 def samples_of(options: Mapping[str, Any]) -> int:
