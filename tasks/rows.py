@@ -163,7 +163,8 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, An
     rt.store.touch(job_id, row)
     ctx = row_context(rt, job_id, row)
     try:
-        plan = rt.store.row_plan(job_id, row) or get_metric(ctx.job.metric).plan(ctx)
+        metric = get_metric(ctx.job.metric)
+        plan = rt.store.row_plan(job_id, row, metric.plan_model) or metric.plan(ctx)
         check_plan_size(plan, ctx.row.id, rt.settings.max_plan_bytes)
     except InputError as exc:
         _fail_row(rt, job_id, row, "input_error", f"bad input: {exc}")
@@ -174,7 +175,7 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, An
         _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {why}")
         return {"row": row, "status": "failed"}
     rt.store.save_row_plan(job_id, row, plan)  # first write wins: redeliveries keep indexes
-    plan = rt.store.row_plan(job_id, row) or plan
+    plan = rt.store.row_plan(job_id, row, metric.plan_model) or plan
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
         _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")
@@ -229,8 +230,9 @@ def _run_unit(task: Task, rt: Runtime, job_id: str, row: str, index: int) -> dic
     return {"index": index, "status": verdict.status}
 
 
-def _plan(rt: Runtime, job_id: str, row: str) -> Plan:
-    plan: Plan | None = rt.store.row_plan(job_id, row)
+def _plan(rt: Runtime, job_id: str, row: str) -> Plan[Any]:
+    model = get_metric(rt.store.config(job_id).metric).plan_model
+    plan: Plan[Any] | None = rt.store.row_plan(job_id, row, model)
     if plan is None:
         raise RuntimeError(f"row {row} has no stored plan")
     return plan

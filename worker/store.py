@@ -25,7 +25,7 @@ from redis.commands.core import Script
 from redis.retry import Retry
 
 from evalq.core.errors import JobNotFound
-from evalq.core.metric import Plan
+from evalq.core.metric import Plan, PlanT, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.pricing import USAGE_KINDS, Usage, nanos
 from worker import keys
@@ -472,19 +472,19 @@ class Store:
             self._memo.put(("row", job_id, row), RowInput.model_validate_json(cast(str, raw))),
         )
 
-    def save_row_plan(self, job_id: str, row: str, plan: Plan) -> None:
+    def save_row_plan(self, job_id: str, row: str, plan: Plan[Any]) -> None:
         """First write wins: a redelivered prepare_row must not renumber the row's units."""
         self.r.set(keys.plan(job_id, row), plan.model_dump_json(), ex=self.ttl_s, nx=True)
 
-    def row_plan(self, job_id: str, row: str) -> Plan | None:
+    def row_plan(self, job_id: str, row: str, model: type[PlanT]) -> PlanT | None:
+        """The row's stored plan as its metric's ``model``; StoredPlanError if it doesn't fit."""
         if (hit := self._memo.get(("plan", job_id, row))) is not None:
-            return cast(Plan, hit)
+            return cast(PlanT, hit)
         raw = self.r.get(keys.plan(job_id, row))
         if not raw:
             return None
-        return cast(
-            Plan, self._memo.put(("plan", job_id, row), Plan.model_validate_json(cast(str, raw)))
-        )
+        plan = load_plan(model, cast(str, raw), f"job {job_id}, row on line {row}")
+        return cast(PlanT, self._memo.put(("plan", job_id, row), plan))
 
     # ---- a small shared cache (rubrics, long contexts) ----
 

@@ -58,6 +58,11 @@ class MissingField(InputError):
     dataset is refused as a whole (a wrong file or a renamed column), not failed row by row."""
 
 
+class StoredPlanError(EvalqError):
+    """A row's stored plan does not fit its metric's plan model (damaged, or written by an
+    older evalq): the row can't be run from it."""
+
+
 class JobNotFound(EvalqError):
     """No job with that id in Redis (never created, or expired)."""
 

@@ -13,11 +13,11 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evalq.core.errors import InputError
+from evalq.core.errors import InputError, StoredPlanError
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
@@ -27,22 +27,51 @@ if TYPE_CHECKING:
 
 
 class Unit(BaseModel):
-    """One judge call of a row's fan-out; `data` is the metric's own description of it."""
+    """One judge call of a row's fan-out. Each metric subclasses it with typed fields saying
+    what the call is (which judge, question, sample, order...)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     index: int
     kind: str = "question"
-    data: dict[str, Any] = Field(default_factory=dict)
 
 
-class Plan(BaseModel):
-    """What a row needs done, fixed once per row (a redelivery reuses it, keeping indexes)."""
+UnitT = TypeVar("UnitT", bound=Unit)
 
-    units: list[Unit]
-    data: dict[str, Any] = Field(default_factory=dict)
+
+class Plan(BaseModel, Generic[UnitT]):
+    """What a row needs done, fixed once per row (a redelivery reuses it, keeping indexes).
+
+    Each metric subclasses it with its own typed fields and unit type, and names the subclass
+    as its ``plan_model``: a stored plan is validated once, when the store reads it, and the
+    metric's run_unit and aggregate read typed attributes, never a dict re-checked per unit.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    units: list[UnitT]
     simulated: bool = False
 
 
-def check_plan_size(plan: Plan, row_id: str, max_bytes: int) -> None:
+PlanT = TypeVar("PlanT", bound=Plan[Any])
+
+
+def load_plan(model: type[PlanT], text: str | bytes, where: str) -> PlanT:
+    """A stored plan as its metric's plan model. One that does not fit (damaged, or written by
+    an evalq whose plans were untyped dicts) raises StoredPlanError naming the first misfit."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(the plan)"
+        raise StoredPlanError(
+            f"{where}: the stored plan does not fit {model.__name__} ({exc.error_count()} "
+            f"problem(s); first at {field}: {first['msg']}). Plans written by an older evalq "
+            "do not load: run the job again."
+        ) from None
+
+
+def check_plan_size(plan: Plan[Any], row_id: str, max_bytes: int) -> None:
     """A plan is stored once per row and read by every unit task; one past the bound (a runaway
     rubric, huge candidates) fails its row instead of filling Redis and the workers."""
     size = len(plan.model_dump_json().encode("utf-8"))
@@ -71,9 +100,13 @@ class RowContext:
         return self.job.options
 
 
-class Metric(Protocol):
+UnitT_contra = TypeVar("UnitT_contra", bound=Unit, contravariant=True)
+
+
+class Metric(Protocol[PlanT, UnitT_contra]):
     name: str
     required_columns: tuple[str, ...]  # a CSV header without them is no dataset for this metric
+    plan_model: type[PlanT]  # what the store loads the row's stored plan as
 
     def parse_row(
         self,
@@ -90,15 +123,15 @@ class Metric(Protocol):
         """Dataset-level checks before anything is enqueued: raise DatasetError, or warn."""
         ...
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> PlanT:
         """Prepare the row's units (may call judges); JudgeError/InputError fail the row."""
         ...
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+    def run_unit(self, ctx: RowContext, plan: PlanT, unit: UnitT_contra) -> Verdict:
         """One judge call. Rate limits and spent daily quotas propagate; the rest is unscored."""
         ...
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+    def aggregate(self, row: RowInput, plan: PlanT, results: Mapping[int, Verdict]) -> RowResult:
         """Score the row from its units' verdicts (missing ones count as unscored)."""
         ...
 
@@ -123,12 +156,12 @@ REGISTRY: dict[str, str] = {
 }
 
 
-def get_metric(name: str) -> Metric:
+def get_metric(name: str) -> Metric[Any, Any]:
     from evalq.core.errors import DatasetError
 
     target = REGISTRY.get(name)
     if target is None:
         raise DatasetError(f"unknown metric {name!r}; available: {', '.join(sorted(REGISTRY))}")
     module, attribute = target.split(":")
-    metric: Metric = getattr(importlib.import_module(module), attribute)
+    metric: Metric[Any, Any] = getattr(importlib.import_module(module), attribute)
     return metric

@@ -183,6 +183,13 @@ class JobConfig(BaseModel):
     # Thinking per role (evalq.core.thinking): a budget, a level, "min", "modest" or "default".
     # Empty for jobs created before thinking settings existed: they send none, as they did.
     thinking: dict[str, int | str] = Field(default_factory=dict)
+
+    @property
+    def judges(self) -> list[str]:
+        """The judge models each once, in the order given; the first is the main judge. Every
+        metric with several judges makes one set of units per model in this list."""
+        return list(dict.fromkeys(self.judge_models or [self.judge_model]))
+
     # The price table the job was submitted with (evalq.core.pricing, per model), so every worker
     # prices it alike; None for jobs created before prices were recorded (the worker's table).
     prices: dict[str, dict[str, Any]] | None = None

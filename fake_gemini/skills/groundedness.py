@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalq.core.prompting import extract_section
-from evalq.metrics.groundedness.metric import ANSWER_GUIDANCE
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
+from evalq.metrics.groundedness.prompts import ANSWER_GUIDANCE
 from fake_gemini.messages import is_plain, read_message
 from fake_gemini.protocol import schema_properties
 

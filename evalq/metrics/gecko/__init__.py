@@ -1,2 +1,4 @@
-"""Gecko on images: rubric questions from the prompt (prompts, parsing), the judges that
-answer them (judges, choices), and the plan and aggregate (metric)."""
+"""Gecko on images. Prompts: prompts (rubric, re-ask, validators) and choices (hand-written
+multiple-choice questions). Parser: parsing (rubric replies, yes/no answers) and choices
+(letters). Scorer: metric (plan, run_unit, aggregate, summary) with judges (several validator
+judges on one rubric)."""

@@ -20,15 +20,10 @@ from evalq.core.scoring import question_results, score_questions
 from evalq.stats.agreement import all_agree_share, fleiss_kappa, pairwise_kappas
 
 
-def judge_models(job: JobConfig) -> list[str]:
-    """The validator judges, in the order given; the first is the job's main judge."""
-    return list(dict.fromkeys(job.judge_models or [job.judge_model]))
-
-
 def rubric_model(job: JobConfig) -> str:
     """Who writes the rubric: options["rubric_model"] (--rubric-model), else the first judge."""
     named = job.options.get("rubric_model")
-    return named if isinstance(named, str) and named else judge_models(job)[0]
+    return named if isinstance(named, str) and named else job.judges[0]
 
 
 def judged_results(

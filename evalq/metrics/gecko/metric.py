@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evalq.core.dataset import parse_questions, row_id_of, unknown_columns
 from evalq.core.dry_run import DryEnv, expected_questions
@@ -36,7 +36,6 @@ from evalq.core.models import (
     VerdictReply,
 )
 from evalq.core.parsing_choice import split_batched_reply
-from evalq.core.prompting import DATA_RULE, delimit, one_line
 from evalq.core.scoring import (
     checked_keywords,
     covers,
@@ -56,67 +55,22 @@ from evalq.metrics.gecko.choices import (
 )
 from evalq.metrics.gecko.judges import (
     combine,
-    judge_models,
     judged_results,
     rubric_model,
     summarize_judges,
 )
-from evalq.metrics.gecko.parsing import parse_rubric
+from evalq.metrics.gecko.parsing import BatchVerdictReply, ParsedRubric, parse_image_rubric
 from evalq.metrics.gecko.prompts import (
+    BATCH_VALIDATOR_TEMPLATE_VERSION,
     CHOICE_VALIDATOR_TEMPLATE_VERSION,
     RUBRIC_TEMPLATE_VERSION,
     VALIDATOR_TEMPLATE_VERSION,
     RubricGap,
+    batch_validator_prompt,
     choice_validator_prompt,
     rubric_prompt,
     validator_prompt,
 )
-
-# ---- the batched validator (all of a row's questions in one call) ----------------------------
-
-BATCH_VALIDATOR_TEMPLATE_VERSION = "gecko-image-batch-validator/1"
-
-BATCH_VALIDATOR_PROMPT = """You check whether a generated image shows what each of several
-questions asks about.
-
-{data_rule}
-
-Look at the attached image and answer every numbered question below with "yes" or "no",
-judging only from what is visible. Treat each question on its own: an answer to one question
-must not change your answer to another. Explain each answer briefly before giving it.
-
-Questions:
-{questions}
-
-Reply with JSON only, one entry per question, in the order given:
-{{"answers": [{{"question_id": 1, "explanation": "...", "answer": "yes" or "no"}}, ...]}}.
-"""
-
-
-class BatchVerdictItem(BaseModel):
-    question_id: int
-    explanation: str
-    answer: Literal["yes", "no"]
-
-
-class BatchVerdictReply(BaseModel):
-    """Schema for the batched validator: one answer per numbered question."""
-
-    answers: list[BatchVerdictItem]
-
-
-def numbered(questions: Sequence[str]) -> str:
-    """ "1. ...", one question a line; a line break inside a question can not fake a number."""
-    return "\n".join(f"{i}. {one_line(q)}" for i, q in enumerate(questions, start=1))
-
-
-def batch_validator_prompt(questions: Sequence[str]) -> str:
-    return BATCH_VALIDATOR_PROMPT.format(
-        data_rule=DATA_RULE, questions=delimit("questions", numbered(questions))
-    )
-
-
-ParsedRubric = tuple[list[str], list[Question]]  # (the prompt's keywords, its questions)
 
 
 @dataclass(frozen=True)
@@ -130,29 +84,11 @@ class RubricSpec:
     parse: Callable[[str], ParsedRubric]
 
 
-def _image_questions(reply: RubricReply) -> list[Question]:
-    return [
-        Question(
-            question=q.question,
-            expected=q.answer,
-            tag=q.tag,
-            keywords=q.keywords,
-            justification=q.justification,
-        )
-        for q in reply.questions
-    ]
-
-
-def _parse_image_rubric(text: str) -> ParsedRubric:
-    reply = parse_rubric(text)
-    return reply.keywords, _image_questions(reply)
-
-
 IMAGE_RUBRIC = RubricSpec(
     template_version=RUBRIC_TEMPLATE_VERSION,
     schema=RubricReply,
     prompt=rubric_prompt,
-    parse=_parse_image_rubric,
+    parse=parse_image_rubric,
 )
 
 
@@ -287,36 +223,23 @@ class ValidatorSpec:
         return self.batch_template_version if batched else self.template_version
 
 
+def validator_request(prompt: str, media: MediaPart, schema: type[BaseModel]) -> JudgeRequest:
+    """A validator call: the prompt, the media it looks at, and the reply's schema."""
+    return JudgeRequest(prompt=prompt, media=(media,), schema=schema, role="validator")
+
+
 def _image_request(question: Question, media: MediaPart) -> JudgeRequest:
     if is_yes_no(question):
-        return JudgeRequest(
-            prompt=validator_prompt(question.question),
-            media=(media,),
-            schema=VerdictReply,
-            role="validator",
-        )
-    return JudgeRequest(
-        prompt=choice_validator_prompt(question.question, question.choices),
-        media=(media,),
-        schema=ImageChoiceReply,
-        role="validator",
-    )
+        return validator_request(validator_prompt(question.question), media, VerdictReply)
+    prompt = choice_validator_prompt(question.question, question.choices)
+    return validator_request(prompt, media, ImageChoiceReply)
 
 
 def _image_batch_request(questions: Sequence[Question], media: MediaPart) -> JudgeRequest:
     if all(is_yes_no(q) for q in questions):
-        return JudgeRequest(
-            prompt=batch_validator_prompt([q.question for q in questions]),
-            media=(media,),
-            schema=BatchVerdictReply,
-            role="validator",
-        )
-    return JudgeRequest(
-        prompt=mixed_batch_validator_prompt(questions),
-        media=(media,),
-        schema=MixedBatchReply,
-        role="validator",
-    )
+        prompt = batch_validator_prompt([q.question for q in questions])
+        return validator_request(prompt, media, BatchVerdictReply)
+    return validator_request(mixed_batch_validator_prompt(questions), media, MixedBatchReply)
 
 
 def _image_versions(questions: Sequence[Question], batched: bool) -> str:
@@ -526,6 +449,35 @@ def extend_rubric(rubric: Rubric, own: Sequence[Question]) -> Rubric:
     return rubric.model_copy(update={"questions": questions, "coverage": coverage})
 
 
+class QuestionUnit(Unit):
+    """One validator judge on one question of the rubric."""
+
+    kind: Literal["question"] = "question"
+    judge_model: str
+    question: int  # its index in the rubric
+
+
+class BatchUnit(Unit):
+    """One validator judge on all of the row's questions, in one call."""
+
+    kind: Literal["batch"] = "batch"
+    judge_model: str
+    questions: int  # how many
+
+
+GeckoUnit = Annotated[QuestionUnit | BatchUnit, Field(discriminator="kind")]
+
+
+class GeckoPlan(Plan[GeckoUnit]):
+    """A Gecko row's plan: its rubric (written once, whatever the judges) and who validates."""
+
+    rubric: Rubric
+    validator: ValidatorMode
+    validator_template: str
+    judges: list[str]
+    rubric_model: str | None = None  # None: the row's own questions, no rubric written
+
+
 class GeckoMetric:
     """Gecko: a rubric of questions per prompt, then a validator looking at the media.
 
@@ -541,6 +493,7 @@ class GeckoMetric:
     known_columns: frozenset[str]
     rubric_spec: RubricSpec
     validator_spec: ValidatorSpec
+    plan_model = GeckoPlan
 
     def row_questions(self, value: Any, row_id: str) -> list[Question] | None:
         """The row's own questions (the dataset's `questions` field), validated."""
@@ -583,32 +536,34 @@ class GeckoMetric:
             ]
         return []
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> GeckoPlan:
         ctx.media(self.media_field)  # broken media fails the row before any judge call
         rubric = self._rubric(ctx)
         mode = validator_mode(ctx.options)
-        judges = judge_models(ctx.job)
+        judges = ctx.job.judges
         count = len(rubric.questions)
         batched = mode == "batched" and count > 0
+        units: list[QuestionUnit | BatchUnit]
         if batched:
             units = [
-                Unit(index=j, kind="batch", data={"questions": count, "judge_model": model})
+                BatchUnit(index=j, questions=count, judge_model=model)
                 for j, model in enumerate(judges)
             ]
         else:
             units = [
-                Unit(index=j * count + i, data={"judge_model": model, "question": i})
+                QuestionUnit(index=j * count + i, judge_model=model, question=i)
                 for j, model in enumerate(judges)
                 for i in range(count)
             ]
-        data = {
-            "rubric": rubric.model_dump(),
-            "validator": mode,
-            "validator_template": self.validator_spec.version(rubric.questions, batched),
-            "judges": judges,
-            "rubric_model": rubric.judge_model or None,
-        }
-        return Plan(units=units, data=data, simulated=rubric.simulated)
+        return GeckoPlan(
+            units=units,
+            rubric=rubric,
+            validator=mode,
+            validator_template=self.validator_spec.version(rubric.questions, batched),
+            judges=judges,
+            rubric_model=rubric.judge_model or None,
+            simulated=rubric.simulated,
+        )
 
     def _rubric(self, ctx: RowContext) -> Rubric:
         row = ctx.row
@@ -663,7 +618,7 @@ class GeckoMetric:
         env.count("questions_expected", len(questions))
         if not questions:
             return
-        for model in judge_models(env.job):
+        for model in env.job.judges:
             if validator_mode(env.options) == "batched":
                 answer = BATCH_TOKENS_PER_QUESTION * len(questions)
                 env.call(self.validator_spec.batch_request(questions, media), model, answer)
@@ -672,9 +627,8 @@ class GeckoMetric:
                 request = self.validator_spec.request(question, media)
                 env.call(request, model, VALIDATOR_ANSWER_TOKENS)
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
-        rubric = Rubric.model_validate(plan.data["rubric"])
-        model = str(unit.data.get("judge_model") or ctx.job.judge_model)
+    def run_unit(self, ctx: RowContext, plan: GeckoPlan, unit: QuestionUnit | BatchUnit) -> Verdict:
+        rubric, model = plan.rubric, unit.judge_model
         try:
             media = ctx.media(self.media_field)
         except InputError as exc:
@@ -686,21 +640,21 @@ class GeckoMetric:
             verdict = unscored(unit.index, exc.reason, f"sending the media: {exc.message}")
             return verdict.model_copy(update={"judge_model": model})
         judge = ctx.judge(model)
-        if unit.kind == "batch":
+        if isinstance(unit, BatchUnit):
             verdict, _ = validate_batch(judge, rubric.questions, media, self.validator_spec)
         else:
-            question = rubric.questions[int(unit.data.get("question", unit.index))]
+            question = rubric.questions[unit.question]
             verdict, _ = validate_question(judge, unit.index, question, media, self.validator_spec)
         return verdict.model_copy(update={"judge_model": model})
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
-        rubric = Rubric.model_validate(plan.data["rubric"])
-        mode = plan.data.get("validator", "per-question")
-        by_judge = verdicts_by_judge(plan, results, len(rubric.questions))
-        result = score_row(row, rubric, {}, by_judge)
-        result.details = {"validator": mode, **result.details}
+    def aggregate(
+        self, row: RowInput, plan: GeckoPlan, results: Mapping[int, Verdict]
+    ) -> RowResult:
+        by_judge = verdicts_by_judge(plan, results, len(plan.rubric.questions))
+        result = score_row(row, plan.rubric, {}, by_judge)
+        result.details = {"validator": plan.validator, **result.details}
         if "judges" in result.details:
-            result.details["rubric_model"] = plan.data.get("rubric_model")
+            result.details["rubric_model"] = plan.rubric_model
         return result
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
@@ -720,20 +674,16 @@ class GeckoMetric:
 
 
 def verdicts_by_judge(
-    plan: Plan, results: Mapping[int, Verdict], count: int
+    plan: GeckoPlan, results: Mapping[int, Verdict], count: int
 ) -> dict[str, dict[int, Verdict]]:
     """Each judge's verdicts by question index, from per-question or batched units."""
-    judges = [str(m) for m in plan.data.get("judges") or []]
-    default = judges[0] if judges else ""
-    out: dict[str, dict[int, Verdict]] = {model: {} for model in judges} or {default: {}}
+    out: dict[str, dict[int, Verdict]] = {model: {} for model in plan.judges}
     for unit in plan.units:
-        model = str(unit.data.get("judge_model") or default)
-        bucket = out.setdefault(model, {})
-        if unit.kind == "batch":
+        bucket = out.setdefault(unit.judge_model, {})
+        if isinstance(unit, BatchUnit):
             bucket.update(expand_batch(results.get(unit.index), count))
         elif (verdict := results.get(unit.index)) is not None:
-            question = int(unit.data.get("question", unit.index))
-            bucket[question] = verdict.model_copy(update={"index": question})
+            bucket[unit.question] = verdict.model_copy(update={"index": unit.question})
     return out
 
 

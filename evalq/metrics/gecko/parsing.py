@@ -7,12 +7,12 @@ a reply we cannot read becomes an unscored question with a reason, never a silen
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from evalq.core.errors import UnparseableReply
-from evalq.core.models import TAGS, RubricReply
+from evalq.core.models import TAGS, Question, RubricReply
 from evalq.core.replies import clip, extract_json, hedge, options_named
 
 _LABELLED_RE = re.compile(
@@ -132,3 +132,36 @@ def parse_rubric(text: str) -> RubricReply:
     if not rubric.questions:
         raise UnparseableReply("rubric reply has no questions", raw=clip(text))
     return rubric
+
+
+ParsedRubric = tuple[list[str], list[Question]]  # (the prompt's keywords, its questions)
+
+
+def _image_questions(reply: RubricReply) -> list[Question]:
+    return [
+        Question(
+            question=q.question,
+            expected=q.answer,
+            tag=q.tag,
+            keywords=q.keywords,
+            justification=q.justification,
+        )
+        for q in reply.questions
+    ]
+
+
+def parse_image_rubric(text: str) -> ParsedRubric:
+    reply = parse_rubric(text)
+    return reply.keywords, _image_questions(reply)
+
+
+class BatchVerdictItem(BaseModel):
+    question_id: int
+    explanation: str
+    answer: Literal["yes", "no"]
+
+
+class BatchVerdictReply(BaseModel):
+    """Schema for the batched validator: one answer per numbered question."""
+
+    answers: list[BatchVerdictItem]

@@ -18,6 +18,7 @@ from evalq.core.prompting import DATA_RULE, delimit, one_line
 RUBRIC_TEMPLATE_VERSION = "gecko-image-rubric/2"
 VALIDATOR_TEMPLATE_VERSION = "gecko-image-validator/1"
 CHOICE_VALIDATOR_TEMPLATE_VERSION = "gecko-image-choice-validator/1"
+BATCH_VALIDATOR_TEMPLATE_VERSION = "gecko-image-batch-validator/1"
 
 _TAG_LIST = (
     "object, human, animal, food, activity, attribute, counting, color, material, spatial, "
@@ -129,19 +130,28 @@ Reply with JSON only: {{"explanation": "...", "answer": "<the letter>"}}.
 """
 
 
-def rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
-    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+def fill_rubric_prompt(
+    templates: tuple[str, str], kind: str, prompt: str, gap: RubricGap | None, **fixed: str
+) -> str:
+    """A rubric request from (first ask, re-ask) templates: the first, or with ``gap`` the one
+    re-ask for the keywords left uncovered. The description goes in a block of ``kind``."""
+    first, again = templates
+    described = delimit(kind, prompt)
     if gap is None:
-        return RUBRIC_PROMPT.format(
-            data_rule=DATA_RULE, tags=_TAG_LIST, prompt=delimit("image_description", prompt)
-        )
-    return RUBRIC_GAP_PROMPT.format(
+        return first.format(data_rule=DATA_RULE, prompt=described, **fixed)
+    return again.format(
         data_rule=DATA_RULE,
-        tags=_TAG_LIST,
-        prompt=delimit("image_description", prompt),
+        prompt=described,
         asked=asked_block(gap.asked),
         missing=missing_block(gap.missing),
+        **fixed,
     )
+
+
+def rubric_prompt(prompt: str, gap: RubricGap | None = None) -> str:
+    """The rubric request, or with ``gap`` the one re-ask for the keywords left uncovered."""
+    templates = (RUBRIC_PROMPT, RUBRIC_GAP_PROMPT)
+    return fill_rubric_prompt(templates, "image_description", prompt, gap, tags=_TAG_LIST)
 
 
 def validator_prompt(question: str) -> str:
@@ -155,4 +165,32 @@ def choice_validator_prompt(question: str, labelled_choices: Sequence[str]) -> s
         data_rule=DATA_RULE,
         question=delimit("question", question),
         choices=delimit("choices", listed),
+    )
+
+
+BATCH_VALIDATOR_PROMPT = """You check whether a generated image shows what each of several
+questions asks about.
+
+{data_rule}
+
+Look at the attached image and answer every numbered question below with "yes" or "no",
+judging only from what is visible. Treat each question on its own: an answer to one question
+must not change your answer to another. Explain each answer briefly before giving it.
+
+Questions:
+{questions}
+
+Reply with JSON only, one entry per question, in the order given:
+{{"answers": [{{"question_id": 1, "explanation": "...", "answer": "yes" or "no"}}, ...]}}.
+"""
+
+
+def numbered(questions: Sequence[str]) -> str:
+    """ "1. ...", one question a line; a line break inside a question can not fake a number."""
+    return "\n".join(f"{i}. {one_line(q)}" for i, q in enumerate(questions, start=1))
+
+
+def batch_validator_prompt(questions: Sequence[str]) -> str:
+    return BATCH_VALIDATOR_PROMPT.format(
+        data_rule=DATA_RULE, questions=delimit("questions", numbered(questions))
     )

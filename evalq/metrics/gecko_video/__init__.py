@@ -1,1 +1,3 @@
-"""Gecko on videos: prompts, reply parsing, plan and aggregate in one module (metric)."""
+"""Gecko on videos, built on evalq.metrics.gecko. Prompts: prompts (typed-keyword rubric,
+multiple-choice validators). Parser: parsing (reply schemas, rubric replies, letters). Scorer:
+metric (the video variant of GeckoMetric: plan, run_unit, aggregate)."""

@@ -1,2 +1,3 @@
-"""Pairwise preference: prompt templates and reply parsing are in evalq.metrics.ratings; plan
-and aggregate here (metric)."""
+"""Pairwise preference (A / SAME / B, both orders). Prompts: evalq.metrics.ratings.rubrics (the
+comparison frame). Parser: evalq.metrics.ratings.parsing (parse_choice). Scorer: metric (plan,
+both orders combined, aggregate, win rates)."""

@@ -31,17 +31,17 @@ from evalq.core.dataset import has_value, row_id_of
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.metric import RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
+    RatingPlan,
     ask_judge,
     check_template,
     dry_document,
     dry_template,
     first_reason,
-    judges_of,
     load_document,
     row_template,
     samples_of,
@@ -50,9 +50,9 @@ from evalq.metrics.ratings.judging import (
     verdicts_for,
 )
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
+from evalq.metrics.ratings.prompts import pairwise_prompt
 from evalq.metrics.ratings.rubrics import (
     Template,
-    pairwise_prompt,
     read_row,
     resolve_template,
 )
@@ -91,16 +91,30 @@ def winner_of(score: float) -> Outcome:
     return "A" if score > 0.5 else "B"
 
 
-def comparison_units(
-    judges: Sequence[str], samples: int, pairs: Sequence[Mapping[str, Any]] = ({},)
-) -> list[Unit]:
-    """One unit per judge x sample x pair x order; the two orders of a comparison are
-    separate judge calls, scheduled like any other."""
-    units: list[Unit] = []
-    for judge, sample, pair, order in product(judges, range(samples), pairs, ORDERS):
-        data = {"judge": judge, "sample": sample, **pair, "order": order}
-        units.append(Unit(index=len(units), kind="pairwise", data=data))
-    return units
+class ComparisonUnit(Unit):
+    """One order of one comparison, by one judge, one sample of several."""
+
+    kind: Literal["pairwise"] = "pairwise"
+    judge: str
+    sample: int
+    order: Order
+
+    def comparison(self) -> dict[str, Any]:
+        """What names the comparison this order belongs to (both orders share it)."""
+        return {"judge": self.judge, "sample": self.sample}
+
+
+class PairwisePlan(RatingPlan[ComparisonUnit]):
+    """A pairwise row: every judge compares the pair once per sample, in both orders."""
+
+
+def comparison_units(judges: Sequence[str], samples: int) -> list[ComparisonUnit]:
+    """One unit per judge x sample x order; the two orders of a comparison are separate judge
+    calls, scheduled like any other."""
+    return [
+        ComparisonUnit(index=i, judge=judge, sample=sample, order=order)
+        for i, (judge, sample, order) in enumerate(product(judges, range(samples), ORDERS))
+    ]
 
 
 def dry_comparisons(
@@ -113,7 +127,7 @@ def dry_comparisons(
     """Every judge x sample x pair, in both orders, as comparison_units lays them out."""
     document = dry_document(row, env)
     samples = samples_of(env.options)
-    for judge, k, (a, b), order in product(judges_of(env.job), range(samples), pairs, ORDERS):
+    for judge, k, (a, b), order in product(env.job.judges, range(samples), pairs, ORDERS):
         shown = (texts[a], texts[b]) if order == "original" else (texts[b], texts[a])
         request = JudgeRequest(
             prompt=pairwise_prompt(template, row.data, *shown, document),
@@ -132,23 +146,27 @@ def _read_choice(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def judge_comparison(
-    ctx: RowContext, template: Template, unit: Unit, first: str, second: str, samples: int
+    ctx: RowContext,
+    template: Template,
+    unit: ComparisonUnit,
+    first: str,
+    second: str,
+    samples: int,
 ) -> Verdict:
     """One order of one comparison: ``first`` is the original A, shown second if swapped."""
-    judge = str(unit.data["judge"])
     try:
         document = load_document(ctx)
     except InputError as exc:
-        return unscored(unit.index, "input_error", str(exc), judge_model=judge)
-    shown = (first, second) if unit.data["order"] == "original" else (second, first)
+        return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
+    shown = (first, second) if unit.order == "original" else (second, first)
     request = JudgeRequest(
         prompt=pairwise_prompt(template, ctx.row.data, *shown, document),
         media=document.media if document else (),
         schema=PairwiseReply,
         temperature=temperature_of(ctx.options, samples),
-        sample=int(unit.data["sample"]),
+        sample=unit.sample,
     )
-    return ask_judge(ctx.judge(judge), unit.index, request, _read_choice)
+    return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_choice)
 
 
 def _choice(verdict: Verdict | None) -> Choice | None:
@@ -164,17 +182,18 @@ def _explanation(verdict: Verdict | None) -> str | None:
     return str(verdict.value.get("explanation", ""))
 
 
-def comparisons(pairs: Iterable[tuple[Unit, Verdict]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Group a row's units into comparisons (by ``keys`` of unit.data) and combine orders."""
-    grouped: dict[tuple[Any, ...], dict[str, Verdict]] = {}
+def comparisons(pairs: Iterable[tuple[ComparisonUnit, Verdict]]) -> list[dict[str, Any]]:
+    """Group a row's units into comparisons (by unit.comparison()) and combine orders."""
+    grouped: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Verdict]]] = {}
     for unit, verdict in pairs:
-        key = tuple(unit.data[k] for k in keys)
-        grouped.setdefault(key, {})[str(unit.data["order"])] = verdict
+        names = unit.comparison()
+        key = tuple(names.values())
+        grouped.setdefault(key, (names, {}))[1][unit.order] = verdict
     out = []
-    for key, by_order in grouped.items():
+    for names, by_order in grouped.values():
         original, swapped = by_order.get("original"), by_order.get("swapped")
         combined = combine(_choice(original), _choice(swapped))
-        entry: dict[str, Any] = dict(zip(keys, key, strict=True))
+        entry: dict[str, Any] = dict(names)
         entry |= {
             "original": _choice(original),
             "swapped": _choice(swapped),
@@ -243,6 +262,7 @@ class Pairwise:
     # The responses are response_a/response_b or Vertex's pair (pair_columns), so no single
     # header is required; a dataset where no row has them is refused by load_dataset.
     required_columns: tuple[str, ...] = ()
+    plan_model = PairwisePlan
 
     def parse_row(
         self,
@@ -267,16 +287,16 @@ class Pairwise:
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         return check_template(options, rows, "pairwise")
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> PairwisePlan:
         template = row_template(ctx, "pairwise")
-        judges, samples = judges_of(ctx.job), samples_of(ctx.options)
-        data = {
-            "template": template.name,
-            "template_version": template.version,
-            "judges": judges,
-            "samples": samples,
-        }
-        return Plan(units=comparison_units(judges, samples), data=data)
+        judges, samples = ctx.job.judges, samples_of(ctx.options)
+        return PairwisePlan(
+            units=comparison_units(judges, samples),
+            template=template.name,
+            template_version=template.version,
+            judges=judges,
+            samples=samples,
+        )
 
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
         """Each judge compares the pair once per sample in each order."""
@@ -285,16 +305,18 @@ class Pairwise:
         texts = {a: str(row.data.get(a, "")), b: str(row.data.get(b, ""))}
         dry_comparisons(row, env, template, texts, [(a, b)])
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+    def run_unit(self, ctx: RowContext, plan: PairwisePlan, unit: ComparisonUnit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
         a, b = (ctx.row.data[column] for column in row_pair(ctx.row))
-        return judge_comparison(ctx, template, unit, a, b, int(plan.data["samples"]))
+        return judge_comparison(ctx, template, unit, a, b, plan.samples)
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+    def aggregate(
+        self, row: RowInput, plan: PairwisePlan, results: Mapping[int, Verdict]
+    ) -> RowResult:
         pairs = verdicts_for(plan, results)
-        entries = comparisons(pairs, ("judge", "sample"))
+        entries = comparisons(pairs)
         judges: dict[str, dict[str, Any]] = {}
-        for judge in plan.data["judges"]:
+        for judge in plan.judges:
             values = [
                 OUTCOME_SCORE[e["outcome"]]
                 for e in entries
@@ -315,8 +337,8 @@ class Pairwise:
         status = "failed" if not decided else ("scored" if all_ok else "partial")
         questions = [
             unit_result(
-                f"{unit.data['order']} order, judge {unit.data['judge']}"
-                + (f", sample {unit.data['sample']}" if plan.data["samples"] > 1 else ""),
+                f"{unit.order} order, judge {unit.judge}"
+                + (f", sample {unit.sample}" if plan.samples > 1 else ""),
                 "pairwise",
                 verdict,
             )
@@ -333,8 +355,8 @@ class Pairwise:
             error="no comparison was judged in both orders" if status == "failed" else None,
             simulated=any(v.simulated for _, v in pairs),
             details={
-                "template": plan.data["template"],
-                "template_version": plan.data["template_version"],
+                "template": plan.template,
+                "template_version": plan.template_version,
                 "sides": SIDE_LABELS[row_pair(row)],
                 "winner": None if score is None else winner_of(score),
                 "inconsistent": sum(e["consistent"] is False for e in entries),

@@ -1,2 +1,3 @@
-"""Pointwise rating: prompt templates and reply parsing are in evalq.metrics.ratings; plan and
-aggregate here (metric)."""
+"""Pointwise rating (1-5). Prompts: evalq.metrics.ratings.rubrics (built-in rubrics, user
+templates, the rating frame). Parser: evalq.metrics.ratings.parsing (parse_rating). Scorer:
+metric (plan, run_unit, aggregate, summary)."""

@@ -16,23 +16,23 @@ from collections.abc import Mapping
 from itertools import product
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import Any, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.metric import RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
+    RatingPlan,
     ask_judge,
     check_template,
     dry_document,
     dry_template,
     first_reason,
-    judges_of,
     load_document,
     row_template,
     samples_of,
@@ -42,8 +42,8 @@ from evalq.metrics.ratings.judging import (
     verdicts_for,
 )
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
+from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.rubrics import (
-    pointwise_prompt,
     read_row,
     resolve_template,
 )
@@ -64,11 +64,24 @@ def to_rating(score: float) -> float:
     return RATING_MIN + score * (RATING_MAX - RATING_MIN)
 
 
+class RatingUnit(Unit):
+    """One judge's rating of the row's response, one sample of several."""
+
+    kind: Literal["rating"] = "rating"
+    judge: str
+    sample: int
+
+
+class PointwisePlan(RatingPlan[RatingUnit]):
+    """A pointwise row: every judge rates the response once per sample."""
+
+
 class Pointwise:
     """Rate each row's response 1-5 on a built-in rubric or a user template."""
 
     name = "pointwise"
     required_columns: tuple[str, ...] = ()  # they depend on the template: see check()
+    plan_model = PointwisePlan
 
     def parse_row(
         self,
@@ -91,37 +104,35 @@ class Pointwise:
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         return check_template(options, rows, "pointwise")
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> PointwisePlan:
         template = row_template(ctx, "pointwise")
-        judges, samples = judges_of(ctx.job), samples_of(ctx.options)
+        judges, samples = ctx.job.judges, samples_of(ctx.options)
         units = [
-            Unit(index=i, kind="rating", data={"judge": judge, "sample": k})
+            RatingUnit(index=i, judge=judge, sample=k)
             for i, (judge, k) in enumerate(product(judges, range(samples)))
         ]
-        data = {
-            "template": template.name,
-            "template_version": template.version,
-            "judges": judges,
-            "samples": samples,
-        }
-        return Plan(units=units, data=data)
+        return PointwisePlan(
+            units=units,
+            template=template.name,
+            template_version=template.version,
+            judges=judges,
+            samples=samples,
+        )
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+    def run_unit(self, ctx: RowContext, plan: PointwisePlan, unit: RatingUnit) -> Verdict:
         template = resolve_template(ctx.options, "pointwise")
-        judge = str(unit.data["judge"])
         try:
             document = load_document(ctx)
         except InputError as exc:
-            return unscored(unit.index, "input_error", str(exc), judge_model=judge)
-        samples = int(plan.data["samples"])
+            return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
         request = JudgeRequest(
             prompt=pointwise_prompt(template, ctx.row.data, document),
             media=document.media if document else (),
             schema=RatingReply,
-            temperature=temperature_of(ctx.options, samples),
-            sample=int(unit.data["sample"]),
+            temperature=temperature_of(ctx.options, plan.samples),
+            sample=unit.sample,
         )
-        return ask_judge(ctx.judge(judge), unit.index, request, _read_rating)
+        return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_rating)
 
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
         """Every judge rates the row once per sample."""
@@ -129,7 +140,7 @@ class Pointwise:
         document = dry_document(row, env)
         samples = samples_of(env.options)
         prompt = pointwise_prompt(template, row.data, document)
-        for judge, k in product(judges_of(env.job), range(samples)):
+        for judge, k in product(env.job.judges, range(samples)):
             request = JudgeRequest(
                 prompt=prompt,
                 media=document.media if document else (),
@@ -140,14 +151,14 @@ class Pointwise:
             env.call(request, judge, VERDICT_ANSWER_TOKENS)
             env.count("ratings (judge x sample)")
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+    def aggregate(
+        self, row: RowInput, plan: PointwisePlan, results: Mapping[int, Verdict]
+    ) -> RowResult:
         pairs = verdicts_for(plan, results)
-        judges: dict[str, dict[str, Any]] = {
-            j: {"ratings": [], "samples": []} for j in plan.data["judges"]
-        }
+        judges: dict[str, dict[str, Any]] = {j: {"ratings": [], "samples": []} for j in plan.judges}
         questions = []
         for unit, verdict in pairs:
-            judge, sample = str(unit.data["judge"]), int(unit.data["sample"])
+            judge, sample = unit.judge, unit.sample
             value = verdict.value if isinstance(verdict.value, dict) else {}
             rating = value.get("rating") if verdict.status == "ok" else None
             entry = judges.setdefault(judge, {"ratings": [], "samples": []})
@@ -163,9 +174,7 @@ class Pointwise:
                     "detail": verdict.detail,
                 }
             )
-            label = f"rating by {judge}" + (
-                f", sample {sample}" if plan.data["samples"] > 1 else ""
-            )
+            label = f"rating by {judge}" + (f", sample {sample}" if plan.samples > 1 else "")
             questions.append(unit_result(label, "rating", verdict))
         for entry in judges.values():
             ratings = entry["ratings"]
@@ -187,8 +196,8 @@ class Pointwise:
             error="no rating could be read" if status == "failed" else None,
             simulated=any(v.simulated for _, v in pairs),
             details={
-                "template": plan.data["template"],
-                "template_version": plan.data["template_version"],
+                "template": plan.template,
+                "template_version": plan.template_version,
                 "ratings": all_ratings,
                 "mean_rating": mean_rating,
                 "stdev": spread(all_ratings),

@@ -14,32 +14,33 @@ judge was consistent on every pair); the ranking itself is in the metric summary
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from itertools import combinations
+from collections.abc import Mapping, Sequence
+from itertools import combinations, product
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from evalq.core.candidate_request import candidate_request
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.metric import RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.metrics.pairwise.metric import (
+    ORDERS,
     OUTCOME_SCORE,
-    comparison_units,
+    ComparisonUnit,
     comparisons,
     dry_comparisons,
     first_position_share,
     judge_comparison,
     winner_of,
 )
+from evalq.metrics.ranking.prompts import generation_request
 from evalq.metrics.ratings.judging import (
+    RatingPlan,
     dry_document,
     dry_template,
     first_reason,
-    judges_of,
     load_document,
     samples_of,
     temperature_of,
@@ -58,7 +59,6 @@ from evalq.metrics.ratings.rubrics import (
 from evalq.stats import bradley_terry
 from evalq.stats.agreement_stats import label_agreement
 
-GENERATION_TEMPLATE_VERSION = "rank-generation/2"
 # A generated response's length a dry run assumes (evalq's own figure): a few paragraphs.
 GENERATION_ANSWER_TOKENS = 300
 
@@ -106,19 +106,35 @@ def _int_option(options: Mapping[str, Any], name: str, default: int, low: int) -
     return value
 
 
-def generation_request(
-    guidance: str, values: Mapping[str, str], document: DocumentView | None
-) -> JudgeRequest:
-    """What the model under test gets for a guidance variant, as the seed sends it: the
-    guidance as the system instruction, the row's question (with its context, and a text
-    document) as the user's message, a PDF document attached."""
-    return candidate_request(
-        guidance,
-        values.get("prompt", ""),
-        context=values.get("context"),
-        document=document.text if document is not None else None,
-        media=document.media if document is not None else (),
-    )
+class RankUnit(ComparisonUnit):
+    """One order of one pair of candidates (a is shown first in the original order)."""
+
+    a: str
+    b: str
+
+    def comparison(self) -> dict[str, Any]:
+        return {"judge": self.judge, "sample": self.sample, "a": self.a, "b": self.b}
+
+
+class RankPlan(RatingPlan[RankUnit]):
+    """A ranking row: every pair of candidates, both orders, per judge and sample; the
+    responses generated for candidates that are not columns; the fit's bootstrap and seed."""
+
+    candidates: list[str]
+    generated: dict[str, str]
+    bootstrap: int
+    seed: int
+
+
+def rank_units(judges: Sequence[str], samples: int, candidates: Sequence[str]) -> list[RankUnit]:
+    """One unit per judge x sample x pair x order, laid out as dry_comparisons counts them."""
+    pairs = combinations(candidates, 2)
+    return [
+        RankUnit(index=i, judge=judge, sample=sample, a=a, b=b, order=order)
+        for i, (judge, sample, (a, b), order) in enumerate(
+            product(judges, range(samples), pairs, ORDERS)
+        )
+    ]
 
 
 class Rank:
@@ -126,6 +142,7 @@ class Rank:
 
     name = "rank"
     required_columns: tuple[str, ...] = ()  # the candidates: see check()
+    plan_model = RankPlan
 
     def _known(self, options: Mapping[str, Any]) -> frozenset[str]:
         template = resolve_template(options, "pairwise")
@@ -186,7 +203,7 @@ class Rank:
                 )
         return warnings
 
-    def plan(self, ctx: RowContext) -> Plan:
+    def plan(self, ctx: RowContext) -> RankPlan:
         options, row = ctx.options, ctx.row
         template = resolve_template(options, "pairwise")
         candidates = candidates_of(options)
@@ -201,36 +218,25 @@ class Rank:
             if not _generated(options, candidate):
                 raise InputError(row.id, candidate, "missing (a candidate's response)")
             generated[candidate] = self._generate(ctx, candidate, document)
-        judges, samples = judges_of(ctx.job), samples_of(options)
-        pairs = [{"a": a, "b": b} for a, b in combinations(candidates, 2)]
-        data = {
-            "template": template.name,
-            "template_version": template.version,
-            "candidates": candidates,
-            "judges": judges,
-            "samples": samples,
-            "generated": generated,
-            "bootstrap": _int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0),
-            "seed": _int_option(options, "seed", 0, 0),
-        }
-        return Plan(units=comparison_units(judges, samples, pairs), data=data)
+        judges, samples = ctx.job.judges, samples_of(options)
+        return RankPlan(
+            units=rank_units(judges, samples, candidates),
+            template=template.name,
+            template_version=template.version,
+            candidates=candidates,
+            judges=judges,
+            samples=samples,
+            generated=generated,
+            bootstrap=_int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0),
+            seed=_int_option(options, "seed", 0, 0),
+        )
 
     def _generate(self, ctx: RowContext, candidate: str, document: DocumentView | None) -> str:
         """The candidate's response to this row, from the model under test (cached and
         counted apart from the judges)."""
-        options = ctx.options
-        guidance = _candidate_prompts(options).get(candidate)
-        values = ctx.row.data
-        if guidance is not None:
-            model = str(options.get("candidate_model") or ctx.job.judge_model)
-            request = generation_request(guidance, values, document)
-        else:
-            template = _prompt_template(options)
-            assert template is not None
-            model = candidate
-            prompt = template.format_map({k: values.get(k, "") for k in placeholders_of(template)})
-            media = document.media if document is not None else ()
-            request = JudgeRequest(prompt=prompt, media=media, temperature=0.0)
+        model, request = self._generation(
+            ctx.row, candidate, document, ctx.options, ctx.job.judge_model
+        )
         return ctx.candidate(model).generate(request).text.strip()
 
     def _generation(
@@ -241,7 +247,9 @@ class Rank:
         options: Mapping[str, Any],
         job_model: str,
     ) -> tuple[str, JudgeRequest]:
-        """(model, request) of the call that writes a candidate's response, as _generate makes it."""
+        """(model, request) of the call that writes a candidate's response: with a guidance
+        text, the candidate model (or the main judge) gets it; with --prompt-template, the
+        candidate named as the model gets the template filled from the row."""
         guidance = _candidate_prompts(options).get(candidate)
         if guidance is not None:
             model = str(options.get("candidate_model") or job_model)
@@ -276,16 +284,15 @@ class Rank:
         env.count("candidate pairs", len(pairs))
         dry_comparisons(row, env, template, texts, pairs)
 
-    def run_unit(self, ctx: RowContext, plan: Plan, unit: Unit) -> Verdict:
+    def run_unit(self, ctx: RowContext, plan: RankPlan, unit: RankUnit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
-        texts = {**plan.data.get("generated", {}), **ctx.row.data}
-        a, b = str(unit.data["a"]), str(unit.data["b"])
-        return judge_comparison(ctx, template, unit, texts[a], texts[b], int(plan.data["samples"]))
+        texts = {**plan.generated, **ctx.row.data}
+        return judge_comparison(ctx, template, unit, texts[unit.a], texts[unit.b], plan.samples)
 
-    def aggregate(self, row: RowInput, plan: Plan, results: Mapping[int, Verdict]) -> RowResult:
+    def aggregate(self, row: RowInput, plan: RankPlan, results: Mapping[int, Verdict]) -> RowResult:
         pairs = verdicts_for(plan, results)
-        entries = comparisons(pairs, ("judge", "sample", "a", "b"))
-        candidates: list[str] = list(plan.data["candidates"])
+        entries = comparisons(pairs)
+        candidates = list(plan.candidates)
         points = dict.fromkeys(candidates, 0.0)
         for entry in entries:
             outcome = entry["outcome"]
@@ -303,8 +310,8 @@ class Rank:
         status = "failed" if not judged else ("scored" if all_ok else "partial")
         questions = [
             unit_result(
-                f"{u.data['a']} vs {u.data['b']}, {u.data['order']} order, judge {u.data['judge']}"
-                + (f", sample {u.data['sample']}" if plan.data["samples"] > 1 else ""),
+                f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
+                + (f", sample {u.sample}" if plan.samples > 1 else ""),
                 "pairwise",
                 v,
             )
@@ -321,15 +328,15 @@ class Rank:
             error="no pair was judged in both orders" if status == "failed" else None,
             simulated=any(v.simulated for _, v in pairs),
             details={
-                "template": plan.data["template"],
-                "template_version": plan.data["template_version"],
+                "template": plan.template,
+                "template_version": plan.template_version,
                 "candidates": candidates,
                 "points": points,
                 "inconsistent": len(judged) - consistent,
                 "comparisons": entries,
-                "generated": plan.data.get("generated", {}),
-                "bootstrap": plan.data.get("bootstrap", bradley_terry.DEFAULT_BOOTSTRAP),
-                "seed": plan.data.get("seed", 0),
+                "generated": plan.generated,
+                "bootstrap": plan.bootstrap,
+                "seed": plan.seed,
             },
             extra=row.extra,
         )

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from statistics import stdev
-from typing import Any, Literal
+from typing import Any, Generic, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.core.judge import Judge, JudgeRequest
-from evalq.core.metric import Plan, RowContext, Unit
-from evalq.core.models import JobConfig, QuestionResult, RowInput, UnscoredReason, Verdict
+from evalq.core.metric import Plan, RowContext, UnitT
+from evalq.core.models import QuestionResult, RowInput, UnscoredReason, Verdict
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.rubrics import (
     DOCUMENT,
@@ -26,11 +26,6 @@ from evalq.metrics.ratings.rubrics import (
 
 MAX_SAMPLES = 50
 SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
-
-
-def judges_of(job: JobConfig) -> list[str]:
-    """The job's judge models, first = main judge; each one is its own set of units."""
-    return list(dict.fromkeys(job.judge_models or [job.judge_model]))
 
 
 def samples_of(options: Mapping[str, Any]) -> int:
@@ -137,7 +132,17 @@ def ask_judge(
     )
 
 
-def verdicts_for(plan: Plan, results: Mapping[int, Verdict]) -> list[tuple[Unit, Verdict]]:
+class RatingPlan(Plan[UnitT], Generic[UnitT]):
+    """What every rating metric's plan holds: the template (by name and version, as the row
+    was planned) and the judges and samples its units were laid out for."""
+
+    template: str
+    template_version: str
+    judges: list[str]
+    samples: int
+
+
+def verdicts_for(plan: Plan[UnitT], results: Mapping[int, Verdict]) -> list[tuple[UnitT, Verdict]]:
     """Every unit with its verdict; a missing verdict is an unscored judge_error."""
     return [
         (unit, results.get(unit.index) or unscored(unit.index, "judge_error", "no verdict"))

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from evalq.core.errors import StoredPlanError
+from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
+from evalq.metrics.pointwise.metric import PointwisePlan
 from tests.conftest import FakeGemini, RedisServer
 from tests.support.task_runner import (
     AGGREGATE_ROW,
@@ -265,9 +268,9 @@ def test_a_redelivered_prepare_row_reuses_its_plan_and_asks_nothing_twice(
     job = submit(runner, "Tb-again", samples=2)
     prepare = runner.queue.popleft()
     assert runner.run(prepare).value == {"row": "1", "units": 2}
-    plan = runner.store.row_plan(job, "1")
+    plan = runner.store.row_plan(job, "1", PointwisePlan)
     assert runner.run(prepare).value == {"row": "1", "units": 2}  # redelivered before any unit
-    assert runner.store.row_plan(job, "1") == plan
+    assert runner.store.row_plan(job, "1", PointwisePlan) == plan
     first, second = runner.chords
     assert first.header == [Call(RUN_UNIT, (job, "1", i), chord=0, part=i) for i in range(2)]
     assert unit_args(second) == unit_args(first)
@@ -326,3 +329,24 @@ def test_redis_out_of_reach_past_the_budget_fails_the_task_without_a_verdict(
     assert runner.store.verdicts(job, "1") == {}
     assert runner.chords[0].failed and not runner.queue  # no callback: the watchdog's turn
     assert fake.stats()["requests"] == 0
+
+
+def test_a_stored_plan_that_does_not_fit_fails_clearly(runner: TaskRunner) -> None:
+    """A stored plan that is not the metric's (here another metric's; an older evalq's untyped
+    plans fail the same way) is not read as anything: the task says why."""
+    job = submit(runner, "Tb-foreign-plan")
+    foreign = GroundednessPlan(
+        units=[JudgeUnit(index=0, judge_model="x")],
+        judges=["x"],
+        judge_template="t",
+        response="r",
+        response_source="dataset",
+    )
+    runner.store.save_row_plan(job, "1", foreign)
+    outcome = runner.run(runner.queue.popleft())
+    assert outcome.state == "failed" and isinstance(outcome.error, StoredPlanError)
+    assert f"job {job}, row on line 1: the stored plan does not fit PointwisePlan" in str(
+        outcome.error
+    )
+    with pytest.raises(StoredPlanError, match="older evalq"):
+        runner.store.row_plan(job, "1", PointwisePlan)

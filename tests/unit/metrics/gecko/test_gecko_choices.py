@@ -19,6 +19,7 @@ from evalq.core.models import Question
 from evalq.core.parsing_choice import parse_letter
 from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko.parsing import BatchVerdictReply
 from evalq.metrics.gecko.prompts import choice_validator_prompt
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
@@ -185,7 +186,7 @@ def test_a_yes_no_only_batch_keeps_its_prompt() -> None:
         [json.dumps({"answers": [{"question_id": 1, "explanation": "", "answer": "no"}]})]
     )
     gecko.validate_batch(judge, questions, IMAGE)
-    assert judge.requests[0].schema is gecko.BatchVerdictReply
+    assert judge.requests[0].schema is BatchVerdictReply
     assert extract_section(judge.requests[0].prompt, "questions") == "1. Is there a circle?"
 
 

@@ -13,7 +13,7 @@ import pytest
 from evalq.client.cli import job_options
 from evalq.core.errors import DatasetError
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.metric import RowContext
+from evalq.core.metric import RowContext, load_plan
 from evalq.core.models import JobConfig, MediaRef, Question, RowInput
 from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
@@ -67,7 +67,9 @@ def run_row(
         kv=MemoryKV(),
         count=lambda name, amount: None,
     )
-    plan = metric.plan(ctx)
+    planned = metric.plan(ctx)
+    plan = load_plan(metric.plan_model, planned.model_dump_json(), row.id)  # as stored
+    assert plan == planned
     results = {u.index: metric.run_unit(ctx, plan, u) for u in plan.units}
     return plan, metric.aggregate(row, plan, results)
 
@@ -203,7 +205,7 @@ def test_the_rubric_is_written_once_by_the_first_judge() -> None:
     plan, result = run_row(gecko.GECKO_IMAGE, generated_row(), judges)
     assert [rubric_requests(j) for j in judges.values()] == [1, 0]
     assert [q.question for q in result.questions] == ["Is there a circle (judge-a)?"] * 2
-    assert plan.data["rubric_model"] == "judge-a"
+    assert plan.rubric_model == "judge-a"
 
 
 def test_rubric_model_names_another_writer() -> None:
@@ -220,8 +222,8 @@ def test_rubric_model_names_another_writer() -> None:
     assert [rubric_requests(judges[m]) for m in ("judge-a", "judge-b", "writer")] == [0, 0, 1]
     assert len(judges["writer"].requests) == 1  # it writes the rubric and validates nothing
     assert {q.question for q in result.questions} == {"Is there a circle (writer)?"}
-    assert plan.data["rubric_model"] == "writer"
-    assert gecko.Rubric.model_validate(plan.data["rubric"]).judge_model == "writer"
+    assert plan.rubric_model == "writer"
+    assert plan.rubric.judge_model == "writer"
 
 
 def test_row_questions_extend_the_generated_rubric() -> None:

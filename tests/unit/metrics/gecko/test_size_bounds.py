@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from evalq.core.errors import InputError, UnparseableReply
-from evalq.core.metric import Plan, Unit, check_plan_size
+from evalq.core.metric import check_plan_size
+from evalq.core.models import Question, RowInput
 from evalq.metrics.gecko import metric as gecko
 from tests.integration.test_pipeline_gecko import png
 from tests.support.datasets import write_rows
@@ -69,7 +70,18 @@ def test_the_re_ask_does_not_grow_a_rubric_past_the_bound() -> None:
 
 
 def test_plan_size_check() -> None:
-    plan = Plan(units=[Unit(index=0)], data={"rubric": "x" * 5000})
+    rubric = gecko.dataset_rubric(
+        RowInput(
+            id="r1", line=1, prompt="p", questions=[Question(question="x" * 5000, expected="yes")]
+        )
+    )
+    plan = gecko.GeckoPlan(
+        units=[gecko.QuestionUnit(index=0, judge_model="j", question=0)],
+        rubric=rubric,
+        validator="per-question",
+        validator_template="v",
+        judges=["j"],
+    )
     check_plan_size(plan, "r1", 10_000)
     with pytest.raises(InputError, match="EVALQ_MAX_PLAN_BYTES") as caught:
         check_plan_size(plan, "r1", 4000)

@@ -34,15 +34,15 @@ from evalq.examples.video import (
     write_gecko_video_example,
 )
 from evalq.metrics.gecko import metric as gecko
-from evalq.metrics.gecko_video.metric import (
-    GECKO_VIDEO,
-    VIDEO_RUBRIC,
-    VIDEO_RUBRIC_TEMPLATE_VERSION,
-    VIDEO_VALIDATOR,
+from evalq.metrics.gecko_video.metric import GECKO_VIDEO, VIDEO_RUBRIC, VIDEO_VALIDATOR
+from evalq.metrics.gecko_video.parsing import (
     BatchChoiceReply,
     ChoiceVerdictReply,
     VideoRubricReply,
     parse_video_rubric,
+)
+from evalq.metrics.gecko_video.prompts import (
+    VIDEO_RUBRIC_TEMPLATE_VERSION,
     video_rubric_prompt,
     video_validator_prompt,
 )

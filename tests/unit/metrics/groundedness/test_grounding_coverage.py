@@ -11,13 +11,14 @@ import pytest
 
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, RateLimited, TruncatedReply
-from evalq.core.metric import Plan, Unit
 from evalq.core.models import RowInput, Verdict
 from evalq.core.prompting import extract_section
 from evalq.examples.grounding import write_groundedness_example
 from evalq.metrics.groundedness import metric as g
+from evalq.metrics.groundedness import prompts as gp
 from evalq.metrics.groundedness.labels import worse_label
 from evalq.metrics.groundedness.parsing import GroundingReply
+from evalq.metrics.groundedness.prompts import JUDGE_TEMPLATE_VERSION
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
@@ -194,9 +195,12 @@ def test_an_unscored_labelling_shows_in_the_row() -> None:
         prompt=QUERY,
         data={"query": QUERY, "context": CONTEXT, "response": RESPONSE},
     )
-    plan = Plan(
-        units=[Unit(index=0, kind="judge", data={"judge_model": "test-judge"})],
-        data={"response": RESPONSE, "response_source": "dataset"},
+    plan = g.GroundednessPlan(
+        units=[g.JudgeUnit(index=0, judge_model="test-judge")],
+        judges=["test-judge"],
+        judge_template=JUDGE_TEMPLATE_VERSION,
+        response=RESPONSE,
+        response_source="dataset",
     )
     verdict, _ = judge([ONLY_APPLES, ONLY_APPLES])
     result = g.GROUNDEDNESS.aggregate(row, plan, {0: verdict})
@@ -219,7 +223,7 @@ def skill_reply(prompt: str) -> str:
 
 
 def test_the_simulated_judge_answers_a_re_ask_for_just_the_missing_sentences() -> None:
-    prompt = g.judge_gap_prompt(QUERY, CONTEXT, RESPONSE, ["Bananas cure cancer."])
+    prompt = gp.judge_gap_prompt(QUERY, CONTEXT, RESPONSE, ["Bananas cure cancer."])
     reply = GroundingReply.model_validate_json(skill_reply(prompt))
     assert [(s.sentence, s.label) for s in reply.sentences] == [
         ("Bananas cure cancer.", "unsupported")
@@ -234,7 +238,7 @@ def test_the_simulated_judge_labels_every_example_sentence_at_once(tmp_path: Pat
     for r in loaded.rows:
         data: dict[str, Any] = r.data
         response = data.get("response") or skill.write_answer(data["query"], data["context"])
-        reply = skill_reply(g.judge_prompt(data["query"], data["context"], response))
+        reply = skill_reply(gp.judge_prompt(data["query"], data["context"], response))
         used = ListJudge([reply])
         verdict, _ = g.judge_response(used, 0, data["query"], data["context"], response)
         assert len(used.requests) == 1, (r.id, verdict.value)

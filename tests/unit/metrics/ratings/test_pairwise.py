@@ -70,7 +70,7 @@ def test_each_comparison_is_asked_in_both_orders() -> None:
     plan, _, row = Harness("pairwise", {}, {judge.model: judge}).run_row(
         rows(("good answer", "poor answer"))[0]
     )
-    assert [u.data["order"] for u in plan.units] == ["original", "swapped"]
+    assert [u.order for u in plan.units] == ["original", "swapped"]
     shown = [
         (extract_section(r.prompt, "response_a"), extract_section(r.prompt, "response_b"))
         for r in judge.requests

@@ -19,7 +19,7 @@ from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import Blocked, DatasetError, InputError, RateLimited
 from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.media import DOCUMENT_TYPES, MediaRules, load_media
-from evalq.core.metric import Plan, RowContext, get_metric
+from evalq.core.metric import RowContext, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.prompting import extract_section
 from evalq.examples.ratings import write_pointwise_example
@@ -137,10 +137,14 @@ class Harness:
     def load(self, path: Path) -> LoadedDataset:
         return load_dataset(path, self.metric, self.options)
 
-    def run_row(self, row: RowInput) -> tuple[Plan, dict[int, Verdict], RowResult]:
+    def run_row(self, row: RowInput) -> tuple[Any, dict[int, Verdict], RowResult]:
+        """plan -> run_unit per unit -> aggregate, the plan read back from its JSON as the
+        tasks read it from the store."""
         spec = get_metric(self.metric)
         ctx = self.context(row)
-        plan = spec.plan(ctx)
+        planned = spec.plan(ctx)
+        plan = load_plan(spec.plan_model, planned.model_dump_json(), row.id)
+        assert plan == planned
         verdicts = {unit.index: spec.run_unit(ctx, plan, unit) for unit in plan.units}
         return plan, verdicts, spec.aggregate(row, plan, verdicts)
 
@@ -200,7 +204,7 @@ def test_one_unit_per_judge_and_sample_with_temperature_for_samples() -> None:
 
     judges = {m: MemoryJudge(m, reply) for m in ("judge-1", "judge-2")}
     plan, _, result = Harness("pointwise", {**QA, "samples": 3}, judges).run_row(qa_rows()[0])
-    assert [(u.data["judge"], u.data["sample"]) for u in plan.units] == [
+    assert [(u.judge, u.sample) for u in plan.units] == [
         (m, k) for m in ("judge-1", "judge-2") for k in range(3)
     ]
     assert sorted(r.sample for r in calls) == [0, 0, 1, 1, 2, 2]

@@ -63,7 +63,7 @@ def test_every_pair_is_judged_in_both_orders_as_units(tmp_path: Path) -> None:
     harness = Harness("rank", CANDIDATES, {judge.model: judge})
     (row,) = harness.load(level_rows(tmp_path, 1)).rows
     plan, _, result = harness.run_row(row)
-    assert [(u.data["a"], u.data["b"], u.data["order"]) for u in plan.units] == [
+    assert [(u.a, u.b, u.order) for u in plan.units] == [
         (a, b, order)
         for a, b in (("first", "second"), ("first", "third"), ("second", "third"))
         for order in ("original", "swapped")
@@ -144,7 +144,7 @@ def test_guidance_variants_are_generated_by_the_model_under_test(tmp_path: Path)
     harness = Harness("rank", options, {judge.model: judge}, {writer.model: writer})
     (row,) = harness.load(data).rows
     plan, _, result = harness.run_row(row)
-    assert plan.data["generated"] == {"terse": "level 1.", "thorough": "level 3."}
+    assert plan.generated == {"terse": "level 1.", "thorough": "level 3."}
     assert len(writer.requests) == 2
     guidance = [r.system_instruction for r in writer.requests]
     assert guidance == ["Answer in one word.", "Answer thoroughly."]
@@ -231,7 +231,7 @@ def test_simulated_model_under_test_answers_guidance_variants(tmp_path: Path) ->
 
 def test_generation_request_puts_guidance_in_the_system_instruction() -> None:
     from evalq.core.judge import MediaPart
-    from evalq.metrics.ranking.metric import generation_request
+    from evalq.metrics.ranking.prompts import generation_request
     from evalq.metrics.ratings.rubrics import DocumentView
 
     values = {"prompt": "Why do tides turn?", "context": "The moon pulls the sea."}

@@ -11,13 +11,12 @@ from evalq.core.errors import DatasetError
 from evalq.core.judge import MediaPart
 from evalq.core.models import RowInput
 from evalq.core.prompting import extract_section
+from evalq.metrics.ratings.prompts import pairwise_prompt, pointwise_prompt
 from evalq.metrics.ratings.rubrics import (
     BUILTIN_RUBRICS,
     check_columns,
     document_view,
-    pairwise_prompt,
     placeholders_of,
-    pointwise_prompt,
     read_row,
     resolve_template,
 )
@@ -76,7 +75,7 @@ def test_user_template_placeholders_are_filled_with_delimited_values() -> None:
     text = "Rate {answer} to {query}. Literal braces: {{not a placeholder}}."
     template = resolve_template({"template": "mine.txt", "template_text": text}, "pointwise")
     assert template.placeholders == ("answer", "query")
-    assert template.version.startswith("pointwise-frame/1+user:")
+    assert template.version.startswith("pointwise-frame/2+user:")
     prompt = pointwise_prompt(template, {"answer": "It is {x}.", "query": "What?"})
     assert extract_section(prompt, "answer") == "It is {x}."
     assert "{not a placeholder}" in prompt
