@@ -283,7 +283,8 @@ def test_generation_then_two_judges(
         assert figures["rows_scored"] == 7
     assert metric["agreement"]["rows_compared"] == 7
     assert metric["agreement"]["all_agree"] == 1.0  # the simulated judges are the same judge
-    assert metric["agreement"]["cohen_kappa"] == pytest.approx(1.0)
+    assert metric["agreement"]["fleiss_kappa"] == pytest.approx(1.0)
+    assert metric["agreement"]["cohen_kappa"] == {" vs ".join(judges): pytest.approx(1.0)}
     assert metric["responses"] == {"given": 3, "generated": 4}
 
     # The same job through the CLI with the user's own answer template: the model under test

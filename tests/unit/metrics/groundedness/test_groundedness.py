@@ -472,7 +472,9 @@ def test_summary_has_per_judge_means_and_agreement() -> None:
     assert agreement["rows_compared"] == 4  # the row judge a could not score is left out
     assert agreement["all_agree"] == pytest.approx(3 / 4)
     # a: 1,1,0,1  b: 1,0,0,1 -> p_o = 3/4, p_e = 3/4*1/2 + 1/4*1/2 = 1/2, kappa = 1/2
-    assert agreement["cohen_kappa"] == pytest.approx(0.5)
+    assert agreement["cohen_kappa"] == {"a vs b": pytest.approx(0.5)}
+    # Fleiss (Scott's pi for two): pooled shares 5/8 grounded, 3/8 not -> p_e = 34/64.
+    assert agreement["fleiss_kappa"] == pytest.approx((3 / 4 - 34 / 64) / (1 - 34 / 64))
     assert summary["labels"]["no_rad"] > 0
     assert summary["responses"] == {"given": 5, "generated": 0}
 
@@ -491,7 +493,7 @@ def test_summary_with_three_judges_reports_fleiss_and_pairs() -> None:
     ]
     agreement = g.GROUNDEDNESS.summarize(rows)["agreement"]
     assert agreement["all_agree"] == 0.5
-    assert set(agreement["pairwise_kappa"]) == {"a vs b", "a vs c", "b vs c"}
+    assert set(agreement["cohen_kappa"]) == {"a vs b", "a vs c", "b vs c"}
     assert "fleiss_kappa" in agreement
 
 
