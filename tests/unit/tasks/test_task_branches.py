@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FakeGemini, RedisServer
+from tests.support.scratch import db_url
 from tests.support.task_runner import (
     AGGREGATE_ROW,
     RUN_UNIT,
@@ -20,7 +21,6 @@ from tests.support.task_runner import (
     Chord,
     Outcome,
     TaskRunner,
-    db_url,
 )
 
 RUNNER_DB = 11  # a database of its own on the session's Redis, flushed by each runner

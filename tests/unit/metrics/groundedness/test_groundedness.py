@@ -26,8 +26,10 @@ from evalq.metrics.groundedness import metric as g
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
+from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.judges import ListJudge as BaseListJudge
 from tests.support.judges import Reply
+from tests.support.memory_kv import MemoryKV
 
 
 class ListJudge(BaseListJudge):
@@ -40,23 +42,6 @@ class ListJudge(BaseListJudge):
         finish_reason: str = "STOP",
     ) -> None:
         super().__init__(replies, model=model, finish_reason=finish_reason)
-
-
-CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
-QUERY = "What colour are apples and bananas?"
-
-
-def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
-    return json.dumps(
-        {
-            "eligibility_rationale": "it answers the request" if eligible else "it evades",
-            "eligible": eligible,
-            "sentences": [
-                {"sentence": s, "label": label, "rationale": "because", "excerpt": excerpt}
-                for s, label, excerpt in items
-            ],
-        }
-    )
 
 
 GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
@@ -92,17 +77,6 @@ def job(judges: list[str], **options: Any) -> JobConfig:
     )
 
 
-class Memory:
-    def __init__(self) -> None:
-        self.data: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.data.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.data[key] = value
-
-
 def context_for(
     config: JobConfig, row_input: RowInput, judges: dict[str, ListJudge], candidate: ListJudge
 ) -> RowContext:
@@ -119,7 +93,7 @@ def context_for(
         judge=lambda model: judges[model],
         candidate=candidate_for,
         media=media,
-        kv=Memory(),
+        kv=MemoryKV(),
         count=lambda name, amount: None,
     )
 
@@ -323,7 +297,7 @@ def test_ineligible_response_is_not_grounded_and_says_why() -> None:
     reply = labels(("Apples are red.", "supported", "Apples are red fruits."), eligible=False)
     result = g.JudgeResult.model_validate(judged(reply).value)
     assert (result.grounded, result.eligible, result.supported_fraction) == (0, False, 1.0)
-    assert result.why == "ineligible: it evades"
+    assert result.why == f"ineligible: {INELIGIBLE_BECAUSE}"
 
 
 def test_response_without_claims_is_not_grounded() -> None:
