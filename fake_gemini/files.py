@@ -157,21 +157,13 @@ class FileStore:
         """What files.get returns; looking at a PROCESSING video finishes its processing."""
         stored = self.files.get(f"files/{file_id}")
         if stored is None:
-            raise FilesError(
-                403,
-                "PERMISSION_DENIED",
-                f"You do not have permission to access the File {file_id} or it may not exist.",
-            )
+            raise _no_such_file(file_id)
         stored.processing = False
         return stored
 
     def delete(self, file_id: str) -> None:
         if self.files.pop(f"files/{file_id}", None) is None:
-            raise FilesError(
-                403,
-                "PERMISSION_DENIED",
-                f"You do not have permission to access the File {file_id} or it may not exist.",
-            )
+            raise _no_such_file(file_id)
 
     def attach(self, media: FakeMedia) -> FakeMedia:
         """A fileData part that names an uploaded file, with that file's bytes filled in."""
@@ -180,11 +172,7 @@ class FileStore:
             return media  # gs:// and other URIs stay references the brain cannot open
         stored = self.files.get(f"files/{m['id']}")
         if stored is None:
-            raise FilesError(
-                403,
-                "PERMISSION_DENIED",
-                f"You do not have permission to access the File {m['id']} or it may not exist.",
-            )
+            raise _no_such_file(m["id"])
         if stored.processing:
             raise FilesError(
                 400,
@@ -196,3 +184,13 @@ class FileStore:
     def reset(self) -> None:
         self.files.clear()
         self.pending.clear()
+
+
+def _no_such_file(file_id: str) -> FilesError:
+    """Gemini's answer for a file that is not there (or not the caller's): it does not say
+    which."""
+    return FilesError(
+        403,
+        "PERMISSION_DENIED",
+        f"You do not have permission to access the File {file_id} or it may not exist.",
+    )

@@ -1,5 +1,6 @@
 """Fixtures that start real processes: a private redis-server, the fake Gemini server over HTTP,
-and evalq worker processes. Nothing is mocked but the judge's network peer."""
+and evalq worker processes, and a scratch Redis database no worker watches (`scratch_url`,
+`store`). Nothing is mocked but the judge's network peer."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.scratch import scratch_db, store_on
 from worker.local import (
     EVALQ,
     ROOT,
@@ -22,6 +24,7 @@ from worker.local import (
     start_redis,
     stop,
 )
+from worker.store import Store
 
 __all__ = ["EVALQ", "ROOT", "FakeGemini", "RedisServer", "WorkerPool", "worker_env"]
 
@@ -109,3 +112,17 @@ def client(settings: Any, workers: WorkerPool) -> Any:
     from evalq.client import Client
 
     return Client(settings)
+
+
+@pytest.fixture
+def scratch_url(redis_server: RedisServer) -> Iterator[str]:
+    """A database of the test Redis that no worker watches, empty before and after the test
+    (tests/support/scratch.py)."""
+    with scratch_db(redis_server.url) as url:
+        yield url
+
+
+@pytest.fixture
+def store(scratch_url: str) -> Store:
+    """A Store on the scratch database, for tests that plant jobs by hand (plant_job)."""
+    return store_on(scratch_url)

@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from evalq.core.models import JobSummary, RowResult
+from evalq.core.models import JobConfig, JobSummary, RowResult
 from evalq.core.summary import build_summary
 from evalq.core.verdicts import failed_row
 from worker.store import Store, parse_usage
@@ -19,15 +19,7 @@ def current_summary(store: Store, job_id: str) -> JobSummary:
     job_hash = store.job_hash(job_id)
     if job_hash.get("status") == "finished" and (stored := store.summary_json(job_id)):
         return JobSummary.model_validate_json(stored)
-    config = store.config(job_id)
-    return build_summary(
-        config,
-        job_hash,
-        store.unscored_counts(job_id),
-        store.iter_results(job_id),
-        time.time(),
-        parse_usage(job_hash),
-    )
+    return _summary_from_store(store, job_id, store.config(job_id), job_hash)
 
 
 def finalize(store: Store, job_id: str) -> JobSummary:
@@ -39,15 +31,7 @@ def finalize(store: Store, job_id: str) -> JobSummary:
         log.warning("job %s: not finished, rows are still missing", job_id)
         return current_summary(store, job_id)
     store.deactivate(job_id)
-    job_hash = store.job_hash(job_id)
-    summary = build_summary(
-        config,
-        job_hash,
-        store.unscored_counts(job_id),
-        store.iter_results(job_id),
-        time.time(),
-        parse_usage(job_hash),
-    )
+    summary = _summary_from_store(store, job_id, config, store.job_hash(job_id))
     store.save_summary(job_id, summary.model_dump_json())
     return summary
 
@@ -86,3 +70,18 @@ def give_up(store: Store, job_id: str, row_id: str, redrives: int) -> None:
     store.incr(job_id, redrive_capped=1)
     if done >= store.config(job_id).rows_total:
         finalize(store, job_id)
+
+
+def _summary_from_store(
+    store: Store, job_id: str, config: JobConfig, job_hash: dict[str, str]
+) -> JobSummary:
+    """The summary computed now from what is stored: the counters, the unscored reasons and
+    every row's result."""
+    return build_summary(
+        config,
+        job_hash,
+        store.unscored_counts(job_id),
+        store.iter_results(job_id),
+        time.time(),
+        parse_usage(job_hash),
+    )

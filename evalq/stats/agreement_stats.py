@@ -10,12 +10,15 @@ also copes with a judge that left some rows unrated).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
 from statistics import fmean
-from typing import Any
+from typing import Any, TypeVar
 
 from evalq.stats.agreement import all_agree_share, fleiss_kappa, pairwise_kappas
+
+R = TypeVar("R", bound=Hashable)
+L = TypeVar("L", bound=Hashable)
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -83,10 +86,17 @@ def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, A
     }
 
 
-def label_agreement(by_judge: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label."""
+def label_agreement(by_judge: Mapping[str, Mapping[R, L | None]]) -> dict[str, Any]:
+    """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label.
+
+    Every metric that compares categorical verdicts (pair winners, a 0/1 ``grounded``) reports
+    through this one function, so a summary's ``agreement`` reads the same whichever metric
+    wrote it: ``rows_compared`` and ``all_agree`` over the rows every judge labelled,
+    ``fleiss_kappa`` for all judges at once, and ``cohen_kappa`` for each pair, keyed
+    "a vs b". A row a judge left unlabelled (absent, or None) is left out of the comparisons
+    that need it rather than counted as a label."""
     judges = list(by_judge)
-    rows = sorted({row for labels in by_judge.values() for row in labels})
+    rows = list(dict.fromkeys(row for labels in by_judge.values() for row in labels))
     columns = {j: [by_judge[j].get(row) for row in rows] for j in judges}
     table = [[columns[j][i] for j in judges] for i in range(len(rows))]
     all_agree, compared = all_agree_share(table)

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
+from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
+from tests.support.cli import run_evalq
 
 pytestmark = pytest.mark.integration
 
@@ -130,15 +131,7 @@ def test_cli_dry_run_prints_one_table_or_json_and_runs_nothing(
     before = job_keys(redis_server)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*EVALQ, "run", "gecko-image", str(data), "--dry-run", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return run_evalq(env, "run", "gecko-image", str(data), "--dry-run", *args)
 
     as_json = cli("--json")
     assert as_json.returncode == 0, as_json.stderr
@@ -156,15 +149,7 @@ def test_cli_dry_run_prints_one_table_or_json_and_runs_nothing(
     )
     assert fake.stats()["requests"] == 0
     assert job_keys(redis_server) == before
-    alone = subprocess.run(
-        [*EVALQ, "run", "gecko-image", str(data), "--count-tokens"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    alone = run_evalq(env, "run", "gecko-image", str(data), "--count-tokens")
     assert alone.returncode != 0 and "--dry-run" in alone.stderr
 
 

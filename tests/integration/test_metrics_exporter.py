@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
+from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.integration.test_pipeline_gecko import png, write_rows
-from worker.local import free_port, stop, wait_for
+from tests.support.cli import scrape_metrics
 
 pytestmark = pytest.mark.integration
 
@@ -34,29 +32,7 @@ def test_metrics_endpoint_reports_job_figures(
     ]
     job = client.submit("gecko-image", write_rows(tmp_path / "d.jsonl", rows)).job_id
     client.wait(job, timeout_s=60)
-    port = free_port()
-    proc = subprocess.Popen(
-        [*EVALQ, "metrics", "--port", str(port)],
-        cwd=ROOT,
-        env=worker_env(redis_server.url, fake.url),
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-
-        def scrape() -> str:
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/metrics", timeout=5
-                ) as response:
-                    return str(response.read().decode())
-            except OSError:
-                return ""
-
-        wait_for(lambda: bool(scrape()), 30, "the metrics endpoint")
-        text = scrape()
-    finally:
-        stop(proc)
+    text = scrape_metrics(worker_env(redis_server.url, fake.url))
     labels = f'job_id="{job}",metric="gecko-image"'
     assert f"evalq_job_rows_total{{{labels}}} 1.0" in text
     assert f"evalq_job_rows_done{{{labels}}} 1.0" in text

@@ -5,8 +5,6 @@ and an unknown cost, never $0; a spend cap pauses the job, across workers, until
 from __future__ import annotations
 
 import json
-import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -15,36 +13,13 @@ import pytest
 from evalq.client.report import render_report
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.pricing import DEFAULT_PRICES, PRICE_DATE, call_cost_nanos, usd
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
+from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
+from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
 from tests.support.stack import stack
-from worker.local import free_port, stop, wait_for
+from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
-
-
-def scrape_metrics(env: dict[str, str]) -> str:
-    port = free_port()
-    proc = subprocess.Popen(
-        [*EVALQ, "metrics", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-
-    def scrape() -> str:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                return str(r.read().decode())
-        except OSError:
-            return ""
-
-    try:
-        wait_for(lambda: bool(scrape()), 30, "the metrics endpoint")
-        return scrape()
-    finally:
-        stop(proc)
 
 
 def test_tokens_and_cost_per_role_and_model(client: Any, fake: FakeGemini, tmp_path: Path) -> None:
@@ -112,9 +87,7 @@ def test_an_unknown_price_shows_tokens_and_never_zero(
     assert s.cost_usd is None and not s.prices_known
     assert s.cost_note is not None and "gemini-unpriced-test" in s.cost_note
     env = worker_env(redis_server.url, fake.url, COLUMNS="400")
-    status = subprocess.run(
-        [*EVALQ, "status", job], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    ).stdout
+    status = evalq_stdout(env, "status", job)
     cost_line = next(line for line in status.splitlines() if "│ cost " in line)
     assert "unknown (rubric unknown · validator $0.0" in cost_line, cost_line
     assert "no price known for gemini-unpriced-test" in cost_line
@@ -205,25 +178,16 @@ def test_cli_max_cost_usd_on_run_and_resume(
     data = write_rows(tmp_path / "d.jsonl", rows)
     env = worker_env(redis_server.url, fake.url)
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*EVALQ, *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-
-    run = cli("run", "gecko-image", str(data), "--max-cost-usd", "0.0000001", "--wait", "--json")
+    run = run_evalq(
+        env, "run", "gecko-image", str(data), "--max-cost-usd", "0.0000001", "--wait", "--json"
+    )
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert summary["status"] == "paused" and "cost cap reached" in summary["pause_reason"]
     job = summary["job_id"]
-    refused = cli("resume", job)
+    refused = run_evalq(env, "resume", job)
     assert refused.returncode == 2 and "--max-cost-usd" in refused.stderr
-    resumed = cli("resume", job, "--max-cost-usd", "5", "--wait", "--json")
+    resumed = run_evalq(env, "resume", job, "--max-cost-usd", "5", "--wait", "--json")
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)
     assert final["status"] == "finished" and final["max_cost_usd"] == 5.0

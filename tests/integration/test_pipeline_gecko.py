@@ -5,14 +5,14 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.cli import evalq_stdout, run_evalq
 from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
@@ -282,20 +282,7 @@ def test_cli_run_status_results_jobs(
     data = write_rows(tmp_path / "d.jsonl", rows)
     env = worker_env(redis_server.url, fake.url)
 
-    def cli(*args: str) -> str:
-        done = subprocess.run(
-            [*EVALQ, *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    summary = json.loads(cli("run", "gecko-image", str(data), "--wait", "--json"))
+    summary = json.loads(evalq_stdout(env, "run", "gecko-image", str(data), "--wait", "--json"))
     keys = {
         "job_id",
         "metric",
@@ -317,11 +304,14 @@ def test_cli_run_status_results_jobs(
     assert set(summary["tag_ci95"]) == set(summary["tag_counts"]) == {"color", "object"}
     assert summary["ci_method"] in ("wilson", "wilson-bound", "bca")
     job = summary["job_id"]
-    assert json.loads(cli("status", job, "--json"))["mean_score"] == 0.75
-    human = cli("status", job)
+    assert json.loads(evalq_stdout(env, "status", job, "--json"))["mean_score"] == 0.75
+    human = evalq_stdout(env, "status", job)
     assert "mean score" in human
     assert "0.750" in human
-    lines = [json.loads(line) for line in cli("results", job, "--format", "jsonl").splitlines()]
+    lines = [
+        json.loads(line)
+        for line in evalq_stdout(env, "results", job, "--format", "jsonl").splitlines()
+    ]
     assert [r["id"] for r in lines] == ["a", "b"]
     for key in ("id", "prompt", "status", "score", "tag_scores", "coverage", "questions"):
         assert key in lines[0]
@@ -335,9 +325,9 @@ def test_cli_run_status_results_jobs(
         "reason",
     }
     out = tmp_path / "r.csv"
-    cli("results", job, "--format", "csv", "--out", str(out))
+    evalq_stdout(env, "results", job, "--format", "csv", "--out", str(out))
     assert out.read_text().splitlines()[0].startswith("id,line,prompt,status,score")
-    assert job in cli("jobs")
+    assert job in evalq_stdout(env, "jobs")
 
 
 def test_cli_rejects_a_file_that_is_not_a_dataset(
@@ -346,15 +336,7 @@ def test_cli_rejects_a_file_that_is_not_a_dataset(
     bogus = tmp_path / "notes.jsonl"
     bogus.write_text("just some notes\nnothing else\n")
     before = redis_server.client().zcard("evalq:jobs")
-    done = subprocess.run(
-        [*EVALQ, "run", "gecko-image", str(bogus)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=worker_env(redis_server.url, fake.url),
-        timeout=60,
-        check=False,
-    )
+    done = run_evalq(worker_env(redis_server.url, fake.url), "run", "gecko-image", str(bogus))
     assert done.returncode == 2
     assert "not a JSONL dataset" in done.stderr
     assert redis_server.client().zcard("evalq:jobs") == before  # nothing was enqueued

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from evalq.stats.agreement import fleiss_kappa
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.cli import evalq_stdout
 from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
@@ -59,22 +59,10 @@ def test_two_judges_report_per_judge_scores_and_agreement(
     )
     env = worker_env(redis_server.url, fake.url)
 
-    def cli(*args: str) -> str:
-        done = subprocess.run(
-            [*EVALQ, *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
     judges = ["gemini-mj-a", "gemini-mj-b"]
     summary = json.loads(
-        cli(
+        evalq_stdout(
+            env,
             "run",
             "gecko-image",
             str(data),
@@ -106,7 +94,10 @@ def test_two_judges_report_per_judge_scores_and_agreement(
     assert summary["mean_score"] == pytest.approx((0.75 + 0.5) / 2)
     job = summary["job_id"]
     results = {
-        r["id"]: r for r in map(json.loads, cli("results", job, "--format", "jsonl").splitlines())
+        r["id"]: r
+        for r in map(
+            json.loads, evalq_stdout(env, "results", job, "--format", "jsonl").splitlines()
+        )
     }
     match = results["match"]
     assert match["score"] == pytest.approx(0.75)
@@ -115,7 +106,7 @@ def test_two_judges_report_per_judge_scores_and_agreement(
     assert {q["judge_model"] for q in match["questions"]} == set(judges)
     assert len(match["questions"]) == 4
     assert results["near-miss"]["score"] == pytest.approx(0.5)
-    human = cli("status", job)
+    human = evalq_stdout(env, "status", job)
     assert "per judge" in human
     assert "agreement" in human
 

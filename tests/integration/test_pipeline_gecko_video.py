@@ -4,14 +4,14 @@ what the two validator modes cost for both Gecko metrics."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
@@ -189,25 +189,17 @@ def test_cli_runs_a_batched_video_job(
     from evalq.examples.video import write_gecko_video_example
 
     dataset = write_gecko_video_example(tmp_path / "example")
-    done = subprocess.run(
-        [
-            *EVALQ,
-            "run",
-            "gecko-video",
-            str(dataset),
-            "--validator",
-            "batched",
-            "--judge-model",
-            "gemini-video-cli",
-            "--wait",
-            "--json",
-        ],
-        cwd=ROOT,
-        env=worker_env(redis_server.url, fake.url),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    done = run_evalq(
+        worker_env(redis_server.url, fake.url),
+        "run",
+        "gecko-video",
+        str(dataset),
+        "--validator",
+        "batched",
+        "--judge-model",
+        "gemini-video-cli",
+        "--wait",
+        "--json",
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)

@@ -18,28 +18,14 @@ import pytest
 
 from evalq.core.errors import DatasetError
 from evalq.examples.grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groundedness_example
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
+from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.stack import stack
 from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
-
-CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
-QUERY = "What colour are apples and bananas?"
-
-
-def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
-    return json.dumps(
-        {
-            "eligibility_rationale": "it answers" if eligible else "it talks about something else",
-            "eligible": eligible,
-            "sentences": [
-                {"sentence": s, "label": label, "rationale": "scripted", "excerpt": excerpt}
-                for s, label, excerpt in items
-            ],
-        }
-    )
 
 
 GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
@@ -141,7 +127,7 @@ def test_scripted_labels_decide_the_score(client: Any, fake: FakeGemini, tmp_pat
     assert invented["sentences"][1]["excerpt_check"] == "not_found"
     assert "not in the context" in invented["sentences"][1]["note"]
     ineligible = judges_of(results["ineligible"])["gs-scripted-judge"]
-    assert ineligible["why"] == "ineligible: it talks about something else"
+    assert ineligible["why"] == f"ineligible: {INELIGIBLE_BECAUSE}"
     assert judges_of(results["seedform"])["gs-scripted-judge"]["eligible"] is None
     unreadable = results["unreadable"]
     assert (unreadable.reason, unreadable.status) == ("parse_error", "failed")
@@ -283,7 +269,8 @@ def test_generation_then_two_judges(
         assert figures["rows_scored"] == 7
     assert metric["agreement"]["rows_compared"] == 7
     assert metric["agreement"]["all_agree"] == 1.0  # the simulated judges are the same judge
-    assert metric["agreement"]["cohen_kappa"] == pytest.approx(1.0)
+    assert metric["agreement"]["fleiss_kappa"] == pytest.approx(1.0)
+    assert metric["agreement"]["cohen_kappa"] == {" vs ".join(judges): pytest.approx(1.0)}
     assert metric["responses"] == {"given": 3, "generated": 4}
 
     # The same job through the CLI with the user's own answer template: the model under test
@@ -291,26 +278,18 @@ def test_generation_then_two_judges(
     template = tmp_path / "answer.txt"
     template.write_text("Kindly answer (gx-user-template).\n{query}\n\nSource:\n{context}\n")
     fake.script([{"match": r"gx-user-template", "delay_ms": 1}])  # counts, then the brain answers
-    done = subprocess.run(
-        [
-            *EVALQ,
-            "run",
-            "groundedness",
-            str(dataset),
-            "--wait",
-            "--json",
-            "--candidate-model",
-            "gx-gen-candidate",
-            "--prompt-template",
-            str(template),
-            *[arg for j in judges for arg in ("--judge-model", j)],
-        ],
-        cwd=ROOT,
-        env=worker_env(redis_server.url, fake.url),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done = run_evalq(
+        worker_env(redis_server.url, fake.url),
+        "run",
+        "groundedness",
+        str(dataset),
+        "--wait",
+        "--json",
+        "--candidate-model",
+        "gx-gen-candidate",
+        "--prompt-template",
+        str(template),
+        *[arg for j in judges for arg in ("--judge-model", j)],
     )
     assert done.returncode == 0, done.stderr
     again = json.loads(done.stdout)

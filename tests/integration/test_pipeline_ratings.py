@@ -5,7 +5,6 @@ judge model name so the call cache does not couple tests."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,8 @@ from evalq.examples.ratings import (
     write_pointwise_example,
     write_rank_example,
 )
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.cli import evalq_stdout, run_evalq
 from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
@@ -98,14 +98,13 @@ def test_a_template_with_an_unknown_placeholder_fails_before_anything_is_enqueue
         client.submit("pointwise", data, options={"template_text": template.read_text()})
     assert "{instructions}" in str(caught.value)
     assert "context, prompt, response" in str(caught.value)
-    done = subprocess.run(
-        [*EVALQ, "run", "pointwise", str(data), "--template", str(template)],
-        cwd=ROOT,
-        env=worker_env(redis_server.url, "http://127.0.0.1:9"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    done = run_evalq(
+        worker_env(redis_server.url, "http://127.0.0.1:9"),
+        "run",
+        "pointwise",
+        str(data),
+        "--template",
+        str(template),
     )
     assert done.returncode == 2
     assert "{instructions}" in done.stderr
@@ -239,20 +238,8 @@ def test_rank_cli_recovers_a_scripted_order(
     data = write_rows(tmp_path / "rank.jsonl", rows)
     env = worker_env(redis_server.url, fake.url)
 
-    def cli(*args: str) -> str:
-        done = subprocess.run(
-            [*EVALQ, *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    out = cli(
+    out = evalq_stdout(
+        env,
         "rank",
         str(data),
         "--candidates",
@@ -269,7 +256,7 @@ def test_rank_cli_recovers_a_scripted_order(
     assert stats["rank_ci95"] == {"c2": [1, 1], "c1": [2, 2], "c3": [3, 3]}
     assert (stats["rows_ranked"], stats["comparisons"]) == (5, 15)
     assert summary["judge_calls"] == 30  # 3 pairs x 2 orders x 5 rows
-    human = cli("status", summary["job_id"])
+    human = evalq_stdout(env, "status", summary["job_id"])
     assert "c2 > c1 > c3" in human
     assert "c2 vs c1=1.000" in human
 
@@ -305,28 +292,21 @@ def test_rank_generates_candidates_from_guidance_prompts_via_the_cli(
             }
         )
     )
-    done = subprocess.run(
-        [
-            *EVALQ,
-            "rank",
-            str(dataset),
-            "--candidates",
-            "cited,brief,thorough",
-            "--candidate-prompts",
-            str(guidance),
-            "--candidate-model",
-            "rank-guidance-writer",
-            "--judge-model",
-            "rank-guidance-judge",
-            "--wait",
-            "--json",
-        ],
-        cwd=ROOT,
-        env=worker_env(redis_server.url, fake.url),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
+    done = run_evalq(
+        worker_env(redis_server.url, fake.url),
+        "rank",
+        str(dataset),
+        "--candidates",
+        "cited,brief,thorough",
+        "--candidate-prompts",
+        str(guidance),
+        "--candidate-model",
+        "rank-guidance-writer",
+        "--judge-model",
+        "rank-guidance-judge",
+        "--wait",
+        "--json",
+        timeout_s=240,
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from evalq.core.errors import DatasetError
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
+from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
+from tests.support.cli import run_evalq
 
 pytestmark = pytest.mark.integration
 
@@ -122,15 +123,7 @@ def test_cli_thinking_flags(redis_server: RedisServer, fake: FakeGemini, tmp_pat
     env = worker_env(redis_server.url, fake.url)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*EVALQ, "run", "gecko-image", str(data), *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return run_evalq(env, "run", "gecko-image", str(data), *args)
 
     refused = cli("--judge-model", "gemini-2.5-flash-lite", "--thinking-budget", "validator=100")
     assert refused.returncode == 2

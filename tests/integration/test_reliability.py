@@ -7,16 +7,16 @@ import io
 import json
 import random
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
+from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.stack import stack
-from worker.local import EVALQ, ROOT, start_redis, stop, wait_for
+from worker.local import start_redis, stop, wait_for
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
 pytestmark = pytest.mark.integration
@@ -242,15 +242,7 @@ def test_redis_restarted_from_its_aof_then_resume(tmp_path: Path) -> None:
         done_before = int(client.store.job_hash(job)["rows_done"])
         assert 10 <= done_before < 60
         s.pool.start(concurrency=4)
-        resumed = subprocess.run(
-            [*EVALQ, "resume", job, "--wait", "--json"],
-            cwd=ROOT,
-            env=s.env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        resumed = run_evalq(s.env(), "resume", job, "--wait", "--json", timeout_s=300)
         assert resumed.returncode == 0, resumed.stderr
         summary = json.loads(resumed.stdout)
         results = client.results(job)

@@ -1,3 +1,8 @@
-"""Helpers the tests share, defined once: writing datasets (datasets.py). The processes the
+"""Helpers the tests share, each defined once: writing datasets (datasets.py), running the
+`evalq` command and scraping its exporter (cli.py), a scratch Redis database and jobs planted
+in it (scratch.py; the `scratch_url` and `store` fixtures in tests/conftest.py), the in-memory
+judge (judges.py) and cache (memory_kv.py) for metric unit tests, groundedness replies
+(grounding.py), an isolated stack per test (stack.py), the in-process task runner
+(task_runner.py) and a misbehaving HTTP media server (hostile_http.py). The processes the
 integration tests start (Redis, workers, the fake server) come from worker.local, the harness
 the demo and the benchmark use too."""

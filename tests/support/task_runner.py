@@ -115,11 +115,6 @@ def _call_of(signature: Any, chord: int | None = None, part: int = 0) -> Call:
     )
 
 
-def db_url(url: str, db: int) -> str:
-    """The same Redis server, another database number."""
-    return f"{url.rsplit('/', 1)[0]}/{db}"
-
-
 class TaskRunner:
     """Runs prepare_row, run_unit and aggregate_row in-process; see the module docstring.
 

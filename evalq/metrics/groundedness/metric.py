@@ -64,7 +64,7 @@ from evalq.metrics.groundedness.prompts import (
     template_version,
 )
 from evalq.metrics.groundedness.sentences import split_sentences
-from evalq.stats.agreement import all_agree_share, cohen_kappa, fleiss_kappa, pairwise_kappas
+from evalq.stats.agreement_stats import label_agreement
 
 # Lengths a dry run assumes (evalq's own figures): a response of at most five sentences, and a
 # labelling that repeats each sentence with its label and an excerpt.
@@ -545,24 +545,10 @@ def summarize_rows(rows: list[RowResult]) -> dict[str, Any]:
         "responses": {"given": sources["dataset"], "generated": sources["candidate"]},
     }
     if len(models) >= 2:
-        summary["agreement"] = agreement(
-            models, [{m: j.grounded for m, j in judges.items()} for _, judges in judged]
+        summary["agreement"] = label_agreement(
+            {m: {i: j[m].grounded for i, (_, j) in enumerate(judged) if m in j} for m in models}
         )
     return summary
-
-
-def agreement(models: list[str], rows: list[dict[str, int | None]]) -> dict[str, Any]:
-    """How the judges agree on `grounded`, over the rows every judge scored."""
-    table = [[row.get(m) for m in models] for row in rows]
-    share, compared = all_agree_share(table)
-    by_judge = {m: [row.get(m) for row in rows] for m in models}
-    out: dict[str, Any] = {"rows_compared": compared, "all_agree": share}
-    if len(models) == 2:
-        out["cohen_kappa"] = cohen_kappa(by_judge[models[0]], by_judge[models[1]])
-    else:
-        out["fleiss_kappa"] = fleiss_kappa(table)
-        out["pairwise_kappa"] = pairwise_kappas(by_judge)
-    return out
 
 
 GROUNDEDNESS = Groundedness()

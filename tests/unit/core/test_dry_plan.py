@@ -29,17 +29,7 @@ from evalq.core.pricing import DEFAULT_PRICES
 from evalq.core.thinking import effective
 from evalq.metrics.gecko.metric import rubric_cache_id
 from evalq.metrics.gecko.prompts import RUBRIC_TEMPLATE_VERSION
-
-
-class Memory:
-    def __init__(self) -> None:
-        self.data: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.data.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.data[key] = value
+from tests.support.memory_kv import MemoryKV
 
 
 def png_bytes(width: int = 64, height: int = 64) -> bytes:
@@ -49,7 +39,10 @@ def png_bytes(width: int = 64, height: int = 64) -> bytes:
 
 
 def env_for(
-    metric: str, judges: list[str], options: dict[str, Any] | None = None, kv: Memory | None = None
+    metric: str,
+    judges: list[str],
+    options: dict[str, Any] | None = None,
+    kv: MemoryKV | None = None,
 ) -> DryEnv:
     job = JobConfig(
         job_id="000000000000",
@@ -89,7 +82,7 @@ def gecko_row(row_id: str, prompt: str, questions: list[Question] | None = None)
 
 
 def test_gecko_rubric_once_per_prompt_cached_rubrics_exact_and_judges_times_questions() -> None:
-    kv = Memory()
+    kv = MemoryKV()
     cached = Rubric(
         questions=[Question(question=f"q{i}?", expected="yes") for i in range(7)],
         coverage=Coverage(),

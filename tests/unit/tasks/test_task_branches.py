@@ -16,6 +16,7 @@ from evalq.core.errors import StoredPlanError
 from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
 from evalq.metrics.pointwise.metric import PointwisePlan
 from tests.conftest import FakeGemini, RedisServer
+from tests.support.scratch import db_url
 from tests.support.task_runner import (
     AGGREGATE_ROW,
     RUN_UNIT,
@@ -23,7 +24,6 @@ from tests.support.task_runner import (
     Chord,
     Outcome,
     TaskRunner,
-    db_url,
 )
 
 RUNNER_DB = 11  # a database of its own on the session's Redis, flushed by each runner

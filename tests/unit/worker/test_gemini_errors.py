@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from google.genai import errors as genai_errors
 from evalq.core.errors import BadRequest, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import JudgeRequest
 from fake_gemini.server import running_server
+from tests.conftest import FakeGemini
 from worker.gemini import GeminiJudge, map_api_error
 from worker.settings import Settings
 
@@ -40,22 +40,12 @@ def url() -> Iterator[str]:
         yield base
 
 
-def script(url: str, rules: list[dict[str, Any]]) -> None:
-    request = urllib.request.Request(
-        url + "/script",
-        data=json.dumps(rules).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
-
-
 def replay(url: str, name: str, times: int | None = None) -> None:
     data = fixture(name)
     rule: dict[str, Any] = {"match": "replay-me", "status": data["status"], "body": data["body"]}
     if times is not None:
         rule["times"] = times
-    script(url, [rule])
+    FakeGemini(url).script([rule])
 
 
 @functools.cache

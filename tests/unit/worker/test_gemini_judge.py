@@ -4,11 +4,8 @@ reply with no text is truncated (not merely unreadable) when it did not end norm
 
 from __future__ import annotations
 
-import json
 import threading
-import urllib.request
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from google import genai
@@ -18,6 +15,7 @@ from evalq.core.errors import TruncatedReply, UnparseableReply
 from evalq.core.judge import JudgeRequest
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.server import running_server
+from tests.conftest import FakeGemini
 from worker.gemini import GeminiJudge
 from worker.settings import Settings
 
@@ -44,20 +42,12 @@ def url() -> Iterator[str]:
         yield base_url
 
 
-def script(url: str, rules: list[dict[str, Any]]) -> None:
-    request = urllib.request.Request(
-        url + "/script", json.dumps(rules).encode(), {"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request) as response:
-        assert response.status == 200
-
-
 def judge_for(url: str) -> GeminiJudge:
     return GeminiJudge(MODEL, Settings(gemini_base_url=url, transient_attempts=1))
 
 
 def test_the_system_instruction_reaches_the_server_apart_from_the_contents(url: str) -> None:
-    script(url, [])
+    FakeGemini(url).script([])
     request = JudgeRequest(prompt="What is two and two?", system_instruction="Answer tersely.")
     reply = judge_for(url).generate(request)
     assert reply.text == "Four."
@@ -69,7 +59,7 @@ def test_the_system_instruction_reaches_the_server_apart_from_the_contents(url: 
 
 
 def test_no_text_at_max_tokens_is_truncated(url: str) -> None:
-    script(url, [{"match": "cut-empty", "reply": "", "finish_reason": "MAX_TOKENS"}])
+    FakeGemini(url).script([{"match": "cut-empty", "reply": "", "finish_reason": "MAX_TOKENS"}])
     with pytest.raises(TruncatedReply, match="finish_reason MAX_TOKENS"):
         judge_for(url).generate(JudgeRequest(prompt="cut-empty please"))
 

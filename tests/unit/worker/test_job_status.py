@@ -10,19 +10,18 @@ that race; an atomic one has no gap to lose it in.
 
 from __future__ import annotations
 
-import subprocess
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis
 
 from evalq.client import Client
-from evalq.core.models import JobConfig, MediaRef, RowInput, RowResult
-from tests.conftest import EVALQ, ROOT, RedisServer
+from evalq.core.models import RowResult
+from tests.support.cli import bare_env, run_evalq
+from tests.support.scratch import plant_job
 from worker.settings import Settings
 from worker.store import Store
 
@@ -30,45 +29,17 @@ ROWS = 2
 
 
 @pytest.fixture
-def url(redis_server: RedisServer) -> Iterator[str]:
-    """Database 3 of the test Redis: no worker consumes its queues or sweeps its jobs."""
-    url = redis_server.url.rsplit("/", 1)[0] + "/3"
-    r = redis.Redis.from_url(url)
-    r.flushdb()
-    yield url
-    r.flushdb()
-
-
-@pytest.fixture
-def store(url: str) -> Store:
-    return Store.from_settings(Settings(redis_url=url))
-
-
-@pytest.fixture
-def client(url: str) -> Client:
-    return Client(Settings(redis_url=url))
+def client(scratch_url: str) -> Client:
+    return Client(Settings(redis_url=scratch_url))
 
 
 def new_job(store: Store, *, complete: bool) -> str:
     """A running job; with `complete`, every row is counted but nobody finished it yet (the
     worker that counted the last row died, or its finalize is about to run)."""
-    job_id = uuid.uuid4().hex[:12]
-    config = JobConfig(
-        job_id=job_id,
-        metric="gecko-image",
-        judge_model="m",
-        dataset="d",
-        rows_total=ROWS,
-        created_at=time.time(),
-    )
-    ref = MediaRef(kind="path", value="/x.png")
-    rows = [
-        RowInput(id=str(i + 1), line=i + 1, prompt="p", media={"image": ref}) for i in range(ROWS)
-    ]
-    store.create_job(config, rows)
+    job_id = plant_job(store, ROWS)
     if complete:
-        for row in rows:
-            result = RowResult(id=row.id, line=row.line, prompt="p", status="scored", score=1.0)
+        for i in range(ROWS):
+            result = RowResult(id=f"r{i}", line=1 + i, prompt="p", status="scored", score=1.0)
             store.finish_row(job_id, result)
     assert store.status(job_id) == "running"
     return job_id
@@ -204,16 +175,16 @@ class AfterStatusRead(redis.Redis):  # type: ignore[type-arg]
         return result
 
 
-def racing_store(url: str, then: Callable[[], None]) -> Store:
-    conn = AfterStatusRead.from_url(url, decode_responses=True)
+def racing_store(scratch_url: str, then: Callable[[], None]) -> Store:
+    conn = AfterStatusRead.from_url(scratch_url, decode_responses=True)
     conn.then = then
-    return Store(conn, Settings(redis_url=url))
+    return Store(conn, Settings(redis_url=scratch_url))
 
 
-def test_a_cancel_never_overwrites_finished(url: str, store: Store) -> None:
+def test_a_cancel_never_overwrites_finished(scratch_url: str, store: Store) -> None:
     job = new_job(store, complete=True)
-    client = Client(Settings(redis_url=url))
-    client.store = racing_store(url, lambda: store.mark_finished(job, ROWS))
+    client = Client(Settings(redis_url=scratch_url))
+    client.store = racing_store(scratch_url, lambda: store.mark_finished(job, ROWS))
     client.cancel(job)
     # Cancelled first, so the finish is refused; a cancel that ran after the finish would
     # leave a job once finished no longer finished.
@@ -221,19 +192,21 @@ def test_a_cancel_never_overwrites_finished(url: str, store: Store) -> None:
     assert (h["status"], "finished_at" in h) == ("cancelled", False)
 
 
-def test_a_late_pause_never_overwrites_cancelled(url: str, store: Store, client: Client) -> None:
+def test_a_late_pause_never_overwrites_cancelled(
+    scratch_url: str, store: Store, client: Client
+) -> None:
     job = new_job(store, complete=False)
-    racing_store(url, lambda: client.cancel(job)).pause(job, "daily quota exhausted")
+    racing_store(scratch_url, lambda: client.cancel(job)).pause(job, "daily quota exhausted")
     assert store.status(job) == "cancelled"
 
 
-def test_a_late_pause_never_overwrites_finished(url: str, store: Store) -> None:
+def test_a_late_pause_never_overwrites_finished(scratch_url: str, store: Store) -> None:
     job = new_job(store, complete=True)
-    racing_store(url, lambda: store.mark_finished(job, ROWS)).pause(job, "late")
+    racing_store(scratch_url, lambda: store.mark_finished(job, ROWS)).pause(job, "late")
     assert store.status(job) == "finished"
 
 
-def test_a_resume_never_reopens_a_finished_job(url: str, store: Store) -> None:
+def test_a_resume_never_reopens_a_finished_job(scratch_url: str, store: Store) -> None:
     job = new_job(store, complete=True)
     assert store.pause(job, "daily quota exhausted")
     finished_at: list[str] = []
@@ -242,18 +215,18 @@ def test_a_resume_never_reopens_a_finished_job(url: str, store: Store) -> None:
         store.mark_finished(job, ROWS)
         finished_at.append(store.job_hash(job)["finished_at"])
 
-    client = Client(Settings(redis_url=url))
-    client.store = racing_store(url, finish)
+    client = Client(Settings(redis_url=scratch_url))
+    client.store = racing_store(scratch_url, finish)
     assert client.resume(job) == 0
     # finished once: a resume that reopened it would have it finished a second time
     assert (store.status(job), store.job_hash(job)["finished_at"]) == ("finished", *finished_at)
 
 
-def test_racing_threads_never_end_in_a_forbidden_state(store: Store, url: str) -> None:
+def test_racing_threads_never_end_in_a_forbidden_state(store: Store, scratch_url: str) -> None:
     """Cancel, finish and pause released together on many jobs, each on its own connection."""
     jobs = [new_job(store, complete=True) for _ in range(60)]
-    canceller = Client(Settings(redis_url=url))
-    finisher, pauser = (Store.from_settings(Settings(redis_url=url)) for _ in range(2))
+    canceller = Client(Settings(redis_url=scratch_url))
+    finisher, pauser = (Store.from_settings(Settings(redis_url=scratch_url)) for _ in range(2))
     for job in jobs:
         start = threading.Barrier(3)
         steps: list[Callable[[], object]] = [
@@ -285,17 +258,9 @@ def test_racing_threads_never_end_in_a_forbidden_state(store: Store, url: str) -
 # ---- what the CLI says ----
 
 
-def test_cancel_on_a_finished_job_says_so(url: str, store: Store, client: Client) -> None:
+def test_cancel_on_a_finished_job_says_so(scratch_url: str, store: Store, client: Client) -> None:
     job = job_in(store, client, "finished")
-    done = subprocess.run(
-        [*EVALQ, "cancel", job, "--redis-url", url],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_evalq(bare_env(), "cancel", job, "--redis-url", scratch_url)
     assert done.returncode == 0, done.stderr
     assert f"job {job} already finished: nothing to cancel" in done.stderr
     assert store.status(job) == "finished"

@@ -8,23 +8,18 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import ROOT, RedisServer
+from tests.conftest import RedisServer
+from tests.support.cli import run_command
+from worker.local import ROOT
 
 # Valid on its own, refused by the settings check (it must exceed the longest hold of a task).
 BAD = {"EVALQ_VISIBILITY_TIMEOUT_S": "10"}
 
 
 def run(code: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE` in this environment made bad (then `extra` on top)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **BAD, **(extra or {})}
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_command([sys.executable, "-c", code], env)
 
 
 def test_importing_the_client_validates_no_settings() -> None:
@@ -38,13 +33,12 @@ def test_importing_the_api_and_the_app_module_builds_no_app() -> None:
 
 
 def test_a_client_with_explicit_settings_works_while_the_environment_is_bad(
-    redis_server: RedisServer,
+    scratch_url: str,
 ) -> None:
-    url = redis_server.url.rsplit("/", 1)[0] + "/4"
     code = f"""
 from evalq.client import Client
 from worker.settings import Settings
-client = Client(Settings(redis_url={url!r}, visibility_timeout_s=3600))
+client = Client(Settings(redis_url={scratch_url!r}, visibility_timeout_s=3600))
 assert client.app.conf.broker_transport_options["visibility_timeout"] == 3600
 assert client.store.r.ping()
 print(list(client.iter_jobs()))

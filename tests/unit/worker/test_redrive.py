@@ -4,47 +4,14 @@ row driven again and again without progress fails instead of taking a thread eac
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 
-import pytest
-
-from evalq.core.models import JobConfig, MediaRef, RowInput, Verdict
-from tests.conftest import RedisServer
+from evalq.core.models import Verdict
+from tests.support.scratch import plant_job
 from worker.app import PREPARE_ROW
 from worker.heartbeat import Heartbeat, interval_for, row_of
 from worker.jobs import current_summary
-from worker.settings import Settings
 from worker.store import Store
 from worker.watchdog import Watchdog
-
-
-@pytest.fixture
-def store(redis_server: RedisServer) -> Iterator[Store]:
-    """Database 2 of the test Redis: no worker consumes its queues or sweeps its jobs."""
-    url = redis_server.url.rsplit("/", 1)[0] + "/2"
-    store = Store.from_settings(Settings(redis_url=url))
-    store.r.flushdb()
-    yield store
-    store.r.flushdb()
-
-
-def make_job(store: Store, rows: int) -> str:
-    job_id = f"rd-{uuid.uuid4().hex[:8]}"
-    config = JobConfig(
-        job_id=job_id,
-        metric="gecko-image",
-        judge_model="m",
-        dataset="d",
-        rows_total=rows,
-        created_at=time.time(),
-    )
-    ref = MediaRef(kind="path", value="/x.png")
-    store.create_job(
-        config,
-        [RowInput(id=f"r{i}", line=i + 1, prompt="p", media={"image": ref}) for i in range(rows)],
-    )
-    return job_id
 
 
 def watchdog(store: Store, sent: list[tuple[str, str]], max_redrives: int = 3) -> Watchdog:
@@ -69,7 +36,7 @@ def test_rows_of_row_tasks() -> None:
 def test_a_row_whose_task_is_alive_is_not_redriven(store: Store) -> None:
     """A download or judge call longer than the stall timeout: the task holds its row's lease,
     so the watchdog does not start a second copy of the same work."""
-    job = make_job(store, 2)
+    job = plant_job(store, 2)
     sent: list[tuple[str, str]] = []
     dog = watchdog(store, sent)
     clock = [1000.0]
@@ -88,7 +55,7 @@ def test_a_row_whose_task_is_alive_is_not_redriven(store: Store) -> None:
 
 
 def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
-    job = make_job(store, 2)
+    job = plant_job(store, 2)
     sent: list[tuple[str, str]] = []
     dog = watchdog(store, sent, max_redrives=3)
     store.touch(job, "1", "2", at=time.time() - 100)

@@ -4,18 +4,16 @@ number inside, so even ids that slip through can not hide a row or finish a job 
 from __future__ import annotations
 
 import json
-import subprocess
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError, EvalqError
-from evalq.core.models import JobConfig, MediaRef, RowInput, RowResult
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, WorkerPool, worker_env
+from evalq.core.models import RowResult
+from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.support.cli import run_evalq
+from tests.support.scratch import plant_job
 from worker.jobs import finalize, finish_row
 from worker.settings import Settings
 from worker.store import Store
@@ -94,37 +92,8 @@ def test_unique_ids_load(folder: Path) -> None:
 # ---- the store and the watchdog, against a real Redis ----
 
 
-@pytest.fixture
-def store(redis_server: RedisServer) -> Iterator[Store]:
-    """Database 2 of the test Redis: no worker consumes its queues or sweeps its jobs."""
-    url = redis_server.url.rsplit("/", 1)[0] + "/2"
-    store = Store.from_settings(Settings(redis_url=url))
-    store.r.flushdb()
-    yield store
-    store.r.flushdb()
-
-
-def same_id_job(store: Store, rows: int) -> str:
-    """A job whose rows all share one id, as a producer that checked nothing would store it."""
-    job_id = uuid.uuid4().hex[:12]
-    config = JobConfig(
-        job_id=job_id,
-        metric="gecko-image",
-        judge_model="m",
-        dataset="d",
-        rows_total=rows,
-        created_at=time.time(),
-    )
-    ref = MediaRef(kind="path", value="/x.png")
-    store.create_job(
-        config,
-        [RowInput(id="same", line=i + 1, prompt="p", media={"image": ref}) for i in range(rows)],
-    )
-    return job_id
-
-
 def test_rows_sharing_an_id_are_tracked_apart(store: Store) -> None:
-    job = same_id_job(store, 3)
+    job = plant_job(store, 3, same_id="same")
     first = RowResult(id="same", line=1, prompt="p", status="scored", score=1.0)
     assert store.finish_row(job, first) == 1
     assert store.not_done(job) == ["2", "3"]
@@ -140,7 +109,7 @@ def test_rows_sharing_an_id_are_tracked_apart(store: Store) -> None:
 
 
 def test_a_job_is_never_finished_with_rows_missing(store: Store) -> None:
-    job = same_id_job(store, 2)
+    job = plant_job(store, 2, same_id="same")
     store.finish_row(job, RowResult(id="same", line=1, prompt="p", status="scored", score=1.0))
     summary = finalize(store, job)
     assert store.status(job) == "running"
@@ -160,7 +129,7 @@ def test_counters_of_a_vanished_job_leave_nothing_behind(store: Store) -> None:
     from evalq.core.errors import JobNotFound
     from worker import keys
 
-    job = same_id_job(store, 1)
+    job = plant_job(store, 1, same_id="same")
     store.incr(job, judge_calls=1)
     assert store.job_hash(job)["judge_calls"] == "1"
     store.r.flushdb()  # Redis restarted without its append-only file
@@ -176,12 +145,12 @@ def test_wait_returns_on_finished_and_raises_when_rows_can_not_finish(store: Sto
 
     kwargs = store.r.connection_pool.connection_kwargs
     client = Client(Settings(redis_url=f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs['db']}"))
-    job = same_id_job(store, 2)
+    job = plant_job(store, 2, same_id="same")
     # written by an older worker with rows missing, which no status change allows today
     store.r.hset(f"evalq:job:{job}", "status", "finished")
     assert client.wait(job, timeout_s=30, poll_s=0.05).status == "finished"
 
-    stuck = same_id_job(store, 2)
+    stuck = plant_job(store, 2, same_id="same")
     store.r.delete(f"evalq:job:{stuck}:rows")  # its row list is gone: nothing can drive it
     with pytest.raises(EvalqError, match="can not finish"):
         client.wait(stuck, timeout_s=30, poll_s=0.05)
@@ -199,12 +168,6 @@ def _png(path: Path) -> Path:
     Image.new("RGB", (64, 64), "red").save(buf, format="PNG")
     path.write_bytes(buf.getvalue())
     return path
-
-
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*EVALQ, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False
-    )
 
 
 @pytest.mark.integration
@@ -227,7 +190,9 @@ def test_cli_refuses_colliding_ids_and_enqueues_nothing(
     )
     r = redis_server.client()
     jobs_before = r.zcard("evalq:jobs")
-    done = _cli(worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait")
+    done = run_evalq(
+        worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait"
+    )
     assert done.returncode == 2, done.stderr
     message = " ".join(done.stderr.split())
     for named in ("id '1' on lines 1, 2", "id 'x' on lines 3, 4", "id '6' on lines 5, 6"):
@@ -262,7 +227,7 @@ def test_a_job_with_failing_rows_finishes_with_every_row_counted(
             row("Fq-e?"),  # line 5, id "5"
         ],
     )
-    done = _cli(
+    done = run_evalq(
         worker_env(redis_server.url, fake.url), "run", "gecko-image", str(data), "--wait", "--json"
     )
     assert done.returncode == 0, done.stderr
@@ -270,7 +235,7 @@ def test_a_job_with_failing_rows_finishes_with_every_row_counted(
     assert summary["status"] == "finished"
     assert summary["rows_done"] == summary["rows_total"] == 5
     assert (summary["rows_scored"], summary["rows_failed"]) == (2, 3)
-    results = _cli(
+    results = run_evalq(
         worker_env(redis_server.url, fake.url), "results", summary["job_id"], "--format", "jsonl"
     )
     lines = [json.loads(line) for line in results.stdout.splitlines()]

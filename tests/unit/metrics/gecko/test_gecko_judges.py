@@ -19,6 +19,7 @@ from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO
 from tests.support.judges import ListJudge
+from tests.support.memory_kv import MemoryKV
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 QUESTIONS = [
@@ -27,17 +28,6 @@ QUESTIONS = [
     Question(question="Is there a square?", expected="no", tag="object"),
     Question(question="Is the square blue?", expected="yes", tag="color"),
 ]
-
-
-class MemoryKV:
-    def __init__(self) -> None:
-        self.data: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.data.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.data[key] = value
 
 
 def run_row(

@@ -50,6 +50,7 @@ from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.skills.gecko_video import avi_frames, motions
 from tests.support.judges import ListJudge
+from tests.support.memory_kv import MemoryKV
 
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
 
@@ -223,17 +224,6 @@ def test_batched_call_failure_unscores_every_question_with_its_reason() -> None:
         gecko.validate_batch(
             ListJudge([RateLimited("429", retry_after_s=2)]), QUESTIONS, VIDEO, VIDEO_VALIDATOR
         )
-
-
-class MemoryKV:
-    def __init__(self) -> None:
-        self.data: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.data.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.data[key] = value
 
 
 def run_row(metric: Any, row: RowInput, judge: ListJudge, validator: str) -> Any:

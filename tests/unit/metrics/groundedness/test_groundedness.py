@@ -28,8 +28,10 @@ from evalq.metrics.groundedness.excerpts import ContextIndex
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
+from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.judges import ListJudge as BaseListJudge
 from tests.support.judges import Reply
+from tests.support.memory_kv import MemoryKV
 
 
 class ListJudge(BaseListJudge):
@@ -42,23 +44,6 @@ class ListJudge(BaseListJudge):
         finish_reason: str = "STOP",
     ) -> None:
         super().__init__(replies, model=model, finish_reason=finish_reason)
-
-
-CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
-QUERY = "What colour are apples and bananas?"
-
-
-def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
-    return json.dumps(
-        {
-            "eligibility_rationale": "it answers the request" if eligible else "it evades",
-            "eligible": eligible,
-            "sentences": [
-                {"sentence": s, "label": label, "rationale": "because", "excerpt": excerpt}
-                for s, label, excerpt in items
-            ],
-        }
-    )
 
 
 GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
@@ -94,17 +79,6 @@ def job(judges: list[str], **options: Any) -> JobConfig:
     )
 
 
-class Memory:
-    def __init__(self) -> None:
-        self.data: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.data.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.data[key] = value
-
-
 def context_for(
     config: JobConfig, row_input: RowInput, judges: dict[str, ListJudge], candidate: ListJudge
 ) -> RowContext:
@@ -121,7 +95,7 @@ def context_for(
         judge=lambda model: judges[model],
         candidate=candidate_for,
         media=media,
-        kv=Memory(),
+        kv=MemoryKV(),
         count=lambda name, amount: None,
     )
 
@@ -325,7 +299,7 @@ def test_ineligible_response_is_not_grounded_and_says_why() -> None:
     reply = labels(("Apples are red.", "supported", "Apples are red fruits."), eligible=False)
     result = g.JudgeResult.model_validate(judged(reply).value)
     assert (result.grounded, result.eligible, result.supported_fraction) == (0, False, 1.0)
-    assert result.why == "ineligible: it evades"
+    assert result.why == f"ineligible: {INELIGIBLE_BECAUSE}"
 
 
 def test_response_without_claims_is_not_grounded() -> None:
@@ -475,7 +449,9 @@ def test_summary_has_per_judge_means_and_agreement() -> None:
     assert agreement["rows_compared"] == 4  # the row judge a could not score is left out
     assert agreement["all_agree"] == pytest.approx(3 / 4)
     # a: 1,1,0,1  b: 1,0,0,1 -> p_o = 3/4, p_e = 3/4*1/2 + 1/4*1/2 = 1/2, kappa = 1/2
-    assert agreement["cohen_kappa"] == pytest.approx(0.5)
+    assert agreement["cohen_kappa"] == {"a vs b": pytest.approx(0.5)}
+    # Fleiss (Scott's pi for two): pooled shares 5/8 grounded, 3/8 not -> p_e = 34/64.
+    assert agreement["fleiss_kappa"] == pytest.approx((3 / 4 - 34 / 64) / (1 - 34 / 64))
     assert summary["labels"]["no_rad"] > 0
     assert summary["responses"] == {"given": 5, "generated": 0}
 
@@ -494,7 +470,7 @@ def test_summary_with_three_judges_reports_fleiss_and_pairs() -> None:
     ]
     agreement = g.GROUNDEDNESS.summarize(rows)["agreement"]
     assert agreement["all_agree"] == 0.5
-    assert set(agreement["pairwise_kappa"]) == {"a vs b", "a vs c", "b vs c"}
+    assert set(agreement["cohen_kappa"]) == {"a vs b", "a vs c", "b vs c"}
     assert "fleiss_kappa" in agreement
 
 

@@ -3,7 +3,6 @@ merged from it, the worse of two labels, and the simulated judge's part in it.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,24 +21,10 @@ from evalq.metrics.groundedness.prompts import JUDGE_TEMPLATE_VERSION
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
+from tests.support.grounding import CONTEXT, QUERY, labels
 from tests.support.judges import ListJudge, Reply
 
-CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on trees in cool climates."
-QUERY = "What colour are apples and bananas?"
 RESPONSE = "Apples are red. Bananas cure cancer."
-
-
-def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
-    return json.dumps(
-        {
-            "eligibility_rationale": "it answers the request" if eligible else "it evades",
-            "eligible": eligible,
-            "sentences": [
-                {"sentence": s, "label": label, "rationale": "because", "excerpt": excerpt}
-                for s, label, excerpt in items
-            ],
-        }
-    )
 
 
 APPLES = ("Apples are red.", "supported", "Apples are red fruits.")

@@ -26,6 +26,7 @@ from evalq.examples.ratings import write_pointwise_example
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
+from tests.support.memory_kv import MemoryKV
 
 # ---- harness ------------------------------------------------------------------------------
 
@@ -81,17 +82,6 @@ def simulated(request: JudgeRequest) -> str:
         system=system,
     )
     return SimulatedJudge().reply(fake)
-
-
-class MemoryKV:
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.values[key] = value
 
 
 @dataclass
