@@ -86,7 +86,9 @@ def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, A
     }
 
 
-def label_agreement(by_judge: Mapping[str, Mapping[R, L | None]]) -> dict[str, Any]:
+def label_agreement(
+    by_judge: Mapping[str, Mapping[R, L | None]], items: str = "rows"
+) -> dict[str, Any]:
     """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label.
 
     Every metric that compares categorical verdicts (pair winners, a 0/1 ``grounded``) reports
@@ -94,14 +96,15 @@ def label_agreement(by_judge: Mapping[str, Mapping[R, L | None]]) -> dict[str, A
     wrote it: ``rows_compared`` and ``all_agree`` over the rows every judge labelled,
     ``fleiss_kappa`` for all judges at once, and ``cohen_kappa`` for each pair, keyed
     "a vs b". A row a judge left unlabelled (absent, or None) is left out of the comparisons
-    that need it rather than counted as a label."""
+    that need it rather than counted as a label. ``items`` names what was labelled, for the
+    count's key: Gecko's judges label questions, so its summary says ``questions_compared``."""
     judges = list(by_judge)
     rows = list(dict.fromkeys(row for labels in by_judge.values() for row in labels))
     columns = {j: [by_judge[j].get(row) for row in rows] for j in judges}
     table = [[columns[j][i] for j in judges] for i in range(len(rows))]
     all_agree, compared = all_agree_share(table)
     return {
-        "rows_compared": compared,
+        f"{items}_compared": compared,
         "all_agree": all_agree,
         "fleiss_kappa": fleiss_kappa(table),
         "cohen_kappa": pairwise_kappas(columns),

@@ -17,7 +17,7 @@ from typing import Any
 
 from evalq.core.models import JobConfig, Question, QuestionResult, RowStatus, Verdict
 from evalq.core.scoring import question_results, score_questions
-from evalq.stats.agreement import all_agree_share, fleiss_kappa, pairwise_kappas
+from evalq.stats.agreement_stats import label_agreement
 
 
 def rubric_model(job: JobConfig) -> str:
@@ -95,20 +95,9 @@ def summarize_judges(judged: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "rows_unscored": len(entries) - len(scores),
             "tag_scores": {tag: fmean(values) for tag, values in sorted(tags.items())},
         }
-    table: list[list[str | None]] = []
-    for row in judged:
-        answers = {m: list(row[m].get("answers") or []) if m in row else [] for m in models}
-        count = max((len(a) for a in answers.values()), default=0)
-        for i in range(count):
-            table.append([answers[m][i] if i < len(answers[m]) else None for m in models])
-    share, compared = all_agree_share(table)
-    columns = {m: [item[j] for item in table] for j, m in enumerate(models)}
-    return {
-        "per_judge": per_judge,
-        "agreement": {
-            "questions_compared": compared,
-            "all_agree": share,
-            "fleiss_kappa": fleiss_kappa(table),
-            "cohen_kappa": pairwise_kappas(columns),
-        },
-    }
+    answers: dict[str, dict[tuple[int, int], str | None]] = {m: {} for m in models}
+    for r, row in enumerate(judged):
+        for model in models:
+            for q, answer in enumerate(row[model].get("answers") or [] if model in row else []):
+                answers[model][(r, q)] = answer
+    return {"per_judge": per_judge, "agreement": label_agreement(answers, items="questions")}
