@@ -7,6 +7,8 @@ so the attempt count is known, and rate limits go back to the task as a countdow
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import threading
 from dataclasses import replace
@@ -15,6 +17,7 @@ from typing import Any
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
+from pydantic import BaseModel
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from evalq.core.errors import (
@@ -124,6 +127,18 @@ def _thinking_config(request: JudgeRequest) -> types.ThinkingConfig | None:
     return types.ThinkingConfig(thinking_budget=thinking.budget)
 
 
+@functools.cache
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The reply schema as the JSON schema the SDK would derive from the class, computed once
+    per class: deriving it is pydantic's costliest step on every call. A fresh copy each time,
+    because the SDK rewrites the dict it is given in place (the request sent is the same)."""
+    return copy.deepcopy(_json_schema(model))
+
+
 def make_client(settings: Settings) -> genai.Client:
     options = types.HttpOptions(
         base_url=settings.gemini_base_url,
@@ -188,7 +203,7 @@ class GeminiJudge:
             temperature=request.temperature,
             max_output_tokens=request.max_output_tokens or self._settings.max_output_tokens,
             response_mime_type="application/json" if request.schema else None,
-            response_schema=request.schema,
+            response_schema=_schema(request.schema) if request.schema else None,
             system_instruction=request.system_instruction,
             thinking_config=_thinking_config(request),
         )
