@@ -124,6 +124,26 @@ def other_metrics(client: Client, folder: Path) -> None:
     console.print(table)
 
 
+def compare_models(client: Client, env: dict[str, str], folder: Path) -> None:
+    """Two "models" on the same prompts: `exact` draws what each prompt asks, `sloppy` misses
+    a detail (a colour, a count, a position). One job each, then `evalq compare`."""
+    from evalq.examples.comparison import write_comparison_example
+
+    example = write_comparison_example(folder / "compare")
+    jobs = {}
+    for model, dataset in example.per_model.items():
+        jobs[model] = client.submit("gecko-image", dataset).job_id
+    for model, job_id in jobs.items():
+        client.wait(job_id)
+        console.print(f"model {model}: job {job_id} done")
+    report = folder / f"compare-{jobs['exact']}-{jobs['sloppy']}.html"
+    sides = [f"{model}={job_id}" for model, job_id in jobs.items()]
+    console.print(f"\n$ evalq compare {' '.join(sides)} --html {report}")
+    subprocess.run(
+        [*EVALQ, "compare", *sides, "--html", str(report)], cwd=ROOT, env=env, check=True
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
@@ -218,6 +238,7 @@ def main() -> int:
             f" · HTML report: {report}"
         )
         if not args.only_image:
+            compare_models(client, env, args.keep_dir)
             other_metrics(client, args.keep_dir)
         return 0
     finally:
