@@ -16,35 +16,45 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, DrawnShape, ExampleImage, _row, draw_example
+from evalq.examples.gecko import (
+    GECKO_IMAGE_EXAMPLES,
+    DrawnShape,
+    ExampleImage,
+    draw_example,
+    shapes_in_a_row,
+)
 
 IMAGES_DIR = "images"
 MODELS: tuple[str, str] = ("exact", "sloppy")
 
 # The sloppy model's drawing of each example's matching prompt, and what it got wrong.
 SLOPPY: dict[str, tuple[tuple[DrawnShape, ...], str]] = {
-    "red-circle": (_row("blue", "circle", 0.45, 0.5), "colour"),
+    "red-circle": (shapes_in_a_row("blue", "circle", 0.45, 0.5), "colour"),
     "circle-left-of-square": (
-        _row("blue", "square", 0.3, 0.27) + _row("red", "circle", 0.3, 0.73),
+        shapes_in_a_row("blue", "square", 0.3, 0.27) + shapes_in_a_row("red", "circle", 0.3, 0.73),
         "position",
     ),
-    "three-yellow-triangles": (_row("yellow", "triangle", 0.24, 0.3, 0.7), "count"),
+    "three-yellow-triangles": (shapes_in_a_row("yellow", "triangle", 0.24, 0.3, 0.7), "count"),
     "square-above-circle": (
-        _row("purple", "square", 0.3, 0.5, y=0.27) + _row("green", "circle", 0.3, 0.5, y=0.73),
+        shapes_in_a_row("purple", "square", 0.3, 0.5, y=0.27)
+        + shapes_in_a_row("green", "circle", 0.3, 0.5, y=0.73),
         "colour",
     ),
-    "two-pink-stars": (_row("pink", "star", 0.28, 0.2, 0.5, 0.8), "count"),
+    "two-pink-stars": (shapes_in_a_row("pink", "star", 0.28, 0.2, 0.5, 0.8), "count"),
     "triangle-below-circle": (
-        _row("orange", "triangle", 0.32, 0.5, y=0.27) + _row("black", "circle", 0.28, 0.5, y=0.72),
+        shapes_in_a_row("orange", "triangle", 0.32, 0.5, y=0.27)
+        + shapes_in_a_row("black", "circle", 0.28, 0.5, y=0.72),
         "position",
     ),
     "rectangle-next-to-circle": (
-        _row("red", "rectangle", 0.38, 0.3) + _row("yellow", "circle", 0.26, 0.75),
+        shapes_in_a_row("red", "rectangle", 0.38, 0.3)
+        + shapes_in_a_row("yellow", "circle", 0.26, 0.75),
         "colour",
     ),
-    "white-star-blue-background": (_row("white", "circle", 0.5, 0.5), "shape"),
+    "white-star-blue-background": (shapes_in_a_row("white", "circle", 0.5, 0.5), "shape"),
     "circles-and-diamond": (
-        _row("green", "circle", 0.22, 0.3, y=0.3) + _row("gray", "diamond", 0.3, 0.7, y=0.7),
+        shapes_in_a_row("green", "circle", 0.22, 0.3, y=0.3)
+        + shapes_in_a_row("gray", "diamond", 0.3, 0.7, y=0.7),
         "count",
     ),
 }
