@@ -232,10 +232,22 @@ def metric_options(func: Any) -> Any:
 @main.command()
 @click.argument("metric", type=click.Choice(sorted(REGISTRY)))
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--candidates",
+    default=None,
+    help="Several models in one job (gecko-image, gecko-video, pointwise): comma-separated "
+    "columns, each holding one model's image, video or response for the row; every row is "
+    "scored once per candidate on the same rubric. Compare them with `evalq compare JOB`.",
+)
 @metric_options
-def run(metric: str, dataset: Path, **flags: Any) -> None:
+def run(metric: str, dataset: Path, candidates: str | None, **flags: Any) -> None:
     """Evaluate DATASET (JSONL or CSV) with METRIC."""
-    _submit_and_report(metric, dataset, {}, **flags)
+    options: dict[str, Any] = {}
+    if candidates is not None:
+        if metric == "rank":
+            raise click.BadParameter("use `evalq rank --candidates`", param_hint="--candidates")
+        options["candidates"] = [c.strip() for c in candidates.split(",") if c.strip()]
+    _submit_and_report(metric, dataset, options, **flags)
 
 
 @main.command()
@@ -243,7 +255,9 @@ def run(metric: str, dataset: Path, **flags: Any) -> None:
 @click.option(
     "--candidates",
     required=True,
-    help="Comma-separated candidate columns (or prompt variants) to rank.",
+    help="Comma-separated candidate columns (or prompt variants) to rank; as in `evalq run "
+    "--candidates`, each name is a column of the dataset (or, with --candidate-prompts, a "
+    "response to generate).",
 )
 @click.option(
     "--candidate-prompts",
@@ -310,8 +324,12 @@ def _submit_and_report(
     submitted = client.submit(metric, dataset, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
+    named = options.get("candidates") if metric != "rank" else None
+    rows = (
+        f"{loaded.total} rows" if not named else f"{loaded.total} cells ({len(named)} candidates)"
+    )
     err_console.print(
-        f"job [bold]{job_id}[/]: {metric}, {loaded.total} rows ({len(loaded.errors)} rejected at load), judge {judges}"
+        f"job [bold]{job_id}[/]: {metric}, {rows} ({len(loaded.errors)} rejected at load), judge {judges}"
     )
     for line, error in loaded.errors[:20]:
         err_console.print(f"[red]input error[/] line {line}: {error}")
@@ -568,8 +586,6 @@ def _side_specs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, 
             check_job_id(split_spec(spec)[0])
     except JobNotFound as exc:
         raise click.BadParameter(str(exc)) from None
-    if len(value) < 2:
-        raise click.BadParameter("name at least two jobs (or JOB:CANDIDATE)")
     return list(value)
 
 
@@ -610,7 +626,7 @@ def compare(
 ) -> None:
     """Compare jobs (JOB, JOB:CANDIDATE, or NAME=JOB to name a side) on the rows they share:
     paired mean differences with intervals and p-values, per tag, and every pair with Holm's
-    correction for more than two."""
+    correction for more than two. One multi-candidate job alone compares its candidates."""
     from evalq.client.compare import compare_jobs
     from evalq.compare.comparison import comparison_dict
 
@@ -623,7 +639,7 @@ def compare(
         html = render_comparison(
             comparison,
             media_of=media_lookup(
-                {label: client.inputs(s.job_id) for label, s in labels.items()},
+                {label: client.inputs(s.job_id, s.candidate) for label, s in labels.items()},
                 {label: s.candidate for label, s in labels.items()},
             ),
             data_roots={label: client.data_roots(s.job_id) for label, s in labels.items()},
@@ -655,7 +671,8 @@ def leaderboard(
     sides: list[str], by: str | None, as_json: bool, csv_path: Path | None, redis_url: str | None
 ) -> None:
     """Rank candidates by mean score on the rows all of them scored, with intervals, per-tag
-    columns and which differences are significant (paired tests, Holm-corrected)."""
+    columns and which differences are significant (paired tests, Holm-corrected). Sides are
+    jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates)."""
     from evalq.client.compare import compare_jobs
     from evalq.compare.leaderboard import leaderboard as standings_of
     from evalq.compare.leaderboard import leaderboard_dict

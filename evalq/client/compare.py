@@ -8,7 +8,8 @@ Python API's result with DataFrames.
     result.per_row      # one row per aligned row and pair, unscored rows marked, never 0
 
 A side is a job id, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
-with a name to show in front: `exact=3f2a9c0d1b2e`.
+with a name to show in front: `exact=3f2a9c0d1b2e`. A multi-candidate job named whole stands
+for all its candidates, so `evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
 """
 
 from __future__ import annotations
@@ -72,9 +73,30 @@ def row_candidate(row: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def expand_specs(client: Client, specs: Sequence[str]) -> list[str]:
+    """A multi-candidate job named whole stands for each of its candidates (`JOB:sdxl`,
+    `JOB:flux`, ...), named by the candidate alone when it is the only job named."""
+    from evalq.client.client import check_job_id
+
+    out: list[str] = []
+    for spec in specs:
+        job_id, candidate, label = split_spec(spec)
+        names = [] if candidate is not None else client.candidates(check_job_id(job_id))
+        if not names:
+            out.append(spec)
+            continue
+        for name in names:
+            shown = name if len(specs) == 1 else f"{label}:{name}"
+            out.append(f"{shown}={job_id}:{name}")
+    return out
+
+
 def load_sides(client: Client, specs: Sequence[str]) -> list[Side]:
+    specs = expand_specs(client, specs)
     if len(specs) < 2:
-        raise CompareError("name at least two jobs (or JOB:CANDIDATE) to compare")
+        raise CompareError(
+            "name at least two jobs (or JOB:CANDIDATE), or one job with several candidates"
+        )
     sides = [load_side(client, spec) for spec in specs]
     labels = [s.label for s in sides]
     if len(set(labels)) != len(labels):
@@ -179,7 +201,8 @@ def compare(
     seed: int | None = None,
     client: Client | None = None,
 ) -> CompareResult:
-    """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles) on their shared rows."""
+    """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles), or the candidates of
+    one multi-candidate job, on their shared rows."""
     from evalq.client.client import Client
 
     specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]
