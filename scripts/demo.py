@@ -126,21 +126,24 @@ def other_metrics(client: Client, folder: Path) -> None:
 
 def compare_models(client: Client, env: dict[str, str], folder: Path) -> None:
     """Two "models" on the same prompts: `exact` draws what each prompt asks, `sloppy` misses
-    a detail (a colour, a count, a position). One job each, then `evalq compare`."""
-    from evalq.examples.comparison import write_comparison_example
+    a detail (a colour, a count, a position). One job with a media column per model
+    (`--candidates exact,sloppy`: each prompt's rubric written once for both), then
+    `evalq compare JOB`."""
+    from evalq.examples.comparison import MODELS, write_comparison_example
 
     example = write_comparison_example(folder / "compare")
-    jobs = {}
-    for model, dataset in example.per_model.items():
-        jobs[model] = client.submit("gecko-image", dataset).job_id
-    for model, job_id in jobs.items():
-        client.wait(job_id)
-        console.print(f"model {model}: job {job_id} done")
-    report = folder / f"compare-{jobs['exact']}-{jobs['sloppy']}.html"
-    sides = [f"{model}={job_id}" for model, job_id in jobs.items()]
-    console.print(f"\n$ evalq compare {' '.join(sides)} --html {report}")
+    console.print(f"\n$ evalq run gecko-image {example.candidates} --candidates {','.join(MODELS)}")
+    job_id = client.submit(
+        "gecko-image", example.candidates, options={"candidates": list(MODELS)}
+    ).job_id
+    summary = client.wait(job_id)
+    for model, figures in summary.candidates.items():
+        mean = "n/a" if figures.mean_score is None else f"{figures.mean_score:.3f}"
+        console.print(f"model {model}: mean {mean} over {figures.rows} prompts")
+    report = folder / f"compare-{job_id}.html"
+    console.print(f"\n$ evalq compare {job_id} --html {report}")
     subprocess.run(
-        [*EVALQ, "compare", *sides, "--html", str(report)], cwd=ROOT, env=env, check=True
+        [*EVALQ, "compare", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True
     )
 
 
