@@ -1,6 +1,7 @@
 """evalq: model-as-judge evaluations (Gecko, groundedness, pointwise, pairwise) on Celery + Redis.
 
 The Python API: `evalq.evaluate(frame_or_path, metric, ...)` returns a `Job`; see evalq.client.api.
+`evalq.compare(job_a, job_b, ...)` compares jobs on their shared rows; see evalq.client.compare.
 """
 
 from __future__ import annotations
@@ -8,10 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Job", "evaluate"]
+__all__ = ["Job", "compare", "evaluate"]
 
 if TYPE_CHECKING:
     from evalq.client.api import Job, evaluate
+    from evalq.client.compare import compare
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from evalq.client import api
 
         return getattr(api, name)
+    if name == "compare":
+        from evalq.client.compare import compare
+
+        return compare
     raise AttributeError(name)

@@ -124,6 +124,29 @@ def other_metrics(client: Client, folder: Path) -> None:
     console.print(table)
 
 
+def compare_models(client: Client, env: dict[str, str], folder: Path) -> None:
+    """Two "models" on the same prompts: `exact` draws what each prompt asks, `sloppy` misses
+    a detail (a colour, a count, a position). One job with a media column per model
+    (`--candidates exact,sloppy`: each prompt's rubric written once for both), then
+    `evalq compare JOB`."""
+    from evalq.examples.comparison import MODELS, write_comparison_example
+
+    example = write_comparison_example(folder / "compare")
+    console.print(f"\n$ evalq run gecko-image {example.candidates} --candidates {','.join(MODELS)}")
+    job_id = client.submit(
+        "gecko-image", example.candidates, options={"candidates": list(MODELS)}
+    ).job_id
+    summary = client.wait(job_id)
+    for model, figures in summary.candidates.items():
+        mean = "n/a" if figures.mean_score is None else f"{figures.mean_score:.3f}"
+        console.print(f"model {model}: mean {mean} over {figures.rows} prompts")
+    report = folder / f"compare-{job_id}.html"
+    console.print(f"\n$ evalq compare {job_id} --html {report}")
+    subprocess.run(
+        [*EVALQ, "compare", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
@@ -218,6 +241,7 @@ def main() -> int:
             f" · HTML report: {report}"
         )
         if not args.only_image:
+            compare_models(client, env, args.keep_dir)
             other_metrics(client, args.keep_dir)
         return 0
     finally:

@@ -142,7 +142,9 @@ def _pause(rt: Runtime, job_id: str, exc: JudgeError) -> None:
 
 def _fail_row(rt: Runtime, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
     given = rt.store.row(job_id, row)
-    result = failed_row(given.id, given.line, given.prompt, reason, error)
+    result = failed_row(
+        given.id, given.line, given.prompt, reason, error, candidate=given.candidate
+    )
     finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
 
 
@@ -256,6 +258,8 @@ def _aggregate_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, 
         if task.request.retries < _EARLY_CALLBACK_RETRIES:
             raise task.retry(countdown=2, max_retries=_EARLY_CALLBACK_RETRIES)
     config = rt.store.config(job_id)
-    result = get_metric(config.metric).aggregate(rt.store.row(job_id, row), plan, verdicts)
+    given = rt.store.row(job_id, row)
+    result = get_metric(config.metric).aggregate(given, plan, verdicts)
+    result.candidate = given.candidate  # the metric scores a cell as a row
     finish_row(rt.store, job_id, result, config.rows_total)
     return {"row": row, "status": result.status}

@@ -33,6 +33,8 @@ after call_cache_ttl_s.
     evalq:job:{job}:file:{sha256}       STRING a large media file's Files API record (name, URI)
     evalq:job:{job}:file:{sha256}:lock  STRING the worker uploading that file (owner token)
     evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
+    evalq:rubric:{sha256}:claim         STRING the worker writing that rubric (owner token): the
+                                              prompt's other cells wait for it
     evalq:call:{sha256}                 STRING a judge reply, shared across jobs (call cache)
     evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
     evalq:watchdog:lock                 STRING which worker sweeps now
@@ -104,6 +106,11 @@ def upload_lock(job_id: str, digest: str) -> str:
 
 def rubric(digest: str) -> str:
     return f"evalq:rubric:{digest}"
+
+
+def claim(entry_key: str) -> str:
+    """Who is writing a shared entry (a rubric) now."""
+    return entry_key + ":claim"
 
 
 def call(digest: str) -> str:

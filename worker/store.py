@@ -12,8 +12,11 @@ No secret is ever written: JobConfig has no credential fields.
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -203,8 +206,14 @@ def parse_usage(job_hash: dict[str, str]) -> list[Usage]:
 
 
 def row_key(row: RowInput | RowResult) -> str:
-    """How every internal structure names a row: its line number, unique in a dataset."""
-    return str(row.line)
+    """How every internal structure names a row: its line number, unique in a dataset; a
+    multi-candidate job's cell adds its candidate column (`7/flux`)."""
+    return str(row.line) if row.candidate is None else f"{row.line}/{row.candidate}"
+
+
+def _line_order(key: str) -> tuple[int, str]:
+    line, _, candidate = key.partition("/")
+    return int(line), candidate
 
 
 class Store:
@@ -246,7 +255,9 @@ class Store:
         """Store the job, its rows and its rejected lines (already counted as failed) in one
         transaction: a producer that dies half way leaves no job that can never finish."""
         key = keys.job(config.job_id)
-        lines = sorted([row_key(row) for row in rows] + [row_key(r) for r in rejected], key=int)
+        lines = sorted(
+            [row_key(row) for row in rows] + [row_key(r) for r in rejected], key=_line_order
+        )
         if len(set(lines)) != len(lines) or len(lines) != config.rows_total:
             raise ValueError(
                 f"job {config.job_id}: {len(lines)} distinct lines, rows_total {config.rows_total}"
@@ -588,6 +599,11 @@ class Store:
         return cast(str | None, self.r.get(keys.summary(job_id)))
 
 
+# Who holds a claim on a shared entry: this process (a claim is released by the task that took
+# it, or expires).
+_OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
 @dataclass(frozen=True)
 class SharedEntries:
     """One kind of entry shared across jobs (rubrics, judge replies), as the domain's KeyValue
@@ -602,3 +618,10 @@ class SharedEntries:
 
     def set(self, entry: str, value: str, ttl_s: int) -> None:
         self.store.set(self.key(entry), value, ttl_s)
+
+    def claim(self, entry: str, ttl_s: int) -> bool:
+        """The right to write the entry, for ttl_s at most; False while another holds it."""
+        return self.store.claim(keys.claim(self.key(entry)), _OWNER, ttl_s)
+
+    def release(self, entry: str) -> None:
+        self.store.release(keys.claim(self.key(entry)), _OWNER)

@@ -53,12 +53,17 @@ def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
 
 
 def results_frame(rows: list[RowResult]) -> pd.DataFrame:
+    """One row per result; a multi-candidate job's frame has a `candidate` column after the
+    id (one row per dataset row and candidate)."""
     import pandas as pd
 
+    cells = any(r.candidate is not None for r in rows)
     records = []
     for r in rows:
-        record: dict[str, Any] = {
-            "id": r.id,
+        record: dict[str, Any] = {"id": r.id}
+        if cells:
+            record["candidate"] = r.candidate
+        record |= {
             "line": r.line,
             "prompt": r.prompt,
             "status": r.status,
@@ -120,6 +125,7 @@ def evaluate(
     *,
     judge_models: list[str] | None = ...,
     options: dict[str, Any] | None = ...,
+    candidates: list[str] | None = ...,
     use_cache: bool = ...,
     base_dir: str | Path | None = ...,
     settings: Settings | None = ...,
@@ -138,6 +144,7 @@ def evaluate(
     *,
     judge_models: list[str] | None = ...,
     options: dict[str, Any] | None = ...,
+    candidates: list[str] | None = ...,
     use_cache: bool = ...,
     base_dir: str | Path | None = ...,
     settings: Settings | None = ...,
@@ -155,6 +162,7 @@ def evaluate(
     *,
     judge_models: list[str] | None = None,
     options: dict[str, Any] | None = None,
+    candidates: list[str] | None = None,
     use_cache: bool = True,
     base_dir: str | Path | None = None,
     settings: Settings | None = None,
@@ -171,8 +179,12 @@ def evaluate(
     e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
     its spend reaches it. `dry_run=True` submits nothing: it returns the plan (calls, tokens,
     cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
-    Gemini's count_tokens endpoint."""
+    Gemini's count_tokens endpoint. `candidates` names the columns holding each model's
+    image, video or response (gecko-image, gecko-video, pointwise): every row is scored once
+    per candidate on the same rubric, and `Job.results()` gains a `candidate` column."""
     client = Client(settings)
+    if candidates is not None:
+        options = {**(options or {}), "candidates": list(candidates)}
     kwargs: dict[str, Any] = {
         "judge_models": judge_models,
         "options": options,

@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from evalq.compare.align import AlignBy
 from evalq.core.errors import EvalqError
 from evalq.core.metric import REGISTRY
 
@@ -231,10 +232,22 @@ def metric_options(func: Any) -> Any:
 @main.command()
 @click.argument("metric", type=click.Choice(sorted(REGISTRY)))
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--candidates",
+    default=None,
+    help="Several models in one job (gecko-image, gecko-video, pointwise): comma-separated "
+    "columns, each holding one model's image, video or response for the row; every row is "
+    "scored once per candidate on the same rubric. Compare them with `evalq compare JOB`.",
+)
 @metric_options
-def run(metric: str, dataset: Path, **flags: Any) -> None:
+def run(metric: str, dataset: Path, candidates: str | None, **flags: Any) -> None:
     """Evaluate DATASET (JSONL or CSV) with METRIC."""
-    _submit_and_report(metric, dataset, {}, **flags)
+    options: dict[str, Any] = {}
+    if candidates is not None:
+        if metric == "rank":
+            raise click.BadParameter("use `evalq rank --candidates`", param_hint="--candidates")
+        options["candidates"] = [c.strip() for c in candidates.split(",") if c.strip()]
+    _submit_and_report(metric, dataset, options, **flags)
 
 
 @main.command()
@@ -242,7 +255,9 @@ def run(metric: str, dataset: Path, **flags: Any) -> None:
 @click.option(
     "--candidates",
     required=True,
-    help="Comma-separated candidate columns (or prompt variants) to rank.",
+    help="Comma-separated candidate columns (or prompt variants) to rank; as in `evalq run "
+    "--candidates`, each name is a column of the dataset (or, with --candidate-prompts, a "
+    "response to generate).",
 )
 @click.option(
     "--candidate-prompts",
@@ -309,8 +324,12 @@ def _submit_and_report(
     submitted = client.submit(metric, dataset, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
+    named = options.get("candidates") if metric != "rank" else None
+    rows = (
+        f"{loaded.total} rows" if not named else f"{loaded.total} cells ({len(named)} candidates)"
+    )
     err_console.print(
-        f"job [bold]{job_id}[/]: {metric}, {loaded.total} rows ({len(loaded.errors)} rejected at load), judge {judges}"
+        f"job [bold]{job_id}[/]: {metric}, {rows} ({len(loaded.errors)} rejected at load), judge {judges}"
     )
     for line, error in loaded.errors[:20]:
         err_console.print(f"[red]input error[/] line {line}: {error}")
@@ -553,6 +572,124 @@ def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -
     )
     html_path.write_text(html, encoding="utf-8")
     err_console.print(f"wrote {html_path} ({len(html) // 1024} KiB)")
+
+
+def _side_specs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> list[str]:
+    """JOB or JOB:CANDIDATE, optionally NAME=JOB; each job id checked before anything
+    reaches Redis."""
+    from evalq.client.client import check_job_id
+    from evalq.client.compare import split_spec
+    from evalq.core.errors import JobNotFound
+
+    try:
+        for spec in value:
+            check_job_id(split_spec(spec)[0])
+    except JobNotFound as exc:
+        raise click.BadParameter(str(exc)) from None
+    return list(value)
+
+
+def align_by(value: str | None) -> AlignBy | None:
+    """--by as the alignment it names (click has checked the choice)."""
+    return "id" if value == "id" else "prompt" if value == "prompt" else None
+
+
+sides_argument = click.argument("sides", nargs=-1, required=True, callback=_side_specs)
+align_option = click.option(
+    "--by",
+    type=click.Choice(["id", "prompt"]),
+    default=None,
+    help="Pair rows by id or by prompt (default: by id when the ids name the same prompts).",
+)
+
+
+@main.command()
+@sides_argument
+@align_option
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write an HTML report: per-tag bars with intervals, the rows that differ most.",
+)
+@click.option("--top", default=10, show_default=True, help="Rows that differ most, per pair.")
+@redis_option
+def compare(
+    sides: list[str],
+    by: str | None,
+    as_json: bool,
+    html_path: Path | None,
+    top: int,
+    redis_url: str | None,
+) -> None:
+    """Compare jobs (JOB, JOB:CANDIDATE, or NAME=JOB to name a side) on the rows they share:
+    paired mean differences with intervals and p-values, per tag, and every pair with Holm's
+    correction for more than two. One multi-candidate job alone compares its candidates."""
+    from evalq.client.compare import compare_jobs
+    from evalq.compare.comparison import comparison_dict
+
+    client = _client(redis_url)
+    comparison = compare_jobs(client, sides, by=align_by(by))
+    if html_path is not None:
+        from evalq.client.compare_report import media_lookup, render_comparison
+
+        labels = {s.label: s for s in comparison.sides}
+        html = render_comparison(
+            comparison,
+            media_of=media_lookup(
+                {label: client.inputs(s.job_id, s.candidate) for label, s in labels.items()},
+                {label: s.candidate for label, s in labels.items()},
+            ),
+            data_roots={label: client.data_roots(s.job_id) for label, s in labels.items()},
+            top=top,
+        )
+        html_path.write_text(html, encoding="utf-8")
+        err_console.print(f"wrote {html_path} ({len(html) // 1024} KiB)")
+    if as_json:
+        click.echo(json.dumps(comparison_dict(comparison, top=top)))
+    else:
+        from evalq.client.compare_render import print_comparison
+
+        print_comparison(out_console, comparison, top=min(top, 5))
+
+
+@main.command()
+@sides_argument
+@align_option
+@click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as one JSON object.")
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the leaderboard as CSV.",
+)
+@redis_option
+def leaderboard(
+    sides: list[str], by: str | None, as_json: bool, csv_path: Path | None, redis_url: str | None
+) -> None:
+    """Rank candidates by mean score on the rows all of them scored, with intervals, per-tag
+    columns and which differences are significant (paired tests, Holm-corrected). Sides are
+    jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates)."""
+    from evalq.client.compare import compare_jobs
+    from evalq.compare.leaderboard import leaderboard as standings_of
+    from evalq.compare.leaderboard import leaderboard_dict
+
+    comparison = compare_jobs(_client(redis_url), sides, by=align_by(by))
+    standings = standings_of(comparison)
+    if csv_path is not None:
+        from evalq.client.compare_render import leaderboard_csv
+
+        csv_path.write_text(leaderboard_csv(standings), encoding="utf-8")
+        err_console.print(f"wrote {csv_path}")
+    if as_json:
+        click.echo(json.dumps(leaderboard_dict(comparison, standings)))
+    else:
+        from evalq.client.compare_render import print_leaderboard
+
+        print_leaderboard(out_console, comparison, standings)
 
 
 @main.command(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalq.core.candidates import candidate_of, cell_candidates
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.dry_run import DryEnv, DryRunReport, RejectedRow, local_counter
 from evalq.core.dry_run import report as dry_report
@@ -221,7 +222,8 @@ class Client:
         )
         config, loaded = prepared.config, prepared.dataset
         rejected = [
-            failed_row(err.row_id, line, "", "input_error", str(err)) for line, err in loaded.errors
+            failed_row(err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err))
+            for line, err in loaded.errors
         ]
         self.store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
         if not loaded.rows:
@@ -529,22 +531,38 @@ class Client:
         return self.store.address()
 
     def results(self, job_id: str) -> list[RowResult]:
-        self.store.config(check_job_id(job_id))  # raises JobNotFound
-        return sorted(self.store.iter_results(job_id), key=lambda r: (r.line, r.id))
+        """Every result so far, in dataset order (a multi-candidate job's cells in the order
+        its candidates were named)."""
+        config = self.store.config(check_job_id(job_id))  # raises JobNotFound
+        order = {c: i for i, c in enumerate(cell_candidates(config.metric, config.options) or [])}
+
+        def place(r: RowResult) -> tuple[int, str, int, str]:
+            candidate = r.candidate or ""
+            return r.line, r.id, order.get(candidate, len(order)), candidate
+
+        return sorted(self.store.iter_results(job_id), key=place)
+
+    def candidates(self, job_id: str) -> list[str]:
+        """A multi-candidate job's candidate columns, in the order given (empty otherwise)."""
+        config = self.store.config(check_job_id(job_id))
+        return cell_candidates(config.metric, config.options) or []
 
     def data_roots(self, job_id: str) -> list[str]:
         """The folders the job's local media may be read from (resolved at submit)."""
         return list(self.store.config(check_job_id(job_id)).data_roots)
 
-    def inputs(self, job_id: str) -> dict[str, RowInput]:
-        """The validated rows as the producer stored them (for reports: media, prompts), by id."""
-        out = {}
+    def inputs(self, job_id: str, candidate: str | None = None) -> dict[str, RowInput]:
+        """The validated rows as the producer stored them (for reports: media, prompts), by id;
+        in a multi-candidate job, the cells of `candidate` (the first candidate's if None)."""
+        out: dict[str, RowInput] = {}
         for key in self.store.row_keys(check_job_id(job_id)):
             try:
                 row = self.store.row(job_id, key)
             except JobNotFound:  # a rejected line: no row was stored
                 continue
-            out[row.id] = row
+            if candidate is not None and row.candidate != candidate:
+                continue
+            out.setdefault(row.id, row)
         return out
 
     def iter_jobs(self, limit: int = 50) -> Iterator[JobSummary]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evalq.core.dry_run import DryRunReport
-from evalq.core.models import JobSummary, RowResult
+from evalq.core.models import CandidateSummary, JobSummary, RowResult
 
 SIMULATED_BANNER = (
     "SIMULATED JUDGE: verdicts come from evalq's fake Gemini server, not a real model"
@@ -76,6 +76,8 @@ def summary_table(s: JobSummary) -> Table:
     table.add_row("unscored questions", unscored)
     for tag, score in s.tag_scores.items():
         table.add_row(f"  tag {tag}", tag_line(s, tag, score))
+    for name, c in s.candidates.items():
+        table.add_row(f"candidate {name}", candidate_line(c))
     table.add_row(
         "judge calls",
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
@@ -95,6 +97,16 @@ def summary_table(s: JobSummary) -> Table:
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table
+
+
+def candidate_line(c: CandidateSummary) -> str:
+    """One candidate's mean with its interval and its rows (multi-candidate jobs)."""
+    scored = c.rows_scored + c.rows_partial
+    ci = f"95% CI {_interval(c.ci95)} ({c.ci_method}, {scored} rows)" if c.ci95 else "no CI"
+    return (
+        f"{_pct(c.mean_score)}  {ci} · scored {c.rows_scored} · partial {c.rows_partial} · "
+        f"failed {c.rows_failed}"
+    )
 
 
 def money(value: float | None) -> str:
@@ -154,17 +166,21 @@ def print_summary(console: Console, s: JobSummary) -> None:
 
 def results_jsonl(rows: Iterable[RowResult]) -> Iterable[str]:
     for row in rows:
-        yield row.model_dump_json() + "\n"
+        # A one-candidate job's lines stay as they were: no candidate key.
+        yield row.model_dump_json(exclude={"candidate"} if row.candidate is None else None) + "\n"
 
 
 def results_csv(rows: Iterable[RowResult]) -> str:
     rows = list(rows)
     tags = sorted({t for r in rows for t in r.tag_scores})
+    # Multi-candidate jobs: one line per row and candidate, the candidate next to the id.
+    cells = any(r.candidate is not None for r in rows)
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(
         [
             "id",
+            *(["candidate"] if cells else []),
             "line",
             "prompt",
             "status",
@@ -182,6 +198,7 @@ def results_csv(rows: Iterable[RowResult]) -> str:
         writer.writerow(
             [
                 r.id,
+                *([r.candidate or ""] if cells else []),
                 r.line,
                 r.prompt,
                 r.status,

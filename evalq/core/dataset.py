@@ -10,12 +10,22 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalq.core.errors import DatasetError, InputError, MissingField
+from evalq.core.candidates import (
+    candidate_field,
+    cell_candidates,
+    cell_error,
+    cell_record,
+    required_with_candidates,
+)
+from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
 from evalq.core.models import Question, RowInput
 from evalq.core.parsing_choice import choice_text, label_choices, letters_for
 from evalq.core.records import MAX_FIELD_BYTES, check_fields, records
+
+if TYPE_CHECKING:
+    from evalq.core.metric import Metric
 
 
 @dataclass
@@ -253,6 +263,56 @@ def refuse_missing_columns(
             )
 
 
+def _line_errors(
+    number: int, exc: InputError, cells: list[str] | None
+) -> list[tuple[int, InputError]]:
+    """A line refused as a whole: one error, or in a multi-candidate job one per candidate (every
+    candidate's cell of the row fails, so each candidate's counts stay whole)."""
+    if cells is None:
+        return [(number, exc)]
+    return [(number, CellInputError(exc.row_id, exc.field, exc.message, c)) for c in cells]
+
+
+def _read_cells(
+    spec: Metric[Any, Any],
+    metric: str,
+    number: int,
+    record: dict[str, Any],
+    cells: list[str],
+    options: Mapping[str, Any],
+    loaded: LoadedDataset,
+    missing: dict[str, MissingField],
+) -> None:
+    """One cell per candidate: the row with that candidate's column as the judged field. A bad
+    cell fails alone, named by row and candidate column; a warning about the row is said once."""
+    field = candidate_field(metric)
+    if has_value(record.get(field)) and field not in cells:
+        loaded.warnings.append(
+            f"row {row_id_of(number, record)} (line {number}): column {field!r} is not read: "
+            "--candidates names the columns judged"
+        )
+    seen: set[str] = set()  # this row's warnings, said once for all its cells
+    for candidate in cells:
+        said: list[str] = []
+        try:
+            row = spec.parse_row(
+                number,
+                cell_record(record, field, cells, candidate),
+                loaded.path.parent,
+                options,
+                said,
+            )
+        except InputError as exc:
+            error = cell_error(exc, field, candidate)
+            if isinstance(exc, MissingField):
+                missing.setdefault(error.field, MissingField(exc.row_id, error.field, exc.message))
+            loaded.errors.append((number, error))
+        else:
+            loaded.rows.append(row.model_copy(update={"candidate": candidate}))
+        loaded.warnings += [w for w in said if w not in seen]
+        seen.update(said)
+
+
 def load_dataset(
     path: str | Path,
     metric: str = "gecko-image",
@@ -268,21 +328,32 @@ def load_dataset(
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
+    cells = cell_candidates(metric, options)
+    required = spec.required_columns
+    if cells is not None:
+        required = required_with_candidates(required, candidate_field(metric), cells)
     loaded = LoadedDataset(path=path)
     present: set[str] = set()  # columns with a value in at least one record
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
     bad_lines = 0
-    for number, record in records(path, spec.required_columns, loaded.warnings):
+    for number, record in records(path, required, loaded.warnings):
         if isinstance(record, str):
             bad_lines += 1
             ids.append((number, str(number)))
-            loaded.errors.append((number, InputError(str(number), "(line)", record)))
+            loaded.errors += _line_errors(number, InputError(str(number), "(line)", record), cells)
             continue
         present |= {k for k, v in record.items() if has_value(v)}
         ids.append((number, row_id_of(number, record)))
         try:
             check_fields(number, record, row_id_of(number, record), max_field_bytes)
+        except InputError as exc:
+            loaded.errors += _line_errors(number, exc, cells)
+            continue
+        if cells is not None:
+            _read_cells(spec, metric, number, record, cells, options, loaded, missing)
+            continue
+        try:
             row = spec.parse_row(number, record, path.parent, options, loaded.warnings)
         except InputError as exc:
             if isinstance(exc, MissingField):
@@ -292,9 +363,14 @@ def load_dataset(
         loaded.rows.append(row)
     if loaded.total == 0:
         raise DatasetError(f"{path}: no rows")
-    if bad_lines == loaded.total:
+    if bad_lines * max(1, len(cells or ())) == loaded.total:
         raise DatasetError(f"{path}: no line is a JSON object; not a JSONL dataset")
     refuse_missing_columns(path, metric, loaded, missing, present)
+    if cells is not None and (absent := [c for c in cells if c not in present]):
+        raise DatasetError(
+            f"{path}: no row has a value for candidate column(s) {', '.join(map(repr, absent))} "
+            f"(--candidates); columns present: {', '.join(sorted(present)) or '(none)'}"
+        )
     refuse_duplicate_ids(path, ids)
     loaded.warnings += spec.check(loaded.rows, options)
     return loaded

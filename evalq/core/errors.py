@@ -63,6 +63,16 @@ class StoredPlanError(EvalqError):
     older evalq): the row can't be run from it."""
 
 
+class CellInputError(InputError):
+    """One candidate's cell of a row is bad (its media missing, its column empty): that cell
+    fails, the row's other candidates go on."""
+
+    def __init__(self, row_id: str, field: str, message: str, candidate: str) -> None:
+        super().__init__(row_id, field, message)
+        self.candidate = candidate
+        self.args = (f"row {row_id}, candidate {candidate!r}: field {field!r}: {message}",)
+
+
 class JobNotFound(EvalqError):
     """No job with that id in Redis (never created, or expired)."""
 
@@ -185,6 +195,18 @@ class TruncatedReply(JudgeError):
     whatever part of it parses is not a verdict."""
 
     reason = "truncated"
+
+
+class SharedWorkPending(JudgeError):
+    """Another task is writing what this one needs (a prompt's rubric, shared by every
+    candidate of the prompt): come back after ``retry_after_s`` and read it, instead of paying
+    for it twice or holding a worker thread while it is written."""
+
+    retry = "countdown"
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
 
 
 class BadRequest(JudgeError):

@@ -4,7 +4,7 @@ other."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class KeyValue(Protocol):
@@ -15,3 +15,15 @@ class KeyValue(Protocol):
     def get(self, key: str) -> str | None: ...
 
     def set(self, key: str, value: str, ttl_s: int) -> None: ...
+
+
+@runtime_checkable
+class ClaimingKeyValue(KeyValue, Protocol):
+    """A shared cache whose entries one writer claims, so work shared by several tasks (a
+    prompt's rubric, for each of its candidates) is paid for once while the others wait."""
+
+    def claim(self, key: str, ttl_s: int) -> bool:
+        """Whether this caller may write the entry now (held for ttl_s at most)."""
+        ...
+
+    def release(self, key: str) -> None: ...

@@ -109,6 +109,9 @@ class RowInput(BaseModel):
     questions: list[Question] | None = None
     data: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
+    # In a multi-candidate job (--candidates), the column this cell's media or response came
+    # from: one dataset row becomes one cell per candidate, each scored on its own.
+    candidate: str | None = None
 
     @property
     def image(self) -> MediaRef:
@@ -162,6 +165,7 @@ class RowResult(BaseModel):
     simulated: bool = False
     details: dict[str, Any] = Field(default_factory=dict)  # metric-specific row output
     extra: dict[str, Any] = Field(default_factory=dict)
+    candidate: str | None = None  # the candidate column of a multi-candidate job's cell
 
 
 class JobConfig(BaseModel):
@@ -198,6 +202,20 @@ class JobConfig(BaseModel):
     max_cost_usd: float | None = None
 
 
+class CandidateSummary(BaseModel):
+    """One candidate's figures in a multi-candidate job: its cells counted as rows."""
+
+    rows: int
+    rows_scored: int
+    rows_partial: int
+    rows_failed: int
+    mean_score: float | None
+    ci95: tuple[float, float] | None
+    ci_method: IntervalMethod | None = None
+    tag_scores: dict[str, float] = Field(default_factory=dict)
+    tag_counts: dict[str, int] = Field(default_factory=dict)
+
+
 class JobSummary(BaseModel):
     """The job-level figures `run --json` and `status --json` print."""
 
@@ -218,6 +236,9 @@ class JobSummary(BaseModel):
     ci_method: IntervalMethod | None = None
     tag_ci95: dict[str, tuple[float, float] | None] = Field(default_factory=dict)
     tag_ci_method: dict[str, IntervalMethod | None] = Field(default_factory=dict)
+    # Multi-candidate jobs (--candidates): each candidate's figures, in the order given; the
+    # overall mean above pools every candidate's rows. Empty for one-candidate jobs.
+    candidates: dict[str, CandidateSummary] = Field(default_factory=dict)
     unscored_by_reason: dict[str, int]
     rows_failed_by_reason: dict[str, int]
     judge_calls: int

@@ -2,16 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, cast
 
+from evalq.core.candidates import cell_candidates
 from evalq.core.metric import get_metric
-from evalq.core.models import JobConfig, JobSummary, RowResult
+from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import Usage, price_table, summarize_cost, table_from_json, usd
 from evalq.core.scoring import tag_values
 from evalq.stats.intervals import mean_interval
 
 JobStatus = Literal["running", "finished", "cancelled", "paused"]
+
+
+def candidate_summaries(
+    rows: Sequence[RowResult], config: JobConfig
+) -> dict[str, CandidateSummary]:
+    """Each candidate's mean with its interval, per tag too, from its own cells only (results
+    of a multi-candidate job carry their candidate column)."""
+    order = cell_candidates(config.metric, config.options) or []
+    named = sorted({r.candidate for r in rows if r.candidate is not None} - set(order))
+    out: dict[str, CandidateSummary] = {}
+    for name in [*order, *named]:
+        own = [r for r in rows if r.candidate == name]
+        overall = mean_interval([r.score for r in own if r.score is not None])
+        by_tag = {tag: mean_interval(values) for tag, values in tag_values(own).items()}
+        out[name] = CandidateSummary(
+            rows=len(own),
+            rows_scored=sum(r.status == "scored" for r in own),
+            rows_partial=sum(r.status == "partial" for r in own),
+            rows_failed=sum(r.status == "failed" for r in own),
+            mean_score=overall.mean,
+            ci95=overall.ci95,
+            ci_method=overall.method,
+            tag_scores={tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
+            tag_counts={tag: t.n for tag, t in by_tag.items()},
+        )
+    return out
 
 
 def build_summary(
@@ -62,6 +89,7 @@ def build_summary(
         tag_counts={tag: t.n for tag, t in by_tag.items()},
         tag_ci95={tag: t.ci95 for tag, t in by_tag.items()},
         tag_ci_method={tag: t.method for tag, t in by_tag.items()},
+        candidates=candidate_summaries(rows, config),
         unscored_by_reason=dict(unscored),
         rows_failed_by_reason=failed_by_reason,
         judge_calls=count("judge_calls"),

@@ -27,10 +27,19 @@ def unscored(
 
 
 def failed_row(
-    row_id: str, line: int, prompt: str, reason: UnscoredReason, error: str, simulated: bool = False
+    row_id: str,
+    line: int,
+    prompt: str,
+    reason: UnscoredReason,
+    error: str,
+    simulated: bool = False,
+    *,
+    candidate: str | None = None,
 ) -> RowResult:
-    """A row that could not be evaluated at all (bad input, rubric generation failed)."""
+    """A row that could not be evaluated at all (bad input, rubric generation failed); in a
+    multi-candidate job, one candidate's cell of it."""
     return RowResult(
+        candidate=candidate,
         id=row_id,
         line=line,
         prompt=prompt,

@@ -53,63 +53,71 @@ class ExampleImage:
     background: str = "white"
 
 
-def _row(color: str, shape: str, size: float, *xs: float, y: float = 0.5) -> tuple[DrawnShape, ...]:
+def shapes_in_a_row(
+    color: str, shape: str, size: float, *xs: float, y: float = 0.5
+) -> tuple[DrawnShape, ...]:
+    """Shapes alike at each x on one line (height y): how the examples, and the comparison's
+    second model, draw their scenes."""
     return tuple(DrawnShape(color, shape, (x, y), size) for x in xs)
 
 
 GECKO_IMAGE_EXAMPLES: tuple[ExampleImage, ...] = (
     ExampleImage(
         "red-circle",
-        _row("red", "circle", 0.45, 0.5),
+        shapes_in_a_row("red", "circle", 0.45, 0.5),
         match="a red circle",
         near_miss="a blue circle",
     ),
     ExampleImage(
         "circle-left-of-square",
-        _row("red", "circle", 0.3, 0.27) + _row("blue", "square", 0.3, 0.73),
+        shapes_in_a_row("red", "circle", 0.3, 0.27) + shapes_in_a_row("blue", "square", 0.3, 0.73),
         match="a red circle to the left of a blue square",
         near_miss="a red circle to the right of a blue square",
     ),
     ExampleImage(
         "three-yellow-triangles",
-        _row("yellow", "triangle", 0.24, 0.2, 0.5, 0.8),
+        shapes_in_a_row("yellow", "triangle", 0.24, 0.2, 0.5, 0.8),
         match="three yellow triangles",
         near_miss="two yellow triangles",
     ),
     ExampleImage(
         "square-above-circle",
-        _row("green", "square", 0.3, 0.5, y=0.27) + _row("purple", "circle", 0.3, 0.5, y=0.73),
+        shapes_in_a_row("green", "square", 0.3, 0.5, y=0.27)
+        + shapes_in_a_row("purple", "circle", 0.3, 0.5, y=0.73),
         match="a green square above a purple circle",
         near_miss="a purple square above a green circle",
     ),
     ExampleImage(
         "two-pink-stars",
-        _row("pink", "star", 0.36, 0.28, 0.72),
+        shapes_in_a_row("pink", "star", 0.36, 0.28, 0.72),
         match="two pink stars",
         near_miss="three orange stars",
     ),
     ExampleImage(
         "triangle-below-circle",
-        _row("black", "circle", 0.28, 0.5, y=0.27) + _row("orange", "triangle", 0.32, 0.5, y=0.72),
+        shapes_in_a_row("black", "circle", 0.28, 0.5, y=0.27)
+        + shapes_in_a_row("orange", "triangle", 0.32, 0.5, y=0.72),
         match="an orange triangle below a black circle",
         near_miss="an orange triangle above a black circle",
     ),
     ExampleImage(
         "rectangle-next-to-circle",
-        _row("brown", "rectangle", 0.38, 0.3) + _row("yellow", "circle", 0.26, 0.75),
+        shapes_in_a_row("brown", "rectangle", 0.38, 0.3)
+        + shapes_in_a_row("yellow", "circle", 0.26, 0.75),
         match="a brown rectangle next to a yellow circle",
         near_miss="a brown square next to a yellow circle",
     ),
     ExampleImage(
         "white-star-blue-background",
-        _row("white", "star", 0.5, 0.5),
+        shapes_in_a_row("white", "star", 0.5, 0.5),
         match="a white star on a blue background",
         near_miss="a white circle on a blue background",
         background="blue",
     ),
     ExampleImage(
         "circles-and-diamond",
-        _row("green", "circle", 0.22, 0.2, 0.5, y=0.3) + _row("gray", "diamond", 0.3, 0.7, y=0.7),
+        shapes_in_a_row("green", "circle", 0.22, 0.2, 0.5, y=0.3)
+        + shapes_in_a_row("gray", "diamond", 0.3, 0.7, y=0.7),
         match="two green circles and a gray diamond",
         near_miss="two green circles and a gray square",
     ),

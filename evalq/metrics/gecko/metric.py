@@ -23,6 +23,7 @@ from evalq.core.dataset import parse_questions, row_id_of, unknown_columns
 from evalq.core.dry_run import DryEnv, expected_questions
 from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, MediaPart
+from evalq.core.kv import ClaimingKeyValue
 from evalq.core.media import parse_media
 from evalq.core.metric import Plan, RowContext, Unit
 from evalq.core.models import (
@@ -44,6 +45,7 @@ from evalq.core.scoring import (
     repeated_keywords,
     score_questions,
 )
+from evalq.core.shared_work import written_once
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko.choices import (
     MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
@@ -397,6 +399,10 @@ def score_row(
     )
 
 
+def _read_rubric(stored: str) -> Rubric:
+    return Rubric.model_validate_json(stored)
+
+
 def rubric_cache_id(prompt: str, model: str, template_version: str) -> str:
     """A generated rubric's name in the shared cache: what it was made from, hashed. Where it
     lives (a Redis key on workers) is the runtime's business."""
@@ -575,10 +581,20 @@ class GeckoMetric:
         if ctx.job.use_cache and (cached := ctx.kv.get(key)):
             ctx.count("rubric_cache_hits", 1)
             rubric = Rubric.model_validate_json(cached)
+        elif ctx.job.use_cache and isinstance(ctx.kv, ClaimingKeyValue):
+            rubric, wrote = written_once(
+                ctx.kv, key, ctx.cache_ttl_s, lambda: self._write_rubric(ctx), _read_rubric
+            )
+            if not wrote:
+                ctx.count("rubric_cache_hits", 1)
         else:
-            rubric, _ = generate_rubric(ctx.judge(model), row.prompt, self.rubric_spec)
+            rubric = self._write_rubric(ctx)
             ctx.kv.set(key, rubric.model_dump_json(), ctx.cache_ttl_s)
         return extend_rubric(rubric, row.questions) if row.questions else rubric
+
+    def _write_rubric(self, ctx: RowContext) -> Rubric:
+        model = rubric_model(ctx.job)
+        return generate_rubric(ctx.judge(model), ctx.row.prompt, self.rubric_spec)[0]
 
     def placeholder_question(self, keyword: str) -> Question:
         """A question of the kind a rubric still to write would hold, for a dry run's sizes."""

@@ -1,0 +1,213 @@
+"""Comparisons on the client side: read the sides' results from Redis and compare them; the
+Python API's result with DataFrames.
+
+    import evalq
+    result = evalq.compare("3f2a9c0d1b2e", "9e8d7c6b5a4f")   # job ids, or Job handles
+    result.overall      # one row per pair: mean difference, 95% interval, p-values, W/T/L
+    result.per_tag      # one row per pair and tag, with its row count
+    result.per_row      # one row per aligned row and pair, unscored rows marked, never 0
+
+A side is a job id, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
+with a name to show in front: `exact=3f2a9c0d1b2e`. A multi-candidate job named whole stands
+for all its candidates, so `evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalq.compare.align import AlignBy, Side
+from evalq.compare.comparison import Comparison, compare_sides, comparison_dict, row_dict
+from evalq.compare.leaderboard import Standing, leaderboard, leaderboard_dict
+from evalq.core.errors import EvalqError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalq.client.client import Client
+
+
+class CompareError(EvalqError):
+    """A side could not be read, or the sides can not be compared."""
+
+
+def split_spec(spec: str) -> tuple[str, str | None, str]:
+    """`JOB`, `JOB:CANDIDATE`, either with a display name in front (`NAME=JOB`); returns the
+    job id, the candidate and the label."""
+    label, _, rest = spec.rpartition("=")
+    job_id, _, candidate = rest.partition(":")
+    return job_id, (candidate or None), (label or rest)
+
+
+def load_side(client: Client, spec: str) -> Side:
+    from evalq.client.client import check_job_id
+
+    job_id, candidate, label = split_spec(spec)
+    check_job_id(job_id)
+    summary = client.summary(job_id)
+    rows = client.results(job_id)
+    if candidate is not None:
+        picked = [r for r in rows if row_candidate(r) == candidate]
+        if not picked:
+            known = sorted({c for r in rows if (c := row_candidate(r)) is not None})
+            raise CompareError(
+                f"job {job_id} has no rows for candidate {candidate!r}"
+                + (f"; its candidates: {', '.join(known)}" if known else "")
+            )
+        rows = picked
+    return Side(
+        label=label,
+        rows=rows,
+        job_id=job_id,
+        candidate=candidate,
+        metric=summary.metric,
+        simulated=summary.simulated,
+    )
+
+
+def row_candidate(row: Any) -> str | None:
+    """The candidate a row's result belongs to, for multi-candidate jobs (None otherwise)."""
+    value = getattr(row, "candidate", None)
+    return value if isinstance(value, str) else None
+
+
+def expand_specs(client: Client, specs: Sequence[str]) -> list[str]:
+    """A multi-candidate job named whole stands for each of its candidates (`JOB:sdxl`,
+    `JOB:flux`, ...), named by the candidate alone when it is the only job named."""
+    from evalq.client.client import check_job_id
+
+    out: list[str] = []
+    for spec in specs:
+        job_id, candidate, label = split_spec(spec)
+        names = [] if candidate is not None else client.candidates(check_job_id(job_id))
+        if not names:
+            out.append(spec)
+            continue
+        for name in names:
+            shown = name if len(specs) == 1 else f"{label}:{name}"
+            out.append(f"{shown}={job_id}:{name}")
+    return out
+
+
+def load_sides(client: Client, specs: Sequence[str]) -> list[Side]:
+    specs = expand_specs(client, specs)
+    if len(specs) < 2:
+        raise CompareError(
+            "name at least two jobs (or JOB:CANDIDATE), or one job with several candidates"
+        )
+    sides = [load_side(client, spec) for spec in specs]
+    labels = [s.label for s in sides]
+    if len(set(labels)) != len(labels):
+        raise CompareError(f"a side is named twice: {', '.join(labels)}")
+    return sides
+
+
+def compare_jobs(
+    client: Client, specs: Sequence[str], *, by: AlignBy | None = None, seed: int | None = None
+) -> Comparison:
+    sides = load_sides(client, specs)
+    if seed is None:
+        return compare_sides(sides, by=by)
+    return compare_sides(sides, by=by, seed=seed)
+
+
+def leaderboard_of(comparison: Comparison) -> list[Standing]:
+    return leaderboard(comparison)
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """What `evalq.compare` returns: the comparison and its tables as DataFrames."""
+
+    comparison: Comparison
+    overall: pd.DataFrame
+    per_tag: pd.DataFrame
+    per_row: pd.DataFrame
+    leaderboard: pd.DataFrame
+
+    def to_dict(self) -> dict[str, Any]:
+        return comparison_dict(self.comparison)
+
+
+def _stats_record(stats: Any) -> dict[str, Any]:
+    low, high = stats.ci95 if stats.ci95 is not None else (None, None)
+    return {
+        "rows": stats.n,
+        "mean_a": stats.mean_a,
+        "mean_b": stats.mean_b,
+        "mean_diff": stats.mean_diff,
+        "ci_low": low,
+        "ci_high": high,
+        "p_permutation": stats.p_permutation,
+        "p_method": stats.p_method,
+        "p_sign": stats.p_sign,
+        "wins": stats.wins,
+        "ties": stats.ties,
+        "losses": stats.losses,
+    }
+
+
+def frames(comparison: Comparison) -> CompareResult:
+    import pandas as pd
+
+    overall, per_tag, per_row = [], [], []
+    for pair in comparison.pairs:
+        overall.append(
+            {
+                "a": pair.a,
+                "b": pair.b,
+                **_stats_record(pair.overall),
+                "p_holm": pair.p_holm,
+                "significant": pair.significant(comparison.alpha),
+                **{f"rows_{k}": v for k, v in pair.counts.items()},
+            }
+        )
+        for tag, diff in pair.tags.items():
+            per_tag.append(
+                {"a": pair.a, "b": pair.b, "tag": tag, **_stats_record(diff.stats)}
+                | {"p_holm_tags": diff.p_holm}
+            )
+        for row in pair.rows:
+            record = row_dict(row)
+            record.pop("key")
+            per_row.append({"a": pair.a, "b": pair.b, **record})
+    standings = [
+        {
+            "rank": s.rank,
+            "candidate": s.label,
+            "mean": s.mean,
+            "ci_low": s.ci95[0] if s.ci95 else None,
+            "ci_high": s.ci95[1] if s.ci95 else None,
+            "rows": s.rows,
+            **{f"tag:{t}": m for t, (m, _) in s.tags.items()},
+            "significantly_better_than": ",".join(s.beats),
+        }
+        for s in leaderboard(comparison)
+    ]
+    return CompareResult(
+        comparison,
+        pd.DataFrame.from_records(overall),
+        pd.DataFrame.from_records(per_tag),
+        pd.DataFrame.from_records(per_row),
+        pd.DataFrame.from_records(standings),
+    )
+
+
+def compare(
+    *sides: Any,
+    by: AlignBy | None = None,
+    seed: int | None = None,
+    client: Client | None = None,
+) -> CompareResult:
+    """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles), or the candidates of
+    one multi-candidate job, on their shared rows."""
+    from evalq.client.client import Client
+
+    specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]
+
+    return frames(compare_jobs(client or Client(), specs, by=by, seed=seed))
+
+
+__all__ = ["CompareError", "CompareResult", "compare", "leaderboard_dict"]

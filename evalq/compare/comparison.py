@@ -1,0 +1,271 @@
+"""Every pair of sides compared on their paired rows, overall and per tag, with Holm's
+correction over the pairs (and, within a pair, over its tags).
+
+The seed and resample counts go into the result, so a report can be reproduced exactly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from evalq.compare.align import AlignBy, Side, align
+from evalq.compare.paired_rows import PairedRow, pair_rows
+from evalq.stats.multiple import HOLM_NOTE, holm
+from evalq.stats.paired import (
+    BOOTSTRAP_RESAMPLES,
+    PAIRED_SEED,
+    PERMUTATION_RESAMPLES,
+    PairedDifference,
+    compare_paired,
+)
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class TagDifference:
+    tag: str
+    stats: PairedDifference
+    p_holm: float | None  # over this pair's tags
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Side A against side B; differences are A minus B."""
+
+    a: str
+    b: str
+    rows: list[PairedRow]
+    overall: PairedDifference
+    tags: dict[str, TagDifference]
+    p_holm: float | None = None  # over every pair of the comparison
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def paired(self) -> list[PairedRow]:
+        return [r for r in self.rows if r.status == "paired"]
+
+    def significant(self, alpha: float = ALPHA) -> bool:
+        return self.p_holm is not None and self.p_holm < alpha
+
+    def top_rows(self, count: int = 10) -> list[PairedRow]:
+        """The paired rows where the two sides differ most (largest |A - B| first)."""
+        ranked = sorted(self.paired, key=lambda r: (-abs(r.diff or 0.0), r.row.line))
+        return [r for r in ranked if (r.diff or 0.0) != 0][:count]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    sides: list[Side]
+    by: AlignBy
+    pairs: list[PairComparison]
+    seed: int = PAIRED_SEED
+    resamples: int = BOOTSTRAP_RESAMPLES
+    permutation_resamples: int = PERMUTATION_RESAMPLES
+    alpha: float = ALPHA
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def holm_note(self) -> str:
+        return HOLM_NOTE.format(m=len(self.pairs), alpha=self.alpha)
+
+    def pair(self, a: str, b: str) -> PairComparison:
+        for p in self.pairs:
+            if (p.a, p.b) == (a, b):
+                return p
+        raise KeyError((a, b))
+
+
+def pair_counts(rows: Sequence[PairedRow]) -> dict[str, int]:
+    statuses = Counter(r.status for r in rows)
+    counts = {
+        s: statuses.get(s, 0)
+        for s in (
+            "paired",
+            "only_a",
+            "only_b",
+            "unscored_a",
+            "unscored_b",
+            "unscored_both",
+            "no_common_questions",
+        )
+    }
+    counts["questions_left_out"] = sum(r.questions_left_out for r in rows)
+    counts["rubric_differs"] = sum(1 for r in rows if r.status == "paired" and not r.same_questions)
+    return counts
+
+
+def compare_pair(
+    a: Side,
+    b: Side,
+    rows: list[PairedRow],
+    seed: int,
+    resamples: int,
+    permutation_resamples: int,
+) -> PairComparison:
+    paired = [r for r in rows if r.status == "paired"]
+
+    def stats(xs: list[float], ys: list[float]) -> PairedDifference:
+        return compare_paired(
+            xs, ys, seed=seed, resamples=resamples, permutation_resamples=permutation_resamples
+        )
+
+    overall = stats([r.score_a or 0.0 for r in paired], [r.score_b or 0.0 for r in paired])
+    tags = sorted({t for r in paired for t in r.tags_a.keys() & r.tags_b.keys()})
+    per_tag = {}
+    for tag in tags:
+        both = [r for r in paired if tag in r.tags_a and tag in r.tags_b]
+        per_tag[tag] = stats([r.tags_a[tag] for r in both], [r.tags_b[tag] for r in both])
+    adjusted = holm([s.p_permutation for s in per_tag.values()])
+    return PairComparison(
+        a=a.label,
+        b=b.label,
+        rows=rows,
+        overall=overall,
+        tags={
+            t: TagDifference(t, s, p) for (t, s), p in zip(per_tag.items(), adjusted, strict=True)
+        },
+        counts=pair_counts(rows),
+    )
+
+
+def compare_sides(
+    sides: Sequence[Side],
+    *,
+    by: AlignBy | None = None,
+    seed: int = PAIRED_SEED,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    permutation_resamples: int = PERMUTATION_RESAMPLES,
+    alpha: float = ALPHA,
+) -> Comparison:
+    """Every pair (in the order given: the first against the second, ...), Holm over pairs."""
+    labels = [s.label for s in sides]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"every side needs its own label, got {labels}")
+    alignment = align(sides, by)
+    notes = [alignment.note] if alignment.note else []
+    metrics = {s.metric for s in sides if s.metric}
+    if len(metrics) > 1:
+        notes.append(f"the sides were scored by different metrics: {', '.join(sorted(metrics))}")
+    pairs = []
+    for i, j in combinations(range(len(sides)), 2):
+        rows = [pair_rows(k, alignment.rows[k][i], alignment.rows[k][j]) for k in alignment.keys]
+        rows = [r for r in rows if r.row_a is not None or r.row_b is not None]
+        pairs.append(compare_pair(sides[i], sides[j], rows, seed, resamples, permutation_resamples))
+    adjusted = holm([p.overall.p_permutation for p in pairs])
+    pairs = [
+        PairComparison(p.a, p.b, p.rows, p.overall, p.tags, q, p.counts)
+        for p, q in zip(pairs, adjusted, strict=True)
+    ]
+    return Comparison(
+        list(sides), alignment.by, pairs, seed, resamples, permutation_resamples, alpha, notes
+    )
+
+
+def difference_dict(stats: PairedDifference) -> dict[str, Any]:
+    return {
+        "rows": stats.n,
+        "mean_a": stats.mean_a,
+        "mean_b": stats.mean_b,
+        "mean_diff": stats.mean_diff,
+        "ci95": list(stats.ci95) if stats.ci95 is not None else None,
+        "ci_method": stats.ci_method,
+        "p_permutation": stats.p_permutation,
+        "p_method": stats.p_method,
+        "permutations": stats.permutations,
+        "p_sign": stats.p_sign,
+        "wins": stats.wins,
+        "ties": stats.ties,
+        "losses": stats.losses,
+    }
+
+
+def row_dict(row: PairedRow, with_questions: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": row.row.id,
+        "prompt": row.row.prompt,
+        "key": list(row.key),
+        "status": row.status,
+        "line_a": row.row_a.line if row.row_a else None,
+        "line_b": row.row_b.line if row.row_b else None,
+        "score_a": row.score_a,
+        "score_b": row.score_b,
+        "diff": row.diff,
+        "questions_left_out": row.questions_left_out,
+    }
+    if with_questions:
+        out["questions"] = side_by_side(row)
+    return out
+
+
+def side_by_side(row: PairedRow) -> list[dict[str, Any]]:
+    """The two sides' answers per question (by position when the rubrics match)."""
+    qa = row.row_a.questions if row.row_a else []
+    qb = row.row_b.questions if row.row_b else []
+    out = []
+    for i in range(max(len(qa), len(qb))):
+        a = qa[i] if i < len(qa) else None
+        b = qb[i] if i < len(qb) else None
+        q = a or b
+        assert q is not None
+        out.append(
+            {
+                "question": q.question,
+                "tag": q.tag,
+                "expected": q.expected,
+                "judge_model": q.judge_model,
+                "answer_a": a.answer if a else None,
+                "result_a": a.result if a else None,
+                "reason_a": a.reason if a else None,
+                "answer_b": b.answer if b else None,
+                "result_b": b.result if b else None,
+                "reason_b": b.reason if b else None,
+            }
+        )
+    return out
+
+
+def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
+    """The whole comparison as plain JSON data (`evalq compare --json`)."""
+    return {
+        "sides": [
+            {
+                "label": s.label,
+                "job_id": s.job_id,
+                "candidate": s.candidate,
+                "metric": s.metric,
+                "rows": len(s.rows),
+                "simulated": s.simulated,
+            }
+            for s in comparison.sides
+        ],
+        "aligned_by": comparison.by,
+        "seed": comparison.seed,
+        "bootstrap_resamples": comparison.resamples,
+        "permutation_resamples": comparison.permutation_resamples,
+        "alpha": comparison.alpha,
+        "correction": comparison.holm_note if len(comparison.pairs) > 1 else None,
+        "notes": comparison.notes,
+        "pairs": [
+            {
+                "a": p.a,
+                "b": p.b,
+                "counts": p.counts,
+                "overall": {
+                    **difference_dict(p.overall),
+                    "p_holm": p.p_holm,
+                    "significant": p.significant(comparison.alpha),
+                },
+                "tags": {
+                    t: {**difference_dict(d.stats), "p_holm_tags": d.p_holm}
+                    for t, d in p.tags.items()
+                },
+                "top_rows": [row_dict(r, with_questions=True) for r in p.top_rows(top)],
+            }
+            for p in comparison.pairs
+        ],
+    }

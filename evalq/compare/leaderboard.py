@@ -1,0 +1,116 @@
+"""Candidates ranked by mean score, on the rows every candidate scored.
+
+A candidate that failed on the hard prompts would otherwise rank above one that answered
+them, so every mean is taken over the common rows (the rows scored by all candidates), with
+its 95% interval and row count. Which differences are significant comes from the paired
+comparison of each pair, Holm-corrected over all pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from statistics import fmean
+from typing import Any
+
+from evalq.compare.align import align
+from evalq.compare.comparison import Comparison
+from evalq.core.models import RowResult
+from evalq.stats.intervals import Bounds, IntervalMethod, mean_interval
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int
+    label: str
+    mean: float | None
+    ci95: Bounds | None
+    ci_method: IntervalMethod | None
+    rows: int  # common rows the mean is over
+    rows_scored: int  # rows this candidate scored, common or not
+    tags: dict[str, tuple[float, int]] = field(default_factory=dict)  # tag -> (mean, rows)
+    beats: list[str] = field(default_factory=list)  # significantly better than (Holm)
+    beaten_by: list[str] = field(default_factory=list)
+
+
+def _scored(row: RowResult | None) -> bool:
+    return row is not None and row.status != "failed" and row.score is not None
+
+
+def leaderboard(comparison: Comparison) -> list[Standing]:
+    sides = comparison.sides
+    alignment = align(sides, comparison.by)
+    common = [
+        alignment.rows[k] for k in alignment.keys if all(_scored(r) for r in alignment.rows[k])
+    ]
+    beats: dict[str, list[str]] = {s.label: [] for s in sides}
+    for pair in comparison.pairs:
+        diff = pair.overall.mean_diff
+        if not pair.significant(comparison.alpha) or diff is None or diff == 0:
+            continue
+        winner, loser = (pair.a, pair.b) if diff > 0 else (pair.b, pair.a)
+        beats[winner].append(loser)
+    standings = []
+    for i, side in enumerate(sides):
+        rows = [row for r in common if (row := r[i]) is not None]
+        scores = [r.score for r in rows if r.score is not None]
+        interval = mean_interval(scores, seed=comparison.seed)
+        tags: dict[str, list[float]] = {}
+        for row in rows:
+            for tag, value in row.tag_scores.items():
+                tags.setdefault(tag, []).append(value)
+        standings.append(
+            Standing(
+                rank=0,
+                label=side.label,
+                mean=interval.mean,
+                ci95=interval.ci95,
+                ci_method=interval.method,
+                rows=interval.n,
+                rows_scored=sum(1 for r in side.rows if _scored(r)),
+                tags={t: (fmean(v), len(v)) for t, v in sorted(tags.items())},
+                beats=beats[side.label],
+                beaten_by=[w for w, losers in beats.items() if side.label in losers],
+            )
+        )
+    standings.sort(key=lambda s: (s.mean is None, -(s.mean or 0.0), s.label))
+    return [replace(s, rank=i + 1) for i, s in enumerate(standings)]
+
+
+def leaderboard_dict(comparison: Comparison, standings: list[Standing]) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "rank": s.rank,
+                "candidate": s.label,
+                "mean": s.mean,
+                "ci95": list(s.ci95) if s.ci95 else None,
+                "ci_method": s.ci_method,
+                "rows": s.rows,
+                "rows_scored": s.rows_scored,
+                "tags": {t: {"mean": m, "rows": n} for t, (m, n) in s.tags.items()},
+                "significantly_better_than": s.beats,
+                "significantly_worse_than": s.beaten_by,
+            }
+            for s in standings
+        ],
+        "rows_common": standings[0].rows if standings else 0,
+        "aligned_by": comparison.by,
+        "seed": comparison.seed,
+        "alpha": comparison.alpha,
+        "test": "paired permutation test on the rows both candidates scored",
+        "correction": comparison.holm_note,
+        "pairs": [
+            {
+                "a": p.a,
+                "b": p.b,
+                "rows": p.overall.n,
+                "mean_diff": p.overall.mean_diff,
+                "ci95": list(p.overall.ci95) if p.overall.ci95 else None,
+                "p_permutation": p.overall.p_permutation,
+                "p_holm": p.p_holm,
+                "significant": p.significant(comparison.alpha),
+            }
+            for p in comparison.pairs
+        ],
+        "notes": comparison.notes,
+    }

@@ -1,0 +1,81 @@
+"""The comparison's terminal table, CSV and HTML from hand-built results (no Redis)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from rich.console import Console
+
+from evalq.client.compare_render import leaderboard_csv, print_comparison, print_leaderboard
+from evalq.client.compare_report import render_comparison
+from evalq.compare.align import Side
+from evalq.compare.comparison import compare_sides
+from evalq.compare.leaderboard import leaderboard
+from evalq.core.models import QuestionResult, RowResult
+
+
+def result(row_id: str, prompt: str, colour: int) -> RowResult:
+    questions = [
+        QuestionResult(
+            question="shape?", tag="object", expected="yes", answer="yes", result=1, status="ok"
+        ),
+        QuestionResult(
+            question="colour?",
+            tag="color",
+            expected="yes",
+            answer="yes" if colour else "no",
+            result=colour,
+            status="ok",
+        ),
+    ]
+    return RowResult(
+        id=row_id,
+        line=int(row_id),
+        prompt=prompt,
+        status="scored",
+        score=(1 + colour) / 2,
+        tag_scores={"object": 1.0, "color": float(colour)},
+        questions=questions,
+        simulated=True,
+    )
+
+
+def sides() -> list[Side]:
+    hostile = "<script>alert(1)</script> a red circle"
+    good = Side("good", [result(str(i), f"{hostile} {i}", 1) for i in range(8)], simulated=True)
+    bad = Side(
+        "bad", [result(str(i), f"{hostile} {i}", i % 4 == 0) for i in range(8)], simulated=True
+    )
+    return [good, bad]
+
+
+def test_terminal_table_names_the_figures_and_the_seed() -> None:
+    comparison = compare_sides(sides())
+    console = Console(record=True, width=200)
+    print_comparison(console, comparison)
+    text = console.export_text()
+    assert "SIMULATED" in text
+    assert "overall" in text and "tag color" in text
+    assert "+0.375" in text  # 6 of 8 rows lose the colour question: (6 * 0.5) / 8
+    assert "6/2/0" in text
+    assert "seed 15" in text
+
+
+def test_leaderboard_csv_and_table() -> None:
+    comparison = compare_sides(sides())
+    standings = leaderboard(comparison)
+    records = list(csv.DictReader(io.StringIO(leaderboard_csv(standings))))
+    assert [r["candidate"] for r in records] == ["good", "bad"]
+    assert records[0]["tag:color"] == "1.000000" and records[1]["rows:color"] == "8"
+    console = Console(record=True, width=200)
+    print_leaderboard(console, comparison, standings)
+    assert "8 rows scored by every candidate" in console.export_text()
+
+
+def test_html_escapes_what_the_data_holds() -> None:
+    html = render_comparison(compare_sides(sides()))
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;" in html
+    assert 'aria-label="per-tag comparison"' in html
+    assert "SIMULATED JUDGE" in html

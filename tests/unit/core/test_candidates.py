@@ -1,0 +1,243 @@
+"""Several candidates in one job (--candidates): each row becomes one cell per candidate when
+the dataset is read, a bad cell fails alone naming the row and the candidate's column, the
+summary and exports carry the candidate, and shared work (a prompt's rubric) is written by
+one claimer while the others come back later. Pure: no Redis here (the real-stack test is
+tests/integration/test_candidates.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from evalq.client.api import results_frame
+from evalq.client.render import results_csv, results_jsonl
+from evalq.core.candidates import cell_candidates
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import CellInputError, DatasetError, SharedWorkPending, policy_of
+from evalq.core.models import JobConfig, RowResult
+from evalq.core.shared_work import written_once
+from evalq.core.summary import build_summary
+from tests.support.datasets import write_rows
+from worker.store import row_key
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.png").write_bytes(PNG)
+    return tmp_path
+
+
+def test_each_row_becomes_one_cell_per_candidate_with_its_own_media(folder: Path) -> None:
+    path = write_rows(
+        folder / "d.jsonl",
+        [
+            {"id": "r1", "prompt": "a cat", "sdxl": "a.png", "flux": "b.png", "note": "x"},
+            {"id": "r2", "prompt": "a dog", "sdxl": "b.png", "flux": "c.png"},
+        ],
+    )
+    loaded = load_dataset(path, "gecko-image", {"candidates": ["sdxl", "flux"]})
+    assert not loaded.errors and loaded.total == 4
+    cells = [(r.id, r.line, r.candidate, Path(r.image.value).name) for r in loaded.rows]
+    assert cells == [
+        ("r1", 1, "sdxl", "a.png"),
+        ("r1", 1, "flux", "b.png"),
+        ("r2", 2, "sdxl", "b.png"),
+        ("r2", 2, "flux", "c.png"),
+    ]
+    # The other candidates' columns are not extra; a real extra column is, warned once.
+    assert loaded.rows[0].extra == {"note": "x"}
+    assert [w for w in loaded.warnings if "note" in w] == [
+        "row r1 (line 1): unknown column(s) 'note' kept as extra"
+    ]
+    assert len({row_key(r) for r in loaded.rows}) == 4  # every cell has a key of its own
+    assert row_key(loaded.rows[1]) == "1/flux"
+
+
+def test_a_missing_file_fails_that_candidates_cell_naming_row_and_column(folder: Path) -> None:
+    path = write_rows(
+        folder / "d.jsonl",
+        [
+            {"id": "r1", "prompt": "a cat", "sdxl": "a.png", "flux": "gone.png"},
+            {"id": "r2", "prompt": "a dog", "sdxl": "a.png"},
+            {"id": "r3", "sdxl": "a.png", "flux": "b.png"},
+        ],
+    )
+    loaded = load_dataset(path, "gecko-image", {"candidates": ["sdxl", "flux"]})
+    assert [(r.id, r.candidate) for r in loaded.rows] == [("r1", "sdxl"), ("r2", "sdxl")]
+    errors = {(e.row_id, e.candidate): (line, e) for line, e in loaded.errors}  # type: ignore[attr-defined]
+    assert all(isinstance(e, CellInputError) for _, e in loaded.errors)
+    line, gone = errors[("r1", "flux")]
+    assert line == 1 and gone.field == "flux"
+    assert str(gone).startswith("row r1, candidate 'flux': field 'flux':")
+    assert "gone.png" in str(gone)
+    assert errors[("r2", "flux")][1].field == "flux"  # an empty cell: its column named
+    # A row-wide problem fails every candidate's cell, so each candidate's count stays whole.
+    assert {c for (row_id, c) in errors if row_id == "r3"} == {"sdxl", "flux"}
+    assert errors[("r3", "sdxl")][1].field == "prompt"
+    assert loaded.total == 6
+
+
+def test_a_candidate_column_no_row_has_refuses_the_dataset(folder: Path) -> None:
+    path = write_rows(folder / "d.jsonl", [{"prompt": "a cat", "sdxl": "a.png"}])
+    with pytest.raises(DatasetError, match="'imagen'"):
+        load_dataset(path, "gecko-image", {"candidates": ["sdxl", "imagen"]})
+
+
+def test_csv_needs_the_candidate_columns_not_the_image_column(folder: Path) -> None:
+    path = folder / "d.csv"
+    path.write_text("id,prompt,sdxl,flux\nr1,a cat,a.png,b.png\n")
+    loaded = load_dataset(path, "gecko-image", {"candidates": "sdxl,flux"})
+    assert [r.candidate for r in loaded.rows] == ["sdxl", "flux"]
+
+
+def test_an_image_column_next_to_candidates_is_not_read_and_says_so(folder: Path) -> None:
+    path = write_rows(
+        folder / "d.jsonl",
+        [{"prompt": "a cat", "image": "c.png", "sdxl": "a.png", "flux": "b.png"}],
+    )
+    loaded = load_dataset(path, "gecko-image", {"candidates": ["sdxl", "flux"]})
+    assert [Path(r.image.value).name for r in loaded.rows] == ["a.png", "b.png"]
+    assert any("'image' is not read" in w for w in loaded.warnings)
+
+
+def test_pointwise_cells_take_one_response_column_per_model(folder: Path) -> None:
+    path = write_rows(
+        folder / "d.jsonl",
+        [{"id": "q1", "prompt": "Say hi", "terse": "hi", "wordy": "hello there, friend"}],
+    )
+    options = {"candidates": ["terse", "wordy"], "template": "instruction_following"}
+    loaded = load_dataset(path, "pointwise", options)
+    assert [(r.candidate, r.data["response"]) for r in loaded.rows] == [
+        ("terse", "hi"),
+        ("wordy", "hello there, friend"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("metric", "names", "message"),
+    [
+        ("groundedness", ["a", "b"], "takes no candidates"),
+        ("gecko-image", ["a", "a"], "repeat"),
+        ("gecko-image", ["a b"], "without spaces"),
+        ("gecko-image", ["x:y"], "without spaces"),
+        ("gecko-image", ["prompt", "b"], "row's own columns"),
+        ("gecko-image", [" ", ""], "names no column"),
+    ],
+)
+def test_bad_candidate_names_are_refused(metric: str, names: list[str], message: str) -> None:
+    with pytest.raises(DatasetError, match=message):
+        cell_candidates(metric, {"candidates": names})
+
+
+def test_rank_keeps_its_own_candidates() -> None:
+    assert cell_candidates("rank", {"candidates": ["a", "b"]}) is None
+    assert cell_candidates("gecko-image", {}) is None
+
+
+def cell(i: int, candidate: str | None, score: float | None) -> RowResult:
+    return RowResult(
+        id=f"r{i}",
+        line=i,
+        prompt="p",
+        status="scored" if score is not None else "failed",
+        score=score,
+        tag_scores={} if score is None else {"color": score},
+        candidate=candidate,
+    )
+
+
+def test_summary_has_each_candidates_mean_with_its_interval() -> None:
+    config = JobConfig(
+        job_id="j",
+        metric="gecko-image",
+        judge_model="m",
+        dataset="d.jsonl",
+        rows_total=20,
+        created_at=0.0,
+        options={"candidates": ["sdxl", "flux"]},
+    )
+    rows = [cell(i, "flux", 0.5) for i in range(10)] + [cell(i, "sdxl", 1.0) for i in range(9)]
+    rows.append(cell(9, "sdxl", None))
+    summary = build_summary(config, {"status": "finished"}, {}, rows, now=1.0)
+    assert list(summary.candidates) == ["sdxl", "flux"]  # the order given
+    sdxl, flux = summary.candidates["sdxl"], summary.candidates["flux"]
+    assert (sdxl.rows, sdxl.rows_scored, sdxl.rows_failed, sdxl.mean_score) == (10, 9, 1, 1.0)
+    assert sdxl.ci_method == "wilson" and sdxl.ci95 is not None
+    assert flux.mean_score == 0.5 and flux.tag_counts == {"color": 10}
+    one = config.model_copy(update={"options": {}})
+    assert build_summary(one, {}, {}, [cell(1, None, 1.0)], now=1.0).candidates == {}
+
+
+def test_exports_carry_the_candidate_only_for_multi_candidate_jobs() -> None:
+    cells = [cell(1, "sdxl", 1.0), cell(1, "flux", 0.0)]
+    header = next(csv.reader(io.StringIO(results_csv(cells))))
+    assert header[:3] == ["id", "candidate", "line"]
+    assert [json.loads(x)["candidate"] for x in results_jsonl(cells)] == ["sdxl", "flux"]
+    assert list(results_frame(cells).columns[:2]) == ["id", "candidate"]
+    single = [cell(1, None, 1.0)]
+    assert "candidate" not in next(csv.reader(io.StringIO(results_csv(single))))
+    assert "candidate" not in json.loads(next(iter(results_jsonl(single))))
+    assert "candidate" not in results_frame(single).columns
+
+
+class Claims:
+    """An in-memory shared cache with claims, as worker.store.SharedEntries keeps them."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.held: set[str] = set()
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    def set(self, key: str, value: str, ttl_s: int) -> None:
+        self.values[key] = value
+
+    def claim(self, key: str, ttl_s: int) -> bool:
+        if key in self.held:
+            return False
+        self.held.add(key)
+        return True
+
+    def release(self, key: str) -> None:
+        self.held.discard(key)
+
+
+class Text:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def model_dump_json(self) -> str:
+        return self.text
+
+
+def test_shared_work_is_written_by_the_claimer_and_waited_for_by_the_rest() -> None:
+    kv = Claims()
+    kv.claim("k", 60)  # another task is writing it
+    with pytest.raises(SharedWorkPending) as waiting:
+        written_once(kv, "k", 60, lambda: Text("mine"), Text)
+    assert policy_of(waiting.value) == "countdown" and waiting.value.retry_after_s > 0
+    kv.release("k")
+    value, wrote = written_once(kv, "k", 60, lambda: Text("mine"), Text)
+    assert (value.text, wrote, kv.values["k"], kv.held) == ("mine", True, "mine", set())
+    # Claimed after the writer finished: read what it wrote, never written twice.
+    value, wrote = written_once(kv, "k", 60, lambda: Text("again"), Text)
+    assert (value.text, wrote) == ("mine", False)
+
+
+def test_a_writer_that_fails_releases_its_claim() -> None:
+    kv = Claims()
+
+    def broken() -> Text:
+        raise RuntimeError("judge down")
+
+    with pytest.raises(RuntimeError):
+        written_once(kv, "k", 60, broken, Text)
+    assert kv.held == set() and "k" not in kv.values
