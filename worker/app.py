@@ -45,6 +45,8 @@ def create_app(settings: Settings) -> Celery:
         "interval_start": 0.2,
         "interval_step": 1.0,
         "interval_max": pause_s,
+        # kombu's default is 10: acks from hundreds of greenlets would find no connection
+        "max_connections": settings.connection_slots,
     }
     app.conf.update(
         task_serializer="json",
@@ -58,6 +60,7 @@ def create_app(settings: Settings) -> Celery:
         broker_transport_options=transport,
         result_backend_transport_options={"visibility_timeout": settings.visibility_timeout_s},
         redis_socket_timeout=timeout,
+        redis_max_connections=settings.connection_slots,
         redis_socket_connect_timeout=timeout,
         result_backend_always_retry=True,
         result_backend_max_retries=attempts,

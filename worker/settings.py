@@ -8,7 +8,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -40,7 +40,10 @@ class Settings(BaseSettings):
     gemini_base_url: str | None = None  # e.g. the fake server: http://127.0.0.1:8765
     gemini_api_version: str | None = None
 
-    worker_concurrency: int = Field(default=16, ge=1)
+    # gevent: one process holds hundreds of judge calls in flight (they wait on the network);
+    # threads: a thread per call. Concurrency unset: 200 greenlets, or 16 threads.
+    worker_pool: Literal["gevent", "threads"] = "gevent"
+    worker_concurrency: int | None = Field(default=None, ge=1)
     judge_timeout_s: float = Field(default=60.0, gt=0)
     transient_attempts: int = Field(default=4, ge=1)
     transient_max_wait_s: float = Field(default=10.0, gt=0)
@@ -157,6 +160,21 @@ class Settings(BaseSettings):
                 "or messages are redelivered while still being worked on"
             )
         return self
+
+    @property
+    def concurrency(self) -> int:
+        """Tasks one worker process runs at once: the pool's size, and what its connection
+        pools (Redis, the judge's HTTP client) must make room for."""
+        if self.worker_concurrency is not None:
+            return self.worker_concurrency
+        return 200 if self.worker_pool == "gevent" else 16
+
+    @property
+    def connection_slots(self) -> int:
+        """Connections a worker's pools (Redis, broker, result backend, the judge's HTTP
+        client) allow: one per task running at once, and room for the worker's own threads.
+        redis-py and httpx both default to 100, and a greenlet past the cap gets an error."""
+        return self.concurrency + 50
 
     @property
     def uses_fake_judge(self) -> bool:

@@ -243,6 +243,7 @@ class Store:
             socket_connect_timeout=timeout,
             socket_keepalive=True,
             retry_on_timeout=False,
+            max_connections=settings.connection_slots,  # redis-py's 100 is < a gevent pool
             retry=Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.01), 3),
         )
         return cls(client, settings)
