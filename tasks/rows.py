@@ -180,7 +180,9 @@ def prepare_row(
 
 
 def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
-    if rt.store.is_done(job_id, row) or rt.store.recent_status(job_id) in _IDLE:
+    # Read now, not cached: a row skipped for a pause that a resume has just lifted would wait
+    # for the watchdog.
+    if rt.store.is_done(job_id, row) or rt.store.status(job_id) in _IDLE:
         return {"row": row, "skipped": True}
     rt.store.touch(job_id, row)
     ctx = row_context(rt, job_id, row)
@@ -197,9 +199,8 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, An
                 return {"row": row, "paused": True}
             _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {why}")
             return {"row": row, "status": "failed"}
-        plan = rt.store.keep_row_plan(
-            job_id, row, plan
-        )  # first write wins: redeliveries keep indexes
+        # First write wins: a redelivery keeps the indexes the first delivery sent.
+        plan = rt.store.keep_row_plan(job_id, row, plan)
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
         _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")

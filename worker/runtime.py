@@ -343,6 +343,8 @@ def record_unit(
     """Write a unit's outcome in one round trip (Store.record_unit), then pause the job if its
     calls brought the spend to the cap. True when `verdict` is the one stored."""
     recorded = rt.store.record_unit(job_id, row, verdict, writes)
-    if writes.cost_nanos():
+    cost = writes.cost_nanos()
+    writes.clear()
+    if cost:
         pause_if_spent(rt.store, job_id, recorded.spent_nanos, recorded.cap_nanos)
     return recorded.written

@@ -293,7 +293,6 @@ class Store:
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
-        self._status: dict[str, tuple[float, str]] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -446,17 +445,6 @@ class Store:
     def status(self, job_id: str) -> str:
         return cast(str | None, self.r.hget(keys.job(job_id), "status")) or "unknown"
 
-    def recent_status(self, job_id: str, max_age_s: float = 1.0) -> str:
-        """The status as read at most max_age_s ago: hot paths notice a pause or cancel within
-        a second without a Redis read per task."""
-        now = time.monotonic()
-        seen = self._status.get(job_id)
-        if seen is not None and now - seen[0] < max_age_s:
-            return seen[1]
-        status = self.status(job_id)
-        self._status[job_id] = (now, status)
-        return status
-
     def transition(
         self, job_id: str, status: str, *, reason: str = "", rows_total: int = 0
     ) -> Transition:
@@ -597,7 +585,6 @@ class Store:
             self._memo.put(("row", job_id, row), RowInput.model_validate_json(raw_row))
         if plan is None:
             plan = self._remember_plan(job_id, row, cast(str | None, rest.pop(0)))
-        self._status[job_id] = (time.monotonic(), status)
         return UnitInputs(
             verdict=Verdict.model_validate_json(verdict) if verdict else None,
             status=status,

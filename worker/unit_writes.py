@@ -52,6 +52,15 @@ class UnitWrites:
     def count(self, **amounts: int) -> None:
         self.counted.update({name: amount for name, amount in amounts.items() if amount})
 
+    def clear(self) -> None:
+        """Forget what has been written, so nothing is written twice (a verdict for a crash
+        after a countdown's write, say)."""
+        self.spent.clear()
+        self.usage.clear()
+        self.counted.clear()
+        self.replies.clear()
+        self.corrections.clear()
+
     def cost_nanos(self) -> int:
         return sum(usage.cost_nanos for usage in self.usage)
 
