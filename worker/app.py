@@ -79,9 +79,9 @@ def create_app(settings: Settings) -> Celery:
         task_soft_time_limit=max(1, settings.task_time_limit_s - 30),
         task_default_queue=QUEUE_QUESTIONS,
         task_routes={PREPARE_ROW: {"queue": QUEUE_ROWS}},
-        task_track_started=True,
-        worker_send_task_events=True,  # Flower
-        task_send_sent_event=True,
+        task_track_started=settings.task_track_started,
+        worker_send_task_events=settings.task_events,  # Flower
+        task_send_sent_event=settings.task_events,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )

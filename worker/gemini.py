@@ -205,8 +205,8 @@ class GeminiJudge:
                 except JudgeError as exc:  # what this call spent so far travels with it
                     spent = exc.costing(attempts=attempts, limiter_wait_s=waited)
                     raise spent.with_traceback(exc.__traceback__) from None
-        if self._limiter is not None:
-            self._limiter.correct(self.model, request.estimated_tokens(), reply.prompt_tokens)
+        # The limiter's token schedule is corrected by the runtime (worker.runtime.TokenCorrection),
+        # with the unit's other writes.
         return replace(reply, attempts=attempts, limiter_wait_s=waited)
 
     def _wait_for_slot(self, request: JudgeRequest) -> float:

@@ -104,6 +104,13 @@ class Settings(BaseSettings):
     redis_socket_timeout_s: float = Field(default=5.0, gt=0)
     redis_retry_max_s: float = Field(default=300.0, ge=0)
 
+    # Celery's STARTED state for each task (a write and a publish per task that nothing of
+    # evalq reads): off unless someone wants it in Flower or the result backend.
+    task_track_started: bool = False
+    # Task events for Flower (monitoring is part of the product): on by default; off saves the
+    # event messages every task sends (the scaling benchmark measures both).
+    task_events: bool = True
+
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.
     max_redrives: int = Field(default=5, ge=1)
