@@ -547,7 +547,7 @@ def worker(
         f"--loglevel={loglevel}",
         "-Q",
         f"{QUEUE_QUESTIONS},{QUEUE_ROWS}",
-        "-E",
+        *(["-E"] if settings.task_events else []),  # events for Flower: EVALQ_TASK_EVENTS
         f"--hostname={hostname or 'evalq@%h'}",
         *ctx.args,
     ]
