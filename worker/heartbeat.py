@@ -16,6 +16,7 @@ past the limit is stuck, and whether to drive its row again is the watchdog's ca
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from typing import Any
 from celery.signals import task_postrun, task_prerun
 
 from worker.queues import PREPARE_ROW
-from worker.store import Store
+from worker.store import Store, renew_claims
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class Heartbeat:
                     by_job.setdefault(job_id, set()).add(row_id)
         for job_id, rows in by_job.items():
             self.store.touch(job_id, *sorted(rows))
+        renew_claims(self.store, claim_lease_s(self.interval_s))
         return sum(map(len, by_job.values()))
 
     def _on_prerun(self, task_id: str = "", task: Any = None, args: Any = (), **_: Any) -> None:
@@ -105,6 +107,12 @@ class Heartbeat:
         self._stop.set()
         task_prerun.disconnect(self._on_prerun)
         task_postrun.disconnect(self._on_postrun)
+
+
+def claim_lease_s(interval_s: float) -> int:
+    """A claim on shared work (a rubric several cells wait for) lasts three beats: renewed on
+    every beat while its holder lives, gone soon after the holder is killed."""
+    return max(2, math.ceil(3 * interval_s))
 
 
 def interval_for(stall_timeout_s: float) -> float:

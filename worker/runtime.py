@@ -25,6 +25,7 @@ from worker.call_cache import CachingJudge
 from worker.fatal_errors import FatalErrorGuard
 from worker.files import RedisShared, deliver_media, job_roots, media_rules
 from worker.gemini import get_judge
+from worker.heartbeat import claim_lease_s, interval_for
 from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
 from worker.settings import Settings, get_settings
@@ -331,7 +332,9 @@ def row_context(
         judge=judge,
         candidate=lambda model: judge(model, "candidate"),
         media=media,
-        kv=SharedEntries(rt.store, keys.rubric),
+        kv=SharedEntries(
+            rt.store, keys.rubric, claim_lease_s(interval_for(rt.settings.stall_timeout_s))
+        ),
         count=count,
         cache_ttl_s=rt.settings.rubric_ttl_s,
     )

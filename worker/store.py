@@ -201,6 +201,13 @@ return {1, status, done}
 
 # Delete a lock only while its owner token is still the one stored.
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end"
+# Extend each lock this owner still holds (one it lost to expiry is another's now).
+_RENEW = """
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('EXPIRE', key, ARGV[2]) end
+end
+return 0
+"""
 
 
 @dataclass(frozen=True)
@@ -298,6 +305,7 @@ class Store:
         self._incr_existing = self.r.register_script(_INCR_EXISTING)
         self._transition = self.r.register_script(_TRANSITION)
         self._release = self.r.register_script(_RELEASE)
+        self._renew = self.r.register_script(_RENEW)
         self._record_unit = self.r.register_script(_RECORD_UNIT)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
@@ -693,6 +701,11 @@ class Store:
         """Drop a lock only if `owner` still holds it (an expired lock may be another's now)."""
         self._release(keys=[key], args=[owner])
 
+    def renew(self, lock_keys: Sequence[str], owner: str, ttl_s: int) -> None:
+        """Extend the locks `owner` still holds to ttl_s from now, in one round trip."""
+        if lock_keys:
+            self._renew(keys=list(lock_keys), args=[owner, ttl_s])
+
     def script(self, source: str) -> Script:
         """A Lua script on this Store's connection, for a part that keeps its own atomic step
         (the rate limiter); it is called with keys named by worker.keys."""
@@ -774,9 +787,21 @@ class Store:
         return cast(str | None, self.r.get(keys.summary(job_id)))
 
 
-# Who holds a claim on a shared entry: this process (a claim is released by the task that took
-# it, or expires).
+# Who holds a claim on a shared entry: this process. A claim is a lease: taken for lease_s,
+# renewed by the worker's heartbeat while the task that took it runs (renew_claims), released
+# by that task, so a holder killed mid-write holds the others up for one lease, not for the
+# whole time its write was allowed.
 _OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+_HELD: set[str] = set()  # the claim keys this process holds now
+_HELD_LOCK = threading.Lock()
+
+
+def renew_claims(store: Store, lease_s: int) -> int:
+    """Extend every claim this process holds by lease_s (the heartbeat calls it each beat)."""
+    with _HELD_LOCK:
+        held = sorted(_HELD)
+    store.renew(held, _OWNER, lease_s)
+    return len(held)
 
 
 @dataclass(frozen=True)
@@ -787,6 +812,7 @@ class SharedEntries:
 
     store: Store
     key: Callable[[str], str]
+    lease_s: int | None = None  # a claim's first lease (renewed by the heartbeat); None: ttl_s
 
     def get(self, entry: str) -> str | None:
         return self.store.get(self.key(entry))
@@ -795,8 +821,18 @@ class SharedEntries:
         self.store.set(self.key(entry), value, ttl_s)
 
     def claim(self, entry: str, ttl_s: int) -> bool:
-        """The right to write the entry, for ttl_s at most; False while another holds it."""
-        return self.store.claim(keys.claim(self.key(entry)), _OWNER, ttl_s)
+        """The right to write the entry, for ttl_s at most (a lease of lease_s, renewed while
+        this process lives); False while another holds it."""
+        key = keys.claim(self.key(entry))
+        lease_s = ttl_s if self.lease_s is None else min(ttl_s, self.lease_s)
+        if not self.store.claim(key, _OWNER, lease_s):
+            return False
+        with _HELD_LOCK:
+            _HELD.add(key)
+        return True
 
     def release(self, entry: str) -> None:
-        self.store.release(keys.claim(self.key(entry)), _OWNER)
+        key = keys.claim(self.key(entry))
+        with _HELD_LOCK:
+            _HELD.discard(key)
+        self.store.release(key, _OWNER)
