@@ -12,8 +12,9 @@ from evalq.client import cli
 def _argv(monkeypatch: pytest.MonkeyPatch, *args: str, **env: str) -> list[str]:
     from worker.settings import get_settings
 
-    for name in ("EVALQ_WORKER_POOL", "EVALQ_WORKER_CONCURRENCY"):  # the command sets both
-        monkeypatch.delenv(name, raising=False)  # and monkeypatch puts them back afterwards
+    for name in ("EVALQ_WORKER_POOL", "EVALQ_WORKER_CONCURRENCY"):  # the command sets both:
+        monkeypatch.setenv(name, "unset")  # recorded, so monkeypatch restores them afterwards
+        monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()  # read this environment, as a fresh worker process would
