@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import json
 import resource
 import subprocess
@@ -59,7 +58,6 @@ from bench_measure import (
 
 from evalq.core.models import VerdictReply
 from evalq.metrics.gecko.prompts import validator_prompt
-from worker.local import WorkerPool
 
 VERDICT = json.dumps({"explanation": "The image shows it.", "answer": "yes"})
 EVENTS = {"on": "true", "off": "false"}
@@ -73,14 +71,7 @@ def script_file(folder: Path) -> Path:
 
 
 def worker_options(pool: str) -> dict[str, str]:
-    """How WorkerPool.start is told the pool, where it can be; the threads pool is the default."""
-    if pool == "threads":
-        return {}
-    if "pool" not in inspect.signature(WorkerPool.start).parameters:
-        raise SystemExit(
-            f"--pool {pool}: this checkout's worker.local.WorkerPool.start takes no pool "
-            "argument, so its workers can not be started with that pool yet (issue 14 item 3)"
-        )
+    """How WorkerPool.start is told the pool: always by name, as gevent is the default."""
     return {"pool": pool}
 
 
@@ -316,7 +307,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16, help="slots per worker")
-    parser.add_argument("--pool", choices=["threads", "gevent"], default="threads")
+    parser.add_argument("--pool", choices=["threads", "gevent"], default="gevent")
     parser.add_argument("--rows", type=int, default=40)
     parser.add_argument("--questions-per-row", type=int, default=8)
     parser.add_argument("--events", choices=["on", "off", "both"], default="both")
