@@ -465,7 +465,9 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "script_rules_fired",
         "events",
         "count_tokens",
+        "batches",
     }
+    assert stats["batches"] == {"created": 0, "requests": 0, "ended": {}}
     assert stats["faults"] == {"429": 0, "503": 0, "slow": 0, "malformed": 0, "max_tokens": 0}
     (event,) = stats["events"]
     assert event["status"] == 200 and event["model"] == MODEL
