@@ -27,7 +27,10 @@ __all__ = ["PREPARE_ROW", "QUEUE_QUESTIONS", "QUEUE_ROWS", "create_app", "get_ap
 
 def create_app(settings: Settings) -> Celery:
     app = Celery(
-        "evalq", broker=settings.redis_url, backend=settings.redis_url, include=["tasks.rows"]
+        "evalq",
+        broker=settings.redis_url,
+        backend=settings.redis_url,
+        include=["tasks.rows", "tasks.batch"],
     )
     # A frozen Redis must give errors that are retried, not hangs: every connection (broker,
     # result backend) times out, and publishing and result writes retry for redis_retry_max_s.

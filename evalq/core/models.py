@@ -200,6 +200,11 @@ class JobConfig(BaseModel):
     # The spend cap asked for at submit; the cap in force lives on the job hash (resume may
     # change it).
     max_cost_usd: float | None = None
+    # "batch": judge calls go through Gemini's Batch API (worker.batch), at the batch price;
+    # "online": one generateContent call per unit. `on_expiry` says what batch mode does with
+    # the unanswered requests of a batch that ends EXPIRED, FAILED or CANCELLED (not by us).
+    mode: Literal["online", "batch"] = "online"
+    on_expiry: Literal["resubmit", "online"] = "resubmit"
 
 
 class CandidateSummary(BaseModel):
