@@ -201,10 +201,11 @@ class BatchCounters:
 
 
 class BatchStore:
-    """Every batch the server knows, and the delay each waits in PENDING and in RUNNING."""
+    """Every batch the server knows, and how long each waits in PENDING and in RUNNING."""
 
     def __init__(self, delay_s: float = 0.0) -> None:
-        self.delay_s = delay_s
+        self.pending_s = delay_s
+        self.running_s = delay_s
         self.batches: OrderedDict[str, FakeBatch] = OrderedDict()
         self.counters = BatchCounters()
 
@@ -285,8 +286,11 @@ class BatchStore:
             batch.error = {"code": code, "status": status, "message": message}
 
     async def _wait(self, batch: FakeBatch) -> bool:
-        """Wait out the delay in the current state; False if the batch ended meanwhile."""
-        while time.monotonic() - batch.state_since < self.delay_s:
+        """Wait out the delay of the current state (read afresh each time, so a change
+        reaches batches in flight); False if the batch ended meanwhile."""
+        while time.monotonic() - batch.state_since < (
+            self.pending_s if batch.state == "PENDING" else self.running_s
+        ):
             if batch.state in TERMINAL:
                 return False
             await asyncio.sleep(_POLL_S)

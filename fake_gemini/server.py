@@ -365,15 +365,26 @@ async def _download(request: web.Request, file_id: str) -> web.Response:
 
 
 async def _set_batch_delay(request: web.Request) -> web.Response:
-    """Change how long batches wait in PENDING and RUNNING, those in flight included."""
+    """Change how long batches wait in PENDING and in RUNNING, those in flight included:
+    ``delay_s`` sets both, ``pending_s`` and ``running_s`` one each (a test holds batches
+    RUNNING with a long ``running_s``, then releases them with 0)."""
+    batches = request.app[STATE].batches
     try:
-        delay = float(wire_mapping(await request.json(), "request body")["delay_s"])
-        if delay < 0:
-            raise ValueError("delay_s must be >= 0")
-    except (ValueError, KeyError, TypeError, InvalidArgument) as exc:
-        return web.json_response(error_body(400, f"bad delay_s: {exc}"), status=400)
-    request.app[STATE].batches.delay_s = delay
-    return web.json_response({"delay_s": delay})
+        body = wire_mapping(await request.json(), "request body")
+        given = {
+            name: float(body[name])
+            for name in ("delay_s", "pending_s", "running_s")
+            if name in body
+        }
+        if not given or any(value < 0 for value in given.values()):
+            raise ValueError("give delay_s, pending_s or running_s, each >= 0")
+    except (ValueError, TypeError, InvalidArgument) as exc:
+        return web.json_response(error_body(400, f"bad batch delay: {exc}"), status=400)
+    if "delay_s" in given:
+        batches.pending_s = batches.running_s = given["delay_s"]
+    batches.pending_s = given.get("pending_s", batches.pending_s)
+    batches.running_s = given.get("running_s", batches.running_s)
+    return web.json_response({"pending_s": batches.pending_s, "running_s": batches.running_s})
 
 
 # ---- routes --------------------------------------------------------------------------------

@@ -107,12 +107,16 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     Its heartbeat keeps the rows of its running tasks from looking stalled."""
     from worker.heartbeat import Heartbeat, interval_for
     from worker.runtime import runtime
-    from worker.watchdog import Watchdog
+    from worker.watchdog import BatchDriving, Watchdog
 
     rt = runtime()
 
     def send(job_id: str, row_id: str) -> None:
         get_app().send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
+
+    def send_batch_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+        queue = QUEUE_ROWS if name == PREPARE_ROW else QUEUE_QUESTIONS
+        get_app().send_task(name, args, countdown=countdown_s, queue=queue)
 
     name = getattr(sender, "hostname", None) or "worker"
     Heartbeat(
@@ -127,4 +131,5 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         stall_timeout_s=rt.settings.stall_timeout_s,
         name=name,
         max_redrives=rt.settings.max_redrives,
+        batches=BatchDriving(rt.settings, send_batch_step),
     ).start()

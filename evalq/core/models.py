@@ -265,6 +265,8 @@ class JobSummary(BaseModel):
     thinking: dict[str, int | str] = Field(default_factory=dict)  # per role, as configured
     # Cost: billed tokens per role and model, priced from the job's price table. A figure that
     # includes a model with no known price is None (never 0), and cost_note says why.
+    mode: str = "online"  # "batch": judged through the Batch API (see `batch`)
+    batch: dict[str, Any] | None = None  # batch mode's figures and its on-expiry choice
     cost_usd: float | None = None
     cost_by_role: dict[str, float | None] = Field(default_factory=dict)
     cost_by_model: dict[str, float | None] = Field(default_factory=dict)

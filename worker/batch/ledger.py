@@ -39,6 +39,9 @@ class BatchRecord(BaseModel):
     # The poll chain that owns this batch: a re-attach starts a new one, and a poll task of
     # an older chain (a duplicate left by a crash) stops at its next turn.
     poll_chain: str = ""
+    # The ingesting process's peak resident memory (KiB, getrusage) when it finished: what
+    # reading the results in chunks costs, reported by `evalq status`.
+    ingest_peak_rss_kb: int | None = None
 
     @property
     def finished(self) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import resource
 import tempfile
 import time
 from collections.abc import Iterator
@@ -217,8 +218,15 @@ def ingest(client: genai.Client, store: Store, job_id: str, record: BatchRecord)
     else:
         units = store.batch_units(job_id, record.id)
         ok, failed = _store_results(store, job_id, _inline_results(job, units))
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     record = record.model_copy(
-        update={"ingested": True, "state": _state(job), "succeeded": ok, "failed": failed}
+        update={
+            "ingested": True,
+            "state": _state(job),
+            "succeeded": ok,
+            "failed": failed,
+            "ingest_peak_rss_kb": int(peak_kb),
+        }
     )
     ledger.save(store, job_id, record)
     log.info("job %s: ingested %s (%d answered, %d failed)", job_id, record.name, ok, failed)

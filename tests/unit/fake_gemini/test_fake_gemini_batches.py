@@ -177,3 +177,16 @@ def test_unknown_batches_are_not_found(client: genai.Client) -> None:
     with pytest.raises(errors.ClientError) as caught:
         client.batches.get(name="batches/nope")
     assert caught.value.code == 404
+
+
+def test_a_batch_can_be_held_running_and_released(client: genai.Client, base_url: str) -> None:
+    assert http(base_url, "/batch-delay", {"pending_s": 0, "running_s": 3600})[0] == 200
+    job = client.batches.create(model=MODEL, src=[request("held")])
+    assert job.name is not None
+    deadline = time.monotonic() + 60
+    while client.batches.get(name=job.name).state != types.JobState.JOB_STATE_RUNNING:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert http(base_url, "/batch-delay", {"running_s": 0})[1] == {"pending_s": 0, "running_s": 0}
+    assert wait_until_done(client, job.name).state == types.JobState.JOB_STATE_SUCCEEDED
+    assert http(base_url, "/batch-delay", {"running_s": -1})[0] == 400
