@@ -122,9 +122,15 @@ def shapes(folder: Path, rows: int) -> Path:
     return shapes_dataset(folder, rows, own_questions=True)
 
 
-def test_sigkilled_workers_while_running_reattach_without_a_new_batch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reattach_by", ["watchdog", "resume"])
+def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
+    tmp_path: Path, reattach_by: str
+) -> None:
+    """Workers (and the producer: a client process that only submits) die while a batch runs.
+    The watchdog on its own, or `evalq resume` with the watchdog asleep, re-attaches."""
     dataset = shapes(tmp_path / "data", 30)
-    env = {**FAST_POLLS, "EVALQ_STALL_TIMEOUT_S": "1", "EVALQ_WATCHDOG_INTERVAL_S": "0.3"}
+    watchdog_s = "0.3" if reattach_by == "watchdog" else "3600"
+    env = {**FAST_POLLS, "EVALQ_STALL_TIMEOUT_S": "1", "EVALQ_WATCHDOG_INTERVAL_S": watchdog_s}
     with stack(tmp_path / "calm", **env) as s:
         client = s.client()
         calm_job = client.submit("gecko-image", dataset, mode="batch").job_id
@@ -145,6 +151,10 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(tmp_path: 
         s.pool.procs.clear()
         created = s.stats()["batches"]["created"]
         s.pool.start(concurrency=4, name="after-crash")
+        if reattach_by == "resume":
+            from tests.support.cli import evalq_stdout
+
+            evalq_stdout(s.env(), "resume", job_id)
         post(s, "/batch-delay", {"delay_s": 0})
         summary = client.wait(job_id, timeout_s=300)
         stats = s.stats()
@@ -223,6 +233,56 @@ def test_two_thousand_rows_go_through_the_file_path(tmp_path: Path) -> None:
         assert [r.source for r in records] == ["file"]
         assert records[0].requests == 6000 and records[0].succeeded == 6000
         assert s.stats()["requests"] == 0
-        peak = records[0].ingest_peak_rss_kb
-        assert peak is not None
-        print(f"\n2,000-row file batch: ingesting worker's peak RSS {peak / 1024:.0f} MiB")
+        peak, before = records[0].ingest_peak_rss_kb, records[0].ingest_start_peak_rss_kb
+        assert peak is not None and before is not None
+        print(
+            f"\n2,000-row file batch (6,000 requests): the ingesting worker process's peak RSS "
+            f"{peak / 1024:.0f} MiB after ingesting, {before / 1024:.0f} MiB before it began"
+        )
+
+
+def test_cli_batch_run_status_dry_run_metrics_and_vertex_refusal(tmp_path: Path) -> None:
+    from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
+
+    dataset = shapes(tmp_path / "data", 3)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        env = s.env()
+        plan = json.loads(
+            evalq_stdout(env, "run", "gecko-image", str(dataset), "--dry-run", "--json")
+        )
+        assert plan["cost_usd_batch"] == pytest.approx(plan["cost_usd"] / 2, rel=1e-6)
+        shown = evalq_stdout(env, "run", "gecko-image", str(dataset), "--dry-run")
+        assert "--mode batch" in shown
+        done = json.loads(
+            evalq_stdout(
+                env, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"
+            )
+        )
+        assert done["status"] == "finished" and done["mode"] == "batch"
+        assert done["batch"]["on_expiry"] == "resubmit"
+        status = json.loads(evalq_stdout(env, "status", done["job_id"], "--json"))
+        assert [b["state"] for b in status["batches"]] == ["SUCCEEDED"]
+        assert status["batches"][0]["requests"] == 9
+        table = evalq_stdout(env, "status", done["job_id"])
+        assert "batches" in table and "INGESTED" in table
+        text = scrape_metrics(env)
+        labels = f'job_id="{done["job_id"]}",metric="gecko-image"'
+        assert f'evalq_job_batches{{{labels},state="INGESTED"}} 1.0' in text
+        vertex = {**env, "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}
+        refused = run_evalq(vertex, "run", "gecko-image", str(dataset), "--mode", "batch")
+        assert refused.returncode != 0
+        assert "not available on Vertex AI" in refused.stderr
+
+
+def test_cancelling_a_job_cancels_its_batches(tmp_path: Path) -> None:
+    dataset = shapes(tmp_path / "data", 3)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        post(s, "/batch-delay", {"delay_s": 3600})
+        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        wait_for(lambda: any(r.name for r in client.batches(job_id)), 120, "a batch created")
+        client.cancel(job_id)
+        (record,) = client.batches(job_id)
+        assert record.state == "CANCELLED" and record.cancelled_by_us
+        assert s.stats()["batches"]["ended"] == {"CANCELLED": 1}
+        assert client.summary(job_id).status == "cancelled"

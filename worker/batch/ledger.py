@@ -42,6 +42,7 @@ class BatchRecord(BaseModel):
     # The ingesting process's peak resident memory (KiB, getrusage) when it finished: what
     # reading the results in chunks costs, reported by `evalq status`.
     ingest_peak_rss_kb: int | None = None
+    ingest_start_peak_rss_kb: int | None = None  # the same peak just before ingesting began
 
     @property
     def finished(self) -> bool:

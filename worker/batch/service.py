@@ -209,6 +209,7 @@ def ingest(client: genai.Client, store: Store, job_id: str, record: BatchRecord)
     if record.ingested:
         return record
     assert record.name is not None
+    peak_before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     job = client.batches.get(name=record.name)
     if job.dest is not None and job.dest.file_name:
         with tempfile.TemporaryDirectory(prefix="evalq-results-") as folder:
@@ -226,6 +227,7 @@ def ingest(client: genai.Client, store: Store, job_id: str, record: BatchRecord)
             "succeeded": ok,
             "failed": failed,
             "ingest_peak_rss_kb": int(peak_kb),
+            "ingest_start_peak_rss_kb": int(peak_before_kb),
         }
     )
     ledger.save(store, job_id, record)
