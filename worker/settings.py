@@ -113,6 +113,8 @@ class Settings(BaseSettings):
     batch_poll_max_s: float = Field(default=300.0, gt=0)
     batch_inline_max_bytes: int = Field(default=19 * 1024 * 1024, gt=0)
     batch_max_resubmits: int = Field(default=3, ge=0)
+    # At most this many requests per round (a sweep leaves the rest for the next round).
+    batch_max_requests: int = Field(default=100_000, gt=0)
 
     @field_validator("data_roots", mode="before")
     @classmethod

@@ -268,6 +268,16 @@ def test_cli_batch_run_status_dry_run_metrics_and_vertex_refusal(tmp_path: Path)
         text = scrape_metrics(env)
         labels = f'job_id="{done["job_id"]}",metric="gecko-image"'
         assert f'evalq_job_batches{{{labels},state="INGESTED"}} 1.0' in text
+        # A rerun finds every call in the call cache: it finishes without sending a batch.
+        created = s.stats()["batches"]["created"]
+        again = json.loads(
+            evalq_stdout(
+                env, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"
+            )
+        )
+        assert again["status"] == "finished" and again["mean_score"] == done["mean_score"]
+        assert again["cache_hits"] == 9 and again["judge_calls"] == 0
+        assert s.stats()["batches"]["created"] == created
         vertex = {**env, "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}
         refused = run_evalq(vertex, "run", "gecko-image", str(dataset), "--mode", "batch")
         assert refused.returncode != 0

@@ -54,11 +54,20 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
     collector = service.new_collector(settings, client)
     try:
         store.set_batch_meta(job_id, last_sweep_at=time.time())
-        result = sweep(rt, job_id, collector)
+        result = sweep(
+            rt,
+            job_id,
+            collector,
+            time_budget_s=settings.task_time_limit_s / 2,
+            max_requests=settings.batch_max_requests,
+        )
         store.set_batch_meta(job_id, last_sweep_at=time.time())
         if result.paused:
             return "paused"
         if collector.empty:
+            if result.cut_short:  # out of time on rows that needed no request: go on
+                send(SUBMIT_BATCH, (job_id,), None)
+                return "more"
             if result.rows_held:
                 send(SUBMIT_BATCH, (job_id,), HELD_RECHECK_S)
                 return "held"
@@ -162,6 +171,8 @@ def reattach(
         return False
     if store.status(job_id) != "running":
         return True
+    if force:  # a resumed job gets its full allowance of resubmits again
+        store.set_batch_meta(job_id, ended=0)
     # A live poll chain looks at its batch at least every batch_poll_max_s.
     stale_poll_s = max(settings.stall_timeout_s, 2 * settings.batch_poll_max_s)
     last_sweep = float(meta.get("last_sweep_at") or 0)

@@ -91,6 +91,10 @@ class Collector:
     def empty(self) -> bool:
         return not self.groups
 
+    @property
+    def requests(self) -> int:
+        return sum(len(group.units) for group in self.groups.values())
+
     def finish(self) -> None:
         for group in self.groups.values():
             group.handle.close()

@@ -9,6 +9,7 @@ twice (a worker killed mid-sweep) changes nothing the first run wrote.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ class SweepResult:
     rows_waiting: int = 0  # on a batch reply
     rows_held: int = 0  # on work another task is doing (a shared rubric): look again later
     paused: bool = False
+    cut_short: bool = False  # stopped at the time or request budget: the rest waits a round
 
 
 def _fail_row(rt: Runtime, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
@@ -46,12 +48,27 @@ def _pause(rt: Runtime, job_id: str, exc: JudgeError) -> None:
         log.warning("job %s paused: %s", job_id, exc.message)
 
 
-def sweep(rt: Runtime, job_id: str, collector: Collector) -> SweepResult:
+def sweep(
+    rt: Runtime,
+    job_id: str,
+    collector: Collector,
+    *,
+    time_budget_s: float = float("inf"),
+    max_requests: int | None = None,
+) -> SweepResult:
+    """Advance every row not done. It stops early, leaving the rest for the next round, once
+    it has run time_budget_s (a task must end well inside its time limit) or collected
+    max_requests requests (one round's batches stay a bounded size)."""
     result = SweepResult()
     metric = get_metric(rt.store.config(job_id).metric)
+    started = time.monotonic()
     for row in rt.store.not_done(job_id):
         if rt.store.recent_status(job_id) in _IDLE:
             result.paused = True
+            break
+        over_time = time.monotonic() - started > time_budget_s
+        if over_time or (max_requests is not None and collector.requests >= max_requests):
+            result.cut_short = True
             break
         result.rows_seen += 1
         outcome = _advance_row(rt, job_id, row, metric, collector)
