@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
 from tests.support.stack import Stack, stack
-from worker.local import wait_for
+from worker.local import EVALQ, wait_for
 
 pytestmark = pytest.mark.integration
 FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
@@ -139,13 +140,20 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
     with stack(tmp_path / "stormy", workers=2, **env) as s:
         client = s.client()
         post(s, "/batch-delay", {"running_s": 3600})  # batches stay RUNNING until released
-        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        producer = subprocess.Popen(
+            [*EVALQ, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"],
+            env=s.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: bool(client.store.list_jobs(1)), 120, "the producer's job")
+        job_id = client.store.list_jobs(1)[0]
         wait_for(
             lambda: any(r.state == "RUNNING" for r in client.batches(job_id)),
             120,
             "a batch seen RUNNING",
         )
-        for proc in list(s.pool.procs):
+        for proc in [producer, *s.pool.procs]:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
         s.pool.procs.clear()
