@@ -128,6 +128,17 @@ class Stats:
     events: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     uploads: int = 0  # files finalized through the Files API (not counted in ``requests``)
     count_tokens: int = 0  # countTokens requests (not generate calls: not in ``requests``)
+    # generateContent requests being answered now, and the most at once since the last reset:
+    # how many calls a client really held open, seen from this side of the wire.
+    in_flight: int = 0
+    in_flight_peak: int = 0
+
+    def arrived(self) -> None:
+        self.in_flight += 1
+        self.in_flight_peak = max(self.in_flight_peak, self.in_flight)
+
+    def left(self) -> None:
+        self.in_flight -= 1
 
     def record(
         self,
@@ -155,6 +166,8 @@ class Stats:
             "script_rules_fired": {str(index): count for index, count in fired.items()},
             "events": list(self.events),
             "count_tokens": self.count_tokens,
+            "in_flight": self.in_flight,
+            "in_flight_peak": self.in_flight_peak,
         }
 
     def reset(self) -> None:
@@ -165,3 +178,4 @@ class Stats:
         self.events.clear()
         self.uploads = 0
         self.count_tokens = 0
+        self.in_flight_peak = self.in_flight  # calls still open count from now on

@@ -265,12 +265,15 @@ async def _answer_parsed(state: FakeGemini, parsed: ParsedRequest, model: str) -
 
 
 async def _generate(state: FakeGemini, request: web.Request, model: str) -> web.Response:
+    state.stats.arrived()
     try:
         outcome = await _answer(state, request, model)
     except Exception:
         # A broken brain must look like Gemini's 500 to the client, not kill the connection.
         logger.exception("fake-gemini: reply for model %s failed", model)
         outcome = Outcome(500, error_body(500))
+    finally:
+        state.stats.left()
     state.stats.record(outcome.status, model, outcome.rule, outcome.fault, outcome.sent)
     logger.info("POST %s -> %d", request.path, outcome.status)
     return web.json_response(outcome.body, status=outcome.status)

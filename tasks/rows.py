@@ -3,6 +3,12 @@ RowContext, store, decide retry. prepare_row plans the row (rubric or candidate 
 fans out one run_unit per unit into a chord whose callback, aggregate_row, scores the row.
 Chord header tasks never raise, so the callback always fires.
 
+Cached work does not become tasks: prepare_row resolves inline every unit whose verdict is
+stored or whose replies are all in the call cache, and only the units that need a judge call go
+into the chord; a row with none left is aggregated at once (no chord: an empty header is not
+allowed). A unit task reads what it needs in one round trip and writes its outcome (verdict,
+activity, counters, cache entries, limiter correction) in one more (worker.unit_writes).
+
 Retry policies come from the error classes (evalq.core.errors), read in one handler,
 `_on_judge_error`: "countdown" (429, or our limiter's next slot is far) becomes a Celery retry;
 "pause" (a spent daily quota, a job halted by repeated refusals) pauses the job, leaving its
@@ -28,12 +34,13 @@ from kombu.exceptions import OperationalError
 
 from evalq.core.errors import InputError, JobHalted, JobNotFound, JudgeError, LimiterBusy, policy_of
 from evalq.core.metric import Plan, check_plan_size, get_metric
-from evalq.core.models import UnscoredReason
+from evalq.core.models import UnscoredReason, Verdict
 from evalq.core.verdicts import failed_row, unscored
 from worker.app import PREPARE_ROW, app
 from worker.jobs import finish_row
-from worker.runtime import Runtime, row_context, runtime
+from worker.runtime import Runtime, record_unit, row_context, runtime
 from worker.store import REDIS_DOWN
+from worker.unit_writes import NotCached, UnitWrites
 
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
@@ -84,23 +91,34 @@ def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
     return {"gone": True}
 
 
-def _on_judge_error(task: Task, rt: Runtime, job_id: str, row: str, exc: JudgeError) -> str | None:
+def _on_judge_error(
+    task: Task,
+    rt: Runtime,
+    job_id: str,
+    row: str,
+    exc: JudgeError,
+    writes: UnitWrites | None = None,
+) -> str | None:
     """What a task does with a judge error, by its policy: "countdown" raises the Celery retry
     while retries last; "pause" pauses the job and returns None; anything else, and a countdown
-    whose retries are spent, returns why the work stops (for a failed row or a verdict)."""
+    whose retries are spent, returns why the work stops (for a failed row or a verdict). A unit's
+    `writes` (what its calls spent) are written before its retry is sent; on a pause, by the
+    caller."""
     match policy_of(exc):
         case "pause":
             _pause(rt, job_id, exc)
             return None
         case "countdown":
-            if (retry := _countdown(task, rt, job_id, row, exc)) is not None:
+            if (retry := _countdown(task, rt, job_id, row, exc, writes)) is not None:
                 raise retry from None
             return _gave_up(task, rt, exc)
         case _:  # "never", and "backoff" once the judge client's own attempts are spent
             return exc.message
 
 
-def _countdown(task: Task, rt: Runtime, job_id: str, row: str, exc: JudgeError) -> Retry | None:
+def _countdown(
+    task: Task, rt: Runtime, job_id: str, row: str, exc: JudgeError, writes: UnitWrites | None
+) -> Retry | None:
     """A Celery retry after the delay asked for (jittered), or None when retries are spent:
     too many of them, or EVALQ_RATE_LIMIT_MAX_TOTAL_S since the unit's first server 429 (its
     time rides along in the task's kwargs, so it survives the countdowns)."""
@@ -112,7 +130,11 @@ def _countdown(task: Task, rt: Runtime, job_id: str, row: str, exc: JudgeError) 
     if first is not None and time.time() - first >= rt.settings.rate_limit_max_total_s:
         return None
     delay = min(exc.retry_after_s, rt.settings.max_retry_delay_s) + random.uniform(0, 1)
-    rt.store.touch(job_id, row, at=time.time() + delay)  # waiting, not stalled
+    if writes is None:
+        rt.store.touch(job_id, row, at=time.time() + delay)  # waiting, not stalled
+    else:  # what the unit's calls spent (a 429 counts), with the same sign of life
+        writes.touch_at = time.time() + delay
+        record_unit(rt, job_id, row, None, writes)
     # down_since is dropped: Redis answered, so a later outage starts a new budget.
     return task.retry(
         countdown=delay,
@@ -160,31 +182,66 @@ def prepare_row(
 
 
 def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
-    if rt.store.is_done(job_id, row) or rt.store.recent_status(job_id) in _IDLE:
+    # Read now, not cached: a row skipped for a pause that a resume has just lifted would wait
+    # for the watchdog.
+    if rt.store.is_done(job_id, row) or rt.store.status(job_id) in _IDLE:
         return {"row": row, "skipped": True}
     rt.store.touch(job_id, row)
     ctx = row_context(rt, job_id, row)
-    try:
-        metric = get_metric(ctx.job.metric)
-        plan = rt.store.row_plan(job_id, row, metric.plan_model) or metric.plan(ctx)
-        check_plan_size(plan, ctx.row.id, rt.settings.max_plan_bytes)
-    except InputError as exc:
-        _fail_row(rt, job_id, row, "input_error", f"bad input: {exc}")
-        return {"row": row, "status": "failed"}
-    except JudgeError as exc:
-        if (why := _on_judge_error(task, rt, job_id, row, exc)) is None:
-            return {"row": row, "paused": True}
-        _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {why}")
-        return {"row": row, "status": "failed"}
-    rt.store.save_row_plan(job_id, row, plan)  # first write wins: redeliveries keep indexes
-    plan = rt.store.row_plan(job_id, row, metric.plan_model) or plan
+    metric = get_metric(ctx.job.metric)
+    plan = rt.store.row_plan(job_id, row, metric.plan_model)
+    if plan is None:
+        try:
+            plan = metric.plan(ctx)
+            check_plan_size(plan, ctx.row.id, rt.settings.max_plan_bytes)
+        except InputError as exc:
+            _fail_row(rt, job_id, row, "input_error", f"bad input: {exc}")
+            return {"row": row, "status": "failed"}
+        except JudgeError as exc:
+            if (why := _on_judge_error(task, rt, job_id, row, exc)) is None:
+                return {"row": row, "paused": True}
+            _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {why}")
+            return {"row": row, "status": "failed"}
+        # First write wins: a redelivery keeps the indexes the first delivery sent.
+        plan = rt.store.keep_row_plan(job_id, row, plan)
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
         _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")
         return {"row": row, "status": "failed"}
-    header = [run_unit.s(job_id, row, unit.index) for unit in plan.units]
-    chord(header)(aggregate_row.s(job_id, row))
-    return {"row": row, "units": len(header)}
+    asked = _resolve_inline(rt, job_id, row, plan)
+    if not asked:  # every unit answered: no chord (an empty header is not allowed)
+        return {**_aggregate(rt, job_id, row, plan, rt.store.verdicts(job_id, row)), "units": 0}
+    # Counted as sent: a redelivered prepare_row sends the units still unanswered again.
+    rt.store.incr(job_id, unit_tasks=len(asked))
+    chord([run_unit.s(job_id, row, index) for index in asked])(aggregate_row.s(job_id, row))
+    return {"row": row, "units": len(asked)}
+
+
+def _resolve_inline(rt: Runtime, job_id: str, row: str, plan: Plan[Any]) -> list[int]:
+    """The indexes of the units that need a judge call (a run_unit task each). Units with a
+    stored verdict need nothing; with the call cache on, a unit whose every reply is cached is
+    answered here by its metric through cache-only judges, and its verdict stored. A miss
+    (NotCached), or any judge error, leaves the unit to its task, and what this attempt held is
+    dropped (nothing was spent). A unit's cache hits and `units_inline` count only with its new
+    verdict, so a redelivered prepare_row counts nothing twice."""
+    answered = rt.store.answered(job_id, row)
+    left = [unit for unit in plan.units if unit.index not in answered]
+    config = rt.store.config(job_id)
+    if not config.use_cache:
+        return [unit.index for unit in left]
+    metric = get_metric(config.metric)
+    asked: list[int] = []
+    for unit in left:
+        writes = UnitWrites()
+        writes.count(units_inline=1)
+        try:
+            ctx = row_context(rt, job_id, row, writes, cache_only=True)
+            verdict = metric.run_unit(ctx, plan, unit)
+        except (NotCached, JudgeError):
+            asked.append(unit.index)
+            continue
+        record_unit(rt, job_id, row, verdict, writes)
+    return asked
 
 
 @app.task(bind=True, name="evalq.run_unit", max_retries=None)
@@ -203,32 +260,40 @@ def _run_unit_or_bug(task: Task, job_id: str, row: str, index: int) -> dict[str,
     """A bug of ours becomes an unscored verdict: a chord header must not fail, or the callback
     never runs. Infrastructure errors and Celery's control flow pass on to _guarded."""
     rt = runtime()
+    writes = UnitWrites()
     try:
-        return _run_unit(task, rt, job_id, row, index)
+        return _run_unit(task, rt, job_id, row, index, writes)
     except (TaskPredicate, *_OUT_OF_REACH, JobNotFound):
         raise
     except Exception as exc:
         log.exception("run_unit %s/%s/%s crashed", job_id, row, index)
         verdict = unscored(index, "judge_error", f"internal error: {type(exc).__name__}: {exc}")
-        rt.store.save_verdict(job_id, row, verdict)
+        record_unit(rt, job_id, row, verdict, writes)
         return {"index": index, "status": "unscored"}
 
 
-def _run_unit(task: Task, rt: Runtime, job_id: str, row: str, index: int) -> dict[str, Any]:
-    if (existing := rt.store.verdict(job_id, row, index)) is not None:
-        return {"index": index, "status": existing.status, "duplicate": True}
-    if rt.store.recent_status(job_id) in _IDLE:
+def _run_unit(
+    task: Task, rt: Runtime, job_id: str, row: str, index: int, writes: UnitWrites
+) -> dict[str, Any]:
+    """One read (UnitInputs), the metric's call(s), one write (record_unit) on every way out
+    but a duplicate or an idle job: a verdict, a countdown retry, a pause."""
+    seen = rt.store.unit_inputs(job_id, row, index)
+    if seen.verdict is not None:
+        return {"index": index, "status": seen.verdict.status, "duplicate": True}
+    if seen.status in _IDLE:
         return {"index": index, "skipped": True}  # left unanswered for `evalq resume`
-    plan = _plan(rt, job_id, row)
-    ctx = row_context(rt, job_id, row)
+    if seen.plan is None:
+        raise RuntimeError(f"row {row} has no stored plan")
+    writes.budget = (seen.spent_nanos, seen.cap_nanos)
+    ctx = row_context(rt, job_id, row, writes)  # config and row: read with the inputs
     try:
-        verdict = get_metric(ctx.job.metric).run_unit(ctx, plan, plan.units[index])
+        verdict = get_metric(ctx.job.metric).run_unit(ctx, seen.plan, seen.plan.units[index])
     except JudgeError as exc:
-        if (why := _on_judge_error(task, rt, job_id, row, exc)) is None:
+        if (why := _on_judge_error(task, rt, job_id, row, exc, writes)) is None:
+            record_unit(rt, job_id, row, None, writes)  # what the unit spent before the pause
             return {"index": index, "paused": True}
         verdict = unscored(index, exc.reason, why)
-    rt.store.save_verdict(job_id, row, verdict)
-    rt.store.touch(job_id, row)
+    record_unit(rt, job_id, row, verdict, writes)
     return {"index": index, "status": verdict.status}
 
 
@@ -257,6 +322,13 @@ def _aggregate_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, 
         # A redelivered header part can complete the chord early; wait for the stragglers a little.
         if task.request.retries < _EARLY_CALLBACK_RETRIES:
             raise task.retry(countdown=2, max_retries=_EARLY_CALLBACK_RETRIES)
+    return _aggregate(rt, job_id, row, plan, verdicts)
+
+
+def _aggregate(
+    rt: Runtime, job_id: str, row: str, plan: Plan[Any], verdicts: dict[int, Verdict]
+) -> dict[str, Any]:
+    """Score the row and count it (once: finish_row's gate)."""
     config = rt.store.config(job_id)
     given = rt.store.row(job_id, row)
     result = get_metric(config.metric).aggregate(given, plan, verdicts)

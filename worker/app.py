@@ -48,6 +48,8 @@ def create_app(settings: Settings) -> Celery:
         "interval_start": 0.2,
         "interval_step": 1.0,
         "interval_max": pause_s,
+        # kombu's default is 10: acks from hundreds of greenlets would find no connection
+        "max_connections": settings.connection_slots,
     }
     app.conf.update(
         task_serializer="json",
@@ -61,6 +63,7 @@ def create_app(settings: Settings) -> Celery:
         broker_transport_options=transport,
         result_backend_transport_options={"visibility_timeout": settings.visibility_timeout_s},
         redis_socket_timeout=timeout,
+        redis_max_connections=settings.connection_slots,
         redis_socket_connect_timeout=timeout,
         result_backend_always_retry=True,
         result_backend_max_retries=attempts,
@@ -79,9 +82,9 @@ def create_app(settings: Settings) -> Celery:
         task_soft_time_limit=max(1, settings.task_time_limit_s - 30),
         task_default_queue=QUEUE_QUESTIONS,
         task_routes={PREPARE_ROW: {"queue": QUEUE_ROWS}},
-        task_track_started=True,
-        worker_send_task_events=True,  # Flower
-        task_send_sent_event=True,
+        task_track_started=settings.task_track_started,
+        worker_send_task_events=settings.task_events,  # Flower
+        task_send_sent_event=settings.task_events,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )

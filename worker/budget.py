@@ -17,6 +17,7 @@ from evalq.core.errors import BudgetSpent, CallCost
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.pricing import usd
 from worker.store import Store
+from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
 
@@ -39,17 +40,22 @@ def pause_if_spent(store: Store, job_id: str, spent_nanos: int, cap_nanos: int |
 
 
 class BudgetGuard:
-    """Refuses a call once the job's spend has reached its cap (one Redis read per call that
-    would reach the API; cache hits never get here)."""
+    """Refuses a call once the job's spend has reached its cap (cache hits never get here). A
+    unit task read the spend and cap when it started (`writes.budget`), and adds its own calls
+    to it; anything else reads them from Redis before each call."""
 
-    def __init__(self, inner: Judge, store: Store, job_id: str) -> None:
+    def __init__(
+        self, inner: Judge, store: Store, job_id: str, writes: UnitWrites | None = None
+    ) -> None:
         self.model = inner.model
         self._inner = inner
         self._store = store
         self._job_id = job_id
+        self._writes = writes
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
-        spent, cap = self._store.budget(self._job_id)
+        known = self._writes.known_budget() if self._writes is not None else None
+        spent, cap = known if known is not None else self._store.budget(self._job_id)
         if cap is not None and pause_if_spent(self._store, self._job_id, spent, cap):
             raise BudgetSpent(cap_reason(spent, cap), cost=CallCost(attempts=0))  # no request
         return self._inner.generate(request)

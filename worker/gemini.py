@@ -160,11 +160,27 @@ def request_parts(
     return contents, config
 
 
+def _connection_limits(connections: int) -> dict[str, Any]:
+    """httpx's pool allows 100 connections; a gevent worker holds hundreds of calls at once,
+    and a call that finds no connection waits and then fails with a pool timeout."""
+    for name in ("httpx2", "httpx"):  # the flavour the SDK runs on (it prefers httpx2)
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        limits = module.Limits(max_connections=connections, max_keepalive_connections=connections)
+        return {"limits": limits}
+    return {}
+
+
 def make_client(settings: Settings) -> genai.Client:
+    """One client per process, shared by every task in it (httpx's pool is thread-safe, and
+    under gevent its locks and sockets are patched to yield)."""
     options = types.HttpOptions(
         base_url=settings.gemini_base_url,
         api_version=settings.gemini_api_version,
         timeout=int(settings.judge_timeout_s * 1000),
+        client_args=_connection_limits(settings.connection_slots),
     )
     if settings.use_vertexai:
         return genai.Client(
@@ -210,8 +226,8 @@ class GeminiJudge:
                 except JudgeError as exc:  # what this call spent so far travels with it
                     spent = exc.costing(attempts=attempts, limiter_wait_s=waited)
                     raise spent.with_traceback(exc.__traceback__) from None
-        if self._limiter is not None:
-            self._limiter.correct(self.model, request.estimated_tokens(), reply.prompt_tokens)
+        # The limiter's token schedule is corrected by the runtime (worker.runtime.TokenCorrection),
+        # with the unit's other writes.
         return replace(reply, attempts=attempts, limiter_wait_s=waited)
 
     def _wait_for_slot(self, request: JudgeRequest) -> float:

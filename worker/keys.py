@@ -17,7 +17,8 @@ after call_cache_ttl_s.
                                               failed:{reason}, judge_calls, prompt_tokens,
                                               output_tokens, rubric_cache_hits, cache_hits,
                                               retries, rate_limited, limiter_wait_ms,
-                                              simulated_calls, redriven), {status}_at
+                                              simulated_calls, redriven, unit_tasks,
+                                              units_inline), {status}_at
     evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
     evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
     evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen"

@@ -110,9 +110,15 @@ class RateLimiter:
             self._park(keys=[keys.limiter(model)[0]], args=[delay_s * 1000])
 
     def correct(self, model: str, estimated: int, actual: int) -> None:
+        if (shift := self.correction(model, estimated, actual)) is not None:
+            key, delta_ms = shift
+            self._correct(keys=[key], args=[delta_ms])
+
+    def correction(self, model: str, estimated: int, actual: int) -> tuple[str, float] | None:
+        """The token schedule to shift and by how many ms, once a call's real prompt size is
+        known (None: nothing to shift). A unit task applies it with its outcome, in the same
+        round trip (worker.store.Store.record_unit, which shifts it as _CORRECT does)."""
         limit = self.limit(model)
         if limit is None or not limit.tpm or actual == estimated:
-            return
-        self._correct(
-            keys=[keys.limiter(model)[1]], args=[60_000 * (actual - estimated) / limit.tpm]
-        )
+            return None
+        return keys.limiter(model)[1], 60_000 * (actual - estimated) / limit.tpm

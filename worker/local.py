@@ -138,8 +138,9 @@ class WorkerPool:
     _logs: list[IO[bytes]] = field(default_factory=list)
 
     def start(
-        self, concurrency: int = 8, name: str | None = None, **env: str
+        self, concurrency: int = 8, name: str | None = None, pool: str | None = None, **env: str
     ) -> subprocess.Popen[bytes]:
+        """A worker process; `pool` (gevent or threads) over EVALQ_WORKER_POOL in its env."""
         name = name or f"w{len(self.procs)}-{os.getpid()}"
         logfile = self.log_dir / f"{name}.log"
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -154,6 +155,7 @@ class WorkerPool:
             f"{name}@%h",
             "--loglevel",
             "INFO",
+            *(["--pool", pool] if pool else []),
         ]
         proc = subprocess.Popen(
             cmd, cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT

@@ -30,6 +30,8 @@ _COUNTERS = {
     "rubric_cache_hits": "rubrics reused",
     "redriven": "rows re-driven by the watchdog",
     "redrive_capped": "rows failed after EVALQ_MAX_REDRIVES re-drives without progress",
+    "unit_tasks": "run_unit tasks sent",
+    "units_inline": "units answered from the call cache in prepare_row, without a task",
 }
 
 

@@ -1,5 +1,9 @@
 """What a worker process holds: settings, the store, the limiter, and judges wrapped as
-accounting -> call cache -> rate-limited Gemini client."""
+accounting -> call cache -> spend cap -> limiter correction -> rate-limited Gemini client.
+
+A unit task hands its judges a worker.unit_writes.UnitWrites: their counters, cache entries and
+limiter corrections are then held and written with the unit's verdict in one round trip
+(tasks.rows). Without one (prepare_row's rubric and candidate calls) each is written at once."""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ from functools import lru_cache
 
 from evalq.core.errors import InputError, JudgeError, LimiterBusy, RateLimited
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
+from evalq.core.kv import KeyValue
 from evalq.core.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
 from evalq.core.metric import RowContext
-from evalq.core.models import JobConfig
+from evalq.core.models import JobConfig, Verdict
 from evalq.core.pricing import Price, Usage, call_cost_nanos, price_for, table_from_json
 from evalq.core.thinking import Setting, ThinkingJudge
 from worker import keys
@@ -24,6 +29,7 @@ from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
 from worker.settings import Settings, get_settings
 from worker.store import SharedEntries, Store
+from worker.unit_writes import NotCached, UnitWrites
 
 
 class AccountingJudge:
@@ -44,11 +50,13 @@ class AccountingJudge:
         *,
         role: str = "judge",
         prices: Mapping[str, Price] | None = None,
+        writes: UnitWrites | None = None,
     ) -> None:
         self.model = inner.model
         self._inner = inner
         self._store = store
         self._job_id = job_id
+        self._writes = writes
         self._candidate = role == "candidate"
         self._price = price_for(inner.model, prices) if prices is not None else None
         # The model under test ("candidate") is counted apart from the judges.
@@ -81,6 +89,9 @@ class AccountingJudge:
         )
 
     def _account(self, counters: dict[str, int], usage: Usage | None) -> None:
+        if self._writes is not None:
+            self._writes.spend(counters, usage)  # the cap is checked when they are written
+            return
         spent, cap = self._store.account(self._job_id, counters, usage)
         if usage is not None and usage.cost_nanos:
             pause_if_spent(self._store, self._job_id, spent, cap)
@@ -111,7 +122,11 @@ class AccountingJudge:
             )
             raise
         if reply.cached:
-            self._store.incr(self._job_id, cache_hits=1, simulated_calls=int(reply.simulated))
+            hits = {"cache_hits": 1, "simulated_calls": int(reply.simulated)}
+            if self._writes is not None:
+                self._writes.count(**hits)  # with the unit's verdict only: a duplicate adds none
+            else:
+                self._store.incr(self._job_id, **hits)
             return ensure_complete(reply)
         self._account(
             {
@@ -136,6 +151,54 @@ class AccountingJudge:
         return ensure_complete(reply)
 
 
+class TokenCorrection:
+    """Once a call's real prompt size is known, shift the limiter's token schedule by what the
+    estimate missed: held in the unit's writes when there are some, else applied now."""
+
+    def __init__(self, inner: Judge, limiter: RateLimiter, writes: UnitWrites | None) -> None:
+        self.model = inner.model
+        self._inner = inner
+        self._limiter = limiter
+        self._writes = writes
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        reply = self._inner.generate(request)
+        estimated = request.estimated_tokens()
+        if self._writes is None:
+            self._limiter.correct(self.model, estimated, reply.prompt_tokens)
+        elif shift := self._limiter.correction(self.model, estimated, reply.prompt_tokens):
+            self._writes.corrections.append(shift)
+        return reply
+
+
+class CacheOnly:
+    """The judge behind the call cache when prepare_row resolves units inline: every request
+    that reaches it is a cache miss, and becomes NotCached (the unit goes to a task)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        raise NotCached(self.model)
+
+
+@dataclass(frozen=True)
+class HeldEntries:
+    """Call-cache entries read now and written with the unit's outcome (Store.record_unit)."""
+
+    store: Store
+    writes: UnitWrites
+
+    def get(self, entry: str) -> str | None:
+        key = keys.call(entry)
+        if (held := self.writes.replies.get(key)) is not None:
+            return held[0]  # the same request twice in one unit is asked once, as before
+        return self.store.get(key)
+
+    def set(self, entry: str, value: str, ttl_s: int) -> None:
+        self.writes.replies[keys.call(entry)] = (value, ttl_s)
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -152,11 +215,25 @@ class Runtime:
         role: str = "judge",
         thinking: Mapping[str, Setting] | None = None,
         prices: Mapping[str, Price] | None = None,
+        writes: UnitWrites | None = None,
+        cache_only: bool = False,
     ) -> Judge:
-        inner = get_judge(model, self.settings, self.limiter)
-        # The spend cap is checked only for calls that would reach the API: cache hits are free.
-        capped = BudgetGuard(inner, self.store, job_id)
-        replies = SharedEntries(self.store, keys.call)
+        """A judge for one job's calls. `writes`: hold what its calls write for the unit's
+        one write. `cache_only`: answer from the call cache or raise NotCached, never call."""
+        capped: Judge
+        if cache_only:
+            capped = CacheOnly(model)
+        else:
+            inner = get_judge(model, self.settings, self.limiter)
+            corrected = TokenCorrection(inner, self.limiter, writes)
+            # The spend cap is checked only for calls that would reach the API: cache hits are
+            # free.
+            capped = BudgetGuard(corrected, self.store, job_id, writes)
+        replies: KeyValue = (
+            SharedEntries(self.store, keys.call)
+            if writes is None
+            else HeldEntries(self.store, writes)
+        )
         cached = CachingJudge(capped, replies, self.settings.call_cache_ttl_s, read=use_cache)
         # Thinking is applied before the cache, so it is part of the call-cache key.
         shaped = ThinkingJudge(
@@ -172,6 +249,7 @@ class Runtime:
             job_id,
             role=role,
             prices=self.settings.price_table() if prices is None else prices,
+            writes=writes,
         )
 
 
@@ -203,8 +281,16 @@ MEDIA_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
-    """What a metric sees of the runtime for one row."""
+def row_context(
+    rt: Runtime,
+    job_id: str,
+    row_id: str,
+    writes: UnitWrites | None = None,
+    *,
+    cache_only: bool = False,
+) -> RowContext:
+    """What a metric sees of the runtime for one row; `writes` and `cache_only` as in
+    Runtime.judge (a metric's own counters are held in `writes` too)."""
     config, row = rt.store.config(job_id), rt.store.row(job_id, row_id)
 
     def media(field: str) -> MediaPart:
@@ -220,25 +306,45 @@ def row_context(rt: Runtime, job_id: str, row_id: str) -> RowContext:
         )
 
     def count(name: str, amount: int) -> None:
-        rt.store.incr(job_id, **{name: amount})
+        if writes is not None:
+            writes.count(**{name: amount})
+        else:
+            rt.store.incr(job_id, **{name: amount})
 
     prices = job_prices(config, rt.settings)
-    return RowContext(
-        job=config,
-        row=row,
-        judge=lambda model: rt.judge(
-            model, job_id, use_cache=config.use_cache, thinking=config.thinking, prices=prices
-        ),
-        candidate=lambda model: rt.judge(
+
+    def judge(model: str, role: str = "judge") -> Judge:
+        return rt.judge(
             model,
             job_id,
             use_cache=config.use_cache,
-            role="candidate",
+            role=role,
             thinking=config.thinking,
             prices=prices,
-        ),
+            writes=writes,
+            cache_only=cache_only,
+        )
+
+    return RowContext(
+        job=config,
+        row=row,
+        judge=judge,
+        candidate=lambda model: judge(model, "candidate"),
         media=media,
         kv=SharedEntries(rt.store, keys.rubric),
         count=count,
         cache_ttl_s=rt.settings.rubric_ttl_s,
     )
+
+
+def record_unit(
+    rt: Runtime, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
+) -> bool:
+    """Write a unit's outcome in one round trip (Store.record_unit), then pause the job if its
+    calls brought the spend to the cap. True when `verdict` is the one stored."""
+    recorded = rt.store.record_unit(job_id, row, verdict, writes)
+    cost = writes.cost_nanos()
+    writes.clear()
+    if cost:
+        pause_if_spent(rt.store, job_id, recorded.spent_nanos, recorded.cap_nanos)
+    return recorded.written

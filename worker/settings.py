@@ -8,7 +8,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -40,7 +40,10 @@ class Settings(BaseSettings):
     gemini_base_url: str | None = None  # e.g. the fake server: http://127.0.0.1:8765
     gemini_api_version: str | None = None
 
-    worker_concurrency: int = Field(default=16, ge=1)
+    # gevent: one process holds hundreds of judge calls in flight (they wait on the network);
+    # threads: a thread per call. Concurrency unset: 200 greenlets, or 16 threads.
+    worker_pool: Literal["gevent", "threads"] = "gevent"
+    worker_concurrency: int | None = Field(default=None, ge=1)
     judge_timeout_s: float = Field(default=60.0, gt=0)
     transient_attempts: int = Field(default=4, ge=1)
     transient_max_wait_s: float = Field(default=10.0, gt=0)
@@ -100,6 +103,13 @@ class Settings(BaseSettings):
     # redis_retry_max_s before failing without writing anything in its place.
     redis_socket_timeout_s: float = Field(default=5.0, gt=0)
     redis_retry_max_s: float = Field(default=300.0, ge=0)
+
+    # Celery's STARTED state for each task (a write and a publish per task that nothing of
+    # evalq reads): off unless someone wants it in Flower or the result backend.
+    task_track_started: bool = False
+    # Task events for Flower (monitoring is part of the product): on by default; off saves the
+    # event messages every task sends (the scaling benchmark measures both).
+    task_events: bool = True
 
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.
@@ -168,6 +178,21 @@ class Settings(BaseSettings):
                 "or messages are redelivered while still being worked on"
             )
         return self
+
+    @property
+    def concurrency(self) -> int:
+        """Tasks one worker process runs at once: the pool's size, and what its connection
+        pools (Redis, the judge's HTTP client) must make room for."""
+        if self.worker_concurrency is not None:
+            return self.worker_concurrency
+        return 200 if self.worker_pool == "gevent" else 16
+
+    @property
+    def connection_slots(self) -> int:
+        """Connections a worker's pools (Redis, broker, result backend, the judge's HTTP
+        client) allow: one per task running at once, and room for the worker's own threads.
+        redis-py and httpx both default to 100, and a greenlet past the cap gets an error."""
+        return self.concurrency + 50
 
     @property
     def uses_fake_judge(self) -> bool:

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
@@ -28,11 +28,12 @@ from redis.commands.core import Script
 from redis.retry import Retry
 
 from evalq.core.errors import JobNotFound
-from evalq.core.metric import Plan, PlanT, load_plan
+from evalq.core.metric import Plan, PlanT, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.pricing import USAGE_KINDS, Usage, nanos
 from worker import keys
 from worker.settings import Settings
+from worker.unit_writes import UnitWrites
 
 # Redis out of reach, or unable to take a command for now (loading after a restart, a replica
 # still read-only after failover, out of memory under noeviction). Whoever meets one retries
@@ -72,6 +73,8 @@ COUNTERS = (
     "candidate_thought_tokens",
     "cached_tokens",
     "candidate_cached_tokens",
+    "unit_tasks",
+    "units_inline",
 )
 
 # Counts a row exactly once however often its callback runs: the SADD gate and every counter
@@ -105,6 +108,54 @@ _INCR_EXISTING = """
 if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return 0 end
 for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
+"""
+
+# One unit's outcome in one step (worker.unit_writes says which counter counts when). KEYS: the
+# row's verdicts, the job hash, the job's activity, then ARGV[6] call-cache keys, then ARGV[7]
+# limiter token schedules. ARGV: 1 verdict index ('' for none), 2 verdict JSON, 3 ttl_s, 4 the
+# row's line, 5 its activity time, 6 replies, 7 corrections, 8 spent pairs; then each reply's
+# (JSON, ttl_s), each correction's ms, the spent (name, amount) pairs, the counted ones.
+# Returns {1 new verdict | 0 | -1 job gone, spend, cap or ''}.
+_RECORD_UNIT = """
+if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
+  return {-1, '0', ''}
+end
+local ttl = tonumber(ARGV[3])
+local written = 0
+if ARGV[1] ~= '' then
+  written = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[1], ttl)
+end
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+redis.call('EXPIRE', KEYS[3], ttl)
+local replies, corrections, spent = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local a = 9
+for i = 1, replies do
+  redis.call('SET', KEYS[3 + i], ARGV[a], 'EX', ARGV[a + 1])
+  a = a + 2
+end
+for i = 1, corrections do
+  local key = KEYS[3 + replies + i]
+  local tat = redis.call('GET', key)
+  if tat then
+    local left = redis.call('PTTL', key)
+    if left < 0 then left = 60000 end
+    redis.call('SET', key, tostring(tonumber(tat) + tonumber(ARGV[a])), 'PX', left)
+  end
+  a = a + 1
+end
+for i = 1, spent do
+  redis.call('HINCRBY', KEYS[2], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+if written == 1 then
+  while a < #ARGV do
+    redis.call('HINCRBY', KEYS[2], ARGV[a], ARGV[a + 1])
+    a = a + 2
+  end
+end
+local cap = redis.call('HGET', KEYS[2], 'budget_nanos') or ''
+return {written, redis.call('HGET', KEYS[2], 'spent_nanos') or '0', cap}
 """
 
 # Which status a job may move to, from which. "finished" is final. A cancelled job runs again
@@ -150,6 +201,29 @@ return {1, status, done}
 
 # Delete a lock only while its owner token is still the one stored.
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end"
+
+
+@dataclass(frozen=True)
+class UnitInputs:
+    """What a unit task reads before its call, in one round trip: its verdict if one is stored
+    (a redelivery), the job's status now, its spend and cap, and the row's plan (None: no plan
+    stored). The job's config and the row's input are read into the Store's memo with it."""
+
+    verdict: Verdict | None
+    status: str
+    spent_nanos: int
+    cap_nanos: int | None
+    plan: Plan[Any] | None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What recording a unit's outcome found: whether its verdict is the one stored (False for
+    a duplicate, or when there was none to record), and the job's spend and cap after it."""
+
+    written: bool
+    spent_nanos: int
+    cap_nanos: int | None
 
 
 @dataclass(frozen=True)
@@ -224,10 +298,10 @@ class Store:
         self._incr_existing = self.r.register_script(_INCR_EXISTING)
         self._transition = self.r.register_script(_TRANSITION)
         self._release = self.r.register_script(_RELEASE)
+        self._record_unit = self.r.register_script(_RECORD_UNIT)
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
-        self._status: dict[str, tuple[float, str]] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -243,6 +317,7 @@ class Store:
             socket_connect_timeout=timeout,
             socket_keepalive=True,
             retry_on_timeout=False,
+            max_connections=settings.connection_slots,  # redis-py's 100 is < a gevent pool
             retry=Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.01), 3),
         )
         return cls(client, settings)
@@ -382,17 +457,6 @@ class Store:
     def status(self, job_id: str) -> str:
         return cast(str | None, self.r.hget(keys.job(job_id), "status")) or "unknown"
 
-    def recent_status(self, job_id: str, max_age_s: float = 1.0) -> str:
-        """The status as read at most max_age_s ago: hot paths notice a pause or cancel within
-        a second without a Redis read per task."""
-        now = time.monotonic()
-        seen = self._status.get(job_id)
-        if seen is not None and now - seen[0] < max_age_s:
-            return seen[1]
-        status = self.status(job_id)
-        self._status[job_id] = (now, status)
-        return status
-
     def transition(
         self, job_id: str, status: str, *, reason: str = "", rows_total: int = 0
     ) -> Transition:
@@ -483,19 +547,126 @@ class Store:
             self._memo.put(("row", job_id, row), RowInput.model_validate_json(cast(str, raw))),
         )
 
-    def save_row_plan(self, job_id: str, row: str, plan: Plan[Any]) -> None:
-        """First write wins: a redelivered prepare_row must not renumber the row's units."""
-        self.r.set(keys.plan(job_id, row), plan.model_dump_json(), ex=self.ttl_s, nx=True)
+    def keep_row_plan(self, job_id: str, row: str, plan: PlanT) -> PlanT:
+        """Store the plan unless one is stored, and return the stored one, in one round trip.
+        First write wins: a redelivered prepare_row must not renumber the row's units."""
+        key = keys.plan(job_id, row)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.set(key, plan.model_dump_json(), ex=self.ttl_s, nx=True)
+        pipe.get(key)
+        _, raw = pipe.execute()
+        return self._remember_plan(job_id, row, cast(str, raw), type(plan)) or plan
 
     def row_plan(self, job_id: str, row: str, model: type[PlanT]) -> PlanT | None:
         """The row's stored plan as its metric's ``model``; StoredPlanError if it doesn't fit."""
-        if (hit := self._memo.get(("plan", job_id, row))) is not None:
-            return cast(PlanT, hit)
-        raw = self.r.get(keys.plan(job_id, row))
+        if isinstance(hit := self._memo.get(("plan", job_id, row)), model):
+            return hit
+        raw = cast(str | None, self.r.get(keys.plan(job_id, row)))
+        return self._remember_plan(job_id, row, raw, model)
+
+    def _remember_plan(
+        self, job_id: str, row: str, raw: str | None, model: type[PlanT]
+    ) -> PlanT | None:
+        """A stored plan read as its metric's model (StoredPlanError if it doesn't fit), kept in
+        this process's memo: a row's plan never changes once written."""
         if not raw:
             return None
-        plan = load_plan(model, cast(str, raw), f"job {job_id}, row on line {row}")
+        plan = load_plan(model, raw, f"job {job_id}, row on line {row}")
         return cast(PlanT, self._memo.put(("plan", job_id, row), plan))
+
+    def unit_inputs(self, job_id: str, row: str, index: int) -> UnitInputs:
+        """Everything a unit task reads before its call, in one round trip (see UnitInputs);
+        the config, row and plan only when this process has not read them yet."""
+        config = self._memo.get(("config", job_id))
+        given = self._memo.get(("row", job_id, row))
+        plan = self._memo.get(("plan", job_id, row))
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hget(keys.verdicts(job_id, row), str(index))
+        fields = ["status", "spent_nanos", "budget_nanos", *(["config"] if config is None else [])]
+        pipe.hmget(keys.job(job_id), fields)
+        if given is None:
+            pipe.get(keys.row(job_id, row))
+        if plan is None:
+            pipe.get(keys.plan(job_id, row))
+        found = pipe.execute()
+        verdict, job = cast(str | None, found[0]), cast(list[str | None], found[1])
+        status, spent, cap = job[0], job[1], job[2]
+        if status is None or (config is None and job[3] is None):
+            raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
+        if config is None:
+            config = JobConfig.model_validate_json(cast(str, job[3]))
+            self._memo.put(("config", job_id), config)
+        rest = found[2:]
+        if given is None:
+            if (raw_row := cast(str | None, rest.pop(0))) is None:
+                raise JobNotFound(f"job {job_id!r} has no row on line {row} (expired?)")
+            self._memo.put(("row", job_id, row), RowInput.model_validate_json(raw_row))
+        if plan is None:
+            model = get_metric(cast(JobConfig, config).metric).plan_model
+            plan = self._remember_plan(job_id, row, cast(str | None, rest.pop(0)), model)
+        return UnitInputs(
+            verdict=Verdict.model_validate_json(verdict) if verdict else None,
+            status=status,
+            spent_nanos=int(spent or 0),
+            cap_nanos=int(cap) if cap else None,
+            plan=cast(Plan[Any] | None, plan),
+        )
+
+    def record_unit(
+        self, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
+    ) -> Recorded:
+        """A unit's outcome in one round trip (one script): its verdict (first write wins, as
+        save_verdict), the row's sign of life, its counters, its call-cache entries and its
+        limiter corrections. Which counters count when is worker.unit_writes's rule: `spent`
+        always, `counted` only with this run's new verdict. JobNotFound when the job is gone
+        (nothing is written then)."""
+        spent: Counter[str] = Counter(writes.spent)
+        for usage in writes.usage:
+            spent.update(self._usage_counters(usage))
+        spent["spent_nanos"] += 0  # always returned, so always present
+        reply_keys = list(writes.replies)
+        limiter_keys = [key for key, _ in writes.corrections]
+        args: list[Any] = [
+            "" if verdict is None else verdict.index,
+            "" if verdict is None else verdict.model_dump_json(),
+            self.ttl_s,
+            row,
+            time.time() if writes.touch_at is None else writes.touch_at,
+            len(reply_keys),
+            len(limiter_keys),
+            sum(1 for amount in spent.values() if amount),
+        ]
+        for key in reply_keys:
+            args += list(writes.replies[key])
+        args += [repr(float(ms)) for _, ms in writes.corrections]
+        for pairs in (spent, writes.counted):
+            for name, amount in sorted(pairs.items()):
+                if amount:
+                    args += [name, amount]
+        written, spend, cap = self._record_unit(
+            keys=[
+                keys.verdicts(job_id, row),
+                keys.job(job_id),
+                keys.activity(job_id),
+                *reply_keys,
+                *limiter_keys,
+            ],
+            args=args,
+        )
+        if int(written) < 0:
+            raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
+        return Recorded(bool(int(written)), int(spend), int(cap) if cap else None)
+
+    @staticmethod
+    def _usage_counters(usage: Usage) -> dict[str, int]:
+        """A call's usage as job-hash counters: per role and model, and the priced spend."""
+        counters = {
+            usage_field(usage.role, kind, usage.model): amount
+            for kind, amount in (*usage.tokens().items(), ("cost_nanos", usage.cost_nanos))
+            if amount
+        }
+        counters["spent_nanos"] = usage.cost_nanos
+        return counters
 
     # ---- a small shared cache (rubrics, long contexts) ----
 
@@ -551,6 +722,10 @@ class Store:
     def verdict(self, job_id: str, row: str, index: int) -> Verdict | None:
         raw = self.r.hget(keys.verdicts(job_id, row), str(index))
         return Verdict.model_validate_json(cast(str, raw)) if raw else None
+
+    def answered(self, job_id: str, row: str) -> frozenset[int]:
+        """The indexes of the row's units that have a verdict."""
+        return frozenset(int(k) for k in cast(list[str], self.r.hkeys(keys.verdicts(job_id, row))))
 
     def verdicts(self, job_id: str, row: str) -> dict[int, Verdict]:
         raw = cast(dict[str, str], self.r.hgetall(keys.verdicts(job_id, row)))

@@ -7,7 +7,9 @@ both queues have been empty on two sweeps in a row (its message is gone). Re-dri
 with duplicates, so the watchdog may err on the side of acting. A row whose task is alive shows
 signs of life (worker.heartbeat), so it is not driven again while it works. A row driven again
 max_redrives times in a row without a new verdict fails instead: every task that takes it
-dies or hangs, and driving it forever would take a thread each time.
+dies or hangs, and driving it forever would take a thread each time. Only re-drives made while
+both queues are empty count toward that cap: with work waiting, a quiet row may just be queued
+behind it (a backlog, or a loaded machine), and failing it would lose a row nobody killed.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class Watchdog:
             if quiet_twice:
                 touched = self.store.touched(job_id)
                 lost = [r for r in pending if r not in touched]
-            again = self.within_cap(job_id, stalled + lost)
+            again = self.within_cap(job_id, stalled + lost, strike=quiet)
             if count := redrive(self.store, self.send, job_id, again):
                 log.warning(
                     "watchdog: job %s: re-drove %d rows (%d stalled, %d lost)",
@@ -106,10 +108,11 @@ class Watchdog:
                 redriven[job_id] = count
         return redriven
 
-    def within_cap(self, job_id: str, row_ids: list[str]) -> list[str]:
-        """The rows that may be driven again; the others fail, with the cap in their error."""
-        if not row_ids:
-            return []
+    def within_cap(self, job_id: str, row_ids: list[str], *, strike: bool = True) -> list[str]:
+        """The rows that may be driven again; the others fail, with the cap in their error.
+        Without ``strike`` (work is waiting in the queues) every row may go again uncounted."""
+        if not row_ids or not strike:
+            return row_ids
         strikes = self.store.count_redrives(job_id, row_ids)
         over = [row for row in row_ids if strikes[row] > self.max_redrives]
         for row_id in over:

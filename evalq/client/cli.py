@@ -526,11 +526,18 @@ def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> N
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.option(
+    "--pool",
+    "-P",
+    type=click.Choice(["gevent", "threads"]),
+    default=None,
+    help="gevent (hundreds of calls in flight per process) or threads (default: EVALQ_WORKER_POOL, gevent).",
+)
+@click.option(
     "--concurrency",
     "-c",
     type=int,
     default=None,
-    help="Threads (default: EVALQ_WORKER_CONCURRENCY).",
+    help="Tasks at once (default: EVALQ_WORKER_CONCURRENCY, else 200 greenlets or 16 threads).",
 )
 @click.option("--loglevel", "-l", default="INFO", show_default=True)
 @click.option("--hostname", "-n", default=None, help="Worker node name (default: evalq@HOST).")
@@ -538,29 +545,61 @@ def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> N
 @click.pass_context
 def worker(
     ctx: click.Context,
+    pool: str | None,
     concurrency: int | None,
     loglevel: str,
     hostname: str | None,
     redis_url: str | None,
 ) -> None:
-    """Start a worker (threads pool: judge calls are I/O bound). Extra args go to Celery."""
+    """Start a worker (judge calls wait on the network, so greenlets or threads). Extra args go
+    to Celery.
+
+    The process becomes `celery worker` (exec, same pid): Celery's own entry monkey-patches for
+    gevent before it imports anything that uses sockets, ssl or threads, which this process has
+    already done. The pool and concurrency go on in the environment, so the worker's settings
+    size its Redis and HTTP connection pools for them."""
     _apply_overrides(redis_url)
-    from worker.app import QUEUE_QUESTIONS, QUEUE_ROWS, app
+    from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
     from worker.settings import get_settings
 
     settings = get_settings()
+    pool = pool or settings.worker_pool
+    concurrency = concurrency or settings.model_copy(update={"worker_pool": pool}).concurrency
+    os.environ["EVALQ_WORKER_POOL"] = pool
+    os.environ["EVALQ_WORKER_CONCURRENCY"] = str(concurrency)
     argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
         "worker",
-        "--pool=threads",
-        f"--concurrency={concurrency or settings.worker_concurrency}",
+        f"--pool={pool}",
+        f"--concurrency={concurrency}",
         f"--loglevel={loglevel}",
         "-Q",
         f"{QUEUE_QUESTIONS},{QUEUE_ROWS}",
-        "-E",
+        *(["-E"] if settings.task_events else []),  # events for Flower: EVALQ_TASK_EVENTS
         f"--hostname={hostname or 'evalq@%h'}",
         *ctx.args,
     ]
-    app.worker_main(argv)
+    _raise_open_files_limit()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)
+
+
+def _raise_open_files_limit() -> None:
+    """Each task at once may hold a Redis and an HTTP connection: a pool of hundreds passes a
+    soft limit of 1024 open files long before the hard limit, so the worker takes the hard one."""
+    import contextlib
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max(soft, 65536) if hard == resource.RLIM_INFINITY else hard
+    # Refused: the worker still starts; a huge pool may then run out of sockets.
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 @main.command()

@@ -256,6 +256,8 @@ class JobSummary(BaseModel):
     limiter_wait_s: float = 0.0
     redriven: int = 0
     redrive_capped: int = 0  # rows failed after EVALQ_MAX_REDRIVES re-drives without progress
+    unit_tasks: int = 0  # run_unit tasks sent (a redelivered prepare_row's again)
+    units_inline: int = 0  # units answered in prepare_row from the call cache, with no task
     candidate_calls: int = 0  # calls to the model under test (e.g. groundedness responses)
     candidate_prompt_tokens: int = 0
     candidate_output_tokens: int = 0

@@ -102,6 +102,8 @@ def build_summary(
         limiter_wait_s=count("limiter_wait_ms") / 1000,
         redriven=count("redriven"),
         redrive_capped=count("redrive_capped"),
+        unit_tasks=count("unit_tasks"),
+        units_inline=count("units_inline"),
         candidate_calls=count("candidate_calls"),
         candidate_prompt_tokens=count("candidate_prompt_tokens"),
         candidate_output_tokens=count("candidate_output_tokens"),

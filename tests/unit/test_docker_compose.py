@@ -32,6 +32,10 @@ def test_services_and_their_safety_settings() -> None:
     assert any("--max_tasks" in str(c) for c in services["flower"]["command"])  # bounded memory
     assert services["fake-gemini"]["profiles"] == ["offline"]
     assert "GEMINI_API_KEY" in str(services["worker"]["environment"])
+    assert (
+        "EVALQ_WORKER_POOL: ${EVALQ_WORKER_POOL:-gevent}"
+        in (ROOT / "docker-compose.yml").read_text()
+    )
 
 
 def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:

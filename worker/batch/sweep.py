@@ -63,7 +63,7 @@ def sweep(
     metric = get_metric(rt.store.config(job_id).metric)
     started = time.monotonic()
     for row in rt.store.not_done(job_id):
-        if rt.store.recent_status(job_id) in _IDLE:
+        if rt.store.status(job_id) in _IDLE:
             result.paused = True
             break
         over_time = time.monotonic() - started > time_budget_s
@@ -103,8 +103,7 @@ def _advance_row(rt: Runtime, job_id: str, row: str, metric: Any, collector: Col
             return "held"
         _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {exc.message}")
         return "finished"
-    rt.store.save_row_plan(job_id, row, plan)  # first write wins
-    plan = rt.store.row_plan(job_id, row, metric.plan_model) or plan
+    plan = rt.store.keep_row_plan(job_id, row, plan)  # first write wins
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
         _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")

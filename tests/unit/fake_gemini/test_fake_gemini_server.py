@@ -214,7 +214,27 @@ def test_async_client_and_latency_with_concurrent_requests() -> None:
 
     with running_server(brain=EchoBrain(), latency_ms=50) as base:
         texts = asyncio.run(ask_many(make_client(base)))
+        stats = http(base, "/stats")[1]
     assert texts == [f"echo: q{i}" for i in range(4)]
+    assert stats["in_flight"] == 0
+    assert 1 <= stats["in_flight_peak"] <= 4
+
+
+def test_in_flight_peak_is_the_most_requests_open_at_once() -> None:
+    from fake_gemini.quotas import Stats
+
+    stats = Stats()
+    for _ in range(3):
+        stats.arrived()
+    stats.left()
+    stats.left()
+    stats.arrived()
+    assert (stats.in_flight, stats.in_flight_peak) == (2, 3)
+    stats.reset()  # the two still open are the new baseline
+    assert stats.snapshot({})["in_flight_peak"] == 2
+    stats.left()
+    stats.left()
+    assert stats.snapshot({})["in_flight"] == 0
 
 
 def test_brain_failure_is_a_500(url: str) -> None:
@@ -466,6 +486,8 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "events",
         "count_tokens",
         "batches",
+        "in_flight",
+        "in_flight_peak",
     }
     assert stats["batches"] == {"created": 0, "requests": 0, "ended": {}}
     assert stats["faults"] == {"429": 0, "503": 0, "slow": 0, "malformed": 0, "max_tokens": 0}

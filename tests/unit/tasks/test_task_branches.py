@@ -342,7 +342,7 @@ def test_a_stored_plan_that_does_not_fit_fails_clearly(runner: TaskRunner) -> No
         response="r",
         response_source="dataset",
     )
-    runner.store.save_row_plan(job, "1", foreign)
+    runner.store.keep_row_plan(job, "1", foreign)
     outcome = runner.run(runner.queue.popleft())
     assert outcome.state == "failed" and isinstance(outcome.error, StoredPlanError)
     assert f"job {job}, row on line 1: the stored plan does not fit PointwisePlan" in str(

@@ -73,3 +73,26 @@ def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
     assert "gave up after 3 re-drives" in (failed.error or "")
     assert "EVALQ_MAX_REDRIVES" in (failed.error or "")
     assert summary.redriven == 3 * 2 + 1
+
+
+def test_redrives_while_work_waits_in_the_queues_do_not_count_toward_the_cap(
+    store: Store,
+) -> None:
+    """A backlog (or a loaded machine) leaves started rows quiet while their units wait behind
+    other work: they are driven again, but never failed for it; the count starts once the
+    queues are empty."""
+    job = plant_job(store, 2)
+    sent: list[tuple[str, str]] = []
+    dog = watchdog(store, sent, max_redrives=2)
+    store.touch(job, "1", "2", at=time.time() - 100)
+    dog.queues_empty = lambda: False  # type: ignore[method-assign]  # work waiting throughout
+    for _ in range(5):
+        assert dog.sweep(time.time() + 100) == {job: 2}
+    assert current_summary(store, job).rows_failed == 0
+    dog.queues_empty = lambda: True  # type: ignore[method-assign]  # now nothing is waiting
+    for _ in range(2):
+        assert dog.sweep(time.time() + 100) == {job: 2}
+    summary = current_summary(store, job)
+    assert (summary.rows_failed, summary.redrive_capped) == (0, 0)
+    assert dog.sweep(time.time() + 100) == {}
+    assert (current_summary(store, job).rows_failed, len(sent)) == (2, 14)

@@ -1,0 +1,64 @@
+"""One gevent worker process holds hundreds of judge calls open at once.
+
+Seen from the fake server's side of the wire (its /stats in_flight_peak), not from the worker's
+own account. The fake answers slowly, so calls pile up until the pool is full; nothing here
+depends on how long anything takes, only on how many requests were open together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_reliability import shapes_dataset
+from tests.support.stack import stack
+from worker.local import wait_for
+
+pytestmark = pytest.mark.integration
+
+IN_FLIGHT = 500
+ROWS = 190  # three questions each: 570 calls, all of which the pool can hold at once
+# Long enough that building and sending 500 requests (CPU in one process, on a shared machine)
+# ends before the first answer comes back; the test waits on counts, never on this.
+LATENCY_MS = 30_000
+
+
+def vm_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def test_one_gevent_worker_holds_500_judge_calls_in_flight(tmp_path: Path) -> None:
+    data = shapes_dataset(tmp_path / "data", ROWS, own_questions=True)
+    with stack(
+        tmp_path,
+        "--latency-ms",
+        str(LATENCY_MS),
+        concurrency=ROWS * 4 + 50,  # every row task and every call at once
+        EVALQ_WORKER_POOL="gevent",
+    ) as s:
+        (proc,) = s.pool.procs
+        client = s.client()
+        job = client.submit("gecko-image", data, use_cache=False).job_id
+        rss_kib: int | None = None  # the worker's (`evalq worker` execs into Celery, same pid)
+
+        def done_or_full() -> bool:
+            nonlocal rss_kib
+            if rss_kib is None and s.stats()["in_flight"] >= IN_FLIGHT:
+                rss_kib = vm_rss_kib(proc.pid)
+            return rss_kib is not None or client.summary(job).status != "running"
+
+        wait_for(done_or_full, 240, f"{IN_FLIGHT} calls open at once, or the job's end")
+        summary = client.wait(job, timeout_s=240)
+        stats = s.stats()
+    rss = "not reached" if rss_kib is None else f"{rss_kib / 1024:.0f} MiB"
+    print(
+        f"\nin flight: peak {stats['in_flight_peak']} of {stats['requests']} requests; "
+        f"worker RSS at {IN_FLIGHT} in flight: {rss}"
+    )
+    assert stats["in_flight_peak"] >= IN_FLIGHT
+    assert summary.rows_done == ROWS
+    assert summary.rows_failed == 0
+    assert stats["by_status"] == {"200": stats["requests"]}

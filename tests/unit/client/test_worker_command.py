@@ -1,0 +1,37 @@
+"""`evalq worker` becomes `celery worker`: what it asks Celery for follows the settings, since a
+deployed worker is configured by its environment alone."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from evalq.client import cli
+
+
+def _argv(monkeypatch: pytest.MonkeyPatch, *args: str, **env: str) -> list[str]:
+    from worker.settings import get_settings
+
+    for name in ("EVALQ_WORKER_POOL", "EVALQ_WORKER_CONCURRENCY"):  # the command sets both
+        monkeypatch.delenv(name, raising=False)  # and monkeypatch puts them back afterwards
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()  # read this environment, as a fresh worker process would
+    seen: list[list[str]] = []
+    monkeypatch.setattr(cli.os, "execv", lambda _exe, argv: seen.append(list(argv)))
+    monkeypatch.setattr(cli, "_raise_open_files_limit", lambda: None)
+    result = CliRunner().invoke(cli.main, ["worker", *args])
+    assert result.exit_code == 0, result.output
+    (argv,) = seen
+    get_settings.cache_clear()
+    return argv
+
+
+def test_events_for_flower_are_on_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = _argv(monkeypatch)
+    assert "-E" in argv and "--pool=gevent" in argv and "--concurrency=200" in argv
+
+
+def test_events_off_means_no_events_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = _argv(monkeypatch, "--pool", "threads", EVALQ_TASK_EVENTS="false")
+    assert "-E" not in argv and "--pool=threads" in argv and "--concurrency=16" in argv

@@ -1,0 +1,148 @@
+"""Cached work does not become tasks: prepare_row answers from the call cache (or from verdicts
+already stored) every unit it can, sends only the others as run_unit tasks, and aggregates a
+row with nothing left to ask at once. Run in-process against a real Redis and the fake server
+(tests/support/task_runner.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.conftest import FakeGemini
+from tests.support.task_runner import Outcome, TaskRunner
+from tests.unit.tasks.conftest import RunnerOn
+
+RUNNER_DB = 12
+
+
+def rating(value: int) -> str:
+    return json.dumps({"explanation": "scripted", "rating": value})
+
+
+def submit(runner: TaskRunner, text: str, rows: int = 1, samples: int = 2, **options: Any) -> str:
+    """A pointwise job: one judge call per row and sample, each its own unit."""
+    return runner.submit(
+        "pointwise",
+        [{"id": f"r{i}", "response": f"{text} response {i}."} for i in range(rows)],
+        options={"template": "fluency", "samples": samples},
+        **options,
+    )
+
+
+def names(outcomes: list[Outcome]) -> list[str]:
+    return [o.call.task.rsplit(".", 1)[-1] for o in outcomes]
+
+
+def scores(runner: TaskRunner, job: str) -> list[tuple[str, str, float | None]]:
+    return sorted((r.id, r.status, r.score) for r in runner.client.results(job))
+
+
+def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    runner = runner_on(RUNNER_DB)
+    fake.script(
+        [
+            {"match": "Il-rerun response 0", "reply": rating(2)},
+            {"match": "Il-rerun response 1", "reply": rating(5)},
+        ]
+    )
+    first = submit(runner, "Il-rerun", rows=2)
+    runner.drain()
+    asked = fake.stats()["requests"]
+    assert asked == 4
+
+    second = submit(runner, "Il-rerun", rows=2)
+    ran = runner.drain()
+    assert names(ran) == ["prepare_row", "prepare_row"]  # no run_unit, no chord callback
+    assert [o.value for o in ran] == [
+        {"row": "1", "status": "scored", "units": 0},
+        {"row": "2", "status": "scored", "units": 0},
+    ]
+    assert not runner.chords[2:]
+    assert fake.stats()["requests"] == asked
+    before, after = runner.client.summary(first), runner.client.summary(second)
+    assert (before.unit_tasks, before.units_inline, before.cache_hits) == (4, 0, 0)
+    assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 4, 4)
+    assert (after.judge_calls, after.status, after.rows_scored) == (0, "finished", 2)
+    assert scores(runner, second) == scores(runner, first)
+    assert after.mean_score == before.mean_score
+
+
+def test_a_partly_cached_row_sends_only_its_uncached_units(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    runner = runner_on(RUNNER_DB)
+    fake.script([{"match": "Il-part", "reply": rating(4)}])
+    submit(runner, "Il-part", samples=2)
+    runner.drain()
+    job = submit(runner, "Il-part", samples=3)  # samples 0 and 1 are cached, 2 is not
+    prepared = runner.next()
+    assert prepared.value == {"row": "1", "units": 1}
+    assert [c.args for c in runner.chords[-1].header] == [(job, "1", 2)]
+    assert set(runner.store.verdicts(job, "1")) == {0, 1}  # answered inline
+    assert names(runner.drain()) == ["run_unit", "aggregate_row"]
+    summary = runner.client.summary(job)
+    assert (summary.unit_tasks, summary.units_inline, summary.cache_hits) == (1, 2, 2)
+    assert (summary.judge_calls, summary.rows_scored) == (1, 1)
+    assert fake.stats()["requests"] == 3
+
+
+def test_a_redelivered_prepare_row_counts_nothing_twice(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    runner = runner_on(RUNNER_DB)
+    fake.script([{"match": "Il-again", "reply": rating(3)}])
+    submit(runner, "Il-again", samples=2)
+    runner.drain()
+    job = submit(runner, "Il-again", samples=3)
+    prepare = runner.queue.popleft()
+    assert runner.run(prepare).value == {"row": "1", "units": 1}
+    assert runner.run(prepare).value == {"row": "1", "units": 1}  # redelivered
+    again, first = runner.chords[-1], runner.chords[-2]
+    assert [c.args for c in again.header] == [c.args for c in first.header] == [(job, "1", 2)]
+    summary = runner.client.summary(job)
+    # Answered inline once; unit_tasks counts messages sent, and each delivery sent its chord.
+    assert (summary.units_inline, summary.cache_hits, summary.unit_tasks) == (2, 2, 2)
+    runner.drain()
+    summary = runner.client.summary(job)
+    assert (summary.rows_done, summary.judge_calls, summary.units_inline) == (1, 1, 2)
+    assert fake.stats()["requests"] == 3  # the redelivery asked nothing
+
+
+def test_a_redelivered_prepare_row_of_a_row_answered_inline_counts_it_once(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    runner = runner_on(RUNNER_DB)
+    fake.script([{"match": "Il-whole", "reply": rating(5)}])
+    submit(runner, "Il-whole", samples=2)
+    runner.drain()
+    job = submit(runner, "Il-whole", samples=2)
+    prepare = runner.queue.popleft()
+    assert runner.run(prepare).value == {"row": "1", "status": "scored", "units": 0}
+    assert runner.run(prepare).value == {"row": "1", "skipped": True}
+    summary = runner.client.summary(job)
+    assert (summary.rows_done, summary.units_inline, summary.cache_hits) == (1, 2, 2)
+    assert (summary.unit_tasks, summary.status) == (0, "finished")
+
+
+def test_a_no_cache_job_takes_nothing_from_the_cache_but_keeps_its_own_verdicts(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    runner = runner_on(RUNNER_DB)
+    fake.script([{"match": "Il-fresh", "reply": rating(4)}])
+    submit(runner, "Il-fresh", samples=2)
+    runner.drain()
+    asked = fake.stats()["requests"]
+    job = submit(runner, "Il-fresh", samples=2, use_cache=False)
+    prepare = runner.queue.popleft()
+    assert runner.run(prepare).value == {"row": "1", "units": 2}
+    first = runner.queue.popleft()
+    assert runner.run(first).value == {"index": 0, "status": "ok"}
+    # Redelivered after one unit answered: only the other goes out again.
+    assert runner.run(prepare).value == {"row": "1", "units": 1}
+    assert [c.args for c in runner.chords[-1].header] == [(job, "1", 1)]
+    runner.drain()
+    summary = runner.client.summary(job)
+    assert (summary.units_inline, summary.cache_hits, summary.rows_done) == (0, 0, 1)
+    assert summary.judge_calls == 2 == fake.stats()["requests"] - asked

@@ -1,0 +1,33 @@
+"""A worker's pool and what it is sized for: the connection pools must hold every task that
+runs at once, or a greenlet past redis-py's or httpx's default of 100 gets an error."""
+
+from __future__ import annotations
+
+from worker.app import create_app
+from worker.gemini import make_client
+from worker.settings import Settings
+
+
+def test_gevent_is_the_default_with_a_pool_of_hundreds() -> None:
+    assert Settings().worker_pool == "gevent"
+    assert Settings().concurrency == 200
+    assert Settings(worker_pool="threads").concurrency == 16
+    assert Settings(worker_pool="threads", worker_concurrency=40).concurrency == 40
+
+
+def test_every_connection_pool_holds_every_task_at_once() -> None:
+    settings = Settings(worker_concurrency=600)
+    assert settings.connection_slots > 600
+    conf = create_app(settings).conf
+    assert conf.broker_transport_options["max_connections"] == settings.connection_slots
+    assert conf.redis_max_connections == settings.connection_slots
+    http = make_client(settings)._api_client._httpx_client
+    assert http._transport._pool._max_connections == settings.connection_slots
+
+
+def test_the_store_pool_holds_every_task_at_once() -> None:
+    from worker.store import Store
+
+    settings = Settings(worker_concurrency=600)
+    store = Store.from_settings(settings)
+    assert store.r.connection_pool.max_connections == settings.connection_slots

@@ -1,0 +1,71 @@
+"""What one unit's judge calls would write to Redis, held until the unit ends and written with
+its verdict in one round trip (worker.store.Store.record_unit) instead of one trip each.
+
+Two kinds of counters, because a unit can run twice (a redelivery racing the first delivery, or
+prepare_row resolving it from the cache twice) and only one verdict is kept (first write wins):
+- `spent`: what the unit's calls really used (requests, tokens, cost, retries, 429s, limiter
+  waits). Added whatever happens: with the verdict, with a verdict another run wrote first,
+  and with no verdict at all (a countdown retry after a 429, a pause). Money spent is counted
+  once per request made, by whichever run made it.
+- `counted`: what only the run that records the verdict may count (cache hits, units resolved
+  inline). Added only when this run's verdict is the one stored, so a duplicate adds nothing;
+  with no verdict (a retry), they are left for the run that does record it.
+
+Reply-cache entries and limiter corrections are written in every case: they describe calls
+that were made. What is lost: a worker killed between its call and the write loses that call's
+counters and cache entry (the redelivered unit asks again, and counts that request).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from evalq.core.pricing import Usage
+
+
+class NotCached(Exception):
+    """A cache-only judge had no reply for a request (prepare_row resolving units inline): the
+    unit goes to a run_unit task. Not a JudgeError, so no metric turns it into a verdict."""
+
+
+@dataclass
+class UnitWrites:
+    """One unit's pending writes; see the module docstring for which counters count when.
+    `budget` is the job's (spend, cap) read when the unit started, so the spend cap is checked
+    without another read (a cap reached meanwhile by other workers is seen by the next unit:
+    the overshoot stays bounded by the calls in flight, as before)."""
+
+    spent: Counter[str] = field(default_factory=Counter)
+    usage: list[Usage] = field(default_factory=list)
+    counted: Counter[str] = field(default_factory=Counter)
+    replies: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (JSON, ttl_s)
+    corrections: list[tuple[str, float]] = field(default_factory=list)  # limiter key -> ms
+    touch_at: float | None = None  # the row's next sign of life, when not now (a countdown)
+    budget: tuple[int, int | None] | None = None
+
+    def spend(self, counters: dict[str, int], usage: Usage | None) -> None:
+        self.spent.update({name: amount for name, amount in counters.items() if amount})
+        if usage is not None:
+            self.usage.append(usage)
+
+    def count(self, **amounts: int) -> None:
+        self.counted.update({name: amount for name, amount in amounts.items() if amount})
+
+    def clear(self) -> None:
+        """Forget what has been written, so nothing is written twice (a verdict for a crash
+        after a countdown's write, say)."""
+        self.spent.clear()
+        self.usage.clear()
+        self.counted.clear()
+        self.replies.clear()
+        self.corrections.clear()
+
+    def cost_nanos(self) -> int:
+        return sum(usage.cost_nanos for usage in self.usage)
+
+    def known_budget(self) -> tuple[int, int | None] | None:
+        """(spend including this unit's calls so far, cap), or None when not read."""
+        if self.budget is None:
+            return None
+        return self.budget[0] + self.cost_nanos(), self.budget[1]
