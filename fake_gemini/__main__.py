@@ -66,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=60.0,
         help="sliding window of the --rpm quota, scaled (tests: shorter than a minute)",
     )
+    parser.add_argument(
+        "--batch-delay-s",
+        type=_non_negative,
+        default=0.0,
+        help="how long each batch stays PENDING, then RUNNING, before it is answered",
+    )
     parser.add_argument("--log-level", default="WARNING", help="logging level (to stderr)")
     return parser
 
@@ -84,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         script=args.script,
         slow_fault_ms=args.slow_fault_ms,
         quota_window_s=args.quota_window_s,
+        batch_delay_s=args.batch_delay_s,
     )
     try:
         app = create_app(options=options)

@@ -51,6 +51,7 @@ class StoredFile:
     data: bytearray = field(default_factory=bytearray)
     complete: bool = False
     processing: bool = False  # videos are PROCESSING until first looked at, as on Gemini
+    source: str = "UPLOADED"  # GENERATED: written by the service (batch results), downloadable
 
     @property
     def id(self) -> str:
@@ -61,7 +62,7 @@ class StoredFile:
 
     def resource(self, base_url: str) -> JsonObject:
         stamp = _rfc3339(self.created)
-        return {
+        resource: JsonObject = {
             "name": self.name,
             "displayName": self.display_name,
             "mimeType": self.mime_type,
@@ -72,8 +73,11 @@ class StoredFile:
             "sha256Hash": base64.b64encode(hashlib.sha256(self.data).digest()).decode(),
             "uri": f"{base_url}/v1beta/{self.name}",
             "state": self.state(),
-            "source": "UPLOADED",
+            "source": self.source,
         }
+        if self.source == "GENERATED":
+            resource["downloadUri"] = f"{base_url}/download/v1beta/{self.name}:download?alt=media"
+        return resource
 
 
 def _rfc3339(t: float) -> str:
@@ -152,6 +156,33 @@ class FileStore:
     def _evict(self) -> None:
         while sum(len(f.data) for f in self.files.values()) > self.max_bytes and self.files:
             self.files.popitem(last=False)
+
+    def put_generated(self, name: str, data: bytes, mime_type: str) -> StoredFile:
+        """A file the service wrote itself (a batch's results), ready to download."""
+        stored = StoredFile(
+            name=name,
+            mime_type=mime_type,
+            display_name=name.removeprefix("files/"),
+            size_bytes=len(data),
+            created=time.time(),
+            data=bytearray(data),
+            complete=True,
+            source="GENERATED",
+        )
+        self.files[name] = stored
+        self._evict()
+        return stored
+
+    def download(self, file_id: str) -> bytes:
+        """Only generated files can be downloaded, as on Gemini; uploads cannot."""
+        stored = self.files.get(f"files/{file_id}")
+        if stored is None:
+            raise _no_such_file(file_id)
+        if stored.source != "GENERATED":
+            raise FilesError(
+                400, "INVALID_ARGUMENT", f"File {file_id} was uploaded and cannot be downloaded."
+            )
+        return bytes(stored.data)
 
     def get(self, file_id: str) -> StoredFile:
         """What files.get returns; looking at a PROCESSING video finishes its processing."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -55,9 +55,13 @@ _FIELDS = frozenset(
         "delay_ms",
         "times",
         "body",
+        "batch_state",
     }
 )
-_ACTIONS = ("reply", "status", "finish_reason", "block_reason", "delay_ms")
+_ACTIONS = ("reply", "status", "finish_reason", "block_reason", "delay_ms", "batch_state")
+# How a batch holding a matching request may end instead of succeeding (the Batch API's
+# terminal states other than SUCCEEDED and CANCELLED, which only the caller causes).
+BATCH_END_STATES = frozenset({"EXPIRED", "FAILED"})
 
 
 class ScriptError(ValueError):
@@ -81,6 +85,9 @@ class ScriptRule:
     # A recorded error reply sent as is with `status`: an object, or a list for Vertex's
     # list-wrapped form. It replays real API bodies through the real client.
     body: dict[str, object] | list[object] | None = None
+    # Ends the whole batch that holds a matching request in this state (no request answered);
+    # such a rule never fires for a single generateContent call.
+    batch_state: str | None = None
 
 
 def _number(rule: Mapping[str, object], name: str, default: float) -> float:
@@ -164,6 +171,8 @@ def _check_consistent(rule: Mapping[str, object], built: ScriptRule) -> None:
         raise ValueError("'retry_delay_s' and 'quota' only apply to status 429")
     if built.body is not None and ("retry_delay_s" in rule or "quota" in rule):
         raise ValueError("a replayed 'body' already says its delay and quota")
+    if built.batch_state is not None and len([n for n in _ACTIONS if n in rule]) > 1:
+        raise ValueError("'batch_state' ends a whole batch; it takes no other action")
 
 
 def parse_rule(rule: object, index: int) -> ScriptRule:
@@ -186,6 +195,7 @@ def parse_rule(rule: object, index: int) -> ScriptRule:
         delay_ms=_number(rule, "delay_ms", 0.0),
         times=_times(rule),
         body=_body(rule),
+        batch_state=_choice(rule, "batch_state", BATCH_END_STATES),
     )
     _check_consistent(rule, built)
     return built
@@ -247,7 +257,19 @@ class Script:
 
     def take(self, text: str) -> ScriptRule | None:
         """Return the first live rule matching ``text`` and count it as fired."""
+        return self._take(text, batch_end=False)
+
+    def take_batch_end(self, texts: Iterable[str]) -> ScriptRule | None:
+        """The first live ``batch_state`` rule matching any of a batch's request texts."""
+        for text in texts:
+            if (rule := self._take(text, batch_end=True)) is not None:
+                return rule
+        return None
+
+    def _take(self, text: str, *, batch_end: bool) -> ScriptRule | None:
         for rule in self._rules:
+            if (rule.batch_state is not None) != batch_end:
+                continue
             used = self.fired.get(rule.index, 0)
             if rule.times is not None and used >= rule.times:
                 continue

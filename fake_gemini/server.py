@@ -13,6 +13,7 @@ up in logs or stats, and aiohttp's access log (which would print the query) is d
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import signal
@@ -27,6 +28,7 @@ from typing import Any, TypedDict, Unpack
 from aiohttp import web
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
+from fake_gemini.batches import BatchError, BatchStore
 from fake_gemini.files import UPLOAD_CHUNK_GRANULARITY, FilesError, FileStore
 from fake_gemini.protocol import (
     SCRIPTED_MODEL_VERSION,
@@ -91,10 +93,15 @@ class ServerOptions:
     # The per-minute quota is enforced over this sliding window, scaled (rpm * window / 60
     # requests per window): tests exceed a quota in seconds instead of minutes.
     quota_window_s: float = 60.0
+    # How long a batch stays PENDING, and then RUNNING, before it is answered (POST
+    # /batch-delay changes it while the server runs, for batches already in flight too).
+    batch_delay_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.quota_window_s <= 0:
             raise ValueError("quota_window_s must be > 0")
+        if self.batch_delay_s < 0:
+            raise ValueError("batch_delay_s must be >= 0")
         if self.latency_ms < 0 or self.slow_fault_ms < 0:
             raise ValueError("latency_ms and slow_fault_ms must be >= 0")
         for name in ("rpm", "rpd"):
@@ -116,6 +123,7 @@ class ServerOptionsArgs(TypedDict, total=False):
     script: str | Path | None
     slow_fault_ms: float
     quota_window_s: float
+    batch_delay_s: float
 
 
 def default_brain() -> Brain:
@@ -136,6 +144,7 @@ class FakeGemini:
     faults: FaultPicker
     stats: Stats = field(default_factory=Stats)
     files: FileStore = field(default_factory=FileStore)
+    batches: BatchStore = field(default_factory=BatchStore)
 
     def reset(self) -> None:
         """Start over as if freshly started, but keep the current script rules."""
@@ -144,6 +153,7 @@ class FakeGemini:
         self.faults.reset()
         self.script.reset()
         self.files.reset()
+        self.batches.reset()
 
 
 STATE: web.AppKey[FakeGemini] = web.AppKey("fake_gemini", FakeGemini)
@@ -269,6 +279,117 @@ async def _generate(state: FakeGemini, request: web.Request, model: str) -> web.
     return web.json_response(outcome.body, status=outcome.status)
 
 
+# ---- the batches API -----------------------------------------------------------------------
+
+
+async def _answer_in_batch(
+    state: FakeGemini, model: str, body: JsonObject
+) -> tuple[int, JsonObject]:
+    """One request of a batch, answered as generateContent would answer it, apart from the
+    online quotas and faults (batches have their own quota, and their own failures)."""
+    try:
+        parsed = _with_files(state, parse_generate_request(model, body))
+        check_thinking(parsed.request)
+        rule = state.script.take(parsed.request.text)
+        if rule is not None:
+            outcome = _scripted(state, parsed.request, rule)
+        else:
+            outcome = await _simulated(state, parsed, None)
+    except (InvalidArgument, ThinkingRefused) as exc:
+        return 400, error_body(400, str(exc))
+    except FilesError as exc:
+        return exc.code, exc.body()
+    except Exception:
+        logger.exception("fake-gemini: a batch request for model %s failed", model)
+        return 500, error_body(500)
+    if not isinstance(outcome.body, dict):  # a replayed list body: its first error
+        first = outcome.body[0] if outcome.body else {}
+        return outcome.status, first if isinstance(first, dict) else error_body(outcome.status)
+    return outcome.status, outcome.body
+
+
+def _batch_error(exc: BatchError | FilesError | InvalidArgument) -> web.Response:
+    if isinstance(exc, InvalidArgument):
+        return web.json_response(error_body(400, str(exc)), status=400)
+    return web.json_response(exc.body(), status=exc.code)
+
+
+async def _create_batch(state: FakeGemini, request: web.Request, model: str) -> web.Response:
+    raw = await request.read()
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        return web.json_response(error_body(400, f"Invalid JSON payload: {exc}"), status=400)
+
+    async def answer(batch_model: str, body: JsonObject) -> tuple[int, JsonObject]:
+        return await _answer_in_batch(state, batch_model, body)
+
+    try:
+        batch = state.batches.create(model, payload, state.files, state.script, answer, len(raw))
+    except (BatchError, FilesError, InvalidArgument) as exc:
+        return _batch_error(exc)
+    logger.info("created %s (%d requests, %s)", batch.name, len(batch.requests), model)
+    return web.json_response(batch.operation())
+
+
+async def _batch(request: web.Request, tail: str) -> web.Response:
+    """``batches``, ``batches/{id}`` (GET, DELETE) and ``batches/{id}:cancel`` (POST)."""
+    batches = request.app[STATE].batches
+    batch_id, colon, method = tail.partition(":")
+    try:
+        if not batch_id and request.method == "GET":
+            size = int(request.query.get("pageSize", "50") or 50)
+            page, token = batches.page(size, request.query.get("pageToken"))
+            body: JsonObject = {"operations": [b.operation() for b in page]}
+            if token is not None:
+                body["nextPageToken"] = token
+            return web.json_response(body)
+        if colon and method == "cancel" and request.method == "POST":
+            batches.cancel(batch_id)
+            return web.json_response({})
+        if not colon and request.method == "GET":
+            return web.json_response(batches.get(batch_id).operation())
+        if not colon and request.method == "DELETE":
+            batches.delete(batch_id)
+            return web.json_response({})
+    except BatchError as exc:
+        return _batch_error(exc)
+    except ValueError as exc:
+        return web.json_response(error_body(400, str(exc)), status=400)
+    return _not_found(request)
+
+
+async def _download(request: web.Request, file_id: str) -> web.Response:
+    try:
+        data = request.app[STATE].files.download(file_id)
+    except FilesError as exc:
+        return _files_error(exc)
+    return web.Response(body=data, content_type="application/octet-stream")
+
+
+async def _set_batch_delay(request: web.Request) -> web.Response:
+    """Change how long batches wait in PENDING and in RUNNING, those in flight included:
+    ``delay_s`` sets both, ``pending_s`` and ``running_s`` one each (a test holds batches
+    RUNNING with a long ``running_s``, then releases them with 0)."""
+    batches = request.app[STATE].batches
+    try:
+        body = wire_mapping(await request.json(), "request body")
+        given = {
+            name: float(body[name])
+            for name in ("delay_s", "pending_s", "running_s")
+            if name in body
+        }
+        if not given or any(value < 0 for value in given.values()):
+            raise ValueError("give delay_s, pending_s or running_s, each >= 0")
+    except (ValueError, TypeError, InvalidArgument) as exc:
+        return web.json_response(error_body(400, f"bad batch delay: {exc}"), status=400)
+    if "delay_s" in given:
+        batches.pending_s = batches.running_s = given["delay_s"]
+    batches.pending_s = given.get("pending_s", batches.pending_s)
+    batches.running_s = given.get("running_s", batches.running_s)
+    return web.json_response({"pending_s": batches.pending_s, "running_s": batches.running_s})
+
+
 # ---- routes --------------------------------------------------------------------------------
 
 
@@ -351,6 +472,8 @@ async def _file(request: web.Request, file_id: str) -> web.Response:
 
 _UPLOAD_PATH = re.compile(r"/upload/(?:v1|v1beta)/files")
 _FILE_PATH = re.compile(r"/(?:v1|v1beta)/files/(?P<id>[^/:]+)")
+_DOWNLOAD_PATH = re.compile(r"(?:/download)?/(?:v1|v1beta)/files/(?P<id>[^/:]+):download")
+_BATCH_PATH = re.compile(r"/(?:v1|v1beta)/batches/?(?P<tail>[^/]*)")
 
 
 async def _route_api(request: web.Request) -> web.Response:
@@ -359,6 +482,10 @@ async def _route_api(request: web.Request) -> web.Response:
         return await _upload(request)
     if file_match := _FILE_PATH.fullmatch(request.path):
         return await _file(request, file_match["id"])
+    if (download := _DOWNLOAD_PATH.fullmatch(request.path)) and request.method == "GET":
+        return await _download(request, download["id"])
+    if batch_match := _BATCH_PATH.fullmatch(request.path):
+        return await _batch(request, batch_match["tail"])
     match = _GENERATE_PATH.fullmatch(request.path)
     if match is None:
         return _not_found(request)
@@ -367,6 +494,8 @@ async def _route_api(request: web.Request) -> web.Response:
         return _not_found(request)
     if method == "countTokens" and request.method == "POST":
         return await _count_tokens(request.app[STATE], request, model)
+    if method == "batchGenerateContent" and request.method == "POST":
+        return await _create_batch(request.app[STATE], request, model)
     if method != "generateContent" or request.method != "POST":
         return _not_found(request, f"fake-gemini only serves POST :generateContent, not {method}")
     return await _generate(request.app[STATE], request, model)
@@ -400,7 +529,9 @@ async def _healthz(_request: web.Request) -> web.Response:
 
 async def _stats(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    return web.json_response(state.stats.snapshot(state.script.fired))
+    snapshot = state.stats.snapshot(state.script.fired)
+    snapshot["batches"] = state.batches.counters.snapshot()
+    return web.json_response(snapshot)
 
 
 async def _files_stats(request: web.Request) -> web.Response:
@@ -438,6 +569,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
         script=Script(rules),
         quotas=Quotas(options.rpm, options.rpd, options.quota_window_s),
         faults=FaultPicker(options.fault_rate, options.seed),
+        batches=BatchStore(options.batch_delay_s),
     )
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[STATE] = state
@@ -446,6 +578,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
     app.router.add_get("/stats/files", _files_stats)
     app.router.add_post("/script", _set_script)
     app.router.add_post("/reset", _reset)
+    app.router.add_post("/batch-delay", _set_batch_delay)
     app.router.add_route("*", "/{tail:.*}", _route_api)
     return app
 

@@ -27,7 +27,10 @@ __all__ = ["PREPARE_ROW", "QUEUE_QUESTIONS", "QUEUE_ROWS", "create_app", "get_ap
 
 def create_app(settings: Settings) -> Celery:
     app = Celery(
-        "evalq", broker=settings.redis_url, backend=settings.redis_url, include=["tasks.rows"]
+        "evalq",
+        broker=settings.redis_url,
+        backend=settings.redis_url,
+        include=["tasks.rows", "tasks.batch"],
     )
     # A frozen Redis must give errors that are retried, not hangs: every connection (broker,
     # result backend) times out, and publishing and result writes retry for redis_retry_max_s.
@@ -110,12 +113,16 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     Its heartbeat keeps the rows of its running tasks from looking stalled."""
     from worker.heartbeat import Heartbeat, interval_for
     from worker.runtime import runtime
-    from worker.watchdog import Watchdog
+    from worker.watchdog import BatchDriving, Watchdog
 
     rt = runtime()
 
     def send(job_id: str, row_id: str) -> None:
         get_app().send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
+
+    def send_batch_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+        queue = QUEUE_ROWS if name == PREPARE_ROW else QUEUE_QUESTIONS
+        get_app().send_task(name, args, countdown=countdown_s, queue=queue)
 
     name = getattr(sender, "hostname", None) or "worker"
     Heartbeat(
@@ -130,4 +137,5 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         stall_timeout_s=rt.settings.stall_timeout_s,
         name=name,
         max_redrives=rt.settings.max_redrives,
+        batches=BatchDriving(rt.settings, send_batch_step),
     ).start()

@@ -139,6 +139,27 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return copy.deepcopy(_json_schema(model))
 
 
+def request_parts(
+    request: JudgeRequest, max_output_tokens: int
+) -> tuple[list[types.Content], types.GenerateContentConfig]:
+    """The contents and config of a request, as sent online and in a batch alike."""
+    config = types.GenerateContentConfig(
+        temperature=request.temperature,
+        max_output_tokens=request.max_output_tokens or max_output_tokens,
+        response_mime_type="application/json" if request.schema else None,
+        response_schema=_schema(request.schema) if request.schema else None,
+        system_instruction=request.system_instruction,
+        thinking_config=_thinking_config(request),
+    )
+    contents = [
+        types.Content(
+            role="user",
+            parts=[*map(_part, request.media), types.Part.from_text(text=request.prompt)],
+        )
+    ]
+    return contents, config
+
+
 def _connection_limits(connections: int) -> dict[str, Any]:
     """httpx's pool allows 100 connections; a gevent worker holds hundreds of calls at once,
     and a call that finds no connection waits and then fails with a pool timeout."""
@@ -215,20 +236,7 @@ class GeminiJudge:
         return self._limiter.acquire(self.model, request.estimated_tokens())
 
     def _call_once(self, request: JudgeRequest) -> JudgeReply:
-        config = types.GenerateContentConfig(
-            temperature=request.temperature,
-            max_output_tokens=request.max_output_tokens or self._settings.max_output_tokens,
-            response_mime_type="application/json" if request.schema else None,
-            response_schema=_schema(request.schema) if request.schema else None,
-            system_instruction=request.system_instruction,
-            thinking_config=_thinking_config(request),
-        )
-        contents = [
-            types.Content(
-                role="user",
-                parts=[*map(_part, request.media), types.Part.from_text(text=request.prompt)],
-            )
-        ]
+        contents, config = request_parts(request, self._settings.max_output_tokens)
         try:
             response = self._client.models.generate_content(
                 model=self.model, contents=contents, config=config
@@ -243,38 +251,44 @@ class GeminiJudge:
         return self._reply(response)
 
     def _reply(self, response: types.GenerateContentResponse) -> JudgeReply:
-        version = response.model_version
-        simulated = bool(version and version.startswith(SIMULATED_MODEL_VERSION))
-        feedback = response.prompt_feedback
-        if feedback is not None and feedback.block_reason is not None:
-            raise Blocked(f"prompt blocked: {feedback.block_reason.value}")
-        if not response.candidates:
-            raise UnparseableReply("reply has no candidates")
-        candidate = response.candidates[0]
-        finish = candidate.finish_reason.value if candidate.finish_reason is not None else None
-        if finish in _BLOCKING_FINISH:
-            raise Blocked(f"reply withheld: finish_reason {finish}")
-        parts = candidate.content.parts if candidate.content and candidate.content.parts else []
-        text = "".join(p.text for p in parts if p.text and not p.thought)
-        usage = response.usage_metadata
-        thoughts = (usage.thoughts_token_count or 0) if usage else 0
-        reply = JudgeReply(
-            text=text,
-            model=self.model,
-            model_version=version,
-            prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
-            output_tokens=(usage.candidates_token_count or 0) if usage else 0,
-            cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
-            finish_reason=finish,
-            simulated=simulated,
-            thought_tokens=thoughts,
-        )
-        if not text:
-            # Nothing after thinking, or cut off before any text: truncated (with its tokens,
-            # so they are still counted); an empty text after a normal stop is unreadable.
-            ensure_complete(reply)
-            raise UnparseableReply(f"empty reply (finish_reason {finish})")
-        return reply
+        return reply_from_response(self.model, response)
+
+
+def reply_from_response(model: str, response: types.GenerateContentResponse) -> JudgeReply:
+    """A generateContent response as evalq's reply, online or from a batch's results: the one
+    reading of blocks, finish reasons, empty text and usage."""
+    version = response.model_version
+    simulated = bool(version and version.startswith(SIMULATED_MODEL_VERSION))
+    feedback = response.prompt_feedback
+    if feedback is not None and feedback.block_reason is not None:
+        raise Blocked(f"prompt blocked: {feedback.block_reason.value}")
+    if not response.candidates:
+        raise UnparseableReply("reply has no candidates")
+    candidate = response.candidates[0]
+    finish = candidate.finish_reason.value if candidate.finish_reason is not None else None
+    if finish in _BLOCKING_FINISH:
+        raise Blocked(f"reply withheld: finish_reason {finish}")
+    parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+    text = "".join(p.text for p in parts if p.text and not p.thought)
+    usage = response.usage_metadata
+    thoughts = (usage.thoughts_token_count or 0) if usage else 0
+    reply = JudgeReply(
+        text=text,
+        model=model,
+        model_version=version,
+        prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
+        output_tokens=(usage.candidates_token_count or 0) if usage else 0,
+        cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
+        finish_reason=finish,
+        simulated=simulated,
+        thought_tokens=thoughts,
+    )
+    if not text:
+        # Nothing after thinking, or cut off before any text: truncated (with its tokens,
+        # so they are still counted); an empty text after a normal stop is unreadable.
+        ensure_complete(reply)
+        raise UnparseableReply(f"empty reply (finish_reason {finish})")
+    return reply
 
 
 _judges: dict[str, GeminiJudge] = {}

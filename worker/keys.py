@@ -33,6 +33,17 @@ after call_cache_ttl_s.
                                               job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
     evalq:job:{job}:file:{sha256}       STRING a large media file's Files API record (name, URI)
     evalq:job:{job}:file:{sha256}:lock  STRING the worker uploading that file (owner token)
+    evalq:job:{job}:batches             HASH  batch mode's ledger: local batch id (r{round}-{n})
+                                              -> BatchRecord JSON (server name, model, state,
+                                              request counts, submitted-at, last poll, ingested)
+    evalq:job:{job}:batch:{id}:units    LIST  the batch's requests in order: "{line}\t{digest}"
+    evalq:job:{job}:batch_replies       HASH  call digest -> a batch's result for it (response
+                                              or error JSON), read by the next sweep
+    evalq:job:{job}:batch_served        SET   digests whose reply was accounted once already
+    evalq:job:{job}:batch_retried       SET   digests whose retryable error went into the next
+                                              batch once
+    evalq:job:{job}:batch_meta          HASH  round, last_sweep_at, expired, fallback
+    evalq:job:{job}:batch_lock          STRING the worker sweeping or submitting now
     evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
     evalq:rubric:{sha256}:claim         STRING the worker writing that rubric (owner token): the
                                               prompt's other cells wait for it
@@ -121,3 +132,31 @@ def call(digest: str) -> str:
 def limiter(model: str) -> tuple[str, str]:
     """The model's request schedule and token schedule."""
     return f"evalq:limiter:{model}:requests", f"evalq:limiter:{model}:tokens"
+
+
+def batches(job_id: str) -> str:
+    return job(job_id, "batches")
+
+
+def batch_units(job_id: str, batch: str) -> str:
+    return job(job_id, "batch", batch, "units")
+
+
+def batch_replies(job_id: str) -> str:
+    return job(job_id, "batch_replies")
+
+
+def batch_served(job_id: str) -> str:
+    return job(job_id, "batch_served")
+
+
+def batch_retried(job_id: str) -> str:
+    return job(job_id, "batch_retried")
+
+
+def batch_meta(job_id: str) -> str:
+    return job(job_id, "batch_meta")
+
+
+def batch_lock(job_id: str) -> str:
+    return job(job_id, "batch_lock")

@@ -16,6 +16,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from evalq.core.pricing import price_table, summarize_cost, table_from_json, usd
+from worker.batch import ledger as batch_ledger
 from worker.store import Store, parse_usage
 
 _COUNTERS = {
@@ -92,6 +93,11 @@ class JobCollector(Collector):
         cap = GaugeMetricFamily(
             "evalq_job_max_cost_usd", "the spend cap in force (--max-cost-usd)", labels=labels
         )
+        batches = GaugeMetricFamily(
+            "evalq_job_batches",
+            "batch mode: the job's Batch API batches by state (INGESTED once read)",
+            labels=[*labels, "state"],
+        )
         for job_id in self.job_ids():
             try:
                 job = self.store.job_hash(job_id)
@@ -127,6 +133,11 @@ class JobCollector(Collector):
             spent.add_metric(key, usd(int(job.get("spent_nanos", 0) or 0)))
             if job.get("budget_nanos"):
                 cap.add_metric(key, usd(int(job["budget_nanos"])))
+            if config.mode == "batch":
+                for batch_state, count in batch_ledger.by_state(
+                    batch_ledger.records(self.store, job_id)
+                ).items():
+                    batches.add_metric([*key, batch_state], float(count))
         scrape = GaugeMetricFamily("evalq_scrape_timestamp_seconds", "when these figures were read")
         scrape.add_metric([], time.time())
         yield from (
@@ -143,6 +154,7 @@ class JobCollector(Collector):
             tokens,
             spent,
             cap,
+            batches,
             scrape,
         )
 

@@ -115,6 +115,17 @@ class Settings(BaseSettings):
     # of being driven again: something kills or hangs every task that handles it.
     max_redrives: int = Field(default=5, ge=1)
 
+    # Batch mode (worker.batch): how often a batch in flight is polled (the interval grows by
+    # half each poll, up to the max), the largest batch sent inline (Google documents 20 MB;
+    # above it the requests go as a JSONL file), and how many times a job's batches may end
+    # EXPIRED, FAILED or CANCELLED (not by us) and be sent again before the job pauses.
+    batch_poll_initial_s: float = Field(default=10.0, gt=0)
+    batch_poll_max_s: float = Field(default=300.0, gt=0)
+    batch_inline_max_bytes: int = Field(default=19 * 1024 * 1024, gt=0)
+    batch_max_resubmits: int = Field(default=3, ge=0)
+    # At most this many requests per round (a sweep leaves the rest for the next round).
+    batch_max_requests: int = Field(default=100_000, gt=0)
+
     @field_validator("data_roots", mode="before")
     @classmethod
     def _split_roots(cls, value: Any) -> Any:

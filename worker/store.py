@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -785,6 +785,82 @@ class Store:
 
     def summary_json(self, job_id: str) -> str | None:
         return cast(str | None, self.r.get(keys.summary(job_id)))
+
+    # ---- batch mode's ledger (worker.batch reads and writes these as JSON) ----
+
+    def batch_records(self, job_id: str) -> dict[str, str]:
+        """Every batch of the job: local id -> BatchRecord JSON."""
+        return cast(dict[str, str], self.r.hgetall(keys.batches(job_id)))
+
+    def save_batch_record(self, job_id: str, batch: str, record_json: str) -> None:
+        key = keys.batches(job_id)
+        pipe = self.r.pipeline()
+        pipe.hset(key, batch, record_json)
+        pipe.expire(key, self.ttl_s)
+        pipe.execute()
+
+    def save_batch_units(self, job_id: str, batch: str, entries: Sequence[str]) -> None:
+        """The batch's requests in order, written once (a second call replaces the first)."""
+        key = keys.batch_units(job_id, batch)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.delete(key)
+        for start in range(0, len(entries), 1000):
+            pipe.rpush(key, *entries[start : start + 1000])
+        pipe.expire(key, self.ttl_s)
+        pipe.execute()
+
+    def batch_units(self, job_id: str, batch: str, start: int = 0, end: int = -1) -> list[str]:
+        return cast(list[str], self.r.lrange(keys.batch_units(job_id, batch), start, end))
+
+    def save_batch_replies(self, job_id: str, replies: Mapping[str, str]) -> None:
+        """Results by call digest; a result already there stays (first write wins)."""
+        if not replies:
+            return
+        key = keys.batch_replies(job_id)
+        pipe = self.r.pipeline()
+        for digest, value in replies.items():
+            pipe.hsetnx(key, digest, value)
+        pipe.expire(key, self.ttl_s)
+        pipe.execute()
+
+    def batch_reply(self, job_id: str, digest: str) -> str | None:
+        return cast(str | None, self.r.hget(keys.batch_replies(job_id), digest))
+
+    def batch_first_serve(self, job_id: str, digest: str) -> bool:
+        """True the first time a batch reply is handed to a metric (it is accounted then)."""
+        key = keys.batch_served(job_id)
+        pipe = self.r.pipeline()
+        pipe.sadd(key, digest)
+        pipe.expire(key, self.ttl_s)
+        added, _ = pipe.execute()
+        return bool(added)
+
+    def batch_retry_once(self, job_id: str, digest: str) -> bool:
+        """True the first time a request's retryable error is seen: it goes into the next batch."""
+        key = keys.batch_retried(job_id)
+        pipe = self.r.pipeline()
+        pipe.sadd(key, digest)
+        pipe.expire(key, self.ttl_s)
+        added, _ = pipe.execute()
+        return bool(added)
+
+    def batch_meta(self, job_id: str) -> dict[str, str]:
+        return cast(dict[str, str], self.r.hgetall(keys.batch_meta(job_id)))
+
+    def set_batch_meta(self, job_id: str, **fields: str | int | float) -> None:
+        key = keys.batch_meta(job_id)
+        pipe = self.r.pipeline()
+        pipe.hset(key, mapping={name: str(value) for name, value in fields.items()})
+        pipe.expire(key, self.ttl_s)
+        pipe.execute()
+
+    def incr_batch_meta(self, job_id: str, name: str, amount: int = 1) -> int:
+        key = keys.batch_meta(job_id)
+        pipe = self.r.pipeline()
+        pipe.hincrby(key, name, amount)
+        pipe.expire(key, self.ttl_s)
+        value, _ = pipe.execute()
+        return int(value)
 
 
 # Who holds a claim on a shared entry: this process. A claim is a lease: taken for lease_s,

@@ -18,14 +18,26 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from worker import keys
+from worker.batch.flow import reattach
+from worker.batch.names import Send as BatchSend
 from worker.jobs import finalize, give_up, redrive
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from worker.settings import Settings
 from worker.store import Store
 
 log = logging.getLogger(__name__)
 Send = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class BatchDriving:
+    """What the watchdog needs to re-attach batch-mode jobs: settings, and a task sender."""
+
+    settings: Settings
+    send: BatchSend
 
 
 class Watchdog:
@@ -38,7 +50,9 @@ class Watchdog:
         stall_timeout_s: float,
         name: str,
         max_redrives: int = 5,
+        batches: BatchDriving | None = None,
     ) -> None:
+        self.batches = batches
         self.store = store
         self.max_redrives = max_redrives
         self.send = send
@@ -68,6 +82,10 @@ class Watchdog:
             if not pending:
                 finalize(self.store, job_id)  # the worker that counted the last row died
                 continue
+            if self.batches is not None and reattach(
+                self.store, self.batches.settings, self.batches.send, job_id, now
+            ):
+                continue  # batch mode: its batches are re-attached, its rows never re-driven
             pending_set = set(pending)
             stalled = [
                 r

@@ -134,6 +134,8 @@ def evaluate(
     max_cost_usd: float | None = ...,
     dry_run: Literal[False] = ...,
     count_tokens: bool = ...,
+    mode: Literal["online", "batch"] = ...,
+    on_expiry: Literal["resubmit", "online"] = ...,
 ) -> Job: ...
 
 
@@ -153,6 +155,8 @@ def evaluate(
     max_cost_usd: float | None = ...,
     dry_run: Literal[True],
     count_tokens: bool = ...,
+    mode: Literal["online", "batch"] = ...,
+    on_expiry: Literal["resubmit", "online"] = ...,
 ) -> DryRunReport: ...
 
 
@@ -171,6 +175,8 @@ def evaluate(
     max_cost_usd: float | None = None,
     dry_run: bool = False,
     count_tokens: bool = False,
+    mode: Literal["online", "batch"] = "online",
+    on_expiry: Literal["resubmit", "online"] = "resubmit",
 ) -> Job | DryRunReport:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
@@ -181,7 +187,9 @@ def evaluate(
     cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
     Gemini's count_tokens endpoint. `candidates` names the columns holding each model's
     image, video or response (gecko-image, gecko-video, pointwise): every row is scored once
-    per candidate on the same rubric, and `Job.results()` gains a `candidate` column."""
+    per candidate on the same rubric, and `Job.results()` gains a `candidate` column.
+    `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
+    prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online."""
     client = Client(settings)
     if candidates is not None:
         options = {**(options or {}), "candidates": list(candidates)}
@@ -197,7 +205,8 @@ def evaluate(
     def run(path: str | Path) -> Job | DryRunReport:
         if dry_run:
             return client.plan(metric, path, count_tokens=count_tokens, **kwargs)
-        return Job(client.submit(metric, path, **kwargs).job_id, client)
+        submitted = client.submit(metric, path, mode=mode, on_expiry=on_expiry, **kwargs)
+        return Job(submitted.job_id, client)
 
     if isinstance(data, (str, Path)):
         return run(data)

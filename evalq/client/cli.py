@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +217,22 @@ def metric_options(func: Any) -> Any:
                 "the price table); `evalq resume JOB --max-cost-usd Y` continues.",
             ),
             click.option(
+                "--mode",
+                type=click.Choice(["online", "batch"]),
+                default="online",
+                show_default=True,
+                help="batch: send the judge calls through Gemini's Batch API at half the "
+                "price; turnaround up to 24 hours (not on Vertex AI).",
+            ),
+            click.option(
+                "--on-expiry",
+                type=click.Choice(["resubmit", "online"]),
+                default="resubmit",
+                show_default=True,
+                help="--mode batch: a batch that ends EXPIRED/FAILED has its unanswered "
+                "requests sent again in a new batch, or online.",
+            ),
+            click.option(
                 "--thinking-level",
                 "thinking_levels",
                 multiple=True,
@@ -297,6 +314,8 @@ def _submit_and_report(
     max_cost_usd: float | None = None,
     dry_run: bool = False,
     count_tokens: bool = False,
+    mode: str = "online",
+    on_expiry: str = "resubmit",
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
@@ -321,7 +340,7 @@ def _submit_and_report(
 
             print_dry_run(out_console, plan)
         return
-    submitted = client.submit(metric, dataset, **common)
+    submitted = client.submit(metric, dataset, mode=mode, on_expiry=on_expiry, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
     named = options.get("candidates") if metric != "rank" else None
@@ -437,8 +456,21 @@ def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @redis_option
 def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
-    """Show a job's summary (also while it runs)."""
-    _emit(_client(redis_url).summary(job_id), as_json)
+    """Show a job's summary (also while it runs); batch mode adds each batch's state,
+    request counts and age."""
+    client = _client(redis_url)
+    summary = client.summary(job_id)
+    records = client.batches(job_id) if summary.mode == "batch" else []
+    if as_json and records:
+        data = json.loads(summary.model_dump_json())
+        data["batches"] = [json.loads(r.model_dump_json()) for r in records]
+        click.echo(json.dumps(data))
+        return
+    _emit(summary, as_json)
+    if records:
+        from evalq.client.render import batches_table
+
+        out_console.print(batches_table(records, time.time()))
 
 
 @main.command()

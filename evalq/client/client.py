@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import mimetypes
 import re
 import time
@@ -42,7 +43,15 @@ from evalq.core.thinking import check_job as check_thinking
 from evalq.core.thinking import effective as thinking_effective
 from evalq.core.verdicts import failed_row
 from worker import keys
-from worker.app import PREPARE_ROW, QUEUE_ROWS, create_app
+from worker.app import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS, create_app
+from worker.batch import ledger as batch_ledger
+from worker.batch.flow import reattach
+from worker.batch.ledger import BatchRecord
+from worker.batch.names import SUBMIT_BATCH
+from worker.batch.service import VertexNotSupported
+from worker.batch.service import cancel_all as cancel_batches
+from worker.batch.service import check_backend as check_batch_backend
+from worker.batch.service import client_for as batch_client
 from worker.call_cache import call_key
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
@@ -52,6 +61,8 @@ from worker.store import REDIS_DOWN, SharedEntries, Store, Transition, row_key
 T = TypeVar("T")
 JOB_ID = re.compile(r"[0-9a-f]{12}")
 OnRedis = Callable[[str | None], None]
+
+log = logging.getLogger(__name__)
 
 
 def new_job_id() -> str:
@@ -199,6 +210,8 @@ class Client:
         data_roots: list[str | Path] | None = None,
         thinking: Mapping[str, Setting] | None = None,
         max_cost_usd: float | None = None,
+        mode: str = "online",
+        on_expiry: str = "resubmit",
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
 
@@ -207,7 +220,19 @@ class Client:
         read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder).
         `thinking` ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a
         model would refuse is a DatasetError naming model and range. `max_cost_usd` pauses the
-        job once its priced spend reaches it (every model it calls needs a known price)."""
+        job once its priced spend reaches it (every model it calls needs a known price).
+        `mode="batch"` sends the judge calls through Gemini's Batch API at the batch price
+        (worker.batch); `on_expiry` ("resubmit" or "online") says where the unanswered requests
+        of a batch that ends EXPIRED, FAILED or CANCELLED go."""
+        if mode not in ("online", "batch"):
+            raise EvalqError(f"mode must be 'online' or 'batch', not {mode!r}")
+        if on_expiry not in ("resubmit", "online"):
+            raise EvalqError(f"on_expiry must be 'resubmit' or 'online', not {on_expiry!r}")
+        if mode == "batch":
+            try:
+                check_batch_backend(self.settings)
+            except VertexNotSupported as exc:
+                raise EvalqError(str(exc)) from None
         prepared = self._prepare(
             metric,
             dataset,
@@ -221,6 +246,7 @@ class Client:
             max_cost_usd=max_cost_usd,
         )
         config, loaded = prepared.config, prepared.dataset
+        config = config.model_copy(update={"mode": mode, "on_expiry": on_expiry})
         rejected = [
             failed_row(err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err))
             for line, err in loaded.errors
@@ -228,7 +254,10 @@ class Client:
         self.store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
         if not loaded.rows:
             finalize(self.store, config.job_id)
-        self._enqueue(config.job_id, [row_key(row) for row in loaded.rows])
+        elif mode == "batch":
+            self._send(SUBMIT_BATCH, (config.job_id,), None)
+        else:
+            self._enqueue(config.job_id, [row_key(row) for row in loaded.rows])
         return Submitted(job_id=config.job_id, dataset=loaded)
 
     def _prepare(
@@ -392,6 +421,15 @@ class Client:
         """Whether the judge-call cache holds this request's reply (a dry run's probe)."""
         return self.store.has(call_key(model, request))
 
+    def _send(self, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+        """Enqueue one task by name (batch mode's steps; a row on the rows queue)."""
+        queue = QUEUE_ROWS if name == PREPARE_ROW else QUEUE_QUESTIONS
+        self.app.send_task(name, args, countdown=countdown_s, queue=queue)
+
+    def batches(self, job_id: str) -> list[BatchRecord]:
+        """A batch-mode job's batches as its ledger records them (empty for online jobs)."""
+        return batch_ledger.records(self.store, check_job_id(job_id))
+
     def _enqueue(self, job_id: str, rows: list[str]) -> None:
         with self.app.producer_or_acquire() as producer:
             for row in rows:
@@ -437,6 +475,8 @@ class Client:
             finalize(self.store, job_id)
             return 0
         self.store.touch(job_id, *pending)
+        if reattach(self.store, self.settings, self._send, job_id, time.time(), force=True):
+            return len(pending)  # batch mode: batches in flight are polled, never sent again
         self._enqueue(job_id, pending)
         return len(pending)
 
@@ -447,8 +487,19 @@ class Client:
 
     def try_cancel(self, job_id: str) -> Transition:
         """Cancel unless the job is already finished or cancelled; says which it found."""
-        self.store.config(check_job_id(job_id))
-        return self.store.transition(job_id, "cancelled")
+        config = self.store.config(check_job_id(job_id))
+        transition = self.store.transition(job_id, "cancelled")
+        if config.mode == "batch" and transition.changed:
+            self._cancel_batches(job_id)
+        return transition
+
+    def _cancel_batches(self, job_id: str) -> None:
+        """Cancel the job's batches on the server now; a poll that finds the job cancelled
+        does the same, so a failure here only delays it."""
+        try:
+            cancel_batches(batch_client(self.settings), self.store, job_id)
+        except Exception as exc:  # the API out of reach: the next poll cancels them
+            log.warning("job %s: cancelling its batches failed (%s); a poll will", job_id, exc)
 
     def summary(self, job_id: str) -> JobSummary:
         return current_summary(self.store, check_job_id(job_id))

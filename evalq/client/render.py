@@ -12,6 +12,7 @@ from rich.table import Table
 
 from evalq.core.dry_run import DryRunReport
 from evalq.core.models import CandidateSummary, JobSummary, RowResult
+from worker.batch.ledger import BatchRecord
 
 SIMULATED_BANNER = (
     "SIMULATED JUDGE: verdicts come from evalq's fake Gemini server, not a real model"
@@ -160,6 +161,12 @@ def print_summary(console: Console, s: JobSummary) -> None:
     if s.simulated:
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
     console.print(summary_table(s))
+    if s.batch is not None:
+        console.print(
+            f"batch mode: {s.batch.get('submitted', 0)} batches sent, "
+            f"{s.batch.get('ended_unanswered', 0)} ended unanswered; "
+            f"{s.batch.get('on_expiry_means', '')}; priced at the {s.batch.get('price', '')}"
+        )
     for warning in s.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
 
@@ -255,10 +262,10 @@ def dry_run_table(p: DryRunReport) -> Table:
         f"{p.calls_total} calls · prompt {p.prompt_tokens} · output ~{p.output_tokens} · "
         f"thinking up to {p.thought_tokens} tokens",
     )
-    cost = f"{money(p.cost_usd)} (an estimate"
+    cost = f"online {money(p.cost_usd)} (an estimate"
     cost += f", prices of {p.price_date})" if p.price_date else ")"
     if p.cost_usd_batch is not None:
-        cost += f"; {money(p.cost_usd_batch)} at Batch API prices (evalq does not batch yet)"
+        cost += f"; batch {money(p.cost_usd_batch)} with --mode batch (Batch API prices)"
     if p.cost_note:
         cost += f"; {p.cost_note}"
     table.add_row("cost", cost)
@@ -278,3 +285,25 @@ def print_dry_run(console: Console, p: DryRunReport) -> None:
     console.print(dry_run_table(p))
     for warning in p.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
+
+
+def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
+    """A batch-mode job's batches: state, request counts and age (evalq status)."""
+    table = Table(title="batches", show_header=True)
+    for column in ("batch", "round", "model", "source", "state", "requests", "ok", "failed", "age"):
+        table.add_column(column)
+    for r in records:
+        age = r.age_s(now)
+        state = "INGESTED" if r.ingested else r.state
+        table.add_row(
+            r.name or r.display_name,
+            str(r.round),
+            r.model,
+            r.source,
+            state,
+            str(r.requests),
+            str(r.succeeded),
+            str(r.failed),
+            "-" if age is None else f"{age:.0f} s",
+        )
+    return table

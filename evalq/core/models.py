@@ -200,6 +200,11 @@ class JobConfig(BaseModel):
     # The spend cap asked for at submit; the cap in force lives on the job hash (resume may
     # change it).
     max_cost_usd: float | None = None
+    # "batch": judge calls go through Gemini's Batch API (worker.batch), at the batch price;
+    # "online": one generateContent call per unit. `on_expiry` says what batch mode does with
+    # the unanswered requests of a batch that ends EXPIRED, FAILED or CANCELLED (not by us).
+    mode: Literal["online", "batch"] = "online"
+    on_expiry: Literal["resubmit", "online"] = "resubmit"
 
 
 class CandidateSummary(BaseModel):
@@ -262,6 +267,8 @@ class JobSummary(BaseModel):
     thinking: dict[str, int | str] = Field(default_factory=dict)  # per role, as configured
     # Cost: billed tokens per role and model, priced from the job's price table. A figure that
     # includes a model with no known price is None (never 0), and cost_note says why.
+    mode: str = "online"  # "batch": judged through the Batch API (see `batch`)
+    batch: dict[str, Any] | None = None  # batch mode's figures and its on-expiry choice
     cost_usd: float | None = None
     cost_by_role: dict[str, float | None] = Field(default_factory=dict)
     cost_by_model: dict[str, float | None] = Field(default_factory=dict)

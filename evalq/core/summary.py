@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 from evalq.core.candidates import cell_candidates
 from evalq.core.metric import get_metric
@@ -122,9 +122,30 @@ def build_summary(
         prices=cost.prices,
         cost_note=cost.note,
         max_cost_usd=usd(int(cap)) if cap else None,
+        mode=config.mode,
+        batch=_batch_figures(config, count) if config.mode == "batch" else None,
         spent_usd=usd(count("spent_nanos")),
         pause_reason=job_hash.get("pause_reason") if status == "paused" else None,
         metric_summary=get_metric(config.metric).summarize(rows),
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
     )
+
+
+def _batch_figures(config: JobConfig, count: Callable[[str], int]) -> dict[str, Any]:
+    """Batch mode's figures, and what it does with a batch that ends unanswered (EXPIRED,
+    FAILED, CANCELLED by the server): the summary states the choice."""
+    on_expiry = (
+        "sent again in a new batch"
+        if config.on_expiry == "resubmit"
+        else "sent online, one call per unit"
+    )
+    return {
+        "submitted": count("batches_submitted"),
+        "ended_unanswered": count("batches_ended"),
+        "resubmitted": count("batches_resubmitted"),
+        "online_fallback": count("batch_online_fallback"),
+        "on_expiry": config.on_expiry,
+        "on_expiry_means": f"requests of a batch that ends unanswered are {on_expiry}",
+        "price": "batch rate (50% of the standard price)",
+    }

@@ -133,3 +133,23 @@ def test_cli_exits_with_the_bad_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"{path}:2: invalid JSON" in result.stderr
+
+
+def test_batch_state_rules_end_batches_and_take_no_other_action() -> None:
+    from fake_gemini.script import Script, ScriptError, parse_rules
+
+    (rule,) = parse_rules([{"match": "x", "batch_state": "EXPIRED", "times": 1}])
+    assert rule.batch_state == "EXPIRED"
+    for bad in (
+        {"match": "x", "batch_state": "SUCCEEDED"},
+        {"match": "x", "batch_state": "FAILED", "reply": "yes"},
+    ):
+        try:
+            parse_rules([bad])
+        except ScriptError:
+            continue
+        raise AssertionError(f"accepted {bad}")
+    script = Script([rule])
+    assert script.take("x") is None  # never a single call's answer
+    assert script.take_batch_end(["a", "x"]) is rule
+    assert script.take_batch_end(["x"]) is None  # times: 1

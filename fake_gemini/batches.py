@@ -1,0 +1,331 @@
+"""The fake Batch API: ``models/{model}:batchGenerateContent`` and the ``batches`` resource.
+
+A batch holds generateContent requests, given inline or as a JSONL file uploaded through the
+Files API. It waits PENDING, then RUNNING, each for the server's batch delay (changeable while
+it runs, so a test can hold batches in flight and release them), answers every request the way
+generateContent would (script rules, then the brain), and ends SUCCEEDED with its results inline
+for an inline batch or in a downloadable JSONL file for a file batch. A script rule with
+``batch_state`` ends a batch holding a matching request EXPIRED or FAILED instead.
+
+The wire shapes follow Google's Batch API documentation: the create call and ``batches.get``
+answer with an Operation whose ``metadata`` is the GenerateContentBatch (state
+``BATCH_STATE_*``, ``batchStats`` with int64 counts as strings, ``output`` once done).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fake_gemini.files import FilesError, FileStore
+from fake_gemini.protocol import JsonObject
+from fake_gemini.rest import InvalidArgument, wire_field, wire_mapping
+from fake_gemini.script import Script
+
+# Google's documented ceiling for a batch sent inline; above it, requests go in a JSONL file.
+INLINE_LIMIT_BYTES = 20 * 1024 * 1024
+_METADATA_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch"
+_OUTPUT_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput"
+TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED"})
+_POLL_S = 0.02  # how often a waiting batch looks at the (changeable) delay
+_ERRORS = {
+    "EXPIRED": (504, "DEADLINE_EXCEEDED", "The batch expired before all requests were run."),
+    "FAILED": (500, "INTERNAL", "The batch failed."),
+}
+
+# What answers one request: (model, GenerateContentRequest body) -> (HTTP status, body).
+Answer = Callable[[str, JsonObject], Awaitable[tuple[int, JsonObject]]]
+
+
+class BatchError(Exception):
+    """A refusal of the batches API, shaped like Gemini's error body."""
+
+    def __init__(self, code: int, status: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.message = message
+
+    def body(self) -> JsonObject:
+        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+
+
+def _rfc3339(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """One request of a batch: its body, and the key (file) or metadata (inline) it came with."""
+
+    body: JsonObject
+    key: str | None = None
+    metadata: JsonObject | None = None
+
+
+@dataclass
+class FakeBatch:
+    id: str
+    model: str
+    display_name: str
+    requests: list[BatchRequest]
+    from_file: bool
+    created: float = field(default_factory=time.time)
+    state: str = "PENDING"
+    state_since: float = field(default_factory=time.monotonic)
+    updated: float = field(default_factory=time.time)
+    ended: float | None = None
+    results: list[JsonObject] = field(default_factory=list)
+    responses_file: str | None = None
+    error: JsonObject | None = None
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"batches/{self.id}"
+
+    def move(self, state: str) -> None:
+        self.state = state
+        self.state_since = time.monotonic()
+        self.updated = time.time()
+        if state in TERMINAL:
+            self.ended = self.updated
+
+    def stats(self) -> JsonObject:
+        failed = sum(1 for r in self.results if "error" in r)
+        done = len(self.results)
+        pending = 0 if self.state in TERMINAL else len(self.requests) - done
+        return {
+            "requestCount": str(len(self.requests)),
+            "successfulRequestCount": str(done - failed),
+            "failedRequestCount": str(failed),
+            "pendingRequestCount": str(pending),
+        }
+
+    def output(self) -> JsonObject | None:
+        if self.state != "SUCCEEDED":
+            return None
+        if self.responses_file is not None:
+            return {"responsesFile": self.responses_file}
+        return {"inlinedResponses": {"inlinedResponses": self.results}}
+
+    def operation(self) -> JsonObject:
+        metadata: JsonObject = {
+            "@type": _METADATA_TYPE,
+            "model": f"models/{self.model}",
+            "displayName": self.display_name,
+            "createTime": _rfc3339(self.created),
+            "updateTime": _rfc3339(self.updated),
+            "batchStats": self.stats(),
+            "state": f"BATCH_STATE_{self.state}",
+            "name": self.name,
+        }
+        if self.ended is not None:
+            metadata["endTime"] = _rfc3339(self.ended)
+        body: JsonObject = {"name": self.name, "metadata": metadata, "done": self.state in TERMINAL}
+        if (output := self.output()) is not None:
+            metadata["output"] = output
+            body["response"] = {"@type": _OUTPUT_TYPE, **output}
+        if self.error is not None:
+            body["error"] = self.error
+        return body
+
+
+def _inline_requests(config: Mapping[str, Any]) -> list[BatchRequest]:
+    holder = wire_mapping(config.get("requests"), "batch.inputConfig.requests")
+    items = holder.get("requests")
+    if not isinstance(items, list) or not items:
+        raise InvalidArgument("batch.inputConfig.requests.requests must be a non-empty list")
+    requests = []
+    for index, item in enumerate(items):
+        entry = wire_mapping(item, f"requests[{index}]")
+        body = wire_mapping(entry.get("request"), f"requests[{index}].request")
+        metadata = entry.get("metadata")
+        requests.append(
+            BatchRequest(
+                dict(body), metadata=dict(metadata) if isinstance(metadata, dict) else None
+            )
+        )
+    return requests
+
+
+def _file_requests(files: FileStore, file_name: str) -> list[BatchRequest]:
+    """Each line a ``{"key": ..., "request": {...}}`` object, as the documentation shows."""
+    file_id = file_name.removeprefix("files/")
+    data = bytes(files.get(file_id).data)
+    requests = []
+    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            raise InvalidArgument(f"{file_name} line {number} is not JSON: {exc}") from exc
+        entry = wire_mapping(entry, f"{file_name} line {number}")
+        body = wire_mapping(entry.get("request"), f"{file_name} line {number}.request")
+        key = entry.get("key")
+        requests.append(BatchRequest(dict(body), key=None if key is None else str(key)))
+    if not requests:
+        raise InvalidArgument(f"{file_name} holds no requests")
+    return requests
+
+
+def _request_text(body: JsonObject) -> str:
+    """The request's text parts as the script sees them (system instruction first)."""
+    texts: list[str] = []
+    sources = [wire_field(body, "systemInstruction"), *(body.get("contents") or [])]
+    for content in sources:
+        if isinstance(content, dict):
+            for part in content.get("parts") or []:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+    return "\n".join(texts)
+
+
+@dataclass
+class BatchCounters:
+    """What /stats shows of batches: creations (what a crash test counts), requests, ends."""
+
+    created: int = 0
+    requests: int = 0
+    ended: Counter[str] = field(default_factory=Counter)
+
+    def snapshot(self) -> JsonObject:
+        return {"created": self.created, "requests": self.requests, "ended": dict(self.ended)}
+
+
+class BatchStore:
+    """Every batch the server knows, and how long each waits in PENDING and in RUNNING."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.pending_s = delay_s
+        self.running_s = delay_s
+        self.batches: OrderedDict[str, FakeBatch] = OrderedDict()
+        self.counters = BatchCounters()
+
+    def create(
+        self,
+        model: str,
+        payload: object,
+        files: FileStore,
+        script: Script,
+        answer: Answer,
+        body_bytes: int,
+    ) -> FakeBatch:
+        batch = wire_mapping(wire_mapping(payload, "request body").get("batch"), "batch")
+        config = wire_mapping(wire_field(batch, "inputConfig"), "batch.inputConfig")
+        file_name = wire_field(config, "fileName")
+        if file_name is not None:
+            if not isinstance(file_name, str):
+                raise InvalidArgument("batch.inputConfig.fileName must be a string")
+            requests = _file_requests(files, file_name)
+        else:
+            if body_bytes > INLINE_LIMIT_BYTES:
+                raise InvalidArgument(
+                    f"inline batch requests total {body_bytes} bytes, over the "
+                    f"{INLINE_LIMIT_BYTES} byte limit; send them as a JSONL file"
+                )
+            requests = _inline_requests(config)
+        display = wire_field(batch, "displayName")
+        fake = FakeBatch(
+            id=uuid.uuid4().hex[:16],
+            model=model,
+            display_name=str(display or ""),
+            requests=requests,
+            from_file=file_name is not None,
+        )
+        self.batches[fake.id] = fake
+        self.counters.created += 1
+        self.counters.requests += len(requests)
+        fake.task = asyncio.get_running_loop().create_task(self._run(fake, files, script, answer))
+        return fake
+
+    def get(self, batch_id: str) -> FakeBatch:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            raise BatchError(404, "NOT_FOUND", f"Batch batches/{batch_id} not found.")
+        return batch
+
+    def page(self, size: int, token: str | None) -> tuple[list[FakeBatch], str | None]:
+        """Newest first, as the API lists them; the page token is the next index."""
+        ordered = list(reversed(self.batches.values()))
+        start = int(token) if token and token.isdigit() else 0
+        size = size if size > 0 else 50
+        page = ordered[start : start + size]
+        more = start + size < len(ordered)
+        return page, str(start + size) if more else None
+
+    def cancel(self, batch_id: str) -> None:
+        batch = self.get(batch_id)
+        if batch.state not in TERMINAL:
+            self._end(batch, "CANCELLED")
+
+    def delete(self, batch_id: str) -> None:
+        batch = self.batches.pop(self.get(batch_id).id)
+        if batch.task is not None:
+            batch.task.cancel()
+
+    def reset(self) -> None:
+        for batch in self.batches.values():
+            if batch.task is not None:
+                batch.task.cancel()
+        self.batches.clear()
+        self.counters = BatchCounters()
+
+    def _end(self, batch: FakeBatch, state: str) -> None:
+        batch.move(state)
+        self.counters.ended[state] += 1
+        if state in _ERRORS:
+            code, status, message = _ERRORS[state]
+            batch.error = {"code": code, "status": status, "message": message}
+
+    async def _wait(self, batch: FakeBatch) -> bool:
+        """Wait out the delay of the current state (read afresh each time, so a change
+        reaches batches in flight); False if the batch ended meanwhile."""
+        while time.monotonic() - batch.state_since < (
+            self.pending_s if batch.state == "PENDING" else self.running_s
+        ):
+            if batch.state in TERMINAL:
+                return False
+            await asyncio.sleep(_POLL_S)
+        return batch.state not in TERMINAL
+
+    async def _run(
+        self, batch: FakeBatch, files: FileStore, script: Script, answer: Answer
+    ) -> None:
+        if not await self._wait(batch):
+            return
+        batch.move("RUNNING")
+        if not await self._wait(batch):
+            return
+        ending = script.take_batch_end(_request_text(r.body) for r in batch.requests)
+        if ending is not None and ending.batch_state is not None:
+            self._end(batch, ending.batch_state)
+            return
+        for request in batch.requests:
+            if batch.state in TERMINAL:  # cancelled while running: what ran is kept
+                return
+            status, body = await answer(batch.model, request.body)
+            result: JsonObject = {"response": body} if status == 200 else {"error": body["error"]}
+            if batch.from_file:
+                result = {"key": request.key, **result} if request.key is not None else result
+            elif request.metadata is not None:
+                result["metadata"] = request.metadata
+            batch.results.append(result)
+            batch.updated = time.time()
+            await asyncio.sleep(0)
+        if batch.from_file:
+            lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in batch.results)
+            name = f"files/batch-{batch.id}"
+            files.put_generated(name, lines.encode(), "application/jsonl")
+            batch.responses_file = name
+        self._end(batch, "SUCCEEDED")
+
+
+__all__ = ["INLINE_LIMIT_BYTES", "BatchError", "BatchStore", "FakeBatch", "FilesError"]

@@ -1,0 +1,306 @@
+"""Batch mode end to end: real Redis, real worker processes, the fake server's Batch API over
+HTTP. Nothing here waits a fixed time or asserts on how long anything took."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
+from tests.support.stack import Stack, stack
+from worker.local import EVALQ, wait_for
+
+pytestmark = pytest.mark.integration
+FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
+
+
+def post(s: Stack, path: str, body: Any) -> Any:
+    request = urllib.request.Request(
+        s.gemini_url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def row_scores(client: Any, job_id: str) -> dict[str, Any]:
+    return {
+        r.id: (r.status, r.score, [(q.question, q.status, q.reason, q.result) for q in r.questions])
+        for r in client.results(job_id)
+    }
+
+
+def comparable(summary: Any) -> dict[str, Any]:
+    return {
+        "rows": (
+            summary.rows_total,
+            summary.rows_scored,
+            summary.rows_partial,
+            summary.rows_failed,
+        ),
+        "mean": summary.mean_score,
+        "tags": summary.tag_scores,
+        "unscored": summary.unscored_by_reason,
+    }
+
+
+def test_gecko_image_batch_scores_equal_online_and_cost_half(tmp_path: Path) -> None:
+    from evalq.examples.gecko import write_gecko_image_example
+
+    dataset = write_gecko_image_example(tmp_path / "example")
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        # Two names of one model (priced alike), so the second job shares no rubric with the
+        # first (rubrics are cached per judge model) and both pay for every call.
+        online = client.submit("gecko-image", dataset, judge_model="gemini-2.5-flash")
+        online_summary = client.wait(online.job_id, timeout_s=300)
+        s.reset_stats()
+        batch = client.submit(
+            "gecko-image", dataset, judge_model="gemini-2.5-flash-001", mode="batch"
+        )
+        batch_summary = client.wait(batch.job_id, timeout_s=300)
+        stats = s.stats()
+        assert batch_summary.status == "finished"
+        assert row_scores(client, batch.job_id) == row_scores(client, online.job_id)
+        assert comparable(batch_summary) == comparable(online_summary)
+        # Two stages: every rubric in one round, then every validator question in the next.
+        assert stats["requests"] == 0  # not one generateContent call
+        assert stats["batches"]["created"] >= 2
+        records = client.batches(batch.job_id)
+        assert {r.round for r in records} == {1, 2}
+        assert all(r.ingested and r.state == "SUCCEEDED" for r in records)
+        # Online, identical calls running at once may each miss the call cache; a batch asks
+        # each distinct request once. Every call is accounted either way.
+        asked = online_summary.judge_calls + online_summary.cache_hits
+        assert batch_summary.judge_calls + batch_summary.cache_hits == asked
+        assert batch_summary.judge_calls == sum(r.requests for r in records)
+        price = price_for("gemini-2.5-flash", price_table())
+        assert price is not None
+        online_rate = call_cost_nanos(
+            price,
+            batch_summary.prompt_tokens,
+            batch_summary.output_tokens,
+            batch_summary.thought_tokens,
+            batch_summary.cached_tokens,
+        )
+        assert batch_summary.cost_usd == pytest.approx(usd(online_rate) / 2, rel=1e-6)
+        assert online_summary.cost_usd is not None
+
+
+def test_groundedness_batch_scores_equal_online_with_its_candidate_stage(tmp_path: Path) -> None:
+    from evalq.examples.grounding import write_groundedness_example
+
+    dataset = write_groundedness_example(tmp_path / "example")
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        # No rubrics here: with the call cache off, the second job pays for every call too.
+        online = client.submit("groundedness", dataset, use_cache=False)
+        online_summary = client.wait(online.job_id, timeout_s=300)
+        s.reset_stats()
+        batch = client.submit("groundedness", dataset, use_cache=False, mode="batch")
+        batch_summary = client.wait(batch.job_id, timeout_s=300)
+        assert batch_summary.status == "finished"
+        assert row_scores(client, batch.job_id) == row_scores(client, online.job_id)
+        assert comparable(batch_summary) == comparable(online_summary)
+        assert s.stats()["requests"] == 0
+        # The candidate's response is written in one round, judged in a later one.
+        rounds = {r.round for r in client.batches(batch.job_id)}
+        assert len(rounds) >= 2
+        assert batch_summary.candidate_calls == online_summary.candidate_calls > 0
+
+
+def shapes(folder: Path, rows: int) -> Path:
+    from tests.integration.test_reliability import shapes_dataset
+
+    return shapes_dataset(folder, rows, own_questions=True)
+
+
+@pytest.mark.parametrize("reattach_by", ["watchdog", "resume"])
+def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
+    tmp_path: Path, reattach_by: str
+) -> None:
+    """Workers (and the producer: a client process that only submits) die while a batch runs.
+    The watchdog on its own, or `evalq resume` with the watchdog asleep, re-attaches."""
+    dataset = shapes(tmp_path / "data", 30)
+    watchdog_s = "0.3" if reattach_by == "watchdog" else "3600"
+    env = {**FAST_POLLS, "EVALQ_STALL_TIMEOUT_S": "1", "EVALQ_WATCHDOG_INTERVAL_S": watchdog_s}
+    with stack(tmp_path / "calm", **env) as s:
+        client = s.client()
+        calm_job = client.submit("gecko-image", dataset, mode="batch").job_id
+        calm = client.wait(calm_job, timeout_s=300)
+        calm_created = s.stats()["batches"]["created"]
+    with stack(tmp_path / "stormy", workers=2, **env) as s:
+        client = s.client()
+        post(s, "/batch-delay", {"running_s": 3600})  # batches stay RUNNING until released
+        producer = subprocess.Popen(
+            [*EVALQ, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"],
+            env=s.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: bool(client.store.list_jobs(1)), 120, "the producer's job")
+        job_id = client.store.list_jobs(1)[0]
+        wait_for(
+            lambda: any(r.state == "RUNNING" for r in client.batches(job_id)),
+            120,
+            "a batch seen RUNNING",
+        )
+        for proc in [producer, *s.pool.procs]:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        s.pool.procs.clear()
+        created = s.stats()["batches"]["created"]
+        s.pool.start(concurrency=4, name="after-crash")
+        if reattach_by == "resume":
+            from tests.support.cli import evalq_stdout
+
+            evalq_stdout(s.env(), "resume", job_id)
+        post(s, "/batch-delay", {"delay_s": 0})
+        summary = client.wait(job_id, timeout_s=300)
+        stats = s.stats()
+        assert stats["batches"]["created"] == created == calm_created
+        assert summary.rows_done == summary.rows_total == 30
+        assert comparable(summary) == comparable(calm)
+        assert len(list(client.results(job_id))) == 30
+
+
+def test_an_expired_batch_is_resubmitted_once_and_the_job_completes(tmp_path: Path) -> None:
+    dataset = shapes(tmp_path / "data", 6)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        post(s, "/script", [{"match": "check 3", "batch_state": "EXPIRED", "times": 1}])
+        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        summary = client.wait(job_id, timeout_s=300)
+        stats = s.stats()["batches"]
+        assert summary.status == "finished" and summary.rows_scored == 6
+        assert stats["ended"] == {"EXPIRED": 1, "SUCCEEDED": 1}
+        assert stats["created"] == 2
+        states = [r.state for r in client.batches(job_id)]
+        assert states == ["EXPIRED", "SUCCEEDED"]
+        assert summary.batch is not None and summary.batch["resubmitted"] == 1
+
+
+def test_an_expired_batch_goes_online_with_on_expiry_online(tmp_path: Path) -> None:
+    dataset = shapes(tmp_path / "data", 4)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        post(s, "/script", [{"match": "check", "batch_state": "EXPIRED"}])
+        job_id = client.submit("gecko-image", dataset, mode="batch", on_expiry="online").job_id
+        summary = client.wait(job_id, timeout_s=300)
+        assert summary.status == "finished" and summary.rows_scored == 4
+        assert s.stats()["requests"] == 12  # every question asked online instead
+        assert summary.batch is not None and summary.batch["online_fallback"] == 1
+
+
+def test_a_failed_request_is_unscored_with_its_reason_and_a_retryable_one_goes_again(
+    tmp_path: Path,
+) -> None:
+    dataset = shapes(tmp_path / "data", 3)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        post(
+            s,
+            "/script",
+            [
+                {"match": "star\\? \\(check 1\\)", "status": 400},
+                {"match": "star\\? \\(check 2\\)", "status": 503, "times": 1},
+            ],
+        )
+        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        summary = client.wait(job_id, timeout_s=300)
+        rows = {r.id: r for r in client.results(job_id)}
+        failed = [q for q in rows["row0001"].questions if "star" in q.question]
+        assert [(q.status, q.reason, q.result) for q in failed] == [
+            ("unscored", "judge_error", None)
+        ]
+        assert "400" in (failed[0].detail or "")
+        again = [q for q in rows["row0002"].questions if "star" in q.question]
+        assert [q.status for q in again] == ["ok"]  # its 503 went into the next batch once
+        assert summary.unscored_by_reason == {"judge_error": 1}
+        assert s.stats()["batches"]["created"] == 2
+
+
+def test_two_thousand_rows_go_through_the_file_path(tmp_path: Path) -> None:
+    dataset = shapes(tmp_path / "data", 2000)
+    # A small inline limit puts the job above it, as 20 MB would put a larger one.
+    env = {**FAST_POLLS, "EVALQ_BATCH_INLINE_MAX_BYTES": "1000000"}
+    with stack(tmp_path / "stack", **env) as s:
+        client = s.client()
+        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        summary = client.wait(job_id, timeout_s=1200)
+        records = client.batches(job_id)
+        assert summary.status == "finished" and summary.rows_done == 2000
+        assert [r.source for r in records] == ["file"]
+        assert records[0].requests == 6000 and records[0].succeeded == 6000
+        assert s.stats()["requests"] == 0
+        peak, before = records[0].ingest_peak_rss_kb, records[0].ingest_start_peak_rss_kb
+        assert peak is not None and before is not None
+        print(
+            f"\n2,000-row file batch (6,000 requests): the ingesting worker process's peak RSS "
+            f"{peak / 1024:.0f} MiB after ingesting, {before / 1024:.0f} MiB before it began"
+        )
+
+
+def test_cli_batch_run_status_dry_run_metrics_and_vertex_refusal(tmp_path: Path) -> None:
+    from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
+
+    dataset = shapes(tmp_path / "data", 3)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        env = s.env()
+        plan = json.loads(
+            evalq_stdout(env, "run", "gecko-image", str(dataset), "--dry-run", "--json")
+        )
+        assert plan["cost_usd_batch"] == pytest.approx(plan["cost_usd"] / 2, rel=1e-6)
+        shown = evalq_stdout(env, "run", "gecko-image", str(dataset), "--dry-run")
+        assert "--mode batch" in shown
+        done = json.loads(
+            evalq_stdout(
+                env, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"
+            )
+        )
+        assert done["status"] == "finished" and done["mode"] == "batch"
+        assert done["batch"]["on_expiry"] == "resubmit"
+        status = json.loads(evalq_stdout(env, "status", done["job_id"], "--json"))
+        assert [b["state"] for b in status["batches"]] == ["SUCCEEDED"]
+        assert status["batches"][0]["requests"] == 9
+        table = evalq_stdout(env, "status", done["job_id"])
+        assert "batches" in table and "INGESTED" in table
+        text = scrape_metrics(env)
+        labels = f'job_id="{done["job_id"]}",metric="gecko-image"'
+        assert f'evalq_job_batches{{{labels},state="INGESTED"}} 1.0' in text
+        # A rerun finds every call in the call cache: it finishes without sending a batch.
+        created = s.stats()["batches"]["created"]
+        again = json.loads(
+            evalq_stdout(
+                env, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"
+            )
+        )
+        assert again["status"] == "finished" and again["mean_score"] == done["mean_score"]
+        assert again["cache_hits"] == 9 and again["judge_calls"] == 0
+        assert s.stats()["batches"]["created"] == created
+        vertex = {**env, "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}
+        refused = run_evalq(vertex, "run", "gecko-image", str(dataset), "--mode", "batch")
+        assert refused.returncode != 0
+        assert "not available on Vertex AI" in refused.stderr
+
+
+def test_cancelling_a_job_cancels_its_batches(tmp_path: Path) -> None:
+    dataset = shapes(tmp_path / "data", 3)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        client = s.client()
+        post(s, "/batch-delay", {"delay_s": 3600})
+        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        wait_for(lambda: any(r.name for r in client.batches(job_id)), 120, "a batch created")
+        client.cancel(job_id)
+        (record,) = client.batches(job_id)
+        assert record.state == "CANCELLED" and record.cancelled_by_us
+        assert s.stats()["batches"]["ended"] == {"CANCELLED": 1}
+        assert client.summary(job_id).status == "cancelled"

@@ -1,0 +1,195 @@
+"""Judges for batch mode's sweep: a reply comes from the job's stored batch results, or the
+request is collected for the next batch and the metric's work on that row stops here for now.
+
+The stack is the online one with the Gemini client swapped out: accounting (at the batch
+price) -> fatal-error guard -> thinking -> call cache -> batch results. So a call already in
+the call cache is never sent, thinking and output allowances are applied as online, and a
+batch reply goes into the call cache like any reply.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO
+
+from google import genai
+from google.genai import types
+
+from evalq.core.errors import JudgeError
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest
+from evalq.core.metric import RowContext
+from evalq.core.pricing import Price, Usage, call_cost_nanos
+from evalq.core.thinking import Setting, ThinkingJudge
+from worker import keys
+from worker.batch.wire import describe, file_line, inlined_request
+from worker.call_cache import CachingJudge, call_digest
+from worker.fatal_errors import FatalErrorGuard
+from worker.gemini import reply_from_response
+from worker.runtime import AccountingJudge, Runtime, job_prices, row_context
+from worker.store import SharedEntries, Store
+
+
+class AwaitingBatch(Exception):
+    """The reply is not in yet: the request is collected for the next batch. Not a JudgeError,
+    so no metric turns it into a verdict; the sweep leaves the row for the next round."""
+
+
+class BatchRequestFailed(JudgeError):
+    """The request failed inside the batch (the batch's own error in the message): the unit
+    is unscored with it, as online after the client's retries."""
+
+
+@dataclass
+class Group:
+    """The requests of one model collected in one sweep: a JSONL file always, and the
+    requests themselves while they still fit inline."""
+
+    model: str
+    path: Path
+    handle: IO[str]
+    units: list[str] = field(default_factory=list)  # "{row}\t{digest}", in request order
+    digests: set[str] = field(default_factory=set)
+    inline: list[types.InlinedRequest] | None = field(default_factory=list)
+    size_bytes: int = 0
+
+
+class Collector:
+    """What a sweep found unanswered, per model, deduplicated by call digest."""
+
+    def __init__(self, client: genai.Client, max_output_tokens: int, inline_max_bytes: int) -> None:
+        self._client = client
+        self._max_output_tokens = max_output_tokens
+        self._inline_max_bytes = inline_max_bytes
+        self._dir = tempfile.TemporaryDirectory(prefix="evalq-batch-")
+        self.groups: dict[str, Group] = {}
+
+    def want(self, row: str, model: str, digest: str, request: JudgeRequest) -> None:
+        group = self.groups.get(model)
+        if group is None:
+            path = Path(self._dir.name) / f"{len(self.groups)}.jsonl"
+            group = Group(model, path, path.open("w", encoding="utf-8"))
+            self.groups[model] = group
+        if digest in group.digests:
+            return
+        group.digests.add(digest)
+        group.units.append(f"{row}\t{digest}")
+        inlined = inlined_request(model, request, self._max_output_tokens, digest)
+        line = file_line(self._client, inlined)
+        group.handle.write(line + "\n")
+        group.size_bytes += len(line) + 1
+        if group.inline is not None:
+            if group.size_bytes <= self._inline_max_bytes:
+                group.inline.append(inlined)
+            else:
+                group.inline = None  # too large to send inline: the file goes instead
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups
+
+    @property
+    def requests(self) -> int:
+        return sum(len(group.units) for group in self.groups.values())
+
+    def finish(self) -> None:
+        for group in self.groups.values():
+            group.handle.close()
+
+    def cleanup(self) -> None:
+        self.finish()
+        self._dir.cleanup()
+
+
+class BatchReplyJudge:
+    """The bottom of the batch stack: the stored result for this exact request, or collected."""
+
+    def __init__(
+        self, model: str, store: Store, job_id: str, row: str, collector: Collector
+    ) -> None:
+        self.model = model
+        self._store = store
+        self._job_id = job_id
+        self._row = row
+        self._collector = collector
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        digest = call_digest(self.model, request)
+        raw = self._store.batch_reply(self._job_id, digest)
+        if raw is None:
+            self._collector.want(self._row, self.model, digest, request)
+            raise AwaitingBatch(digest)
+        result = json.loads(raw)
+        # Accounted the first time it is handed out; a later sweep replaying it is a cache hit.
+        first = self._store.batch_first_serve(self._job_id, digest)
+        if "error" in result:
+            raise BatchRequestFailed(
+                f"the request failed in the batch: {describe(result['error'])}"
+            )
+        response = types.GenerateContentResponse.model_validate(result["response"])
+        reply = reply_from_response(self.model, response)
+        return replace(reply, cached=not first, attempts=1 if first else 0)
+
+
+class BatchAccountingJudge(AccountingJudge):
+    """Accounting as online, every call priced at the model's batch rate."""
+
+    def _usage(
+        self, request: JudgeRequest, calls: int, prompt: int, output: int, thought: int, cached: int
+    ) -> Usage | None:
+        usage = super()._usage(request, calls, prompt, output, thought, cached)
+        price: Price | None = self._price
+        if usage is None or price is None:
+            return usage
+        cost = call_cost_nanos(price, prompt, output, thought, cached, batch=True)
+        return replace(usage, cost_nanos=cost)
+
+
+def batch_judge(
+    rt: Runtime,
+    job_id: str,
+    row: str,
+    model: str,
+    collector: Collector,
+    *,
+    use_cache: bool,
+    role: str,
+    thinking: Mapping[str, Setting],
+    prices: Mapping[str, Price],
+) -> Judge:
+    inner = BatchReplyJudge(model, rt.store, job_id, row, collector)
+    replies = SharedEntries(rt.store, keys.call)
+    cached = CachingJudge(inner, replies, rt.settings.call_cache_ttl_s, read=use_cache)
+    shaped = ThinkingJudge(
+        cached,
+        thinking,
+        rt.settings.max_output_tokens,
+        role="candidate" if role == "candidate" else None,
+    )
+    guarded = FatalErrorGuard(shaped, rt.store, job_id, rt.settings.fatal_error_limit)
+    return BatchAccountingJudge(guarded, rt.store, job_id, role=role, prices=prices)
+
+
+def batch_row_context(rt: Runtime, job_id: str, row: str, collector: Collector) -> RowContext:
+    """The online row context with judges that answer from batch results."""
+    ctx = row_context(rt, job_id, row)
+    config = ctx.job
+    prices = job_prices(config, rt.settings)
+
+    def make(model: str, role: str) -> Judge:
+        return batch_judge(
+            rt,
+            job_id,
+            row,
+            model,
+            collector,
+            use_cache=config.use_cache,
+            role=role,
+            thinking=config.thinking,
+            prices=prices,
+        )
+
+    return replace(ctx, judge=lambda m: make(m, "judge"), candidate=lambda m: make(m, "candidate"))
