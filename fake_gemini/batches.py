@@ -43,17 +43,8 @@ _ERRORS = {
 Answer = Callable[[str, JsonObject], Awaitable[tuple[int, JsonObject]]]
 
 
-class BatchError(Exception):
-    """A refusal of the batches API, shaped like Gemini's error body."""
-
-    def __init__(self, code: int, status: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.status = status
-        self.message = message
-
-    def body(self) -> JsonObject:
-        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+class BatchError(FilesError):
+    """A refusal of the batches API: the same error body as the Files API's."""
 
 
 def _rfc3339(t: float) -> str:

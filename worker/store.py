@@ -828,18 +828,16 @@ class Store:
 
     def batch_first_serve(self, job_id: str, digest: str) -> bool:
         """True the first time a batch reply is handed to a metric (it is accounted then)."""
-        key = keys.batch_served(job_id)
-        pipe = self.r.pipeline()
-        pipe.sadd(key, digest)
-        pipe.expire(key, self.ttl_s)
-        added, _ = pipe.execute()
-        return bool(added)
+        return self._first_time(keys.batch_served(job_id), digest)
 
     def batch_retry_once(self, job_id: str, digest: str) -> bool:
         """True the first time a request's retryable error is seen: it goes into the next batch."""
-        key = keys.batch_retried(job_id)
+        return self._first_time(keys.batch_retried(job_id), digest)
+
+    def _first_time(self, key: str, member: str) -> bool:
+        """Add `member` to the set at `key` (living as long as the job); True if it is new."""
         pipe = self.r.pipeline()
-        pipe.sadd(key, digest)
+        pipe.sadd(key, member)
         pipe.expire(key, self.ttl_s)
         added, _ = pipe.execute()
         return bool(added)

@@ -10,10 +10,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, get_args
 
 from evalq.compare.align import AlignBy, Side, align
-from evalq.compare.paired_rows import PairedRow, pair_rows
+from evalq.compare.paired_rows import PairedRow, PairStatus, pair_rows
 from evalq.stats.multiple import HOLM_NOTE, holm
 from evalq.stats.paired import (
     BOOTSTRAP_RESAMPLES,
@@ -82,18 +82,7 @@ class Comparison:
 
 def pair_counts(rows: Sequence[PairedRow]) -> dict[str, int]:
     statuses = Counter(r.status for r in rows)
-    counts = {
-        s: statuses.get(s, 0)
-        for s in (
-            "paired",
-            "only_a",
-            "only_b",
-            "unscored_a",
-            "unscored_b",
-            "unscored_both",
-            "no_common_questions",
-        )
-    }
+    counts = {s: statuses.get(s, 0) for s in get_args(PairStatus)}
     counts["questions_left_out"] = sum(r.questions_left_out for r in rows)
     counts["rubric_differs"] = sum(1 for r in rows if r.status == "paired" and not r.same_questions)
     return counts

@@ -16,17 +16,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
+from tests.conftest import FakeGemini, RedisServer, worker_env
+from tests.support.cli import evalq_ok
 
 pytestmark = pytest.mark.integration
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [*EVALQ, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
+    return evalq_ok(env, *args, timeout_s=300)
 
 
 def three_candidates(dest: Path) -> tuple[Path, int]:

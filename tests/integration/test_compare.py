@@ -18,7 +18,9 @@ import pytest
 from PIL import Image
 from scipy import stats as sp
 
-from tests.conftest import EVALQ, ROOT, FakeGemini, RedisServer, worker_env
+from tests.conftest import FakeGemini, RedisServer, worker_env
+from tests.support.chromium import screenshot
+from tests.support.cli import evalq_ok
 
 pytestmark = pytest.mark.integration
 
@@ -29,43 +31,7 @@ def add_row(dataset: Path, row: dict[str, str]) -> None:
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [*EVALQ, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
-
-
-def screenshot(html: Path, png: Path, profile: Path) -> None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (scripts/test installs it when it can)")
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            f"--screenshot={png}",
-            "--window-size=1200,1800",
-            html.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    return evalq_ok(env, *args, timeout_s=300)
 
 
 def test_compare_and_leaderboard_of_two_models(
@@ -178,7 +144,7 @@ def test_compare_and_leaderboard_of_two_models(
     page = html.read_text()
     assert page.count('src="data:image/jpeg;base64,') >= 2  # both sides' images of a top row
     shot = tmp_path / "compare.png"
-    screenshot(html, shot, tmp_path / "chrome")
+    screenshot(html, shot, tmp_path / "chrome", (1200, 1800))
     with Image.open(shot) as image:
         assert image.size == (1200, 1800)
         colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []

@@ -47,6 +47,15 @@ def run_evalq(
     return run_command([*EVALQ, *args], env, cwd=cwd, timeout_s=timeout_s)
 
 
+def evalq_ok(
+    env: Mapping[str, str], *args: str, timeout_s: float = TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
+    """`evalq ARGS…`, which must succeed; a failure shows what it printed."""
+    done = run_evalq(env, *args, timeout_s=timeout_s)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
 def evalq_stdout(env: Mapping[str, str], *args: str) -> str:
     """The stdout of `evalq ARGS…`, which must succeed; a failure shows its stderr."""
     done = run_evalq(env, *args)

@@ -4,7 +4,6 @@ Chromium to a PNG (how it looks to a person)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from evalq.client.report import render_report
 from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
 from tests.conftest import FakeGemini
 from tests.integration.test_pipeline_gecko import png
+from tests.support.chromium import chromium_or_skip, screenshot
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -188,9 +188,7 @@ def test_report_ranking_and_sentences() -> None:
 def test_report_of_a_real_job_renders_in_chromium(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (scripts/test installs it when it can)")
+    chromium_or_skip()
     from evalq.examples.gecko import write_gecko_image_example
 
     dataset = write_gecko_image_example(tmp_path / "example")
@@ -205,26 +203,7 @@ def test_report_of_a_real_job_renders_in_chromium(
     )
     out.write_text(html)
     shot = tmp_path / "report.png"
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'chrome'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,1600",
-            out.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    screenshot(out, shot, tmp_path / "chrome", (1200, 1600))
     with Image.open(shot) as image:
         assert image.size == (1200, 1600)
         colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []

@@ -1,0 +1,42 @@
+"""Headless Chromium (Debian's package) rendering an HTML file to a PNG, for the tests that
+look at evalq's reports; a machine without it skips them, saying why."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def chromium_or_skip() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("Debian's chromium is not installed (scripts/test installs it when it can)")
+    return found
+
+
+def screenshot(html: Path, png: Path, profile: Path, size: tuple[int, int]) -> None:
+    """Render `html` at `size` (width, height) into `png`, offline: no network, no profile
+    shared with any other run."""
+    subprocess.run(
+        [
+            chromium_or_skip(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            f"--screenshot={png}",
+            f"--window-size={size[0]},{size[1]}",
+            html.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
