@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from evalq.compare.align import AlignBy
+from evalq.comparisons.align import AlignBy
 from evalq.core.errors import EvalqError
 from evalq.core.metric import REGISTRY
 
@@ -699,7 +699,7 @@ def compare(
     paired mean differences with intervals and p-values, per tag, and every pair with Holm's
     correction for more than two. One multi-candidate job alone compares its candidates."""
     from evalq.client.compare import compare_jobs
-    from evalq.compare.comparison import comparison_dict
+    from evalq.comparisons.comparison import comparison_dict
 
     client = _client(redis_url)
     comparison = compare_jobs(client, sides, by=align_by(by))
@@ -745,8 +745,8 @@ def leaderboard(
     columns and which differences are significant (paired tests, Holm-corrected). Sides are
     jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates)."""
     from evalq.client.compare import compare_jobs
-    from evalq.compare.leaderboard import leaderboard as standings_of
-    from evalq.compare.leaderboard import leaderboard_dict
+    from evalq.comparisons.leaderboard import leaderboard as standings_of
+    from evalq.comparisons.leaderboard import leaderboard_dict
 
     comparison = compare_jobs(_client(redis_url), sides, by=align_by(by))
     standings = standings_of(comparison)

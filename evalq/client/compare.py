@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalq.compare.align import AlignBy, Side
-from evalq.compare.comparison import Comparison, compare_sides, comparison_dict, row_dict
-from evalq.compare.leaderboard import Standing, leaderboard, leaderboard_dict
+from evalq.comparisons.align import AlignBy, Side
+from evalq.comparisons.comparison import Comparison, compare_sides, comparison_dict, row_dict
+from evalq.comparisons.leaderboard import Standing, leaderboard, leaderboard_dict
 from evalq.core.errors import EvalqError
 
 if TYPE_CHECKING:

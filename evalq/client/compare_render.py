@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from evalq.client.render import SIMULATED_BANNER
-from evalq.compare.comparison import Comparison, PairComparison
-from evalq.compare.leaderboard import Standing
+from evalq.comparisons.comparison import Comparison, PairComparison
+from evalq.comparisons.leaderboard import Standing
 from evalq.stats.paired import PairedDifference
 
 

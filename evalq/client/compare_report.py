@@ -12,8 +12,8 @@ from markupsafe import Markup
 
 from evalq.client.compare_render import counts_line
 from evalq.client.report import thumbnail
-from evalq.compare.comparison import Comparison, PairComparison, side_by_side
-from evalq.compare.paired_rows import PairedRow
+from evalq.comparisons.comparison import Comparison, PairComparison, side_by_side
+from evalq.comparisons.paired_rows import PairedRow
 from evalq.core.data_roots import DataRoots
 from evalq.core.models import MediaRef, RowInput
 from evalq.stats.paired import PairedDifference

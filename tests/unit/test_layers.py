@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.conftest import ROOT
 
-DOMAIN = {"evalq.core", "evalq.metrics", "evalq.stats", "evalq.examples", "evalq.compare"}
+DOMAIN = {"evalq.core", "evalq.metrics", "evalq.stats", "evalq.examples", "evalq.comparisons"}
 CLIENT_SIDE = {"evalq.__main__", "evalq.client"}
 
 

@@ -9,9 +9,9 @@ from rich.console import Console
 
 from evalq.client.compare_render import leaderboard_csv, print_comparison, print_leaderboard
 from evalq.client.compare_report import render_comparison
-from evalq.compare.align import Side
-from evalq.compare.comparison import compare_sides
-from evalq.compare.leaderboard import leaderboard
+from evalq.comparisons.align import Side
+from evalq.comparisons.comparison import compare_sides
+from evalq.comparisons.leaderboard import leaderboard
 from evalq.core.models import QuestionResult, RowResult
 
 
@@ -79,3 +79,12 @@ def test_html_escapes_what_the_data_holds() -> None:
     assert "&lt;script&gt;" in html
     assert 'aria-label="per-tag comparison"' in html
     assert "SIMULATED JUDGE" in html
+
+
+def test_the_api_function_is_not_shadowed_by_the_domain_package() -> None:
+    """`evalq.compare(...)` is the API; the comparison logic's package has another name, so
+    importing it never replaces the function with a module."""
+    import evalq
+    import evalq.comparisons.comparison  # noqa: F401
+
+    assert callable(evalq.compare)

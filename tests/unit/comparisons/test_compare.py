@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.compare.align import Side, align
-from evalq.compare.comparison import compare_sides, comparison_dict
-from evalq.compare.leaderboard import leaderboard, leaderboard_dict
-from evalq.compare.paired_rows import pair_rows
+from evalq.comparisons.align import Side, align
+from evalq.comparisons.comparison import compare_sides, comparison_dict
+from evalq.comparisons.leaderboard import leaderboard, leaderboard_dict
+from evalq.comparisons.paired_rows import pair_rows
 from evalq.core.models import QuestionResult, RowResult
 from evalq.stats.paired import compare_paired
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from statistics import fmean
 from typing import Any
 
-from evalq.compare.align import align
-from evalq.compare.comparison import Comparison
+from evalq.comparisons.align import align
+from evalq.comparisons.comparison import Comparison
 from evalq.core.models import RowResult
 from evalq.stats.intervals import Bounds, IntervalMethod, mean_interval
 

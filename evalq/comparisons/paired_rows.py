@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Literal
 
-from evalq.compare.align import Key
+from evalq.comparisons.align import Key
 from evalq.core.models import QuestionResult, RowResult
 
 PairStatus = Literal[

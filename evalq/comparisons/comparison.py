@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, get_args
 
-from evalq.compare.align import AlignBy, Side, align
-from evalq.compare.paired_rows import PairedRow, PairStatus, pair_rows
+from evalq.comparisons.align import AlignBy, Side, align
+from evalq.comparisons.paired_rows import PairedRow, PairStatus, pair_rows
 from evalq.stats.multiple import HOLM_NOTE, holm
 from evalq.stats.paired import (
     BOOTSTRAP_RESAMPLES,
