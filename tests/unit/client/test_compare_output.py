@@ -85,6 +85,6 @@ def test_the_api_function_is_not_shadowed_by_the_domain_package() -> None:
     """`evalq.compare(...)` is the API; the comparison logic's package has another name, so
     importing it never replaces the function with a module."""
     import evalq
-    import evalq.comparisons.comparison  # noqa: F401
+    import evalq.comparisons.comparison
 
     assert callable(evalq.compare)
