@@ -16,9 +16,10 @@ from functools import cache
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready
 
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
+from worker.result_backend import RedisResults, backend_url
 from worker.settings import Settings, get_settings
 
 # The names stay importable from here (`app`, the worker's app, comes from __getattr__).
@@ -29,7 +30,7 @@ def create_app(settings: Settings) -> Celery:
     app = Celery(
         "evalq",
         broker=settings.redis_url,
-        backend=settings.redis_url,
+        backend=backend_url(settings.redis_url),
         include=["tasks.rows", "tasks.batch"],
     )
     # A frozen Redis must give errors that are retried, not hangs: every connection (broker,
@@ -65,6 +66,11 @@ def create_app(settings: Settings) -> Celery:
         worker_prefetch_multiplier=4 if settings.worker_pool == "gevent" else 1,
         broker_transport_options=transport,
         result_backend_transport_options={"visibility_timeout": settings.visibility_timeout_s},
+        # One backend (one connection pool) per process: Celery otherwise keeps one per thread,
+        # and under gevent every task runs in a new greenlet, so each task built a client and
+        # opened a connection (a HELLO per task in INFO commandstats). redis-py's pool is safe
+        # to share between threads and greenlets.
+        result_backend_thread_safe=True,
         redis_socket_timeout=timeout,
         redis_max_connections=settings.connection_slots,
         redis_socket_connect_timeout=timeout,
@@ -87,7 +93,9 @@ def create_app(settings: Settings) -> Celery:
         task_routes={PREPARE_ROW: {"queue": QUEUE_ROWS}},
         task_track_started=settings.task_track_started,
         worker_send_task_events=settings.task_events,  # Flower
-        task_send_sent_event=settings.task_events,
+        # Flower learns of a task when a worker receives it; the "sent" event (a publish per
+        # task sent, from prepare_row) only adds the moment it was queued.
+        task_send_sent_event=settings.task_events and settings.task_sent_events,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )
@@ -105,6 +113,14 @@ def __getattr__(name: str) -> Any:
     if name == "app":
         return get_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@worker_init.connect
+def _stop_following_results(sender: Any = None, **_: Any) -> None:
+    """A worker never waits on a task's result (see worker.result_backend)."""
+    backend = get_app().backend
+    if isinstance(backend, RedisResults):
+        backend.stop_following()
 
 
 @worker_ready.connect

@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import asdict, replace
 
-from evalq.core.judge import Judge, JudgeReply, JudgeRequest, incomplete
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest, incomplete, reply_schema
 from evalq.core.kv import KeyValue
 from worker import keys
 
@@ -28,7 +28,7 @@ def call_digest(model: str, request: JudgeRequest) -> str:
     material = {
         "model": model,
         "prompt": request.prompt,
-        "schema": request.schema.model_json_schema() if request.schema else None,
+        "schema": reply_schema(request.schema) if request.schema else None,
         "config": {
             "temperature": request.temperature,
             "max_output_tokens": request.max_output_tokens,

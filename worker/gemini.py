@@ -8,7 +8,6 @@ so the attempt count is known, and rate limits go back to the task as a countdow
 from __future__ import annotations
 
 import copy
-import functools
 import re
 import threading
 from dataclasses import replace
@@ -36,6 +35,7 @@ from evalq.core.judge import (
     JudgeRequest,
     MediaPart,
     ensure_complete,
+    reply_schema,
 )
 from worker.limiter import RateLimiter
 from worker.settings import Settings
@@ -127,16 +127,11 @@ def _thinking_config(request: JudgeRequest) -> types.ThinkingConfig | None:
     return types.ThinkingConfig(thinking_budget=thinking.budget)
 
 
-@functools.cache
-def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
-
-
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     """The reply schema as the JSON schema the SDK would derive from the class, computed once
     per class: deriving it is pydantic's costliest step on every call. A fresh copy each time,
     because the SDK rewrites the dict it is given in place (the request sent is the same)."""
-    return copy.deepcopy(_json_schema(model))
+    return copy.deepcopy(reply_schema(model))
 
 
 def request_parts(

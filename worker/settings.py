@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     # Task events for Flower (monitoring is part of the product): on by default; off saves the
     # event messages every task sends (the scaling benchmark measures both).
     task_events: bool = True
+    # With task events on, also Celery's "task-sent" event (Flower shows a task as queued before
+    # a worker takes it): one more event message per task, off by default.
+    task_sent_events: bool = False
 
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.

@@ -6,8 +6,9 @@ and run against any backend without importing the SDK.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -78,6 +79,14 @@ class JudgeReply:
 
 
 NORMAL_STOP = "STOP"
+
+
+@functools.cache
+def reply_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A reply class's JSON schema, derived once per class: pydantic's schema generation is the
+    costliest step of building a request, and a class's schema does not change. Callers must
+    not modify the dict (the Gemini client hands the SDK a copy)."""
+    return model.model_json_schema()
 
 
 def token_counts(prompt: int, output: int, thought: int = 0) -> str:

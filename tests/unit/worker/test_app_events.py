@@ -1,5 +1,6 @@
 """Celery's per-task bookkeeping is chosen by settings: the STARTED state is off unless asked
-for (nothing of evalq reads it), Flower's task events are on unless turned off."""
+for (nothing of evalq reads it), Flower's task events are on unless turned off, and the
+"task-sent" event only when asked for as well."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from worker.settings import Settings
 def test_started_state_off_and_flower_events_on_by_default() -> None:
     conf = create_app(Settings()).conf
     assert conf.task_track_started is False
-    assert (conf.worker_send_task_events, conf.task_send_sent_event) == (True, True)
+    assert (conf.worker_send_task_events, conf.task_send_sent_event) == (True, False)
+
+
+def test_sent_events_need_task_events() -> None:
+    on = create_app(Settings(task_sent_events=True)).conf
+    assert (on.worker_send_task_events, on.task_send_sent_event) == (True, True)
+    off = create_app(Settings(task_sent_events=True, task_events=False)).conf
+    assert (off.worker_send_task_events, off.task_send_sent_event) == (False, False)
 
 
 def test_settings_turn_each_one_the_other_way() -> None:
@@ -24,5 +32,7 @@ def test_settings_turn_each_one_the_other_way() -> None:
 def test_the_environment_names_them_with_the_evalq_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALQ_TASK_EVENTS", "false")
     monkeypatch.setenv("EVALQ_TASK_TRACK_STARTED", "true")
+    monkeypatch.setenv("EVALQ_TASK_SENT_EVENTS", "true")
     settings = Settings()
     assert (settings.task_events, settings.task_track_started) == (False, True)
+    assert settings.task_sent_events is True
