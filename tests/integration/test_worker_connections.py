@@ -1,0 +1,67 @@
+"""What Celery's machinery costs Redis per task stays bounded: a worker keeps one result backend
+(one connection pool) per process, and nothing in it follows task results. Before, a gevent
+worker built a backend, a connection pool and a connection for every task (each greenlet got
+its own), and subscribed to every unit's result channel only to unsubscribe when the result
+came. Real worker (whatever pool the environment says), real Redis, the fake server."""
+
+from __future__ import annotations
+
+import io
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from tests.conftest import FakeGemini
+from tests.support.datasets import write_rows
+from worker.local import RedisServer
+
+pytestmark = pytest.mark.integration
+
+ROWS, QUESTIONS = 6, 8
+
+
+def dataset(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    Image.new("RGB", (32, 32), "red").save(buf, format="PNG")
+    (folder / "red.png").write_bytes(buf.getvalue())
+    tag = uuid.uuid4().hex[:8]  # distinct prompts: no reply of an earlier test is cached
+    rows = [
+        {
+            "id": f"c{i}",
+            "prompt": "a red square",
+            "image": "red.png",
+            "questions": [
+                {"question": f"Is it red? ({tag} {i} {q})", "answer": "yes"}
+                for q in range(QUESTIONS)
+            ],
+        }
+        for i in range(ROWS)
+    ]
+    return write_rows(folder / "data.jsonl", rows)
+
+
+def calls(stats: dict[str, Any], command: str) -> int:
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def test_tasks_reuse_connections_and_subscribe_to_nothing(
+    client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    data = dataset(tmp_path / "data")
+    redis = redis_server.client()
+    redis.config_resetstat()
+    opened_before = int(redis.info("stats")["total_connections_received"])
+
+    status = client.wait(client.submit("gecko-image", data).job_id, timeout_s=120)
+
+    assert (status.status, status.rows_done, status.unit_tasks) == ("finished", ROWS, 48)
+    tasks = ROWS * (QUESTIONS + 2)  # prepare_row, a run_unit per question, aggregate_row
+    commands = redis.info("commandstats")
+    assert calls(commands, "subscribe") == calls(commands, "unsubscribe") == 0
+    opened = int(redis.info("stats")["total_connections_received"]) - opened_before
+    # Pools fill up to the worker's concurrency at most; one connection per task was the bug.
+    assert opened < tasks // 2, f"{opened} connections opened for {tasks} tasks"
