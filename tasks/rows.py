@@ -37,10 +37,11 @@ from evalq.core.metric import Plan, check_plan_size, get_metric
 from evalq.core.models import UnscoredReason, Verdict
 from evalq.core.verdicts import failed_row, unscored
 from worker.app import PREPARE_ROW, app
+from worker.inline_units import resolve_inline
 from worker.jobs import finish_row
 from worker.runtime import Runtime, record_unit, row_context, runtime
 from worker.store import REDIS_DOWN
-from worker.unit_writes import NotCached, UnitWrites
+from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
@@ -208,40 +209,13 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, An
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
         _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")
         return {"row": row, "status": "failed"}
-    asked = _resolve_inline(rt, job_id, row, plan)
+    asked = resolve_inline(rt, job_id, row, plan)
     if not asked:  # every unit answered: no chord (an empty header is not allowed)
         return {**_aggregate(rt, job_id, row, plan, rt.store.verdicts(job_id, row)), "units": 0}
     # Counted as sent: a redelivered prepare_row sends the units still unanswered again.
     rt.store.incr(job_id, unit_tasks=len(asked))
     chord([run_unit.s(job_id, row, index) for index in asked])(aggregate_row.s(job_id, row))
     return {"row": row, "units": len(asked)}
-
-
-def _resolve_inline(rt: Runtime, job_id: str, row: str, plan: Plan[Any]) -> list[int]:
-    """The indexes of the units that need a judge call (a run_unit task each). Units with a
-    stored verdict need nothing; with the call cache on, a unit whose every reply is cached is
-    answered here by its metric through cache-only judges, and its verdict stored. A miss
-    (NotCached), or any judge error, leaves the unit to its task, and what this attempt held is
-    dropped (nothing was spent). A unit's cache hits and `units_inline` count only with its new
-    verdict, so a redelivered prepare_row counts nothing twice."""
-    answered = rt.store.answered(job_id, row)
-    left = [unit for unit in plan.units if unit.index not in answered]
-    config = rt.store.config(job_id)
-    if not config.use_cache:
-        return [unit.index for unit in left]
-    metric = get_metric(config.metric)
-    asked: list[int] = []
-    for unit in left:
-        writes = UnitWrites()
-        writes.count(units_inline=1)
-        try:
-            ctx = row_context(rt, job_id, row, writes, cache_only=True)
-            verdict = metric.run_unit(ctx, plan, unit)
-        except (NotCached, JudgeError):
-            asked.append(unit.index)
-            continue
-        record_unit(rt, job_id, row, verdict, writes)
-    return asked
 
 
 @app.task(bind=True, name="evalq.run_unit", max_retries=None)

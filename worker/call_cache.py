@@ -20,7 +20,7 @@ from worker import keys
 def call_digest(model: str, request: JudgeRequest) -> str:
     """The reply's name in the cache (its key is worker.keys.call of it)."""
     media = [
-        {"mime": m.mime_type, "sha256": hashlib.sha256(m.data).hexdigest()}
+        {"mime": m.mime_type, "sha256": m.data_sha256}
         if m.data is not None
         else {"mime": m.mime_type, "uri": m.uri}
         for m in request.media

@@ -8,7 +8,7 @@ limiter corrections are then held and written with the unit's verdict in one rou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from evalq.core.errors import InputError, JudgeError, LimiterBusy, RateLimited
@@ -183,18 +183,46 @@ class CacheOnly:
         raise NotCached(self.model)
 
 
+@dataclass
+class CacheProbe:
+    """prepare_row's reads of the call cache, one MGET for a row instead of a GET per unit.
+
+    A first pass over the row's units notes each key asked for and answers it as a miss; `fetch`
+    reads them all at once. The pass after it answers from what was fetched, and reads any other
+    key (a unit's later call, which depends on an earlier reply) on its own."""
+
+    store: Store
+    known: dict[str, str | None] = field(default_factory=dict)
+    wanted: list[str] = field(default_factory=list)
+    fetched: bool = False
+
+    def get(self, key: str) -> str | None:
+        if key in self.known:
+            return self.known[key]
+        if self.fetched:
+            return self.store.get(key)
+        self.wanted.append(key)
+        return None
+
+    def fetch(self) -> None:
+        wanted = list(dict.fromkeys(self.wanted))
+        self.known.update(zip(wanted, self.store.get_many(wanted), strict=True))
+        self.fetched = True
+
+
 @dataclass(frozen=True)
 class HeldEntries:
     """Call-cache entries read now and written with the unit's outcome (Store.record_unit)."""
 
     store: Store
     writes: UnitWrites
+    probe: CacheProbe | None = None
 
     def get(self, entry: str) -> str | None:
         key = keys.call(entry)
         if (held := self.writes.replies.get(key)) is not None:
             return held[0]  # the same request twice in one unit is asked once, as before
-        return self.store.get(key)
+        return (self.probe or self.store).get(key)
 
     def set(self, entry: str, value: str, ttl_s: int) -> None:
         self.writes.replies[keys.call(entry)] = (value, ttl_s)
@@ -218,9 +246,11 @@ class Runtime:
         prices: Mapping[str, Price] | None = None,
         writes: UnitWrites | None = None,
         cache_only: bool = False,
+        probe: CacheProbe | None = None,
     ) -> Judge:
         """A judge for one job's calls. `writes`: hold what its calls write for the unit's
-        one write. `cache_only`: answer from the call cache or raise NotCached, never call."""
+        one write. `cache_only`: answer from the call cache or raise NotCached, never call;
+        `probe`: read the call cache through it (with `writes`)."""
         capped: Judge
         if cache_only:
             capped = CacheOnly(model)
@@ -233,7 +263,7 @@ class Runtime:
         replies: KeyValue = (
             SharedEntries(self.store, keys.call)
             if writes is None
-            else HeldEntries(self.store, writes)
+            else HeldEntries(self.store, writes, probe)
         )
         cached = CachingJudge(capped, replies, self.settings.call_cache_ttl_s, read=use_cache)
         # Thinking is applied before the cache, so it is part of the call-cache key.
@@ -289,8 +319,9 @@ def row_context(
     writes: UnitWrites | None = None,
     *,
     cache_only: bool = False,
+    probe: CacheProbe | None = None,
 ) -> RowContext:
-    """What a metric sees of the runtime for one row; `writes` and `cache_only` as in
+    """What a metric sees of the runtime for one row; `writes`, `cache_only` and `probe` as in
     Runtime.judge (a metric's own counters are held in `writes` too)."""
     config, row = rt.store.config(job_id), rt.store.row(job_id, row_id)
 
@@ -324,6 +355,7 @@ def row_context(
             prices=prices,
             writes=writes,
             cache_only=cache_only,
+            probe=probe,
         )
 
     return RowContext(

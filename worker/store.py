@@ -681,6 +681,9 @@ class Store:
     def get(self, key: str) -> str | None:
         return cast(str | None, self.r.get(key))
 
+    def get_many(self, names: Sequence[str]) -> list[str | None]:
+        return cast(list[str | None], self.r.mget(names)) if names else []
+
     def has(self, key: str) -> bool:
         return bool(self.r.exists(key))
 

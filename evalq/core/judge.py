@@ -7,6 +7,7 @@ and run against any backend without importing the SDK.
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,6 +23,13 @@ class MediaPart:
     mime_type: str
     data: bytes | None = None
     uri: str | None = None
+
+    @functools.cached_property
+    def data_sha256(self) -> str | None:
+        """The bytes' digest, for cache keys: computed once per part, as the same part (one
+        loaded image or clip) goes into every question's request, and a large one costs a
+        millisecond or more to hash each time."""
+        return None if self.data is None else hashlib.sha256(self.data).hexdigest()
 
 
 @dataclass(frozen=True)

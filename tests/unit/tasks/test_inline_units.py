@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from tests.conftest import FakeGemini
+from tests.support.grounding import CONTEXT, QUERY, labels
 from tests.support.task_runner import Outcome, TaskRunner
 from tests.unit.tasks.conftest import RunnerOn
 
@@ -146,3 +147,32 @@ def test_a_no_cache_job_takes_nothing_from_the_cache_but_keeps_its_own_verdicts(
     summary = runner.client.summary(job)
     assert (summary.units_inline, summary.cache_hits, summary.rows_done) == (0, 0, 1)
     assert summary.judge_calls == 2 == fake.stats()["requests"] - asked
+
+
+def test_a_unit_of_two_calls_is_answered_inline_from_both_cached_replies(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    """A groundedness judge that left a sentence out is asked again: the unit's second call
+    depends on the first reply, so prepare_row reads it after the row's one MGET, on its own."""
+    runner = runner_on(RUNNER_DB)
+    bananas = ("Bananas are yellow.", "supported", "Bananas are yellow fruits.")
+    fake.script(
+        [
+            {"match": "kind=unlabelled_sentences", "reply": labels(bananas)},
+            {"match": "Il-two", "reply": labels(("Apples are red.", "supported", None))},
+        ]
+    )
+    response = "Apples are red. Bananas are yellow."
+    row = {"id": "g", "query": f"{QUERY} (Il-two)", "context": CONTEXT, "response": response}
+    first = runner.submit("groundedness", [row])
+    runner.drain()
+    assert fake.stats()["requests"] == 2  # the labelling, and the re-ask for the bananas
+
+    second = runner.submit("groundedness", [row])
+    ran = runner.drain()
+    assert names(ran) == ["prepare_row"]
+    assert fake.stats()["requests"] == 2
+    after = runner.client.summary(second)
+    assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 1, 2)
+    assert scores(runner, second) == scores(runner, first)
+    assert scores(runner, first)[0][1] == "scored"

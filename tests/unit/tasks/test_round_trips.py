@@ -55,3 +55,25 @@ def test_with_a_rate_limit_a_unit_still_takes_at_most_four_round_trips(
     limits = json.dumps({"*": {"rpm": 6000, "tpm": 10_000_000}})
     trips = unit_round_trips(runner_on(RUNNER_DB, EVALQ_RATE_LIMITS=limits), fake, "Rt-limited")
     assert trips <= MAX_ROUND_TRIPS
+
+
+def test_prepare_row_reads_the_call_cache_once_for_the_whole_row(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    """On a first run nothing is cached: one MGET for the row's units, not a GET for each."""
+    runner = runner_on(RUNNER_DB)
+    fake.script([{"match": "Rt-row", "reply": rating(3)}])
+    runner.submit(
+        "pointwise",
+        [{"id": "r", "response": "Rt-row response."}],
+        options={"template": "fluency", "samples": 5},
+    )
+    with monitored(runner.redis_url) as window:
+        runner.next()  # prepare_row: nothing cached, a chord of five units
+    reads = [
+        c for c in window.commands if "evalq:call:" in c and c.upper().startswith(("GET ", "MGET "))
+    ]
+    assert len(runner.queue) == 5
+    assert len(reads) == 1 and reads[0].upper().startswith("MGET "), reads
+    assert reads[0].count("evalq:call:") == 5
+    assert fake.stats()["requests"] == 0
