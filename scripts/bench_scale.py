@@ -25,6 +25,15 @@ and W workers of C slots each:
   google-genai's aio client behind a semaphore of W*C (bench.AsyncJudge, each reply parsed);
   its own CPU (process_time) and peak RSS, and the fake server's CPU meanwhile.
 
+With `--profile DIR`, py-spy samples every worker process during the first run only (not the
+warm-up, the cached rerun or the baseline) at 200 Hz without idle samples, writing
+DIR/w<W>-<events>-worker<N>.txt (raw, collapsed stacks); each profile is summarized under
+evalq.profile and in a table: per component of a call's path (the judge call, Celery's events,
+acks, the result backend, the broker, evalq's Store, logging, pydantic...), the share of the
+worker's samples whose stack holds that component's marker frame (bench_profile.COMPONENTS;
+inclusive shares, they overlap). py-spy needs ptrace on the workers; where it is missing or
+cannot attach, the benchmark stops with an error rather than leave the profile out.
+
 Ratios against the baseline and across worker counts are the results; absolute figures depend
 on the machine and on what else runs on it (the load average is recorded).
 """
@@ -42,6 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import bench_profile
 from bench import AsyncJudge, Stack, dataset, stats, this_machine
 from bench_measure import (
     banner_value,
@@ -61,6 +71,7 @@ from evalq.metrics.gecko.prompts import validator_prompt
 
 VERDICT = json.dumps({"explanation": "The image shows it.", "answer": "yes"})
 EVENTS = {"on": "true", "off": "false"}
+PROFILED = ["first run profiled: py-spy's own CPU shares the machine with it (rates, wall)"]
 
 
 def script_file(folder: Path) -> Path:
@@ -168,6 +179,7 @@ def one_run(
         )
     except RuntimeError as exc:
         raise SystemExit(f"workers with --pool {args.pool} did not start: {exc}") from exc
+    recordings: list[bench_profile.Recording] = []
     try:
         redis = stack.redis.client()
         slots = workers * args.concurrency
@@ -177,11 +189,15 @@ def one_run(
         stack.run(dataset(path.parent, 2 * workers, f"warmup{workers}", args.questions_per_row))
         before, requests = cpu_snapshot(stack), stats(stack.fake.url)["requests"]
         redis.config_resetstat()
+        if args.profile:
+            pids = [p.pid for p in stack.pool.procs]
+            recordings = bench_profile.record_all(pids, args.profile, work.name)
         wall, summary = stack.run(path)
+        calls = int(summary.judge_calls)
+        profile = bench_profile.stop_all(recordings, calls) if args.profile else None
         after = cpu_snapshot(stack)
         commands = command_counts(redis.info("commandstats"))
         memory = [tree_memory_mb(p.pid) for p in stack.pool.procs]
-        calls = int(summary.judge_calls)
         sent = stats(stack.fake.url)["requests"] - requests
         bound = bound_s([calls], args.latency_ms / 1000, slots)
         first_units = units_received(stack.pool.logs())
@@ -199,6 +215,8 @@ def one_run(
             "redis_commands": commands,
             "unit_tasks_in_logs": first_units,
         }
+        if profile is not None:
+            first["profile"] = profile
 
         requests = stats(stack.fake.url)["requests"]
         rerun_wall, rerun = stack.run(path)
@@ -221,6 +239,7 @@ def one_run(
         assert stack.redis.proc is not None
         base = run_baseline(stack.fake.url, path, slots, stack.fake.proc.pid)
     finally:
+        bench_profile.abandon(recordings)  # only if the run failed: stop_all waited for them
         stack.close()
     base["bound_over_wall"] = ratio(bound, base["wall_s"])
     cpu = first["cpu"]
@@ -232,7 +251,7 @@ def one_run(
         "concurrency_per_worker": args.concurrency,
         "slots": slots,
         "effective": seen,
-        "warnings": not_in_force(asked, seen),
+        "warnings": not_in_force(asked, seen) + (PROFILED if "profile" in first else []),
         "evalq": first,
         "cached_rerun": cached,
         "baseline": base,
@@ -298,6 +317,23 @@ def print_table(runs: list[dict[str, Any]]) -> None:
     )
 
 
+def print_profiles(runs: list[dict[str, Any]]) -> None:
+    columns = {
+        f"w{r['workers']}-{r['events']}/{n}": worker
+        for r in runs
+        for n, worker in enumerate(r["evalq"]["profile"]["workers"])
+    }
+    print()
+    print("\n".join(bench_profile.table(columns)))
+    print(
+        "py-spy profiles of the first run, a column per worker (w<workers>-<events>/<worker>): "
+        "the share of the worker's non-idle samples (running or waiting for a CPU) whose stack "
+        "holds the marker frame "
+        "(inclusive: shares overlap and do not sum to 1); samples per judge call are the "
+        f"worker's samples over all the run's calls, at {bench_profile.RATE_HZ} Hz"
+    )
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="scripts/bench --scale",
@@ -312,6 +348,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--questions-per-row", type=int, default=8)
     parser.add_argument("--events", choices=["on", "off", "both"], default="both")
     parser.add_argument("--out", type=Path, default=Path("bench-scale.json"))
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="py-spy every worker during the measured first run into DIR/<run>-worker<N>.txt "
+        "(raw format) and summarize the profiles into the JSON and a table",
+    )
     args = parser.parse_args(argv)
     args.worker_counts = sorted({int(w) for w in args.workers.split(",") if w.strip()})
     return args
@@ -323,6 +366,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps(baseline_child(url, path, concurrency)))
         return 0
     args = parse_args(argv)
+    if args.profile:
+        bench_profile.py_spy()  # missing: fail now, not after the first stack has started
     settings = ["on", "off"] if args.events == "both" else [args.events]
     runs = []
     with tempfile.TemporaryDirectory(prefix="evalq-bench-scale-") as tmp:
@@ -352,6 +397,8 @@ def main(argv: list[str]) -> int:
         "goals": goals(runs),
     }
     print_table(runs)
+    if args.profile:
+        print_profiles(runs)
     for run in runs:
         for warning in run["warnings"]:
             print(f"warning ({run['workers']} workers, events {run['events']}): {warning}")
