@@ -21,6 +21,7 @@ from celery.signals import worker_init, worker_ready
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.result_backend import RedisResults, backend_url
 from worker.settings import Settings, get_settings
+from worker.task_events import batching_step
 
 # The names stay importable from here (`app`, the worker's app, comes from __getattr__).
 __all__ = ["PREPARE_ROW", "QUEUE_QUESTIONS", "QUEUE_ROWS", "create_app", "get_app"]
@@ -99,6 +100,7 @@ def create_app(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )
+    app.steps["consumer"].add(batching_step(settings.task_event_flush_s))
     return app
 
 

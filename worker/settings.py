@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     # With task events on, also Celery's "task-sent" event (Flower shows a task as queued before
     # a worker takes it): one more event message per task, off by default.
     task_sent_events: bool = False
+    # A gevent worker sends its task events in batches, every this many seconds (and whenever
+    # Celery's batch limit fills): a third of the events' cost per task. 0 sends each at once.
+    task_event_flush_s: float = Field(default=0.5, ge=0)
 
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.

@@ -36,3 +36,12 @@ def test_the_environment_names_them_with_the_evalq_prefix(monkeypatch: pytest.Mo
     settings = Settings()
     assert (settings.task_events, settings.task_track_started) == (False, True)
     assert settings.task_sent_events is True
+
+
+def test_the_app_batches_task_events_at_the_settings_interval() -> None:
+    from worker.task_events import TaskEventBatches
+
+    for flush_s in (0.5, 0.0):
+        steps = create_app(Settings(task_event_flush_s=flush_s)).steps["consumer"]
+        (step,) = [s for s in steps if issubclass(s, TaskEventBatches)]
+        assert step.flush_s == flush_s
