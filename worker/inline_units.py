@@ -4,7 +4,8 @@ A unit with a stored verdict needs nothing. With the call cache on, a unit whose
 cached is answered here by its metric, through cache-only judges, and its verdict stored; only
 the rest become run_unit tasks. The row's cache reads go out as one MGET (CacheProbe): a first
 pass notes the key of each unit's first call, and only units whose first reply was found are
-run again to finish. On a first run, where nothing is cached, that is one read for the row.
+run again to finish. On a first run, where nothing is cached, that is one read for the row; on
+a rerun, one read and one write (every answered unit's record_unit script, pipelined).
 
 A miss (NotCached), or any judge error, leaves the unit to its task, and what its attempt held
 is dropped: nothing was spent. A unit's cache hits and `units_inline` count only with its new
@@ -18,7 +19,7 @@ from typing import Any
 from evalq.core.errors import JudgeError
 from evalq.core.metric import Metric, Plan, Unit, get_metric
 from evalq.core.models import Verdict
-from worker.runtime import CacheProbe, Runtime, record_unit, row_context
+from worker.runtime import CacheProbe, Runtime, record_units, row_context
 from worker.unit_writes import NotCached, UnitWrites
 
 
@@ -32,12 +33,13 @@ def resolve_inline(rt: Runtime, job_id: str, row: str, plan: Plan[Any]) -> list[
     metric = get_metric(config.metric)
     probe = CacheProbe(rt.store)
     asked: list[int] = []
+    answered_here: list[tuple[Verdict | None, UnitWrites]] = []
     found: list[tuple[Unit, list[str]]] = []
     for unit in left:
         start = len(probe.wanted)
         answer = _attempt(rt, job_id, row, metric, plan, unit, probe)
         if isinstance(answer, tuple):  # answered without a judge call
-            record_unit(rt, job_id, row, *answer)
+            answered_here.append(answer)
         elif answer == "probe" and len(probe.wanted) > start:
             found.append((unit, probe.wanted[start:]))
         else:
@@ -49,9 +51,10 @@ def resolve_inline(rt: Runtime, job_id: str, row: str, plan: Plan[Any]) -> list[
             continue
         answer = _attempt(rt, job_id, row, metric, plan, unit, probe)
         if isinstance(answer, tuple):
-            record_unit(rt, job_id, row, *answer)
+            answered_here.append(answer)
         else:
             asked.append(unit.index)
+    record_units(rt, job_id, row, answered_here)  # one round trip for the row's answers
     return sorted(asked)
 
 

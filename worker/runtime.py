@@ -377,9 +377,20 @@ def record_unit(
 ) -> bool:
     """Write a unit's outcome in one round trip (Store.record_unit), then pause the job if its
     calls brought the spend to the cap. True when `verdict` is the one stored."""
-    recorded = rt.store.record_unit(job_id, row, verdict, writes)
-    cost = writes.cost_nanos()
-    writes.clear()
-    if cost:
-        pause_if_spent(rt.store, job_id, recorded.spent_nanos, recorded.cap_nanos)
-    return recorded.written
+    return record_units(rt, job_id, row, [(verdict, writes)])[0]
+
+
+def record_units(
+    rt: Runtime, job_id: str, row: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
+) -> list[bool]:
+    """record_unit for several units of a row at once (Store.record_units: one round trip)."""
+    if len(outcomes) == 1:
+        recorded = [rt.store.record_unit(job_id, row, *outcomes[0])]
+    else:
+        recorded = rt.store.record_units(job_id, row, outcomes)
+    for (_, writes), outcome in zip(outcomes, recorded, strict=True):
+        cost = writes.cost_nanos()
+        writes.clear()
+        if cost:
+            pause_if_spent(rt.store, job_id, outcome.spent_nanos, outcome.cap_nanos)
+    return [outcome.written for outcome in recorded]

@@ -628,6 +628,35 @@ class Store:
         limiter corrections. Which counters count when is worker.unit_writes's rule: `spent`
         always, `counted` only with this run's new verdict. JobNotFound when the job is gone
         (nothing is written then)."""
+        script_keys, args = self._record_args(job_id, row, verdict, writes)
+        return self._recorded(job_id, self._record_unit(keys=script_keys, args=args))
+
+    def record_units(
+        self, job_id: str, row: str, outcomes: Sequence[tuple[Verdict | None, UnitWrites]]
+    ) -> list[Recorded]:
+        """Several units' outcomes, each as record_unit writes it (each script is atomic on its
+        own), sent together in one round trip: prepare_row's units answered from the cache."""
+        if not outcomes:
+            return []
+        calls = [self._record_args(job_id, row, verdict, writes) for verdict, writes in outcomes]
+        # EVALSHA by hand: redis-py's Script in a pipeline asks SCRIPT EXISTS first, every time.
+        for attempt in range(2):
+            pipe = self.r.pipeline(transaction=False)
+            for script_keys, args in calls:
+                pipe.evalsha(self._record_unit.sha, len(script_keys), *script_keys, *args)
+            replies = pipe.execute(raise_on_error=False)
+            if attempt == 0 and any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+                self.r.script_load(_RECORD_UNIT)  # Redis restarted: its script cache is empty
+                continue  # nothing ran: each script failed before its first write
+            break
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return [self._recorded(job_id, reply) for reply in replies]
+
+    def _record_args(
+        self, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
+    ) -> tuple[list[str], list[Any]]:
         spent: Counter[str] = Counter(writes.spent)
         for usage in writes.usage:
             spent.update(self._usage_counters(usage))
@@ -651,16 +680,18 @@ class Store:
             for name, amount in sorted(pairs.items()):
                 if amount:
                     args += [name, amount]
-        written, spend, cap = self._record_unit(
-            keys=[
-                keys.verdicts(job_id, row),
-                keys.job(job_id),
-                keys.activity(job_id),
-                *reply_keys,
-                *limiter_keys,
-            ],
-            args=args,
-        )
+        script_keys = [
+            keys.verdicts(job_id, row),
+            keys.job(job_id),
+            keys.activity(job_id),
+            *reply_keys,
+            *limiter_keys,
+        ]
+        return script_keys, args
+
+    @staticmethod
+    def _recorded(job_id: str, reply: Any) -> Recorded:
+        written, spend, cap = reply
         if int(written) < 0:
             raise JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
         return Recorded(bool(int(written)), int(spend), int(cap) if cap else None)

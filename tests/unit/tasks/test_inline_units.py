@@ -176,3 +176,20 @@ def test_a_unit_of_two_calls_is_answered_inline_from_both_cached_replies(
     assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 1, 2)
     assert scores(runner, second) == scores(runner, first)
     assert scores(runner, first)[0][1] == "scored"
+
+
+def test_a_row_answered_inline_is_recorded_after_redis_lost_its_scripts(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    """The row's answers go out as one pipeline of EVALSHAs: with the script cache empty (a
+    restarted Redis), the script is loaded again and every answer recorded once."""
+    runner = runner_on(RUNNER_DB)
+    fake.script([{"match": "Il-flush", "reply": rating(3)}])
+    first = submit(runner, "Il-flush", samples=3)
+    runner.drain()
+    runner.store.r.script_flush()
+    second = submit(runner, "Il-flush", samples=3)
+    assert names(runner.drain()) == ["prepare_row"]
+    after = runner.client.summary(second)
+    assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 3, 3)
+    assert scores(runner, second) == scores(runner, first)
