@@ -290,6 +290,11 @@ def goals(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "scaling_vs_linear >= 0.95": linear,
             "cached_rerun_speedup >= 20": min(speedup),
             "cached_rerun_unit_tasks == 0": max(units),
+            # Context, not goals: the same figures for the asyncio client in the same runs.
+            "baseline_bound_over_wall": min(r["baseline"]["bound_over_wall"] for r in mine),
+            "baseline_scaling_vs_linear": scaling(
+                {r["workers"]: r["baseline"]["calls_per_s"] for r in mine}
+            ),
         }
     return out
 
@@ -298,7 +303,7 @@ def print_table(runs: list[dict[str, Any]]) -> None:
     head = (
         f"{'W':>2} {'events':>6} {'calls/s':>8} {'bnd/wall':>8} {'wrk ms':>7} {'base ms':>7} "
         f"{'ratio':>6} {'redis ms':>8} {'fake ms':>7} {'cmds':>6} {'RSS MB':>7} "
-        f"{'rerun':>7} {'units':>5}"
+        f"{'rerun':>7} {'units':>5} {'wall/base':>9}"
     )
     print(head)
     for r in runs:
@@ -309,12 +314,14 @@ def print_table(runs: list[dict[str, Any]]) -> None:
             f"{c['workers_ms_per_call']:>7} {b['cpu_ms_per_call']:>7} "
             f"{r['ratios']['worker_cpu_over_baseline_cpu']:>6} {c['redis_ms_per_call']:>8} "
             f"{c['fake_server_ms_per_call']:>7} {e['redis_commands_per_call']:>6} {rss:>7} "
-            f"{r['cached_rerun']['wall_vs_first']:>7} {r['cached_rerun']['unit_tasks_sent']:>5}"
+            f"{r['cached_rerun']['wall_vs_first']:>7} {r['cached_rerun']['unit_tasks_sent']:>5} "
+            f"{r['ratios']['wall_over_baseline_wall']:>9}"
         )
     print(
         "W workers; bnd/wall: latency bound over wall; wrk/base ms: CPU per judge call of the "
         "workers / the asyncio baseline; cmds: Redis commands per call; RSS: peak per worker; "
-        "rerun: cached rerun wall over the first run; units: run_unit tasks it sent"
+        "rerun: cached rerun wall over the first run; units: run_unit tasks it sent; wall/base: "
+        "evalq's wall over the baseline's at the same total concurrency"
     )
 
 
@@ -392,6 +399,14 @@ def main(argv: list[str]) -> int:
         "scaling_vs_linear": {
             events: scaling(
                 {r["workers"]: r["evalq"]["calls_per_s"] for r in runs if r["events"] == events}
+            )
+            for events in settings
+        },
+        # The asyncio client at the same total concurrency (W*C): what the fake server and the
+        # machine allow, with no task system at all.
+        "baseline_scaling_vs_linear": {
+            events: scaling(
+                {r["workers"]: r["baseline"]["calls_per_s"] for r in runs if r["events"] == events}
             )
             for events in settings
         },
