@@ -133,6 +133,27 @@ def default_brain() -> Brain:
     return SimulatedJudge()
 
 
+class Latency:
+    """The delay before every reply. POST /latency changes it for requests already waiting
+    too: a test holds calls open with a long latency, then releases them with 0 once it has
+    seen what it waits for, instead of waiting the latency out."""
+
+    def __init__(self, ms: float) -> None:
+        self.ms = ms
+        self._changed = asyncio.Event()
+
+    def set(self, ms: float) -> None:
+        self.ms = ms
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()  # every waiter looks at the new latency
+
+    async def wait(self) -> None:
+        start = time.monotonic()
+        while (remaining := start + self.ms / 1000 - time.monotonic()) > 0:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
+
 @dataclass
 class FakeGemini:
     """All mutable server state; it lives on one event loop, so it needs no locks."""
@@ -142,6 +163,7 @@ class FakeGemini:
     script: Script
     quotas: Quotas
     faults: FaultPicker
+    latency: Latency
     stats: Stats = field(default_factory=Stats)
     files: FileStore = field(default_factory=FileStore)
     batches: BatchStore = field(default_factory=BatchStore)
@@ -254,7 +276,7 @@ async def _answer_parsed(state: FakeGemini, parsed: ParsedRequest, model: str) -
     except ThinkingRefused as exc:
         return Outcome(400, error_body(400, str(exc)))
     hit = state.quotas.admit(model, time.monotonic())
-    await _sleep_ms(state.options.latency_ms)
+    await state.latency.wait()
     if hit is not None:
         return Outcome(429, quota_error_body(model, hit))
     rule = state.script.take(parsed.request.text)
@@ -388,6 +410,20 @@ async def _set_batch_delay(request: web.Request) -> web.Response:
     batches.pending_s = given.get("pending_s", batches.pending_s)
     batches.running_s = given.get("running_s", batches.running_s)
     return web.json_response({"pending_s": batches.pending_s, "running_s": batches.running_s})
+
+
+async def _set_latency(request: web.Request) -> web.Response:
+    """Change the delay before every reply, for requests already waiting it out too:
+    ``{"latency_ms": 0}`` answers them all at once."""
+    try:
+        body = wire_mapping(await request.json(), "request body")
+        latency_ms = float(body["latency_ms"])
+        if latency_ms < 0:
+            raise ValueError("latency_ms must be >= 0")
+    except (KeyError, ValueError, TypeError, InvalidArgument) as exc:
+        return web.json_response(error_body(400, f"bad latency: {exc}"), status=400)
+    request.app[STATE].latency.set(latency_ms)
+    return web.json_response({"latency_ms": latency_ms})
 
 
 # ---- routes --------------------------------------------------------------------------------
@@ -569,6 +605,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
         script=Script(rules),
         quotas=Quotas(options.rpm, options.rpd, options.quota_window_s),
         faults=FaultPicker(options.fault_rate, options.seed),
+        latency=Latency(options.latency_ms),
         batches=BatchStore(options.batch_delay_s),
     )
     app = web.Application(client_max_size=MAX_BODY_BYTES)
@@ -579,6 +616,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
     app.router.add_post("/script", _set_script)
     app.router.add_post("/reset", _reset)
     app.router.add_post("/batch-delay", _set_batch_delay)
+    app.router.add_post("/latency", _set_latency)
     app.router.add_route("*", "/{tail:.*}", _route_api)
     return app
 

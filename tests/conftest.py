@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.scratch import scratch_db, store_on
+from tests.support.stack import kill_workers
 from worker.local import (
     EVALQ,
     ROOT,
@@ -97,7 +98,7 @@ def workers(
     )
     pool.start()
     yield pool
-    pool.stop_all()
+    kill_workers(pool)
 
 
 @pytest.fixture(scope="session")

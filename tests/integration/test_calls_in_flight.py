@@ -1,8 +1,10 @@
 """One gevent worker process holds hundreds of judge calls open at once.
 
 Seen from the fake server's side of the wire (its /stats in_flight_peak), not from the worker's
-own account. The fake answers slowly, so calls pile up until the pool is full; nothing here
-depends on how long anything takes, only on how many requests were open together."""
+own account. The fake holds every call (a latency far longer than sending them takes), so calls
+pile up until the pool is full; once 500 are open (or the job ended) the test sets the latency
+to 0, which answers the held calls at once. Nothing here depends on how long anything takes,
+only on how many requests were open together."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ pytestmark = pytest.mark.integration
 IN_FLIGHT = 500
 ROWS = 190  # three questions each: 570 calls, all of which the pool can hold at once
 # Long enough that building and sending 500 requests (CPU in one process, on a shared machine)
-# ends before the first answer comes back; the test waits on counts, never on this.
+# ends before the first answer comes back; the test waits on counts, never on this, and ends
+# the hold as soon as it has seen them.
 LATENCY_MS = 30_000
 
 
@@ -51,6 +54,7 @@ def test_one_gevent_worker_holds_500_judge_calls_in_flight(tmp_path: Path) -> No
             return rss_kib is not None or client.summary(job).status != "running"
 
         wait_for(done_or_full, 240, f"{IN_FLIGHT} calls open at once, or the job's end")
+        s.set_latency(0)  # seen: the calls held open are answered now, not after 30 s
         summary = client.wait(job, timeout_s=240)
         stats = s.stats()
     rss = "not reached" if rss_kib is None else f"{rss_kib / 1024:.0f} MiB"

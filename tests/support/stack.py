@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import random
+import signal
+import socket
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +17,15 @@ from typing import Any
 
 import redis
 
-from worker.local import RedisServer, WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
+from worker.local import (
+    FakeGeminiProcess,
+    RedisServer,
+    WorkerPool,
+    evalq_env,
+    start_fake_gemini,
+    start_redis,
+    stop,
+)
 
 
 @dataclass
@@ -33,7 +46,19 @@ class Stack:
             return dict(json.loads(response.read()))
 
     def reset_stats(self) -> None:
-        request = urllib.request.Request(self.gemini_url + "/reset", data=b"{}", method="POST")
+        self._post("/reset", {})
+
+    def set_latency(self, latency_ms: float) -> None:
+        """The fake's delay before every reply, for calls already waiting it out too."""
+        self._post("/latency", {"latency_ms": latency_ms})
+
+    def _post(self, path: str, body: Any) -> None:
+        request = urllib.request.Request(
+            self.gemini_url + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         urllib.request.urlopen(request, timeout=10).close()
 
     def client(self, **settings: Any) -> Any:
@@ -47,6 +72,37 @@ class Stack:
         )
 
 
+def listening_port() -> int:
+    """A port for a server to listen on, chosen before the server starts: free now, and below
+    the ephemeral range, so no connection made meanwhile (which takes its local port from that
+    range, as bind to port 0 does) can take it first."""
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    for _ in range(100):
+        port = random.randint(20000, ephemeral_low - 1)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port between 20000 and {ephemeral_low - 1}")
+
+
+def kill_workers(pool: WorkerPool) -> None:
+    """End a finished test's workers at once, then close their logs. A warm shutdown (what
+    stop_all asks for) waits out the consumer's poll and the pool, seconds per worker, and
+    nothing after a test looks at how its workers stopped."""
+    for proc in pool.procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+    for proc in pool.procs:
+        proc.wait()
+    pool.stop_all()
+
+
 @contextmanager
 def stack(
     folder: Path,
@@ -56,16 +112,31 @@ def stack(
     appendonly: bool = False,
     **worker_env: str,
 ) -> Iterator[Stack]:
+    """The fake server and the workers start together (the workers reach the fake only when
+    a task calls it, so its address is chosen first), each worker waited on until ready."""
     server = start_redis(folder / "redis", appendonly=appendonly)
-    fake = start_fake_gemini(*fake_args)
-    env = evalq_env(server.url, fake.url, EVALQ_TRANSIENT_MAX_WAIT_S="0.2", **worker_env)
+    port = listening_port()
+    fake_url = f"http://127.0.0.1:{port}"
+    env = evalq_env(server.url, fake_url, EVALQ_TRANSIENT_MAX_WAIT_S="0.2", **worker_env)
     pool = WorkerPool(env, folder / "logs")
+    fake: Future[FakeGeminiProcess] | None = None
     try:
-        for _ in range(workers):
-            pool.start(concurrency=concurrency)
-        yield Stack(redis=server, gemini_url=fake.url, pool=pool, folder=folder)
+        with ThreadPoolExecutor(max_workers=workers + 1) as starting:
+            fake = starting.submit(start_fake_gemini, *fake_args, "--port", str(port))
+            started = [
+                starting.submit(pool.start, concurrency=concurrency, name=f"w{n}-{os.getpid()}")
+                for n in range(workers)
+            ]
+        # A start that failed raises here, once the others have ended (and are stopped below).
+        listening = fake.result().url
+        for worker in started:
+            worker.result()
+        if listening != fake_url:
+            raise RuntimeError(f"fake-gemini listens on {listening}, not {fake_url}")
+        yield Stack(redis=server, gemini_url=fake_url, pool=pool, folder=folder)
     finally:
-        pool.stop_all()
-        stop(fake.proc)
+        kill_workers(pool)
+        if fake is not None and fake.exception() is None:
+            stop(fake.result().proc)
         if server.proc is not None:
             stop(server.proc)

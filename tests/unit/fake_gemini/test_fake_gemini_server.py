@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -218,6 +219,30 @@ def test_async_client_and_latency_with_concurrent_requests() -> None:
     assert texts == [f"echo: q{i}" for i in range(4)]
     assert stats["in_flight"] == 0
     assert 1 <= stats["in_flight_peak"] <= 4
+
+
+def test_a_latency_change_reaches_requests_already_waiting() -> None:
+    """Held by an hour's latency, three calls are all open; POST /latency 0 answers them."""
+    with running_server(brain=EchoBrain(), latency_ms=3_600_000) as base:
+        client = make_client(base)
+        texts: list[str | None] = []
+        threads = [
+            threading.Thread(target=lambda i=i: texts.append(ask(client, f"q{i}").text))
+            for i in range(3)
+        ]
+        for thread in threads:
+            thread.start()
+        while http(base, "/stats")[1]["in_flight"] < 3:
+            assert all(thread.is_alive() for thread in threads)  # none answered yet
+            time.sleep(0.01)
+        assert http(base, "/latency", {"latency_ms": -1})[0] == 400
+        assert http(base, "/latency", {"latency_ms": 0}) == (200, {"latency_ms": 0.0})
+        for thread in threads:
+            thread.join(timeout=30)
+        stats = http(base, "/stats")[1]
+    assert sorted(texts) == [f"echo: q{i}" for i in range(3)]
+    assert stats["in_flight"] == 0
+    assert stats["in_flight_peak"] == 3
 
 
 def test_in_flight_peak_is_the_most_requests_open_at_once() -> None:
