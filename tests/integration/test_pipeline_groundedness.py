@@ -7,6 +7,7 @@ context is stored once and never travels in a task message.
 
 from __future__ import annotations
 
+import base64
 import codecs
 import json
 import re
@@ -407,8 +408,14 @@ def test_long_context_is_stored_once_and_messages_stay_small(tmp_path: Path) -> 
         and not c[1].startswith("evalq:")
     ]
     assert any(c[0].upper() == "HSET" and c[1] == "unacked" for c in celery)
-    largest = max(len(arg.encode()) for c in celery for arg in c[1:])
+    # A gevent worker sends its task events in batches ("task.multi"): such a message holds
+    # many events, so the bound holds for each event in it rather than for the whole message.
+    batches = [c for c in celery if c[0].upper() == "PUBLISH" and c[1].endswith("task.multi")]
+    events = [event for c in batches for event in batched_events(c[2])]
+    singles = [c for c in celery if c not in batches]
+    largest = max(len(arg.encode()) for c in singles for arg in c[1:])
     assert largest < 4096, largest
+    assert all(len(json.dumps(event).encode()) < 4096 for event in events)
     # The only writes in all of Redis that hold the context are the rows, each stored once.
     holding = sorted((c[0].upper(), c[1]) for c in commands if any(marker in arg for arg in c[1:]))
     assert holding == [
@@ -417,3 +424,11 @@ def test_long_context_is_stored_once_and_messages_stay_small(tmp_path: Path) -> 
     ]
     big = [c for c in commands if any(len(arg) > 100_000 for arg in c[1:])]
     assert len(big) == 2, [c[:2] for c in big]
+
+
+def batched_events(message: str) -> list[dict[str, Any]]:
+    """The events in one "task.multi" message as kombu's Redis transport publishes it (a JSON
+    envelope whose body is the base64 of the JSON list of events)."""
+    envelope = json.loads(message)
+    events: list[dict[str, Any]] = json.loads(base64.b64decode(envelope["body"]))
+    return events

@@ -6,16 +6,13 @@ came. Real worker (whatever pool the environment says), real Redis, the fake ser
 
 from __future__ import annotations
 
-import io
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 
 from tests.conftest import FakeGemini
-from tests.support.datasets import write_rows
+from tests.support.datasets import uncached_gecko_rows
 from worker.local import RedisServer
 
 pytestmark = pytest.mark.integration
@@ -24,24 +21,7 @@ ROWS, QUESTIONS = 6, 8
 
 
 def dataset(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    Image.new("RGB", (32, 32), "red").save(buf, format="PNG")
-    (folder / "red.png").write_bytes(buf.getvalue())
-    tag = uuid.uuid4().hex[:8]  # distinct prompts: no reply of an earlier test is cached
-    rows = [
-        {
-            "id": f"c{i}",
-            "prompt": "a red square",
-            "image": "red.png",
-            "questions": [
-                {"question": f"Is it red? ({tag} {i} {q})", "answer": "yes"}
-                for q in range(QUESTIONS)
-            ],
-        }
-        for i in range(ROWS)
-    ]
-    return write_rows(folder / "data.jsonl", rows)
+    return uncached_gecko_rows(folder, ROWS, QUESTIONS, "red")
 
 
 def calls(stats: dict[str, Any], command: str) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import redis
+from redis import Redis
 
 from worker.local import (
     FakeGeminiProcess,
@@ -38,7 +38,7 @@ class Stack:
     def env(self, **extra: str) -> dict[str, str]:
         return {**dict(self.pool.env), **extra}
 
-    def redis_client(self) -> redis.Redis:
+    def redis_client(self) -> Redis:
         return self.redis.client()
 
     def stats(self) -> dict[str, Any]:
