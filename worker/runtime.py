@@ -384,10 +384,7 @@ def record_units(
     rt: Runtime, job_id: str, row: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
 ) -> list[bool]:
     """record_unit for several units of a row at once (Store.record_units: one round trip)."""
-    if len(outcomes) == 1:
-        recorded = [rt.store.record_unit(job_id, row, *outcomes[0])]
-    else:
-        recorded = rt.store.record_units(job_id, row, outcomes)
+    recorded = rt.store.record_units(job_id, row, outcomes)
     for (_, writes), outcome in zip(outcomes, recorded, strict=True):
         cost = writes.cost_nanos()
         writes.clear()

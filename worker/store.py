@@ -628,8 +628,7 @@ class Store:
         limiter corrections. Which counters count when is worker.unit_writes's rule: `spent`
         always, `counted` only with this run's new verdict. JobNotFound when the job is gone
         (nothing is written then)."""
-        script_keys, args = self._record_args(job_id, row, verdict, writes)
-        return self._recorded(job_id, self._record_unit(keys=script_keys, args=args))
+        return self.record_units(job_id, row, [(verdict, writes)])[0]
 
     def record_units(
         self, job_id: str, row: str, outcomes: Sequence[tuple[Verdict | None, UnitWrites]]
