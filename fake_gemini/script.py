@@ -82,8 +82,9 @@ class ScriptRule:
     block_reason: str | None = None
     delay_ms: float = 0.0
     times: int | None = None
-    # A recorded error reply sent as is with `status`: an object, or a list for Vertex's
-    # list-wrapped form. It replays real API bodies through the real client.
+    # A recorded reply sent as is with `status`: a 200 body (any shape the real API answered
+    # with), or an error body, an object or a list for Vertex's list-wrapped form. It replays
+    # real API bodies through the real client.
     body: dict[str, object] | list[object] | None = None
     # Ends the whole batch that holds a matching request in this state (no request answered);
     # such a rule never fires for a single generateContent call.
@@ -125,9 +126,12 @@ def _status(rule: Mapping[str, object]) -> int | None:
     value = rule.get("status")
     if value is None:
         return None
-    if "body" in rule:  # a replayed body may carry any error status the API sends
-        if isinstance(value, bool) or not isinstance(value, int) or not 400 <= value <= 599:
-            raise ValueError(f"'status' with a 'body' must be an HTTP error code, got {value!r}")
+    if "body" in rule:  # a replayed body may carry 200 or any error status the API sends
+        ok = value == 200 or (isinstance(value, int) and 400 <= value <= 599)
+        if isinstance(value, bool) or not isinstance(value, int) or not ok:
+            raise ValueError(
+                f"'status' with a 'body' must be 200 or an HTTP error code, got {value!r}"
+            )
         return value
     if isinstance(value, bool) or not isinstance(value, int) or value not in ERROR_STATUSES:
         raise ValueError(f"'status' must be one of {sorted(ERROR_STATUSES)}, got {value!r}")

@@ -153,3 +153,11 @@ def test_batch_state_rules_end_batches_and_take_no_other_action() -> None:
     assert script.take("x") is None  # never a single call's answer
     assert script.take_batch_end(["a", "x"]) is rule
     assert script.take_batch_end(["x"]) is None  # times: 1
+
+
+def test_a_recorded_200_body_is_replayed_as_it_is() -> None:
+    recorded = {"candidates": [{"content": {}, "finishReason": "STOP"}], "modelVersion": "m"}
+    rule = parse_rules([{"match": "a", "status": 200, "body": recorded}])[0]
+    assert (rule.status, rule.body) == (200, recorded)
+    with pytest.raises(ScriptError, match="200 or an HTTP error code"):
+        parse_rules([{"match": "a", "status": 302, "body": recorded}])
