@@ -4,13 +4,19 @@ a round of batches; poll_batch looks at one batch, its Celery countdown retries 
 
 Infrastructure trouble (Redis, the Batch API answering 5xx or not at all) retries the task
 later and writes nothing; a refusal (4xx) pauses the job with the server's message, since
-sending the same request again would get the same answer.
+sending the same request again would get the same answer. Any other exception is a task error
+(worker.task_errors): recorded on the job, retried a few times with backoff, then the job
+pauses with it, for `evalq resume` once the cause is fixed. A poll or an ingest that fails
+notes its error on the batch's record. A poll or an ingest whose job is gone from Redis cancels
+its batch on the server (worker.batch.orphans): nobody would read what it bills for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,12 +27,14 @@ from kombu.exceptions import OperationalError
 
 from evalq.core.errors import JobNotFound
 from worker.app import app
+from worker.batch import ledger, orphans
 from worker.batch.flow import ingest_one, poll_one, submit_round
 from worker.batch.ledger import next_poll_s
-from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
+from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, display_name
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.runtime import runtime
 from worker.store import REDIS_DOWN
+from worker.task_errors import describe, retry_or_give_up
 
 log = logging.getLogger(__name__)
 _RETRY_MAX_S = 60.0
@@ -43,15 +51,29 @@ def send(name: str, args: tuple[object, ...], countdown_s: float | None) -> None
     app.send_task(name, args, countdown=countdown_s, queue=queue)
 
 
-def _guarded(task: Task, job_id: str, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _guarded(
+    task: Task,
+    job_id: str,
+    body: Callable[[], dict[str, Any]],
+    batch_id: str | None = None,
+    *,
+    task_errors_too: bool = True,
+) -> dict[str, Any]:
+    """Run a task's body (`batch_id`: the batch a poll or an ingest works on). What handling a
+    task error meets itself is guarded the same way, less that last branch."""
     try:
         return body()
     except TaskPredicate:
         raise
     except JobNotFound as exc:
         log.warning("%s: job %s is gone: %s", task.name, job_id, exc)
-        return {"gone": True}
+        if batch_id is None:
+            return {"gone": True}
+        return _guarded(
+            task, job_id, lambda: _cancel_orphan(task, job_id, batch_id), task_errors_too=False
+        )
     except genai_errors.APIError as exc:
+        _note(job_id, batch_id, exc)
         if exc.code is not None and 400 <= exc.code < 500 and exc.code not in (408, 429):
             message = f"the Batch API refused a request: {exc.code} {exc.status}: {exc.message}"
             runtime().store.pause(job_id, message)
@@ -60,10 +82,66 @@ def _guarded(task: Task, job_id: str, body: Callable[[], dict[str, Any]]) -> dic
         raise _again(task, exc) from None
     except _OUT_OF_REACH as exc:
         raise _again(task, exc) from None
-    except Exception as exc:  # transport errors of the SDK's HTTP client
-        if type(exc).__module__.split(".")[0] in ("httpx", "httpcore"):
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("httpx", "httpcore"):  # the SDK's transport
+            _note(job_id, batch_id, exc)
             raise _again(task, exc) from None
-        raise
+        if not task_errors_too:
+            raise
+        error = exc  # `exc` is unbound once the except clause ends; the closure keeps `error`
+        return _guarded(
+            task,
+            job_id,
+            lambda: _task_error(task, job_id, batch_id, error),
+            task_errors_too=False,
+        )
+
+
+def _task_error(task: Task, job_id: str, batch_id: str | None, exc: Exception) -> dict[str, Any]:
+    """Record the error (on the batch too), retry while retries last, then pause the job."""
+    rt = runtime()
+    if batch_id is not None:
+        ledger.note_error(rt.store, job_id, batch_id, describe(exc), time.time())
+    why = retry_or_give_up(task, rt.store, rt.settings, job_id, exc)
+    if rt.store.pause(job_id, f"{why}; `evalq resume {job_id}` tries again once it is fixed"):
+        log.error("%s: job %s paused: %s", task.name, job_id, why)
+    return {"paused": True, "error": why}
+
+
+def _note(job_id: str, batch_id: str | None, exc: Exception) -> None:
+    """A poll or an ingest failed: say so on its batch's record, if Redis lets us."""
+    if batch_id is None:
+        return
+    with contextlib.suppress(*_OUT_OF_REACH):  # the retry that follows is what matters
+        ledger.note_error(runtime().store, job_id, batch_id, describe(exc), time.time())
+
+
+def _cancel_orphan(task: Task, job_id: str, batch_id: str) -> dict[str, Any]:
+    """The job is gone: cancel its batch on the server. The API failing is retried as a task
+    error (a few times); past that, the log names the batch to cancel by hand."""
+    rt = runtime()
+    try:
+        name = orphans.cancel_orphan(rt.settings, job_id, batch_id)
+    except Exception as exc:
+        if isinstance(exc, (TaskPredicate, *_OUT_OF_REACH)):
+            raise
+        why = retry_or_give_up(task, rt.store, rt.settings, job_id, exc)
+        log.error(
+            "%s: job %s is gone and its batch %s could not be cancelled (%s): cancel it by hand",
+            task.name,
+            job_id,
+            display_name(job_id, batch_id),
+            why,
+        )
+        return {"gone": True, "cancelled": None}
+    return {"gone": True, "cancelled": name}
+
+
+def _job_exists(job_id: str) -> None:
+    """JobNotFound when the job's hash is gone (Redis lost its data, or it expired): its
+    ledger is gone too, so this is asked first, not inferred from a missing record."""
+    if runtime().store.status(job_id) == "unknown":
+        raise JobNotFound(f"no job {job_id!r} in Redis (expired, or lost with Redis's data)")
 
 
 def _again(task: Task, exc: Exception) -> Exception:
@@ -74,31 +152,39 @@ def _again(task: Task, exc: Exception) -> Exception:
 
 
 @app.task(bind=True, name=SUBMIT_BATCH, max_retries=None, ignore_result=True)
-def submit_batch(self: Task, job_id: str) -> dict[str, Any]:
+def submit_batch(self: Task, job_id: str, task_errors: int = 0) -> dict[str, Any]:
     return _guarded(self, job_id, lambda: {"outcome": submit_round(runtime(), job_id, send)})
 
 
 @app.task(bind=True, name=POLL_BATCH, max_retries=None, ignore_result=True)
 def poll_batch(
-    self: Task, job_id: str, batch_id: str, chain: str, interval_s: float | None = None
+    self: Task,
+    job_id: str,
+    batch_id: str,
+    chain: str,
+    interval_s: float | None = None,
+    task_errors: int = 0,
 ) -> dict[str, Any]:
     def body() -> dict[str, Any]:
         settings = runtime().settings
         interval = interval_s or settings.batch_poll_initial_s
+        _job_exists(job_id)
         if not poll_one(runtime(), job_id, batch_id, chain, send):
             return {"batch": batch_id, "polling": False}
         later = next_poll_s(interval, settings.batch_poll_max_s)
+        # A poll that answered: task errors in a row start again from none.
         raise self.retry(
             countdown=interval, kwargs={"interval_s": later}, max_retries=None, throw=False
         )
 
-    return _guarded(self, job_id, body)
+    return _guarded(self, job_id, body, batch_id)
 
 
 @app.task(bind=True, name=INGEST_BATCH, max_retries=None, ignore_result=True)
-def ingest_batch(self: Task, job_id: str, batch_id: str) -> dict[str, Any]:
+def ingest_batch(self: Task, job_id: str, batch_id: str, task_errors: int = 0) -> dict[str, Any]:
     def body() -> dict[str, Any]:
+        _job_exists(job_id)
         ingest_one(runtime(), job_id, batch_id, send)
         return {"batch": batch_id, "ingested": True}
 
-    return _guarded(self, job_id, body)
+    return _guarded(self, job_id, body, batch_id)

@@ -16,8 +16,11 @@ rows for `evalq resume`; anything else fails the row being prepared, or is the u
 verdict (metrics make those verdicts themselves; the handler covers what gets past them).
 
 Infrastructure is not the judge: when Redis (or the broker on it) is out of reach, the task runs
-again later with backoff and writes nothing in the meantime; only a bug in our own code becomes
-an unscored judge_error verdict. Rows are named by their line number (see worker.store).
+again later with backoff and writes nothing in the meantime. Any other exception that escapes a
+task (a bug of ours, an SDK's unexpected error) is a task error (worker.task_errors): recorded
+on the job, retried a few times with backoff, then it fails the row (prepare_row,
+aggregate_row) or is the unit's unscored judge_error verdict (run_unit). Rows are named by their
+line number (see worker.store).
 """
 
 from __future__ import annotations
@@ -34,13 +37,14 @@ from kombu.exceptions import OperationalError
 
 from evalq.core.errors import InputError, JobHalted, JobNotFound, JudgeError, LimiterBusy, policy_of
 from evalq.core.metric import Plan, check_plan_size, get_metric
-from evalq.core.models import UnscoredReason, Verdict
-from evalq.core.verdicts import failed_row, unscored
+from evalq.core.models import Verdict
+from evalq.core.verdicts import unscored
 from worker.app import PREPARE_ROW, app
 from worker.inline_units import resolve_inline
-from worker.jobs import finish_row
+from worker.jobs import fail_row, finish_row
 from worker.runtime import Runtime, record_unit, row_context, runtime
 from worker.store import REDIS_DOWN
+from worker.task_errors import retry_or_give_up
 from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
@@ -71,11 +75,22 @@ def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | Non
     return retry
 
 
+GiveUp = Callable[[str], dict[str, Any]]
+
+
 def _guarded(
-    task: Task, job_id: str, down_since: float | None, body: Callable[[], dict[str, Any]]
+    task: Task,
+    job_id: str,
+    down_since: float | None,
+    body: Callable[[], dict[str, Any]],
+    give_up: GiveUp | None = None,
+    waiting: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """Run a task's body; Redis out of reach becomes a retry of the whole task (never a
-    verdict), a job gone from Redis drops the task, and Celery's own control flow passes."""
+    verdict), a job gone from Redis drops the task, and Celery's own control flow passes.
+    Anything else is a task error (worker.task_errors): recorded, retried with backoff, then
+    `give_up` with its text (the row fails, or the unit's verdict says so). What that handling
+    meets itself is guarded the same way, less the last step."""
     try:
         return body()
     except TaskPredicate:  # Retry, Reject
@@ -84,6 +99,39 @@ def _guarded(
         raise _redis_down(task, runtime(), exc, down_since) from None
     except JobNotFound as exc:
         return _gone(task, job_id, exc)
+    except Exception as exc:
+        if give_up is None:
+            raise
+        error = exc  # `exc` is unbound once the except clause ends; the closure keeps `error`
+        return _guarded(
+            task, job_id, down_since, lambda: _task_error(task, job_id, error, give_up, waiting)
+        )
+
+
+def _task_error(
+    task: Task,
+    job_id: str,
+    exc: Exception,
+    give_up: GiveUp,
+    waiting: Callable[[float], None] | None,
+) -> dict[str, Any]:
+    rt = runtime()
+    return give_up(retry_or_give_up(task, rt.store, rt.settings, job_id, exc, waiting=waiting))
+
+
+def _failing_row(rt: Runtime, job_id: str, row: str) -> GiveUp:
+    """How a row task gives up on a task error: the row fails with it."""
+
+    def give_up(why: str) -> dict[str, Any]:
+        fail_row(rt.store, job_id, row, "judge_error", why)
+        return {"row": row, "status": "failed", "error": why}
+
+    return give_up
+
+
+def _row_waits(rt: Runtime, job_id: str, row: str) -> Callable[[float], None]:
+    """A row task retried after a task error: its row waits (not stalled) until then."""
+    return lambda delay: rt.store.touch(job_id, row, at=time.time() + delay)
 
 
 def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
@@ -163,14 +211,6 @@ def _pause(rt: Runtime, job_id: str, exc: JudgeError) -> None:
         log.warning("job %s paused: %s", job_id, exc.message)
 
 
-def _fail_row(rt: Runtime, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
-    given = rt.store.row(job_id, row)
-    result = failed_row(
-        given.id, given.line, given.prompt, reason, error, candidate=given.candidate
-    )
-    finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
-
-
 @app.task(bind=True, name=PREPARE_ROW, max_retries=None, ignore_result=True)
 def prepare_row(
     self: Task,
@@ -178,8 +218,17 @@ def prepare_row(
     row: str,
     down_since: float | None = None,
     first_429_at: float | None = None,
+    task_errors: int = 0,
 ) -> dict[str, Any]:
-    return _guarded(self, job_id, down_since, lambda: _prepare_row(self, runtime(), job_id, row))
+    rt = runtime()
+    return _guarded(
+        self,
+        job_id,
+        down_since,
+        lambda: _prepare_row(self, rt, job_id, row),
+        _failing_row(rt, job_id, row),
+        _row_waits(rt, job_id, row),
+    )
 
 
 def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
@@ -196,18 +245,18 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, An
             plan = metric.plan(ctx)
             check_plan_size(plan, ctx.row.id, rt.settings.max_plan_bytes)
         except InputError as exc:
-            _fail_row(rt, job_id, row, "input_error", f"bad input: {exc}")
+            fail_row(rt.store, job_id, row, "input_error", f"bad input: {exc}")
             return {"row": row, "status": "failed"}
         except JudgeError as exc:
             if (why := _on_judge_error(task, rt, job_id, row, exc)) is None:
                 return {"row": row, "paused": True}
-            _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {why}")
+            fail_row(rt.store, job_id, row, exc.reason, f"preparing the row failed: {why}")
             return {"row": row, "status": "failed"}
         # First write wins: a redelivery keeps the indexes the first delivery sent.
         plan = rt.store.keep_row_plan(job_id, row, plan)
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
-        _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")
+        fail_row(rt.store, job_id, row, "input_error", f"bad input: {nothing}")
         return {"row": row, "status": "failed"}
     asked = resolve_inline(rt, job_id, row, plan)
     if not asked:  # every unit answered: no chord (an empty header is not allowed)
@@ -226,24 +275,30 @@ def run_unit(
     index: int,
     down_since: float | None = None,
     first_429_at: float | None = None,
+    task_errors: int = 0,
 ) -> dict[str, Any]:
-    return _guarded(self, job_id, down_since, lambda: _run_unit_or_bug(self, job_id, row, index))
-
-
-def _run_unit_or_bug(task: Task, job_id: str, row: str, index: int) -> dict[str, Any]:
-    """A bug of ours becomes an unscored verdict: a chord header must not fail, or the callback
-    never runs. Infrastructure errors and Celery's control flow pass on to _guarded."""
+    """A task error (a bug of ours) is retried, then becomes the unit's unscored judge_error
+    verdict: a chord header part must not fail, or the callback never runs."""
     rt = runtime()
     writes = UnitWrites()
-    try:
-        return _run_unit(task, rt, job_id, row, index, writes)
-    except (TaskPredicate, *_OUT_OF_REACH, JobNotFound):
-        raise
-    except Exception as exc:
-        log.exception("run_unit %s/%s/%s crashed", job_id, row, index)
-        verdict = unscored(index, "judge_error", f"internal error: {type(exc).__name__}: {exc}")
-        record_unit(rt, job_id, row, verdict, writes)
-        return {"index": index, "status": "unscored"}
+
+    def waiting(delay: float) -> None:  # what the unit's calls spent, and a sign of life ahead
+        writes.touch_at = time.time() + delay
+        record_unit(rt, job_id, row, None, writes)
+
+    def give_up(why: str) -> dict[str, Any]:
+        writes.touch_at = None
+        record_unit(rt, job_id, row, unscored(index, "judge_error", why), writes)
+        return {"index": index, "status": "unscored", "error": why}
+
+    return _guarded(
+        self,
+        job_id,
+        down_since,
+        lambda: _run_unit(self, rt, job_id, row, index, writes),
+        give_up,
+        waiting,
+    )
 
 
 def _run_unit(
@@ -281,9 +336,22 @@ def _plan(rt: Runtime, job_id: str, row: str) -> Plan[Any]:
 
 @app.task(bind=True, name="evalq.aggregate_row", max_retries=None, ignore_result=True)
 def aggregate_row(
-    self: Task, _parts: list[Any], job_id: str, row: str, down_since: float | None = None
+    self: Task,
+    _parts: list[Any],
+    job_id: str,
+    row: str,
+    down_since: float | None = None,
+    task_errors: int = 0,
 ) -> dict[str, Any]:
-    return _guarded(self, job_id, down_since, lambda: _aggregate_row(self, runtime(), job_id, row))
+    rt = runtime()
+    return _guarded(
+        self,
+        job_id,
+        down_since,
+        lambda: _aggregate_row(self, rt, job_id, row),
+        _failing_row(rt, job_id, row),
+        _row_waits(rt, job_id, row),
+    )
 
 
 def _aggregate_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Job-level steps shared by tasks and the client: counting a finished row, writing the summary."""
+"""Job-level steps shared by tasks and the client: counting a finished (or failed) row,
+writing the summary."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from evalq.core.models import JobConfig, JobSummary, RowResult
+from evalq.core.models import JobConfig, JobSummary, RowResult, UnscoredReason
 from evalq.core.summary import build_summary
 from evalq.core.verdicts import failed_row
 from worker.store import Store, parse_usage
@@ -43,12 +44,31 @@ def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) ->
         finalize(store, job_id)
 
 
-def redrive(store: Store, send: Callable[[str, str], None], job_id: str, row_ids: list[str]) -> int:
+def fail_row(store: Store, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
+    """Count the row as failed with `error` (once: finish_row's gate), whoever gives up on it:
+    a row task (tasks.rows) or a batch sweep (worker.batch.sweep)."""
+    given = store.row(job_id, row)
+    result = failed_row(
+        given.id, given.line, given.prompt, reason, error, candidate=given.candidate
+    )
+    finish_row(store, job_id, result, store.config(job_id).rows_total)
+
+
+def redrive(
+    store: Store,
+    send: Callable[[str, str], None],
+    job_id: str,
+    row_ids: list[str],
+    *,
+    at: float | None = None,
+) -> int:
     """Enqueue prepare_row again for rows not yet counted. Safe with duplicates: stored
-    plans and verdicts are reused and a row is counted once."""
+    plans and verdicts are reused and a row is counted once. `at` is the sign of life written
+    for them (the watchdog's re-drive time, which Store.count_redrives compares with later
+    ones)."""
     if not row_ids:
         return 0
-    store.touch(job_id, *row_ids)
+    store.touch(job_id, *row_ids, at=at)
     for row_id in row_ids:
         send(job_id, row_id)
     store.incr(job_id, redriven=len(row_ids))
@@ -77,7 +97,7 @@ def _summary_from_store(
 ) -> JobSummary:
     """The summary computed now from what is stored: the counters, the unscored reasons and
     every row's result."""
-    return build_summary(
+    summary = build_summary(
         config,
         job_hash,
         store.unscored_counts(job_id),
@@ -85,3 +105,5 @@ def _summary_from_store(
         time.time(),
         parse_usage(job_hash),
     )
+    summary.task_errors = store.task_errors_of(job_hash)
+    return summary

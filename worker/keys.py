@@ -18,10 +18,14 @@ after call_cache_ttl_s.
                                               output_tokens, rubric_cache_hits, cache_hits,
                                               retries, rate_limited, limiter_wait_ms,
                                               simulated_calls, redriven, unit_tasks,
-                                              units_inline), {status}_at
+                                              units_inline), {status}_at; what escaped a
+                                              task's code: task_errors (how many),
+                                              task_error_last ("Type: message", clipped),
+                                              task_error_task, task_error_at (epoch s)
     evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
     evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
-    evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen"
+    evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen:
+                                              when last re-driven"
     evalq:job:{job}:row:{line}          STRING RowInput JSON (what the producer validated)
     evalq:job:{job}:plan:{line}         STRING the row's Plan JSON (its rubric and units)
     evalq:job:{job}:verdicts:{line}     HASH  question index -> Verdict JSON (first write wins)
@@ -42,7 +46,9 @@ after call_cache_ttl_s.
     evalq:job:{job}:batch_served        SET   digests whose reply was accounted once already
     evalq:job:{job}:batch_retried       SET   digests whose retryable error went into the next
                                               batch once
-    evalq:job:{job}:batch_meta          HASH  round, last_sweep_at, expired, fallback
+    evalq:job:{job}:batch_meta          HASH  round, last_sweep_at, expired, fallback; the
+                                              watchdog's re-attaches without progress:
+                                              reattach_strikes, reattach_seen, reattach_at
     evalq:job:{job}:batch_lock          STRING the worker sweeping or submitting now
     evalq:rubric:{sha256}               STRING Rubric JSON, shared across jobs
     evalq:rubric:{sha256}:claim         STRING the worker writing that rubric (owner token): the
@@ -57,6 +63,18 @@ from __future__ import annotations
 JOBS = "evalq:jobs"
 ACTIVE_JOBS = "evalq:jobs:active"
 WATCHDOG_LOCK = "evalq:watchdog:lock"
+
+# Fields of the job hash (job()) recording exceptions that escaped a task's code
+# (Store.record_task_error, worker.task_errors).
+TASK_ERRORS = "task_errors"  # how many
+TASK_ERROR_LAST = "task_error_last"  # the last one: "Type: message", clipped
+TASK_ERROR_TASK = "task_error_task"  # the task it escaped from
+TASK_ERROR_AT = "task_error_at"  # when, epoch s
+
+# Fields of batch_meta() the watchdog keeps on a batch-mode job it re-attaches.
+REATTACH_STRIKES = "reattach_strikes"  # re-attaches in a row without progress
+REATTACH_SEEN = "reattach_seen"  # the job's progress as of the last one counted
+REATTACH_AT = "reattach_at"  # when that one was counted
 
 
 def job(job_id: str, *parts: str) -> str:

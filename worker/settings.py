@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     # of being driven again: something kills or hangs every task that handles it.
     max_redrives: int = Field(default=5, ge=1)
 
+    # An exception no handler names (a bug of ours, an SDK's TypeError) escaping a task: it is
+    # recorded on the job and the task runs again after a jittered backoff (base, doubling, up
+    # to the max) this many times; then the row fails with that error (online) or the job
+    # pauses with it (batch mode). worker.task_errors applies it for every task.
+    task_error_retries: int = Field(default=3, ge=0)
+    task_error_backoff_s: float = Field(default=1.0, ge=0)
+    task_error_backoff_max_s: float = Field(default=30.0, ge=0)
+
     # Batch mode (worker.batch): how often a batch in flight is polled (the interval grows by
     # half each poll, up to the max), the largest batch sent inline (Google documents 20 MB;
     # above it the requests go as a JSONL file), and how many times a job's batches may end

@@ -20,6 +20,7 @@ import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Generic, TypeVar, cast
 
 import redis
@@ -29,7 +30,7 @@ from redis.retry import Retry
 
 from evalq.core.errors import JobNotFound
 from evalq.core.metric import Plan, PlanT, get_metric, load_plan
-from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.core.models import JobConfig, RowInput, RowResult, TaskErrors, Verdict
 from evalq.core.pricing import USAGE_KINDS, Usage, nanos
 from worker import keys
 from worker.settings import Settings
@@ -892,6 +893,53 @@ class Store:
         pipe.expire(key, self.ttl_s)
         value, _ = pipe.execute()
         return int(value)
+
+    # ---- exceptions that escaped a task's code (worker.task_errors) ----
+    # Kept together at the end of the class: fields worker.keys.TASK_ERROR*, in the job hash.
+
+    @cached_property
+    def _record_task_error(self) -> Script:
+        return self.r.register_script(_RECORD_TASK_ERROR)
+
+    def record_task_error(self, job_id: str, task: str, error: str, at: float) -> int:
+        """Count one more exception that escaped a task of the job and keep it as the job's
+        last (`error`: "Type: message", clipped here), with the task's name and when, in one
+        atomic step, while the job exists. Returns the job's count (0: the job is gone)."""
+        fields = [keys.TASK_ERRORS, keys.TASK_ERROR_LAST, keys.TASK_ERROR_TASK, keys.TASK_ERROR_AT]
+        count = self._record_task_error(
+            keys=[keys.job(job_id)], args=[*fields, clip_error(error), task, repr(at)]
+        )
+        return int(count)
+
+    @staticmethod
+    def task_errors_of(job_hash: Mapping[str, str]) -> TaskErrors | None:
+        """What a job hash says of its task errors; None when there were none."""
+        count = int(job_hash.get(keys.TASK_ERRORS) or 0)
+        if not count:
+            return None
+        at = job_hash.get(keys.TASK_ERROR_AT)
+        return TaskErrors(
+            count=count,
+            last_error=job_hash.get(keys.TASK_ERROR_LAST),
+            task=job_hash.get(keys.TASK_ERROR_TASK),
+            at=float(at) if at else None,
+        )
+
+
+# Record a task error on a job that still exists (its hash holds the config). KEYS: the job
+# hash. ARGV: the count's field, the last error's, its task's, its time's; then their values.
+_RECORD_TASK_ERROR = """
+if redis.call('HEXISTS', KEYS[1], 'config') == 0 then return 0 end
+local count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[5], ARGV[3], ARGV[6], ARGV[4], ARGV[7])
+return count
+"""
+TASK_ERROR_MAX_CHARS = 500
+
+
+def clip_error(text: str, limit: int = TASK_ERROR_MAX_CHARS) -> str:
+    """An error's text, at most `limit` characters (an SDK's message can hold a whole body)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # Who holds a claim on a shared entry: this process. A claim is a lease: taken for lease_s,

@@ -221,6 +221,17 @@ class CandidateSummary(BaseModel):
     tag_counts: dict[str, int] = Field(default_factory=dict)
 
 
+class TaskErrors(BaseModel):
+    """Exceptions that escaped a task's code (a bug, an SDK's unexpected error): how many, the
+    last one ("Type: message"), the task it escaped from and when (epoch s). Each was retried;
+    one that persisted failed its row (online) or paused the job (batch mode)."""
+
+    count: int
+    last_error: str | None = None
+    task: str | None = None
+    at: float | None = None
+
+
 class JobSummary(BaseModel):
     """The job-level figures `run --json` and `status --json` print."""
 
@@ -285,6 +296,7 @@ class JobSummary(BaseModel):
     metric_summary: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
+    task_errors: TaskErrors | None = None  # None: no exception escaped a task of this job
 
 
 # ---- structured replies the judge is asked for (response schemas) ----

@@ -1,6 +1,7 @@
-"""The three row tasks run in this process against a real Redis and the fake Gemini server, with
-no broker and no worker: a burst runner in the spirit of arq's burst mode and dramatiq's
-StubBroker, so each branch of tasks/rows.py gets a fast test of its own.
+"""The row tasks (and batch mode's) run in this process against a real Redis and the fake Gemini
+server, with no broker and no worker: a burst runner in the spirit of arq's burst mode and
+dramatiq's StubBroker, so each branch of tasks/rows.py and tasks/batch.py gets a fast test of
+its own.
 
 What a worker would schedule is recorded instead, and the test decides what runs next:
 - `submit` and `resume` go through the real Client; the messages it would publish
@@ -10,6 +11,8 @@ What a worker would schedule is recorded instead, and the test decides what runs
   result backend does: a part that ends twice (a redelivery) counts once, and the callback is
   queued once. A callback that comes early anyway (another backend, a lost claim) is a call
   the test makes itself (`aggregate`).
+- What batch mode's tasks send (tasks.batch.send: a poll, an ingest, the next sweep) is
+  queued too, its countdown dropped: a poll is run again when the test runs it.
 - A task that asks for a retry is not run again: its Outcome holds the countdown and the call
   the retry would make (`Outcome.retry`), to run with `run` when the test wants ("advance the
   clock"). Running any call twice is a redelivery.
@@ -39,6 +42,7 @@ import redis
 from celery import Task
 from celery.exceptions import Retry
 
+import tasks.batch
 import tasks.rows
 import worker.gemini
 from evalq.client import Client  # the client side: moves with it
@@ -116,7 +120,7 @@ def _call_of(signature: Any, chord: int | None = None, part: int = 0) -> Call:
 
 
 class TaskRunner:
-    """Runs prepare_row, run_unit and aggregate_row in-process; see the module docstring.
+    """Runs the row tasks (and batch mode's) in-process; see the module docstring.
 
     Use as a context manager: it points the worker settings at `redis_url` (flushed first) and
     `gemini_url`, and undoes that, and the chord stand-in, on exit. `env` adds EVALQ_ settings.
@@ -145,6 +149,7 @@ class TaskRunner:
         for name, value in self.env.items():
             self._patch.setenv(name, value)
         self._patch.setattr(tasks.rows, "chord", _ChordRecorder(self))
+        self._patch.setattr(tasks.batch, "send", self._send_batch_step)
         # A worker process keeps one judge per model, made with the settings it first saw;
         # this runner's settings start with none.
         self._patch.setattr(worker.gemini, "_judges", {})
@@ -180,6 +185,9 @@ class TaskRunner:
         calls are queued."""
         path = write_rows(self.folder / f"rows-{next(self._names)}.jsonl", rows)
         return self.client.submit(metric, path, **options).job_id
+
+    def _send_batch_step(self, name: str, args: tuple[object, ...], _countdown: Any) -> None:
+        self.queue.append(Call(name, tuple(args)))
 
     def _record_chord(self, header: list[Any], body: Any) -> None:
         index = len(self.chords)

@@ -43,6 +43,10 @@ class BatchRecord(BaseModel):
     # reading the results in chunks costs, reported by `evalq status`.
     ingest_peak_rss_kb: int | None = None
     ingest_start_peak_rss_kb: int | None = None  # the same peak just before ingesting began
+    # The last time a poll or an ingest of this batch failed (epoch s), and why: `evalq status`
+    # shows it beside the time since the last poll that answered.
+    last_error: str | None = None
+    last_error_at: float | None = None
 
     @property
     def finished(self) -> bool:
@@ -94,3 +98,11 @@ def by_state(all_records: list[BatchRecord]) -> dict[str, int]:
         state = "INGESTED" if record.ingested else record.state
         counts[state] = counts.get(state, 0) + 1
     return counts
+
+
+def note_error(store: Store, job_id: str, batch_id: str, error: str, at: float) -> None:
+    """Record that a poll or an ingest of the batch failed with `error` (a batch no longer in
+    the ledger is left alone: its job is gone)."""
+    record = get(store, job_id, batch_id)
+    if record is not None:
+        save(store, job_id, record.model_copy(update={"last_error": error, "last_error_at": at}))

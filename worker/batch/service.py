@@ -19,6 +19,7 @@ from google.genai import types
 from worker.batch import ledger
 from worker.batch.judge import Collector, Group
 from worker.batch.ledger import TERMINAL, BatchRecord
+from worker.batch.names import display_name
 from worker.batch.wire import error_result, retryable
 from worker.gemini import make_client
 from worker.settings import Settings
@@ -77,7 +78,7 @@ def plan_round(
             id=batch_id,
             round=round_number,
             model=group.model,
-            display_name=f"evalq-{job_id}-{batch_id}",
+            display_name=display_name(job_id, batch_id),
             source="inline" if group.inline is not None else "file",
             requests=len(group.units),
         )

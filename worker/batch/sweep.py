@@ -15,10 +15,9 @@ from typing import Any
 
 from evalq.core.errors import InputError, JudgeError, SharedWorkPending, policy_of
 from evalq.core.metric import Plan, check_plan_size, get_metric
-from evalq.core.models import UnscoredReason
-from evalq.core.verdicts import failed_row, unscored
+from evalq.core.verdicts import unscored
 from worker.batch.judge import AwaitingBatch, Collector, batch_row_context
-from worker.jobs import finish_row
+from worker.jobs import fail_row, finish_row
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -33,14 +32,6 @@ class SweepResult:
     rows_held: int = 0  # on work another task is doing (a shared rubric): look again later
     paused: bool = False
     cut_short: bool = False  # stopped at the time or request budget: the rest waits a round
-
-
-def _fail_row(rt: Runtime, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
-    given = rt.store.row(job_id, row)
-    result = failed_row(
-        given.id, given.line, given.prompt, reason, error, candidate=given.candidate
-    )
-    finish_row(rt.store, job_id, result, rt.store.config(job_id).rows_total)
 
 
 def _pause(rt: Runtime, job_id: str, exc: JudgeError) -> None:
@@ -93,7 +84,7 @@ def _advance_row(rt: Runtime, job_id: str, row: str, metric: Any, collector: Col
     except AwaitingBatch:
         return "waiting"
     except InputError as exc:
-        _fail_row(rt, job_id, row, "input_error", f"bad input: {exc}")
+        fail_row(rt.store, job_id, row, "input_error", f"bad input: {exc}")
         return "finished"
     except JudgeError as exc:
         if policy_of(exc) == "pause":
@@ -101,12 +92,12 @@ def _advance_row(rt: Runtime, job_id: str, row: str, metric: Any, collector: Col
             return "paused"
         if isinstance(exc, SharedWorkPending) or policy_of(exc) == "countdown":
             return "held"
-        _fail_row(rt, job_id, row, exc.reason, f"preparing the row failed: {exc.message}")
+        fail_row(rt.store, job_id, row, exc.reason, f"preparing the row failed: {exc.message}")
         return "finished"
     plan = rt.store.keep_row_plan(job_id, row, plan)  # first write wins
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
-        _fail_row(rt, job_id, row, "input_error", f"bad input: {nothing}")
+        fail_row(rt.store, job_id, row, "input_error", f"bad input: {nothing}")
         return "finished"
     waiting = held = False
     for unit in plan.units:

@@ -331,9 +331,11 @@ def test_redis_out_of_reach_past_the_budget_fails_the_task_without_a_verdict(
     assert fake.stats()["requests"] == 0
 
 
-def test_a_stored_plan_that_does_not_fit_fails_clearly(runner: TaskRunner) -> None:
+def test_a_stored_plan_that_does_not_fit_fails_its_row_clearly(make_runner: MakeRunner) -> None:
     """A stored plan that is not the metric's (here another metric's; an older evalq's untyped
-    plans fail the same way) is not read as anything: the task says why."""
+    plans fail the same way) is not read as anything: a task error, retried, then the row
+    fails saying why."""
+    runner = make_runner(EVALQ_TASK_ERROR_RETRIES="1")
     job = submit(runner, "Tb-foreign-plan")
     foreign = GroundednessPlan(
         units=[JudgeUnit(index=0, judge_model="x")],
@@ -343,10 +345,14 @@ def test_a_stored_plan_that_does_not_fit_fails_clearly(runner: TaskRunner) -> No
         response_source="dataset",
     )
     runner.store.keep_row_plan(job, "1", foreign)
-    outcome = runner.run(runner.queue.popleft())
-    assert outcome.state == "failed" and isinstance(outcome.error, StoredPlanError)
-    assert f"job {job}, row on line 1: the stored plan does not fit PointwisePlan" in str(
-        outcome.error
-    )
+    first = runner.run(runner.queue.popleft())
+    assert first.state == "retry" and first.retry is not None
+    assert runner.run(first.retry).state == "done"
+    (result,) = runner.client.results(job)
+    assert (result.status, result.reason) == ("failed", "judge_error")
+    assert (
+        f"internal error in prepare_row: StoredPlanError: job {job}, row on line 1: the stored "
+        "plan does not fit PointwisePlan"
+    ) in (result.error or "")
     with pytest.raises(StoredPlanError, match="older evalq"):
         runner.store.row_plan(job, "1", PointwisePlan)
