@@ -1,7 +1,8 @@
 """A Prometheus endpoint for job-level figures Flower does not have: rows done, the score so
 far, 429s, time waited on the limiter, tokens and cost by role and model, the spend cap,
-unscored questions by reason. A role whose cost includes a model with no known price has no
-cost sample; evalq_job_cost_unknown says so (a missing price is never exported as 0).
+unscored questions by reason, exceptions that escaped a task (evalq_job_task_errors). A role
+whose cost includes a model with no known price has no cost sample; evalq_job_cost_unknown says
+so (a missing price is never exported as 0).
 
 Figures are read from Redis at scrape time (a custom collector), so the exporter holds no state
 and any number of them can run. It reports the active jobs plus the most recent ones.
@@ -32,6 +33,8 @@ _COUNTERS = {
     "redrive_capped": "rows failed after EVALQ_MAX_REDRIVES re-drives without progress",
     "unit_tasks": "run_unit tasks sent",
     "units_inline": "units answered from the call cache in prepare_row, without a task",
+    "task_errors": "exceptions that escaped a task's code (each recorded, retried, then the "
+    "row failed or the job paused)",
 }
 
 

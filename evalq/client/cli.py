@@ -456,8 +456,9 @@ def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @redis_option
 def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
-    """Show a job's summary (also while it runs); batch mode adds each batch's state,
-    request counts and age."""
+    """Show a job's summary (also while it runs), with the errors that escaped its tasks (how
+    many, the last, its task and age); batch mode adds each batch's state, request counts, age,
+    time since its last poll and last error."""
     client = _client(redis_url)
     summary = client.summary(job_id)
     records = client.batches(job_id) if summary.mode == "batch" else []

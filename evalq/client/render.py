@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from collections.abc import Iterable
 
 from rich.console import Console
@@ -64,6 +65,8 @@ def summary_table(s: JobSummary) -> Table:
         table.add_row(
             "paused because", f"{s.pause_reason}; continue with `evalq resume {s.job_id}`"
         )
+    if (errors := task_errors_line(s, time.time())) is not None:
+        table.add_row("task errors", errors)
     table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
     table.add_row(
         "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
@@ -288,9 +291,11 @@ def print_dry_run(console: Console, p: DryRunReport) -> None:
 
 
 def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
-    """A batch-mode job's batches: state, request counts and age (evalq status)."""
+    """A batch-mode job's batches: state, request counts, age, the time since the last poll
+    that answered, and the last error a poll or an ingest met (evalq status)."""
     table = Table(title="batches", show_header=True)
-    for column in ("batch", "round", "model", "source", "state", "requests", "ok", "failed", "age"):
+    columns = ("batch", "round", "model", "source", "state", "requests", "ok", "failed", "age")
+    for column in (*columns, "last poll", "last error"):
         table.add_column(column)
     for r in records:
         age = r.age_s(now)
@@ -305,5 +310,39 @@ def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
             str(r.succeeded),
             str(r.failed),
             "-" if age is None else f"{age:.0f} s",
+            "-" if r.last_poll_at is None else f"{ago(now - r.last_poll_at)} ago",
+            _last_error(r, now),
         )
     return table
+
+
+def _last_error(r: BatchRecord, now: float) -> str:
+    if r.last_error is None:
+        return "-"
+    when = "" if r.last_error_at is None else f"{ago(now - r.last_error_at)} ago: "
+    return when + _clip(r.last_error, 120)
+
+
+def ago(seconds: float) -> str:
+    """A time span, read at a glance: 4 s, 12 min, 3.5 h."""
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def task_errors_line(s: JobSummary, now: float) -> str | None:
+    """How many exceptions escaped the job's tasks, and the last: which task, how long ago,
+    what (None when there were none)."""
+    errors = s.task_errors
+    if errors is None:
+        return None
+    where = f" in {errors.task}" if errors.task else ""
+    when = f" {ago(now - errors.at)} ago" if errors.at is not None else ""
+    return f"{errors.count} · last{where}{when}: {errors.last_error or '?'}"
