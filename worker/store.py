@@ -420,22 +420,38 @@ class Store:
         """Rows whose last sign of life is older than `before`."""
         return cast(list[str], self.r.zrangebyscore(keys.activity(job_id), "-inf", before))
 
-    def count_redrives(self, job_id: str, row_ids: list[str]) -> dict[str, int]:
+    def count_redrives(
+        self, job_id: str, row_ids: list[str], *, at: float | None = None, count_all: bool = True
+    ) -> dict[str, int]:
         """Count one more re-drive of each row; returns each row's re-drives since its last new
-        verdict (this one included). The watchdog, one sweeper at a time, is the only caller."""
+        verdict (this one included). `at` is when the watchdog re-drives them (the sign of life
+        it writes, worker.jobs.redrive). Without ``count_all``, a re-drive counts only when a
+        task took the row since its previous re-drive (a sign of life later than that one's
+        `at`): one whose message still waits behind other work is not a strike. The watchdog,
+        one sweeper at a time, is the only caller."""
         key = keys.redrives(job_id)
         pipe = self.r.pipeline()
         for row_id in row_ids:
             pipe.hlen(keys.verdicts(job_id, row_id))
             pipe.hget(key, row_id)
+            pipe.zscore(keys.activity(job_id), row_id)
         seen = pipe.execute()
         strikes: dict[str, int] = {}
         write = self.r.pipeline()
         for i, row_id in enumerate(row_ids):
-            verdicts, record = int(seen[2 * i]), cast(str | None, seen[2 * i + 1])
-            before, then = map(int, record.split(":")) if record else (0, 0)
-            strikes[row_id] = before + 1 if verdicts <= then else 1
-            write.hset(key, row_id, f"{strikes[row_id]}:{verdicts}")
+            verdicts, record = int(seen[3 * i]), cast(str | None, seen[3 * i + 1])
+            alive_at = cast(float | None, seen[3 * i + 2])
+            parts = record.split(":") if record else []
+            before, then = (int(parts[0]), int(parts[1])) if parts else (0, 0)
+            last = float(parts[2]) if len(parts) > 2 else None
+            if verdicts > then or not parts:
+                strikes[row_id] = 1
+            elif count_all or last is None or (alive_at is not None and alive_at > last):
+                strikes[row_id] = before + 1
+            else:
+                strikes[row_id] = before
+            entry = f"{strikes[row_id]}:{verdicts}" + ("" if at is None else f":{at!r}")
+            write.hset(key, row_id, entry)
         write.expire(key, self.ttl_s)
         write.execute()
         return strikes

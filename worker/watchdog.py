@@ -7,13 +7,29 @@ both queues have been empty on two sweeps in a row (its message is gone). Re-dri
 with duplicates, so the watchdog may err on the side of acting. A row whose task is alive shows
 signs of life (worker.heartbeat), so it is not driven again while it works. A row driven again
 max_redrives times in a row without a new verdict fails instead: every task that takes it
-dies or hangs, and driving it forever would take a thread each time. Only re-drives made while
-both queues are empty count toward that cap: with work waiting, a quiet row may just be queued
-behind it (a backlog, or a loaded machine), and failing it would lose a row nobody killed.
+dies or hangs, and driving it forever would take a thread each time.
+
+Which re-drives count toward that cap (Store.count_redrives): every one made while both queues
+are empty, and, while work waits in them, every one after which a task took the row (a sign of
+life later than the re-drive's own) and then went quiet again. So a row whose tasks die is
+failed however busy the queues are: counting only while they were empty let such a row loop
+forever on a deployment whose queues never empty (a steady stream of other jobs). What is not
+counted is a re-drive whose message has not been taken yet: with work waiting, a re-driven row
+may just be queued behind it (a backlog of rows, or a loaded machine), and failing it would
+lose a row nobody killed. Rows that never started are unchanged: they are driven only after
+the queues were empty on two sweeps, and those re-drives count.
+
+Batch-mode jobs are re-attached (worker.batch.flow.reattach: their stale batches polled again,
+a stale sweep sent again) instead of having rows re-driven. A job re-attached more than
+max_redrives times without progress (no batch polled while it runs, ingested or newly sent, no
+row finished, no resume), counted at most once per stall_timeout_s and not while a submit
+holds the job's lock, pauses with a reason saying so: its tasks die or hang, and `evalq resume`
+tries again once the cause is found.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -21,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from worker import keys
+from worker.batch import ledger
 from worker.batch.flow import reattach
 from worker.batch.names import Send as BatchSend
 from worker.jobs import finalize, give_up, redrive
@@ -82,9 +99,7 @@ class Watchdog:
             if not pending:
                 finalize(self.store, job_id)  # the worker that counted the last row died
                 continue
-            if self.batches is not None and reattach(
-                self.store, self.batches.settings, self.batches.send, job_id, now
-            ):
+            if self.batches is not None and self.reattach(job_id, now):
                 continue  # batch mode: its batches are re-attached, its rows never re-driven
             pending_set = set(pending)
             stalled = [
@@ -96,8 +111,9 @@ class Watchdog:
             if quiet_twice:
                 touched = self.store.touched(job_id)
                 lost = [r for r in pending if r not in touched]
-            again = self.within_cap(job_id, stalled + lost, strike=quiet)
-            if count := redrive(self.store, self.send, job_id, again):
+            at = time.time()  # the re-drive's sign of life (not `now`, which tests move)
+            again = self.within_cap(job_id, stalled + lost, count_all=quiet, at=at)
+            if count := redrive(self.store, self.send, job_id, again, at=at):
                 log.warning(
                     "watchdog: job %s: re-drove %d rows (%d stalled, %d lost)",
                     job_id,
@@ -108,12 +124,15 @@ class Watchdog:
                 redriven[job_id] = count
         return redriven
 
-    def within_cap(self, job_id: str, row_ids: list[str], *, strike: bool = True) -> list[str]:
-        """The rows that may be driven again; the others fail, with the cap in their error.
-        Without ``strike`` (work is waiting in the queues) every row may go again uncounted."""
-        if not row_ids or not strike:
+    def within_cap(
+        self, job_id: str, row_ids: list[str], *, count_all: bool = True, at: float | None = None
+    ) -> list[str]:
+        """The rows that may be driven again (at `at`); the others fail, with the cap in their
+        error. Without ``count_all`` (work is waiting in the queues) a re-drive counts only if a
+        task took the row since its previous one (see the module docstring)."""
+        if not row_ids:
             return row_ids
-        strikes = self.store.count_redrives(job_id, row_ids)
+        strikes = self.store.count_redrives(job_id, row_ids, at=at, count_all=count_all)
         over = [row for row in row_ids if strikes[row] > self.max_redrives]
         for row_id in over:
             log.warning(
@@ -124,6 +143,70 @@ class Watchdog:
             )
             give_up(self.store, job_id, row_id, self.max_redrives)
         return [row for row in row_ids if strikes[row] <= self.max_redrives]
+
+    def reattach(self, job_id: str, now: float) -> bool:
+        """Batch mode: re-attach the job (False for jobs batch mode does not drive). What the
+        re-attach would send is held until the job is found within its cap; past the cap the
+        job pauses instead, and nothing is sent."""
+        assert self.batches is not None
+        held: list[tuple[str, tuple[object, ...], float | None]] = []
+
+        def hold(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+            held.append((name, args, countdown_s))
+
+        if not reattach(self.store, self.batches.settings, hold, job_id, now):
+            return False
+        if held and not self.batch_within_cap(job_id, now):
+            return True
+        for name, args, countdown_s in held:
+            self.batches.send(name, args, countdown_s)
+        return True
+
+    def batch_within_cap(self, job_id: str, now: float) -> bool:
+        """Count this re-attach of a batch-mode job unless it made progress since the last one
+        counted (then the count starts again), a submit holds its lock (it is being worked on),
+        or the last one counted is less than stall_timeout_s old. False, and the job paused,
+        once more than max_redrives were counted in a row."""
+        meta = self.store.batch_meta(job_id)
+        seen = self.batch_progress(job_id)
+        strikes = int(meta.get(keys.REATTACH_STRIKES) or 0)
+        if seen != meta.get(keys.REATTACH_SEEN):
+            strikes = 1
+        elif (
+            self.store.has(keys.batch_lock(job_id))
+            or now - float(meta.get(keys.REATTACH_AT) or 0) < self.stall_timeout_s
+        ):
+            return True
+        else:
+            strikes += 1
+        if strikes > self.max_redrives:
+            reason = (
+                f"batch mode: re-attached by the watchdog {strikes - 1} times without progress "
+                "(no batch polled, ingested or sent, no row finished; EVALQ_MAX_REDRIVES="
+                f"{self.max_redrives}): its tasks die or hang, see the workers' logs; "
+                f"`evalq resume {job_id}` tries again"
+            )
+            if self.store.pause(job_id, reason):
+                log.warning("watchdog: job %s paused: %s", job_id, reason)
+            return False
+        fields: dict[str, str | int | float] = {
+            keys.REATTACH_STRIKES: strikes,
+            keys.REATTACH_SEEN: seen,
+            keys.REATTACH_AT: now,
+        }
+        self.store.set_batch_meta(job_id, **fields)
+        return True
+
+    def batch_progress(self, job_id: str) -> str:
+        """A digest of what progress a batch-mode job shows: rows counted, its last resume,
+        and each batch's state, whether ingested, and its polls while it runs (a poll of a
+        batch that has ended is no progress)."""
+        job = self.store.job_hash(job_id)
+        parts = [job.get("rows_done", "0"), job.get("running_at", "")]
+        for r in ledger.records(self.store, job_id):
+            polls = "" if r.state in ledger.TERMINAL else str(r.polls)
+            parts.append(f"{r.id}:{r.state}:{r.ingested}:{polls}")
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def run_once_if_leader(self) -> dict[str, int]:
         if not self.store.claim(keys.WATCHDOG_LOCK, self.name, max(1, int(self.interval_s))):

@@ -75,24 +75,44 @@ def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
     assert summary.redriven == 3 * 2 + 1
 
 
-def test_redrives_while_work_waits_in_the_queues_do_not_count_toward_the_cap(
+def test_strikes_count_while_the_queues_are_busy_when_tasks_take_the_row_and_die(
     store: Store,
 ) -> None:
-    """A backlog (or a loaded machine) leaves started rows quiet while their units wait behind
-    other work: they are driven again, but never failed for it; the count starts once the
-    queues are empty."""
+    """Work waits in the queues throughout (a busy deployment whose queues never empty), and
+    every task that takes the rows dies: each re-drive counts, and the rows fail at the cap."""
+    job = plant_job(store, 2)
+    sent: list[tuple[str, str]] = []
+    dog = watchdog(store, sent, max_redrives=2)
+    dog.queues_empty = lambda: False  # type: ignore[method-assign]  # work waiting throughout
+    store.touch(job, "1", "2", at=time.time() - 100)  # started, then their worker died
+    for _ in range(2):
+        assert dog.sweep(time.time() + 100) == {job: 2}
+        store.touch(job, "1", "2")  # the re-driven task took the rows (prepare_row), then died
+    assert current_summary(store, job).rows_failed == 0
+    assert dog.sweep(time.time() + 100) == {}  # the third strike is over the cap
+    summary = current_summary(store, job)
+    assert (summary.rows_failed, summary.redrive_capped, len(sent)) == (2, 2, 4)
+    assert all("gave up after 2 re-drives" in (r.error or "") for r in store.iter_results(job))
+
+
+def test_a_redrive_whose_message_waits_behind_other_work_is_not_counted(store: Store) -> None:
+    """A backlog (or a loaded machine) leaves a re-driven row's message queued behind other
+    work: driven again, but not failed for it, however long the wait. Once a task takes it
+    (or the queues are empty) re-drives count again."""
     job = plant_job(store, 2)
     sent: list[tuple[str, str]] = []
     dog = watchdog(store, sent, max_redrives=2)
     store.touch(job, "1", "2", at=time.time() - 100)
     dog.queues_empty = lambda: False  # type: ignore[method-assign]  # work waiting throughout
-    for _ in range(5):
+    for _ in range(5):  # the first re-drive counts (a task had taken the rows); no other does
         assert dog.sweep(time.time() + 100) == {job: 2}
     assert current_summary(store, job).rows_failed == 0
+    store.touch(job, "1")  # row 1's message is taken at last, and its task dies too
+    assert dog.sweep(time.time() + 100) == {job: 2}  # row 1: two strikes
+    assert current_summary(store, job).rows_failed == 0
     dog.queues_empty = lambda: True  # type: ignore[method-assign]  # now nothing is waiting
-    for _ in range(2):
-        assert dog.sweep(time.time() + 100) == {job: 2}
+    assert dog.sweep(time.time() + 100) == {job: 1}  # every re-drive counts: row 1 fails
+    assert current_summary(store, job).rows_failed == 1
+    assert dog.sweep(time.time() + 100) == {}  # and row 2 on its third strike
     summary = current_summary(store, job)
-    assert (summary.rows_failed, summary.redrive_capped) == (0, 0)
-    assert dog.sweep(time.time() + 100) == {}
-    assert (current_summary(store, job).rows_failed, len(sent)) == (2, 14)
+    assert (summary.rows_failed, summary.redrive_capped, len(sent)) == (2, 2, 13)
