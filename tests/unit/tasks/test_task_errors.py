@@ -1,0 +1,293 @@
+"""No job stuck in silence: an exception no handler names, injected into each of the six tasks
+(a TypeError, as an SDK might raise), run in this process against a real Redis and the fake
+Gemini server (tests/support/task_runner.py). Each time it is recorded on the job (status shows
+how many, the last, its task), retried a bounded number of times with backoff, then the row
+fails with it (online) or the job pauses with it (batch mode), and `evalq resume` finishes a
+paused job once the fault is gone. A batch whose job is gone is cancelled on the server."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+import worker.batch.flow
+import worker.batch.service
+from evalq.client.render import summary_table
+from evalq.core.metric import get_metric
+from tests.conftest import FakeGemini
+from tests.support.task_runner import AGGREGATE_ROW, RUN_UNIT, Call, Outcome, TaskRunner
+from tests.unit.tasks.conftest import RunnerOn
+from worker import keys
+from worker.app import PREPARE_ROW
+from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
+from worker.local import wait_for
+from worker.metrics_exporter import JobCollector
+
+RUNNER_DB = 15
+RETRIES = 2  # EVALQ_TASK_ERROR_RETRIES in these tests: three failures in all
+
+
+def rating(value: int) -> str:
+    return json.dumps({"explanation": "scripted", "rating": value})
+
+
+@dataclass
+class Fault:
+    """Raises a TypeError in place of the function it stands in for, until `on` is cleared."""
+
+    target: Callable[..., Any]
+    on: bool = True
+    raised: int = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.on:
+            self.raised += 1
+            raise TypeError(f"injected fault #{self.raised}")
+        return self.target(*args, **kwargs)
+
+
+@pytest.fixture
+def runner(runner_on: RunnerOn) -> TaskRunner:
+    return runner_on(RUNNER_DB, EVALQ_TASK_ERROR_RETRIES=str(RETRIES))
+
+
+def inject(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Fault:
+    fault = Fault(getattr(owner, name))
+    monkeypatch.setattr(owner, name, fault)
+    return fault
+
+
+def submit(runner: TaskRunner, text: str, **options: Any) -> str:
+    """A one-row pointwise job: one judge call (one run_unit online). Online, the call cache
+    is off: prepare_row would otherwise try the metric's run_unit itself first (on cached
+    replies), and a fault there is prepare_row's."""
+    return runner.submit(
+        "pointwise",
+        [{"id": "r", "response": f"{text} response."}],
+        options={"template": "fluency", "samples": 1},
+        **options,
+    )
+
+
+def task_of(outcome: Outcome) -> str:
+    return outcome.call.task.rsplit(".", 1)[-1]
+
+
+# ---- online: prepare_row, run_unit, aggregate_row ----
+
+ONLINE = {PREPARE_ROW: "plan", RUN_UNIT: "run_unit", AGGREGATE_ROW: "aggregate"}
+
+
+def run_up_to(runner: TaskRunner, task: str) -> Call:
+    """Run the job's tasks until `task` is next; return its call."""
+    while runner.queue[0].task != task:
+        assert runner.next().state == "done"
+    return runner.queue.popleft()
+
+
+@pytest.mark.parametrize("task", list(ONLINE))
+def test_an_online_task_error_is_recorded_retried_then_fails_the_row(
+    runner: TaskRunner, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    fake.script([{"match": "Te-online", "reply": rating(4)}])
+    fault = inject(monkeypatch, get_metric("pointwise"), ONLINE[task])
+    job = submit(runner, "Te-online", use_cache=False)
+    name = task.rsplit(".", 1)[-1]
+    call = run_up_to(runner, task)
+    for attempt in range(RETRIES):
+        outcome = runner.run(call)
+        assert (outcome.state, outcome.retry is not None) == ("retry", True)
+        assert outcome.countdown is not None and 0.5 * 2**attempt <= outcome.countdown <= 2**attempt
+        assert outcome.retry is not None and outcome.retry.kwargs["task_errors"] == attempt + 1
+        shown = runner.client.summary(job).task_errors  # what `evalq status` shows
+        assert shown is not None and (shown.count, shown.task) == (attempt + 1, name)
+        assert shown.last_error == f"TypeError: injected fault #{attempt + 1}"
+        assert shown.at is not None
+        assert runner.client.summary(job).rows_done == 0  # not failed while retries last
+        call = outcome.retry
+    last = runner.run(call)
+    assert last.state == "done"  # given up: a header part ends, so the callback still fires
+    runner.drain()
+    summary = runner.client.summary(job)
+    assert summary.task_errors is not None and summary.task_errors.count == RETRIES + 1
+    assert (summary.status, summary.rows_done, fault.raised) == ("finished", 1, RETRIES + 1)
+    (row,) = runner.client.results(job)
+    error = f"internal error in {name}: TypeError: injected fault #{RETRIES + 1}"
+    if task == RUN_UNIT:  # the unit's unscored verdict, as a bug in run_unit always was
+        (question,) = row.questions
+        assert (question.status, question.reason, question.detail) == (
+            "unscored",
+            "judge_error",
+            error,
+        )
+    else:
+        assert (row.status, row.reason, row.error) == ("failed", "judge_error", error)
+
+
+@pytest.mark.parametrize("task", list(ONLINE))
+def test_an_online_fault_gone_before_the_retries_are_spent_scores_the_row(
+    runner: TaskRunner, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    fake.script([{"match": "Te-heals", "reply": rating(5)}])
+    fault = inject(monkeypatch, get_metric("pointwise"), ONLINE[task])
+    job = submit(runner, "Te-heals", use_cache=False)
+    failed = runner.run(run_up_to(runner, task))
+    assert failed.state == "retry" and failed.retry is not None
+    fault.on = False  # fixed (or it was passing)
+    assert runner.run(failed.retry).state == "done"
+    runner.drain()
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.rows_scored) == ("finished", 1)
+    assert summary.task_errors is not None and summary.task_errors.count == 1
+
+
+def test_a_task_error_is_exported_and_shown_in_status(
+    runner: TaskRunner, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject(monkeypatch, get_metric("pointwise"), "plan")
+    job = submit(runner, "Te-shown")
+    assert runner.next().state == "retry"
+    families = {f.name: f for f in JobCollector(runner.store).collect()}
+    (sample,) = [s for s in families["evalq_job_task_errors"].samples if s.labels["job_id"] == job]
+    assert sample.value == 1.0
+    console = Console(width=300, record=True)
+    console.print(summary_table(runner.client.summary(job)))
+    text = console.export_text()
+    assert "task errors" in text and "1 · last in prepare_row" in text
+    assert "TypeError: injected fault #1" in text
+    shown = json.loads(runner.client.summary(job).model_dump_json())["task_errors"]
+    assert (shown["count"], shown["task"], shown["last_error"]) == (
+        1,
+        "prepare_row",
+        "TypeError: injected fault #1",
+    )
+
+
+# ---- batch mode: submit_batch, poll_batch, ingest_batch ----
+
+BATCH = {
+    SUBMIT_BATCH: (worker.batch.flow, "sweep"),
+    POLL_BATCH: (worker.batch.service, "poll"),
+    INGEST_BATCH: (worker.batch.service, "ingest"),
+}
+
+
+def step(runner: TaskRunner) -> Outcome:
+    """Run the next queued call; a poll of a batch still running is run again until the batch
+    has ended (the fake server ends it on its own), as its countdown retries would. A task
+    error's retry is the test's to run."""
+    outcome = runner.next()
+
+    def ended() -> bool:
+        nonlocal outcome
+        retry = outcome.retry
+        if outcome.call.task != POLL_BATCH or retry is None or retry.kwargs.get("task_errors"):
+            return True
+        outcome = runner.run(retry)
+        return False
+
+    wait_for(ended, 60, "the batch to end")
+    return outcome
+
+
+def run_batch_job(runner: TaskRunner) -> list[Outcome]:
+    ran = []
+    while runner.queue:
+        ran.append(step(runner))
+        assert ran[-1].state == "done", ran[-1]
+    return ran
+
+
+@pytest.mark.parametrize("task", list(BATCH))
+def test_a_batch_task_error_pauses_the_job_and_resume_finishes_it(
+    runner: TaskRunner, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    fake.script([{"match": "Te-batch", "reply": rating(3)}])
+    owner, attr = BATCH[task]
+    job = submit(runner, "Te-batch", mode="batch")
+    fault: Fault | None = None
+    outcome: Outcome | None = None
+    while outcome is None:  # the job's tasks, until the faulted one fails
+        if runner.queue[0].task == task and fault is None:
+            fault = inject(monkeypatch, owner, attr)
+        ran = step(runner)
+        if ran.state == "retry":
+            outcome = ran
+        else:
+            assert ran.state == "done", ran
+    name = task.rsplit(".", 1)[-1]
+    for attempt in range(RETRIES):
+        assert outcome.state == "retry" and outcome.retry is not None
+        assert outcome.retry.kwargs["task_errors"] == attempt + 1
+        shown = runner.client.summary(job).task_errors
+        assert shown is not None and (shown.count, shown.task) == (attempt + 1, name)
+        assert shown.last_error == f"TypeError: injected fault #{attempt + 1}"
+        if task != SUBMIT_BATCH:  # the batch's record says so too
+            (record,) = runner.client.batches(job)
+            assert record.last_error == f"TypeError: injected fault #{attempt + 1}"
+            assert record.last_error_at is not None
+        assert runner.client.summary(job).status == "running"
+        outcome = runner.run(outcome.retry)
+    assert outcome.state == "done" and outcome.value["paused"]
+    summary = runner.client.summary(job)
+    error = f"internal error in {name}: TypeError: injected fault #{RETRIES + 1}"
+    assert summary.status == "paused" and error in (summary.pause_reason or "")
+    assert f"evalq resume {job}" in (summary.pause_reason or "")
+    assert summary.task_errors is not None and summary.task_errors.count == RETRIES + 1
+    assert not runner.queue  # nothing more runs on its own
+    assert fault is not None
+    fault.on = False  # the cause is fixed
+    assert runner.client.resume(job) == 1
+    run_batch_job(runner)
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.rows_scored) == ("finished", 1)
+    assert [r.state for r in runner.client.batches(job)] == ["SUCCEEDED"]  # none sent twice
+
+
+@pytest.fixture
+def held_batches(fake: FakeGemini) -> Iterator[None]:
+    """Batches on the shared fake server stay RUNNING until the test ends."""
+
+    def delay(seconds: float) -> None:
+        request = urllib.request.Request(
+            fake.url + "/batch-delay",
+            data=json.dumps({"delay_s": seconds}).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(request, timeout=10).close()
+
+    delay(3600)
+    try:
+        yield
+    finally:
+        delay(0)
+
+
+@pytest.mark.parametrize("task", [POLL_BATCH, INGEST_BATCH])
+def test_a_batch_whose_job_is_gone_is_cancelled_on_the_server(
+    runner: TaskRunner, fake: FakeGemini, held_batches: None, task: str
+) -> None:
+    """Redis lost the job (its keys are gone, ledger included): the poll or ingest that finds
+    it gone cancels the batch on the server instead of leaving it running, and billed."""
+    job = submit(runner, "Te-gone", mode="batch")
+    assert runner.next().value == {"outcome": "submitted"}
+    (poll,) = runner.queue
+    assert poll.task == POLL_BATCH
+    runner.queue.clear()
+    assert fake.stats()["batches"]["created"] == 1
+    for key in runner.store.r.scan_iter(keys.job(job) + "*"):
+        runner.store.r.delete(key)
+    batch_id = poll.args[1]
+    call = poll if task == POLL_BATCH else Call(INGEST_BATCH, (job, batch_id))
+    gone = runner.run(call)
+    assert gone.state == "done"
+    assert gone.value["gone"] and str(gone.value["cancelled"]).startswith("batches/")
+    assert fake.stats()["batches"]["ended"] == {"CANCELLED": 1}
+    assert runner.run(call).value == {"gone": True, "cancelled": None}  # once is enough
