@@ -46,9 +46,16 @@ def store_on(url: str) -> Store:
     return Store.from_settings(Settings(redis_url=url))
 
 
-def plant_job(store: Store, rows: int, *, first_line: int = 1, same_id: str | None = None) -> str:
-    """A running gecko-image job of `rows` rows, created as the client creates one, with no
-    task sent for it; returns its id (a valid client job id).
+def plant_job(
+    store: Store,
+    rows: int,
+    *,
+    first_line: int = 1,
+    same_id: str | None = None,
+    mode: str = "online",
+) -> str:
+    """A running gecko-image job of `rows` rows (in `mode`), created as the client creates one,
+    with no task sent for it; returns its id (a valid client job id).
 
     Rows are r0, r1, … on lines `first_line`, `first_line` + 1, …; with `same_id`, every row
     has that id instead, as a producer that checked nothing would store them. Each names an
@@ -61,6 +68,7 @@ def plant_job(store: Store, rows: int, *, first_line: int = 1, same_id: str | No
         dataset="d",
         rows_total=rows,
         created_at=time.time(),
+        mode=mode,
     )
     ref = MediaRef(kind="path", value="/x.png")
     inputs = [

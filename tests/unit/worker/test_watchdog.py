@@ -6,10 +6,13 @@ import time
 
 import pytest
 
-from evalq.core.models import MediaRef, RowInput
+from evalq.core.models import MediaRef, RowInput, RowResult
 from tests.support.scratch import plant_job
+from worker import keys
+from worker.batch.names import SUBMIT_BATCH
+from worker.settings import Settings
 from worker.store import Store
-from worker.watchdog import Watchdog
+from worker.watchdog import BatchDriving, Watchdog
 
 
 def test_a_row_given_a_field_it_does_not_have_is_refused() -> None:
@@ -62,3 +65,40 @@ def test_job_whose_last_row_landed_without_summary_is_finalised(store: Store) ->
     assert store.status(job) == "finished"
     assert store.summary_json(job) is not None
     assert job not in store.active_jobs()
+
+
+def test_a_batch_job_reattached_again_and_again_without_progress_pauses(store: Store) -> None:
+    """Every submit the watchdog sends for a batch-mode job dies (nothing is swept, polled or
+    ingested, no row finishes): each re-attach without progress counts, at most once per stall
+    timeout and not while a submit holds the job's lock; past the cap the job pauses, saying
+    why, and nothing more is sent. Progress, or a resume, starts the count again."""
+    job = plant_job(store, 2, mode="batch")
+    sent: list[str] = []
+    dog = Watchdog(
+        store,
+        lambda j, r: None,
+        interval_s=1,
+        stall_timeout_s=60,
+        name="t",
+        max_redrives=2,
+        batches=BatchDriving(Settings(stall_timeout_s=60), lambda n, a, c: sent.append(n)),
+    )
+    now = time.time()
+    assert dog.sweep(now) == {}  # its rows are never re-driven: its sweep is sent again
+    assert sent == [SUBMIT_BATCH]
+    store.finish_row(job, RowResult(id="r0", line=1, prompt="p", status="scored", score=1.0))
+    dog.sweep(now + 100)  # a row finished meanwhile: progress, the count starts again
+    dog.sweep(now + 130)  # sent again, but counted at most once per stall timeout
+    assert store.claim(keys.batch_lock(job), "a-submit", 60)
+    dog.sweep(now + 200)  # a submit holds the lock: it is being worked on
+    store.r.delete(keys.batch_lock(job))
+    dog.sweep(now + 300)  # second re-attach in a row without progress
+    assert store.status(job) == "running" and len(sent) == 5
+    dog.sweep(now + 400)  # third: over the cap
+    assert store.status(job) == "paused" and len(sent) == 5  # nothing sent this time
+    reason = store.pause_reason(job) or ""
+    assert "re-attached by the watchdog 2 times without progress" in reason
+    assert "EVALQ_MAX_REDRIVES=2" in reason and f"evalq resume {job}" in reason
+    assert store.transition(job, "running").changed  # `evalq resume`
+    dog.sweep(now + 500)
+    assert store.status(job) == "running" and len(sent) == 6
