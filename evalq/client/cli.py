@@ -469,9 +469,12 @@ def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
         return
     _emit(summary, as_json)
     if records:
-        from evalq.client.render import batches_table
+        from evalq.client.render import batch_notes, batches_table
 
-        out_console.print(batches_table(records, time.time()))
+        now = time.time()
+        out_console.print(batches_table(records, now))
+        for line in batch_notes(records, now):
+            out_console.print(line, markup=False, highlight=False)
 
 
 @main.command()

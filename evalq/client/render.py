@@ -291,11 +291,10 @@ def print_dry_run(console: Console, p: DryRunReport) -> None:
 
 
 def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
-    """A batch-mode job's batches: state, request counts, age, the time since the last poll
-    that answered, and the last error a poll or an ingest met (evalq status)."""
+    """A batch-mode job's batches: state, request counts and age (evalq status; batch_notes
+    says when each was last polled and what last went wrong with it)."""
     table = Table(title="batches", show_header=True)
-    columns = ("batch", "round", "model", "source", "state", "requests", "ok", "failed", "age")
-    for column in (*columns, "last poll", "last error"):
+    for column in ("batch", "round", "model", "source", "state", "requests", "ok", "failed", "age"):
         table.add_column(column)
     for r in records:
         age = r.age_s(now)
@@ -310,17 +309,24 @@ def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
             str(r.succeeded),
             str(r.failed),
             "-" if age is None else f"{age:.0f} s",
-            "-" if r.last_poll_at is None else f"{ago(now - r.last_poll_at)} ago",
-            _last_error(r, now),
         )
     return table
 
 
-def _last_error(r: BatchRecord, now: float) -> str:
-    if r.last_error is None:
-        return "-"
-    when = "" if r.last_error_at is None else f"{ago(now - r.last_error_at)} ago: "
-    return when + _clip(r.last_error, 120)
+def batch_notes(records: Iterable[BatchRecord], now: float) -> list[str]:
+    """One line per batch: the time since its last poll that answered, and the last error a
+    poll or an ingest of it met (kept out of the table, which a long error would not fit)."""
+    lines = []
+    for r in records:
+        polled = (
+            "never polled" if r.last_poll_at is None else f"polled {ago(now - r.last_poll_at)} ago"
+        )
+        line = f"batch {r.id} ({r.name or r.display_name}): {polled}"
+        if r.last_error is not None:
+            when = "" if r.last_error_at is None else f" {ago(now - r.last_error_at)} ago"
+            line += f"; last error{when}: {r.last_error}"
+        lines.append(line)
+    return lines
 
 
 def ago(seconds: float) -> str:
@@ -331,10 +337,6 @@ def ago(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def task_errors_line(s: JobSummary, now: float) -> str | None:
