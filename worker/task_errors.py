@@ -43,8 +43,8 @@ def task_label(task: Task) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    """ "Type: message", clipped."""
-    return clip_error(f"{type(exc).__name__}: {exc}")
+    """The error as "Type: message" on one line (a pydantic error spans several), clipped."""
+    return clip_error(" ".join(f"{type(exc).__name__}: {exc}".split()))
 
 
 def backoff_s(settings: Settings, attempt: int) -> float:
