@@ -44,7 +44,7 @@ from worker.inline_units import resolve_inline
 from worker.jobs import fail_row, finish_row
 from worker.runtime import Runtime, record_unit, row_context, runtime
 from worker.store import REDIS_DOWN
-from worker.task_errors import retry_or_give_up
+from worker.task_errors import describe, retry_or_give_up
 from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
@@ -85,12 +85,16 @@ def _guarded(
     body: Callable[[], dict[str, Any]],
     give_up: GiveUp | None = None,
     waiting: Callable[[float], None] | None = None,
+    *,
+    header_part: bool = False,
 ) -> dict[str, Any]:
     """Run a task's body; Redis out of reach becomes a retry of the whole task (never a
     verdict), a job gone from Redis drops the task, and Celery's own control flow passes.
     Anything else is a task error (worker.task_errors): recorded, retried with backoff, then
     `give_up` with its text (the row fails, or the unit's verdict says so). What that handling
-    meets itself is guarded the same way, less the last step."""
+    meets itself is guarded the same way, less the last step; a chord `header_part` whose
+    handling fails too (not for Redis out of reach) still ends, without a verdict, so the
+    callback fires and scores the unit unscored."""
     try:
         return body()
     except TaskPredicate:  # Retry, Reject
@@ -103,9 +107,19 @@ def _guarded(
         if give_up is None:
             raise
         error = exc  # `exc` is unbound once the except clause ends; the closure keeps `error`
+    try:
         return _guarded(
             task, job_id, down_since, lambda: _task_error(task, job_id, error, give_up, waiting)
         )
+    except (TaskPredicate, *_OUT_OF_REACH):
+        raise
+    except Exception:
+        if not header_part:
+            raise
+        log.exception(
+            "%s: job %s: a task error's handling failed too; the part ends", task.name, job_id
+        )
+        return {"unrecorded": True, "error": describe(error)}
 
 
 def _task_error(
@@ -298,6 +312,7 @@ def run_unit(
         lambda: _run_unit(self, rt, job_id, row, index, writes),
         give_up,
         waiting,
+        header_part=True,
     )
 
 

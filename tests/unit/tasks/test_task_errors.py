@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+import tasks.rows
 import worker.batch.flow
 import worker.batch.service
 from evalq.client.render import summary_table
@@ -144,6 +145,31 @@ def test_an_online_fault_gone_before_the_retries_are_spent_scores_the_row(
     runner.drain()
     summary = runner.client.summary(job)
     assert (summary.status, summary.rows_scored) == ("finished", 1)
+    assert summary.task_errors is not None and summary.task_errors.count == 1
+
+
+def test_a_unit_whose_give_up_fails_too_still_ends_and_its_callback_scores_the_row(
+    runner_on: RunnerOn, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chord header part never ends in failure: when even recording its unscored verdict
+    fails (another bug), the part ends without one, the callback fires, and the unit is
+    scored unscored after the callback's wait for stragglers."""
+    runner = runner_on(RUNNER_DB, EVALQ_TASK_ERROR_RETRIES="0")
+    inject(monkeypatch, get_metric("pointwise"), "run_unit")
+    recording = inject(monkeypatch, tasks.rows, "record_unit")
+    job = submit(runner, "Te-worse", use_cache=False)
+    ended = runner.run(run_up_to(runner, RUN_UNIT))
+    assert ended.state == "done" and ended.value["unrecorded"]
+    assert recording.raised == 1
+    (callback,) = runner.queue  # the chord completed
+    assert callback.task == AGGREGATE_ROW
+    outcome = runner.next()
+    while outcome.state == "retry":  # the callback waits for the missing verdict, then scores
+        assert outcome.retry is not None
+        outcome = runner.run(outcome.retry)
+    assert outcome.state == "done"
+    summary = runner.client.summary(job)
+    assert (summary.status, summary.rows_done) == ("finished", 1)
     assert summary.task_errors is not None and summary.task_errors.count == 1
 
 
