@@ -218,14 +218,16 @@ def _scripted(state: FakeGemini, request: FakeRequest, rule: ScriptRule) -> Outc
         return Outcome(200, blocked_prompt_body(request, rule.block_reason), rule.index)
     finish_reason = rule.finish_reason or "STOP"
     if finish_reason not in TEXT_FINISH_REASONS:
-        return Outcome(200, withheld_reply_body(request, finish_reason), rule.index)
+        body = withheld_reply_body(request, finish_reason, cached_tokens=rule.cached_tokens)
+        return Outcome(200, body, rule.index)
     if rule.reply is not None:
         text, version = rule.reply, SCRIPTED_MODEL_VERSION
     else:
         text, version = state.brain.reply(request), SIMULATED_MODEL_VERSION
     if finish_reason == "MAX_TOKENS":
         text = truncate(text)
-    return Outcome(200, text_reply_body(request, text, finish_reason, version), rule.index)
+    body = text_reply_body(request, text, finish_reason, version, cached_tokens=rule.cached_tokens)
+    return Outcome(200, body, rule.index)
 
 
 async def _simulated(state: FakeGemini, parsed: ParsedRequest, fault: Fault | None) -> Outcome:
