@@ -147,7 +147,11 @@ class BatchRealism:
         given: dict[str, object] = {}
         for item in filter(None, (part.strip() for part in text.split(","))):
             name, equals, value = item.partition("=")
-            given[name.strip()] = int(value) if equals else True
+            value = value.strip().lower()
+            words = {"true": True, "false": False}
+            given[name.strip()] = (
+                (words[value] if value in words else int(value)) if equals else True
+            )
         return cls.parse(given)
 
     def active(self) -> JsonObject:

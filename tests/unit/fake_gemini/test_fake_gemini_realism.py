@@ -191,6 +191,17 @@ def test_the_cli_flag_sets_the_startup_switches() -> None:
             proc.wait(timeout=10)
 
 
+def test_the_command_line_form_reads_names_values_and_json() -> None:
+    assert BatchRealism.from_cli("reorder, late_output=true,bad_line=false").active() == {
+        "reorder": True,
+        "late_output": 2,
+    }
+    assert BatchRealism.from_cli('{"late_output": -1}') == BatchRealism(late_output=-1)
+    assert BatchRealism.from_cli("") == BatchRealism()
+    with pytest.raises(ValueError):
+        BatchRealism.from_cli("late_output=soon")
+
+
 def test_a_batch_keeps_the_switches_it_was_created_under(
     client: genai.Client, base_url: str
 ) -> None:
