@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from fake_gemini.realism import BatchRealism
 from fake_gemini.script import ScriptError
 from fake_gemini.server import (
     DEFAULT_HOST,
@@ -36,6 +37,13 @@ def _non_negative(value: str) -> float:
     if number < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return number
+
+
+def _realism(value: str) -> BatchRealism:
+    try:
+        return BatchRealism.from_cli(value)
+    except ValueError as exc:  # JSONDecodeError too
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="how long each batch stays PENDING, then RUNNING, before it is answered",
     )
+    parser.add_argument(
+        "--batch-realism",
+        type=_realism,
+        default=BatchRealism(),
+        help="batch realism switches on from the start: 'reorder,no_metadata,late_output=3' "
+        "or a JSON object (POST /batch-realism changes them)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="logging level (to stderr)")
     return parser
 
@@ -91,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         slow_fault_ms=args.slow_fault_ms,
         quota_window_s=args.quota_window_s,
         batch_delay_s=args.batch_delay_s,
+        batch_realism=args.batch_realism,
     )
     try:
         app = create_app(options=options)

@@ -9,7 +9,8 @@ for an inline batch or in a downloadable JSONL file for a file batch. A script r
 
 The wire shapes follow Google's Batch API documentation: the create call and ``batches.get``
 answer with an Operation whose ``metadata`` is the GenerateContentBatch (state
-``BATCH_STATE_*``, ``batchStats`` with int64 counts as strings, ``output`` once done).
+``BATCH_STATE_*``, ``batchStats`` with int64 counts as strings, ``output`` once done). The
+realism switches (fake_gemini.realism) reshape them the way the real service has been seen to.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import Any
 
 from fake_gemini.files import FilesError, FileStore
 from fake_gemini.protocol import JsonObject
-from fake_gemini.rest import InvalidArgument, wire_field, wire_mapping
+from fake_gemini.realism import UNKNOWN_LINE_FIELD, UNKNOWN_RESPONSE_FIELD, BatchRealism
+from fake_gemini.rest import InvalidArgument, break_json, wire_field, wire_mapping
 from fake_gemini.script import Script
 
 # Google's documented ceiling for a batch sent inline; above it, requests go in a JSONL file.
@@ -39,8 +41,19 @@ _ERRORS = {
     "FAILED": (500, "INTERNAL", "The batch failed."),
 }
 
-# What answers one request: (model, GenerateContentRequest body) -> (HTTP status, body).
-Answer = Callable[[str, JsonObject], Awaitable[tuple[int, JsonObject]]]
+
+@dataclass(frozen=True)
+class Answered:
+    """One request answered as generateContent would answer it. A recorded body (a script
+    rule's ``body``) is replayed as it is: the realism switches reshape only the fake's own."""
+
+    status: int
+    body: JsonObject
+    recorded: bool = False
+
+
+# What answers one request: (model, GenerateContentRequest body) -> its answer.
+Answer = Callable[[str, JsonObject], Awaitable[Answered]]
 
 
 class BatchError(FilesError):
@@ -72,10 +85,13 @@ class FakeBatch:
     state_since: float = field(default_factory=time.monotonic)
     updated: float = field(default_factory=time.time)
     ended: float | None = None
-    results: list[JsonObject] = field(default_factory=list)
+    answers: list[Answered] = field(default_factory=list)
     responses_file: str | None = None
     error: JsonObject | None = None
     task: asyncio.Task[None] | None = None
+    realism: BatchRealism = field(default_factory=BatchRealism)
+    file_name: str | None = None
+    gets_without_output: int = 0
 
     @property
     def name(self) -> str:
@@ -89,34 +105,92 @@ class FakeBatch:
             self.ended = self.updated
 
     def stats(self) -> JsonObject:
-        failed = sum(1 for r in self.results if "error" in r)
-        done = len(self.results)
+        failed = sum(1 for a in self.answers if a.status != 200)
+        done = len(self.answers)
         pending = 0 if self.state in TERMINAL else len(self.requests) - done
-        return {
-            "requestCount": str(len(self.requests)),
-            "successfulRequestCount": str(done - failed),
-            "failedRequestCount": str(failed),
-            "pendingRequestCount": str(pending),
+        counts = {
+            "requestCount": len(self.requests),
+            "successfulRequestCount": done - failed,
+            "failedRequestCount": failed,
+            "pendingRequestCount": pending,
         }
+        # proto3 JSON leaves out an int64 that is zero; the documented examples print it.
+        omit = self.realism.omit_zero_counts
+        return {name: str(n) for name, n in counts.items() if n or not omit}
+
+    def output_withheld(self) -> bool:
+        """late_output: SUCCEEDED is reported before the output is attached, as other clients
+        found when they had to keep polling a finished batch."""
+        late = self.realism.late_output
+        if self.state != "SUCCEEDED" or late == 0:
+            return False
+        return late == -1 or self.gets_without_output < late
+
+    def result(self, index: int, *, inline: bool) -> JsonObject:
+        """One request's result as the output carries it: inline ``{response|error,
+        metadata}``, or a results line ``{key, response|error}``."""
+        answered, request = self.answers[index], self.requests[index]
+        realism = self.realism
+        result: JsonObject = {}
+        if not inline and request.key is not None:
+            result["key"] = request.key
+        if answered.status == 200:
+            response = answered.body
+            if realism.unknown_fields and not answered.recorded:
+                response = {**response, UNKNOWN_RESPONSE_FIELD: {"servedBy": "evalq-fake-gemini"}}
+            result["response"] = response
+        elif answered.recorded:
+            result["error"] = answered.body
+        else:
+            result["error"] = realism.request_error(answered.body["error"], answered.status)
+        if inline and not realism.no_metadata:
+            if request.metadata is not None:
+                result["metadata"] = request.metadata
+            elif request.key is not None:  # a file's line answered inline keeps its key
+                result["metadata"] = {"key": request.key}
+        if realism.unknown_fields:
+            result[UNKNOWN_LINE_FIELD] = {"queuedDuration": "0.5s", "servedDuration": "1.2s"}
+        return result
+
+    def results(self, *, inline: bool) -> list[JsonObject]:
+        """Every result in input order, as documented, or reversed with reorder: the order
+        seen in the field is not the input's, and reversal always differs from it."""
+        order = range(len(self.answers))
+        if self.realism.reorder:
+            order = range(len(self.answers) - 1, -1, -1)
+        return [self.result(i, inline=inline) for i in order]
+
+    def results_file(self) -> bytes:
+        lines = [json.dumps(r, separators=(",", ":")) for r in self.results(inline=False)]
+        if self.realism.bad_line and lines:
+            broken = 1 if len(lines) > 1 else 0
+            lines[broken] = break_json(lines[broken])
+        return "".join(line + "\n" for line in lines).encode()
 
     def output(self) -> JsonObject | None:
-        if self.state != "SUCCEEDED":
+        if self.state != "SUCCEEDED" or self.output_withheld():
             return None
         if self.responses_file is not None:
             return {"responsesFile": self.responses_file}
-        return {"inlinedResponses": {"inlinedResponses": self.results}}
+        return {"inlinedResponses": {"inlinedResponses": self.results(inline=True)}}
 
     def operation(self) -> JsonObject:
         metadata: JsonObject = {
             "@type": _METADATA_TYPE,
             "model": f"models/{self.model}",
             "displayName": self.display_name,
-            "createTime": _rfc3339(self.created),
-            "updateTime": _rfc3339(self.updated),
-            "batchStats": self.stats(),
-            "state": f"BATCH_STATE_{self.state}",
-            "name": self.name,
         }
+        if self.file_name is not None:  # listed batches show the file they were made from
+            metadata["inputConfig"] = {"fileName": self.file_name}
+        metadata.update(
+            {
+                "createTime": _rfc3339(self.created),
+                "updateTime": _rfc3339(self.updated),
+                "batchStats": self.stats(),
+                "state": f"BATCH_STATE_{self.state}",
+                "name": self.name,
+            }
+        )
         if self.ended is not None:
             metadata["endTime"] = _rfc3339(self.ended)
         body: JsonObject = {"name": self.name, "metadata": metadata, "done": self.state in TERMINAL}
@@ -186,17 +260,26 @@ class BatchCounters:
     created: int = 0
     requests: int = 0
     ended: Counter[str] = field(default_factory=Counter)
+    # GETs that found a batch SUCCEEDED with no output attached yet (late_output).
+    output_missing_gets: int = 0
 
     def snapshot(self) -> JsonObject:
-        return {"created": self.created, "requests": self.requests, "ended": dict(self.ended)}
+        return {
+            "created": self.created,
+            "requests": self.requests,
+            "ended": dict(self.ended),
+            "output_missing_gets": self.output_missing_gets,
+        }
 
 
 class BatchStore:
-    """Every batch the server knows, and how long each waits in PENDING and in RUNNING."""
+    """Every batch the server knows, how long each waits in PENDING and in RUNNING, and the
+    realism switches new batches are created under."""
 
-    def __init__(self, delay_s: float = 0.0) -> None:
+    def __init__(self, delay_s: float = 0.0, realism: BatchRealism | None = None) -> None:
         self.pending_s = delay_s
         self.running_s = delay_s
+        self.realism = realism or BatchRealism()
         self.batches: OrderedDict[str, FakeBatch] = OrderedDict()
         self.counters = BatchCounters()
 
@@ -230,6 +313,8 @@ class BatchStore:
             display_name=str(display or ""),
             requests=requests,
             from_file=file_name is not None,
+            realism=self.realism,
+            file_name=file_name,
         )
         self.batches[fake.id] = fake
         self.counters.created += 1
@@ -242,6 +327,17 @@ class BatchStore:
         if batch is None:
             raise BatchError(404, "NOT_FOUND", f"Batch batches/{batch_id} not found.")
         return batch
+
+    def get_operation(self, batch_id: str) -> JsonObject:
+        """What ``batches.get`` answers; each answer that withholds a finished batch's output
+        counts towards late_output and in /stats."""
+        batch = self.get(batch_id)
+        withheld = batch.output_withheld()
+        body = batch.operation()
+        if withheld:
+            batch.gets_without_output += 1
+            self.counters.output_missing_gets += 1
+        return body
 
     def page(self, size: int, token: str | None) -> tuple[list[FakeBatch], str | None]:
         """Newest first, as the API lists them; the page token is the next index."""
@@ -273,8 +369,7 @@ class BatchStore:
         batch.move(state)
         self.counters.ended[state] += 1
         if state in _ERRORS:
-            code, status, message = _ERRORS[state]
-            batch.error = {"code": code, "status": status, "message": message}
+            batch.error = batch.realism.batch_error(*_ERRORS[state])
 
     async def _wait(self, batch: FakeBatch) -> bool:
         """Wait out the delay of the current state (read afresh each time, so a change
@@ -302,21 +397,21 @@ class BatchStore:
         for request in batch.requests:
             if batch.state in TERMINAL:  # cancelled while running: what ran is kept
                 return
-            status, body = await answer(batch.model, request.body)
-            result: JsonObject = {"response": body} if status == 200 else {"error": body["error"]}
-            if batch.from_file:
-                result = {"key": request.key, **result} if request.key is not None else result
-            elif request.metadata is not None:
-                result["metadata"] = request.metadata
-            batch.results.append(result)
+            batch.answers.append(await answer(batch.model, request.body))
             batch.updated = time.time()
             await asyncio.sleep(0)
-        if batch.from_file:
-            lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in batch.results)
+        if batch.from_file and not batch.realism.file_answered_inline:
             name = f"files/batch-{batch.id}"
-            files.put_generated(name, lines.encode(), "application/jsonl")
+            files.put_generated(name, batch.results_file(), "application/jsonl")
             batch.responses_file = name
         self._end(batch, "SUCCEEDED")
 
 
-__all__ = ["INLINE_LIMIT_BYTES", "BatchError", "BatchStore", "FakeBatch", "FilesError"]
+__all__ = [
+    "INLINE_LIMIT_BYTES",
+    "Answered",
+    "BatchError",
+    "BatchStore",
+    "FakeBatch",
+    "FilesError",
+]

@@ -32,6 +32,7 @@ class FakeRequest:
     max_output_tokens: int | None = None
     thinking_budget: int | None = None  # generationConfig.thinkingConfig, as sent
     thinking_level: str | None = None
+    include_thoughts: bool = False  # thinkingConfig.includeThoughts: thought summaries asked for
     system: str = ""  # the systemInstruction's text parts, joined with newlines
 
     @property

@@ -23,7 +23,7 @@ from fake_gemini.quotas import QUOTA_IDS, QuotaHit
 from fake_gemini.script import (
     ERROR_STATUSES,
 )
-from fake_gemini.thinking import thought_tokens
+from fake_gemini.thinking import thought_signature, thought_tokens
 
 # Gemini bills each image (and each sampled video frame) at a flat 258 prompt tokens.
 VISUAL_PART_TOKENS = 258
@@ -144,6 +144,9 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
     level = wire_field(thinking, "thinkingLevel")
     if level is not None and not isinstance(level, str):
         raise InvalidArgument("generationConfig.thinkingConfig.thinkingLevel must be a string")
+    include_thoughts = wire_field(thinking, "includeThoughts")
+    if include_thoughts is not None and not isinstance(include_thoughts, bool):
+        raise InvalidArgument("generationConfig.thinkingConfig.includeThoughts must be a boolean")
     request = FakeRequest(
         model=model,
         text="\n".join(texts),
@@ -154,6 +157,7 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
         system=system_text,
         thinking_budget=None if budget is None else int(budget),
         thinking_level=level,
+        include_thoughts=bool(include_thoughts),
     )
     wants_json = isinstance(mime_type, str) and "json" in mime_type.lower()
     return ParsedRequest(request, wants_json)
@@ -213,17 +217,47 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _usage(request: FakeRequest, reply: str | None, thoughts: int = 0) -> JsonObject:
-    visual = sum(1 for m in request.media if m.mime_type.startswith(("image/", "video/")))
-    prompt = estimate_tokens(request.text) + VISUAL_PART_TOKENS * visual
-    usage: JsonObject = {"promptTokenCount": prompt, "totalTokenCount": prompt}
+def prompt_details(request: FakeRequest) -> list[JsonObject]:
+    """promptTokensDetails: the prompt's tokens per modality, media first as recorded bodies
+    list them; every image or video part is billed its flat rate."""
+    images = sum(1 for m in request.media if m.mime_type.startswith("image/"))
+    videos = sum(1 for m in request.media if m.mime_type.startswith("video/"))
+    details: list[JsonObject] = []
+    if images:
+        details.append({"modality": "IMAGE", "tokenCount": VISUAL_PART_TOKENS * images})
+    if videos:
+        details.append({"modality": "VIDEO", "tokenCount": VISUAL_PART_TOKENS * videos})
+    details.append({"modality": "TEXT", "tokenCount": estimate_tokens(request.text)})
+    return details
+
+
+def prompt_tokens(request: FakeRequest) -> int:
+    return sum(int(d["tokenCount"]) for d in prompt_details(request))
+
+
+def _usage(
+    request: FakeRequest, reply: str | None, thoughts: int = 0, cached: int = 0
+) -> JsonObject:
+    """What a reply bills: the prompt (cached tokens included in it, as the API counts
+    them), the answer and the thinking, with the prompt broken down by modality."""
+    prompt = prompt_tokens(request)
+    usage: JsonObject = {"promptTokenCount": prompt}
+    total = prompt
     if reply is not None:
         output = estimate_tokens(reply)
         usage["candidatesTokenCount"] = output
-        usage["totalTokenCount"] = prompt + output
+        total += output
     if thoughts > 0:  # billed as output; absent when the model did not think
+        total += thoughts
+    usage["totalTokenCount"] = total
+    cached = min(cached, prompt)
+    if cached > 0:
+        usage["cachedContentTokenCount"] = cached
+    usage["promptTokensDetails"] = prompt_details(request)
+    if cached > 0:
+        usage["cacheTokensDetails"] = [{"modality": "TEXT", "tokenCount": cached}]
+    if thoughts > 0:
         usage["thoughtsTokenCount"] = thoughts
-        usage["totalTokenCount"] += thoughts
     return usage
 
 
@@ -238,21 +272,33 @@ def _safety_ratings(reason: str) -> list[JsonObject]:
     return ratings
 
 
-def _envelope(
-    request: FakeRequest, reply: str | None, model_version: str, thoughts: int = 0
-) -> JsonObject:
+def _envelope(model_version: str, usage: JsonObject) -> JsonObject:
     return {
-        "usageMetadata": _usage(request, reply, thoughts),
+        "usageMetadata": usage,
         "modelVersion": model_version,
         "responseId": uuid.uuid4().hex[:22],
     }
 
 
+# The thought summary a request with includeThoughts gets, labelled like every fake reply.
+THOUGHT_SUMMARY = (
+    "**Weighing the request**\n\nI read the request and its material before answering. "
+    "[simulated thought summary]"
+)
+
+
 def text_reply_body(
-    request: FakeRequest, text: str, finish_reason: str, model_version: str
+    request: FakeRequest,
+    text: str,
+    finish_reason: str,
+    model_version: str,
+    *,
+    cached_tokens: int = 0,
 ) -> JsonObject:
     """A reply after the model's thinking: thoughts are billed, and thinking that eats
-    maxOutputTokens leaves no answer at all (finishReason MAX_TOKENS, no parts)."""
+    maxOutputTokens leaves no answer at all (finishReason MAX_TOKENS, no answer part). A
+    thought summary, when asked for, is a part of its own before the answer; a Gemini 3
+    model signs its thinking on the last answer part."""
     thoughts = thought_tokens(request)
     answer: str | None = text
     limit = request.max_output_tokens
@@ -263,26 +309,48 @@ def text_reply_body(
             answer, finish_reason = text[: (limit - thoughts) * 4], "MAX_TOKENS"
     elif limit is not None:
         thoughts = min(thoughts, limit)
-    content: JsonObject = {"role": "model"}
+    parts: list[JsonObject] = []
+    if thoughts > 0 and request.include_thoughts:
+        parts.append({"text": THOUGHT_SUMMARY, "thought": True})
     if answer is not None:
-        content["parts"] = [{"text": answer}]
+        part: JsonObject = {"text": answer}
+        signature = thought_signature(request) if thoughts > 0 else None
+        if signature is not None:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    content: JsonObject = {"role": "model"}
+    if parts:
+        content["parts"] = parts
     candidate = {"content": content, "finishReason": finish_reason, "index": 0}
-    return {"candidates": [candidate], **_envelope(request, answer, model_version, thoughts)}
+    usage = _usage(request, answer, thoughts, cached_tokens)
+    return {"candidates": [candidate], **_envelope(model_version, usage)}
 
 
-def withheld_reply_body(request: FakeRequest, finish_reason: str) -> JsonObject:
-    """A candidate stopped for a non-text reason (SAFETY, RECITATION...): no content parts."""
-    candidate = {
-        "finishReason": finish_reason,
-        "index": 0,
-        "safetyRatings": _safety_ratings(finish_reason),
-    }
-    return {"candidates": [candidate], **_envelope(request, None, SCRIPTED_MODEL_VERSION)}
+def withheld_reply_body(
+    request: FakeRequest, finish_reason: str, *, cached_tokens: int = 0
+) -> JsonObject:
+    """A candidate stopped for a reason that sends no text (SAFETY, RECITATION, MODEL_ARMOR,
+    ...): no content at all, safety ratings only when a harm category stopped it, and the
+    prompt still billed."""
+    candidate: JsonObject = {"finishReason": finish_reason, "index": 0}
+    if finish_reason == "SAFETY":
+        candidate["safetyRatings"] = _safety_ratings(finish_reason)
+    usage = _usage(request, None, cached=cached_tokens)
+    return {"candidates": [candidate], **_envelope(SCRIPTED_MODEL_VERSION, usage)}
 
 
 def blocked_prompt_body(request: FakeRequest, block_reason: str) -> JsonObject:
-    feedback = {"blockReason": block_reason, "safetyRatings": _safety_ratings(block_reason)}
-    return {"promptFeedback": feedback, **_envelope(request, None, SCRIPTED_MODEL_VERSION)}
+    """A prompt blocked before any candidate, as recorded: promptFeedback and the prompt's
+    tokens, safety ratings only for a SAFETY block."""
+    feedback: JsonObject = {"blockReason": block_reason}
+    if block_reason == "SAFETY":
+        feedback["safetyRatings"] = _safety_ratings(block_reason)
+    prompt = prompt_tokens(request)
+    return {
+        "promptFeedback": feedback,
+        "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt},
+        "modelVersion": SCRIPTED_MODEL_VERSION,
+    }
 
 
 def truncate(text: str) -> str:

@@ -31,7 +31,10 @@ ERROR_STATUSES: dict[int, str] = {
 
 # Finish reasons that still deliver text; every other one comes back without content parts.
 TEXT_FINISH_REASONS = frozenset({"STOP", "MAX_TOKENS"})
+# Every finish reason google-genai 3.4.0 knows (types.FinishReason), the Vertex-only ones too:
+# a client must read them all, so a rule may send any of them.
 FINISH_REASONS = TEXT_FINISH_REASONS | {
+    "FINISH_REASON_UNSPECIFIED",
     "SAFETY",
     "RECITATION",
     "LANGUAGE",
@@ -39,9 +42,34 @@ FINISH_REASONS = TEXT_FINISH_REASONS | {
     "BLOCKLIST",
     "PROHIBITED_CONTENT",
     "SPII",
+    "MALFORMED_FUNCTION_CALL",
     "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_OTHER",
+    "NO_IMAGE",
+    "IMAGE_RECITATION",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "MISSING_THOUGHT_SIGNATURE",
+    "MALFORMED_RESPONSE",
+    "ESCALATION",
+    "PUP_LIMITED_DISABLED",
+    "CONTINUATION",
+    "MODEL_ARMOR",
 }
-BLOCK_REASONS = frozenset({"SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"})
+# Every block reason google-genai 3.4.0 knows (types.BlockedReason).
+BLOCK_REASONS = frozenset(
+    {
+        "BLOCKED_REASON_UNSPECIFIED",
+        "SAFETY",
+        "OTHER",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "IMAGE_SAFETY",
+        "MODEL_ARMOR",
+        "JAILBREAK",
+    }
+)
 
 _FIELDS = frozenset(
     {
@@ -56,9 +84,18 @@ _FIELDS = frozenset(
         "times",
         "body",
         "batch_state",
+        "cached_tokens",
     }
 )
-_ACTIONS = ("reply", "status", "finish_reason", "block_reason", "delay_ms", "batch_state")
+_ACTIONS = (
+    "reply",
+    "status",
+    "finish_reason",
+    "block_reason",
+    "delay_ms",
+    "batch_state",
+    "cached_tokens",
+)
 # How a batch holding a matching request may end instead of succeeding (the Batch API's
 # terminal states other than SUCCEEDED and CANCELLED, which only the caller causes).
 BATCH_END_STATES = frozenset({"EXPIRED", "FAILED"})
@@ -89,6 +126,9 @@ class ScriptRule:
     # Ends the whole batch that holds a matching request in this state (no request answered);
     # such a rule never fires for a single generateContent call.
     batch_state: str | None = None
+    # Prompt tokens the reply reports as served from a cache (cachedContentTokenCount), as
+    # implicit caching reports them; capped at the prompt's own count, which includes them.
+    cached_tokens: int = 0
 
 
 def _number(rule: Mapping[str, object], name: str, default: float) -> float:
@@ -149,6 +189,13 @@ def _body(rule: Mapping[str, object]) -> dict[str, object] | list[object] | None
     return value
 
 
+def _cached_tokens(rule: Mapping[str, object]) -> int:
+    value = rule.get("cached_tokens", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"'cached_tokens' must be a non-negative integer, got {value!r}")
+    return value
+
+
 def _times(rule: Mapping[str, object]) -> int | None:
     value = rule.get("times")
     if value is None:
@@ -177,6 +224,8 @@ def _check_consistent(rule: Mapping[str, object], built: ScriptRule) -> None:
         raise ValueError("a replayed 'body' already says its delay and quota")
     if built.batch_state is not None and len([n for n in _ACTIONS if n in rule]) > 1:
         raise ValueError("'batch_state' ends a whole batch; it takes no other action")
+    if "cached_tokens" in rule and (built.status is not None or built.block_reason is not None):
+        raise ValueError("'cached_tokens' goes with a reply, not an error or a blocked prompt")
 
 
 def parse_rule(rule: object, index: int) -> ScriptRule:
@@ -200,6 +249,7 @@ def parse_rule(rule: object, index: int) -> ScriptRule:
         times=_times(rule),
         body=_body(rule),
         batch_state=_choice(rule, "batch_state", BATCH_END_STATES),
+        cached_tokens=_cached_tokens(rule),
     )
     _check_consistent(rule, built)
     return built

@@ -28,7 +28,7 @@ from typing import Any, TypedDict, Unpack
 from aiohttp import web
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
-from fake_gemini.batches import BatchError, BatchStore
+from fake_gemini.batches import Answered, BatchError, BatchStore
 from fake_gemini.files import UPLOAD_CHUNK_GRANULARITY, FilesError, FileStore
 from fake_gemini.protocol import (
     SCRIPTED_MODEL_VERSION,
@@ -38,6 +38,7 @@ from fake_gemini.protocol import (
     JsonObject,
 )
 from fake_gemini.quotas import Fault, FaultPicker, QuotaHit, Quotas, Stats
+from fake_gemini.realism import BatchRealism
 from fake_gemini.rest import (
     VISUAL_PART_TOKENS,
     InvalidArgument,
@@ -96,8 +97,13 @@ class ServerOptions:
     # How long a batch stays PENDING, and then RUNNING, before it is answered (POST
     # /batch-delay changes it while the server runs, for batches already in flight too).
     batch_delay_s: float = 0.0
+    # Batch realism switches (fake_gemini.realism) on from the start: a BatchRealism or its
+    # JSON form ({"reorder": true, "late_output": 3}). POST /batch-realism replaces them and
+    # POST /reset brings these back.
+    batch_realism: BatchRealism | Mapping[str, object] | None = None
 
     def __post_init__(self) -> None:
+        BatchRealism.parse(self.batch_realism)  # a bad switch fails here, before serving
         if self.quota_window_s <= 0:
             raise ValueError("quota_window_s must be > 0")
         if self.batch_delay_s < 0:
@@ -124,6 +130,7 @@ class ServerOptionsArgs(TypedDict, total=False):
     slow_fault_ms: float
     quota_window_s: float
     batch_delay_s: float
+    batch_realism: BatchRealism | Mapping[str, object] | None
 
 
 def default_brain() -> Brain:
@@ -169,13 +176,15 @@ class FakeGemini:
     batches: BatchStore = field(default_factory=BatchStore)
 
     def reset(self) -> None:
-        """Start over as if freshly started, but keep the current script rules."""
+        """Start over as if freshly started, but keep the current script rules. The batch
+        realism switches go back to the ones the server was started with."""
         self.stats.reset()
         self.quotas.reset()
         self.faults.reset()
         self.script.reset()
         self.files.reset()
         self.batches.reset()
+        self.batches.realism = BatchRealism.parse(self.options.batch_realism)
 
 
 STATE: web.AppKey[FakeGemini] = web.AppKey("fake_gemini", FakeGemini)
@@ -218,14 +227,16 @@ def _scripted(state: FakeGemini, request: FakeRequest, rule: ScriptRule) -> Outc
         return Outcome(200, blocked_prompt_body(request, rule.block_reason), rule.index)
     finish_reason = rule.finish_reason or "STOP"
     if finish_reason not in TEXT_FINISH_REASONS:
-        return Outcome(200, withheld_reply_body(request, finish_reason), rule.index)
+        body = withheld_reply_body(request, finish_reason, cached_tokens=rule.cached_tokens)
+        return Outcome(200, body, rule.index)
     if rule.reply is not None:
         text, version = rule.reply, SCRIPTED_MODEL_VERSION
     else:
         text, version = state.brain.reply(request), SIMULATED_MODEL_VERSION
     if finish_reason == "MAX_TOKENS":
         text = truncate(text)
-    return Outcome(200, text_reply_body(request, text, finish_reason, version), rule.index)
+    body = text_reply_body(request, text, finish_reason, version, cached_tokens=rule.cached_tokens)
+    return Outcome(200, body, rule.index)
 
 
 async def _simulated(state: FakeGemini, parsed: ParsedRequest, fault: Fault | None) -> Outcome:
@@ -304,9 +315,7 @@ async def _generate(state: FakeGemini, request: web.Request, model: str) -> web.
 # ---- the batches API -----------------------------------------------------------------------
 
 
-async def _answer_in_batch(
-    state: FakeGemini, model: str, body: JsonObject
-) -> tuple[int, JsonObject]:
+async def _answer_in_batch(state: FakeGemini, model: str, body: JsonObject) -> Answered:
     """One request of a batch, answered as generateContent would answer it, apart from the
     online quotas and faults (batches have their own quota, and their own failures)."""
     try:
@@ -318,16 +327,29 @@ async def _answer_in_batch(
         else:
             outcome = await _simulated(state, parsed, None)
     except (InvalidArgument, ThinkingRefused) as exc:
-        return 400, error_body(400, str(exc))
+        return Answered(400, error_body(400, str(exc)))
     except FilesError as exc:
-        return exc.code, exc.body()
+        return Answered(exc.code, exc.body())
     except Exception:
         logger.exception("fake-gemini: a batch request for model %s failed", model)
-        return 500, error_body(500)
-    if not isinstance(outcome.body, dict):  # a replayed list body: its first error
-        first = outcome.body[0] if outcome.body else {}
-        return outcome.status, first if isinstance(first, dict) else error_body(outcome.status)
-    return outcome.status, outcome.body
+        return Answered(500, error_body(500))
+    if rule is not None and rule.body is not None:
+        return _recorded(outcome.status, outcome.body)
+    assert isinstance(outcome.body, dict)  # only a replayed body is a list
+    return Answered(outcome.status, outcome.body)
+
+
+def _recorded(status: int, body: JsonObject | list[Any]) -> Answered:
+    """A replayed body inside a batch: a 200 is the request's response; an error status
+    fails the request with the body's ``error`` object as it is (a list-wrapped body's
+    first), or with the body itself when it is that object already, as a per-request error
+    recorded from a batch's results is."""
+    if isinstance(body, list):
+        body = body[0] if body and isinstance(body[0], dict) else {}
+    if status == 200:
+        return Answered(200, body, recorded=True)
+    error = body.get("error")
+    return Answered(status, error if isinstance(error, dict) else body, recorded=True)
 
 
 def _batch_error(exc: BatchError | FilesError | InvalidArgument) -> web.Response:
@@ -343,7 +365,7 @@ async def _create_batch(state: FakeGemini, request: web.Request, model: str) -> 
     except ValueError as exc:
         return web.json_response(error_body(400, f"Invalid JSON payload: {exc}"), status=400)
 
-    async def answer(batch_model: str, body: JsonObject) -> tuple[int, JsonObject]:
+    async def answer(batch_model: str, body: JsonObject) -> Answered:
         return await _answer_in_batch(state, batch_model, body)
 
     try:
@@ -370,7 +392,7 @@ async def _batch(request: web.Request, tail: str) -> web.Response:
             batches.cancel(batch_id)
             return web.json_response({})
         if not colon and request.method == "GET":
-            return web.json_response(batches.get(batch_id).operation())
+            return web.json_response(batches.get_operation(batch_id))
         if not colon and request.method == "DELETE":
             batches.delete(batch_id)
             return web.json_response({})
@@ -410,6 +432,18 @@ async def _set_batch_delay(request: web.Request) -> web.Response:
     batches.pending_s = given.get("pending_s", batches.pending_s)
     batches.running_s = given.get("running_s", batches.running_s)
     return web.json_response({"pending_s": batches.pending_s, "running_s": batches.running_s})
+
+
+async def _batch_realism(request: web.Request) -> web.Response:
+    """GET: the switches on now. POST: replace them all with the posted object (a missing
+    switch is off, so ``{}`` turns every one off); batches already created keep theirs."""
+    batches = request.app[STATE].batches
+    if request.method == "POST":
+        try:
+            batches.realism = BatchRealism.parse(await request.json())
+        except ValueError as exc:  # JSONDecodeError too
+            return web.json_response(error_body(400, f"bad batch realism: {exc}"), status=400)
+    return web.json_response(batches.realism.active())
 
 
 async def _set_latency(request: web.Request) -> web.Response:
@@ -567,6 +601,7 @@ async def _stats(request: web.Request) -> web.Response:
     state = request.app[STATE]
     snapshot = state.stats.snapshot(state.script.fired)
     snapshot["batches"] = state.batches.counters.snapshot()
+    snapshot["batches"]["realism"] = state.batches.realism.active()
     return web.json_response(snapshot)
 
 
@@ -606,7 +641,7 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
         quotas=Quotas(options.rpm, options.rpd, options.quota_window_s),
         faults=FaultPicker(options.fault_rate, options.seed),
         latency=Latency(options.latency_ms),
-        batches=BatchStore(options.batch_delay_s),
+        batches=BatchStore(options.batch_delay_s, BatchRealism.parse(options.batch_realism)),
     )
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[STATE] = state
@@ -616,6 +651,8 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
     app.router.add_post("/script", _set_script)
     app.router.add_post("/reset", _reset)
     app.router.add_post("/batch-delay", _set_batch_delay)
+    app.router.add_get("/batch-realism", _batch_realism)
+    app.router.add_post("/batch-realism", _batch_realism)
     app.router.add_post("/latency", _set_latency)
     app.router.add_route("*", "/{tail:.*}", _route_api)
     return app

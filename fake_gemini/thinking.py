@@ -7,11 +7,14 @@ it and is refused where it does not (2.5 Pro); budgets out of range, a level sen
 model, or a budget and a level together are refused with the 400s the real API sends. Thoughts
 count against maxOutputTokens: thinking that eats it leaves no answer (finishReason
 MAX_TOKENS). The amount is deterministic (a hash of the request text), bounded by the budget.
+Gemini 3 models sign their thinking: a text reply carries an opaque ``thoughtSignature`` on
+its last part, for the caller to send back in the next turn.
 Where this and Google's documentation differ (docs/gemini-facts.md), this is wrong.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from dataclasses import dataclass
 
@@ -99,3 +102,13 @@ def thought_tokens(request: FakeRequest) -> int:
     if budget < 0:
         return natural
     return min(budget, natural)
+
+
+def thought_signature(request: FakeRequest) -> str | None:
+    """The signature a Gemini 3 model puts on its answer after thinking (base64 of opaque
+    bytes, deterministic here); the 2.5 models are not given one on a plain text reply."""
+    who = thinker(request.model)
+    if who is None or who.budget_range is not None:
+        return None
+    digest = hashlib.sha256(b"fake-thought-signature\0" + request.text.encode()).digest()
+    return base64.b64encode(digest).decode()

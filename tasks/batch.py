@@ -30,7 +30,8 @@ from worker.app import app
 from worker.batch import ledger, orphans
 from worker.batch.flow import ingest_one, poll_one, submit_round
 from worker.batch.ledger import next_poll_s
-from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, display_name
+from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
+from worker.batch.service import display_name
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.runtime import runtime
 from worker.store import REDIS_DOWN

@@ -22,10 +22,12 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_rand
 from evalq.core.errors import (
     BadRequest,
     Blocked,
+    CallCost,
     JudgeError,
     QuotaExhausted,
     RateLimited,
     TransientJudgeError,
+    TruncatedReply,
     UnparseableReply,
     retried_in_process,
 )
@@ -36,18 +38,31 @@ from evalq.core.judge import (
     MediaPart,
     ensure_complete,
     reply_schema,
+    token_counts,
 )
 from worker.limiter import RateLimiter
 from worker.settings import Settings
 
-_BLOCKING_FINISH = {
-    "SAFETY",
-    "PROHIBITED_CONTENT",
-    "BLOCKLIST",
-    "SPII",
-    "RECITATION",
-    "IMAGE_SAFETY",
-}
+# Finish reasons that mean a safety or policy filter withheld the reply (google-genai 3.4's
+# FinishReason, and MODEL_ARMOR, Model Armor's filter on Vertex): `blocked`, never `truncated`,
+# so the user looks at the content and the filters, not at max_output_tokens. JAILBREAK is a
+# BlockedReason today; listed so a candidate stopped for it reads the same. Every other reason
+# but STOP (MAX_TOKENS, OTHER, LANGUAGE, MALFORMED_FUNCTION_CALL, an unknown value, none) is a
+# reply that did not end normally: `truncated` (evalq.core.judge.incomplete).
+BLOCKING_FINISH_REASONS = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "MODEL_ARMOR",
+        "JAILBREAK",
+    }
+)
 _DELAY_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*s\s*$")
 # The message repeats the delay ("Please retry in 47.434392449s.") when details are cut short.
 _MESSAGE_DELAY_RE = re.compile(r"retry in ([0-9]*\.?[0-9]+)\s*s\b", re.IGNORECASE)
@@ -243,47 +258,130 @@ class GeminiJudge:
             raise error from None
         except _TRANSPORT_ERRORS as exc:
             raise TransientJudgeError(f"transport error: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:
+            if (unreadable := unreadable_reply(exc)) is not None:
+                raise unreadable from None
+            raise
         return self._reply(response)
 
     def _reply(self, response: types.GenerateContentResponse) -> JudgeReply:
         return reply_from_response(self.model, response)
 
 
+def _text_of(value: Any) -> str:
+    return value.value if hasattr(value, "value") else str(value)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def billed_cost(usage: Any) -> CallCost:
+    """What a reply's usageMetadata bills, as an error carries it: every 200 reply is paid for,
+    whatever evalq makes of it (blocked, empty, cut off, several candidates)."""
+    if usage is None:
+        return CallCost()
+    return CallCost(
+        prompt_tokens=_int(usage.prompt_token_count),
+        output_tokens=_int(usage.candidates_token_count),
+        thought_tokens=_int(usage.thoughts_token_count),
+        cached_tokens=_int(usage.cached_content_token_count),
+    )
+
+
 def reply_from_response(model: str, response: types.GenerateContentResponse) -> JudgeReply:
     """A generateContent response as evalq's reply, online or from a batch's results: the one
-    reading of blocks, finish reasons, empty text and usage."""
+    reading of blocks, finish reasons, empty text and usage (README, "Results").
+
+    - promptFeedback with a blockReason: `blocked`, whatever else the body holds.
+    - no candidates (and no block): `truncated`, the model gave no reply at all.
+    - the first candidate is read (several may come back; usage bills them all). A safety or
+      policy finish reason (BLOCKING_FINISH_REASONS) is `blocked`; any reason but STOP is
+      `truncated`; STOP with no text is `parse_error`, and with only thoughts `truncated`.
+    - thought parts are never read as the answer.
+    Every outcome carries the body's usage, so its tokens count and the budget sees them."""
     version = response.model_version
     simulated = bool(version and version.startswith(SIMULATED_MODEL_VERSION))
+    usage = response.usage_metadata
+    billed = billed_cost(usage)
     feedback = response.prompt_feedback
     if feedback is not None and feedback.block_reason is not None:
-        raise Blocked(f"prompt blocked: {feedback.block_reason.value}")
+        detail = f" ({feedback.block_reason_message})" if feedback.block_reason_message else ""
+        raise Blocked(f"prompt blocked: {_text_of(feedback.block_reason)}{detail}", cost=billed)
     if not response.candidates:
-        raise UnparseableReply("reply has no candidates")
+        counts = token_counts(billed.prompt_tokens, billed.output_tokens, billed.thought_tokens)
+        raise TruncatedReply(
+            f"the reply has no candidates and no block reason ({counts}): no answer to read",
+            cost=billed,
+        )
     candidate = response.candidates[0]
-    finish = candidate.finish_reason.value if candidate.finish_reason is not None else None
-    if finish in _BLOCKING_FINISH:
-        raise Blocked(f"reply withheld: finish_reason {finish}")
+    finish = _text_of(candidate.finish_reason) if candidate.finish_reason is not None else None
+    if finish in BLOCKING_FINISH_REASONS:
+        raise Blocked(f"reply withheld: finish_reason {finish}", cost=billed)
     parts = candidate.content.parts if candidate.content and candidate.content.parts else []
     text = "".join(p.text for p in parts if p.text and not p.thought)
-    usage = response.usage_metadata
-    thoughts = (usage.thoughts_token_count or 0) if usage else 0
     reply = JudgeReply(
         text=text,
         model=model,
         model_version=version,
-        prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
-        output_tokens=(usage.candidates_token_count or 0) if usage else 0,
-        cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
+        prompt_tokens=billed.prompt_tokens,
+        output_tokens=billed.output_tokens,
+        cached_tokens=billed.cached_tokens,
         finish_reason=finish,
         simulated=simulated,
-        thought_tokens=thoughts,
+        thought_tokens=billed.thought_tokens,
     )
     if not text:
         # Nothing after thinking, or cut off before any text: truncated (with its tokens,
         # so they are still counted); an empty text after a normal stop is unreadable.
         ensure_complete(reply)
-        raise UnparseableReply(f"empty reply (finish_reason {finish})")
+        raise UnparseableReply(f"empty reply (finish_reason {finish})", cost=billed)
     return reply
+
+
+def _usage_in(body: dict[str, Any]) -> CallCost | None:
+    """usageMetadata from a raw body, in the wire's camelCase or the SDK's snake_case."""
+    usage = body.get("usageMetadata", body.get("usage_metadata"))
+    if not isinstance(usage, dict):
+        return None
+
+    def count(camel: str, snake: str) -> int:
+        return _int(usage.get(camel, usage.get(snake)))
+
+    return CallCost(
+        prompt_tokens=count("promptTokenCount", "prompt_token_count"),
+        output_tokens=count("candidatesTokenCount", "candidates_token_count"),
+        thought_tokens=count("thoughtsTokenCount", "thoughts_token_count"),
+        cached_tokens=count("cachedContentTokenCount", "cached_content_token_count"),
+    )
+
+
+# Where google-genai turns a reply body into its types: an exception raised inside one of
+# these read a 200 reply it could not model (a field of a type it does not expect).
+_READERS = ("_from_response", "_from_mldev", "_from_vertex", "model_validate")
+
+
+def unreadable_reply(exc: BaseException) -> UnparseableReply | None:
+    """The SDK's own failure to read a 200 reply, as `parse_error` (the reply is paid for and
+    would come back the same: asking again is no cure), with the body's usage where it can
+    still be found. None when the exception came from anywhere else (a bug to surface)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    readers = [f for f in frames if f.f_code.co_name.endswith(_READERS)]
+    if not readers:
+        return None
+    billed = CallCost()
+    for frame in readers:
+        body = frame.f_locals.get("response", frame.f_locals.get("from_object"))
+        if isinstance(body, dict) and (usage := _usage_in(body)) is not None:
+            billed = usage
+            break
+    return UnparseableReply(
+        f"google-genai could not read the reply: {type(exc).__name__}: {str(exc)[:300]}",
+        cost=billed,
+    )
 
 
 _judges: dict[str, GeminiJudge] = {}

@@ -44,8 +44,9 @@ after call_cache_ttl_s.
     evalq:job:{job}:batch_replies       HASH  call digest -> a batch's result for it (response
                                               or error JSON), read by the next sweep
     evalq:job:{job}:batch_served        SET   digests whose reply was accounted once already
-    evalq:job:{job}:batch_retried       SET   digests whose retryable error went into the next
-                                              batch once
+    evalq:job:{job}:batch_tries         HASH  digest -> batches a request failed in transiently
+                                              (or got no result from); "{digest}@{batch}" -> 1
+                                              marks each batch counted
     evalq:job:{job}:batch_meta          HASH  round, last_sweep_at, expired, fallback; the
                                               watchdog's re-attaches without progress:
                                               reattach_strikes, reattach_seen, reattach_at
@@ -168,8 +169,8 @@ def batch_served(job_id: str) -> str:
     return job(job_id, "batch_served")
 
 
-def batch_retried(job_id: str) -> str:
-    return job(job_id, "batch_retried")
+def batch_tries(job_id: str) -> str:
+    return job(job_id, "batch_tries")
 
 
 def batch_meta(job_id: str) -> str:

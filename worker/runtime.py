@@ -108,6 +108,7 @@ class AccountingJudge:
                     self._prompt: exc.prompt_tokens,
                     self._output: exc.output_tokens,
                     self._thoughts: exc.thought_tokens,
+                    self._cached: exc.cached_tokens,
                     "retries": max(0, exc.attempts - 1),
                     "rate_limited": int(server_429),
                     "limiter_wait_ms": round(exc.limiter_wait_s * 1000),
@@ -118,7 +119,7 @@ class AccountingJudge:
                     exc.prompt_tokens,
                     exc.output_tokens,
                     exc.thought_tokens,
-                    0,
+                    exc.cached_tokens,
                 ),
             )
             raise

@@ -130,13 +130,22 @@ class Settings(BaseSettings):
     task_error_backoff_max_s: float = Field(default=30.0, ge=0)
 
     # Batch mode (worker.batch): how often a batch in flight is polled (the interval grows by
-    # half each poll, up to the max), the largest batch sent inline (Google documents 20 MB;
-    # above it the requests go as a JSONL file), and how many times a job's batches may end
-    # EXPIRED, FAILED or CANCELLED (not by us) and be sent again before the job pauses.
+    # half each poll, up to the max), and how many times a job's batches may end EXPIRED,
+    # FAILED or CANCELLED (not by us) and be sent again before the job pauses.
     batch_poll_initial_s: float = Field(default=10.0, gt=0)
     batch_poll_max_s: float = Field(default=300.0, gt=0)
-    batch_inline_max_bytes: int = Field(default=19 * 1024 * 1024, gt=0)
     batch_max_resubmits: int = Field(default=3, ge=0)
+    # A request that failed transiently inside a batch (INTERNAL, UNAVAILABLE,
+    # DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) or got no result goes into this many more batches
+    # before its error is its answer (judge_error).
+    batch_request_retries: int = Field(default=2, ge=0)
+    # A batch reported SUCCEEDED with no output attached is polled again for this long before
+    # the job pauses with that reason (its requests are never sent again meanwhile).
+    batch_output_wait_s: float = Field(default=3600.0, gt=0)
+    # At most this many batches per job, every round counted: past it the job pauses.
+    batch_max_batches: int = Field(default=100, ge=1)
+    # A results file larger than this is not downloaded: the job pauses with that reason.
+    batch_results_max_bytes: int = Field(default=4 * 1024**3, gt=0)
     # At most this many requests per round (a sweep leaves the rest for the next round).
     batch_max_requests: int = Field(default=100_000, gt=0)
 

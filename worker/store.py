@@ -880,9 +880,16 @@ class Store:
         """True the first time a batch reply is handed to a metric (it is accounted then)."""
         return self._first_time(keys.batch_served(job_id), digest)
 
-    def batch_retry_once(self, job_id: str, digest: str) -> bool:
-        """True the first time a request's retryable error is seen: it goes into the next batch."""
-        return self._first_time(keys.batch_retried(job_id), digest)
+    def batch_retry(self, job_id: str, digest: str, batch: str) -> int:
+        """Count a request's transient failure (or missing result) in one batch; returns how
+        many distinct batches it has failed in. Ingesting a batch twice counts it once."""
+        key = keys.batch_tries(job_id)
+        if self.r.hsetnx(key, f"{digest}@{batch}", 1):
+            pipe = self.r.pipeline()
+            pipe.hincrby(key, digest, 1)
+            pipe.expire(key, self.ttl_s)
+            pipe.execute()
+        return int(cast(str, self.r.hget(key, digest)) or 0)
 
     def _first_time(self, key: str, member: str) -> bool:
         """Add `member` to the set at `key` (living as long as the job); True if it is new."""

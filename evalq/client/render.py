@@ -170,6 +170,16 @@ def print_summary(console: Console, s: JobSummary) -> None:
             f"{s.batch.get('ended_unanswered', 0)} ended unanswered; "
             f"{s.batch.get('on_expiry_means', '')}; priced at the {s.batch.get('price', '')}"
         )
+        troubles = {
+            "results matched to no request (no key echoed)": s.batch.get("results_unmatched", 0),
+            "results with a key the batch never sent": s.batch.get("results_unknown_key", 0),
+            "unreadable results lines": s.batch.get("results_unreadable", 0),
+            "requests the batch returned nothing for": s.batch.get("results_missing", 0),
+            "requests sent again after a transient error": s.batch.get("requests_retried", 0),
+        }
+        for what, number in troubles.items():
+            if number:
+                console.print(f"[yellow]batch results:[/] {number} {what}")
     for warning in s.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
 

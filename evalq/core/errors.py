@@ -33,6 +33,7 @@ class CallCost:
     prompt_tokens: int = 0
     output_tokens: int = 0
     thought_tokens: int = 0
+    cached_tokens: int = 0  # the part of prompt_tokens served from a context cache
 
 
 class EvalqError(Exception):
@@ -123,6 +124,10 @@ class JudgeError(EvalqError):
     @property
     def thought_tokens(self) -> int:
         return self._cost.thought_tokens
+
+    @property
+    def cached_tokens(self) -> int:
+        return self._cost.cached_tokens
 
     def costing(self, **spent: Any) -> Self:
         """This error with parts of its cost replaced (the judge client adds the attempts and

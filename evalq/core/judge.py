@@ -122,6 +122,7 @@ def incomplete(reply: JudgeReply) -> TruncatedReply | None:
         prompt_tokens=reply.prompt_tokens,
         output_tokens=reply.output_tokens,
         thought_tokens=reply.thought_tokens,
+        cached_tokens=reply.cached_tokens,
     )
     return TruncatedReply(
         f"the reply did not end normally ({ended}; {counts}); its text is not read",

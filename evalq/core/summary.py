@@ -145,6 +145,14 @@ def _batch_figures(config: JobConfig, count: Callable[[str], int]) -> dict[str, 
         "ended_unanswered": count("batches_ended"),
         "resubmitted": count("batches_resubmitted"),
         "online_fallback": count("batch_online_fallback"),
+        # Results matched to no request of their batch (no key, a key it never sent, an
+        # unreadable line): never used for a verdict. Requests it returned nothing for, and
+        # requests sent again after a transient error or a missing result.
+        "results_unmatched": count("batch_results_unmatched"),
+        "results_unknown_key": count("batch_results_unknown"),
+        "results_unreadable": count("batch_results_unreadable"),
+        "results_missing": count("batch_results_missing"),
+        "requests_retried": count("batch_requests_retried"),
         "on_expiry": config.on_expiry,
         "on_expiry_means": f"requests of a batch that ends unanswered are {on_expiry}",
         "price": "batch rate (50% of the standard price)",

@@ -230,9 +230,7 @@ def test_a_failed_request_is_unscored_with_its_reason_and_a_retryable_one_goes_a
 
 def test_two_thousand_rows_go_through_the_file_path(tmp_path: Path) -> None:
     dataset = shapes(tmp_path / "data", 2000)
-    # A small inline limit puts the job above it, as 20 MB would put a larger one.
-    env = {**FAST_POLLS, "EVALQ_BATCH_INLINE_MAX_BYTES": "1000000"}
-    with stack(tmp_path / "stack", **env) as s:
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
         client = s.client()
         job_id = client.submit("gecko-image", dataset, mode="batch").job_id
         summary = client.wait(job_id, timeout_s=1200)

@@ -87,3 +87,32 @@ def test_a_429_that_never_says_when_is_given_up_after_the_total_cap(tmp_path: Pa
         assert "no retry delay given" in question.detail
         # far fewer attempts than EVALQ_RATE_LIMIT_MAX_RETRIES (30) would have allowed
         assert 2 <= s.stats()["by_status"]["429"] < 30
+
+
+def test_a_200_reply_the_sdk_cannot_read_fails_the_row_at_once_with_one_paid_call(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    """The rubric call gets a 200 body google-genai raises on while reading it. Before, the
+    task died, the watchdog re-drove the row five times (six paid rubric calls) and failed it
+    13 minutes later with "gave up after 5 re-drives"; the SDK's error was only in a log. Now
+    it is the reply's parse_error, at once, with that error, after exactly one call."""
+    image = png(tmp_path / "a.png", "yellow")
+    unreadable = {
+        "candidates": [
+            {"content": {"role": "model", "parts": "not a list"}, "finishReason": "STOP"}
+        ],
+        "usageMetadata": {"promptTokenCount": 77, "candidatesTokenCount": 5},
+    }
+    fake.script([{"match": "UNREADABLE-RUBRIC", "status": 200, "body": unreadable}])
+    rows = [
+        {"id": "odd", "prompt": "a yellow square UNREADABLE-RUBRIC", "image": str(image)},
+        {"id": "control", "prompt": "a yellow square", "image": str(image)},
+    ]
+    job = client.submit("gecko-image", write_rows(tmp_path / "d.jsonl", rows)).job_id
+    summary = client.wait(job, timeout_s=120)
+    assert summary.status == "finished" and summary.redriven == 0
+    results = {r.id: r for r in client.results(job)}
+    assert results["odd"].status == "failed" and results["odd"].reason == "parse_error"
+    assert "google-genai could not read the reply" in (results["odd"].error or "")
+    assert results["control"].status == "scored"
+    assert fake.stats()["script_rules_fired"] == {"0": 1}

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Literal
+from typing import Any, Literal
 
+import pytest
 from google import genai
 from google.genai import types
 from pydantic import BaseModel
@@ -15,7 +16,6 @@ from pydantic import BaseModel
 from evalq.core.judge import JudgeRequest, MediaPart, Thinking
 from fake_gemini.rest import parse_generate_request
 from worker.batch.judge import Collector
-from worker.batch.ledger import BatchRecord, by_state, next_poll_s
 from worker.batch.wire import describe, error_result, file_line, inlined_request, retryable
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -61,25 +61,21 @@ def test_a_file_line_is_the_request_the_sdk_would_send_keyed_by_digest() -> None
     assert parsed.request.response_schema is not None
 
 
-def test_the_collector_sends_inline_until_the_limit_then_a_file() -> None:
-    small = Collector(client(), 512, inline_max_bytes=10_000_000)
-    big = Collector(client(), 512, inline_max_bytes=500)
+def test_the_collector_writes_every_request_to_a_keyed_file() -> None:
+    """Always the JSONL file: its results carry each request's key back, where inlined
+    responses may come back reordered and without their metadata."""
+    collector = Collector(client(), 512)
     try:
-        for collector in (small, big):
-            collector.want("1", "m", "d1", request("one"))
-            collector.want("2", "m", "d1", request("one"))  # the same call: asked once
-            collector.want("2", "m", "d2", request("two"))
-            collector.finish()
-        (group,) = small.groups.values()
-        assert group.units == ["1\td1", "2\td2"] and small.requests == 2
-        assert group.inline is not None and len(group.inline) == 2
-        (file_group,) = big.groups.values()
-        assert file_group.inline is None  # over the limit: the JSONL file goes instead
-        lines = file_group.path.read_text().splitlines()
+        collector.want("1", "m", "d1", request("one"))
+        collector.want("2", "m", "d1", request("one"))  # the same call: asked once
+        collector.want("2", "m", "d2", request("two"))
+        collector.finish()
+        (group,) = collector.groups.values()
+        assert group.units == ["1\td1", "2\td2"] and collector.requests == 2
+        lines = group.path.read_text().splitlines()
         assert [json.loads(x)["key"] for x in lines] == ["d1", "d2"]
     finally:
-        small.cleanup()
-        big.cleanup()
+        collector.cleanup()
 
 
 def test_request_errors_say_what_failed_and_which_are_worth_another_batch() -> None:
@@ -89,21 +85,35 @@ def test_request_errors_say_what_failed_and_which_are_worth_another_batch() -> N
     assert describe(refused) == "400 INVALID_ARGUMENT: bad"
 
 
-def test_ledger_records_and_the_backing_off_poll_interval() -> None:
-    record = BatchRecord(
-        id="r1-0", round=1, model="m", display_name="evalq-j-r1-0", source="inline", requests=3
-    )
-    assert not record.finished and record.age_s() is None
-    assert record.model_copy(update={"state": "EXPIRED"}).finished
-    assert record.model_copy(update={"state": "ABANDONED"}).finished
-    assert record.model_copy(update={"state": "SUCCEEDED", "ingested": True}).finished
-    assert not record.model_copy(update={"state": "SUCCEEDED"}).finished
-    assert by_state([record, record.model_copy(update={"ingested": True})]) == {
-        "SUBMITTING": 1,
-        "INGESTED": 1,
-    }
-    intervals = [10.0]
-    for _ in range(12):
-        intervals.append(next_poll_s(intervals[-1], 300.0))
-    assert intervals[1] == 15.0 and intervals[-1] == 300.0
-    assert intervals == sorted(intervals)
+@pytest.mark.parametrize(
+    ("error", "again", "named"),
+    [
+        ({"code": 13, "message": "Internal error encountered."}, True, "INTERNAL"),
+        ({"code": 14, "message": "The service is currently unavailable."}, True, "UNAVAILABLE"),
+        ({"code": 4, "message": "Deadline expired"}, True, "DEADLINE_EXCEEDED"),
+        ({"code": 8, "message": "Resource exhausted"}, True, "RESOURCE_EXHAUSTED"),
+        (
+            {"code": 3, "message": "Request contains an invalid argument."},
+            False,
+            "INVALID_ARGUMENT",
+        ),
+        ({"code": 7, "message": "denied"}, False, "PERMISSION_DENIED"),
+        ({"code": 500, "message": "x"}, True, "INTERNAL"),
+        ({"code": 504, "message": "x"}, True, "DEADLINE_EXCEEDED"),
+        ({"code": 429, "message": "x"}, True, "RESOURCE_EXHAUSTED"),
+        ({"code": 404, "message": "x"}, False, "NOT_FOUND"),
+    ],
+)
+def test_grpc_and_http_codes_mean_the_same(error: dict[str, Any], again: bool, named: str) -> None:
+    """A per-request error in a batch comes as {code: <gRPC number>, message} with no status
+    name (python-genai #1341, #2693): the number decides, as an HTTP code would."""
+    stored = error_result(error)
+    assert stored["status"] == named
+    assert retryable(stored) is again
+    assert describe(stored).startswith(f"{error['code']} {named}: ")
+
+
+def test_details_of_any_shape_are_kept_as_text() -> None:
+    details = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "X"}]
+    stored = error_result({"code": 13, "message": "m", "details": details})
+    assert json.loads(stored["details"]) == details

@@ -14,6 +14,7 @@ from worker import keys
 from worker.batch import ledger, service
 from worker.batch.ledger import TERMINAL
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, Send
+from worker.batch.reading import TooLarge
 from worker.batch.sweep import sweep
 from worker.jobs import finalize
 from worker.queues import PREPARE_ROW
@@ -73,6 +74,15 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
                 return "held"
             finalize(store, job_id)
             return "done"
+        made_so_far = len(ledger.records(store, job_id))
+        if made_so_far + len(collector.groups) > settings.batch_max_batches:
+            store.pause(
+                job_id,
+                f"the job has sent {made_so_far} batches and the next round needs "
+                f"{len(collector.groups)} more, over EVALQ_BATCH_MAX_BATCHES="
+                f"{settings.batch_max_batches}: raise it, then `evalq resume {job_id}`",
+            )
+            return "paused"
         round_number = store.incr_batch_meta(job_id, "round")
         records = service.plan_round(store, job_id, collector, round_number)
         for record, group in zip(records, collector.groups.values(), strict=True):
@@ -107,12 +117,31 @@ def poll_one(rt: Runtime, job_id: str, batch_id: str, chain: str, send: Send) ->
     record = service.poll(client, store, job_id, record)
     if record.state not in TERMINAL:
         return True
+    if record.awaiting_output:
+        return _awaiting_output(rt, job_id, record)
     if record.state == "SUCCEEDED":
         send(INGEST_BATCH, (job_id, batch_id), None)
         return False
     if record.cancelled_by_us or store.status(job_id) == "cancelled":
         return False
     _ended_unanswered(rt, job_id, record, send)
+    return False
+
+
+def _awaiting_output(rt: Runtime, job_id: str, record: ledger.BatchRecord) -> bool:
+    """SUCCEEDED, yet no results attached: the API has said so before the output was there.
+    Poll again (with the usual backoff) for EVALQ_BATCH_OUTPUT_WAIT_S; then pause the job.
+    Its requests are never sent in a new batch meanwhile: this one may still answer them."""
+    waited = time.time() - (record.output_missing_since or time.time())
+    if waited < rt.settings.batch_output_wait_s:
+        return True
+    ledger.save(rt.store, job_id, record.model_copy(update={"output_missing_since": None}))
+    rt.store.pause(
+        job_id,
+        f"batch {record.name} reported SUCCEEDED but no results were attached after "
+        f"{waited:.0f} s (EVALQ_BATCH_OUTPUT_WAIT_S={rt.settings.batch_output_wait_s:g}); "
+        f"`evalq resume {job_id}` looks again (nothing is sent twice)",
+    )
     return False
 
 
@@ -147,7 +176,19 @@ def ingest_one(rt: Runtime, job_id: str, batch_id: str, send: Send) -> None:
     store = rt.store
     record = ledger.get(store, job_id, batch_id)
     if record is not None and not record.ingested and record.name is not None:
-        service.ingest(service.client_for(rt.settings), store, job_id, record)
+        client = service.client_for(rt.settings)
+        try:
+            done = service.ingest(client, store, job_id, record, rt.settings)
+        except TooLarge as exc:
+            store.pause(
+                job_id,
+                f"batch {record.name}: {exc} (EVALQ_BATCH_RESULTS_MAX_BYTES="
+                f"{rt.settings.batch_results_max_bytes}); raise it, then `evalq resume {job_id}`",
+            )
+            return
+        if done is None:  # no output attached after all: poll it again, never send it again
+            _start_polling(store, job_id, record, send, rt.settings.batch_poll_initial_s)
+            return
     round_over(store, job_id, send)
 
 

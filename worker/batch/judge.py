@@ -14,12 +14,12 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from google import genai
 from google.genai import types
 
-from evalq.core.errors import JudgeError
+from evalq.core.errors import CallCost, JudgeError
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.metric import RowContext
 from evalq.core.pricing import Price, Usage, call_cost_nanos
@@ -28,7 +28,7 @@ from worker import keys
 from worker.batch.wire import describe, file_line, inlined_request
 from worker.call_cache import CachingJudge, call_digest
 from worker.fatal_errors import FatalErrorGuard
-from worker.gemini import reply_from_response
+from worker.gemini import reply_from_response, unreadable_reply
 from worker.runtime import AccountingJudge, Runtime, job_prices, row_context
 from worker.store import SharedEntries, Store
 
@@ -45,25 +45,23 @@ class BatchRequestFailed(JudgeError):
 
 @dataclass
 class Group:
-    """The requests of one model collected in one sweep: a JSONL file always, and the
-    requests themselves while they still fit inline."""
+    """The requests of one model collected in one sweep, written to a JSONL file: each line
+    carries its request's key, which the results file carries back."""
 
     model: str
     path: Path
     handle: IO[str]
     units: list[str] = field(default_factory=list)  # "{row}\t{digest}", in request order
     digests: set[str] = field(default_factory=set)
-    inline: list[types.InlinedRequest] | None = field(default_factory=list)
     size_bytes: int = 0
 
 
 class Collector:
     """What a sweep found unanswered, per model, deduplicated by call digest."""
 
-    def __init__(self, client: genai.Client, max_output_tokens: int, inline_max_bytes: int) -> None:
+    def __init__(self, client: genai.Client, max_output_tokens: int) -> None:
         self._client = client
         self._max_output_tokens = max_output_tokens
-        self._inline_max_bytes = inline_max_bytes
         self._dir = tempfile.TemporaryDirectory(prefix="evalq-batch-")
         self.groups: dict[str, Group] = {}
 
@@ -81,11 +79,6 @@ class Collector:
         line = file_line(self._client, inlined)
         group.handle.write(line + "\n")
         group.size_bytes += len(line) + 1
-        if group.inline is not None:
-            if group.size_bytes <= self._inline_max_bytes:
-                group.inline.append(inlined)
-            else:
-                group.inline = None  # too large to send inline: the file goes instead
 
     @property
     def empty(self) -> bool:
@@ -123,15 +116,33 @@ class BatchReplyJudge:
             self._collector.want(self._row, self.model, digest, request)
             raise AwaitingBatch(digest)
         result = json.loads(raw)
-        # Accounted the first time it is handed out; a later sweep replaying it is a cache hit.
+        # Accounted the first time it is handed out; a later sweep replaying it is a cache hit,
+        # and so is a failure read again: its tokens were counted the first time.
         first = self._store.batch_first_serve(self._job_id, digest)
+        try:
+            reply = self._read(result)
+        except JudgeError as exc:
+            # Billed once: a failure read again by a later sweep spends nothing.
+            served = exc.costing(attempts=1) if first else exc.costing(**vars(CallCost(0)))
+            raise served from None
+        return replace(reply, cached=not first, attempts=1 if first else 0)
+
+    def _read(self, result: dict[str, Any]) -> JudgeReply:
+        """A stored result as a reply, read by the SDK's forgiving reader (fields it does not
+        model are dropped) and then by the one reading of every reply."""
         if "error" in result:
             raise BatchRequestFailed(
                 f"the request failed in the batch: {describe(result['error'])}"
             )
-        response = types.GenerateContentResponse.model_validate(result["response"])
-        reply = reply_from_response(self.model, response)
-        return replace(reply, cached=not first, attempts=1 if first else 0)
+        try:
+            response = types.GenerateContentResponse._from_response(
+                response=result["response"], kwargs={}
+            )
+        except Exception as exc:
+            if (unreadable := unreadable_reply(exc)) is None:
+                raise
+            raise unreadable from None
+        return reply_from_response(self.model, response)
 
 
 class BatchAccountingJudge(AccountingJudge):

@@ -43,10 +43,19 @@ class BatchRecord(BaseModel):
     # reading the results in chunks costs, reported by `evalq status`.
     ingest_peak_rss_kb: int | None = None
     ingest_start_peak_rss_kb: int | None = None  # the same peak just before ingesting began
+    # When a poll first found the batch SUCCEEDED with no output attached (None once it is):
+    # it is polled again, for EVALQ_BATCH_OUTPUT_WAIT_S, and never sent again meanwhile.
+    output_missing_since: float | None = None
+    server_error: str | None = None  # the batch's own error, as the server gave it (JSON)
+    unmatched: int = 0  # results that named no request of this batch: never used
     # The last time a poll or an ingest of this batch failed (epoch s), and why: `evalq status`
     # shows it beside the time since the last poll that answered.
     last_error: str | None = None
     last_error_at: float | None = None
+
+    @property
+    def awaiting_output(self) -> bool:
+        return self.state == "SUCCEEDED" and self.output_missing_since is not None
 
     @property
     def finished(self) -> bool:

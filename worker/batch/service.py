@@ -10,17 +10,18 @@ import resource
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from google import genai
 from google.genai import types
 
-from worker.batch import ledger
+from worker.batch import ledger, reading
 from worker.batch.judge import Collector, Group
 from worker.batch.ledger import TERMINAL, BatchRecord
-from worker.batch.names import display_name
-from worker.batch.wire import error_result, retryable
+from worker.batch.reading import BatchView, ResultEntry
+from worker.batch.wire import no_result, retryable
 from worker.gemini import make_client
 from worker.settings import Settings
 from worker.store import Store
@@ -49,7 +50,7 @@ def client_for(settings: Settings) -> genai.Client:
 
 
 def new_collector(settings: Settings, client: genai.Client) -> Collector:
-    return Collector(client, settings.max_output_tokens, settings.batch_inline_max_bytes)
+    return Collector(client, settings.max_output_tokens)
 
 
 def _state(job: types.BatchJob) -> str:
@@ -57,13 +58,10 @@ def _state(job: types.BatchJob) -> str:
     return value.removeprefix("JOB_STATE_")
 
 
-def _find(client: genai.Client, display_name: str) -> types.BatchJob | None:
-    pager = client.batches.list(config={"page_size": 100})
-    for seen, job in enumerate(pager):
-        if job.display_name == display_name:
-            return job
-        if seen >= _ADOPT_PAGES * 100:
-            break
+def _find(client: genai.Client, display_name: str) -> BatchView | None:
+    for view in reading.list_batches(client, _ADOPT_PAGES * 100):
+        if view.display_name == display_name:
+            return view
     return None
 
 
@@ -79,7 +77,7 @@ def plan_round(
             round=round_number,
             model=group.model,
             display_name=display_name(job_id, batch_id),
-            source="inline" if group.inline is not None else "file",
+            source="file",
             requests=len(group.units),
         )
         store.save_batch_units(job_id, batch_id, group.units)
@@ -88,12 +86,20 @@ def plan_round(
     return made
 
 
+def display_name(job_id: str, batch_id: str) -> str:
+    """How a batch is named on the server: found again by it after a crash, or a lost job."""
+    return f"evalq-{job_id}-{batch_id}"
+
+
 def create(
     client: genai.Client, store: Store, job_id: str, record: BatchRecord, group: Group | None
 ) -> BatchRecord:
     """Create the batch, or adopt the one a crashed attempt already created (same display
     name). Without its requests (the attempt that collected them died before creating it),
-    a batch not on the server is ABANDONED: the next sweep collects its requests again."""
+    a batch not on the server is ABANDONED: the next sweep collects its requests again.
+
+    Requests always go as a JSONL file: its results carry each request's key back, while
+    inlined responses may come back reordered and without the metadata that keyed them."""
     if record.name is not None:
         return record
     found = _find(client, record.display_name)
@@ -103,136 +109,175 @@ def create(
             ledger.save(store, job_id, record)
             return record
         config = types.CreateBatchJobConfig(display_name=record.display_name)
-        if group.inline is not None:
-            found = client.batches.create(model=group.model, src=group.inline, config=config)
-        else:
-            upload = types.UploadFileConfig(
-                mime_type="application/jsonl", display_name=record.display_name
-            )
-            uploaded = client.files.upload(file=group.path, config=upload)
-            if uploaded.name is None:
-                raise RuntimeError("the Files API gave the uploaded requests no name")
-            found = client.batches.create(model=group.model, src=uploaded.name, config=config)
-        log.info(
-            "job %s: created %s (%d requests, %s)",
-            job_id,
-            found.name,
-            record.requests,
-            record.source,
+        upload = types.UploadFileConfig(
+            mime_type="application/jsonl", display_name=record.display_name
         )
+        uploaded = client.files.upload(file=group.path, config=upload)
+        if uploaded.name is None:
+            raise RuntimeError("the Files API gave the uploaded requests no name")
+        made = client.batches.create(model=group.model, src=uploaded.name, config=config)
+        name, state = made.name, _state(made)
+        log.info("job %s: created %s (%d requests)", job_id, name, record.requests)
     else:
-        log.warning("job %s: adopted %s, created before a crash", job_id, found.name)
-    record = record.model_copy(
-        update={"name": found.name, "state": _state(found), "submitted_at": time.time()}
-    )
+        name, state = found.name, found.state
+        log.warning("job %s: adopted %s, created before a crash", job_id, name)
+    record = record.model_copy(update={"name": name, "state": state, "submitted_at": time.time()})
     ledger.save(store, job_id, record)
     return record
 
 
 def poll(client: genai.Client, store: Store, job_id: str, record: BatchRecord) -> BatchRecord:
+    """Look at the batch once. SUCCEEDED counts as done only once its output is attached: the
+    API has reported success before the results were there."""
     assert record.name is not None
-    job = client.batches.get(name=record.name)
-    succeeded = failed = 0
-    stats = getattr(job, "completion_stats", None)
-    if stats is not None:
-        succeeded = int(getattr(stats, "successful_count", 0) or 0)
-        failed = int(getattr(stats, "failed_count", 0) or 0)
-    elif job.dest is not None and job.dest.inlined_responses is not None:
-        failed = sum(1 for r in job.dest.inlined_responses if r.error is not None)
-        succeeded = len(job.dest.inlined_responses) - failed
+    view = reading.get_batch(client, record.name)
+    now = time.time()
+    waiting_output = view.state == "SUCCEEDED" and not view.has_output
+    since = record.output_missing_since
     record = record.model_copy(
         update={
-            "state": _state(job),
-            "last_poll_at": time.time(),
+            "state": view.state,
+            "last_poll_at": now,
             "polls": record.polls + 1,
-            "succeeded": succeeded or record.succeeded,
-            "failed": failed or record.failed,
+            "succeeded": view.succeeded or record.succeeded,
+            "failed": view.failed or record.failed,
+            "output_missing_since": (since or now) if waiting_output else None,
+            "server_error": view.error,
         }
     )
     ledger.save(store, job_id, record)
     return record
 
 
-def _store_results(
-    store: Store, job_id: str, results: Iterator[tuple[str, dict[str, Any]]]
-) -> tuple[int, int]:
-    """Write results by digest in chunks; a retryable error is dropped once (its request goes
-    into the next batch), the second time it is the request's answer."""
-    chunk: dict[str, str] = {}
-    ok = failed = 0
-    for digest, result in results:
+@dataclass
+class Tally:
+    """What one ingest made of a batch's results; the job counts each kind (`evalq status`)."""
+
+    answered: int = 0  # responses stored
+    failed: int = 0  # errors stored as the request's answer
+    retried: int = 0  # transient errors and missing results: into the next batch
+    unmatched: int = 0  # results with no key: never used for a verdict
+    unknown: int = 0  # keys this batch never sent (or sent twice): ignored
+    unreadable: int = 0  # entries that could not be read and named no key of the batch
+    missing: int = 0  # requests the batch returned no result for
+
+    def counters(self) -> dict[str, int]:
+        return {
+            "batch_results_unmatched": self.unmatched,
+            "batch_results_unknown": self.unknown,
+            "batch_results_unreadable": self.unreadable,
+            "batch_results_missing": self.missing,
+            "batch_requests_retried": self.retried,
+        }
+
+
+class _Writer:
+    """Results by digest, written 500 at a time, first write wins; a transient error (or no
+    result) is held back for the next batch until the request has failed in retries_max + 1
+    batches, then it is the request's answer."""
+
+    def __init__(self, store: Store, job_id: str, batch_id: str, retries_max: int) -> None:
+        self.store, self.job_id, self.batch_id = store, job_id, batch_id
+        self.retries_max = retries_max
+        self.chunk: dict[str, str] = {}
+        self.tally = Tally()
+
+    def put(self, digest: str, result: dict[str, Any]) -> None:
         if "error" in result:
-            if retryable(result["error"]) and store.batch_retry_once(job_id, digest):
-                continue
-            failed += 1
+            error = result["error"]
+            if retryable(error):
+                tries = self.store.batch_retry(self.job_id, digest, self.batch_id)
+                if tries <= self.retries_max:
+                    self.tally.retried += 1
+                    return
+                error = {**error, "message": f"{error.get('message')} (in {tries} batches)"}
+                result = {"error": error}
+            self.tally.failed += 1
         else:
-            ok += 1
-        chunk[digest] = json.dumps(result, separators=(",", ":"))
-        if len(chunk) >= INGEST_CHUNK:
-            store.save_batch_replies(job_id, chunk)
-            chunk = {}
-    store.save_batch_replies(job_id, chunk)
-    return ok, failed
+            self.tally.answered += 1
+        self.chunk[digest] = json.dumps(result, separators=(",", ":"))
+        if len(self.chunk) >= INGEST_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        self.store.save_batch_replies(self.job_id, self.chunk)
+        self.chunk = {}
 
 
-def _inline_results(job: types.BatchJob, units: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    responses = job.dest.inlined_responses if job.dest is not None else None
-    for index, item in enumerate(responses or []):
-        key = (item.metadata or {}).get("key")
-        digest = str(key) if key else units[index].split("\t")[1]
-        if item.error is not None:
-            yield digest, {"error": error_result(item.error)}
-        elif item.response is not None:
-            yield digest, {"response": item.response.model_dump(mode="json", exclude_none=True)}
-
-
-def _file_results(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with path.open("r", encoding="utf-8") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            key = entry.get("key")
-            if not key:
-                continue
-            if entry.get("response") is not None:
-                yield str(key), {"response": entry["response"]}
+def _store_results(writer: _Writer, entries: Iterator[ResultEntry], sent: set[str]) -> Tally:
+    """Match each result to its request by key, never by position: an entry with no key, or
+    a key this batch did not send, is never used for a verdict."""
+    tally, seen = writer.tally, set()
+    for entry in entries:
+        if entry.key is None:
+            if entry.problem is not None:
+                tally.unreadable += 1
             else:
-                yield (
-                    str(key),
-                    {"error": error_result(entry.get("error") or entry.get("status") or {})},
-                )
+                tally.unmatched += 1
+            continue
+        if entry.key not in sent or entry.key in seen:
+            tally.unknown += 1
+            continue
+        seen.add(entry.key)
+        if entry.result is None:  # unreadable, yet its key is known: that request fails
+            problem = entry.problem or "unreadable result"
+            writer.put(
+                entry.key, {"error": {"code": None, "status": "UNREADABLE", "message": problem}}
+            )
+        else:
+            writer.put(entry.key, entry.result)
+    for digest in sorted(sent - seen):
+        tally.missing += 1
+        writer.put(digest, {"error": no_result("the batch returned no result for this request")})
+    writer.flush()
+    return tally
 
 
-def ingest(client: genai.Client, store: Store, job_id: str, record: BatchRecord) -> BatchRecord:
+def ingest(
+    client: genai.Client, store: Store, job_id: str, record: BatchRecord, settings: Settings
+) -> BatchRecord | None:
     """Read a SUCCEEDED batch's results into the job's reply store, a chunk at a time: a file
-    batch's results are streamed to disk by the SDK and read line by line."""
+    batch's results are streamed to disk by the SDK (up to EVALQ_BATCH_RESULTS_MAX_BYTES) and
+    read line by line. None while the batch has no output attached yet (poll again)."""
     if record.ingested:
         return record
     assert record.name is not None
     peak_before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    job = client.batches.get(name=record.name)
-    if job.dest is not None and job.dest.file_name:
+    view = reading.get_batch(client, record.name)
+    if not view.has_output:
+        return None
+    sent = {unit.split("\t", 1)[1] for unit in store.batch_units(job_id, record.id)}
+    writer = _Writer(store, job_id, record.id, settings.batch_request_retries)
+    if view.responses_file is not None:
         with tempfile.TemporaryDirectory(prefix="evalq-results-") as folder:
             path = Path(folder) / "results.jsonl"
-            client.files.download(file=job.dest.file_name, destination=str(path))
-            ok, failed = _store_results(store, job_id, _file_results(path))
+            sink = reading.BoundedSink(path, settings.batch_results_max_bytes)
+            try:
+                client.files.download(file=view.responses_file, destination=sink)
+            finally:
+                sink.close()
+            with path.open("r", encoding="utf-8", errors="replace") as lines:
+                tally = _store_results(writer, reading.file_results(lines), sent)
     else:
-        units = store.batch_units(job_id, record.id)
-        ok, failed = _store_results(store, job_id, _inline_results(job, units))
+        tally = _store_results(writer, reading.inline_results(view.inlined or []), sent)
+    if any(tally.counters().values()):
+        store.incr(job_id, **{k: v for k, v in tally.counters().items() if v})
+    if tally.unmatched or tally.unknown or tally.unreadable:
+        log.warning("job %s: batch %s results not matched: %s", job_id, record.name, tally)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     record = record.model_copy(
         update={
             "ingested": True,
-            "state": _state(job),
-            "succeeded": ok,
-            "failed": failed,
+            "state": view.state,
+            "succeeded": tally.answered,
+            "failed": tally.failed,
+            "unmatched": tally.unmatched + tally.unknown + tally.unreadable,
             "ingest_peak_rss_kb": int(peak_kb),
             "ingest_start_peak_rss_kb": int(peak_before_kb),
         }
     )
     ledger.save(store, job_id, record)
-    log.info("job %s: ingested %s (%d answered, %d failed)", job_id, record.name, ok, failed)
+    log.info("job %s: ingested %s: %s", job_id, record.name, tally)
     return record
 
 

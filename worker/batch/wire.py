@@ -17,12 +17,49 @@ from google.genai import batches as genai_batches
 from evalq.core.judge import JudgeRequest
 from worker.gemini import request_parts
 
-# google.rpc codes and names a request inside a batch may fail with that are worth one more
-# try in the next batch (quota, overload, internal, deadline); any other error is final.
-RETRYABLE_CODES = frozenset({429, 500, 503, 504})
-RETRYABLE_STATUSES = frozenset(
-    {"RESOURCE_EXHAUSTED", "INTERNAL", "UNAVAILABLE", "DEADLINE_EXCEEDED"}
-)
+# google.rpc.Code: a request inside a batch fails with a Status whose `code` is this number and
+# often no `status` name (python-genai #1341, #2693); an HTTP code where a client or the API
+# gives one instead. Both mean the same: a code under 100 is gRPC's, one above is HTTP's.
+GRPC_NAMES = {
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
+}
+HTTP_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+# Worth another try in the next batch: quota, overload, an internal error, a deadline. Every
+# other error is the request's answer (judge_error with the server's message).
+TRANSIENT = frozenset({"RESOURCE_EXHAUSTED", "INTERNAL", "UNAVAILABLE", "DEADLINE_EXCEEDED"})
+# Ours, for a request the batch returned nothing for (or whose results line was unreadable
+# and named no key): like a transient error, it may go into the next batch, a bounded number
+# of times, since a finished batch will answer nothing more.
+NO_RESULT = "NO_RESULT"
+_DETAILS_MAX = 600
 
 
 def inlined_request(
@@ -42,26 +79,45 @@ def file_line(client: genai.Client, inlined: types.InlinedRequest) -> str:
     return json.dumps({"key": key, "request": wire["request"]}, separators=(",", ":"))
 
 
+def _field(error: Any, name: str) -> Any:
+    return error.get(name) if isinstance(error, dict) else getattr(error, name, None)
+
+
 def error_result(error: Any) -> dict[str, Any]:
-    """A failed request's google.rpc.Status as stored: code, status, message."""
-    if isinstance(error, dict):
-        return {
-            "code": error.get("code"),
-            "status": error.get("status"),
-            "message": error.get("message") or "",
-        }
-    return {
-        "code": getattr(error, "code", None),
-        "status": getattr(error, "status", None),
-        "message": getattr(error, "message", None) or "",
+    """A failed request's google.rpc.Status as stored: code, status name, message and any
+    `details` as text (google.rpc objects, strings, whatever shape they come in)."""
+    code = _field(error, "code")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    status = _field(error, "status")
+    found: dict[str, Any] = {
+        "code": code,
+        "status": status if isinstance(status, str) and status else status_name(code),
+        "message": str(_field(error, "message") or ""),
     }
+    details = _field(error, "details")
+    if details:
+        text = details if isinstance(details, str) else json.dumps(details, default=str)
+        found["details"] = text[:_DETAILS_MAX]
+    return found
+
+
+def status_name(code: int | None) -> str | None:
+    if code is None:
+        return None
+    return GRPC_NAMES.get(code) if code < 100 else HTTP_NAMES.get(code)
+
+
+def no_result(message: str) -> dict[str, Any]:
+    return {"code": None, "status": NO_RESULT, "message": message}
 
 
 def retryable(error: dict[str, Any]) -> bool:
-    return error.get("code") in RETRYABLE_CODES or error.get("status") in RETRYABLE_STATUSES
+    name = error.get("status") or status_name(error.get("code"))
+    return name in TRANSIENT or name == NO_RESULT
 
 
 def describe(error: dict[str, Any]) -> str:
     code = error.get("code")
-    status = error.get("status") or ""
-    return f"{code} {status}: {error.get('message') or 'no message'}".strip()
+    status = error.get("status") or status_name(code) or ""
+    head = " ".join(str(x) for x in (code, status) if x not in (None, ""))
+    return f"{head}: {error.get('message') or 'no message'}".strip(": ")

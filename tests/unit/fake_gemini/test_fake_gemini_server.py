@@ -514,7 +514,13 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "in_flight",
         "in_flight_peak",
     }
-    assert stats["batches"] == {"created": 0, "requests": 0, "ended": {}}
+    assert stats["batches"] == {
+        "created": 0,
+        "requests": 0,
+        "ended": {},
+        "output_missing_gets": 0,
+        "realism": {},
+    }
     assert stats["faults"] == {"429": 0, "503": 0, "slow": 0, "malformed": 0, "max_tokens": 0}
     (event,) = stats["events"]
     assert event["status"] == 200 and event["model"] == MODEL

@@ -90,3 +90,36 @@ def test_no_text_after_thinking_is_truncated_and_its_tokens_are_kept() -> None:
     )
     with pytest.raises(UnparseableReply):
         judge._reply(empty_stop)  # stopped normally with nothing to say: unreadable
+
+
+def test_a_200_reply_the_sdk_cannot_read_is_unparseable_once_with_its_tokens(url: str) -> None:
+    """google-genai raises while modelling the body (a part's text that is not a string): the
+    reply is paid for and would come back the same, so it is parse_error at once, with the
+    body's usage, never retried and never an internal error that kills the task."""
+    fake = FakeGemini(url)
+    odd = {
+        "candidates": [{"content": {"parts": [{"text": 5}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 31, "candidatesTokenCount": 2},
+    }
+    fake.script([{"match": "odd-body", "status": 200, "body": odd}])
+    fake.reset()
+    judge = GeminiJudge(MODEL, Settings(gemini_base_url=url, transient_attempts=3))
+    with pytest.raises(UnparseableReply, match="google-genai could not read the reply") as caught:
+        judge.generate(JudgeRequest(prompt="odd-body here"))
+    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (31, 2)
+    assert fake.stats()["requests"] == 1
+
+
+def test_a_bug_outside_the_sdk_reader_is_not_taken_for_a_reply(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only an exception raised where the SDK reads a body is a parse_error; any other one is
+    a bug and propagates to the task (which records it on the job)."""
+    judge = judge_for(url)
+
+    def broken(**_: object) -> None:
+        raise TypeError("a bug before any request")
+
+    monkeypatch.setattr(judge._client.models, "generate_content", broken)
+    with pytest.raises(TypeError, match="a bug before any request"):
+        judge.generate(JudgeRequest(prompt="anything"))

@@ -1,0 +1,291 @@
+"""Batch mode against the shapes the real Batch API answers with (the fake's `/batch-realism`
+switches, each from a public report; docs/gemini-facts.md cites them): results reordered and
+unkeyed, per-request errors with gRPC codes and google.rpc details, SUCCEEDED before the
+output is attached, results lines with fields the SDK does not model or that are not JSON,
+and billed replies that are no verdict. Real Redis, real workers, the real client over HTTP.
+
+Each test fails on the code before issue 21: rows scored from each other's replies, a job
+polling forever, requests sent and billed twice, a job hung on one bad line, tokens dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_reliability import COLORS, SHAPES, shape_image
+from tests.support.datasets import write_rows
+from tests.support.stack import Stack, stack
+from worker.local import wait_for
+
+pytestmark = pytest.mark.integration
+# One retry into the next batch keeps the rounds short; the bound is the same rule.
+ENV = {
+    "EVALQ_BATCH_POLL_INITIAL_S": "0.1",
+    "EVALQ_BATCH_POLL_MAX_S": "0.3",
+    "EVALQ_BATCH_REQUEST_RETRIES": "1",
+    "EVALQ_BATCH_OUTPUT_WAIT_S": "4",
+}
+_cases = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with stack(tmp_path_factory.mktemp("real-shapes"), **ENV) as s:
+        yield s
+
+
+@pytest.fixture
+def s(shared: Stack) -> Iterator[Stack]:
+    post(shared, "/script", [])
+    post(shared, "/batch-realism", {})
+    shared.reset_stats()
+    yield shared
+    post(shared, "/script", [])
+    post(shared, "/batch-realism", {})
+
+
+def post(s: Stack, path: str, body: Any) -> Any:
+    request = urllib.request.Request(
+        s.gemini_url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def dataset(folder: Path, rows: int = 3) -> tuple[Path, str]:
+    """Rows whose questions no other test asks (a case tag in each), so nothing is served
+    from the call cache and every question is a batch request."""
+    case = f"case{next(_cases)}x{folder.name[-6:]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(rows):
+        color, shape = COLORS[i % len(COLORS)], SHAPES[i % len(SHAPES)]
+        image = shape_image(folder / f"{color}-{shape}.png", color, shape)
+        out.append(
+            {
+                "id": f"row{i}",
+                "prompt": f"a {color} {shape}",
+                "image": image.name,
+                "questions": [
+                    {"question": f"Is there a {shape}? ({case} q{i}a)", "answer": "yes"},
+                    {"question": f"Is the {shape} {color}? ({case} q{i}b)", "answer": "yes"},
+                    {"question": f"Is there a star? ({case} q{i}c)", "answer": "no"},
+                ],
+            }
+        )
+    path = folder / "data.jsonl"
+    write_rows(path, out)
+    return path, case
+
+
+def outcomes(client: Any, job_id: str) -> dict[str, list[tuple[str, str | None, Any]]]:
+    return {
+        r.id: [(q.status, q.reason, q.result) for q in r.questions] for r in client.results(job_id)
+    }
+
+
+def details(client: Any, job_id: str) -> dict[str, str]:
+    return {q.question: q.detail or "" for r in client.results(job_id) for q in r.questions}
+
+
+def test_reordered_keyed_results_each_reach_their_own_request(s: Stack, tmp_path: Path) -> None:
+    """Answered inline, in reverse order, with the key echoed in metadata; and as a results
+    file in another order: every verdict equals the same job's online verdict."""
+    data, _ = dataset(tmp_path / "data")
+    client = s.client()
+    online = client.submit("gecko-image", data, judge_model="gemini-2.5-flash")
+    assert client.wait(online.job_id, timeout_s=120).status == "finished"
+    for n, realism in enumerate(
+        ({"file_answered_inline": True, "reorder": True}, {"reorder": True})
+    ):
+        post(s, "/batch-realism", realism)
+        model = f"gemini-2.5-flash-00{n + 1}"  # a new judge name: nothing from the cache
+        job = client.submit("gecko-image", data, judge_model=model, mode="batch")
+        summary = client.wait(job.job_id, timeout_s=120)
+        assert summary.status == "finished", realism
+        assert outcomes(client, job.job_id) == outcomes(client, online.job_id), realism
+        assert summary.batch is not None and summary.batch["results_unmatched"] == 0
+
+
+def test_results_without_a_key_are_never_used_for_a_verdict(s: Stack, tmp_path: Path) -> None:
+    """Reordered inlined responses with no metadata can't be matched: no row is scored from
+    another's reply. They are counted, the requests go into one more batch (the bound), then
+    each is an unscored judge_error saying the batch returned no result."""
+    data, _ = dataset(tmp_path / "data")
+    post(s, "/batch-realism", {"file_answered_inline": True, "reorder": True, "no_metadata": True})
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert summary.status == "finished"
+    assert summary.rows_scored == 0 and summary.rows_failed == 3
+    assert summary.unscored_by_reason == {"judge_error": 9}
+    every = [q for r in client.results(job.job_id) for q in r.questions]
+    assert all(q.result is None for q in every)
+    assert all("returned no result" in (q.detail or "") for q in every)
+    assert summary.batch is not None and summary.batch["results_unmatched"] == 18  # 9 x 2
+    assert s.stats()["batches"]["created"] == 2  # the first, and one retry: bounded
+
+
+def test_grpc_coded_errors_retry_transient_ones_and_report_the_rest(
+    s: Stack, tmp_path: Path
+) -> None:
+    """{code: 13, message} with no status name is INTERNAL: into the next batch, then scored.
+    {code: 3} is INVALID_ARGUMENT: judge_error at once, with the server's message."""
+    data, case = dataset(tmp_path / "data")
+    post(s, "/batch-realism", {"grpc_errors": True})
+    rules = [
+        {"match": rf"star\? \({case} q0c\)", "status": 500, "times": 1},
+        {"match": rf"star\? \({case} q1c\)", "status": 400},
+    ]
+    post(s, "/script", rules)
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert summary.status == "finished"
+    found = outcomes(client, job.job_id)
+    assert found["row0"][2][0] == "ok"  # its INTERNAL went into the next batch
+    assert found["row1"][2] == ("unscored", "judge_error", None)
+    said = details(client, job.job_id)
+    refused = next(d for q, d in said.items() if f"{case} q1c" in q)
+    assert "3 INVALID_ARGUMENT" in refused
+    assert summary.batch is not None and summary.batch["requests_retried"] == 1
+    assert s.stats()["batches"]["created"] == 2
+
+
+def test_errors_with_rpc_details_do_not_stop_the_polling(s: Stack, tmp_path: Path) -> None:
+    """google-genai's batches.get fails to validate google.rpc `details`; evalq reads the raw
+    body instead, so the job ends and the refused request carries the server's message."""
+    data, case = dataset(tmp_path / "data")
+    post(
+        s,
+        "/batch-realism",
+        {"file_answered_inline": True, "grpc_errors": True, "rpc_details": True},
+    )
+    post(s, "/script", [{"match": rf"star\? \({case} q2c\)", "status": 400}])
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert summary.status == "finished"
+    assert outcomes(client, job.job_id)["row2"][2] == ("unscored", "judge_error", None)
+    assert summary.unscored_by_reason == {"judge_error": 1}
+
+
+def test_succeeded_before_its_output_is_polled_again_not_sent_again(
+    s: Stack, tmp_path: Path
+) -> None:
+    data, _ = dataset(tmp_path / "data")
+    post(s, "/batch-realism", {"late_output": 3})
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert summary.status == "finished" and summary.rows_scored == 3
+    stats = s.stats()["batches"]
+    assert stats["created"] == 1 and stats["requests"] == 9  # nothing sent or billed twice
+    assert stats["output_missing_gets"] >= 1
+
+
+def test_output_that_never_comes_pauses_the_job_and_resume_looks_again(
+    s: Stack, tmp_path: Path
+) -> None:
+    """The batch never gets its output (the fake's batch keeps that shape for its life): the
+    job pauses with the reason, having sent nothing twice; resume polls the same batch again
+    (and pauses again, as nothing came), still without a new batch."""
+    data, _ = dataset(tmp_path / "data")
+    post(s, "/batch-realism", {"late_output": -1})
+    client = s.client()
+    job_id = client.submit("gecko-image", data, mode="batch").job_id
+    wait_for(lambda: client.summary(job_id).status == "paused", 60, "the job to pause")
+    reason = client.summary(job_id).pause_reason or ""
+    assert "SUCCEEDED but no results were attached" in reason
+    assert "EVALQ_BATCH_OUTPUT_WAIT_S" in reason
+    looked = s.stats()["batches"]["output_missing_gets"]
+    assert s.stats()["batches"]["created"] == 1
+    client.resume(job_id)
+    wait_for(
+        lambda: (
+            s.stats()["batches"]["output_missing_gets"] > looked
+            and client.summary(job_id).status == "paused"
+        ),
+        60,
+        "the resumed job to look again, then pause again",
+    )
+    assert s.stats()["batches"]["created"] == 1  # the same batch, never sent again
+    assert s.stats()["requests"] == 0  # and never sent online either
+
+
+def test_results_lines_with_unmodelled_fields_are_read(s: Stack, tmp_path: Path) -> None:
+    data, _ = dataset(tmp_path / "data")
+    post(s, "/batch-realism", {"unknown_fields": True})
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert summary.status == "finished" and summary.rows_scored == 3
+    assert summary.unscored_by_reason == {}
+
+
+def test_a_results_line_that_is_not_json_fails_only_its_own_request(
+    s: Stack, tmp_path: Path
+) -> None:
+    data, _ = dataset(tmp_path / "data")
+    post(s, "/batch-realism", {"bad_line": True})
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert summary.status == "finished"
+    assert summary.unscored_by_reason == {"judge_error": 1}
+    (bad,) = [d for d in details(client, job.job_id).values() if "not JSON" in d]
+    assert "results line 2" in bad
+    assert (summary.rows_scored, summary.rows_partial) == (2, 1)  # its row: its other questions
+
+
+def test_billed_replies_that_are_no_verdict_count_their_tokens_in_batch(
+    s: Stack, tmp_path: Path
+) -> None:
+    """Replayed in a batch: a blocked prompt (12,559 prompt tokens, as recorded), a MODEL_ARMOR
+    stop and a body with neither candidates nor promptFeedback. Each is unscored with its own
+    reason, and the job counts exactly their usage."""
+    data, case = dataset(tmp_path / "data", rows=1)
+    blocked = {
+        "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+        "usageMetadata": {"promptTokenCount": 12559, "totalTokenCount": 12559},
+        "modelVersion": "gemini-2.5-flash",
+    }
+    armored = {
+        "candidates": [{"content": {}, "finishReason": "MODEL_ARMOR", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": 300,
+            "candidatesTokenCount": 0,
+            "totalTokenCount": 300,
+        },
+    }
+    empty = {"usageMetadata": {"promptTokenCount": 41, "totalTokenCount": 41}}
+    post(
+        s,
+        "/script",
+        [
+            {"match": rf"\({case} q0a\)", "status": 200, "body": blocked},
+            {"match": rf"\({case} q0b\)", "status": 200, "body": armored},
+            {"match": rf"\({case} q0c\)", "status": 200, "body": empty},
+        ],
+    )
+    client = s.client()
+    job = client.submit("gecko-image", data, mode="batch")
+    summary = client.wait(job.job_id, timeout_s=120)
+    assert outcomes(client, job.job_id)["row0"] == [
+        ("unscored", "blocked", None),
+        ("unscored", "blocked", None),
+        ("unscored", "truncated", None),
+    ]
+    assert summary.status == "finished" and summary.rows_failed == 1
+    assert (summary.prompt_tokens, summary.output_tokens) == (12559 + 300 + 41, 0)
+    assert summary.judge_calls == 3
