@@ -1,12 +1,16 @@
-"""No job stuck in silence, with real worker processes: an exception nobody names (google-genai
-failing to read a reply the fake server sends malformed, as an SDK's TypeError would) is shown
-by `evalq status` and the Prometheus endpoint while the task retries, then fails its row
-(online) or pauses the job (batch mode); a batch whose job is gone is cancelled on the server.
-Nothing here waits a fixed time or asserts on how long anything took."""
+"""No job stuck in silence, with real worker processes. The fault: a row's stored plan that does
+not fit its metric (as an older evalq's would be), planted before the job's first task runs, so
+reading it raises StoredPlanError, which no task handler names. `evalq status` and the
+Prometheus endpoint show it while the task retries; then the row fails with it (online) or the
+job pauses with it and `evalq resume` finishes the job once the plan is gone (batch mode). A
+batch whose job is gone from Redis is cancelled on the server. Nothing here waits a fixed time
+or asserts on how long anything took."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +25,38 @@ from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 RETRIES = {"EVALQ_TASK_ERROR_RETRIES": "2", "EVALQ_TASK_ERROR_BACKOFF_S": "0.2"}
-# A 200 reply google-genai can not read (its parts are not a list): a pydantic ValidationError
-# escapes the SDK, which no handler names.
-MALFORMED = {"candidates": [{"content": {"parts": "not a list"}}]}
+FOREIGN_PLAN = json.dumps({"units": "not a list"})  # what no metric's plan model reads
+
+
+class _Holding:
+    """Stands in for a client's Celery app while it submits: what it would publish is held."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def producer_or_acquire(self, producer: Any = None) -> AbstractContextManager[Any]:
+        return nullcontext(producer)
+
+    def send_task(self, name: str, args: Any = (), **options: Any) -> None:
+        options.pop("producer", None)
+        self.held.append((name, tuple(args), options))
+
+
+@contextmanager
+def held_until_planted(client: Any) -> Iterator[None]:
+    """The job's first messages go out when the block ends, so what it plants is there first."""
+    real, holding = client.app, _Holding()
+    client.app = holding
+    try:
+        yield
+    finally:
+        client.app = real
+    for name, args, options in holding.held:
+        real.send_task(name, args, **options)
+
+
+def plant_foreign_plan(client: Any, job_id: str, line: str) -> None:
+    client.store.set(keys.plan(job_id, line), FOREIGN_PLAN, 3600)
 
 
 def status_json(env: dict[str, str], job_id: str) -> dict[str, Any]:
@@ -33,13 +66,12 @@ def status_json(env: dict[str, str], job_id: str) -> dict[str, Any]:
 def test_a_task_error_in_prepare_row_shows_in_status_then_fails_only_its_row(
     tmp_path: Path,
 ) -> None:
-    dataset = shapes_dataset(tmp_path / "data", 3)  # rubrics are generated in prepare_row
+    dataset = shapes_dataset(tmp_path / "data", 3)
     with stack(tmp_path / "stack", **RETRIES) as s:
-        env = s.env()
-        post(s, "/script", [{"match": "circle #0", "status": 200, "body": MALFORMED}])
-        job_id = json.loads(evalq_stdout(env, "run", "gecko-image", str(dataset), "--json"))[
-            "job_id"
-        ]
+        env, client = s.env(), s.client()
+        with held_until_planted(client):
+            job_id = client.submit("gecko-image", dataset).job_id
+            plant_foreign_plan(client, job_id, "1")
         wait_for(
             lambda: (status_json(env, job_id).get("task_errors") or {}).get("count", 0) >= 1,
             120,
@@ -47,14 +79,14 @@ def test_a_task_error_in_prepare_row_shows_in_status_then_fails_only_its_row(
         )
         shown = status_json(env, job_id)["task_errors"]
         assert shown["task"] == "prepare_row"
-        assert shown["last_error"].startswith("ValidationError: 1 validation error")
+        assert shown["last_error"].startswith(f"StoredPlanError: job {job_id}, row on line 1")
         assert shown["at"] is not None
-        summary = s.client().wait(job_id, timeout_s=300)
+        summary = client.wait(job_id, timeout_s=300)
         assert (summary.status, summary.rows_scored, summary.rows_failed) == ("finished", 2, 1)
         assert summary.task_errors is not None and summary.task_errors.count == 3  # 1 + 2 retries
-        (failed,) = [r for r in s.client().results(job_id) if r.status == "failed"]
-        assert failed.reason == "judge_error"
-        assert (failed.error or "").startswith("internal error in prepare_row: ValidationError")
+        (failed,) = [r for r in client.results(job_id) if r.status == "failed"]
+        assert (failed.line, failed.reason) == (1, "judge_error")
+        assert (failed.error or "").startswith("internal error in prepare_row: StoredPlanError")
         assert summary.redrive_capped == 0  # failed by its own error, not by the watchdog's cap
         table = evalq_stdout(env, "status", job_id)
         assert "task errors" in table and "3 · last in prepare_row" in table
@@ -62,28 +94,29 @@ def test_a_task_error_in_prepare_row_shows_in_status_then_fails_only_its_row(
         assert f"evalq_job_task_errors{{{labels}}} 3.0" in scrape_metrics(env)
 
 
-def test_a_task_error_in_poll_batch_pauses_the_job_and_shows_on_its_batch(tmp_path: Path) -> None:
+def test_a_task_error_in_a_batch_sweep_pauses_the_job_and_resume_finishes_it(
+    tmp_path: Path,
+) -> None:
     dataset = shapes(tmp_path / "data", 3)
     with stack(tmp_path / "stack", **FAST_POLLS, **RETRIES) as s:
-        env = s.env()
-        # The batch's answer to one request is malformed: reading the batch raises.
-        post(s, "/script", [{"match": "star\\? \\(check 1\\)", "status": 200, "body": MALFORMED}])
-        client = s.client()
-        job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+        env, client = s.env(), s.client()
+        with held_until_planted(client):
+            job_id = client.submit("gecko-image", dataset, mode="batch").job_id
+            plant_foreign_plan(client, job_id, "2")
         summary = client.wait(job_id, timeout_s=300)
         assert summary.status == "paused"
         reason = summary.pause_reason or ""
-        assert reason.startswith("internal error in poll_batch: ValidationError")
+        assert reason.startswith("internal error in submit_batch: StoredPlanError")
         assert f"evalq resume {job_id}" in reason
-        assert summary.task_errors is not None
-        assert (summary.task_errors.count, summary.task_errors.task) == (3, "poll_batch")
-        shown = status_json(env, job_id)
-        (batch,) = shown["batches"]
-        assert batch["last_error"].startswith("ValidationError")
-        assert batch["last_error_at"] is not None
-        assert shown["task_errors"]["count"] == 3
-        table = evalq_stdout(env, "status", job_id)
-        assert "last error" in table and "ValidationError" in table
+        shown = status_json(env, job_id)["task_errors"]
+        assert (shown["count"], shown["task"]) == (3, "submit_batch")
+        assert "task errors" in evalq_stdout(env, "status", job_id)
+        assert client.batches(job_id) == []  # nothing was sent
+        client.store.r.delete(keys.plan(job_id, "2"))  # the cause is fixed
+        evalq_stdout(env, "resume", job_id)
+        summary = client.wait(job_id, timeout_s=300)
+        assert (summary.status, summary.rows_scored) == ("finished", 3)
+        assert s.stats()["batches"]["created"] == 1
 
 
 def test_a_batch_whose_job_is_gone_is_cancelled_on_the_server(tmp_path: Path) -> None:

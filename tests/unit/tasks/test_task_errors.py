@@ -8,6 +8,7 @@ paused job once the fault is gone. A batch whose job is gone is cancelled on the
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from rich.console import Console
 import tasks.rows
 import worker.batch.flow
 import worker.batch.service
-from evalq.client.render import summary_table
+from evalq.client.render import batch_notes, summary_table
 from evalq.core.metric import get_metric
 from tests.conftest import FakeGemini
 from tests.support.task_runner import AGGREGATE_ROW, RUN_UNIT, Call, Outcome, TaskRunner
@@ -258,6 +259,9 @@ def test_a_batch_task_error_pauses_the_job_and_resume_finishes_it(
             (record,) = runner.client.batches(job)
             assert record.last_error == f"TypeError: injected fault #{attempt + 1}"
             assert record.last_error_at is not None
+            (note,) = batch_notes([record], time.time())  # under `evalq status`'s table
+            assert "last error " in note
+            assert f" ago: TypeError: injected fault #{attempt + 1}" in note
         assert runner.client.summary(job).status == "running"
         outcome = runner.run(outcome.retry)
     assert outcome.state == "done" and outcome.value["paused"]
