@@ -99,7 +99,7 @@ class Watchdog:
             if not pending:
                 finalize(self.store, job_id)  # the worker that counted the last row died
                 continue
-            if self.batches is not None and self.reattach(job_id, now):
+            if self.batches is not None and self.reattach_batches(job_id, now):
                 continue  # batch mode: its batches are re-attached, its rows never re-driven
             pending_set = set(pending)
             stalled = [
@@ -144,7 +144,7 @@ class Watchdog:
             give_up(self.store, job_id, row_id, self.max_redrives)
         return [row for row in row_ids if strikes[row] <= self.max_redrives]
 
-    def reattach(self, job_id: str, now: float) -> bool:
+    def reattach_batches(self, job_id: str, now: float) -> bool:
         """Batch mode: re-attach the job (False for jobs batch mode does not drive). What the
         re-attach would send is held until the job is found within its cap; past the cap the
         job pauses instead, and nothing is sent."""
