@@ -41,7 +41,7 @@ from evalq.core.models import Verdict
 from evalq.core.verdicts import unscored
 from worker.app import PREPARE_ROW, app
 from worker.inline_units import resolve_inline
-from worker.jobs import fail_row, finish_row
+from worker.jobs import aggregate_and_count, fail_row
 from worker.runtime import Runtime, record_unit, row_context, runtime
 from worker.store import REDIS_DOWN
 from worker.task_errors import describe, retry_or_give_up
@@ -386,9 +386,5 @@ def _aggregate(
     rt: Runtime, job_id: str, row: str, plan: Plan[Any], verdicts: dict[int, Verdict]
 ) -> dict[str, Any]:
     """Score the row and count it (once: finish_row's gate)."""
-    config = rt.store.config(job_id)
-    given = rt.store.row(job_id, row)
-    result = get_metric(config.metric).aggregate(given, plan, verdicts)
-    result.candidate = given.candidate  # the metric scores a cell as a row
-    finish_row(rt.store, job_id, result, config.rows_total)
+    result = aggregate_and_count(rt.store, job_id, row, plan, verdicts)
     return {"row": row, "status": result.status}

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from evalq.core.models import JobConfig, JobSummary, RowResult, UnscoredReason
+from evalq.core.metric import Plan, get_metric
+from evalq.core.models import JobConfig, JobSummary, RowResult, UnscoredReason, Verdict
 from evalq.core.summary import build_summary
 from evalq.core.verdicts import failed_row
 from worker.store import Store, parse_usage
@@ -42,6 +44,20 @@ def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) ->
     done = store.finish_row(job_id, result)
     if done >= rows_total:
         finalize(store, job_id)
+
+
+def aggregate_and_count(
+    store: Store, job_id: str, row: str, plan: Plan[Any], verdicts: Mapping[int, Verdict]
+) -> RowResult:
+    """Score the row from its verdicts and count it (once: finish_row's gate), for the row
+    tasks and the batch sweep alike. The metric scores a candidate's cell as a row; the cell's
+    candidate is set here, once."""
+    config = store.config(job_id)
+    given = store.row(job_id, row)
+    result = get_metric(config.metric).aggregate(given, plan, dict(verdicts))
+    result.candidate = given.candidate
+    finish_row(store, job_id, result, config.rows_total)
+    return result
 
 
 def fail_row(store: Store, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:

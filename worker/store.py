@@ -641,7 +641,7 @@ class Store:
         self, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
     ) -> Recorded:
         """A unit's outcome in one round trip (one script): its verdict (first write wins, as
-        save_verdict), the row's sign of life, its counters, its call-cache entries and its
+        HSETNX), the row's sign of life, its counters, its call-cache entries and its
         limiter corrections. Which counters count when is worker.unit_writes's rule: `spent`
         always, `counted` only with this run's new verdict. JobNotFound when the job is gone
         (nothing is written then)."""
@@ -772,15 +772,6 @@ class Store:
         """host:port of Redis, without any password the URL may hold."""
         kwargs = self.r.connection_pool.connection_kwargs
         return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
-
-    def save_verdict(self, job_id: str, row: str, verdict: Verdict) -> bool:
-        """First write wins, so a redelivered validator can not change a recorded verdict."""
-        key = keys.verdicts(job_id, row)
-        pipe = self.r.pipeline()
-        pipe.hsetnx(key, str(verdict.index), verdict.model_dump_json())
-        pipe.expire(key, self.ttl_s)
-        written, _ = pipe.execute()
-        return bool(written)
 
     def verdict(self, job_id: str, row: str, index: int) -> Verdict | None:
         raw = self.r.hget(keys.verdicts(job_id, row), str(index))

@@ -462,9 +462,11 @@ def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
     client = _client(redis_url)
     summary = client.summary(job_id)
     records = client.batches(job_id) if summary.mode == "batch" else []
-    if as_json and records:
+    bound = client.batch_bound(job_id) if summary.mode == "batch" else None
+    if as_json and summary.mode == "batch":
         data = json.loads(summary.model_dump_json())
         data["batches"] = [json.loads(r.model_dump_json()) for r in records]
+        data["batches_max"] = bound
         click.echo(json.dumps(data))
         return
     _emit(summary, as_json)
@@ -473,6 +475,8 @@ def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
 
         now = time.time()
         out_console.print(batches_table(records, now))
+        if bound is not None:
+            out_console.print(f"{len(records)} batches of at most {bound} for this job")
         for line in batch_notes(records, now):
             out_console.print(line, markup=False, highlight=False)
 

@@ -430,6 +430,12 @@ class Client:
         """A batch-mode job's batches as its ledger records them (empty for online jobs)."""
         return batch_ledger.records(self.store, check_job_id(job_id))
 
+    def batch_bound(self, job_id: str) -> int | None:
+        """The most batches the job may send (EVALQ_BATCH_MAX_BATCHES as its workers apply
+        it, recorded by each sweep); None before the first sweep."""
+        value = self.store.batch_meta(check_job_id(job_id)).get("max_batches")
+        return int(value) if value else None
+
     def _enqueue(self, job_id: str, rows: list[str]) -> None:
         with self.app.producer_or_acquire() as producer:
             for row in rows:

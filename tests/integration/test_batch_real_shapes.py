@@ -31,6 +31,7 @@ ENV = {
     "EVALQ_BATCH_POLL_MAX_S": "0.3",
     "EVALQ_BATCH_REQUEST_RETRIES": "1",
     "EVALQ_BATCH_OUTPUT_WAIT_S": "4",
+    "EVALQ_BATCH_MAX_BATCHES": "2",  # every other job here needs at most two
 }
 _cases = itertools.count()
 
@@ -289,3 +290,33 @@ def test_billed_replies_that_are_no_verdict_count_their_tokens_in_batch(
     assert summary.status == "finished" and summary.rows_failed == 1
     assert (summary.prompt_tokens, summary.output_tokens) == (12559 + 300 + 41, 0)
     assert summary.judge_calls == 3
+
+
+def test_the_batches_of_a_job_are_bounded_and_shown(s: Stack, tmp_path: Path) -> None:
+    """Rubrics, then questions: two rounds. One rubric's INTERNAL error puts its row's
+    questions in a third round, over EVALQ_BATCH_MAX_BATCHES=2: the job pauses saying so, and
+    `evalq status` shows the bound."""
+    from tests.support.cli import evalq_stdout
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    marker = f"bound{next(_cases)}"
+    rows = [
+        {
+            "id": f"row{i}",
+            "prompt": f"a {COLORS[i]} {SHAPES[i]} {marker}{i}",
+            "image": shape_image(folder / f"{i}.png", COLORS[i], SHAPES[i]).name,
+        }
+        for i in range(2)
+    ]
+    write_rows(folder / "data.jsonl", rows)
+    post(s, "/batch-realism", {"grpc_errors": True})
+    post(s, "/script", [{"match": f"{marker}0", "status": 500, "times": 1}])
+    client = s.client()
+    job_id = client.submit("gecko-image", folder / "data.jsonl", mode="batch").job_id
+    wait_for(lambda: client.summary(job_id).status == "paused", 60, "the job to pause")
+    assert "EVALQ_BATCH_MAX_BATCHES=2" in (client.summary(job_id).pause_reason or "")
+    assert s.stats()["batches"]["created"] == 2
+    shown = json.loads(evalq_stdout(s.env(), "status", job_id, "--json"))
+    assert shown["batches_max"] == 2 and len(shown["batches"]) == 2
+    assert "2 batches of at most 2 for this job" in evalq_stdout(s.env(), "status", job_id)

@@ -54,7 +54,9 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
         return "in flight"
     collector = service.new_collector(settings, client)
     try:
-        store.set_batch_meta(job_id, last_sweep_at=time.time())
+        store.set_batch_meta(
+            job_id, last_sweep_at=time.time(), max_batches=settings.batch_max_batches
+        )
         result = sweep(
             rt,
             job_id,

@@ -17,8 +17,9 @@ from evalq.core.errors import InputError, JudgeError, SharedWorkPending, policy_
 from evalq.core.metric import Plan, check_plan_size, get_metric
 from evalq.core.verdicts import unscored
 from worker.batch.judge import AwaitingBatch, Collector, batch_row_context
-from worker.jobs import fail_row, finish_row
-from worker.runtime import Runtime
+from worker.jobs import aggregate_and_count, fail_row
+from worker.runtime import Runtime, record_unit
+from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
 _IDLE = ("cancelled", "paused")
@@ -116,14 +117,12 @@ def _advance_row(rt: Runtime, job_id: str, row: str, metric: Any, collector: Col
                 held = True
                 continue
             verdict = unscored(unit.index, exc.reason, exc.message)
-        rt.store.save_verdict(job_id, row, verdict)
+        # The online write path: first write wins, the row's sign of life with it. The batch
+        # judges have accounted their calls already, so the unit's writes hold nothing else.
+        record_unit(rt, job_id, row, verdict, UnitWrites())
     if waiting:
         return "waiting"
     if held:
         return "held"
-    rt.store.touch(job_id, row)
-    config, given = rt.store.config(job_id), rt.store.row(job_id, row)
-    result = metric.aggregate(given, plan, rt.store.verdicts(job_id, row))
-    result.candidate = given.candidate
-    finish_row(rt.store, job_id, result, config.rows_total)
+    aggregate_and_count(rt.store, job_id, row, plan, rt.store.verdicts(job_id, row))
     return "finished"

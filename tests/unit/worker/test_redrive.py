@@ -11,6 +11,7 @@ from worker.app import PREPARE_ROW
 from worker.heartbeat import Heartbeat, interval_for, row_of
 from worker.jobs import current_summary
 from worker.store import Store
+from worker.unit_writes import UnitWrites
 from worker.watchdog import Watchdog
 
 
@@ -63,7 +64,7 @@ def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
         assert dog.sweep(time.time() + 100) == {job: 2}
     assert sent.count((job, "1")) == sent.count((job, "2")) == 3
     # row 2 makes progress meanwhile: one new verdict starts its count again.
-    store.save_verdict(job, "2", Verdict(index=0, status="ok", answer="yes", result=1))
+    store.record_unit(job, "2", Verdict(index=0, status="ok", answer="yes", result=1), UnitWrites())
     assert dog.sweep(time.time() + 100) == {job: 1}
     assert sent[-1] == (job, "2")
     summary = current_summary(store, job)
