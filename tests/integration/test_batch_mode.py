@@ -6,29 +6,17 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
-from tests.support.stack import Stack, stack
+from tests.support.stack import stack
 from worker.local import EVALQ, wait_for
 
 pytestmark = pytest.mark.integration
 FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
-
-
-def post(s: Stack, path: str, body: Any) -> Any:
-    request = urllib.request.Request(
-        s.gemini_url + path,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def row_scores(client: Any, job_id: str) -> dict[str, Any]:
@@ -139,7 +127,7 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
         calm_created = s.stats()["batches"]["created"]
     with stack(tmp_path / "stormy", workers=2, **env) as s:
         client = s.client()
-        post(s, "/batch-delay", {"running_s": 3600})  # batches stay RUNNING until released
+        s.post("/batch-delay", {"running_s": 3600})  # batches stay RUNNING until released
         producer = subprocess.Popen(
             [*EVALQ, "run", "gecko-image", str(dataset), "--mode", "batch", "--wait", "--json"],
             env=s.env(),
@@ -163,7 +151,7 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
             from tests.support.cli import evalq_stdout
 
             evalq_stdout(s.env(), "resume", job_id)
-        post(s, "/batch-delay", {"delay_s": 0})
+        s.post("/batch-delay", {"delay_s": 0})
         summary = client.wait(job_id, timeout_s=300)
         stats = s.stats()
         assert stats["batches"]["created"] == created == calm_created
@@ -176,7 +164,7 @@ def test_an_expired_batch_is_resubmitted_once_and_the_job_completes(tmp_path: Pa
     dataset = shapes(tmp_path / "data", 6)
     with stack(tmp_path / "stack", **FAST_POLLS) as s:
         client = s.client()
-        post(s, "/script", [{"match": "check 3", "batch_state": "EXPIRED", "times": 1}])
+        s.post("/script", [{"match": "check 3", "batch_state": "EXPIRED", "times": 1}])
         job_id = client.submit("gecko-image", dataset, mode="batch").job_id
         summary = client.wait(job_id, timeout_s=300)
         stats = s.stats()["batches"]
@@ -192,7 +180,7 @@ def test_an_expired_batch_goes_online_with_on_expiry_online(tmp_path: Path) -> N
     dataset = shapes(tmp_path / "data", 4)
     with stack(tmp_path / "stack", **FAST_POLLS) as s:
         client = s.client()
-        post(s, "/script", [{"match": "check", "batch_state": "EXPIRED"}])
+        s.post("/script", [{"match": "check", "batch_state": "EXPIRED"}])
         job_id = client.submit("gecko-image", dataset, mode="batch", on_expiry="online").job_id
         summary = client.wait(job_id, timeout_s=300)
         assert summary.status == "finished" and summary.rows_scored == 4
@@ -206,8 +194,7 @@ def test_a_failed_request_is_unscored_with_its_reason_and_a_retryable_one_goes_a
     dataset = shapes(tmp_path / "data", 3)
     with stack(tmp_path / "stack", **FAST_POLLS) as s:
         client = s.client()
-        post(
-            s,
+        s.post(
             "/script",
             [
                 {"match": "star\\? \\(check 1\\)", "status": 400},
@@ -294,7 +281,7 @@ def test_cancelling_a_job_cancels_its_batches(tmp_path: Path) -> None:
     dataset = shapes(tmp_path / "data", 3)
     with stack(tmp_path / "stack", **FAST_POLLS) as s:
         client = s.client()
-        post(s, "/batch-delay", {"delay_s": 3600})
+        s.post("/batch-delay", {"delay_s": 3600})
         job_id = client.submit("gecko-image", dataset, mode="batch").job_id
         wait_for(lambda: any(r.name for r in client.batches(job_id)), 120, "a batch created")
         client.cancel(job_id)

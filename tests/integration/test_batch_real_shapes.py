@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,23 +43,12 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 @pytest.fixture
 def s(shared: Stack) -> Iterator[Stack]:
-    post(shared, "/script", [])
-    post(shared, "/batch-realism", {})
+    shared.post("/script", [])
+    shared.post("/batch-realism", {})
     shared.reset_stats()
     yield shared
-    post(shared, "/script", [])
-    post(shared, "/batch-realism", {})
-
-
-def post(s: Stack, path: str, body: Any) -> Any:
-    request = urllib.request.Request(
-        s.gemini_url + path,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
+    shared.post("/script", [])
+    shared.post("/batch-realism", {})
 
 
 def dataset(folder: Path, rows: int = 3) -> tuple[Path, str]:
@@ -109,7 +97,7 @@ def test_reordered_keyed_results_each_reach_their_own_request(s: Stack, tmp_path
     for n, realism in enumerate(
         ({"file_answered_inline": True, "reorder": True}, {"reorder": True})
     ):
-        post(s, "/batch-realism", realism)
+        s.post("/batch-realism", realism)
         model = f"gemini-2.5-flash-00{n + 1}"  # a new judge name: nothing from the cache
         job = client.submit("gecko-image", data, judge_model=model, mode="batch")
         summary = client.wait(job.job_id, timeout_s=120)
@@ -123,7 +111,7 @@ def test_results_without_a_key_are_never_used_for_a_verdict(s: Stack, tmp_path: 
     another's reply. They are counted, the requests go into one more batch (the bound), then
     each is an unscored judge_error saying the batch returned no result."""
     data, _ = dataset(tmp_path / "data")
-    post(s, "/batch-realism", {"file_answered_inline": True, "reorder": True, "no_metadata": True})
+    s.post("/batch-realism", {"file_answered_inline": True, "reorder": True, "no_metadata": True})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
@@ -143,12 +131,12 @@ def test_grpc_coded_errors_retry_transient_ones_and_report_the_rest(
     """{code: 13, message} with no status name is INTERNAL: into the next batch, then scored.
     {code: 3} is INVALID_ARGUMENT: judge_error at once, with the server's message."""
     data, case = dataset(tmp_path / "data")
-    post(s, "/batch-realism", {"grpc_errors": True})
+    s.post("/batch-realism", {"grpc_errors": True})
     rules = [
         {"match": rf"star\? \({case} q0c\)", "status": 500, "times": 1},
         {"match": rf"star\? \({case} q1c\)", "status": 400},
     ]
-    post(s, "/script", rules)
+    s.post("/script", rules)
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
@@ -167,12 +155,11 @@ def test_errors_with_rpc_details_do_not_stop_the_polling(s: Stack, tmp_path: Pat
     """google-genai's batches.get fails to validate google.rpc `details`; evalq reads the raw
     body instead, so the job ends and the refused request carries the server's message."""
     data, case = dataset(tmp_path / "data")
-    post(
-        s,
+    s.post(
         "/batch-realism",
         {"file_answered_inline": True, "grpc_errors": True, "rpc_details": True},
     )
-    post(s, "/script", [{"match": rf"star\? \({case} q2c\)", "status": 400}])
+    s.post("/script", [{"match": rf"star\? \({case} q2c\)", "status": 400}])
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
@@ -185,7 +172,7 @@ def test_succeeded_before_its_output_is_polled_again_not_sent_again(
     s: Stack, tmp_path: Path
 ) -> None:
     data, _ = dataset(tmp_path / "data")
-    post(s, "/batch-realism", {"late_output": 3})
+    s.post("/batch-realism", {"late_output": 3})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
@@ -202,7 +189,7 @@ def test_output_that_never_comes_pauses_the_job_and_resume_looks_again(
     job pauses with the reason, having sent nothing twice; resume polls the same batch again
     (and pauses again, as nothing came), still without a new batch."""
     data, _ = dataset(tmp_path / "data")
-    post(s, "/batch-realism", {"late_output": -1})
+    s.post("/batch-realism", {"late_output": -1})
     client = s.client()
     job_id = client.submit("gecko-image", data, mode="batch").job_id
     wait_for(lambda: client.summary(job_id).status == "paused", 60, "the job to pause")
@@ -226,7 +213,7 @@ def test_output_that_never_comes_pauses_the_job_and_resume_looks_again(
 
 def test_results_lines_with_unmodelled_fields_are_read(s: Stack, tmp_path: Path) -> None:
     data, _ = dataset(tmp_path / "data")
-    post(s, "/batch-realism", {"unknown_fields": True})
+    s.post("/batch-realism", {"unknown_fields": True})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
@@ -238,7 +225,7 @@ def test_a_results_line_that_is_not_json_fails_only_its_own_request(
     s: Stack, tmp_path: Path
 ) -> None:
     data, _ = dataset(tmp_path / "data")
-    post(s, "/batch-realism", {"bad_line": True})
+    s.post("/batch-realism", {"bad_line": True})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
@@ -270,8 +257,7 @@ def test_billed_replies_that_are_no_verdict_count_their_tokens_in_batch(
         },
     }
     empty = {"usageMetadata": {"promptTokenCount": 41, "totalTokenCount": 41}}
-    post(
-        s,
+    s.post(
         "/script",
         [
             {"match": rf"\({case} q0a\)", "status": 200, "body": blocked},
@@ -310,8 +296,8 @@ def test_the_batches_of_a_job_are_bounded_and_shown(s: Stack, tmp_path: Path) ->
         for i in range(2)
     ]
     write_rows(folder / "data.jsonl", rows)
-    post(s, "/batch-realism", {"grpc_errors": True})
-    post(s, "/script", [{"match": f"{marker}0", "status": 500, "times": 1}])
+    s.post("/batch-realism", {"grpc_errors": True})
+    s.post("/script", [{"match": f"{marker}0", "status": 500, "times": 1}])
     client = s.client()
     job_id = client.submit("gecko-image", folder / "data.jsonl", mode="batch").job_id
     wait_for(lambda: client.summary(job_id).status == "paused", 60, "the job to pause")

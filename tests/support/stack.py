@@ -46,20 +46,22 @@ class Stack:
             return dict(json.loads(response.read()))
 
     def reset_stats(self) -> None:
-        self._post("/reset", {})
+        self.post("/reset", {})
 
     def set_latency(self, latency_ms: float) -> None:
         """The fake's delay before every reply, for calls already waiting it out too."""
-        self._post("/latency", {"latency_ms": latency_ms})
+        self.post("/latency", {"latency_ms": latency_ms})
 
-    def _post(self, path: str, body: Any) -> None:
+    def post(self, path: str, body: Any) -> Any:
+        """POST JSON to the fake server's control routes (/script, /batch-realism, ...)."""
         request = urllib.request.Request(
             self.gemini_url + path,
             data=json.dumps(body).encode(),
             method="POST",
             headers={"Content-Type": "application/json"},
         )
-        urllib.request.urlopen(request, timeout=10).close()
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
 
     def client(self, **settings: Any) -> Any:
         from evalq.client import Client

@@ -18,19 +18,14 @@ import pytest
 from google import genai
 from google.genai import types
 
-from fake_gemini.protocol import FakeRequest
 from fake_gemini.realism import BatchRealism
 from fake_gemini.server import ServerOptions, running_server
+from tests.unit.fake_gemini.test_fake_gemini_batches import UpperBrain
 from tests.unit.fake_gemini.test_fake_gemini_server import REPO, http, make_client
 
 MODEL = "gemini-2.5-flash"
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
 POLL_CAP_S = 60  # only so a broken server fails a test instead of hanging it
-
-
-class UpperBrain:
-    def reply(self, request: FakeRequest) -> str:
-        return request.user_text.upper()
 
 
 @pytest.fixture(scope="module")
