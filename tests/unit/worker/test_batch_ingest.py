@@ -1,0 +1,79 @@
+"""Matching a batch's results to its requests (worker.batch.service._store_results) against a
+real Redis: by key only, whatever the order; what can't be matched is counted and never used;
+transient errors and missing results go into a bounded number of further batches."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from worker.batch.reading import ResultEntry, file_results
+from worker.batch.service import _store_results, _Writer
+from worker.store import Store
+
+OK = {"response": {"candidates": [{"content": {"parts": [{"text": "yes"}]}}]}}
+
+
+def ingest(
+    store: Store, job: str, batch: str, entries: list[ResultEntry], sent: set[str]
+) -> dict[str, int]:
+    tally = _store_results(_Writer(store, job, batch, retries_max=1), iter(entries), sent)
+    return {k: v for k, v in vars(tally).items() if v}
+
+
+def stored(store: Store, job: str, digest: str) -> dict[str, object] | None:
+    raw = store.batch_reply(job, digest)
+    return None if raw is None else json.loads(raw)
+
+
+def test_results_are_matched_by_key_and_the_rest_is_counted_never_used(store: Store) -> None:
+    job = uuid.uuid4().hex[:12]
+    lines = [
+        json.dumps({"key": "d3", **OK}),  # out of order
+        json.dumps({"key": "zz", **OK}),  # a key this batch never sent
+        json.dumps(OK),  # no key at all
+        json.dumps({"key": "d1", "error": {"code": 3, "message": "bad request"}}),
+        json.dumps({"key": "d3", "error": {"code": 13, "message": "a second result for d3"}}),
+        '{"key": "d2", "response": {"cand',  # not JSON, its key still readable
+        "garbage with no key",
+    ]
+    tally = ingest(store, job, "r1-0", list(file_results(lines)), {"d1", "d2", "d3", "d4"})
+    assert tally == {
+        "answered": 1,
+        "failed": 2,
+        "retried": 1,
+        "unmatched": 1,
+        "unknown": 2,
+        "unreadable": 1,
+        "missing": 1,
+    }
+    assert stored(store, job, "d3") == OK
+    d1 = stored(store, job, "d1")
+    assert d1 is not None and d1["error"] == {
+        "code": 3,
+        "status": "INVALID_ARGUMENT",
+        "message": "bad request",
+    }
+    d2 = stored(store, job, "d2")
+    assert d2 is not None and "results line 6 is not JSON" in str(d2["error"])
+    assert stored(store, job, "d4") is None  # no result: held back for the next batch
+    assert stored(store, job, "zz") is None
+
+
+def test_a_transient_error_goes_into_one_more_batch_then_is_the_answer(store: Store) -> None:
+    job = uuid.uuid4().hex[:12]
+    busy = [ResultEntry(1, "d1", {"error": {"code": 14, "status": None, "message": "busy"}})]
+    assert ingest(store, job, "r1-0", busy, {"d1"}) == {"retried": 1}
+    assert ingest(store, job, "r1-0", busy, {"d1"}) == {"retried": 1}  # the same batch again
+    assert stored(store, job, "d1") is None
+    assert ingest(store, job, "r2-0", busy, {"d1"}) == {"failed": 1}
+    final = stored(store, job, "d1")
+    assert final is not None and final["error"]["message"] == "busy (in 2 batches)"
+
+
+def test_a_request_given_no_result_twice_fails_saying_so(store: Store) -> None:
+    job = uuid.uuid4().hex[:12]
+    assert ingest(store, job, "r1-0", [], {"d1"}) == {"retried": 1, "missing": 1}
+    assert ingest(store, job, "r2-0", [], {"d1"}) == {"failed": 1, "missing": 1}
+    final = stored(store, job, "d1")
+    assert final is not None and "returned no result" in final["error"]["message"]
