@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_batch_mode import FAST_POLLS, post, shapes
+from tests.integration.test_batch_mode import FAST_POLLS, shapes
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.stack import stack
@@ -123,7 +123,7 @@ def test_a_batch_whose_job_is_gone_is_cancelled_on_the_server(tmp_path: Path) ->
     dataset = shapes(tmp_path / "data", 3)
     with stack(tmp_path / "stack", **FAST_POLLS) as s:
         client = s.client()
-        post(s, "/batch-delay", {"delay_s": 3600})  # the batch runs until cancelled
+        s.post("/batch-delay", {"delay_s": 3600})  # the batch runs until cancelled
         job_id = client.submit("gecko-image", dataset, mode="batch").job_id
         wait_for(lambda: any(r.name for r in client.batches(job_id)), 120, "a batch created")
         redis = s.redis_client()
