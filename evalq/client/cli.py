@@ -7,15 +7,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from evalq.comparisons.align import AlignBy
-from evalq.core.errors import EvalqError
-from evalq.core.metric import REGISTRY
+from evalq.core.registry import REGISTRY
+
+if TYPE_CHECKING:
+    from evalq.comparisons.align import AlignBy
 
 err_console = Console(stderr=True)
 out_console = Console()
@@ -798,12 +799,15 @@ def cli_entry() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except EvalqError as exc:
-        err_console.print(f"[red]error:[/] {exc}")
-        sys.exit(2)
     except Exception as exc:
+        # Imported only when something failed: `evalq --help` loads no models, no Redis client.
         import redis
 
+        from evalq.core.errors import EvalqError
+
+        if isinstance(exc, EvalqError):
+            err_console.print(f"[red]error:[/] {exc}")
+            sys.exit(2)
         if not isinstance(exc, redis.RedisError):
             raise
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")

@@ -21,6 +21,7 @@ from evalq.core.errors import InputError, StoredPlanError
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.core.registry import REGISTRY
 
 if TYPE_CHECKING:
     from evalq.core.dry_run import DryEnv
@@ -143,17 +144,6 @@ class Metric(Protocol[PlanT, UnitT_contra]):
         """The row's calls for a dry run, each handed to ``env.call`` built as ``plan`` and
         ``run_unit`` would build it, without calling anything; InputError fails the row."""
         ...
-
-
-# name -> "module:attribute"; imported on first use so a metric's dependencies load lazily.
-REGISTRY: dict[str, str] = {
-    "gecko-image": "evalq.metrics.gecko.metric:GECKO_IMAGE",
-    "gecko-video": "evalq.metrics.gecko_video.metric:GECKO_VIDEO",
-    "groundedness": "evalq.metrics.groundedness.metric:GROUNDEDNESS",
-    "pointwise": "evalq.metrics.pointwise.metric:POINTWISE",
-    "pairwise": "evalq.metrics.pairwise.metric:PAIRWISE",
-    "rank": "evalq.metrics.ranking.metric:RANK",
-}
 
 
 def get_metric(name: str) -> Metric[Any, Any]:

@@ -1,0 +1,15 @@
+"""The metrics evalq knows, by name: a module of its own, importing nothing, so the command line
+can list them (its argument choices) without loading pydantic models or a metric's code."""
+
+from __future__ import annotations
+
+# name -> "module:attribute"; imported on first use (evalq.core.metric.get_metric) so a
+# metric's dependencies load lazily.
+REGISTRY: dict[str, str] = {
+    "gecko-image": "evalq.metrics.gecko.metric:GECKO_IMAGE",
+    "gecko-video": "evalq.metrics.gecko_video.metric:GECKO_VIDEO",
+    "groundedness": "evalq.metrics.groundedness.metric:GROUNDEDNESS",
+    "pointwise": "evalq.metrics.pointwise.metric:POINTWISE",
+    "pairwise": "evalq.metrics.pairwise.metric:PAIRWISE",
+    "rank": "evalq.metrics.ranking.metric:RANK",
+}
