@@ -339,7 +339,7 @@ def reply_from_response(model: str, response: types.GenerateContentResponse) -> 
     return reply
 
 
-def _usage_in(body: dict[str, Any]) -> CallCost | None:
+def usage_in(body: dict[str, Any]) -> CallCost | None:
     """usageMetadata from a raw body, in the wire's camelCase or the SDK's snake_case."""
     usage = body.get("usageMetadata", body.get("usage_metadata"))
     if not isinstance(usage, dict):
@@ -375,7 +375,7 @@ def unreadable_reply(exc: BaseException) -> UnparseableReply | None:
     billed = CallCost()
     for frame in readers:
         body = frame.f_locals.get("response", frame.f_locals.get("from_object"))
-        if isinstance(body, dict) and (usage := _usage_in(body)) is not None:
+        if isinstance(body, dict) and (usage := usage_in(body)) is not None:
             billed = usage
             break
     return UnparseableReply(

@@ -123,6 +123,17 @@ def test_results_without_a_key_are_never_used_for_a_verdict(s: Stack, tmp_path: 
     assert all("returned no result" in (q.detail or "") for q in every)
     assert summary.batch is not None and summary.batch["results_unmatched"] == 18  # 9 x 2
     assert s.stats()["batches"]["created"] == 2  # the first, and one retry: bounded
+    # Billed all the same: the 18 replies count their tokens, under the role "unmatched".
+    s.post("/batch-realism", {})
+    matched = client.submit("gecko-image", data, judge_model="gemini-2.5-flash-001", mode="batch")
+    once = client.wait(matched.job_id, timeout_s=120)  # the same 9 requests, answered once
+    assert once.rows_scored == 3 and once.prompt_tokens > 0
+    assert (summary.prompt_tokens, summary.output_tokens) == (
+        2 * once.prompt_tokens,
+        2 * once.output_tokens,
+    )
+    assert summary.tokens_by_role["unmatched"]["calls"] == 18
+    assert summary.tokens_by_role["unmatched"]["prompt"] == 2 * once.prompt_tokens
 
 
 def test_grpc_coded_errors_retry_transient_ones_and_report_the_rest(

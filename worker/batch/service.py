@@ -10,19 +10,23 @@ import resource
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from google import genai
 from google.genai import types
 
+from evalq.core.errors import CallCost
+from evalq.core.pricing import Usage, call_cost_nanos, price_for
 from worker.batch import ledger, reading
 from worker.batch.judge import Collector, Group
 from worker.batch.ledger import TERMINAL, BatchRecord
 from worker.batch.reading import BatchView, ResultEntry
 from worker.batch.wire import no_result, retryable
-from worker.gemini import make_client
+from worker.budget import pause_if_spent
+from worker.gemini import make_client, usage_in
+from worker.runtime import job_prices
 from worker.settings import Settings
 from worker.store import Store
 
@@ -160,6 +164,23 @@ class Tally:
     unknown: int = 0  # keys this batch never sent (or sent twice): ignored
     unreadable: int = 0  # entries that could not be read and named no key of the batch
     missing: int = 0  # requests the batch returned no result for
+    # What the results that were never used (no key, a key the batch never sent) billed: a
+    # reply is paid for whether or not it can be matched, so its tokens count all the same.
+    unused_calls: int = 0
+    unused_usage: CallCost = field(default_factory=CallCost)
+
+    def bill_unused(self, entry: ResultEntry) -> None:
+        response = (entry.result or {}).get("response")
+        usage = usage_in(response) if isinstance(response, dict) else None
+        if usage is None:
+            return
+        self.unused_calls += 1
+        self.unused_usage = CallCost(
+            prompt_tokens=self.unused_usage.prompt_tokens + usage.prompt_tokens,
+            output_tokens=self.unused_usage.output_tokens + usage.output_tokens,
+            thought_tokens=self.unused_usage.thought_tokens + usage.thought_tokens,
+            cached_tokens=self.unused_usage.cached_tokens + usage.cached_tokens,
+        )
 
     def counters(self) -> dict[str, int]:
         return {
@@ -214,9 +235,11 @@ def _store_results(writer: _Writer, entries: Iterator[ResultEntry], sent: set[st
                 tally.unreadable += 1
             else:
                 tally.unmatched += 1
+                tally.bill_unused(entry)
             continue
         if entry.key not in sent or entry.key in seen:
             tally.unknown += 1
+            tally.bill_unused(entry)
             continue
         seen.add(entry.key)
         if entry.result is None:  # unreadable, yet its key is known: that request fails
@@ -262,6 +285,8 @@ def ingest(
         tally = _store_results(writer, reading.inline_results(view.inlined or []), sent)
     if any(tally.counters().values()):
         store.incr(job_id, **{k: v for k, v in tally.counters().items() if v})
+    if tally.unused_calls and store.batch_first_serve(job_id, f"unused@{record.id}"):
+        _account_unused(store, job_id, record.model, tally, settings)
     if tally.unmatched or tally.unknown or tally.unreadable:
         log.warning("job %s: batch %s results not matched: %s", job_id, record.name, tally)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -279,6 +304,45 @@ def ingest(
     ledger.save(store, job_id, record)
     log.info("job %s: ingested %s: %s", job_id, record.name, tally)
     return record
+
+
+def _account_unused(
+    store: Store, job_id: str, model: str, tally: Tally, settings: Settings
+) -> None:
+    """Count what the unmatched results billed, once per batch, at the batch price, under
+    the role "unmatched" (no request can be named), so cost and the spend cap see them."""
+    spent = tally.unused_usage
+    price = price_for(model, job_prices(store.config(job_id), settings))
+    cost = 0
+    if price is not None:
+        cost = call_cost_nanos(
+            price,
+            spent.prompt_tokens,
+            spent.output_tokens,
+            spent.thought_tokens,
+            spent.cached_tokens,
+            batch=True,
+        )
+    usage = Usage(
+        role="unmatched",
+        model=model,
+        calls=tally.unused_calls,
+        prompt=spent.prompt_tokens,
+        output=spent.output_tokens,
+        thought=spent.thought_tokens,
+        cached=spent.cached_tokens,
+        cost_nanos=cost,
+    )
+    counters = {
+        "judge_calls": tally.unused_calls,
+        "prompt_tokens": spent.prompt_tokens,
+        "output_tokens": spent.output_tokens,
+        "thought_tokens": spent.thought_tokens,
+        "cached_tokens": spent.cached_tokens,
+    }
+    spend, cap = store.account(job_id, counters, usage)
+    if cost:
+        pause_if_spent(store, job_id, spend, cap)
 
 
 def cancel_all(client: genai.Client, store: Store, job_id: str) -> int:

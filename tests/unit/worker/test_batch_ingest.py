@@ -18,7 +18,7 @@ def ingest(
     store: Store, job: str, batch: str, entries: list[ResultEntry], sent: set[str]
 ) -> dict[str, int]:
     tally = _store_results(_Writer(store, job, batch, retries_max=1), iter(entries), sent)
-    return {k: v for k, v in vars(tally).items() if v}
+    return {k: v for k, v in vars(tally).items() if v and isinstance(v, int)}
 
 
 def stored(store: Store, job: str, digest: str) -> dict[str, object] | None:
@@ -77,3 +77,20 @@ def test_a_request_given_no_result_twice_fails_saying_so(store: Store) -> None:
     assert ingest(store, job, "r2-0", [], {"d1"}) == {"failed": 1, "missing": 1}
     final = stored(store, job, "d1")
     assert final is not None and "returned no result" in final["error"]["message"]
+
+
+def test_results_never_used_still_count_what_they_billed(store: Store) -> None:
+    """A reply is paid for whether or not it can be matched to a request."""
+    job = uuid.uuid4().hex[:12]
+    usage = {"promptTokenCount": 120, "candidatesTokenCount": 7, "thoughtsTokenCount": 30}
+    billed = {"response": {**OK["response"], "usageMetadata": usage}}
+    lines = [
+        json.dumps(billed),
+        json.dumps({"key": "zz", **billed}),
+        json.dumps({"key": "d1", **billed}),
+    ]
+    writer = _Writer(store, job, "r1-0", retries_max=1)
+    tally = _store_results(writer, iter(file_results(lines)), {"d1"})
+    assert (tally.unmatched, tally.unknown, tally.answered, tally.unused_calls) == (1, 1, 1, 2)
+    spent = tally.unused_usage
+    assert (spent.prompt_tokens, spent.output_tokens, spent.thought_tokens) == (240, 14, 60)
