@@ -133,19 +133,24 @@ def _task_error(
     return give_up(retry_or_give_up(task, rt.store, rt.settings, job_id, exc, waiting=waiting))
 
 
-def _failing_row(rt: Runtime, job_id: str, row: str) -> GiveUp:
-    """How a row task gives up on a task error: the row fails with it."""
+RowBody = Callable[[Task, Runtime, str, str], dict[str, Any]]
+
+
+def _row_task(
+    task: Task, job_id: str, row: str, down_since: float | None, body: RowBody
+) -> dict[str, Any]:
+    """prepare_row and aggregate_row: on a task error the row waits (not stalled) for the
+    retry, and once retries are spent the row fails with the error."""
+    rt = runtime()
 
     def give_up(why: str) -> dict[str, Any]:
         fail_row(rt.store, job_id, row, "judge_error", why)
         return {"row": row, "status": "failed", "error": why}
 
-    return give_up
+    def waiting(delay: float) -> None:
+        rt.store.touch(job_id, row, at=time.time() + delay)
 
-
-def _row_waits(rt: Runtime, job_id: str, row: str) -> Callable[[float], None]:
-    """A row task retried after a task error: its row waits (not stalled) until then."""
-    return lambda delay: rt.store.touch(job_id, row, at=time.time() + delay)
+    return _guarded(task, job_id, down_since, lambda: body(task, rt, job_id, row), give_up, waiting)
 
 
 def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
@@ -234,15 +239,7 @@ def prepare_row(
     first_429_at: float | None = None,
     task_errors: int = 0,
 ) -> dict[str, Any]:
-    rt = runtime()
-    return _guarded(
-        self,
-        job_id,
-        down_since,
-        lambda: _prepare_row(self, rt, job_id, row),
-        _failing_row(rt, job_id, row),
-        _row_waits(rt, job_id, row),
-    )
+    return _row_task(self, job_id, row, down_since, _prepare_row)
 
 
 def _prepare_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:
@@ -358,15 +355,7 @@ def aggregate_row(
     down_since: float | None = None,
     task_errors: int = 0,
 ) -> dict[str, Any]:
-    rt = runtime()
-    return _guarded(
-        self,
-        job_id,
-        down_since,
-        lambda: _aggregate_row(self, rt, job_id, row),
-        _failing_row(rt, job_id, row),
-        _row_waits(rt, job_id, row),
-    )
+    return _row_task(self, job_id, row, down_since, _aggregate_row)
 
 
 def _aggregate_row(task: Task, rt: Runtime, job_id: str, row: str) -> dict[str, Any]:

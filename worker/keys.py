@@ -43,7 +43,8 @@ after call_cache_ttl_s.
     evalq:job:{job}:batch:{id}:units    LIST  the batch's requests in order: "{line}\t{digest}"
     evalq:job:{job}:batch_replies       HASH  call digest -> a batch's result for it (response
                                               or error JSON), read by the next sweep
-    evalq:job:{job}:batch_served        SET   digests whose reply was accounted once already
+    evalq:job:{job}:batch_served        SET   digests whose reply was accounted once already;
+                                              "unused@{batch}" once its unmatched results are
     evalq:job:{job}:batch_tries         HASH  digest -> batches a request failed in transiently
                                               (or got no result from); "{digest}@{batch}" -> 1
                                               marks each batch counted

@@ -53,7 +53,6 @@ class Group:
     handle: IO[str]
     units: list[str] = field(default_factory=list)  # "{row}\t{digest}", in request order
     digests: set[str] = field(default_factory=set)
-    size_bytes: int = 0
 
 
 class Collector:
@@ -76,9 +75,7 @@ class Collector:
         group.digests.add(digest)
         group.units.append(f"{row}\t{digest}")
         inlined = inlined_request(model, request, self._max_output_tokens, digest)
-        line = file_line(self._client, inlined)
-        group.handle.write(line + "\n")
-        group.size_bytes += len(line) + 1
+        group.handle.write(file_line(self._client, inlined) + "\n")
 
     @property
     def empty(self) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,31 +13,10 @@ from google import genai
 from google.genai import errors, types
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
-from fake_gemini.protocol import FakeRequest
-from fake_gemini.server import running_server
-from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
+from tests.unit.fake_gemini.test_fake_gemini_server import http
 
 MODEL = "gemini-2.5-flash"
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
-
-
-class UpperBrain:
-    def reply(self, request: FakeRequest) -> str:
-        return request.user_text.upper()
-
-
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=UpperBrain()) as url:
-        yield url
-
-
-@pytest.fixture
-def client(base_url: str) -> genai.Client:
-    assert http(base_url, "/script", [])[0] == 200
-    assert http(base_url, "/reset", {})[0] == 200
-    assert http(base_url, "/batch-delay", {"delay_s": 0})[0] == 200
-    return make_client(base_url)
 
 
 def request(text: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +19,12 @@ from google.genai import types
 
 from fake_gemini.realism import BatchRealism
 from fake_gemini.server import ServerOptions, running_server
-from tests.unit.fake_gemini.test_fake_gemini_batches import UpperBrain
-from tests.unit.fake_gemini.test_fake_gemini_server import REPO, http, make_client
+from tests.unit.fake_gemini.conftest import UpperBrain
+from tests.unit.fake_gemini.test_fake_gemini_server import REPO, http
 
 MODEL = "gemini-2.5-flash"
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
 POLL_CAP_S = 60  # only so a broken server fails a test instead of hanging it
-
-
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=UpperBrain()) as url:
-        yield url
-
-
-@pytest.fixture
-def client(base_url: str) -> genai.Client:
-    assert http(base_url, "/script", [])[0] == 200
-    assert http(base_url, "/batch-realism", {})[0] == 200
-    assert http(base_url, "/reset", {})[0] == 200
-    assert http(base_url, "/batch-delay", {"delay_s": 0})[0] == 200
-    return make_client(base_url)
 
 
 def realism(base_url: str, **switches: object) -> dict[str, Any]:

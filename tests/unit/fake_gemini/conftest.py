@@ -1,0 +1,34 @@
+"""What the Batch API tests share: a fake server whose brain answers each request with its text
+upper-cased (so a reply shows which request it answers), and a google-genai client on it with
+the script, the realism switches, the counters and the batch delay reset before each test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from google import genai
+
+from fake_gemini.protocol import FakeRequest
+from fake_gemini.server import running_server
+from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
+
+
+class UpperBrain:
+    def reply(self, request: FakeRequest) -> str:
+        return request.user_text.upper()
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with running_server(brain=UpperBrain()) as url:
+        yield url
+
+
+@pytest.fixture
+def client(base_url: str) -> genai.Client:
+    assert http(base_url, "/script", [])[0] == 200
+    assert http(base_url, "/batch-realism", {})[0] == 200
+    assert http(base_url, "/reset", {})[0] == 200
+    assert http(base_url, "/batch-delay", {"delay_s": 0})[0] == 200
+    return make_client(base_url)
