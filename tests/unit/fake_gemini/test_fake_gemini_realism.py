@@ -20,6 +20,7 @@ from google.genai import types
 from fake_gemini.realism import BatchRealism
 from fake_gemini.server import ServerOptions, running_server
 from tests.unit.fake_gemini.conftest import UpperBrain
+from tests.unit.fake_gemini.test_fake_gemini_batches import wait_until_done
 from tests.unit.fake_gemini.test_fake_gemini_server import REPO, http
 
 MODEL = "gemini-2.5-flash"
@@ -54,16 +55,6 @@ def raw_until_done(base_url: str, name: str) -> dict[str, Any]:
         body = raw(base_url, name)
         if body["done"]:
             return body
-        time.sleep(0.02)
-    raise AssertionError(f"{name} never finished")
-
-
-def wait_until_done(client: genai.Client, name: str) -> types.BatchJob:
-    deadline = time.monotonic() + POLL_CAP_S
-    while time.monotonic() < deadline:
-        job = client.batches.get(name=name)
-        if job.state is not None and job.state.value in TERMINAL:
-            return job
         time.sleep(0.02)
     raise AssertionError(f"{name} never finished")
 
