@@ -32,7 +32,7 @@ from worker.batch.flow import ingest_one, poll_one, submit_round
 from worker.batch.ledger import next_poll_s
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
 from worker.batch.service import display_name
-from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
+from worker.queues import queue_for
 from worker.runtime import runtime
 from worker.store import REDIS_DOWN
 from worker.task_errors import describe, retry_or_give_up
@@ -48,8 +48,7 @@ _OUT_OF_REACH: tuple[type[Exception], ...] = (
 
 
 def send(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
-    queue = QUEUE_ROWS if name == PREPARE_ROW else QUEUE_QUESTIONS
-    app.send_task(name, args, countdown=countdown_s, queue=queue)
+    app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
 
 def _guarded(

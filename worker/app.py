@@ -18,7 +18,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_init, worker_ready
 
-from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS
+from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS, queue_for
 from worker.result_backend import RedisResults, backend_url
 from worker.settings import Settings, get_settings
 from worker.task_events import batching_step
@@ -136,11 +136,10 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     rt = runtime()
 
     def send(job_id: str, row_id: str) -> None:
-        get_app().send_task(PREPARE_ROW, (job_id, row_id), queue=QUEUE_ROWS)
+        get_app().send_task(PREPARE_ROW, (job_id, row_id), queue=queue_for(PREPARE_ROW))
 
     def send_batch_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
-        queue = QUEUE_ROWS if name == PREPARE_ROW else QUEUE_QUESTIONS
-        get_app().send_task(name, args, countdown=countdown_s, queue=queue)
+        get_app().send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
     name = getattr(sender, "hostname", None) or "worker"
     Heartbeat(

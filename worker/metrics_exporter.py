@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from evalq.core.pricing import price_table, summarize_cost, table_from_json, usd
+from evalq.core.pricing import job_prices, summarize_cost, usd
 from worker.batch import ledger as batch_ledger
 from worker.store import Store, parse_usage
 
@@ -122,7 +122,7 @@ class JobCollector(Collector):
             for name, family in counters.items():
                 family.add_metric(key, float(job.get(name, 0) or 0))
             config = self.store.config(job_id)
-            table = table_from_json(config.prices) if config.prices is not None else price_table()
+            table = job_prices(config.prices)
             usage = parse_usage(job)
             priced = summarize_cost(usage, table)
             for role, value in priced.by_role.items():

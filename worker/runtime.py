@@ -14,10 +14,10 @@ from functools import lru_cache
 from evalq.core.errors import InputError, JudgeError, LimiterBusy, RateLimited
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, MediaPart, ensure_complete
 from evalq.core.kv import KeyValue
-from evalq.core.media import DOCUMENT_TYPES, IMAGE_TYPES, VIDEO_TYPES
+from evalq.core.media import allowed_types
 from evalq.core.metric import RowContext
-from evalq.core.models import JobConfig, Verdict
-from evalq.core.pricing import Price, Usage, call_cost_nanos, price_for, table_from_json
+from evalq.core.models import Verdict
+from evalq.core.pricing import Price, Usage, call_cost_nanos, job_prices, price_for
 from evalq.core.thinking import Setting, ThinkingJudge
 from worker import keys
 from worker.budget import BudgetGuard, pause_if_spent
@@ -285,13 +285,6 @@ class Runtime:
         )
 
 
-def job_prices(config: JobConfig, settings: Settings) -> dict[str, Price]:
-    """The prices a job was submitted with; the worker's own table for jobs that predate them."""
-    if config.prices is None:
-        return settings.price_table()
-    return table_from_json(config.prices)
-
-
 @lru_cache(maxsize=1)
 def runtime() -> Runtime:
     settings = get_settings()
@@ -303,14 +296,6 @@ def runtime() -> Runtime:
     return Runtime(
         settings=settings, store=store, media=MediaCache(256 * 1024 * 1024), limiter=limiter
     )
-
-
-# What bytes a media field may hold; checked against the bytes, not the file name.
-MEDIA_KINDS: dict[str, tuple[str, ...]] = {
-    "image": IMAGE_TYPES,
-    "video": VIDEO_TYPES,
-    "document": DOCUMENT_TYPES,
-}
 
 
 def row_context(
@@ -330,7 +315,7 @@ def row_context(
         ref = row.media.get(field)
         if ref is None:
             raise InputError(row.id, field, "missing")
-        allowed = MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
+        allowed = allowed_types(field)
         # Inline when small, uploaded once per job through the Files API when large.
         shared = RedisShared(rt.store)
         rules = media_rules(rt.settings, job_roots(config))
@@ -344,7 +329,7 @@ def row_context(
         else:
             rt.store.incr(job_id, **{name: amount})
 
-    prices = job_prices(config, rt.settings)
+    prices = job_prices(config.prices)
 
     def judge(model: str, role: str = "judge") -> Judge:
         return rt.judge(

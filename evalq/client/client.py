@@ -28,22 +28,20 @@ from evalq.core.errors import (
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.kv import KeyValue
 from evalq.core.media import (
-    DOCUMENT_TYPES,
-    IMAGE_TYPES,
-    VIDEO_TYPES,
     MediaRules,
+    allowed_types,
     load_media,
     media_rules_in_force,
 )
 from evalq.core.metric import get_metric
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
-from evalq.core.pricing import Price, nanos, price_for, price_table, table_from_json, usd
+from evalq.core.pricing import Price, job_prices, nanos, price_for, usd
 from evalq.core.thinking import Setting, ThinkingError
 from evalq.core.thinking import check_job as check_thinking
 from evalq.core.thinking import effective as thinking_effective
 from evalq.core.verdicts import failed_row
 from worker import keys
-from worker.app import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS, create_app
+from worker.app import create_app
 from worker.batch import ledger as batch_ledger
 from worker.batch.flow import reattach
 from worker.batch.ledger import BatchRecord
@@ -55,6 +53,7 @@ from worker.batch.service import client_for as batch_client
 from worker.call_cache import call_key
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
+from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings, get_settings
 from worker.store import REDIS_DOWN, SharedEntries, Store, Transition, row_key
 
@@ -89,11 +88,6 @@ def _gone_message(job_id: str) -> str:
     )
 
 
-def job_table(config: JobConfig) -> dict[str, Price]:
-    """The prices a job was submitted with (evalq's defaults for jobs that predate them)."""
-    return table_from_json(config.prices) if config.prices is not None else price_table()
-
-
 @dataclass
 class Submitted:
     job_id: str
@@ -110,14 +104,6 @@ class Prepared:
     prices: dict[str, Price]
 
 
-# Which bytes a media field may hold (as the workers check them).
-_MEDIA_KINDS: dict[str, tuple[str, ...]] = {
-    "image": IMAGE_TYPES,
-    "video": VIDEO_TYPES,
-    "document": DOCUMENT_TYPES,
-}
-
-
 def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput, str], MediaPart]:
     """Media as a worker would load it, minus the network: local files and inline data are
     read, type checked and decoded (a bad one fails its row, as it would when run); gs:// URIs
@@ -128,7 +114,7 @@ def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput,
         ref = row.media.get(field)
         if ref is None:
             raise InputError(row.id, field, "missing")
-        allowed = _MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
+        allowed = allowed_types(field)
         if ref.kind == "url":
             note = "media at http(s) URLs is not fetched in a dry run: not checked, sized by rule"
             if note not in notes:
@@ -423,8 +409,7 @@ class Client:
 
     def _send(self, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
         """Enqueue one task by name (batch mode's steps; a row on the rows queue)."""
-        queue = QUEUE_ROWS if name == PREPARE_ROW else QUEUE_QUESTIONS
-        self.app.send_task(name, args, countdown=countdown_s, queue=queue)
+        self.app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
     def batches(self, job_id: str) -> list[BatchRecord]:
         """A batch-mode job's batches as its ledger records them (empty for online jobs)."""
@@ -442,7 +427,7 @@ class Client:
                 self.app.send_task(
                     PREPARE_ROW,
                     (job_id, row),
-                    queue=QUEUE_ROWS,
+                    queue=queue_for(PREPARE_ROW),
                     producer=producer,
                 )
 
@@ -456,7 +441,7 @@ class Client:
             return 0
         spent, cap = self.store.budget(job_id)
         if max_cost_usd is not None:
-            table = job_table(config)
+            table = job_prices(config.prices)
             judges = config.judge_models or [config.judge_model]
             check_cap(max_cost_usd, table, models_by_role(judges, config.options, judges[0]))
             if nanos(max_cost_usd) <= spent:

@@ -64,6 +64,20 @@ _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 IMAGE_TYPES = ("image/",)
 VIDEO_TYPES = ("video/",)
 DOCUMENT_TYPES = ("application/pdf", "text/")
+# What bytes a media field may hold, by the field's name; checked against the bytes, not the
+# file name. A field of another name may hold any of them.
+MEDIA_KINDS: dict[str, tuple[str, ...]] = {
+    "image": IMAGE_TYPES,
+    "video": VIDEO_TYPES,
+    "document": DOCUMENT_TYPES,
+}
+
+
+def allowed_types(field: str) -> tuple[str, ...]:
+    """The media types a field named `field` may hold (the dry run and the workers alike)."""
+    return MEDIA_KINDS.get(field, IMAGE_TYPES + VIDEO_TYPES + DOCUMENT_TYPES)
+
+
 _TEXT_SNIFF_BYTES = 4096
 
 

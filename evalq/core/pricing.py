@@ -152,6 +152,13 @@ def table_from_json(data: Mapping[str, Mapping[str, Any]]) -> dict[str, Price]:
     return {model: Price(**dict(entry)) for model, entry in data.items()}
 
 
+def job_prices(stored: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Price]:
+    """The prices a job was submitted with (JobConfig.prices). A job stored before prices were
+    recorded with it is priced by evalq's defaults: one fallback for every reader, so a
+    worker, `evalq status` and the exporter agree on its cost."""
+    return table_from_json(stored) if stored is not None else price_table()
+
+
 def call_cost_nanos(
     price: Price,
     prompt_tokens: int,

@@ -8,7 +8,7 @@ from typing import Any, Literal, cast
 from evalq.core.candidates import cell_candidates
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
-from evalq.core.pricing import Usage, price_table, summarize_cost, table_from_json, usd
+from evalq.core.pricing import Usage, job_prices, summarize_cost, usd
 from evalq.core.scoring import tag_values
 from evalq.stats.intervals import mean_interval
 
@@ -50,7 +50,7 @@ def build_summary(
     usage: Iterable[Usage] = (),
 ) -> JobSummary:
     rows = list(results)
-    table = table_from_json(config.prices) if config.prices is not None else price_table()
+    table = job_prices(config.prices)
     cost = summarize_cost(list(usage), table)
     cap = job_hash.get("budget_nanos")
     overall = mean_interval([r.score for r in rows if r.score is not None])

@@ -22,14 +22,14 @@ from google.genai import types
 from evalq.core.errors import CallCost, JudgeError
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.metric import RowContext
-from evalq.core.pricing import Price, Usage, call_cost_nanos
+from evalq.core.pricing import Price, Usage, call_cost_nanos, job_prices
 from evalq.core.thinking import Setting, ThinkingJudge
 from worker import keys
 from worker.batch.wire import describe, file_line, inlined_request
 from worker.call_cache import CachingJudge, call_digest
 from worker.fatal_errors import FatalErrorGuard
 from worker.gemini import reply_from_response, unreadable_reply
-from worker.runtime import AccountingJudge, Runtime, job_prices, row_context
+from worker.runtime import AccountingJudge, Runtime, row_context
 from worker.store import SharedEntries, Store
 
 
@@ -185,7 +185,7 @@ def batch_row_context(rt: Runtime, job_id: str, row: str, collector: Collector) 
     """The online row context with judges that answer from batch results."""
     ctx = row_context(rt, job_id, row)
     config = ctx.job
-    prices = job_prices(config, rt.settings)
+    prices = job_prices(config.prices)
 
     def make(model: str, role: str) -> Judge:
         return batch_judge(

@@ -18,7 +18,7 @@ from google import genai
 from google.genai import types
 
 from evalq.core.errors import CallCost
-from evalq.core.pricing import Usage, call_cost_nanos, price_for
+from evalq.core.pricing import Usage, call_cost_nanos, job_prices, price_for
 from worker.batch import ledger, reading
 from worker.batch.judge import Collector, Group
 from worker.batch.ledger import TERMINAL, BatchRecord
@@ -26,7 +26,6 @@ from worker.batch.reading import BatchView, ResultEntry
 from worker.batch.wire import no_result, retryable
 from worker.budget import pause_if_spent
 from worker.gemini import make_client, usage_in
-from worker.runtime import job_prices
 from worker.settings import Settings
 from worker.store import Store
 
@@ -312,7 +311,7 @@ def _account_unused(
     """Count what the unmatched results billed, once per batch, at the batch price, under
     the role "unmatched" (no request can be named), so cost and the spend cap see them."""
     spent = tally.unused_usage
-    price = price_for(model, job_prices(store.config(job_id), settings))
+    price = price_for(model, job_prices(store.config(job_id).prices))
     cost = 0
     if price is not None:
         cost = call_cost_nanos(
