@@ -8,8 +8,9 @@ import pytest
 
 from evalq.core.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import MediaPart
-from evalq.core.models import MediaRef, Question, RowInput, RubricReply, VerdictReply
+from evalq.core.models import MediaRef, Question, RowInput, RubricReply, Verdict, VerdictReply
 from evalq.core.prompting import extract_section
+from evalq.core.verdicts import unscored
 from evalq.metrics.gecko import metric as gecko
 from tests.support.judges import ListJudge
 
@@ -164,8 +165,8 @@ def test_score_row_end_to_end() -> None:
     )
     rubric = gecko.dataset_rubric(row)
     verdicts = {
-        0: gecko.Verdict(index=0, status="ok", answer="yes"),
-        1: gecko.unscored(1, "blocked", "SAFETY"),
+        0: Verdict(index=0, status="ok", answer="yes"),
+        1: unscored(1, "blocked", "SAFETY"),
     }
     result = gecko.score_row(row, rubric, verdicts)
     assert (result.status, result.score, result.tag_scores) == ("partial", 1.0, {"object": 1.0})
