@@ -34,6 +34,7 @@ from evalq.core.judge import JudgeRequest
 from evalq.core.metric import RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.verdicts import unscored
+from evalq.metrics.ratings.columns import read_row
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
     RatingPlan,
@@ -51,11 +52,7 @@ from evalq.metrics.ratings.judging import (
 )
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
 from evalq.metrics.ratings.prompts import pairwise_prompt
-from evalq.metrics.ratings.rubrics import (
-    Template,
-    read_row,
-    resolve_template,
-)
+from evalq.metrics.ratings.templates import Template, resolve_template
 from evalq.stats.agreement_stats import label_agreement
 from evalq.stats.intervals import wilson
 

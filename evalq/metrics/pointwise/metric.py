@@ -25,6 +25,7 @@ from evalq.core.metric import RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
+from evalq.metrics.ratings.columns import read_row
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
     RatingPlan,
@@ -43,10 +44,7 @@ from evalq.metrics.ratings.judging import (
 )
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
 from evalq.metrics.ratings.prompts import pointwise_prompt
-from evalq.metrics.ratings.rubrics import (
-    read_row,
-    resolve_template,
-)
+from evalq.metrics.ratings.templates import resolve_template
 from evalq.stats.agreement_stats import rating_agreement
 
 

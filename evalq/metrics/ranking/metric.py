@@ -36,6 +36,8 @@ from evalq.metrics.pairwise.metric import (
     winner_of,
 )
 from evalq.metrics.ranking.prompts import generation_request
+from evalq.metrics.ratings.columns import check_columns, dataset_columns, missing_inputs, read_row
+from evalq.metrics.ratings.documents import DocumentView
 from evalq.metrics.ratings.judging import (
     RatingPlan,
     dry_document,
@@ -47,15 +49,7 @@ from evalq.metrics.ratings.judging import (
     unit_result,
     verdicts_for,
 )
-from evalq.metrics.ratings.rubrics import (
-    DocumentView,
-    check_columns,
-    dataset_columns,
-    missing_inputs,
-    placeholders_of,
-    read_row,
-    resolve_template,
-)
+from evalq.metrics.ratings.templates import placeholders_of, resolve_template
 from evalq.stats import bradley_terry
 from evalq.stats.agreement_stats import label_agreement
 

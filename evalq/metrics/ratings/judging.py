@@ -14,15 +14,10 @@ from evalq.core.judge import Judge, JudgeRequest
 from evalq.core.metric import Plan, RowContext, UnitT
 from evalq.core.models import QuestionResult, RowInput, UnscoredReason, Verdict
 from evalq.core.verdicts import unscored
-from evalq.metrics.ratings.rubrics import (
-    DOCUMENT,
-    DocumentView,
-    Template,
-    check_columns,
-    document_view,
-    missing_inputs,
-    resolve_template,
-)
+from evalq.metrics.ratings.columns import check_columns, missing_inputs
+from evalq.metrics.ratings.documents import DocumentView, document_view
+from evalq.metrics.ratings.rubrics import DOCUMENT
+from evalq.metrics.ratings.templates import Template, resolve_template
 
 MAX_SAMPLES = 50
 SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
