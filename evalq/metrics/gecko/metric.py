@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalq.core.dataset import parse_questions, row_id_of, unknown_columns
+from evalq.core.dataset import parse_questions
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
 from evalq.core.kv import ClaimingKeyValue
 from evalq.core.media import parse_media
-from evalq.core.metric import RowContext
+from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
     Question,
     RowInput,
@@ -29,6 +29,7 @@ from evalq.core.models import (
     Rubric,
     Verdict,
 )
+from evalq.core.row_columns import read_columns
 from evalq.core.shared_work import written_once
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko.dry import dry_questions, dry_validations
@@ -125,17 +126,10 @@ class GeckoMetric:
         return parse_questions(value, row_id)
 
     def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
+        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
     ) -> RowInput:
-        row_id = row_id_of(number, record)
-        unknown = unknown_columns(
-            number, row_id, record, self.known_columns, self.required_columns, warnings
-        )
+        known, required = self.known_columns, self.required_columns
+        row_id, extra = read_columns(number, record, known, required, warnings)
         prompt = record["prompt"]
         if not isinstance(prompt, str):
             raise InputError(row_id, "prompt", f"must be text, got {type(prompt).__name__}")
@@ -146,7 +140,7 @@ class GeckoMetric:
             prompt=prompt.strip(),
             media={self.media_field: media},
             questions=self.row_questions(record.get("questions"), row_id),
-            extra={k: record[k] for k in unknown},
+            extra=extra,
         )
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:

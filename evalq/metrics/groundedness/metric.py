@@ -27,17 +27,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from evalq.core.dataset import require_text, row_id_of, unknown_columns
+from evalq.core.dataset import require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError, UnparseableReply
 from evalq.core.judge import JudgeReply, JudgeRequest
-from evalq.core.metric import RowContext
+from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
     QuestionResult,
     RowInput,
     RowResult,
     Verdict,
 )
+from evalq.core.row_columns import read_columns
 from evalq.metrics.groundedness.judging import judge_response
 from evalq.metrics.groundedness.parsing import (
     GroundingReply,
@@ -91,17 +92,10 @@ class Groundedness:
     plan_model = GroundednessPlan
 
     def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
+        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
     ) -> RowInput:
-        row_id = row_id_of(number, record)
-        unknown = unknown_columns(
-            number, row_id, record, self.known_columns, self.required_columns, warnings
-        )
+        known, required = self.known_columns, self.required_columns
+        row_id, extra = read_columns(number, record, known, required, warnings)
         data: dict[str, Any] = {
             "query": require_text(record, row_id, "query"),
             "context": require_text(record, row_id, "context"),
@@ -116,7 +110,7 @@ class Groundedness:
             line=number,
             prompt=data["query"],
             data=data,
-            extra={k: record[k] for k in unknown},
+            extra=extra,
         )
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:

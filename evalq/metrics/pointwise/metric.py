@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from itertools import product
-from pathlib import Path
 from statistics import fmean
 from typing import Any, Literal
 
@@ -25,12 +24,10 @@ from evalq.core.metric import RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
-from evalq.metrics.ratings.columns import read_row
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
     RatingPlan,
     ask_judge,
-    check_template,
     dry_document,
     dry_template,
     first_reason,
@@ -42,6 +39,7 @@ from evalq.metrics.ratings.judging import (
     unit_result,
     verdicts_for,
 )
+from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
@@ -74,33 +72,13 @@ class PointwisePlan(RatingPlan[RatingUnit]):
     """A pointwise row: every judge rates the response once per sample."""
 
 
-class Pointwise:
+class Pointwise(RatingMetric):
     """Rate each row's response 1-5 on a built-in rubric or a user template."""
 
     name = "pointwise"
     required_columns: tuple[str, ...] = ()  # they depend on the template: see check()
     plan_model = PointwisePlan
-
-    def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
-    ) -> RowInput:
-        template = resolve_template(options, "pointwise")
-        return read_row(
-            number,
-            record,
-            base_dir,
-            template.columns,
-            warnings,
-            prompt_aliases=template.rubric is not None,
-        )
-
-    def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
-        return check_template(options, rows, "pointwise")
+    template_kind = "pointwise"
 
     def plan(self, ctx: RowContext) -> PointwisePlan:
         template = row_template(ctx, "pointwise")

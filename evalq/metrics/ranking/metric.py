@@ -16,16 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations, product
-from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import RowContext
+from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
-from evalq.metrics.pairwise.metric import (
+from evalq.metrics.pairwise.comparisons import (
     ORDERS,
     OUTCOME_SCORE,
     ComparisonUnit,
@@ -36,7 +35,7 @@ from evalq.metrics.pairwise.metric import (
     winner_of,
 )
 from evalq.metrics.ranking.prompts import generation_request
-from evalq.metrics.ratings.columns import check_columns, dataset_columns, missing_inputs, read_row
+from evalq.metrics.ratings.columns import check_columns, dataset_columns, missing_inputs
 from evalq.metrics.ratings.documents import DocumentView
 from evalq.metrics.ratings.judging import (
     RatingPlan,
@@ -49,6 +48,7 @@ from evalq.metrics.ratings.judging import (
     unit_result,
     verdicts_for,
 )
+from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.templates import placeholders_of, resolve_template
 from evalq.stats import bradley_terry
 from evalq.stats.agreement_stats import label_agreement
@@ -131,12 +131,13 @@ def rank_units(judges: Sequence[str], samples: int, candidates: Sequence[str]) -
     ]
 
 
-class Rank:
+class Rank(RatingMetric):
     """Every pair of candidates on every row, both orders; Bradley-Terry over the rows."""
 
     name = "rank"
     required_columns: tuple[str, ...] = ()  # the candidates: see check()
     plan_model = RankPlan
+    template_kind = "pairwise"
 
     def _known(self, options: Mapping[str, Any]) -> frozenset[str]:
         template = resolve_template(options, "pairwise")
@@ -145,23 +146,10 @@ class Rank:
             known |= set(placeholders_of(text, "--prompt-template"))
         return frozenset(known)
 
-    def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
-    ) -> RowInput:
-        template = resolve_template(options, "pairwise")
-        return read_row(
-            number,
-            record,
-            base_dir,
-            self._known(options),
-            warnings,
-            prompt_aliases=template.rubric is not None,
-        )
+    def row_columns(
+        self, number: int, record: Record, options: Options
+    ) -> tuple[frozenset[str], tuple[str, ...]]:
+        return self._known(options), ()
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         candidates = candidates_of(options)

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalq.core.dataset import row_id_of, unknown_columns
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.media import parse_media
 from evalq.core.models import RowInput
+from evalq.core.row_columns import read_columns
 from evalq.metrics.ratings.rubrics import DOCUMENT
 from evalq.metrics.ratings.templates import Template
 
@@ -90,10 +90,9 @@ def read_row(
 
     Template inputs are not required here: a column missing from every row is a dataset
     error (check_columns), and a row missing one fails alone when it is prepared."""
-    row_id = row_id_of(number, record)
     aliases = PROMPT_ALIASES if prompt_aliases else ()
     known = known | {"id", DOCUMENT, *aliases}
-    unknown = unknown_columns(number, row_id, record, known, required, warnings)
+    row_id, extra = read_columns(number, record, known, required, warnings)
     data: dict[str, str] = {}
     for column in sorted(set(record) & known - {"id", DOCUMENT}):
         text = _text_value(record[column], row_id, column)
@@ -112,5 +111,5 @@ def read_row(
         prompt=data.get("prompt", ""),
         media=media,
         data=data,
-        extra={k: record[k] for k in unknown},
+        extra=extra,
     )
