@@ -17,7 +17,7 @@ from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
 from evalq.metrics.pairwise.comparisons import ComparisonUnit
 from evalq.metrics.pairwise.metric import PairwisePlan
 from evalq.metrics.pointwise.metric import PointwisePlan, RatingUnit
-from evalq.metrics.ranking.metric import RankPlan, RankUnit
+from evalq.metrics.ranking.plan import RankPlan, RankUnit
 
 RUBRIC = Rubric(
     questions=[Question(question="Is there a circle?", expected="yes", tag="object")],
