@@ -14,7 +14,7 @@ from evalq.metrics.groundedness.parsing import (
     LABELS,
 )
 from evalq.metrics.groundedness.scoring import JudgeResult, mean_of
-from evalq.stats.agreement_stats import label_agreement
+from evalq.stats.agreement import label_agreement
 
 
 def _row_judges(row: RowResult) -> dict[str, JudgeResult]:

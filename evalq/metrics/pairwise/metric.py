@@ -55,7 +55,7 @@ from evalq.metrics.ratings.judging import (
 )
 from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.templates import resolve_template
-from evalq.stats.agreement_stats import label_agreement
+from evalq.stats.agreement import label_agreement
 from evalq.stats.intervals import wilson
 
 

@@ -43,7 +43,7 @@ from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
-from evalq.stats.agreement_stats import rating_agreement
+from evalq.stats.agreement import rating_agreement
 
 
 def _read_rating(text: str) -> tuple[str, dict[str, Any]]:

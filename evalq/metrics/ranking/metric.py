@@ -56,7 +56,7 @@ from evalq.metrics.ratings.judging import (
 from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.templates import placeholders_of, resolve_template
 from evalq.stats import bradley_terry
-from evalq.stats.agreement_stats import label_agreement
+from evalq.stats.agreement import label_agreement
 
 # A generated response's length a dry run assumes (evalq's own figure): a few paragraphs.
 GENERATION_ANSWER_TOKENS = 300
