@@ -51,10 +51,8 @@ def score_row(
     if repeated := repeated_keywords(rubric.questions):
         details["keywords_with_several_questions"] = repeated
     reasons = {r.reason for r in results if r.reason}
-    return RowResult(
-        id=row.id,
-        line=row.line,
-        prompt=row.prompt,
+    return RowResult.of(
+        row,
         status=status,
         score=score,
         tag_scores=tag_scores,
@@ -65,7 +63,6 @@ def score_row(
         error=("no question could be scored" if status == "failed" else None),
         simulated=rubric.simulated or any(v.simulated for v in every),
         details=details,
-        extra=row.extra,
     )
 
 

@@ -236,10 +236,8 @@ class Groundedness:
                 "supported_fraction": mean_of(j.supported_fraction for j in scored),
             },
         }
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
+        return RowResult.of(
+            row,
             status=status,
             score=score,
             questions=questions,
@@ -247,7 +245,6 @@ class Groundedness:
             error="no judge's verdict could be scored" if status == "failed" else None,
             simulated=plan.simulated or any(v.simulated for v in results.values()),
             details=details,
-            extra=row.extra,
         )
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:

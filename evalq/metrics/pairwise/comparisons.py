@@ -12,7 +12,6 @@ from typing import Any, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
-from evalq.core.judge import JudgeRequest
 from evalq.core.metric import RowContext, Unit
 from evalq.core.models import RowInput, Verdict
 from evalq.core.verdicts import unscored
@@ -22,8 +21,8 @@ from evalq.metrics.ratings.judging import (
     dry_document,
     first_reason,
     load_document,
+    rating_request,
     samples_of,
-    temperature_of,
 )
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
 from evalq.metrics.ratings.prompts import pairwise_prompt
@@ -95,12 +94,13 @@ def dry_comparisons(
     samples = samples_of(env.options)
     for judge, k, (a, b), order in product(env.job.judges, range(samples), pairs, ORDERS):
         shown = (texts[a], texts[b]) if order == "original" else (texts[b], texts[a])
-        request = JudgeRequest(
-            prompt=pairwise_prompt(template, row.data, *shown, document),
-            media=document.media if document else (),
-            schema=PairwiseReply,
-            temperature=temperature_of(env.options, samples),
-            sample=k,
+        request = rating_request(
+            pairwise_prompt(template, row.data, *shown, document),
+            document,
+            PairwiseReply,
+            env.options,
+            samples,
+            k,
         )
         env.call(request, judge, VERDICT_ANSWER_TOKENS)
         env.count("comparisons (judge x sample x pair x order)")
@@ -125,12 +125,13 @@ def judge_comparison(
     except InputError as exc:
         return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
     shown = (first, second) if unit.order == "original" else (second, first)
-    request = JudgeRequest(
-        prompt=pairwise_prompt(template, ctx.row.data, *shown, document),
-        media=document.media if document else (),
-        schema=PairwiseReply,
-        temperature=temperature_of(ctx.options, samples),
-        sample=unit.sample,
+    request = rating_request(
+        pairwise_prompt(template, ctx.row.data, *shown, document),
+        document,
+        PairwiseReply,
+        ctx.options,
+        samples,
+        unit.sample,
     )
     return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_choice)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.metric import Options, Record, RowContext
-from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
     ComparisonUnit,
@@ -47,7 +47,7 @@ from evalq.metrics.pairwise.sides import (
 from evalq.metrics.ratings.judging import (
     RatingPlan,
     dry_template,
-    first_reason,
+    rated_row,
     row_template,
     samples_of,
     unit_result,
@@ -127,7 +127,7 @@ class Pairwise(RatingMetric):
         score = fmean(scores) if scores else None
         decided = sum(e["outcome"] is not None for e in entries)
         all_ok = all(v.status == "ok" for _, v in pairs)
-        status = "failed" if not decided else ("scored" if all_ok else "partial")
+        status: RowStatus = "failed" if not decided else ("scored" if all_ok else "partial")
         questions = [
             unit_result(
                 f"{unit.order} order, judge {unit.judge}"
@@ -137,27 +137,15 @@ class Pairwise(RatingMetric):
             )
             for unit, verdict in pairs
         ]
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
-            status=status,
-            score=score,
-            questions=questions,
-            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
-            error="no comparison was judged in both orders" if status == "failed" else None,
-            simulated=any(v.simulated for _, v in pairs),
-            details={
-                "template": plan.template,
-                "template_version": plan.template_version,
-                "sides": SIDE_LABELS[row_pair(row)],
-                "winner": None if score is None else winner_of(score),
-                "inconsistent": sum(e["consistent"] is False for e in entries),
-                "comparisons": entries,
-                "judges": judges,
-            },
-            extra=row.extra,
-        )
+        details = {
+            "sides": SIDE_LABELS[row_pair(row)],
+            "winner": None if score is None else winner_of(score),
+            "inconsistent": sum(e["consistent"] is False for e in entries),
+            "comparisons": entries,
+            "judges": judges,
+        }
+        failure = "no comparison was judged in both orders"
+        return rated_row(row, plan, pairs, status, score, questions, failure, details)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         decided = [r for r in rows if r.details.get("winner") is not None]

@@ -19,9 +19,8 @@ from typing import Any, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
-from evalq.core.judge import JudgeRequest
 from evalq.core.metric import RowContext, Unit
-from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
@@ -30,12 +29,12 @@ from evalq.metrics.ratings.judging import (
     ask_judge,
     dry_document,
     dry_template,
-    first_reason,
     load_document,
+    rated_row,
+    rating_request,
     row_template,
     samples_of,
     spread,
-    temperature_of,
     unit_result,
     verdicts_for,
 )
@@ -101,12 +100,13 @@ class Pointwise(RatingMetric):
             document = load_document(ctx)
         except InputError as exc:
             return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
-        request = JudgeRequest(
-            prompt=pointwise_prompt(template, ctx.row.data, document),
-            media=document.media if document else (),
-            schema=RatingReply,
-            temperature=temperature_of(ctx.options, plan.samples),
-            sample=unit.sample,
+        request = rating_request(
+            pointwise_prompt(template, ctx.row.data, document),
+            document,
+            RatingReply,
+            ctx.options,
+            plan.samples,
+            unit.sample,
         )
         return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_rating)
 
@@ -117,12 +117,13 @@ class Pointwise(RatingMetric):
         samples = samples_of(env.options)
         prompt = pointwise_prompt(template, row.data, document)
         for judge, k in product(env.job.judges, range(samples)):
-            request = JudgeRequest(
-                prompt=prompt,
-                media=document.media if document else (),
-                schema=RatingReply,
-                temperature=temperature_of(env.options, samples),
-                sample=k,
+            request = rating_request(
+                prompt,
+                document,
+                RatingReply,
+                env.options,
+                samples,
+                k,
             )
             env.call(request, judge, VERDICT_ANSWER_TOKENS)
             env.count("ratings (judge x sample)")
@@ -160,27 +161,18 @@ class Pointwise(RatingMetric):
         all_ratings = [r for e in judges.values() for r in e["ratings"]]
         mean_rating = fmean(means) if means else None
         scored = sum(1 for _, v in pairs if v.status == "ok")
-        status = "failed" if not scored else ("scored" if scored == len(pairs) else "partial")
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
-            status=status,
-            score=None if mean_rating is None else to_score(mean_rating),
-            questions=questions,
-            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
-            error="no rating could be read" if status == "failed" else None,
-            simulated=any(v.simulated for _, v in pairs),
-            details={
-                "template": plan.template,
-                "template_version": plan.template_version,
-                "ratings": all_ratings,
-                "mean_rating": mean_rating,
-                "stdev": spread(all_ratings),
-                "judges": judges,
-            },
-            extra=row.extra,
+        status: RowStatus = (
+            "failed" if not scored else ("scored" if scored == len(pairs) else "partial")
         )
+        details = {
+            "ratings": all_ratings,
+            "mean_rating": mean_rating,
+            "stdev": spread(all_ratings),
+            "judges": judges,
+        }
+        score = None if mean_rating is None else to_score(mean_rating)
+        failure = "no rating could be read"
+        return rated_row(row, plan, pairs, status, score, questions, failure, details)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         rated = [r for r in rows if r.details.get("mean_rating") is not None]

@@ -23,7 +23,7 @@ from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
 from evalq.core.metric import Options, Record, RowContext
-from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
     comparisons,
@@ -46,8 +46,8 @@ from evalq.metrics.ratings.documents import DocumentView
 from evalq.metrics.ratings.judging import (
     dry_document,
     dry_template,
-    first_reason,
     load_document,
+    rated_row,
     samples_of,
     temperature_of,
     unit_result,
@@ -220,7 +220,7 @@ class Rank(RatingMetric):
         judged = [e for e in entries if e["outcome"] is not None]
         consistent = sum(bool(e["consistent"]) for e in judged)
         all_ok = all(v.status == "ok" for _, v in pairs)
-        status = "failed" if not judged else ("scored" if all_ok else "partial")
+        status: RowStatus = "failed" if not judged else ("scored" if all_ok else "partial")
         questions = [
             unit_result(
                 f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
@@ -230,29 +230,18 @@ class Rank(RatingMetric):
             )
             for u, v in pairs
         ]
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
-            status=status,
-            score=consistent / len(judged) if judged else None,
-            questions=questions,
-            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
-            error="no pair was judged in both orders" if status == "failed" else None,
-            simulated=any(v.simulated for _, v in pairs),
-            details={
-                "template": plan.template,
-                "template_version": plan.template_version,
-                "candidates": candidates,
-                "points": points,
-                "inconsistent": len(judged) - consistent,
-                "comparisons": entries,
-                "generated": plan.generated,
-                "bootstrap": plan.bootstrap,
-                "seed": plan.seed,
-            },
-            extra=row.extra,
-        )
+        details = {
+            "candidates": candidates,
+            "points": points,
+            "inconsistent": len(judged) - consistent,
+            "comparisons": entries,
+            "generated": plan.generated,
+            "bootstrap": plan.bootstrap,
+            "seed": plan.seed,
+        }
+        score = consistent / len(judged) if judged else None
+        failure = "no pair was judged in both orders"
+        return rated_row(row, plan, pairs, status, score, questions, failure, details)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         ranked = [r for r in rows if r.status != "failed" and r.details.get("candidates")]
