@@ -25,7 +25,6 @@ from evalq.core.media import (
     VIDEO_TYPES,
     MediaRules,
     load_media,
-    media_rules_in_force,
     parse_media,
     sniff_mime,
 )
@@ -124,8 +123,7 @@ def test_file_deleted_after_validation_is_input_error(tmp_path: Path) -> None:
 
 def test_unreachable_url_is_input_error() -> None:
     rules = rules_for(".", network=NetworkRules(allow_private=True), timeout_s=2)
-    with media_rules_in_force(rules):
-        ref = parse_media("http://127.0.0.1:9/a.png", Path("."), "r", "image")
+    ref = parse_media("http://127.0.0.1:9/a.png", Path("."), "r", "image", rules)
     with pytest.raises(InputError, match="failed"):
         load_media(ref, "r", "image", rules)
 
@@ -199,12 +197,12 @@ def test_configured_roots_replace_the_dataset_folder(data_folder: Path, tmp_path
     cell = str(elsewhere / "b.png")
     with pytest.raises(InputError, match="outside the allowed data roots"):
         parse_media(cell, data_folder, "r", "image")
-    with media_rules_in_force(rules_for(data_folder, elsewhere)):
-        assert parse_media(cell, data_folder, "r", "image").value == cell
+    wider = rules_for(data_folder, elsewhere)
+    assert parse_media(cell, data_folder, "r", "image", wider).value == cell
     # The worker's own roots bound a job's: a job can not widen them.
     bounded = MediaRules(roots=DataRoots.of(["/"], bound=[data_folder]))
-    with media_rules_in_force(bounded), pytest.raises(InputError, match="outside"):
-        parse_media(cell, data_folder, "r", "image")
+    with pytest.raises(InputError, match="outside"):
+        parse_media(cell, data_folder, "r", "image", bounded)
 
 
 def test_the_worker_checks_again_when_it_reads(data_folder: Path, tmp_path: Path) -> None:
