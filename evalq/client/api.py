@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
 from evalq.client.client import Client
 from evalq.client.submit import JobSpec, refuse_unknown
-from evalq.core.dry_run import DryRunReport
+from evalq.core.dry_report import DryRunReport
 from evalq.core.models import JobSummary, RowResult
 
 if TYPE_CHECKING:

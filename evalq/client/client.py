@@ -18,7 +18,7 @@ from evalq.client import dry_run as client_dry_run
 from evalq.client.job_ids import JOB_ID, check_job_id, new_job_id
 from evalq.client.reads import JobReader
 from evalq.client.submit import JobSpec, Prepared, Submitted
-from evalq.core.dry_run import DryRunReport
+from evalq.core.dry_report import DryRunReport
 from evalq.core.errors import EvalqError
 from evalq.core.models import JobSummary
 from worker.settings import Settings

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from evalq.client.submit import Prepared
-from evalq.core.dry_run import DryEnv, DryRunReport, RejectedRow, local_counter
-from evalq.core.dry_run import report as dry_report
+from evalq.core.dry_report import DryRunReport, RejectedRow
+from evalq.core.dry_report import report as dry_report
+from evalq.core.dry_run import DryEnv, local_counter
 from evalq.core.errors import InputError
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.kv import KeyValue

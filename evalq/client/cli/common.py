@@ -5,6 +5,8 @@ it runs, so `evalq --help` loads no client."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,6 +28,16 @@ json_option = click.option(
 wait_option = click.option(
     "--wait", is_flag=True, help="Show progress and print the summary when done."
 )
+
+
+def file_option(
+    flag: str, dest: str | None, help: str, *, required: bool = False
+) -> Callable[[Any], Any]:
+    """A flag naming a file (not a folder) to read or write."""
+    names = [flag, dest] if dest else [flag]
+    return click.option(
+        *names, type=click.Path(dir_okay=False, path_type=Path), required=required, help=help
+    )
 
 
 def apply_overrides(redis_url: str | None) -> None:

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalq.client.cli.common import err_console, make_reader, out_console, redis_option
+from evalq.client.cli.common import (
+    err_console,
+    file_option,
+    make_reader,
+    out_console,
+    redis_option,
+)
 from evalq.client.cli.read import write_html
 
 if TYPE_CHECKING:
@@ -48,12 +54,10 @@ align_option = click.option(
 @sides_argument
 @align_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
-@click.option(
+@file_option(
     "--html",
     "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write an HTML report: per-tag bars with intervals, the rows that differ most.",
+    "Also write an HTML report: per-tag bars with intervals, the rows that differ most.",
 )
 @click.option("--top", default=10, show_default=True, help="Rows that differ most, per pair.")
 @redis_option
@@ -99,13 +103,7 @@ def compare(
 @sides_argument
 @align_option
 @click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as one JSON object.")
-@click.option(
-    "--csv",
-    "csv_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the leaderboard as CSV.",
-)
+@file_option("--csv", "csv_path", "Also write the leaderboard as CSV.")
 @redis_option
 def leaderboard(
     sides: list[str], by: str | None, as_json: bool, csv_path: Path | None, redis_url: str | None

@@ -101,6 +101,13 @@ def thinking_flags(budgets: tuple[str, ...], levels: tuple[str, ...]) -> dict[st
     return out
 
 
+def choice_option(flag: str, choices: list[str], help: str) -> Callable[[Any], Any]:
+    """A choice whose first value is the default, shown in the help."""
+    return click.option(
+        flag, type=click.Choice(choices), default=choices[0], show_default=True, help=help
+    )
+
+
 class MetricCommand(click.Command):
     """run and rank: the metric flags join the shared ones, after --no-cache, when the command
     first needs its parameters (to parse, or to print its help)."""
@@ -167,20 +174,16 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 help="Pause the job once its spend reaches this many US dollars (priced from "
                 "the price table); `evalq resume JOB --max-cost-usd Y` continues.",
             ),
-            click.option(
+            choice_option(
                 "--mode",
-                type=click.Choice(["online", "batch"]),
-                default="online",
-                show_default=True,
-                help="batch: send the judge calls through Gemini's Batch API at half the "
+                ["online", "batch"],
+                "batch: send the judge calls through Gemini's Batch API at half the "
                 "price; turnaround up to 24 hours (not on Vertex AI).",
             ),
-            click.option(
+            choice_option(
                 "--on-expiry",
-                type=click.Choice(["resubmit", "online"]),
-                default="resubmit",
-                show_default=True,
-                help="--mode batch: a batch that ends EXPIRED/FAILED has its unanswered "
+                ["resubmit", "online"],
+                "--mode batch: a batch that ends EXPIRED/FAILED has its unanswered "
                 "requests sent again in a new batch, or online.",
             ),
             click.option(

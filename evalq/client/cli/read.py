@@ -12,6 +12,7 @@ import click
 from evalq.client.cli.common import (
     emit,
     err_console,
+    file_option,
     job_id_argument,
     json_option,
     make_reader,
@@ -81,12 +82,7 @@ def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here instead of stdout.",
-)
+@file_option("--out", None, "Write here instead of stdout.")
 @redis_option
 def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
     """Write per-row results (also while the job runs)."""
@@ -109,13 +105,7 @@ def write_html(path: Path, html: str) -> None:
 
 @click.command()
 @job_id_argument
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Write the report here.",
-)
+@file_option("--html", "html_path", "Write the report here.", required=True)
 @click.option(
     "--max-rows",
     default=500,

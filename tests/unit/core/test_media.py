@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from evalq.core.data_roots import DataRoots
+from evalq.core.dataset import load_dataset
 from evalq.core.errors import InputError
 from evalq.core.media import (
     DOCUMENT_TYPES,
@@ -35,6 +36,7 @@ from evalq.core.prompting import extract_section
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.rubrics import document_view, resolve_template
+from tests.support.datasets import write_rows
 from tests.support.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
 
 
@@ -203,6 +205,30 @@ def test_configured_roots_replace_the_dataset_folder(data_folder: Path, tmp_path
     bounded = MediaRules(roots=DataRoots.of(["/"], bound=[data_folder]))
     with pytest.raises(InputError, match="outside"):
         parse_media(cell, data_folder, "r", "image", bounded)
+
+
+def test_the_loader_hands_its_media_rules_to_every_metric(
+    data_folder: Path, tmp_path: Path
+) -> None:
+    """load_dataset's rules reach parse_media through the metric's parse_row (gecko's image,
+    the rating metrics' document) as an argument: no rules in force around the call."""
+    elsewhere = tmp_path / "images"
+    elsewhere.mkdir()
+    (elsewhere / "b.png").write_bytes(PNG)
+    (elsewhere / "doc.txt").write_text("a document")
+    gecko = write_rows(
+        data_folder / "g.jsonl", [{"prompt": "p", "image": str(elsewhere / "b.png")}]
+    )
+    rated = write_rows(
+        data_folder / "r.jsonl",
+        [{"prompt": "p", "response": "r", "document": str(elsewhere / "doc.txt")}],
+    )
+    options = {"template": "fluency"}
+    for path, metric, opts in ((gecko, "gecko-image", None), (rated, "pointwise", options)):
+        ((_, error),) = load_dataset(path, metric, opts).errors
+        assert "outside the allowed data roots" in str(error)
+        wider = load_dataset(path, metric, opts, rules_for(data_folder, elsewhere))
+        assert not wider.errors and len(wider.rows) == 1
 
 
 def test_the_worker_checks_again_when_it_reads(data_folder: Path, tmp_path: Path) -> None:
