@@ -5,7 +5,7 @@ roots, a URL is http(s) and names no refused address); the worker checks again, 
 boundary, then reads, type checks and decodes, where a failure becomes an input_error on that
 row. What a job may read is one MediaRules value: the worker builds it from its settings and
 the job, the producer from its settings, and hands it to the dataset loader, which passes it on
-to each metric's parse_row inside the dataset's folder (``MediaDir``).
+to each metric's parse_row, which passes it to parse_media.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 import mimetypes
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PosixPath
+from pathlib import Path
 from typing import Any
 
 from evalq.core.data_roots import DataRoots, locate, read_file
@@ -93,23 +93,6 @@ class MediaRules:
     @property
     def limits(self) -> FetchLimits:
         return FetchLimits(self.max_bytes, self.timeout_s, self.deadline_s, self.max_redirects)
-
-
-class MediaDir(PosixPath):
-    """The dataset's folder as the loader hands it to a metric's parse_row, carrying the rules
-    its media cells are checked against: a metric passes its base folder on to parse_media
-    unchanged, so the rules reach it as an argument without every metric naming them."""
-
-    rules: MediaRules | None = None  # paths derived from it (``/``, ``parent``) carry none
-
-
-def media_dir(folder: Path, rules: MediaRules | None) -> Path:
-    """``folder`` carrying ``rules`` for parse_media (itself when there are none)."""
-    if rules is None:
-        return folder
-    rooted = MediaDir(folder)
-    rooted.rules = rules
-    return rooted
 
 
 def sniff_mime(data: bytes) -> str | None:
@@ -200,10 +183,7 @@ def parse_media(
     value: Any, base_dir: Path, row_id: str, field: str, rules: MediaRules | None = None
 ) -> MediaRef:
     """Turn a dataset cell into a MediaRef; raise InputError naming the row and field.
-    Without rules (given, or carried by a MediaDir), a cell may name only files under
-    ``base_dir`` and public URLs."""
-    if rules is None and isinstance(base_dir, MediaDir):
-        rules = base_dir.rules
+    Without rules, a cell may name only files under ``base_dir`` and public URLs."""
     roots = rules.roots if rules is not None else DataRoots.of([base_dir])
     network = rules.network if rules is not None else NetworkRules()
     return _parse(value, base_dir, row_id, field, roots, network)
