@@ -48,7 +48,8 @@ from evalq.metrics.gecko_video.prompts import (
 )
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
-from fake_gemini.skills.gecko_video import avi_frames, motions
+from fake_gemini.skills.gecko_video.footage import avi_frames
+from fake_gemini.skills.gecko_video.motion import motions
 from tests.support.judges import ListJudge
 from tests.support.memory_kv import MemoryKV
 
