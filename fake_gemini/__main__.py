@@ -7,15 +7,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from fake_gemini.options import ServerOptions
 from fake_gemini.realism import BatchRealism
 from fake_gemini.script import ScriptError
-from fake_gemini.server import (
-    DEFAULT_HOST,
-    DEFAULT_PORT,
-    ServerOptions,
-    create_app,
-    serve_app,
-)
+from fake_gemini.server import create_app
+from fake_gemini.serving import DEFAULT_HOST, DEFAULT_PORT, serve_app
 
 
 def _fraction(value: str) -> float:

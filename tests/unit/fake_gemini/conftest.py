@@ -10,7 +10,7 @@ import pytest
 from google import genai
 
 from fake_gemini.protocol import FakeRequest
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
 
 

@@ -16,7 +16,7 @@ from google.genai import types
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.rest import THOUGHT_SUMMARY, VISUAL_PART_TOKENS
 from fake_gemini.script import BLOCK_REASONS, FINISH_REASONS, TEXT_FINISH_REASONS, parse_rules
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
 
 MODEL = "gemini-2.5-flash"

@@ -27,7 +27,7 @@ from fake_gemini.protocol import (
     FakeMedia,
     FakeRequest,
 )
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 
 MODEL = "gemini-2.5-flash"
 REPO = Path(__file__).resolve().parents[3]

@@ -14,7 +14,7 @@ from google.genai import types
 from evalq.core.errors import TruncatedReply, UnparseableReply
 from evalq.core.judge import JudgeRequest
 from fake_gemini.protocol import FakeRequest
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 from tests.conftest import FakeGemini
 from worker.gemini import GeminiJudge
 from worker.settings import Settings
