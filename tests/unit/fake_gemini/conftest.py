@@ -11,7 +11,7 @@ from google import genai
 
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.serving import running_server
-from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
+from tests.support.fake_http import reset_server
 
 
 class UpperBrain:
@@ -27,8 +27,4 @@ def base_url() -> Iterator[str]:
 
 @pytest.fixture
 def client(base_url: str) -> genai.Client:
-    assert http(base_url, "/script", [])[0] == 200
-    assert http(base_url, "/batch-realism", {})[0] == 200
-    assert http(base_url, "/reset", {})[0] == 200
-    assert http(base_url, "/batch-delay", {"delay_s": 0})[0] == 200
-    return make_client(base_url)
+    return reset_server(base_url, batches=True)
