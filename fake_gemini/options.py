@@ -4,7 +4,7 @@ the same names, and a bad value fails here, before anything is served."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TypedDict
 
@@ -32,6 +32,12 @@ class ServerOptions:
     # JSON form ({"reorder": true, "late_output": 3}). POST /batch-realism replaces them and
     # POST /reset brings these back.
     batch_realism: BatchRealism | Mapping[str, object] | None = None
+
+    @classmethod
+    def from_args(cls, args: object) -> ServerOptions:
+        """Every knob from an object that carries them under the same names (the CLI's parsed
+        arguments)."""
+        return cls(**{knob.name: getattr(args, knob.name) for knob in fields(cls)})
 
     def __post_init__(self) -> None:
         BatchRealism.parse(self.batch_realism)  # a bad switch fails here, before serving

@@ -9,13 +9,15 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from google import genai
 from google.genai import types
 
-from fake_gemini.protocol import FakeRequest
+from fake_gemini.protocol import Brain, FakeRequest
+from fake_gemini.serving import running_server
 
 
 class RecordingBrain:
@@ -30,6 +32,18 @@ class RecordingBrain:
         with self._lock:
             self.requests.append(request)
         return self._answer(request)
+
+
+def serve_module(brain: Brain) -> Callable[[], Iterator[str]]:
+    """A module-scoped ``base_url`` fixture: one in-process fake server with this brain for
+    the test module (``base_url = serve_module(MyBrain())``)."""
+
+    @pytest.fixture(scope="module")
+    def base_url() -> Iterator[str]:
+        with running_server(brain=brain) as url:
+            yield url
+
+    return base_url
 
 
 def make_client(base_url: str, api_version: str | None = None) -> genai.Client:

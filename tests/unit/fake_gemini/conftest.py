@@ -4,14 +4,11 @@ the script, the realism switches, the counters and the batch delay reset before 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from google import genai
 
 from fake_gemini.protocol import FakeRequest
-from fake_gemini.serving import running_server
-from tests.support.fake_http import reset_server
+from tests.support.fake_http import reset_server, serve_module
 
 
 class UpperBrain:
@@ -19,10 +16,7 @@ class UpperBrain:
         return request.user_text.upper()
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=UpperBrain()) as url:
-        yield url
+base_url = serve_module(UpperBrain())
 
 
 @pytest.fixture

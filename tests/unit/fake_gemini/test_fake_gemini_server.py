@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from google.genai import errors, types
 from evalq.core.judge import SIMULATED_MODEL_VERSION
 from fake_gemini.protocol import SCRIPTED_MODEL_VERSION, FakeMedia
 from fake_gemini.serving import running_server
-from tests.support.fake_http import http, make_client, reset_server
+from tests.support.fake_http import http, make_client, reset_server, serve_module
 from tests.unit.fake_gemini.calls import (
     MODEL,
     REPO,
@@ -39,10 +38,7 @@ BRAIN = EchoBrain()
 # ---- fixtures ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=BRAIN) as url:
-        yield url
+base_url = serve_module(BRAIN)
 
 
 @pytest.fixture

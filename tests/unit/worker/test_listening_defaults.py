@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from devtools.local import ROOT, evalq_env, free_port, start_flower, stop, wait_for
 from tests.conftest import RedisServer
-from worker.local import ROOT, evalq_env, free_port, start_flower, stop, wait_for
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SERVER_COMMAND = re.compile(r"^(celery\b.*\bflower\b|evalq (metrics|fake-gemini)\b)")
