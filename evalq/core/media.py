@@ -4,7 +4,8 @@ The producer checks what it can check cheaply (a local file is a regular file un
 roots, a URL is http(s) and names no refused address); the worker checks again, since it is the
 boundary, then reads, type checks and decodes, where a failure becomes an input_error on that
 row. What a job may read is one MediaRules value: the worker builds it from its settings and
-the job, the producer from its settings around loading a dataset (``media_rules_in_force``).
+the job, the producer from its settings, and hands it to the dataset loader, which passes it on
+to each metric's parse_row inside the dataset's folder (``MediaDir``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ import binascii
 import json
 import mimetypes
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Any
 
 from evalq.core.data_roots import DataRoots, locate, read_file
@@ -97,18 +95,21 @@ class MediaRules:
         return FetchLimits(self.max_bytes, self.timeout_s, self.deadline_s, self.max_redirects)
 
 
-_RULES_IN_FORCE: ContextVar[MediaRules | None] = ContextVar("evalq_media_rules", default=None)
+class MediaDir(PosixPath):
+    """The dataset's folder as the loader hands it to a metric's parse_row, carrying the rules
+    its media cells are checked against: a metric passes its base folder on to parse_media
+    unchanged, so the rules reach it as an argument without every metric naming them."""
+
+    rules: MediaRules | None = None  # paths derived from it (``/``, ``parent``) carry none
 
 
-@contextmanager
-def media_rules_in_force(rules: MediaRules) -> Iterator[None]:
-    """The rules parse_media checks cells against while a dataset loads (the producer's side).
-    Without them, a cell may name only files under the dataset's folder and public URLs."""
-    token = _RULES_IN_FORCE.set(rules)
-    try:
-        yield
-    finally:
-        _RULES_IN_FORCE.reset(token)
+def media_dir(folder: Path, rules: MediaRules | None) -> Path:
+    """``folder`` carrying ``rules`` for parse_media (itself when there are none)."""
+    if rules is None:
+        return folder
+    rooted = MediaDir(folder)
+    rooted.rules = rules
+    return rooted
 
 
 def sniff_mime(data: bytes) -> str | None:
@@ -195,9 +196,14 @@ def _content_form(value: Any) -> dict[str, Any] | None:
     return value
 
 
-def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef:
-    """Turn a dataset cell into a MediaRef; raise InputError naming the row and field."""
-    rules = _RULES_IN_FORCE.get()
+def parse_media(
+    value: Any, base_dir: Path, row_id: str, field: str, rules: MediaRules | None = None
+) -> MediaRef:
+    """Turn a dataset cell into a MediaRef; raise InputError naming the row and field.
+    Without rules (given, or carried by a MediaDir), a cell may name only files under
+    ``base_dir`` and public URLs."""
+    if rules is None and isinstance(base_dir, MediaDir):
+        rules = base_dir.rules
     roots = rules.roots if rules is not None else DataRoots.of([base_dir])
     network = rules.network if rules is not None else NetworkRules()
     return _parse(value, base_dir, row_id, field, roots, network)
