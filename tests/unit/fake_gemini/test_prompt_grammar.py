@@ -25,7 +25,7 @@ from evalq.metrics.gecko_video.prompts import (
 from evalq.metrics.groundedness.prompts import answer_request, judge_gap_prompt, judge_prompt
 from evalq.metrics.ranking.prompts import generation_request
 from evalq.metrics.ratings.prompts import pairwise_prompt, pointwise_prompt
-from evalq.metrics.ratings.rubrics import resolve_template
+from evalq.metrics.ratings.templates import resolve_template
 from fake_gemini import prompt_grammar as grammar
 from fake_gemini.messages import read_message
 from fake_gemini.skills.gecko_video.choices import numbered_questions
