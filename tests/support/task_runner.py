@@ -45,10 +45,10 @@ from celery.exceptions import Retry
 import tasks.batch
 import tasks.rows
 import worker.gemini
+from devtools.local import SECRET_ENV, free_port
 from evalq.client import Client  # the client side: moves with it
 from tests.support.datasets import write_rows
 from worker.app import PREPARE_ROW, get_app
-from worker.local import SECRET_ENV, free_port
 from worker.runtime import runtime
 from worker.settings import get_settings
 from worker.store import Store
