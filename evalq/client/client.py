@@ -40,7 +40,6 @@ from evalq.core.thinking import Setting, ThinkingError
 from evalq.core.thinking import check_job as check_thinking
 from evalq.core.thinking import effective as thinking_effective
 from evalq.core.verdicts import failed_row
-from worker import keys
 from worker.app import create_app
 from worker.batch import ledger as batch_ledger
 from worker.batch.flow import reattach
@@ -50,12 +49,12 @@ from worker.batch.service import VertexNotSupported
 from worker.batch.service import cancel_all as cancel_batches
 from worker.batch.service import check_backend as check_batch_backend
 from worker.batch.service import client_for as batch_client
-from worker.call_cache import call_key
+from worker.call_cache import call_digest
 from worker.files import media_rules
 from worker.jobs import current_summary, finalize
 from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings, get_settings
-from worker.store import REDIS_DOWN, SharedEntries, Store, Transition, row_key
+from worker.store import REDIS_DOWN, Store, Transition, row_key
 
 T = TypeVar("T")
 JOB_ID = re.compile(r"[0-9a-f]{12}")
@@ -343,7 +342,7 @@ class Client:
             counter, reason = local_counter()
             if reason:
                 notes.append(reason)
-        kv: KeyValue | None = SharedEntries(self.store, keys.rubric)
+        kv: KeyValue | None = self.store.rubrics()
         try:
             self.store.ping()
         except REDIS_DOWN as exc:
@@ -405,7 +404,7 @@ class Client:
 
     def _cached_call(self, model: str, request: JudgeRequest) -> bool:
         """Whether the judge-call cache holds this request's reply (a dry run's probe)."""
-        return self.store.has(call_key(model, request))
+        return self.store.has_cached_call(call_digest(model, request))
 
     def _send(self, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
         """Enqueue one task by name (batch mode's steps; a row on the rows queue)."""
@@ -516,11 +515,11 @@ class Client:
         while True:
             try:
                 job, listed = self._reachable(
-                    lambda: self.store.progress(job_id), on_redis, deadline
+                    lambda: self.store.job_progress(job_id), on_redis, deadline
                 )
             except JobNotFound:
                 raise JobGone(_gone_message(job_id)) from None
-            done, status = int(job.get("rows_done", 0)), job.get("status", "running")
+            done, status = job.rows_done, job.status
             if on_progress:
                 on_progress(done, total)
             if status in ("finished", "cancelled", "paused"):
