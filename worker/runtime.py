@@ -19,7 +19,6 @@ from evalq.core.metric import RowContext
 from evalq.core.models import Verdict
 from evalq.core.pricing import Price, Usage, call_cost_nanos, job_prices, price_for
 from evalq.core.thinking import Setting, ThinkingJudge
-from worker import keys
 from worker.budget import BudgetGuard, pause_if_spent
 from worker.call_cache import CachingJudge
 from worker.fatal_errors import FatalErrorGuard
@@ -220,12 +219,12 @@ class HeldEntries:
     probe: CacheProbe | None = None
 
     def get(self, entry: str) -> str | None:
-        if (held := self.writes.replies.get(keys.call(entry))) is not None:
+        if (held := self.writes.replies.get(entry)) is not None:
             return held[0]  # the same request twice in one unit is asked once, as before
         return self.probe.get(entry) if self.probe else self.store.cached_call(entry)
 
     def set(self, entry: str, value: str, ttl_s: int) -> None:
-        self.writes.replies[keys.call(entry)] = (value, ttl_s)
+        self.writes.replies[entry] = (value, ttl_s)
 
 
 @dataclass

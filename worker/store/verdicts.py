@@ -86,7 +86,7 @@ class VerdictsStore(StoreBase):
         for usage in writes.usage:
             spent.update(usage_counters(usage))
         spent["spent_nanos"] += 0  # always returned, so always present
-        reply_keys = list(writes.replies)
+        digests = list(writes.replies)
         limiter_keys = [key for key, _ in writes.corrections]
         args: list[Any] = [
             "" if verdict is None else verdict.index,
@@ -94,12 +94,12 @@ class VerdictsStore(StoreBase):
             self.ttl_s,
             row,
             time.time() if writes.touch_at is None else writes.touch_at,
-            len(reply_keys),
+            len(digests),
             len(limiter_keys),
             sum(1 for amount in spent.values() if amount),
         ]
-        for key in reply_keys:
-            args += list(writes.replies[key])
+        for digest in digests:
+            args += list(writes.replies[digest])
         args += [repr(float(ms)) for _, ms in writes.corrections]
         for pairs in (spent, writes.counted):
             for name, amount in sorted(pairs.items()):
@@ -109,7 +109,7 @@ class VerdictsStore(StoreBase):
             keys.verdicts(job_id, row),
             keys.job(job_id),
             keys.activity(job_id),
-            *reply_keys,
+            *(keys.call(digest) for digest in digests),
             *limiter_keys,
         ]
         return script_keys, args
