@@ -20,11 +20,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalq.core.errors import InputError, StoredPlanError
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
+from evalq.core.media import MediaRules
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.registry import REGISTRY
 
 if TYPE_CHECKING:
     from evalq.core.dry_run import DryEnv
+
+
+Record = dict[str, Any]  # one dataset record, as read from the file
+Options = Mapping[str, Any]  # the job's metric options (ctx.options)
 
 
 class Unit(BaseModel):
@@ -34,7 +39,7 @@ class Unit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: int
-    kind: str = "question"
+    kind: str  # each metric's unit type names its own (a Literal with its default)
 
 
 UnitT = TypeVar("UnitT", bound=Unit)
@@ -112,12 +117,16 @@ class Metric(Protocol[PlanT, UnitT_contra]):
     def parse_row(
         self,
         number: int,
-        record: dict[str, Any],
+        record: Record,
         base_dir: Path,
-        options: Mapping[str, Any],
+        options: Options,
         warnings: list[str],
+        *,
+        rules: MediaRules | None = None,
     ) -> RowInput:
-        """Validate one dataset record; raise InputError naming the row and field."""
+        """Validate one dataset record; raise InputError naming the row and field. Its media
+        cells are checked against ``rules`` (without them: files under ``base_dir`` and public
+        URLs only)."""
         ...
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
