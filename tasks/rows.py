@@ -318,7 +318,7 @@ def _run_unit(
 ) -> dict[str, Any]:
     """One read (UnitInputs), the metric's call(s), one write (record_unit) on every way out
     but a duplicate or an idle job: a verdict, a countdown retry, a pause."""
-    seen = rt.store.unit_inputs(job_id, row, index)
+    seen = rt.store.unit_inputs(job_id, row, index, lambda c: get_metric(c.metric).plan_model)
     if seen.verdict is not None:
         return {"index": index, "status": seen.verdict.status, "duplicate": True}
     if seen.status in _IDLE:

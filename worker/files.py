@@ -35,7 +35,6 @@ from evalq.core.judge import MediaPart
 from evalq.core.media import MediaRules, load_media
 from evalq.core.media_fetch import NetworkRules
 from evalq.core.models import JobConfig, MediaRef
-from worker import keys
 from worker.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
 from worker.settings import Settings
 
@@ -73,15 +72,16 @@ class FileService(Protocol):
 
 
 class Shared(Protocol):
-    """Redis as the uploader needs it: the per-job record of uploads, and a lock per file."""
+    """Redis as the uploader needs it: the per-job record of uploads (by the media's digest),
+    and a lock per file with an owner token."""
 
-    def get(self, key: str) -> str | None: ...
+    def record(self, job_id: str, digest: str) -> str | None: ...
 
-    def set(self, key: str, value: str, ttl_s: int) -> None: ...
+    def save_record(self, job_id: str, digest: str, value: str, ttl_s: int) -> None: ...
 
-    def claim(self, key: str, token: str, ttl_s: int) -> bool: ...
+    def claim(self, job_id: str, digest: str, token: str, ttl_s: int) -> bool: ...
 
-    def release(self, key: str, token: str) -> None: ...
+    def release(self, job_id: str, digest: str, token: str) -> None: ...
 
 
 def _info(file: types.File) -> FileInfo:
@@ -119,17 +119,17 @@ class RedisShared:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def get(self, key: str) -> str | None:
-        return self._store.get(key)
+    def record(self, job_id: str, digest: str) -> str | None:
+        return self._store.upload_record(job_id, digest)
 
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self._store.set(key, value, ttl_s)
+    def save_record(self, job_id: str, digest: str, value: str, ttl_s: int) -> None:
+        self._store.save_upload_record(job_id, digest, value, ttl_s)
 
-    def claim(self, key: str, token: str, ttl_s: int) -> bool:
-        return self._store.claim(key, token, ttl_s)
+    def claim(self, job_id: str, digest: str, token: str, ttl_s: int) -> bool:
+        return self._store.claim_upload(job_id, digest, token, ttl_s)
 
-    def release(self, key: str, token: str) -> None:
-        self._store.release(key, token)
+    def release(self, job_id: str, digest: str, token: str) -> None:
+        self._store.release_upload(job_id, digest, token)
 
 
 def file_name(part: MediaPart) -> str:
@@ -151,16 +151,15 @@ class Uploader:
 
     def deliver(self, part: MediaPart, job_id: str, row_id: str, field: str) -> MediaPart:
         digest = media_digest(part)
-        key, lock = keys.upload(job_id, digest), keys.upload_lock(job_id, digest)
         deadline = time.monotonic() + self._settings.upload_timeout_s
         token = uuid.uuid4().hex
         lock_ttl = int(self._settings.upload_timeout_s) + 60
         while True:
-            if (known := self._known(key)) is not None:
+            if (known := self._known(job_id, digest)) is not None:
                 return known
-            if self._shared.claim(lock, token, lock_ttl):
+            if self._shared.claim(job_id, digest, token, lock_ttl):
                 try:
-                    if (known := self._known(key)) is not None:
+                    if (known := self._known(job_id, digest)) is not None:
                         return known
                     info = self._upload(part, row_id, field, deadline)
                     record = {
@@ -169,16 +168,18 @@ class Uploader:
                         "mime_type": info.mime_type or part.mime_type,
                         "expires_at": info.expires_at,
                     }
-                    self._shared.set(key, json.dumps(record), self._settings.result_ttl_s)
+                    self._shared.save_record(
+                        job_id, digest, json.dumps(record), self._settings.result_ttl_s
+                    )
                     return MediaPart(mime_type=info.mime_type or part.mime_type, uri=info.uri)
                 finally:
-                    self._shared.release(lock, token)
+                    self._shared.release(job_id, digest, token)
             if time.monotonic() > deadline:
                 raise TransientJudgeError("timed out waiting for another worker's upload")
             time.sleep(_WAIT_POLL_S)
 
-    def _known(self, key: str) -> MediaPart | None:
-        raw = self._shared.get(key)
+    def _known(self, job_id: str, digest: str) -> MediaPart | None:
+        raw = self._shared.record(job_id, digest)
         if not raw:
             return None
         record = json.loads(raw)

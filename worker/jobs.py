@@ -8,21 +8,22 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from evalq.core.counters import JobCounters
 from evalq.core.metric import Plan, get_metric
 from evalq.core.models import JobConfig, JobSummary, RowResult, UnscoredReason, Verdict
 from evalq.core.summary import build_summary
 from evalq.core.verdicts import failed_row
-from worker.store import Store, parse_usage
+from worker.store import Store
 
 log = logging.getLogger(__name__)
 
 
 def current_summary(store: Store, job_id: str) -> JobSummary:
     """The stored final summary if the job finished, else one computed from what is there now."""
-    job_hash = store.job_hash(job_id)
-    if job_hash.get("status") == "finished" and (stored := store.summary_json(job_id)):
+    counters = store.counters(job_id)
+    if counters.status == "finished" and (stored := store.summary_json(job_id)):
         return JobSummary.model_validate_json(stored)
-    return _summary_from_store(store, job_id, store.config(job_id), job_hash)
+    return _summary_from_store(store, job_id, store.config(job_id), counters)
 
 
 def finalize(store: Store, job_id: str) -> JobSummary:
@@ -30,11 +31,11 @@ def finalize(store: Store, job_id: str) -> JobSummary:
     summary is computed from stored results only). While rows are missing it changes nothing
     and returns the summary so far: whoever asks, a job is never finished with rows missing."""
     config = store.config(job_id)
-    if not store.mark_finished(job_id, config.rows_total):
+    if not store.mark_finished(job_id, config.rows_total).complete:
         log.warning("job %s: not finished, rows are still missing", job_id)
         return current_summary(store, job_id)
     store.deactivate(job_id)
-    summary = _summary_from_store(store, job_id, config, store.job_hash(job_id))
+    summary = _summary_from_store(store, job_id, config, store.counters(job_id))
     store.save_summary(job_id, summary.model_dump_json())
     return summary
 
@@ -109,17 +110,10 @@ def give_up(store: Store, job_id: str, row_id: str, redrives: int) -> None:
 
 
 def _summary_from_store(
-    store: Store, job_id: str, config: JobConfig, job_hash: dict[str, str]
+    store: Store, job_id: str, config: JobConfig, counters: JobCounters
 ) -> JobSummary:
     """The summary computed now from what is stored: the counters, the unscored reasons and
     every row's result."""
-    summary = build_summary(
-        config,
-        job_hash,
-        store.unscored_counts(job_id),
-        store.iter_results(job_id),
-        time.time(),
-        parse_usage(job_hash),
+    return build_summary(
+        config, counters, store.unscored_counts(job_id), store.iter_results(job_id), time.time()
     )
-    summary.task_errors = store.task_errors_of(job_hash)
-    return summary

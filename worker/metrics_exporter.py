@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from evalq.core.counters import JobCounters
 from evalq.core.pricing import job_prices, summarize_cost, usd
 from worker.batch import ledger as batch_ledger
-from worker.store import Store, parse_usage
+from worker.store import Store
 
 _COUNTERS = {
     "judge_calls": "HTTP requests made to judge models",
@@ -103,27 +104,31 @@ class JobCollector(Collector):
         )
         for job_id in self.job_ids():
             try:
-                job = self.store.job_hash(job_id)
+                job = self.store.counters(job_id)
                 metric = self.store.config(job_id).metric
                 reasons = self.store.unscored_counts(job_id)
             except Exception:  # expired between listing and reading
                 continue
             key = [job_id, metric]
             total.add_metric(key, float(self.store.config(job_id).rows_total))
-            done.add_metric(key, float(job.get("rows_done", 0)))
-            for status in ("scored", "partial", "failed"):
-                by_status.add_metric([*key, status], float(job.get(f"rows_{status}", 0)))
-            if int(job.get("score_count", 0) or 0):
-                score.add_metric(key, float(job["score_sum"]) / int(job["score_count"]))
-            state.add_metric([*key, job.get("status", "unknown")], 1.0)
-            waited.add_metric(key, int(job.get("limiter_wait_ms", 0) or 0) / 1000)
+            done.add_metric(key, float(job.rows_done))
+            for status, rows in (
+                ("scored", job.rows_scored),
+                ("partial", job.rows_partial),
+                ("failed", job.rows_failed),
+            ):
+                by_status.add_metric([*key, status], float(rows))
+            if job.mean_score is not None:
+                score.add_metric(key, job.mean_score)
+            state.add_metric([*key, job.status], 1.0)
+            waited.add_metric(key, job.limiter_wait_ms / 1000)
             for reason, count in reasons.items():
                 unscored.add_metric([*key, reason], float(count))
             for name, family in counters.items():
-                family.add_metric(key, float(job.get(name, 0) or 0))
+                family.add_metric(key, float(_counter(job, name)))
             config = self.store.config(job_id)
             table = job_prices(config.prices)
-            usage = parse_usage(job)
+            usage = job.usage
             priced = summarize_cost(usage, table)
             for role, value in priced.by_role.items():
                 if value is None:
@@ -133,9 +138,9 @@ class JobCollector(Collector):
             for entry in usage:
                 for kind, amount in entry.tokens().items():
                     tokens.add_metric([*key, entry.role, entry.model, kind], float(amount))
-            spent.add_metric(key, usd(int(job.get("spent_nanos", 0) or 0)))
-            if job.get("budget_nanos"):
-                cap.add_metric(key, usd(int(job["budget_nanos"])))
+            spent.add_metric(key, usd(job.spent_nanos))
+            if job.budget_nanos:
+                cap.add_metric(key, usd(job.budget_nanos))
             if config.mode == "batch":
                 for batch_state, count in batch_ledger.by_state(
                     batch_ledger.records(self.store, job_id)
@@ -160,6 +165,13 @@ class JobCollector(Collector):
             batches,
             scrape,
         )
+
+
+def _counter(job: JobCounters, name: str) -> int:
+    """One of _COUNTERS: a JobCounters field, or how many task errors escaped."""
+    if name == "task_errors":
+        return job.task_errors.count if job.task_errors else 0
+    return int(getattr(job, name))
 
 
 def serve(store: Store, host: str, port: int) -> None:

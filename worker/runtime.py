@@ -19,7 +19,6 @@ from evalq.core.metric import RowContext
 from evalq.core.models import Verdict
 from evalq.core.pricing import Price, Usage, call_cost_nanos, job_prices, price_for
 from evalq.core.thinking import Setting, ThinkingJudge
-from worker import keys
 from worker.budget import BudgetGuard, pause_if_spent
 from worker.call_cache import CachingJudge
 from worker.fatal_errors import FatalErrorGuard
@@ -29,7 +28,7 @@ from worker.heartbeat import claim_lease_s, interval_for
 from worker.limiter import Limit, RateLimiter
 from worker.media_cache import MediaCache
 from worker.settings import Settings, get_settings
-from worker.store import SharedEntries, Store
+from worker.store import Store
 from worker.unit_writes import NotCached, UnitWrites
 
 
@@ -188,26 +187,26 @@ class CacheOnly:
 class CacheProbe:
     """prepare_row's reads of the call cache, one MGET for a row instead of a GET per unit.
 
-    A first pass over the row's units notes each key asked for and answers it as a miss; `fetch`
-    reads them all at once. The pass after it answers from what was fetched, and reads any other
-    key (a unit's later call, which depends on an earlier reply) on its own."""
+    A first pass over the row's units notes each call digest asked for and answers it as a miss;
+    `fetch` reads them all at once. The pass after it answers from what was fetched, and reads
+    any other (a unit's later call, which depends on an earlier reply) on its own."""
 
     store: Store
     known: dict[str, str | None] = field(default_factory=dict)
     wanted: list[str] = field(default_factory=list)
     fetched: bool = False
 
-    def get(self, key: str) -> str | None:
-        if key in self.known:
-            return self.known[key]
+    def get(self, digest: str) -> str | None:
+        if digest in self.known:
+            return self.known[digest]
         if self.fetched:
-            return self.store.get(key)
-        self.wanted.append(key)
+            return self.store.cached_call(digest)
+        self.wanted.append(digest)
         return None
 
     def fetch(self) -> None:
         wanted = list(dict.fromkeys(self.wanted))
-        self.known.update(zip(wanted, self.store.get_many(wanted), strict=True))
+        self.known.update(zip(wanted, self.store.cached_calls(wanted), strict=True))
         self.fetched = True
 
 
@@ -220,13 +219,12 @@ class HeldEntries:
     probe: CacheProbe | None = None
 
     def get(self, entry: str) -> str | None:
-        key = keys.call(entry)
-        if (held := self.writes.replies.get(key)) is not None:
+        if (held := self.writes.replies.get(entry)) is not None:
             return held[0]  # the same request twice in one unit is asked once, as before
-        return (self.probe or self.store).get(key)
+        return self.probe.get(entry) if self.probe else self.store.cached_call(entry)
 
     def set(self, entry: str, value: str, ttl_s: int) -> None:
-        self.writes.replies[keys.call(entry)] = (value, ttl_s)
+        self.writes.replies[entry] = (value, ttl_s)
 
 
 @dataclass
@@ -262,9 +260,7 @@ class Runtime:
             # free.
             capped = BudgetGuard(corrected, self.store, job_id, writes)
         replies: KeyValue = (
-            SharedEntries(self.store, keys.call)
-            if writes is None
-            else HeldEntries(self.store, writes, probe)
+            self.store.call_replies() if writes is None else HeldEntries(self.store, writes, probe)
         )
         cached = CachingJudge(capped, replies, self.settings.call_cache_ttl_s, read=use_cache)
         # Thinking is applied before the cache, so it is part of the call-cache key.
@@ -350,9 +346,7 @@ def row_context(
         judge=judge,
         candidate=lambda model: judge(model, "candidate"),
         media=media,
-        kv=SharedEntries(
-            rt.store, keys.rubric, claim_lease_s(interval_for(rt.settings.stall_timeout_s))
-        ),
+        kv=rt.store.rubrics(claim_lease_s(interval_for(rt.settings.stall_timeout_s))),
         count=count,
         cache_ttl_s=rt.settings.rubric_ttl_s,
     )

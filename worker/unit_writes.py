@@ -39,7 +39,7 @@ class UnitWrites:
     spent: Counter[str] = field(default_factory=Counter)
     usage: list[Usage] = field(default_factory=list)
     counted: Counter[str] = field(default_factory=Counter)
-    replies: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (JSON, ttl_s)
+    replies: dict[str, tuple[str, int]] = field(default_factory=dict)  # digest -> (JSON, ttl_s)
     corrections: list[tuple[str, float]] = field(default_factory=list)  # limiter key -> ms
     touch_at: float | None = None  # the row's next sign of life, when not now (a countdown)
     budget: tuple[int, int | None] | None = None

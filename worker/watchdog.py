@@ -173,7 +173,7 @@ class Watchdog:
         if seen != meta.get(keys.REATTACH_SEEN):
             strikes = 1
         elif (
-            self.store.has(keys.batch_lock(job_id))
+            self.store.batch_locked(job_id)
             or now - float(meta.get(keys.REATTACH_AT) or 0) < self.stall_timeout_s
         ):
             return True
@@ -201,15 +201,16 @@ class Watchdog:
         """A digest of what progress a batch-mode job shows: rows counted, its last resume,
         and each batch's state, whether ingested, and its polls while it runs (a poll of a
         batch that has ended is no progress)."""
-        job = self.store.job_hash(job_id)
-        parts = [job.get("rows_done", "0"), job.get("running_at", "")]
+        job = self.store.counters(job_id)
+        running_at = "" if job.running_at is None else repr(job.running_at)
+        parts = [str(job.rows_done), running_at]
         for r in ledger.records(self.store, job_id):
             polls = "" if r.state in ledger.TERMINAL else str(r.polls)
             parts.append(f"{r.id}:{r.state}:{r.ingested}:{polls}")
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def run_once_if_leader(self) -> dict[str, int]:
-        if not self.store.claim(keys.WATCHDOG_LOCK, self.name, max(1, int(self.interval_s))):
+        if not self.store.claim_watchdog(self.name, max(1, int(self.interval_s))):
             return {}
         return self.sweep()
 

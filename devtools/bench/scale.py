@@ -228,12 +228,8 @@ def one_run(
         requests = stats(stack.fake.url)["requests"]
         # A rerun takes well under a second: polled finely, so the poll does not set its wall.
         rerun_wall, rerun = stack.run(path, poll_s=0.01)
-        counters, _ = stack.client.store.progress(rerun.job_id)
-        if "unit_tasks" in counters:
-            unit_tasks, source = int(counters["unit_tasks"]), "job counter unit_tasks"
-        else:
-            unit_tasks = units_received(stack.pool.logs()) - first_units
-            source = "run_unit 'received' lines in the worker logs"
+        counters, _ = stack.client.store.job_progress(rerun.job_id)
+        unit_tasks, source = counters.unit_tasks, "job counter unit_tasks"
         cached = {
             "wall_s": round(rerun_wall, 3),
             "wall_vs_first": ratio(rerun_wall, wall),

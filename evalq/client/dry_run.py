@@ -19,10 +19,9 @@ from evalq.core.kv import KeyValue
 from evalq.core.media import MediaRules, allowed_types, load_media
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
-from worker import keys
-from worker.call_cache import call_key
+from worker.call_cache import call_digest
 from worker.settings import Settings
-from worker.store import REDIS_DOWN, SharedEntries, Store
+from worker.store import REDIS_DOWN, Store
 
 
 def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput, str], MediaPart]:
@@ -71,7 +70,7 @@ def plan(
         counter, reason = local_counter()
         if reason:
             notes.append(reason)
-    kv: KeyValue | None = SharedEntries(store, keys.rubric)
+    kv: KeyValue | None = store.rubrics()
     try:
         store.ping()
     except REDIS_DOWN as exc:
@@ -83,7 +82,7 @@ def plan(
 
     def cached_call(model: str, request: JudgeRequest) -> bool:
         """Whether the judge-call cache holds this request's reply."""
-        return store.has(call_key(model, request))
+        return store.has_cached_call(call_digest(model, request))
 
     env = DryEnv(
         job=config,

@@ -51,10 +51,10 @@ def wait(
     total = reachable(lambda: reader.store.config(job_id)).rows_total
     while True:
         try:
-            job, listed = reachable(lambda: reader.store.progress(job_id))
+            job, listed = reachable(lambda: reader.store.job_progress(job_id))
         except JobNotFound:
             raise JobGone(gone_message(job_id)) from None
-        done, status = int(job.get("rows_done", 0)), job.get("status", "running")
+        done, status = job.rows_done, job.status
         if on_progress:
             on_progress(done, total)
         if status in ("finished", "cancelled", "paused"):

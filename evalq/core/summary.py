@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 from evalq.core.candidates import cell_candidates
+from evalq.core.counters import JobCounters
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
-from evalq.core.pricing import Usage, job_prices, summarize_cost, usd
+from evalq.core.pricing import job_prices, summarize_cost, usd
 from evalq.core.scoring import tag_values
 from evalq.stats.intervals import mean_interval
 
@@ -43,31 +44,23 @@ def candidate_summaries(
 
 def build_summary(
     config: JobConfig,
-    job_hash: Mapping[str, str],
+    counters: JobCounters,
     unscored: Mapping[str, int],
     results: Iterable[RowResult],
     now: float,
-    usage: Iterable[Usage] = (),
 ) -> JobSummary:
+    """The job's summary from its counters (usage and task errors included), its unscored
+    questions by reason and every row's result, as of `now`."""
     rows = list(results)
+    c = counters
     table = job_prices(config.prices)
-    cost = summarize_cost(list(usage), table)
-    cap = job_hash.get("budget_nanos")
+    cost = summarize_cost(list(c.usage), table)
     overall = mean_interval([r.score for r in rows if r.score is not None])
     # Per tag, its own interval next to its row count: a tag seen in 3 rows is not read like
     # one seen in 300.
     by_tag = {tag: mean_interval(values) for tag, values in tag_values(rows).items()}
-
-    def count(name: str) -> int:
-        return int(job_hash.get(name, 0) or 0)
-
-    status = job_hash.get("status", "running")
-    failed_by_reason = {
-        k.removeprefix("failed:"): int(v)
-        for k, v in sorted(job_hash.items())
-        if k.startswith("failed:")
-    }
-    end = float(job_hash.get("finished_at") or now)
+    status = c.status
+    end = c.finished_at or now
     return JobSummary(
         job_id=config.job_id,
         metric=config.metric,
@@ -76,12 +69,12 @@ def build_summary(
             status if status in ("running", "finished", "cancelled", "paused") else "running",
         ),
         judge_model=config.judge_model,
-        simulated=count("simulated_calls") > 0 or any(r.simulated for r in rows),
+        simulated=c.simulated_calls > 0 or any(r.simulated for r in rows),
         rows_total=config.rows_total,
-        rows_done=count("rows_done"),
-        rows_scored=count("rows_scored"),
-        rows_partial=count("rows_partial"),
-        rows_failed=count("rows_failed"),
+        rows_done=c.rows_done,
+        rows_scored=c.rows_scored,
+        rows_partial=c.rows_partial,
+        rows_failed=c.rows_failed,
         mean_score=overall.mean,
         ci95=overall.ci95,
         ci_method=overall.method,
@@ -91,25 +84,25 @@ def build_summary(
         tag_ci_method={tag: t.method for tag, t in by_tag.items()},
         candidates=candidate_summaries(rows, config),
         unscored_by_reason=dict(unscored),
-        rows_failed_by_reason=failed_by_reason,
-        judge_calls=count("judge_calls"),
-        prompt_tokens=count("prompt_tokens"),
-        output_tokens=count("output_tokens"),
-        rubric_cache_hits=count("rubric_cache_hits"),
-        cache_hits=count("cache_hits"),
-        retries=count("retries"),
-        rate_limited=count("rate_limited"),
-        limiter_wait_s=count("limiter_wait_ms") / 1000,
-        redriven=count("redriven"),
-        redrive_capped=count("redrive_capped"),
-        unit_tasks=count("unit_tasks"),
-        units_inline=count("units_inline"),
-        candidate_calls=count("candidate_calls"),
-        candidate_prompt_tokens=count("candidate_prompt_tokens"),
-        candidate_output_tokens=count("candidate_output_tokens"),
-        thought_tokens=count("thought_tokens"),
-        candidate_thought_tokens=count("candidate_thought_tokens"),
-        cached_tokens=count("cached_tokens") + count("candidate_cached_tokens"),
+        rows_failed_by_reason=dict(c.failed_by_reason),
+        judge_calls=c.judge_calls,
+        prompt_tokens=c.prompt_tokens,
+        output_tokens=c.output_tokens,
+        rubric_cache_hits=c.rubric_cache_hits,
+        cache_hits=c.cache_hits,
+        retries=c.retries,
+        rate_limited=c.rate_limited,
+        limiter_wait_s=c.limiter_wait_ms / 1000,
+        redriven=c.redriven,
+        redrive_capped=c.redrive_capped,
+        unit_tasks=c.unit_tasks,
+        units_inline=c.units_inline,
+        candidate_calls=c.candidate_calls,
+        candidate_prompt_tokens=c.candidate_prompt_tokens,
+        candidate_output_tokens=c.candidate_output_tokens,
+        thought_tokens=c.thought_tokens,
+        candidate_thought_tokens=c.candidate_thought_tokens,
+        cached_tokens=c.cached_tokens + c.candidate_cached_tokens,
         thinking=config.thinking,
         cost_usd=cost.cost_usd,
         cost_by_role=cost.by_role,
@@ -121,18 +114,19 @@ def build_summary(
         price_date=cost.price_date,
         prices=cost.prices,
         cost_note=cost.note,
-        max_cost_usd=usd(int(cap)) if cap else None,
+        max_cost_usd=usd(c.budget_nanos) if c.budget_nanos else None,
         mode=config.mode,
-        batch=_batch_figures(config, count) if config.mode == "batch" else None,
-        spent_usd=usd(count("spent_nanos")),
-        pause_reason=job_hash.get("pause_reason") if status == "paused" else None,
+        batch=_batch_figures(config, c) if config.mode == "batch" else None,
+        spent_usd=usd(c.spent_nanos),
+        pause_reason=c.pause_reason if status == "paused" else None,
         metric_summary=get_metric(config.metric).summarize(rows),
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
+        task_errors=c.task_errors,
     )
 
 
-def _batch_figures(config: JobConfig, count: Callable[[str], int]) -> dict[str, Any]:
+def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
     """Batch mode's figures, and what it does with a batch that ends unanswered (EXPIRED,
     FAILED, CANCELLED by the server): the summary states the choice."""
     on_expiry = (
@@ -141,18 +135,18 @@ def _batch_figures(config: JobConfig, count: Callable[[str], int]) -> dict[str, 
         else "sent online, one call per unit"
     )
     return {
-        "submitted": count("batches_submitted"),
-        "ended_unanswered": count("batches_ended"),
-        "resubmitted": count("batches_resubmitted"),
-        "online_fallback": count("batch_online_fallback"),
+        "submitted": c.batches_submitted,
+        "ended_unanswered": c.batches_ended,
+        "resubmitted": c.batches_resubmitted,
+        "online_fallback": c.batch_online_fallback,
         # Results matched to no request of their batch (no key, a key it never sent, an
         # unreadable line): never used for a verdict. Requests it returned nothing for, and
         # requests sent again after a transient error or a missing result.
-        "results_unmatched": count("batch_results_unmatched"),
-        "results_unknown_key": count("batch_results_unknown"),
-        "results_unreadable": count("batch_results_unreadable"),
-        "results_missing": count("batch_results_missing"),
-        "requests_retried": count("batch_requests_retried"),
+        "results_unmatched": c.batch_results_unmatched,
+        "results_unknown_key": c.batch_results_unknown,
+        "results_unreadable": c.batch_results_unreadable,
+        "results_missing": c.batch_results_missing,
+        "requests_retried": c.batch_requests_retried,
         "on_expiry": config.on_expiry,
         "on_expiry_means": f"requests of a batch that ends unanswered are {on_expiry}",
         "price": "batch rate (50% of the standard price)",

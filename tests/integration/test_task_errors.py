@@ -56,7 +56,7 @@ def held_until_planted(client: Any) -> Iterator[None]:
 
 
 def plant_foreign_plan(client: Any, job_id: str, line: str) -> None:
-    client.store.set(keys.plan(job_id, line), FOREIGN_PLAN, 3600)
+    client.store.r.set(keys.plan(job_id, line), FOREIGN_PLAN, ex=3600)
 
 
 def status_json(env: dict[str, str], job_id: str) -> dict[str, Any]:

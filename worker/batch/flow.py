@@ -10,7 +10,6 @@ import time
 import uuid
 
 from evalq.core.models import JobConfig
-from worker import keys
 from worker.batch import ledger, service
 from worker.batch.ledger import TERMINAL
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, Send
@@ -30,12 +29,12 @@ def submit_round(rt: Runtime, job_id: str, send: Send) -> str:
     """Sweep the job and send what it found unanswered as the next round of batches."""
     store, settings = rt.store, rt.settings
     owner = uuid.uuid4().hex
-    if not store.claim(keys.batch_lock(job_id), owner, int(settings.task_time_limit_s)):
+    if not store.claim_batch_lock(job_id, owner, int(settings.task_time_limit_s)):
         return "busy"  # another worker is submitting this job now
     try:
         return _submit_locked(rt, job_id, send)
     finally:
-        store.release(keys.batch_lock(job_id), owner)
+        store.release_batch_lock(job_id, owner)
 
 
 def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:

@@ -24,13 +24,12 @@ from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.metric import RowContext
 from evalq.core.pricing import Price, Usage, call_cost_nanos, job_prices
 from evalq.core.thinking import Setting, ThinkingJudge
-from worker import keys
 from worker.batch.wire import describe, file_line, inlined_request
 from worker.call_cache import CachingJudge, call_digest
 from worker.fatal_errors import FatalErrorGuard
 from worker.gemini import reply_from_response, unreadable_reply
 from worker.runtime import AccountingJudge, Runtime, row_context
-from worker.store import SharedEntries, Store
+from worker.store import Store
 
 
 class AwaitingBatch(Exception):
@@ -169,7 +168,7 @@ def batch_judge(
     prices: Mapping[str, Price],
 ) -> Judge:
     inner = BatchReplyJudge(model, rt.store, job_id, row, collector)
-    replies = SharedEntries(rt.store, keys.call)
+    replies = rt.store.call_replies()
     cached = CachingJudge(inner, replies, rt.settings.call_cache_ttl_s, read=use_cache)
     shaped = ThinkingJudge(
         cached,

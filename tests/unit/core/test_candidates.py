@@ -16,6 +16,7 @@ import pytest
 from evalq.client.api import results_frame
 from evalq.client.render import results_csv, results_jsonl
 from evalq.core.candidates import cell_candidates
+from evalq.core.counters import JobCounters
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import CellInputError, DatasetError, SharedWorkPending, policy_of
 from evalq.core.models import JobConfig, RowResult
@@ -165,14 +166,14 @@ def test_summary_has_each_candidates_mean_with_its_interval() -> None:
     )
     rows = [cell(i, "flux", 0.5) for i in range(10)] + [cell(i, "sdxl", 1.0) for i in range(9)]
     rows.append(cell(9, "sdxl", None))
-    summary = build_summary(config, {"status": "finished"}, {}, rows, now=1.0)
+    summary = build_summary(config, JobCounters(status="finished"), {}, rows, now=1.0)
     assert list(summary.candidates) == ["sdxl", "flux"]  # the order given
     sdxl, flux = summary.candidates["sdxl"], summary.candidates["flux"]
     assert (sdxl.rows, sdxl.rows_scored, sdxl.rows_failed, sdxl.mean_score) == (10, 9, 1, 1.0)
     assert sdxl.ci_method == "wilson" and sdxl.ci95 is not None
     assert flux.mean_score == 0.5 and flux.tag_counts == {"color": 10}
     one = config.model_copy(update={"options": {}})
-    assert build_summary(one, {}, {}, [cell(1, None, 1.0)], now=1.0).candidates == {}
+    assert build_summary(one, JobCounters(), {}, [cell(1, None, 1.0)], now=1.0).candidates == {}
 
 
 def test_exports_carry_the_candidate_only_for_multi_candidate_jobs() -> None:

@@ -7,6 +7,7 @@ import json
 from rich.console import Console
 
 from evalq.client.render import summary_table
+from evalq.core.counters import JobCounters
 from evalq.core.models import JobConfig, JobSummary, RowResult
 from evalq.core.summary import build_summary
 from evalq.stats.intervals import bootstrap_bca, wilson
@@ -28,7 +29,7 @@ def row(i: int, score: float, tags: dict[str, float]) -> RowResult:
 
 
 def summarize(rows: list[RowResult]) -> JobSummary:
-    counters = {"status": "finished", "rows_done": str(len(rows)), "rows_scored": str(len(rows))}
+    counters = JobCounters(status="finished", rows_done=len(rows), rows_scored=len(rows))
     return build_summary(config(len(rows)), counters, {}, rows, now=1.0)
 
 

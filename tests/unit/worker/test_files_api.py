@@ -23,7 +23,6 @@ from evalq.core.models import MediaRef
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.serving import running_server
-from worker import keys
 from worker.files import (
     FileInfo,
     GenaiFiles,
@@ -148,20 +147,22 @@ class MemoryShared:
         self.data: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> str | None:
-        return self.data.get(key)
+    def record(self, job_id: str, digest: str) -> str | None:
+        return self.data.get(f"{job_id}/{digest}")
 
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.data[key] = value
+    def save_record(self, job_id: str, digest: str, value: str, ttl_s: int) -> None:
+        self.data[f"{job_id}/{digest}"] = value
 
-    def claim(self, key: str, token: str, ttl_s: int) -> bool:
+    def claim(self, job_id: str, digest: str, token: str, ttl_s: int) -> bool:
+        key = f"{job_id}/{digest}:lock"
         with self._lock:
             if key in self.data:
                 return False
             self.data[key] = token
             return True
 
-    def release(self, key: str, token: str) -> None:
+    def release(self, job_id: str, digest: str, token: str) -> None:
+        key = f"{job_id}/{digest}:lock"
         with self._lock:
             if self.data.get(key) == token:
                 del self.data[key]
@@ -282,11 +283,11 @@ def test_rate_limits_go_back_to_the_task_and_5xx_is_retried_in_process() -> None
 def test_a_recorded_upload_is_reused_until_it_nears_expiry() -> None:
     shared = MemoryShared()
     part = MediaPart("video/avi", VIDEO)
-    key = keys.upload("job", media_digest(part))
+    digest = media_digest(part)
     record = {"name": "files/x", "uri": "https://files.test/old", "mime_type": "video/avi"}
-    shared.set(key, json.dumps({**record, "expires_at": time.time() + 3600}), 60)
+    shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 3600}), 60)
     assert deliver(StubFiles([], []), shared).uri == "https://files.test/old"
-    shared.set(key, json.dumps({**record, "expires_at": time.time() + 60}), 60)
+    shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 60}), 60)
     assert deliver(StubFiles([info()], []), shared).uri == "https://files.test/x"
 
 

@@ -53,7 +53,7 @@ def job_in(store: Store, client: Client, status: str, *, complete: bool = True) 
     elif status == "cancelled":
         client.cancel(job)
     elif status == "finished":
-        assert store.mark_finished(job, ROWS)
+        assert store.mark_finished(job, ROWS).marked
     assert store.status(job) == status
     return job
 
@@ -97,7 +97,7 @@ def test_a_forbidden_transition_writes_nothing(
 def test_finished_needs_every_row_counted(store: Store, client: Client, before: str) -> None:
     job = job_in(store, client, before, complete=False)
     seen = store.job_hash(job)
-    assert not store.mark_finished(job, ROWS)
+    assert not store.mark_finished(job, ROWS).complete
     assert store.job_hash(job) == seen
 
 

@@ -137,7 +137,7 @@ def test_counters_of_a_vanished_job_leave_nothing_behind(store: Store) -> None:
     assert not store.r.exists(keys.job(job))
     store.r.hset(keys.job(job), "judge_calls", 1)  # a stray hash, as older code could leave
     with pytest.raises(JobNotFound):
-        store.progress(job)
+        store.job_progress(job)
 
 
 def test_wait_returns_on_finished_and_raises_when_rows_can_not_finish(store: Store) -> None:

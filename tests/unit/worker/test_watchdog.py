@@ -89,7 +89,7 @@ def test_a_batch_job_reattached_again_and_again_without_progress_pauses(store: S
     store.finish_row(job, RowResult(id="r0", line=1, prompt="p", status="scored", score=1.0))
     dog.sweep(now + 100)  # a row finished meanwhile: progress, the count starts again
     dog.sweep(now + 130)  # sent again, but counted at most once per stall timeout
-    assert store.claim(keys.batch_lock(job), "a-submit", 60)
+    assert store.claim_batch_lock(job, "a-submit", 60)
     dog.sweep(now + 200)  # a submit holds the lock: it is being worked on
     store.r.delete(keys.batch_lock(job))
     dog.sweep(now + 300)  # second re-attach in a row without progress

@@ -1,0 +1,63 @@
+"""Redis store: every key evalq writes, split by what it keeps, and the atomic steps (Lua, in
+worker/store/lua/, one script a file) that keep counts exact.
+
+Every key's name, and the table of what each holds, is in worker.keys; no other module talks
+to Redis, so the Store's methods are the whole of what evalq does with it. The Store is one
+object composed of its parts, each a module owning its keys and scripts:
+
+- jobs: create, config, list, status and the transition state machine (TRANSITIONS), pause,
+  the active set, refusals counted toward a pause, task errors;
+- rows: rows, plans (first write wins), what a unit reads, signs of life, re-drives, done;
+- verdicts: verdicts and a unit's outcome in one step (record_unit);
+- results: counting a finished row once (finish_row), results, unscored counts, the summary;
+- counters: incr and account (one path, never recreating a vanished job), spend and cap, and
+  the counters read back typed (evalq.core.counters.JobCounters);
+- shared: the call and rubric caches, uploads, leases and locks (SharedEntries, renew_claims);
+- schedule: the global rate limiter's schedules;
+- batches: batch mode's ledger.
+
+No secret is ever written: JobConfig has no credential fields.
+"""
+
+from __future__ import annotations
+
+from worker.store.base import REDIS_DOWN, Memo, row_key
+from worker.store.batches import BatchesStore
+from worker.store.counters import COUNTERS, CountersStore, read_counters, usage_field
+from worker.store.jobs import TRANSITIONS, Finish, JobsStore, Transition, clip_error
+from worker.store.results import ResultsStore
+from worker.store.rows import RowsStore, UnitInputs
+from worker.store.schedule import ScheduleStore
+from worker.store.shared import SharedEntries, SharedStore, renew_claims
+from worker.store.verdicts import Recorded, VerdictsStore
+
+__all__ = [
+    "COUNTERS",
+    "REDIS_DOWN",
+    "TRANSITIONS",
+    "Finish",
+    "Memo",
+    "Recorded",
+    "SharedEntries",
+    "Store",
+    "Transition",
+    "UnitInputs",
+    "clip_error",
+    "read_counters",
+    "renew_claims",
+    "row_key",
+    "usage_field",
+]
+
+
+class Store(
+    JobsStore,
+    RowsStore,
+    VerdictsStore,
+    ResultsStore,
+    CountersStore,
+    SharedStore,
+    ScheduleStore,
+    BatchesStore,
+):
+    """Every part of the store on one connection (see the module's docstring)."""

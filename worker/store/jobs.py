@@ -1,0 +1,190 @@
+"""Jobs: creating one, its config and status, the transition state machine, the active set,
+refusals counted toward a pause, and exceptions that escaped a task's code.
+
+Keys (worker.keys): job (the hash's config, status, pause_reason, {status}_at and task error
+fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua, record_task_error.lua;
+create_job counts rejected lines with results' finish_row.lua."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from evalq.core.errors import JobNotFound
+from evalq.core.models import JobConfig, RowInput, RowResult
+from evalq.core.pricing import nanos
+from worker import keys
+from worker.store.base import StoreBase, job_gone, line_order, row_key
+from worker.store.counters import COUNTERS
+from worker.store.results import finish_args
+
+# Which status a job may move to, from which. "finished" is final. A cancelled job runs again
+# only through `evalq resume`; running -> running is a resume of an interrupted job. Moving to
+# "finished" also needs every row counted: a job is never finished with rows missing.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "running": frozenset({"running", "paused", "cancelled", "finished"}),
+    "paused": frozenset({"running", "cancelled", "finished"}),
+    "cancelled": frozenset({"running"}),
+    "finished": frozenset(),
+}
+TASK_ERROR_MAX_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Transition:
+    """What a status change found: whether it happened, and the status it met ("unknown"
+    when the job is gone), so a caller can say "already finished" instead of pretending."""
+
+    changed: bool
+    before: str
+    rows_done: int
+
+
+@dataclass(frozen=True)
+class Finish:
+    """What asking to finish a job did: `marked` when this call finished it; `complete` when
+    every row is counted, whatever the status (a cancelled job stays cancelled, a finished one
+    was finished before); `before` the status it met."""
+
+    marked: bool
+    complete: bool
+    before: str
+
+
+def clip_error(text: str, limit: int = TASK_ERROR_MAX_CHARS) -> str:
+    """An error's text, at most `limit` characters (an SDK's message can hold a whole body)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class JobsStore(StoreBase):
+    def create_job(
+        self, config: JobConfig, rows: list[RowInput], rejected: Sequence[RowResult] = ()
+    ) -> None:
+        """Store the job, its rows and its rejected lines (already counted as failed) in one
+        transaction: a producer that dies half way leaves no job that can never finish."""
+        key = keys.job(config.job_id)
+        lines = sorted(
+            [row_key(row) for row in rows] + [row_key(r) for r in rejected], key=line_order
+        )
+        if len(set(lines)) != len(lines) or len(lines) != config.rows_total:
+            raise ValueError(
+                f"job {config.job_id}: {len(lines)} distinct lines, rows_total {config.rows_total}"
+            )
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(
+            key,
+            mapping={
+                "config": config.model_dump_json(),
+                "status": "running",
+                **dict.fromkeys(COUNTERS, 0),
+                "spent_nanos": 0,
+                **(
+                    {"budget_nanos": nanos(config.max_cost_usd)}
+                    if config.max_cost_usd is not None
+                    else {}
+                ),
+            },
+        )
+        pipe.expire(key, self.ttl_s)
+        for row in rows:
+            pipe.set(keys.row(config.job_id, row_key(row)), row.model_dump_json(), ex=self.ttl_s)
+        if lines:
+            pipe.rpush(keys.job_rows(config.job_id), *lines)
+            pipe.expire(keys.job_rows(config.job_id), self.ttl_s)
+        for result in rejected:
+            names, args = finish_args(config.job_id, result, self.ttl_s)
+            self._script("finish_row")(keys=names, args=args, client=pipe)
+        pipe.zadd(keys.JOBS, {config.job_id: config.created_at})
+        pipe.sadd(keys.ACTIVE_JOBS, config.job_id)
+        pipe.execute()
+
+    def config(self, job_id: str) -> JobConfig:
+        if (hit := self._memo.get(("config", job_id))) is not None:
+            return cast(JobConfig, hit)
+        raw = self.r.hget(keys.job(job_id), "config")
+        if raw is None:
+            raise JobNotFound(
+                f"no job {job_id!r} in Redis (never created, expired, or lost when Redis "
+                "restarted without its append-only file)"
+            )
+        return cast(
+            JobConfig,
+            self._memo.put(("config", job_id), JobConfig.model_validate_json(cast(str, raw))),
+        )
+
+    def job_hash(self, job_id: str) -> dict[str, str]:
+        """The job hash as stored, every field a string (for tests and debugging: the runtime
+        reads it typed, through Store.counters)."""
+        data = cast(dict[str, str], self.r.hgetall(keys.job(job_id)))
+        if not data:
+            raise job_gone(job_id)
+        return data
+
+    def list_jobs(self, limit: int = 50) -> list[str]:
+        return cast(list[str], self.r.zrevrange(keys.JOBS, 0, limit - 1))
+
+    def active_jobs(self) -> list[str]:
+        return sorted(cast(set[str], self.r.smembers(keys.ACTIVE_JOBS)))
+
+    def deactivate(self, job_id: str) -> None:
+        self.r.srem(keys.ACTIVE_JOBS, job_id)
+
+    # ---- status: the transition state machine ----
+
+    def status(self, job_id: str) -> str:
+        return cast(str | None, self.r.hget(keys.job(job_id), "status")) or "unknown"
+
+    def transition(
+        self, job_id: str, status: str, *, reason: str = "", rows_total: int = 0
+    ) -> Transition:
+        """Move the job to `status` if TRANSITIONS allows it from the status it has now, in one
+        atomic step. "finished" also needs rows_done >= rows_total; "paused" records `reason`."""
+        if status not in TRANSITIONS:
+            raise ValueError(f"job {job_id}: no status {status!r} (known: {sorted(TRANSITIONS)})")
+        sources = [before for before, targets in TRANSITIONS.items() if status in targets]
+        changed, before, done = self._script("transition")(
+            keys=[keys.job(job_id), keys.ACTIVE_JOBS],
+            args=[status, time.time(), rows_total, reason, job_id, *sources],
+        )
+        return Transition(bool(changed), str(before), int(done))
+
+    def mark_finished(self, job_id: str, rows_total: int) -> Finish:
+        """Finish a running or paused job if every row is counted, and say what happened (see
+        Finish): a caller goes on to the summary when `complete`, rows missing otherwise."""
+        moved = self.transition(job_id, "finished", rows_total=rows_total)
+        return Finish(moved.changed, moved.rows_done >= rows_total, moved.before)
+
+    def pause(self, job_id: str, reason: str) -> bool:
+        """Pause a running job (first reason wins); False if it was not running."""
+        return self.transition(job_id, "paused", reason=reason).changed
+
+    def pause_reason(self, job_id: str) -> str | None:
+        return cast(str | None, self.r.hget(keys.job(job_id), "pause_reason"))
+
+    # ---- refusals counted toward a pause (worker.fatal_errors) ----
+
+    def count_fatal(self, job_id: str, signature: str) -> int:
+        """Count one more of this refusal for the job; returns how often it was seen."""
+        key = keys.fatal(job_id)
+        pipe = self.r.pipeline()
+        pipe.hincrby(key, signature[:500], 1)
+        pipe.expire(key, self.ttl_s)
+        return int(pipe.execute()[0])
+
+    def clear_fatal(self, job_id: str) -> None:
+        """Forget counted refusals (on resume: the cause may have been fixed)."""
+        self.r.delete(keys.fatal(job_id))
+
+    # ---- exceptions that escaped a task's code (worker.task_errors) ----
+
+    def record_task_error(self, job_id: str, task: str, error: str, at: float) -> int:
+        """Count one more exception that escaped a task of the job and keep it as the job's
+        last (`error`: "Type: message", clipped here), with the task's name and when, in one
+        atomic step, while the job exists. Returns the job's count (0: the job is gone)."""
+        fields = [keys.TASK_ERRORS, keys.TASK_ERROR_LAST, keys.TASK_ERROR_TASK, keys.TASK_ERROR_AT]
+        count = self._script("record_task_error")(
+            keys=[keys.job(job_id)], args=[*fields, clip_error(error), task, repr(at)]
+        )
+        return int(count)

@@ -1,0 +1,46 @@
+-- One unit's outcome in one step (worker.unit_writes says which counter counts when).
+-- KEYS: 1 the row's verdicts, 2 the job hash, 3 the job's activity, then ARGV[6] call-cache
+-- keys, then ARGV[7] limiter token schedules.
+-- ARGV: 1 verdict index ('' for none), 2 verdict JSON, 3 ttl_s, 4 the row's line, 5 its
+-- activity time, 6 replies, 7 corrections, 8 spent pairs; then each reply's (JSON, ttl_s),
+-- each correction's ms, the spent (name, amount) pairs, the counted ones.
+-- Returns {1 new verdict | 0 | -1 job gone, spend, cap or ''}.
+if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
+  return {-1, '0', ''}
+end
+local ttl = tonumber(ARGV[3])
+local written = 0
+if ARGV[1] ~= '' then
+  written = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[1], ttl)
+end
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+redis.call('EXPIRE', KEYS[3], ttl)
+local replies, corrections, spent = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local a = 9
+for i = 1, replies do
+  redis.call('SET', KEYS[3 + i], ARGV[a], 'EX', ARGV[a + 1])
+  a = a + 2
+end
+for i = 1, corrections do
+  local key = KEYS[3 + replies + i]
+  local tat = redis.call('GET', key)
+  if tat then
+    local left = redis.call('PTTL', key)
+    if left < 0 then left = 60000 end
+    redis.call('SET', key, tostring(tonumber(tat) + tonumber(ARGV[a])), 'PX', left)
+  end
+  a = a + 1
+end
+for i = 1, spent do
+  redis.call('HINCRBY', KEYS[2], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+if written == 1 then
+  while a < #ARGV do
+    redis.call('HINCRBY', KEYS[2], ARGV[a], ARGV[a + 1])
+    a = a + 2
+  end
+end
+local cap = redis.call('HGET', KEYS[2], 'budget_nanos') or ''
+return {written, redis.call('HGET', KEYS[2], 'spent_nanos') or '0', cap}

@@ -1,0 +1,31 @@
+-- Every status change, checked against worker.store.jobs.TRANSITIONS (the allowed sources
+-- come in as ARGV[6:]) and written in one atomic step: nothing can land between the check and
+-- the write. A job that runs is one the watchdog looks after; a cancelled or finished one is
+-- not.
+-- KEYS: 1 the job hash, 2 the active jobs set.
+-- ARGV: 1 the target status, 2 now (epoch s), 3 rows_total (finished needs rows_done >= it),
+-- 4 the pause reason, 5 the job id; then the statuses the target may be reached from.
+-- Returns {changed, status found ('unknown' when the job is gone), rows_done}.
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then
+  return {0, 'unknown', 0}
+end
+local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
+local target = ARGV[1]
+local allowed = false
+for i = 6, #ARGV do
+  if ARGV[i] == status then allowed = true end
+end
+if not allowed or (target == 'finished' and done < tonumber(ARGV[3])) then
+  return {0, status, done}
+end
+redis.call('HSET', KEYS[1], 'status', target, target .. '_at', ARGV[2])
+if target == 'paused' then
+  redis.call('HSET', KEYS[1], 'pause_reason', ARGV[4])
+elseif target == 'running' then
+  redis.call('HDEL', KEYS[1], 'pause_reason')
+  redis.call('SADD', KEYS[2], ARGV[5])
+else
+  redis.call('SREM', KEYS[2], ARGV[5])
+end
+return {1, status, done}
