@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalq.core.errors import InputError, StoredPlanError
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.media import MediaPlace
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.registry import REGISTRY
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the media rules load with the loader, not the store
     from evalq.core.dry_run import DryEnv
+    from evalq.core.media import MediaPlace
 
 
 Record = dict[str, Any]  # one dataset record, as read from the file

@@ -12,6 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalq.stats.intervals import IntervalMethod
 
+
+class Model(BaseModel):
+    """Every contract between processes. Validators are built on first use, not at import:
+    a command that reads one summary does not pay for every model's schema."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 Tag = Literal[
     "object",
     "human",
@@ -42,7 +50,7 @@ RowStatus = Literal["scored", "partial", "failed"]
 QuestionStatus = Literal["ok", "unscored"]
 
 
-class MediaRef(BaseModel):
+class MediaRef(Model):
     """Where a row's media lives; resolved to bytes or a URI by the worker, not the producer."""
 
     model_config = ConfigDict(frozen=True)
@@ -55,7 +63,7 @@ class MediaRef(BaseModel):
 QuestionSource = Literal["generated", "dataset"]
 
 
-class Question(BaseModel):
+class Question(Model):
     """One rubric question; ``expected`` is the answer an image faithful to the prompt gives:
     "yes"/"no" when the choices are yes and no, otherwise the letter of one labelled choice."""
 
@@ -68,7 +76,7 @@ class Question(BaseModel):
     source: QuestionSource = "generated"  # written by the rubric judge, or the row's own
 
 
-class Coverage(BaseModel):
+class Coverage(Model):
     """How many of the prompt's keywords the rubric's questions cover."""
 
     keywords: list[str] = Field(default_factory=list)
@@ -83,7 +91,7 @@ class Coverage(BaseModel):
         return 1.0 - len(self.missing) / len(self.keywords)
 
 
-class Rubric(BaseModel):
+class Rubric(Model):
     """A prompt's questions, cached across rows and jobs by (prompt, judge model, template)."""
 
     questions: list[Question]
@@ -93,7 +101,7 @@ class Rubric(BaseModel):
     simulated: bool = False
 
 
-class RowInput(BaseModel):
+class RowInput(Model):
     """A validated dataset row, stored once in Redis and loaded by tasks by id.
 
     `media` maps a field name (image, video, document) to where its bytes are; `data` holds a
@@ -118,7 +126,7 @@ class RowInput(BaseModel):
         return self.media["image"]
 
 
-class Verdict(BaseModel):
+class Verdict(Model):
     """One unit's judge verdict (a question's answer, a label set, a rating...), or why there
     is none. `value` carries structured verdicts; `answer` the plain one."""
 
@@ -134,7 +142,7 @@ class Verdict(BaseModel):
     simulated: bool = False
 
 
-class QuestionResult(BaseModel):
+class QuestionResult(Model):
     question: str
     tag: str
     expected: str
@@ -148,7 +156,7 @@ class QuestionResult(BaseModel):
     source: QuestionSource | None = None
 
 
-class RowResult(BaseModel):
+class RowResult(Model):
     """What a user reads back per row; ``score`` is None unless at least one question scored."""
 
     id: str
@@ -174,7 +182,7 @@ class RowResult(BaseModel):
         return cls(id=row.id, line=row.line, prompt=row.prompt, extra=row.extra, **fields)
 
 
-class JobConfig(BaseModel):
+class JobConfig(Model):
     """Everything a worker needs to know about a job; never holds secrets."""
 
     job_id: str
@@ -213,7 +221,7 @@ class JobConfig(BaseModel):
     on_expiry: Literal["resubmit", "online"] = "resubmit"
 
 
-class CandidateSummary(BaseModel):
+class CandidateSummary(Model):
     """One candidate's figures in a multi-candidate job: its cells counted as rows."""
 
     rows: int
@@ -227,7 +235,7 @@ class CandidateSummary(BaseModel):
     tag_counts: dict[str, int] = Field(default_factory=dict)
 
 
-class TaskErrors(BaseModel):
+class TaskErrors(Model):
     """Exceptions that escaped a task's code (a bug, an SDK's unexpected error): how many, the
     last one ("Type: message"), the task it escaped from and when (epoch s). Each was retried;
     one that persisted failed its row (online) or paused the job (batch mode)."""
@@ -238,7 +246,7 @@ class TaskErrors(BaseModel):
     at: float | None = None
 
 
-class JobSummary(BaseModel):
+class JobSummary(Model):
     """The job-level figures `run --json` and `status --json` print."""
 
     job_id: str
@@ -308,7 +316,7 @@ class JobSummary(BaseModel):
 # ---- structured replies the judge is asked for (response schemas) ----
 
 
-class RubricQuestionReply(BaseModel):
+class RubricQuestionReply(Model):
     question: str
     answer: Literal["yes", "no"]
     tag: Tag
@@ -316,14 +324,14 @@ class RubricQuestionReply(BaseModel):
     justification: str
 
 
-class RubricReply(BaseModel):
+class RubricReply(Model):
     """Schema for rubric generation: the prompt's keywords and one or more questions per keyword."""
 
     keywords: list[str]
     questions: list[RubricQuestionReply]
 
 
-class VerdictReply(BaseModel):
+class VerdictReply(Model):
     """Schema for the validator: reasoning first, then the answer."""
 
     explanation: str

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from statistics import NormalDist, fmean
 from typing import Literal
 
-import numpy as np
-
 # How a 95% interval was computed (evalq/stats/intervals.py): Wilson for 0/1 scores, a Wilson bound
 # for scores that are all one value in (0, 1), a BCa bootstrap otherwise.
 IntervalMethod = Literal["wilson", "wilson-bound", "bca"]
@@ -60,7 +58,11 @@ def wilson(successes: float, n: int, z: float = Z95) -> Bounds | None:
 def resample_means(
     values: Sequence[float], resamples: int = RESAMPLES, seed: int = 0
 ) -> list[float]:
-    """Means of ``resamples`` seeded bootstrap resamples (with replacement) of ``values``."""
+    """Means of ``resamples`` seeded bootstrap resamples (with replacement) of ``values``.
+    numpy is imported here, when an interval is drawn, not with the module: a finished job's
+    stored summary (`evalq status`) is read without it."""
+    import numpy as np
+
     x = np.asarray(values, dtype=float)
     n = len(x)
     if n == 0 or resamples <= 0:
