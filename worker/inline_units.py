@@ -19,6 +19,7 @@ from typing import Any
 from evalq.core.errors import JudgeError
 from evalq.core.metric import Metric, Plan, Unit, get_metric
 from evalq.core.models import Verdict
+from worker.judge_stack import CacheOnly
 from worker.runtime import CacheProbe, Runtime, record_units, row_context
 from worker.unit_writes import NotCached, UnitWrites
 
@@ -72,7 +73,7 @@ def _attempt(
     writes = UnitWrites()
     writes.count(units_inline=1)
     try:
-        ctx = row_context(rt, job_id, row, writes, cache_only=True, probe=probe)
+        ctx = row_context(rt, job_id, row, writes, innermost=CacheOnly, probe=probe)
         verdict = metric.run_unit(ctx, plan, unit)
     except NotCached:
         return None if probe.fetched else "probe"
