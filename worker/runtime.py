@@ -3,7 +3,7 @@
 
 A unit task hands its judges a worker.unit_writes.UnitWrites: their counters, cache entries and
 limiter corrections are then held and written with the unit's verdict in one round trip
-(tasks.rows). Without one (prepare_row's rubric and candidate calls) each is written at once."""
+(worker.lifecycle.units.record_unit). Without one (prepare_row's rubric and candidate calls) each is written at once."""
 
 from __future__ import annotations
 
@@ -15,10 +15,8 @@ from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
 from evalq.core.media import allowed_types
 from evalq.core.metric import RowContext
-from evalq.core.models import Verdict
 from evalq.core.pricing import job_prices
 from worker import keys
-from worker.budget import pause_if_spent
 from worker.files import RedisShared, deliver_media, job_roots, media_rules
 from worker.gemini import get_judge
 from worker.heartbeat import claim_lease_s, interval_for
@@ -171,24 +169,3 @@ def row_context(
         count=count,
         cache_ttl_s=rt.settings.rubric_ttl_s,
     )
-
-
-def record_unit(
-    rt: Runtime, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
-) -> bool:
-    """Write a unit's outcome in one round trip (Store.record_unit), then pause the job if its
-    calls brought the spend to the cap. True when `verdict` is the one stored."""
-    return record_units(rt, job_id, row, [(verdict, writes)])[0]
-
-
-def record_units(
-    rt: Runtime, job_id: str, row: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
-) -> list[bool]:
-    """record_unit for several units of a row at once (Store.record_units: one round trip)."""
-    recorded = rt.store.record_units(job_id, row, outcomes)
-    for (_, writes), outcome in zip(outcomes, recorded, strict=True):
-        cost = writes.cost_nanos()
-        writes.clear()
-        if cost:
-            pause_if_spent(rt.store, job_id, outcome.spent_nanos, outcome.cap_nanos)
-    return [outcome.written for outcome in recorded]

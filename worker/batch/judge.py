@@ -24,11 +24,12 @@ from evalq.core.metric import RowContext
 from worker.batch.wire import describe, file_line, inlined_request
 from worker.call_cache import call_digest
 from worker.gemini import reply_from_response, unreadable_reply
+from worker.lifecycle.outcomes import AwaitingReply
 from worker.runtime import Runtime, row_context
 from worker.store import Store
 
 
-class AwaitingBatch(Exception):
+class AwaitingBatch(AwaitingReply):
     """The reply is not in yet: the request is collected for the next batch. Not a JudgeError,
     so no metric turns it into a verdict; the sweep leaves the row for the next round."""
 
