@@ -1,7 +1,8 @@
-"""The three tasks every metric runs. Each is a few lines: load by id, call the metric with a
-RowContext, store, decide retry. prepare_row plans the row (rubric or candidate generation) and
-fans out one run_unit per unit into a chord whose callback, aggregate_row, scores the row.
-Chord header tasks never raise, so the callback always fires.
+"""The three tasks every metric runs. The row's life is worker.lifecycle's (plain functions that
+return an outcome); each task turns its outcome into a chord, a Celery retry or a return value,
+through the scheduler in use (worker.scheduling). prepare_row plans the row (rubric or candidate
+generation) and fans out one run_unit per unit into a chord whose callback, aggregate_row,
+scores the row. Chord header tasks never raise, so the callback always fires.
 
 Cached work does not become tasks: prepare_row resolves inline every unit whose verdict is
 stored or whose replies are all in the call cache, and only the units that need a judge call go
@@ -9,8 +10,8 @@ into the chord; a row with none left is aggregated at once (no chord: an empty h
 allowed). A unit task reads what it needs in one round trip and writes its outcome (verdict,
 activity, counters, cache entries, limiter correction) in one more (worker.unit_writes).
 
-Retry policies come from the error classes (evalq.core.errors), read in one handler,
-`_on_judge_error`: "countdown" (429, or our limiter's next slot is far) becomes a Celery retry;
+Retry policies come from the error classes (evalq.core.errors), read in one handler
+(worker.lifecycle.judge_errors, shared with batch mode): "countdown" (429, or our limiter's next slot is far) becomes a Celery retry;
 "pause" (a spent daily quota, a job halted by repeated refusals) pauses the job, leaving its
 rows for `evalq resume`; anything else fails the row being prepared, or is the unit's unscored
 verdict (metrics make those verdicts themselves; the handler covers what gets past them).
@@ -31,8 +32,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from celery import Task, chord
-from celery.exceptions import Retry, TaskPredicate
+from celery import Task
+from celery.exceptions import TaskPredicate
 from kombu.exceptions import OperationalError
 
 from evalq.core.errors import JobNotFound
@@ -53,6 +54,7 @@ from worker.lifecycle.outcomes import (
 )
 from worker.lifecycle.units import record_unit
 from worker.runtime import Runtime, runtime
+from worker.scheduling import scheduler
 from worker.store import REDIS_DOWN
 from worker.task_errors import describe, retry_or_give_up
 from worker.unit_writes import UnitWrites
@@ -64,7 +66,7 @@ _OUT_OF_REACH: tuple[type[Exception], ...] = (*REDIS_DOWN, OperationalError)
 _BACKOFF_MAX_S = 30.0
 
 
-def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | None) -> Retry:
+def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | None) -> Exception:
     """The whole task again later, with jittered backoff that roughly doubles, so nothing it
     would have written is replaced by a verdict. `down_since` (when this task first found Redis
     out of reach) travels with the retry; past redis_retry_max_s the error propagates and the
@@ -78,10 +80,7 @@ def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | Non
     delay = min(_BACKOFF_MAX_S, max(1.0, waited)) * random.uniform(0.5, 1.0)
     log.warning("%s: Redis out of reach (%s); again in %.1f s", task.name, exc, delay)
     kwargs = {**(task.request.kwargs or {}), "down_since": since}  # keeps first_429_at
-    retry: Retry = task.retry(
-        countdown=delay, kwargs=kwargs, max_retries=None, exc=exc, throw=False
-    )
-    return retry
+    return scheduler().retry(task, countdown=delay, kwargs=kwargs, max_retries=None, exc=exc)
 
 
 GiveUp = Callable[[str], dict[str, Any]]
@@ -192,11 +191,11 @@ def _countdown(task: Task, rt: Runtime, outcome: Outcome) -> None:
     """A judge error's countdown (worker.lifecycle.judge_errors) as a Celery retry."""
     if isinstance(outcome, RetryAfter):
         # down_since is dropped: Redis answered, so a later outage starts a new budget.
-        raise task.retry(
+        raise scheduler().retry(
+            task,
             countdown=outcome.delay_s,
             kwargs={"first_429_at": outcome.first_429_at},
             max_retries=rt.settings.rate_limit_max_retries,
-            throw=False,
         ) from None
 
 
@@ -217,7 +216,7 @@ def _prepare_row(task: Task, rt: Runtime, job_id: str, line: str) -> dict[str, A
     _countdown(task, rt, outcome)
     if isinstance(outcome, Planned):
         header = [run_unit.s(job_id, line, index) for index in outcome.units]
-        chord(header)(aggregate_row.s(job_id, line))
+        scheduler().chord(header, aggregate_row.s(job_id, line))
         return {"row": line, "units": len(outcome.units)}
     return {"row": line, **_reply(outcome)}
 
@@ -281,7 +280,10 @@ def _aggregate_row(task: Task, rt: Runtime, job_id: str, line: str) -> dict[str,
     early_retries_left = task.request.retries < _EARLY_CALLBACK_RETRIES
     outcome = online.aggregate(rt, job_id, line, early_retries_left=early_retries_left)
     if isinstance(outcome, RetryAfter):  # the chord completed early: wait for the stragglers
-        raise task.retry(countdown=outcome.delay_s, max_retries=_EARLY_CALLBACK_RETRIES)
+        again = scheduler().retry(
+            task, countdown=outcome.delay_s, max_retries=_EARLY_CALLBACK_RETRIES
+        )
+        raise again
     if isinstance(outcome, Skipped):
         return {"row": line, "left": "for resume"}  # not counted: resume finishes it
     return {"row": line, **_reply(outcome)}
