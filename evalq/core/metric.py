@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from evalq.core.dry_run import DryEnv
 
 
+Record = dict[str, Any]  # one dataset record, as read from the file
+Options = Mapping[str, Any]  # the job's metric options (ctx.options)
+
+
 class Unit(BaseModel):
     """One judge call of a row's fan-out. Each metric subclasses it with typed fields saying
     what the call is (which judge, question, sample, order...)."""
@@ -34,7 +38,7 @@ class Unit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: int
-    kind: str = "question"
+    kind: str  # each metric's unit type names its own (a Literal with its default)
 
 
 UnitT = TypeVar("UnitT", bound=Unit)
@@ -110,12 +114,7 @@ class Metric(Protocol[PlanT, UnitT_contra]):
     plan_model: type[PlanT]  # what the store loads the row's stored plan as
 
     def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
+        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
     ) -> RowInput:
         """Validate one dataset record; raise InputError naming the row and field."""
         ...

@@ -167,6 +167,12 @@ class RowResult(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     candidate: str | None = None  # the candidate column of a multi-candidate job's cell
 
+    @classmethod
+    def of(cls, row: RowInput, **fields: Any) -> RowResult:
+        """A row's result: its id, line, prompt and extra columns carried over as read, so a
+        metric states only what it scored."""
+        return cls(id=row.id, line=row.line, prompt=row.prompt, extra=row.extra, **fields)
+
 
 class JobConfig(BaseModel):
     """Everything a worker needs to know about a job; never holds secrets."""

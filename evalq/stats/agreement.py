@@ -5,14 +5,22 @@ agreement flatters judges that nearly always say the same thing (two judges that
 rows grounded agree often by chance), so Cohen's kappa (two judges) and Fleiss' kappa (two or
 more) are reported next to it. A missing rating (None: that judge was unscored on that item)
 drops the item from a comparison rather than counting as a verdict.
+
+Ratings are ordered numbers, and a 4 against a 5 is a smaller disagreement than a 1 against a
+5, which nominal kappa cannot see; so ratings (rating_agreement) get the mean absolute
+difference, the share within one point, Pearson's r and Krippendorff's alpha on the interval
+metric (which also copes with a judge that left some rows unrated). Labels (label_agreement:
+A / tie / B, grounded or not) get the nominal statistics above.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
-from typing import TypeVar
+from statistics import fmean
+from typing import Any, TypeVar
 
 T = TypeVar("T", bound=Hashable)
 
@@ -84,3 +92,97 @@ def fleiss_kappa(ratings: Sequence[Sequence[T | None]]) -> float | None:
     if expected >= 1.0:
         return None
     return (observed - expected) / (1.0 - expected)
+
+
+R = TypeVar("R", bound=Hashable)
+L = TypeVar("L", bound=Hashable)
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r; None with fewer than two points or when either side never varies."""
+    if len(xs) != len(ys):
+        raise ValueError(f"lengths differ: {len(xs)} != {len(ys)}")
+    if len(xs) < 2:
+        return None
+    mx, my = fmean(xs), fmean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | None:
+    """Krippendorff's alpha with the squared-difference metric.
+
+    ``units`` holds, per item, the values the judges gave it (any number; items with fewer
+    than two are not pairable and are dropped). None when undefined: no pairable item, or no
+    variation at all among the values (nothing to disagree about)."""
+    pairable = [list(values) for values in units if len(values) >= 2]
+    n = sum(len(values) for values in pairable)
+    if n < 2:
+        return None
+    observed = 0.0
+    for values in pairable:
+        within = sum((a - b) ** 2 for a, b in combinations(values, 2)) * 2
+        observed += within / (len(values) - 1)
+    observed /= n
+    pooled = [v for values in pairable for v in values]
+    expected = sum((a - b) ** 2 for a, b in combinations(pooled, 2)) * 2 / (n * (n - 1))
+    if expected == 0:
+        return None
+    return 1.0 - observed / expected
+
+
+def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """How far judges agree on per-row ratings; ``by_judge`` maps judge -> row -> rating."""
+    judges = list(by_judge)
+    rows = sorted({row for ratings in by_judge.values() for row in ratings})
+    table = [[by_judge[j].get(row) for j in judges] for row in rows]
+    units = [[v for v in item if v is not None] for item in table]
+    rounded = [[None if v is None else round(v) for v in item] for item in table]
+    all_agree, compared = all_agree_share(rounded)
+    pairs: dict[str, dict[str, Any]] = {}
+    for a, b in combinations(judges, 2):
+        common = [row for row in rows if row in by_judge[a] and row in by_judge[b]]
+        xs = [by_judge[a][row] for row in common]
+        ys = [by_judge[b][row] for row in common]
+        diffs = [abs(x - y) for x, y in zip(xs, ys, strict=True)]
+        pairs[f"{a} vs {b}"] = {
+            "rows": len(common),
+            "mean_abs_diff": fmean(diffs) if diffs else None,
+            "within_one": sum(d <= 1.0 for d in diffs) / len(diffs) if diffs else None,
+            "pearson": pearson(xs, ys),
+        }
+    return {
+        "rows_compared": compared,
+        "all_agree": all_agree,
+        "krippendorff_alpha": krippendorff_alpha_interval(units),
+        "pairs": pairs,
+    }
+
+
+def label_agreement(
+    by_judge: Mapping[str, Mapping[R, L | None]], items: str = "rows"
+) -> dict[str, Any]:
+    """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label.
+
+    Every metric that compares categorical verdicts (pair winners, a 0/1 ``grounded``) reports
+    through this one function, so a summary's ``agreement`` reads the same whichever metric
+    wrote it: ``rows_compared`` and ``all_agree`` over the rows every judge labelled,
+    ``fleiss_kappa`` for all judges at once, and ``cohen_kappa`` for each pair, keyed
+    "a vs b". A row a judge left unlabelled (absent, or None) is left out of the comparisons
+    that need it rather than counted as a label. ``items`` names what was labelled, for the
+    count's key: Gecko's judges label questions, so its summary says ``questions_compared``."""
+    judges = list(by_judge)
+    rows = list(dict.fromkeys(row for labels in by_judge.values() for row in labels))
+    columns = {j: [by_judge[j].get(row) for row in rows] for j in judges}
+    table = [[columns[j][i] for j in judges] for i in range(len(rows))]
+    all_agree, compared = all_agree_share(table)
+    return {
+        f"{items}_compared": compared,
+        "all_agree": all_agree,
+        "fleiss_kappa": fleiss_kappa(table),
+        "cohen_kappa": pairwise_kappas(columns),
+    }

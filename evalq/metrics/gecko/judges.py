@@ -17,7 +17,7 @@ from typing import Any
 
 from evalq.core.models import JobConfig, Question, QuestionResult, RowStatus, Verdict
 from evalq.core.scoring import question_results, score_questions
-from evalq.stats.agreement_stats import label_agreement
+from evalq.stats.agreement import label_agreement
 
 
 def rubric_model(job: JobConfig) -> str:

@@ -1,487 +1,107 @@
-"""Gecko: rubric generation, validation (per question, or batched per row) and row scoring.
+"""Gecko: the plugin that wires a rubric per prompt, its validators and the row's score.
 
 GeckoMetric holds the flow every Gecko metric shares; a RubricSpec and a ValidatorSpec say what
-differs (GeckoImage here: yes/no questions; evalq.metrics.gecko_video.metric: multiple choice). Pure domain
-logic: it talks to a Judge and returns models; Celery and Redis live elsewhere. Errors whose
-retry policy is "countdown" or "pause" are re-raised for the task to schedule; every other
-judge failure becomes an unscored verdict with its reason.
+differs (GeckoImage here: yes/no questions; evalq.metrics.gecko_video.metric: multiple choice).
+The pieces live beside it: rubric (writing, the gap re-ask, the cache id), validation (per
+question or batched), scoring (score_row), plan (units and plan), modes (the options), dry (a
+dry run's calls). Pure domain logic: it talks to a Judge and returns models; Celery and Redis
+live elsewhere. Errors whose retry policy is "countdown" or "pause" are re-raised for the task
+to schedule; every other judge failure becomes an unscored verdict with its reason.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from evalq.core.dataset import parse_questions, row_id_of, unknown_columns
-from evalq.core.dry_run import DryEnv, expected_questions
-from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
-from evalq.core.judge import Judge, JudgeReply, JudgeRequest, MediaPart
+from evalq.core.dataset import parse_questions
+from evalq.core.dry_run import DryEnv
+from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
 from evalq.core.kv import ClaimingKeyValue
 from evalq.core.media import parse_media
-from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
-    Coverage,
     Question,
     RowInput,
     RowResult,
     Rubric,
-    RubricReply,
     Verdict,
-    VerdictReply,
 )
-from evalq.core.parsing_choice import split_batched_reply
-from evalq.core.scoring import (
-    checked_keywords,
-    covers,
-    missing_keywords,
-    question_results,
-    repeated_keywords,
-    score_questions,
-)
+from evalq.core.row_columns import read_columns
 from evalq.core.shared_work import written_once
 from evalq.core.verdicts import unscored
-from evalq.metrics.gecko.choices import (
-    MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
-    ImageChoiceReply,
-    MixedBatchReply,
-    is_yes_no,
-    mixed_batch_validator_prompt,
-    parse_answer,
-)
+from evalq.metrics.gecko.dry import dry_questions, dry_validations
 from evalq.metrics.gecko.judges import (
-    combine,
-    judged_results,
     rubric_model,
     summarize_judges,
 )
-from evalq.metrics.gecko.parsing import BatchVerdictReply, ParsedRubric, parse_image_rubric
-from evalq.metrics.gecko.prompts import (
-    BATCH_VALIDATOR_TEMPLATE_VERSION,
-    CHOICE_VALIDATOR_TEMPLATE_VERSION,
-    RUBRIC_TEMPLATE_VERSION,
-    VALIDATOR_TEMPLATE_VERSION,
-    RubricGap,
-    batch_validator_prompt,
-    choice_validator_prompt,
-    rubric_prompt,
-    validator_prompt,
+from evalq.metrics.gecko.modes import (
+    QUESTIONS_MODES,
+    VALIDATOR_MODES,
+    QuestionsMode,
+    ValidatorMode,
+    questions_mode,
+    validator_mode,
+)
+from evalq.metrics.gecko.plan import BatchUnit, GeckoPlan, GeckoUnit, QuestionUnit
+from evalq.metrics.gecko.rubric import (
+    IMAGE_RUBRIC,
+    MAX_RUBRIC_CHARS,
+    MAX_RUBRIC_KEYWORDS,
+    MAX_RUBRIC_QUESTIONS,
+    RubricSpec,
+    dataset_rubric,
+    extend_rubric,
+    gap_questions,
+    generate_rubric,
+    read_rubric,
+    rubric_cache_id,
+)
+from evalq.metrics.gecko.scoring import score_row, verdicts_by_judge
+from evalq.metrics.gecko.validation import (
+    IMAGE_VALIDATOR,
+    ValidatorSpec,
+    expand_batch,
+    validate_batch,
+    validate_question,
+    validator_request,
 )
 
-
-@dataclass(frozen=True)
-class RubricSpec:
-    """What differs between Gecko rubrics (image yes/no, video multiple choice): the prompt,
-    the reply schema and how a reply is read. Coverage and the one re-ask are shared."""
-
-    template_version: str
-    schema: type[BaseModel]
-    prompt: Callable[[str, RubricGap | None], str]  # (description, the gap to fill) -> prompt
-    parse: Callable[[str], ParsedRubric]
-
-
-IMAGE_RUBRIC = RubricSpec(
-    template_version=RUBRIC_TEMPLATE_VERSION,
-    schema=RubricReply,
-    prompt=rubric_prompt,
-    parse=parse_image_rubric,
-)
-
-
-def _ask_rubric(
-    judge: Judge,
-    prompt: str,
-    gap: RubricGap | None,
-    replies: list[JudgeReply],
-    spec: RubricSpec,
-) -> ParsedRubric:
-    request = JudgeRequest(prompt=spec.prompt(prompt, gap), schema=spec.schema, role="rubric")
-    reply = judge.generate(request)
-    replies.append(reply)
-    return _bounded(spec.parse(reply.text), reply.text)
-
-
-# A rubric is stored in the row's plan and cached for every row with the same prompt, and each
-# question costs a judge call per row: a reply beyond these bounds is no rubric (parse_error).
-MAX_RUBRIC_QUESTIONS = 100
-MAX_RUBRIC_KEYWORDS = 200
-MAX_RUBRIC_CHARS = 100_000  # all its keywords, questions, answers, choices and justifications
-
-
-def _bounded(parsed: ParsedRubric, text: str) -> ParsedRubric:
-    keywords, questions = parsed
-    chars = sum(map(len, keywords)) + sum(
-        len(q.question)
-        + len(q.expected)
-        + len(q.justification)
-        + sum(map(len, q.choices))
-        + sum(map(len, q.keywords))
-        for q in questions
-    )
-    for what, count, most in (
-        ("questions", len(questions), MAX_RUBRIC_QUESTIONS),
-        ("keywords", len(keywords), MAX_RUBRIC_KEYWORDS),
-        ("characters of text", chars, MAX_RUBRIC_CHARS),
-    ):
-        if count > most:
-            raise UnparseableReply(
-                f"rubric reply has {count:,} {what}; at most {most:,}", raw=text[:4000]
-            )
-    return parsed
-
-
-def _question_key(question: Question) -> tuple[str, tuple[str, ...]]:
-    """Same question, same choices: a re-ask repeating it adds nothing."""
-    return question.question.strip().lower(), tuple(c.strip().lower() for c in question.choices)
-
-
-def gap_questions(
-    keywords: Sequence[str], asked: Sequence[Question], missing: Sequence[str], more: list[Question]
-) -> list[Question]:
-    """From a re-ask's reply, the questions that cover a keyword still missing: one per missing
-    keyword at most (a question checking two missing keywords covers both), none that repeats
-    a question already asked or checks only keywords that already have one."""
-    known = {_question_key(q) for q in asked}
-    still = list(missing)
-    added: list[Question] = []
-    for question in more:
-        if _question_key(question) in known:
-            continue
-        covered = [k for k in still if covers(question, k)]
-        if not covered:
-            continue
-        added.append(question.model_copy(update={"keywords": checked_keywords(keywords, question)}))
-        known.add(_question_key(question))
-        still = [k for k in still if k not in covered]
-    return added
-
-
-def generate_rubric(
-    judge: Judge, prompt: str, spec: RubricSpec = IMAGE_RUBRIC
-) -> tuple[Rubric, list[JudgeReply]]:
-    """Ask for keywords and one question per keyword; if some keywords go unasked, ask once
-    more for those only, showing the questions already asked, and merge what fills the gaps."""
-    replies: list[JudgeReply] = []
-    keywords, questions = _ask_rubric(judge, prompt, None, replies, spec)
-    questions = [
-        q.model_copy(update={"keywords": checked_keywords(keywords, q)}) for q in questions
-    ]
-    missing = missing_keywords(keywords, questions)
-    asked_again = False
-    if missing:
-        asked_again = True
-        gap = RubricGap(asked=questions, missing=missing)
-        try:
-            _, more = _ask_rubric(judge, prompt, gap, replies, spec)
-        except JudgeError as exc:
-            if must_propagate(exc):
-                raise
-        else:
-            new = gap_questions(keywords, questions, missing, more)
-            questions += new[: max(0, MAX_RUBRIC_QUESTIONS - len(questions))]
-            missing = missing_keywords(keywords, questions)
-    rubric = Rubric(
-        questions=questions,
-        coverage=Coverage(keywords=keywords, missing=missing, asked_again=asked_again),
-        template_version=spec.template_version,
-        judge_model=judge.model,
-        simulated=any(r.simulated for r in replies),
-    )
-    return rubric, replies
-
-
-def dataset_rubric(row: RowInput) -> Rubric:
-    """The row's own questions, as the seeds allow questions to be written by hand."""
-    return Rubric(
-        questions=[q.model_copy(update={"source": "dataset"}) for q in row.questions or []],
-        coverage=Coverage(source="dataset"),
-        template_version="dataset",
-        judge_model="",
-    )
-
-
-@dataclass(frozen=True)
-class ValidatorSpec:
-    """How one metric asks its validator: a question alone, or all of a row's at once, and how
-    an answer is read (yes/no or a choice letter for images, a choice letter for videos)."""
-
-    request: Callable[[Question, MediaPart], JudgeRequest]
-    batch_request: Callable[[Sequence[Question], MediaPart], JudgeRequest]
-    parse: Callable[[str, Question], str]  # (reply text, question) -> answer
-    template_version: str
-    batch_template_version: str
-    # The template version(s) a row's questions are asked with, when they vary by question.
-    versions: Callable[[Sequence[Question], bool], str] | None = None
-
-    def version(self, questions: Sequence[Question], batched: bool) -> str:
-        if self.versions is not None:
-            return self.versions(questions, batched)
-        return self.batch_template_version if batched else self.template_version
-
-
-def validator_request(prompt: str, media: MediaPart, schema: type[BaseModel]) -> JudgeRequest:
-    """A validator call: the prompt, the media it looks at, and the reply's schema."""
-    return JudgeRequest(prompt=prompt, media=(media,), schema=schema, role="validator")
-
-
-def _image_request(question: Question, media: MediaPart) -> JudgeRequest:
-    if is_yes_no(question):
-        return validator_request(validator_prompt(question.question), media, VerdictReply)
-    prompt = choice_validator_prompt(question.question, question.choices)
-    return validator_request(prompt, media, ImageChoiceReply)
-
-
-def _image_batch_request(questions: Sequence[Question], media: MediaPart) -> JudgeRequest:
-    if all(is_yes_no(q) for q in questions):
-        prompt = batch_validator_prompt([q.question for q in questions])
-        return validator_request(prompt, media, BatchVerdictReply)
-    return validator_request(mixed_batch_validator_prompt(questions), media, MixedBatchReply)
-
-
-def _image_versions(questions: Sequence[Question], batched: bool) -> str:
-    choices = any(not is_yes_no(q) for q in questions)
-    if batched:
-        return (
-            MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION if choices else BATCH_VALIDATOR_TEMPLATE_VERSION
-        )
-    if choices and all(not is_yes_no(q) for q in questions):
-        return CHOICE_VALIDATOR_TEMPLATE_VERSION
-    return VALIDATOR_TEMPLATE_VERSION + (f"+{CHOICE_VALIDATOR_TEMPLATE_VERSION}" if choices else "")
-
-
-IMAGE_VALIDATOR = ValidatorSpec(
-    request=_image_request,
-    batch_request=_image_batch_request,
-    parse=parse_answer,
-    template_version=VALIDATOR_TEMPLATE_VERSION,
-    batch_template_version=BATCH_VALIDATOR_TEMPLATE_VERSION,
-    versions=_image_versions,
-)
-
-
-def validate_question(
-    judge: Judge,
-    index: int,
-    question: Question,
-    media: MediaPart,
-    spec: ValidatorSpec = IMAGE_VALIDATOR,
-) -> tuple[Verdict, JudgeReply | None]:
-    """One validator call; rate limits and spent daily quotas propagate (the task reschedules
-    or pauses), every other failure is an unscored verdict."""
-    try:
-        reply = judge.generate(spec.request(question, media))
-    except JudgeError as exc:
-        if must_propagate(exc):
-            raise
-        return unscored(index, exc.reason, exc.message, exc.raw), None
-    try:
-        answer = spec.parse(reply.text, question)
-    except UnparseableReply as exc:
-        verdict = unscored(index, "parse_error", exc.message, exc.raw)
-        return verdict.model_copy(update={"simulated": reply.simulated}), reply
-    return Verdict(
-        index=index, status="ok", answer=answer, raw=reply.text[:2000], simulated=reply.simulated
-    ), reply
-
-
-def validate_batch(
-    judge: Judge,
-    questions: Sequence[Question],
-    media: MediaPart,
-    spec: ValidatorSpec = IMAGE_VALIDATOR,
-) -> tuple[Verdict, JudgeReply | None]:
-    """All of a row's questions in one call: one unit verdict whose ``value`` holds a verdict
-    per question. A question the reply does not answer is unscored (parse_error) on its own."""
-    try:
-        reply = judge.generate(spec.batch_request(questions, media))
-    except JudgeError as exc:
-        if must_propagate(exc):
-            raise
-        return unscored(0, exc.reason, exc.message, exc.raw), None
-    try:
-        pieces = split_batched_reply(reply.text, len(questions))
-    except UnparseableReply as exc:
-        verdict = unscored(0, "parse_error", exc.message, exc.raw)
-        return verdict.model_copy(update={"simulated": reply.simulated}), reply
-    per_question: list[Verdict] = []
-    for index, question in enumerate(questions):
-        piece = pieces.get(index + 1)
-        if piece is None:
-            detail = f"the reply has no answer for question {index + 1}"
-            per_question.append(unscored(index, "parse_error", detail, reply.text[:2000]))
-            continue
-        try:
-            answer = spec.parse(piece, question)
-        except UnparseableReply as exc:
-            detail = f"question {index + 1}: {exc.message}"
-            per_question.append(unscored(index, "parse_error", detail, piece[:2000]))
-            continue
-        per_question.append(Verdict(index=index, status="ok", answer=answer, raw=piece[:2000]))
-    answered = any(v.status == "ok" for v in per_question)
-    return Verdict(
-        index=0,
-        status="ok" if answered else "unscored",
-        reason=None if answered else "parse_error",
-        detail=None if answered else "no question could be read from the reply",
-        value=[v.model_dump() for v in per_question],
-        raw=reply.text[:2000],
-        simulated=reply.simulated,
-    ), reply
-
-
-def expand_batch(unit: Verdict | None, count: int) -> dict[int, Verdict]:
-    """Per-question verdicts from a batched unit's verdict; a failed call unscores them all."""
-    if unit is None:
-        return {}
-    if isinstance(unit.value, list) and unit.value:
-        verdicts = [Verdict.model_validate(v) for v in unit.value]
-        return {
-            v.index: v.model_copy(update={"simulated": unit.simulated})
-            for v in verdicts
-            if 0 <= v.index < count
-        }
-    reason = unit.reason or "judge_error"
-    detail = unit.detail or "the batched validator call failed"
-    return {
-        i: unscored(i, reason, detail, unit.raw).model_copy(update={"simulated": unit.simulated})
-        for i in range(count)
-    }
-
-
-def score_row(
-    row: RowInput,
-    rubric: Rubric,
-    verdicts: Mapping[int, Verdict],
-    by_judge: Mapping[str, Mapping[int, Verdict]] | None = None,
-) -> RowResult:
-    """The row's score from its questions' verdicts; with ``by_judge`` (several validator
-    judges, each with its verdicts) the mean over the judges, and each judge's own figures in
-    details["judges"]."""
-    details: dict[str, Any] = {}
-    if by_judge is not None and len(by_judge) > 1:
-        status, score, tag_scores, results, entries = combine(
-            {m: judged_results(rubric.questions, v, m) for m, v in by_judge.items()}
-        )
-        details["judges"] = entries
-        every = [v for judged in by_judge.values() for v in judged.values()]
-    else:
-        if by_judge:
-            ((model, verdicts),) = by_judge.items()
-            results = judged_results(rubric.questions, verdicts, model)
-        else:
-            results = question_results(rubric.questions, verdicts)
-        status, score, tag_scores = score_questions(results)
-        every = list(verdicts.values())
-    if repeated := repeated_keywords(rubric.questions):
-        details["keywords_with_several_questions"] = repeated
-    reasons = {r.reason for r in results if r.reason}
-    return RowResult(
-        id=row.id,
-        line=row.line,
-        prompt=row.prompt,
-        status=status,
-        score=score,
-        tag_scores=tag_scores,
-        coverage=rubric.coverage.fraction,
-        coverage_missing=rubric.coverage.missing,
-        questions=results,
-        reason=(sorted(reasons)[0] if status == "failed" and reasons else None),
-        error=("no question could be scored" if status == "failed" else None),
-        simulated=rubric.simulated or any(v.simulated for v in every),
-        details=details,
-        extra=row.extra,
-    )
-
-
-def _read_rubric(stored: str) -> Rubric:
-    return Rubric.model_validate_json(stored)
-
-
-def rubric_cache_id(prompt: str, model: str, template_version: str) -> str:
-    """A generated rubric's name in the shared cache: what it was made from, hashed. Where it
-    lives (a Redis key on workers) is the runtime's business."""
-    return hashlib.sha256(json.dumps([prompt, model, template_version]).encode()).hexdigest()
-
-
-# Answers' lengths a dry run assumes (evalq's own figures, from the replies' JSON shapes): a
-# rubric is its keywords plus one question with keywords and justification each; a validator
-# answer is a short explanation and the answer.
-RUBRIC_ANSWER_TOKENS = 40
-RUBRIC_TOKENS_PER_QUESTION = 60
-VALIDATOR_ANSWER_TOKENS = 50
-BATCH_TOKENS_PER_QUESTION = 45
-
-ValidatorMode = Literal["per-question", "batched"]
-VALIDATOR_MODES: tuple[str, ...] = ("per-question", "batched")
-QuestionsMode = Literal["replace", "extend"]
-QUESTIONS_MODES: tuple[str, ...] = ("replace", "extend")
-
-
-def validator_mode(options: Mapping[str, Any]) -> ValidatorMode:
-    """The --validator option: one call per question (default) or one per row."""
-    value = options.get("validator") or "per-question"
-    if value not in VALIDATOR_MODES:
-        raise DatasetError(
-            f"unknown validator mode {value!r}; use one of: {', '.join(VALIDATOR_MODES)}"
-        )
-    return "batched" if value == "batched" else "per-question"
-
-
-def questions_mode(options: Mapping[str, Any]) -> QuestionsMode:
-    """The --questions option: a row's own questions replace the generated rubric (default)
-    or are added to it."""
-    value = options.get("questions") or "replace"
-    if value not in QUESTIONS_MODES:
-        raise DatasetError(
-            f"unknown questions mode {value!r} (option questions); use one of: "
-            f"{', '.join(QUESTIONS_MODES)}"
-        )
-    return "extend" if value == "extend" else "replace"
-
-
-def extend_rubric(rubric: Rubric, own: Sequence[Question]) -> Rubric:
-    """A generated rubric with the row's own questions after its own; the keywords they
-    check count towards coverage."""
-    questions = rubric.questions + [q.model_copy(update={"source": "dataset"}) for q in own]
-    coverage = rubric.coverage.model_copy(
-        update={"missing": missing_keywords(rubric.coverage.missing, questions)}
-    )
-    return rubric.model_copy(update={"questions": questions, "coverage": coverage})
-
-
-class QuestionUnit(Unit):
-    """One validator judge on one question of the rubric."""
-
-    kind: Literal["question"] = "question"
-    judge_model: str
-    question: int  # its index in the rubric
-
-
-class BatchUnit(Unit):
-    """One validator judge on all of the row's questions, in one call."""
-
-    kind: Literal["batch"] = "batch"
-    judge_model: str
-    questions: int  # how many
-
-
-GeckoUnit = Annotated[QuestionUnit | BatchUnit, Field(discriminator="kind")]
-
-
-class GeckoPlan(Plan[GeckoUnit]):
-    """A Gecko row's plan: its rubric (written once, whatever the judges) and who validates."""
-
-    rubric: Rubric
-    validator: ValidatorMode
-    validator_template: str
-    judges: list[str]
-    rubric_model: str | None = None  # None: the row's own questions, no rubric written
+__all__ = [
+    "GECKO_IMAGE",
+    "IMAGE_RUBRIC",
+    "IMAGE_VALIDATOR",
+    "MAX_RUBRIC_CHARS",
+    "MAX_RUBRIC_KEYWORDS",
+    "MAX_RUBRIC_QUESTIONS",
+    "QUESTIONS_MODES",
+    "VALIDATOR_MODES",
+    "BatchUnit",
+    "GeckoImage",
+    "GeckoMetric",
+    "GeckoPlan",
+    "GeckoUnit",
+    "QuestionUnit",
+    "QuestionsMode",
+    "RubricSpec",
+    "ValidatorMode",
+    "ValidatorSpec",
+    "dataset_rubric",
+    "expand_batch",
+    "extend_rubric",
+    "gap_questions",
+    "generate_rubric",
+    "questions_mode",
+    "rubric_cache_id",
+    "score_row",
+    "validate_batch",
+    "validate_question",
+    "validator_mode",
+    "validator_request",
+    "verdicts_by_judge",
+]
 
 
 class GeckoMetric:
@@ -506,17 +126,10 @@ class GeckoMetric:
         return parse_questions(value, row_id)
 
     def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
+        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
     ) -> RowInput:
-        row_id = row_id_of(number, record)
-        unknown = unknown_columns(
-            number, row_id, record, self.known_columns, self.required_columns, warnings
-        )
+        known, required = self.known_columns, self.required_columns
+        row_id, extra = read_columns(number, record, known, required, warnings)
         prompt = record["prompt"]
         if not isinstance(prompt, str):
             raise InputError(row_id, "prompt", f"must be text, got {type(prompt).__name__}")
@@ -527,7 +140,7 @@ class GeckoMetric:
             prompt=prompt.strip(),
             media={self.media_field: media},
             questions=self.row_questions(record.get("questions"), row_id),
-            extra={k: record[k] for k in unknown},
+            extra=extra,
         )
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
@@ -583,7 +196,7 @@ class GeckoMetric:
             rubric = Rubric.model_validate_json(cached)
         elif ctx.job.use_cache and isinstance(ctx.kv, ClaimingKeyValue):
             rubric, wrote = written_once(
-                ctx.kv, key, ctx.cache_ttl_s, lambda: self._write_rubric(ctx), _read_rubric
+                ctx.kv, key, ctx.cache_ttl_s, lambda: self._write_rubric(ctx), read_rubric
             )
             if not wrote:
                 ctx.count("rubric_cache_hits", 1)
@@ -604,44 +217,10 @@ class GeckoMetric:
         """The row's rubric call (unless given, cached, or written for an earlier row with the
         same prompt) and its validator calls, per judge: one per question or one per row."""
         media = env.media(row, self.media_field)
-        extend = questions_mode(env.options) == "extend"
-        if row.questions and not extend:
-            questions = list(row.questions)
-            env.count("rubrics_given")
-        else:
-            model = rubric_model(env.job)
-            key = rubric_cache_id(row.prompt, model, self.rubric_spec.template_version)
-            cached = env.cached(key)
-            if cached is not None:
-                questions = Rubric.model_validate_json(cached).questions
-                env.count("rubrics_cached")
-            else:
-                keywords = expected_questions(row.prompt)
-                questions = [self.placeholder_question(k) for k in keywords]
-                env.count("questions_estimated", len(questions))
-                if env.first(key):
-                    request = JudgeRequest(
-                        prompt=self.rubric_spec.prompt(row.prompt, None),
-                        schema=self.rubric_spec.schema,
-                        role="rubric",
-                    )
-                    answer = RUBRIC_ANSWER_TOKENS + RUBRIC_TOKENS_PER_QUESTION * len(questions)
-                    env.call(request, model, answer)
-                    env.count("rubrics_to_write")
-                else:
-                    env.count("rubrics_shared")  # written once for an earlier row's prompt
-            questions += list(row.questions or [])
+        questions = dry_questions(row, env, self.rubric_spec, self.placeholder_question)
         env.count("questions_expected", len(questions))
-        if not questions:
-            return
-        for model in env.job.judges:
-            if validator_mode(env.options) == "batched":
-                answer = BATCH_TOKENS_PER_QUESTION * len(questions)
-                env.call(self.validator_spec.batch_request(questions, media), model, answer)
-                continue
-            for question in questions:
-                request = self.validator_spec.request(question, media)
-                env.call(request, model, VALIDATOR_ANSWER_TOKENS)
+        if questions:
+            dry_validations(env, questions, media, self.validator_spec)
 
     def run_unit(self, ctx: RowContext, plan: GeckoPlan, unit: QuestionUnit | BatchUnit) -> Verdict:
         rubric, model = plan.rubric, unit.judge_model
@@ -687,20 +266,6 @@ class GeckoMetric:
         if judged:
             summary.update(summarize_judges(judged))
         return summary
-
-
-def verdicts_by_judge(
-    plan: GeckoPlan, results: Mapping[int, Verdict], count: int
-) -> dict[str, dict[int, Verdict]]:
-    """Each judge's verdicts by question index, from per-question or batched units."""
-    out: dict[str, dict[int, Verdict]] = {model: {} for model in plan.judges}
-    for unit in plan.units:
-        bucket = out.setdefault(unit.judge_model, {})
-        if isinstance(unit, BatchUnit):
-            bucket.update(expand_batch(results.get(unit.index), count))
-        elif (verdict := results.get(unit.index)) is not None:
-            bucket[unit.question] = verdict.model_copy(update={"index": unit.question})
-    return out
 
 
 class GeckoImage(GeckoMetric):

@@ -17,7 +17,9 @@ from evalq.core.dataset import parse_questions
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.models import Question
 from evalq.core.parsing_choice import label_choices
-from evalq.metrics.gecko.metric import GeckoMetric, RubricSpec, ValidatorSpec, validator_request
+from evalq.metrics.gecko.metric import GeckoMetric
+from evalq.metrics.gecko.rubric import RubricSpec
+from evalq.metrics.gecko.validation import ValidatorSpec, validator_request
 from evalq.metrics.gecko_video.parsing import (
     MAX_CHOICES,
     BatchChoiceReply,

@@ -1,4 +1,6 @@
 """Groundedness. Prompts: prompts (the judge's labelling prompt, its re-ask, the request for a
 response to judge). Parser: parsing (labelling replies), with sentences (our split of the
-response), labels and label_alignment (labels matched to those sentences). Scorer: excerpts
-(is a quoted excerpt in the context?) and metric (plan, run_unit, aggregate, summary)."""
+response), labels and label_alignment (labels matched to those sentences). Asking: judging (one
+judge's labelling and its re-ask). Scorer: scoring (one judge's verdict) with excerpts (is a
+quoted excerpt in the context?), and summary (the job's figures). The plugin: metric, on
+plan."""

@@ -15,56 +15,65 @@ What keeps the score honest:
 - a judge whose reply can't be read is unscored for that row, never 0;
 - the labels must cover the response: we split it ourselves, and a sentence the judge leaves
   out, even when asked once more, leaves that judge unscored (incomplete_labels), never
-  grounded; of two differing labels on one sentence the worse counts (evalq.metrics.groundedness.labels).
+  grounded; of two differing labels on one sentence the worse counts (labels).
+
+The metric here wires its pieces: plan (units and plan), judging (one judge's labelling and its
+re-ask), scoring (one judge's verdict), summary (the job's figures).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from statistics import fmean
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
-from evalq.core.dataset import require_text, row_id_of, unknown_columns
+from evalq.core.dataset import require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
-from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
-from evalq.core.judge import Judge, JudgeReply, JudgeRequest
-from evalq.core.metric import Plan, RowContext, Unit
+from evalq.core.errors import DatasetError, InputError, UnparseableReply
+from evalq.core.judge import JudgeReply, JudgeRequest
+from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
     QuestionResult,
     RowInput,
     RowResult,
-    UnscoredReason,
     Verdict,
 )
-from evalq.core.verdicts import unscored
-from evalq.metrics.groundedness.excerpts import ContextIndex
-from evalq.metrics.groundedness.labels import (
-    LabelConflict,
-    LabelledSentence,
-    Labelling,
-    ResponseSentence,
-)
+from evalq.core.row_columns import read_columns
+from evalq.metrics.groundedness.judging import judge_response
 from evalq.metrics.groundedness.parsing import (
-    LABELS,
-    NEEDS_ATTRIBUTION,
     GroundingReply,
-    ParsedGrounding,
-    parse_grounding,
 )
+from evalq.metrics.groundedness.plan import GroundednessPlan, JudgeUnit
 from evalq.metrics.groundedness.prompts import (
     JUDGE_TEMPLATE_VERSION,
     answer_request,
     check_answer_template,
-    judge_gap_prompt,
     judge_prompt,
     template_version,
 )
+from evalq.metrics.groundedness.scoring import (
+    JudgeResult,
+    check_sentences,
+    mean_of,
+    score_labelling,
+    unit_result,
+)
 from evalq.metrics.groundedness.sentences import split_sentences
-from evalq.stats.agreement_stats import label_agreement
+from evalq.metrics.groundedness.summary import summarize_rows
+
+__all__ = [
+    "GROUNDEDNESS",
+    "Groundedness",
+    "GroundednessPlan",
+    "JudgeResult",
+    "JudgeUnit",
+    "check_sentences",
+    "judge_response",
+    "score_labelling",
+    "summarize_rows",
+    "unit_result",
+]
+
 
 # Lengths a dry run assumes (evalq's own figures): a response of at most five sentences, and a
 # labelling that repeats each sentence with its label and an excerpt.
@@ -72,259 +81,6 @@ ANSWER_TOKENS = 200
 ASSUMED_SENTENCES = 5
 LABELLING_TOKENS = 60
 LABEL_TOKENS_PER_SENTENCE = 80
-
-
-# ---- one judge's verdict --------------------------------------------------------------------
-
-
-class JudgeResult(BaseModel):
-    """One judge's view of a row; what the row shows per judge."""
-
-    judge_model: str
-    status: Literal["ok", "unscored"]
-    grounded: int | None = None
-    supported_fraction: float | None = None  # over the sentences that need attribution
-    # label -> sentences of the response, by the label that counts for each
-    counts: dict[str, int] = Field(default_factory=dict)
-    excerpts_rejected: int = 0
-    eligible: bool | None = None  # None: the judge's reply gave no eligibility verdict
-    eligibility_reason: str = ""
-    why: str = ""  # one line on the outcome
-    # Our split of the response, each sentence with the label that counts for it.
-    response_sentences: list[ResponseSentence] = Field(default_factory=list)
-    sentences: list[LabelledSentence] = Field(default_factory=list)  # as the judge labelled
-    missing: list[int] = Field(default_factory=list)  # still unlabelled after the re-ask
-    asked_again: list[int] = Field(default_factory=list)  # named in the re-ask
-    conflicting_labels: list[LabelConflict] = Field(default_factory=list)
-    reason: UnscoredReason | None = None
-    detail: str | None = None
-    simulated: bool = False
-
-
-def check_sentences(parsed: ParsedGrounding, context: ContextIndex) -> list[LabelledSentence]:
-    """Verify every excerpt; a `supported` whose evidence is not in the context is unsupported."""
-    out = []
-    for s in parsed.sentences:
-        item = LabelledSentence(
-            sentence=s.sentence,
-            label=s.label,
-            judge_label=s.label,
-            rationale=s.rationale,
-            excerpt=s.excerpt,
-        )
-        if s.label in ("supported", "contradictory"):
-            check = context.check(s.excerpt)
-            item.excerpt_check, item.excerpt_similarity = check.status, check.similarity
-            if s.label == "supported" and not check.found:
-                item.label = "unsupported"
-                item.note = (
-                    "labelled supported without an excerpt"
-                    if check.status == "missing"
-                    else "labelled supported, but its excerpt is not in the context"
-                    + (f" (best match {check.similarity:.2f})" if check.similarity else "")
-                )
-        out.append(item)
-    return out
-
-
-def score_labelling(
-    judge_model: str,
-    labelling: Labelling,
-    eligible: bool | None,
-    eligibility_reason: str,
-    simulated: bool = False,
-) -> JudgeResult:
-    """Grounded (1/0) and the supported fraction from the labels that count for the response's
-    own sentences; no_rad counts for nothing. A sentence still without a label makes the
-    judge unscored (incomplete_labels), never grounded; an ineligible response is 0 whatever
-    its labels, so it needs none."""
-    sentences = labelling.response_sentences()
-    conflicts = labelling.conflicts(sentences)
-    counts = {label: 0 for label in LABELS}
-    for s in sentences:
-        if s.label is not None:
-            counts[s.label] += 1
-    needing = [s for s in sentences if s.label in NEEDS_ATTRIBUTION]
-    supported = counts["supported"]
-    fraction = supported / len(needing) if needing else None
-    failing = counts["unsupported"] + counts["contradictory"]
-    missing = labelling.missing() if eligible is not False else []
-    result = JudgeResult(
-        judge_model=judge_model,
-        status="ok",
-        supported_fraction=fraction,
-        counts=counts,
-        excerpts_rejected=sum(1 for s in labelling.items if s.label != s.judge_label),
-        eligible=eligible,
-        eligibility_reason=eligibility_reason,
-        response_sentences=sentences,
-        sentences=labelling.items,
-        missing=missing,
-        asked_again=labelling.asked_again,
-        conflicting_labels=conflicts,
-        simulated=simulated,
-    )
-    if eligible is False:
-        grounded, why = 0, f"ineligible: {eligibility_reason or 'the response does not answer'}"
-    elif missing:
-        shown = "; ".join(f"{i + 1}: {_clip(labelling.sentences[i])}" for i in missing)
-        detail = (
-            f"{len(missing)} of {len(sentences)} sentence(s) of the response have no label"
-            f"{' even when asked again' if labelling.asked_again else ''} ({shown})"
-        )
-        return result.model_copy(
-            update={
-                "status": "unscored",
-                "supported_fraction": None,
-                "reason": "incomplete_labels",
-                "detail": detail,
-                "why": f"unscored (incomplete_labels): {detail}",
-            }
-        )
-    elif failing:
-        parts = [f"{counts[k]} {k}" for k in ("unsupported", "contradictory") if counts[k]]
-        grounded, why = 0, f"{' and '.join(parts)} of {len(needing)} sentence(s) needing support"
-    elif not needing:
-        grounded, why = 0, "no sentence makes a claim from the context"
-    else:
-        grounded, why = 1, f"all {supported} sentence(s) needing support are supported"
-    if conflicts:
-        why += (
-            f"; {len(conflicts)} sentence(s) got differing labels, the worse counts "
-            f"(sentence {', '.join(str(c.index + 1) for c in conflicts)})"
-        )
-    return result.model_copy(update={"grounded": grounded, "why": why})
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def judge_response(
-    judge: Judge, index: int, query: str, context: str, response: str
-) -> tuple[Verdict, JudgeReply | None]:
-    """One judge's labelling of the response, asked once more for any sentence it left out.
-    Rate limits and spent daily quotas propagate; any other failure, a reply we can't read, and
-    a labelling that still leaves sentences out, is an unscored verdict."""
-    request = JudgeRequest(prompt=judge_prompt(query, context, response), schema=GroundingReply)
-    try:
-        reply = judge.generate(request)
-    except JudgeError as exc:
-        if must_propagate(exc):
-            raise
-        verdict = unscored(index, exc.reason, exc.message, exc.raw)
-        return verdict.model_copy(update={"judge_model": judge.model}), None
-    try:
-        parsed = parse_grounding(reply.text)
-    except UnparseableReply as exc:
-        verdict = unscored(index, "parse_error", exc.message, exc.raw)
-        update = {"judge_model": judge.model, "simulated": reply.simulated}
-        return verdict.model_copy(update=update), reply
-    context_index = ContextIndex(context)
-    labelling = Labelling.of(response)
-    labelling.add(check_sentences(parsed, context_index))
-    simulated, failure = reply.simulated, None
-    missing = labelling.missing() if parsed.eligible is not False else []
-    if missing:
-        labelling.asked_again = missing
-        try:
-            more, second = _ask_again(
-                judge, query, context, response, [labelling.sentences[i] for i in missing]
-            )
-        except JudgeError as exc:
-            if must_propagate(exc):
-                raise  # retried as a unit; the first call then comes from the cache
-            failure = exc
-        else:
-            simulated = simulated or second.simulated
-            labelling.add_asked_again(check_sentences(more, context_index), missing)
-    result = score_labelling(
-        judge.model, labelling, parsed.eligible, parsed.eligibility_reason, simulated
-    )
-    if result.status == "unscored":
-        if failure is not None:  # the re-ask's own failure is the reason (truncated, blocked...)
-            detail = f"{result.detail}; the re-ask failed: {failure.message}"
-            result = result.model_copy(
-                update={
-                    "reason": failure.reason,
-                    "detail": detail,
-                    "why": f"unscored ({failure.reason}): {detail}",
-                }
-            )
-        reason = result.reason or "incomplete_labels"
-        verdict = unscored(index, reason, result.detail or "", reply.text[:2000])
-        update = {"judge_model": judge.model, "simulated": simulated, "value": result.model_dump()}
-        return verdict.model_copy(update=update), reply
-    verdict = Verdict(
-        index=index,
-        status="ok",
-        answer="grounded" if result.grounded else "not grounded",
-        value=result.model_dump(),
-        judge_model=judge.model,
-        result=result.grounded,
-        raw=reply.text[:2000],
-        simulated=simulated,
-    )
-    return verdict, reply
-
-
-def _ask_again(
-    judge: Judge, query: str, context: str, response: str, missing: list[str]
-) -> tuple[ParsedGrounding, JudgeReply]:
-    """One more call naming the sentences the judge left out; raises JudgeError (a reply we
-    can't read is UnparseableReply) when it brings nothing."""
-    prompt = judge_gap_prompt(query, context, response, missing)
-    reply = judge.generate(JudgeRequest(prompt=prompt, schema=GroundingReply))
-    return parse_grounding(reply.text), reply
-
-
-def unit_result(unit: JudgeUnit, verdict: Verdict | None) -> JudgeResult:
-    model = unit.judge_model
-    if verdict is None:
-        return JudgeResult(
-            judge_model=model,
-            status="unscored",
-            reason="judge_error",
-            detail="no verdict was recorded",
-            why="unscored: no verdict was recorded",
-        )
-    if isinstance(verdict.value, dict):  # scored, or unscored with its labelling to show
-        return JudgeResult.model_validate(verdict.value)
-    return JudgeResult(
-        judge_model=model,
-        status="unscored",
-        reason=verdict.reason or "judge_error",
-        detail=verdict.detail,
-        why=f"unscored ({verdict.reason or 'judge_error'}): {verdict.detail or ''}".rstrip(": "),
-        simulated=verdict.simulated,
-    )
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return fmean(present) if present else None
-
-
-# ---- the metric ------------------------------------------------------------------------------
-
-
-class JudgeUnit(Unit):
-    """One judge model labelling the row's response."""
-
-    kind: Literal["judge"] = "judge"
-    judge_model: str
-
-
-class GroundednessPlan(Plan[JudgeUnit]):
-    """The response every judge labels (the dataset's, or one the model under test wrote)."""
-
-    judges: list[str]
-    judge_template: str
-    response: str
-    response_source: Literal["dataset", "candidate"]
-    candidate_model: str | None = None  # these three only for a generated response
-    candidate_template: str | None = None
-    candidate_finish_reason: str | None = None
 
 
 class Groundedness:
@@ -336,17 +92,10 @@ class Groundedness:
     plan_model = GroundednessPlan
 
     def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
+        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
     ) -> RowInput:
-        row_id = row_id_of(number, record)
-        unknown = unknown_columns(
-            number, row_id, record, self.known_columns, self.required_columns, warnings
-        )
+        known, required = self.known_columns, self.required_columns
+        row_id, extra = read_columns(number, record, known, required, warnings)
         data: dict[str, Any] = {
             "query": require_text(record, row_id, "query"),
             "context": require_text(record, row_id, "context"),
@@ -361,7 +110,7 @@ class Groundedness:
             line=number,
             prompt=data["query"],
             data=data,
-            extra={k: record[k] for k in unknown},
+            extra=extra,
         )
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
@@ -457,7 +206,7 @@ class Groundedness:
     ) -> RowResult:
         judged = [unit_result(unit, results.get(unit.index)) for unit in plan.units]
         scored = [j for j in judged if j.status == "ok"]
-        score = _mean(j.grounded for j in scored)
+        score = mean_of(j.grounded for j in scored)
         status: Literal["scored", "partial", "failed"] = (
             "failed" if not scored else "scored" if len(scored) == len(judged) else "partial"
         )
@@ -484,13 +233,11 @@ class Groundedness:
             "judges": {j.judge_model: j.model_dump() for j in judged},
             "mean": {
                 "grounded": score,
-                "supported_fraction": _mean(j.supported_fraction for j in scored),
+                "supported_fraction": mean_of(j.supported_fraction for j in scored),
             },
         }
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
+        return RowResult.of(
+            row,
             status=status,
             score=score,
             questions=questions,
@@ -498,57 +245,10 @@ class Groundedness:
             error="no judge's verdict could be scored" if status == "failed" else None,
             simulated=plan.simulated or any(v.simulated for v in results.values()),
             details=details,
-            extra=row.extra,
         )
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         return summarize_rows(rows)
-
-
-def _row_judges(row: RowResult) -> dict[str, JudgeResult]:
-    raw = row.details.get("judges")
-    if not isinstance(raw, dict):
-        return {}
-    return {str(model): JudgeResult.model_validate(value) for model, value in raw.items()}
-
-
-def summarize_rows(rows: list[RowResult]) -> dict[str, Any]:
-    """Per-judge means, label totals, where responses came from, and agreement between judges."""
-    judged = [(row, _row_judges(row)) for row in rows]
-    judged = [(row, judges) for row, judges in judged if judges]
-    models = list(dict.fromkeys(model for _, judges in judged for model in judges))
-    per_judge: dict[str, Any] = {}
-    labels: Counter[str] = Counter()
-    rejected = asked_again = conflicting = 0
-    for model in models:
-        results = [judges[model] for _, judges in judged if model in judges]
-        ok = [r for r in results if r.status == "ok"]
-        for r in ok:
-            labels.update({k: v for k, v in r.counts.items() if v})
-            rejected += r.excerpts_rejected
-            conflicting += len(r.conflicting_labels)
-        asked_again += sum(1 for r in results if r.asked_again)
-        per_judge[model] = {
-            "grounded": _mean(r.grounded for r in ok),
-            "supported_fraction": _mean(r.supported_fraction for r in ok),
-            "rows_scored": len(ok),
-            "rows_unscored": len(results) - len(ok),
-            "ineligible": sum(1 for r in ok if r.eligible is False),
-        }
-    sources = Counter(str(row.details.get("response_source")) for row, _ in judged)
-    summary: dict[str, Any] = {
-        "per_judge": per_judge,
-        "labels": {label: labels[label] for label in LABELS},
-        "excerpts_rejected": rejected,
-        "labels_asked_again": asked_again,  # judge verdicts that needed the re-ask
-        "conflicting_labels": conflicting,  # sentences whose labels differed (scored verdicts)
-        "responses": {"given": sources["dataset"], "generated": sources["candidate"]},
-    }
-    if len(models) >= 2:
-        summary["agreement"] = label_agreement(
-            {m: {i: j[m].grounded for i, (_, j) in enumerate(judged) if m in j} for m in models}
-        )
-    return summary
 
 
 GROUNDEDNESS = Groundedness()

@@ -1,3 +1,4 @@
-"""Pairwise preference (A / SAME / B, both orders). Prompts: evalq.metrics.ratings.rubrics (the
-comparison frame). Parser: evalq.metrics.ratings.parsing (parse_choice). Scorer: metric (plan,
-both orders combined, aggregate, win rates)."""
+"""Pairwise preference (A / SAME / B, both orders). Prompts: evalq.metrics.ratings.prompts (the
+comparison frame). Parser: evalq.metrics.ratings.parsing (parse_choice). Scorer: comparisons
+(both orders combined, shared with ranking) and metric (plan, aggregate, win rates); sides
+says which columns are A and B."""

@@ -14,40 +14,35 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from itertools import product
-from pathlib import Path
 from statistics import fmean
 from typing import Any, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
-from evalq.core.judge import JudgeRequest
 from evalq.core.metric import RowContext, Unit
-from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
     RatingPlan,
     ask_judge,
-    check_template,
     dry_document,
     dry_template,
-    first_reason,
     load_document,
+    rated_row,
+    rating_request,
     row_template,
     samples_of,
     spread,
-    temperature_of,
     unit_result,
     verdicts_for,
 )
+from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
 from evalq.metrics.ratings.prompts import pointwise_prompt
-from evalq.metrics.ratings.rubrics import (
-    read_row,
-    resolve_template,
-)
-from evalq.stats.agreement_stats import rating_agreement
+from evalq.metrics.ratings.templates import resolve_template
+from evalq.stats.agreement import rating_agreement
 
 
 def _read_rating(text: str) -> tuple[str, dict[str, Any]]:
@@ -76,33 +71,13 @@ class PointwisePlan(RatingPlan[RatingUnit]):
     """A pointwise row: every judge rates the response once per sample."""
 
 
-class Pointwise:
+class Pointwise(RatingMetric):
     """Rate each row's response 1-5 on a built-in rubric or a user template."""
 
     name = "pointwise"
     required_columns: tuple[str, ...] = ()  # they depend on the template: see check()
     plan_model = PointwisePlan
-
-    def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
-    ) -> RowInput:
-        template = resolve_template(options, "pointwise")
-        return read_row(
-            number,
-            record,
-            base_dir,
-            template.columns,
-            warnings,
-            prompt_aliases=template.rubric is not None,
-        )
-
-    def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
-        return check_template(options, rows, "pointwise")
+    template_kind = "pointwise"
 
     def plan(self, ctx: RowContext) -> PointwisePlan:
         template = row_template(ctx, "pointwise")
@@ -125,12 +100,13 @@ class Pointwise:
             document = load_document(ctx)
         except InputError as exc:
             return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
-        request = JudgeRequest(
-            prompt=pointwise_prompt(template, ctx.row.data, document),
-            media=document.media if document else (),
-            schema=RatingReply,
-            temperature=temperature_of(ctx.options, plan.samples),
-            sample=unit.sample,
+        request = rating_request(
+            pointwise_prompt(template, ctx.row.data, document),
+            document,
+            RatingReply,
+            ctx.options,
+            plan.samples,
+            unit.sample,
         )
         return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_rating)
 
@@ -141,12 +117,13 @@ class Pointwise:
         samples = samples_of(env.options)
         prompt = pointwise_prompt(template, row.data, document)
         for judge, k in product(env.job.judges, range(samples)):
-            request = JudgeRequest(
-                prompt=prompt,
-                media=document.media if document else (),
-                schema=RatingReply,
-                temperature=temperature_of(env.options, samples),
-                sample=k,
+            request = rating_request(
+                prompt,
+                document,
+                RatingReply,
+                env.options,
+                samples,
+                k,
             )
             env.call(request, judge, VERDICT_ANSWER_TOKENS)
             env.count("ratings (judge x sample)")
@@ -184,27 +161,18 @@ class Pointwise:
         all_ratings = [r for e in judges.values() for r in e["ratings"]]
         mean_rating = fmean(means) if means else None
         scored = sum(1 for _, v in pairs if v.status == "ok")
-        status = "failed" if not scored else ("scored" if scored == len(pairs) else "partial")
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
-            status=status,
-            score=None if mean_rating is None else to_score(mean_rating),
-            questions=questions,
-            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
-            error="no rating could be read" if status == "failed" else None,
-            simulated=any(v.simulated for _, v in pairs),
-            details={
-                "template": plan.template,
-                "template_version": plan.template_version,
-                "ratings": all_ratings,
-                "mean_rating": mean_rating,
-                "stdev": spread(all_ratings),
-                "judges": judges,
-            },
-            extra=row.extra,
+        status: RowStatus = (
+            "failed" if not scored else ("scored" if scored == len(pairs) else "partial")
         )
+        details = {
+            "ratings": all_ratings,
+            "mean_rating": mean_rating,
+            "stdev": spread(all_ratings),
+            "judges": judges,
+        }
+        score = None if mean_rating is None else to_score(mean_rating)
+        failure = "no rating could be read"
+        return rated_row(row, plan, pairs, status, score, questions, failure, details)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         rated = [r for r in rows if r.details.get("mean_rating") is not None]

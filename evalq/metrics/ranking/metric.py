@@ -14,135 +14,61 @@ judge was consistent on every pair); the ranking itself is in the metric summary
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import combinations, product
-from pathlib import Path
+from collections.abc import Mapping
+from itertools import combinations
 from statistics import fmean
 from typing import Any
 
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import RowContext
-from evalq.core.models import RowInput, RowResult, Verdict
-from evalq.metrics.pairwise.metric import (
-    ORDERS,
+from evalq.core.metric import Options, Record, RowContext
+from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
+from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
-    ComparisonUnit,
     comparisons,
     dry_comparisons,
     first_position_share,
     judge_comparison,
     winner_of,
 )
+from evalq.metrics.ranking.candidates import (
+    _candidate_prompts,
+    _generated,
+    _int_option,
+    _prompt_template,
+    candidates_of,
+)
+from evalq.metrics.ranking.plan import RankPlan, RankUnit, rank_units
 from evalq.metrics.ranking.prompts import generation_request
+from evalq.metrics.ratings.columns import check_columns, dataset_columns, missing_inputs
+from evalq.metrics.ratings.documents import DocumentView
 from evalq.metrics.ratings.judging import (
-    RatingPlan,
     dry_document,
     dry_template,
-    first_reason,
     load_document,
+    rated_row,
     samples_of,
     temperature_of,
     unit_result,
     verdicts_for,
 )
-from evalq.metrics.ratings.rubrics import (
-    DocumentView,
-    check_columns,
-    dataset_columns,
-    missing_inputs,
-    placeholders_of,
-    read_row,
-    resolve_template,
-)
+from evalq.metrics.ratings.metric import RatingMetric
+from evalq.metrics.ratings.templates import placeholders_of, resolve_template
 from evalq.stats import bradley_terry
-from evalq.stats.agreement_stats import label_agreement
+from evalq.stats.agreement import label_agreement
 
 # A generated response's length a dry run assumes (evalq's own figure): a few paragraphs.
 GENERATION_ANSWER_TOKENS = 300
 
 
-MAX_CANDIDATES = 20
-
-
-def candidates_of(options: Mapping[str, Any]) -> list[str]:
-    raw = options.get("candidates")
-    names = raw.split(",") if isinstance(raw, str) else raw
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise DatasetError("rank needs candidates: a list of names (--candidates a,b,c)")
-    cleaned = [n.strip() for n in names if n.strip()]
-    if len(cleaned) < 2:
-        raise DatasetError(f"rank needs at least two candidates, got {cleaned}")
-    if len(set(cleaned)) != len(cleaned):
-        raise DatasetError(f"candidates repeat a name: {cleaned}")
-    if len(cleaned) > MAX_CANDIDATES:
-        raise DatasetError(f"at most {MAX_CANDIDATES} candidates, got {len(cleaned)}")
-    return cleaned
-
-
-def _candidate_prompts(options: Mapping[str, Any]) -> dict[str, str]:
-    prompts = options.get("candidate_prompts") or {}
-    if not isinstance(prompts, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in prompts.items()
-    ):
-        raise DatasetError("candidate_prompts must map candidate names to guidance texts")
-    return dict(prompts)
-
-
-def _prompt_template(options: Mapping[str, Any]) -> str | None:
-    text = options.get("prompt_template")
-    return text if isinstance(text, str) and text.strip() else None
-
-
-def _generated(options: Mapping[str, Any], candidate: str) -> bool:
-    return candidate in _candidate_prompts(options) or _prompt_template(options) is not None
-
-
-def _int_option(options: Mapping[str, Any], name: str, default: int, low: int) -> int:
-    value = options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise DatasetError(f"{name} must be a whole number >= {low}, got {value!r}")
-    return value
-
-
-class RankUnit(ComparisonUnit):
-    """One order of one pair of candidates (a is shown first in the original order)."""
-
-    a: str
-    b: str
-
-    def comparison(self) -> dict[str, Any]:
-        return {"judge": self.judge, "sample": self.sample, "a": self.a, "b": self.b}
-
-
-class RankPlan(RatingPlan[RankUnit]):
-    """A ranking row: every pair of candidates, both orders, per judge and sample; the
-    responses generated for candidates that are not columns; the fit's bootstrap and seed."""
-
-    candidates: list[str]
-    generated: dict[str, str]
-    bootstrap: int
-    seed: int
-
-
-def rank_units(judges: Sequence[str], samples: int, candidates: Sequence[str]) -> list[RankUnit]:
-    """One unit per judge x sample x pair x order, laid out as dry_comparisons counts them."""
-    pairs = combinations(candidates, 2)
-    return [
-        RankUnit(index=i, judge=judge, sample=sample, a=a, b=b, order=order)
-        for i, (judge, sample, (a, b), order) in enumerate(
-            product(judges, range(samples), pairs, ORDERS)
-        )
-    ]
-
-
-class Rank:
+class Rank(RatingMetric):
     """Every pair of candidates on every row, both orders; Bradley-Terry over the rows."""
 
     name = "rank"
     required_columns: tuple[str, ...] = ()  # the candidates: see check()
     plan_model = RankPlan
+    template_kind = "pairwise"
 
     def _known(self, options: Mapping[str, Any]) -> frozenset[str]:
         template = resolve_template(options, "pairwise")
@@ -151,23 +77,10 @@ class Rank:
             known |= set(placeholders_of(text, "--prompt-template"))
         return frozenset(known)
 
-    def parse_row(
-        self,
-        number: int,
-        record: dict[str, Any],
-        base_dir: Path,
-        options: Mapping[str, Any],
-        warnings: list[str],
-    ) -> RowInput:
-        template = resolve_template(options, "pairwise")
-        return read_row(
-            number,
-            record,
-            base_dir,
-            self._known(options),
-            warnings,
-            prompt_aliases=template.rubric is not None,
-        )
+    def row_columns(
+        self, number: int, record: Record, options: Options
+    ) -> tuple[frozenset[str], tuple[str, ...]]:
+        return self._known(options), ()
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         candidates = candidates_of(options)
@@ -307,7 +220,7 @@ class Rank:
         judged = [e for e in entries if e["outcome"] is not None]
         consistent = sum(bool(e["consistent"]) for e in judged)
         all_ok = all(v.status == "ok" for _, v in pairs)
-        status = "failed" if not judged else ("scored" if all_ok else "partial")
+        status: RowStatus = "failed" if not judged else ("scored" if all_ok else "partial")
         questions = [
             unit_result(
                 f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
@@ -317,29 +230,18 @@ class Rank:
             )
             for u, v in pairs
         ]
-        return RowResult(
-            id=row.id,
-            line=row.line,
-            prompt=row.prompt,
-            status=status,
-            score=consistent / len(judged) if judged else None,
-            questions=questions,
-            reason=first_reason([v for _, v in pairs]) if status == "failed" else None,
-            error="no pair was judged in both orders" if status == "failed" else None,
-            simulated=any(v.simulated for _, v in pairs),
-            details={
-                "template": plan.template,
-                "template_version": plan.template_version,
-                "candidates": candidates,
-                "points": points,
-                "inconsistent": len(judged) - consistent,
-                "comparisons": entries,
-                "generated": plan.generated,
-                "bootstrap": plan.bootstrap,
-                "seed": plan.seed,
-            },
-            extra=row.extra,
-        )
+        details = {
+            "candidates": candidates,
+            "points": points,
+            "inconsistent": len(judged) - consistent,
+            "comparisons": entries,
+            "generated": plan.generated,
+            "bootstrap": plan.bootstrap,
+            "seed": plan.seed,
+        }
+        score = consistent / len(judged) if judged else None
+        failure = "no pair was judged in both orders"
+        return rated_row(row, plan, pairs, status, score, questions, failure, details)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         ranked = [r for r in rows if r.status != "failed" and r.details.get("candidates")]

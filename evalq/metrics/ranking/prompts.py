@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from evalq.core.candidate_request import candidate_request
 from evalq.core.judge import JudgeRequest
-from evalq.metrics.ratings.rubrics import DocumentView
+from evalq.metrics.ratings.documents import DocumentView
 
 GENERATION_TEMPLATE_VERSION = "rank-generation/2"
 

@@ -8,21 +8,25 @@ from collections.abc import Callable, Mapping, Sequence
 from statistics import stdev
 from typing import Any, Generic, Literal
 
+from pydantic import BaseModel
+
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
 from evalq.core.judge import Judge, JudgeRequest
-from evalq.core.metric import Plan, RowContext, UnitT
-from evalq.core.models import QuestionResult, RowInput, UnscoredReason, Verdict
-from evalq.core.verdicts import unscored
-from evalq.metrics.ratings.rubrics import (
-    DOCUMENT,
-    DocumentView,
-    Template,
-    check_columns,
-    document_view,
-    missing_inputs,
-    resolve_template,
+from evalq.core.metric import Plan, RowContext, Unit, UnitT
+from evalq.core.models import (
+    QuestionResult,
+    RowInput,
+    RowResult,
+    RowStatus,
+    UnscoredReason,
+    Verdict,
 )
+from evalq.core.verdicts import unscored
+from evalq.metrics.ratings.columns import check_columns, missing_inputs
+from evalq.metrics.ratings.documents import DocumentView, document_view
+from evalq.metrics.ratings.rubrics import DOCUMENT
+from evalq.metrics.ratings.templates import Template, resolve_template
 
 MAX_SAMPLES = 50
 SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
@@ -175,3 +179,47 @@ def spread(values: Sequence[float]) -> float | None:
 
 
 # ---- the metric -------------------------------------------------------------------------
+
+
+def rated_row(
+    row: RowInput,
+    plan: RatingPlan[Any],
+    pairs: Sequence[tuple[Unit, Verdict]],
+    status: RowStatus,
+    score: float | None,
+    questions: list[QuestionResult],
+    failure: str,
+    details: dict[str, Any],
+) -> RowResult:
+    """A rating metric's row: its template first in the details; a failed row gives its units'
+    most common reason and ``failure`` as its error."""
+    failed = status == "failed"
+    return RowResult.of(
+        row,
+        status=status,
+        score=score,
+        questions=questions,
+        reason=first_reason([v for _, v in pairs]) if failed else None,
+        error=failure if failed else None,
+        simulated=any(v.simulated for _, v in pairs),
+        details={"template": plan.template, "template_version": plan.template_version, **details},
+    )
+
+
+def rating_request(
+    prompt: str,
+    document: DocumentView | None,
+    schema: type[BaseModel],
+    options: Mapping[str, Any],
+    samples: int,
+    sample: int,
+) -> JudgeRequest:
+    """One rating call: the document attached when it is not inlined, sampled at the job's
+    temperature."""
+    return JudgeRequest(
+        prompt=prompt,
+        media=document.media if document else (),
+        schema=schema,
+        temperature=temperature_of(options, samples),
+        sample=sample,
+    )

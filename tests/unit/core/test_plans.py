@@ -14,9 +14,10 @@ from evalq.core.metric import REGISTRY, Plan, get_metric, load_plan
 from evalq.core.models import Coverage, Question, Rubric
 from evalq.metrics.gecko.metric import BatchUnit, GeckoPlan, QuestionUnit
 from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
-from evalq.metrics.pairwise.metric import ComparisonUnit, PairwisePlan
+from evalq.metrics.pairwise.comparisons import ComparisonUnit
+from evalq.metrics.pairwise.metric import PairwisePlan
 from evalq.metrics.pointwise.metric import PointwisePlan, RatingUnit
-from evalq.metrics.ranking.metric import RankPlan, RankUnit
+from evalq.metrics.ranking.plan import RankPlan, RankUnit
 
 RUBRIC = Rubric(
     questions=[Question(question="Is there a circle?", expected="yes", tag="object")],

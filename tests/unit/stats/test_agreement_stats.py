@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.stats.agreement_stats import label_agreement
+from evalq.stats.agreement import label_agreement
 
 
 def test_label_agreement_has_one_set_of_keys_for_two_judges_or_more() -> None:

@@ -8,9 +8,11 @@ import pytest
 
 from evalq.core.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import MediaPart
-from evalq.core.models import MediaRef, Question, RowInput, RubricReply, VerdictReply
+from evalq.core.models import MediaRef, Question, RowInput, RubricReply, Verdict, VerdictReply
 from evalq.core.prompting import extract_section
+from evalq.core.verdicts import unscored
 from evalq.metrics.gecko import metric as gecko
+from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
 
 
@@ -164,8 +166,8 @@ def test_score_row_end_to_end() -> None:
     )
     rubric = gecko.dataset_rubric(row)
     verdicts = {
-        0: gecko.Verdict(index=0, status="ok", answer="yes"),
-        1: gecko.unscored(1, "blocked", "SAFETY"),
+        0: Verdict(index=0, status="ok", answer="yes"),
+        1: unscored(1, "blocked", "SAFETY"),
     }
     result = gecko.score_row(row, rubric, verdicts)
     assert (result.status, result.score, result.tag_scores) == ("partial", 1.0, {"object": 1.0})
@@ -174,9 +176,6 @@ def test_score_row_end_to_end() -> None:
 
 
 def test_generated_rubric_is_cached_for_the_configured_ttl() -> None:
-    from evalq.core.metric import RowContext
-    from evalq.core.models import JobConfig
-
     stored: dict[str, tuple[str, int]] = {}
 
     class RecordingKV:
@@ -190,23 +189,9 @@ def test_generated_rubric_is_cached_for_the_configured_ttl() -> None:
     row = RowInput(
         id="r", line=1, prompt="a cat", media={"image": MediaRef(kind="path", value="/x.png")}
     )
-    config = JobConfig(
-        job_id="j",
-        metric="gecko-image",
-        judge_model=judge.model,
-        dataset="d",
-        rows_total=1,
-        created_at=0,
-    )
-    ctx = RowContext(
-        job=config,
-        row=row,
-        judge=lambda model: judge,
-        candidate=lambda model: judge,
-        media=lambda field: IMAGE,
-        kv=RecordingKV(),
-        count=lambda name, amount: None,
-        cache_ttl_s=1234,
+    judges = {judge.model: judge}
+    ctx = row_context(
+        "gecko-image", row, judges, lambda field: IMAGE, kv=RecordingKV(), cache_ttl_s=1234
     )
     gecko.GECKO_IMAGE.plan(ctx)
     (entry,) = stored.values()

@@ -18,7 +18,13 @@ from evalq.core.judge import MediaPart
 from evalq.core.models import Question
 from evalq.core.parsing_choice import parse_letter
 from evalq.core.prompting import extract_section
+from evalq.core.scoring import question_results
 from evalq.metrics.gecko import metric as gecko
+from evalq.metrics.gecko.choices import (
+    ImageChoiceReply,
+    MixedBatchReply,
+    mixed_batch_validator_prompt,
+)
 from evalq.metrics.gecko.parsing import BatchVerdictReply
 from evalq.metrics.gecko.prompts import choice_validator_prompt
 from fake_gemini.brain import SimulatedJudge
@@ -132,9 +138,9 @@ def test_the_image_validator_shows_the_choices_and_reads_a_letter() -> None:
     request = judge.requests[0]
     assert extract_section(request.prompt, "question") == "What colour is the circle?"
     assert extract_section(request.prompt, "choices") == "a) red\nb) blue\nc) green"
-    assert request.schema is gecko.ImageChoiceReply
+    assert request.schema is ImageChoiceReply
     assert (verdict.status, verdict.answer) == ("ok", "a")
-    results = gecko.question_results([CHOICE], {0: verdict})
+    results = question_results([CHOICE], {0: verdict})
     assert results[0].result == 1
 
 
@@ -174,10 +180,10 @@ def test_a_batch_mixing_yes_no_and_choice_questions_reads_each_its_own_way() -> 
         "   b) blue",
         "   c) green",
     ]
-    assert judge.requests[0].schema is gecko.MixedBatchReply
+    assert judge.requests[0].schema is MixedBatchReply
     verdicts = gecko.expand_batch(unit, 2)
     assert [verdicts[0].answer, verdicts[1].answer] == ["yes", "b"]
-    assert [r.result for r in gecko.question_results(questions, verdicts)] == [1, 0]
+    assert [r.result for r in question_results(questions, verdicts)] == [1, 0]
 
 
 def test_a_yes_no_only_batch_keeps_its_prompt() -> None:
@@ -208,7 +214,7 @@ def ask(question: str, choices: list[str], image: bytes, schema: bool = True) ->
         "m",
         choice_validator_prompt(question, choices),
         media=[FakeMedia("image/png", data=image)],
-        response_schema=gecko.ImageChoiceReply.model_json_schema() if schema else None,
+        response_schema=ImageChoiceReply.model_json_schema() if schema else None,
     )
     return SimulatedJudge().reply(request)
 
@@ -259,9 +265,9 @@ def test_the_simulated_judge_answers_batched_choice_questions() -> None:
     questions = [Question(question="Is there a circle?", expected="yes"), CHOICE]
     request = FakeRequest(
         "m",
-        gecko.mixed_batch_validator_prompt(questions),
+        mixed_batch_validator_prompt(questions),
         media=[FakeMedia("image/png", data=image)],
-        response_schema=gecko.MixedBatchReply.model_json_schema(),
+        response_schema=MixedBatchReply.model_json_schema(),
     )
     judge = ListJudge([SimulatedJudge().reply(request)])
     unit, _ = gecko.validate_batch(judge, questions, IMAGE)

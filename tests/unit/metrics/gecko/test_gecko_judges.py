@@ -13,13 +13,13 @@ import pytest
 from evalq.client.cli import job_options
 from evalq.core.errors import DatasetError
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.metric import RowContext, load_plan
-from evalq.core.models import JobConfig, MediaRef, Question, RowInput
+from evalq.core.metric import load_plan
+from evalq.core.models import MediaRef, Question, RowInput
 from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO
+from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
-from tests.support.memory_kv import MemoryKV
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 QUESTIONS = [
@@ -37,25 +37,8 @@ def run_row(
     options: dict[str, Any] | None = None,
 ) -> tuple[Any, Any]:
     """plan -> run_unit per unit -> aggregate, as the tasks do, with one judge per model."""
-    models = list(judges)
-    config = JobConfig(
-        job_id="j",
-        metric=metric.name,
-        judge_model=models[0],
-        judge_models=models,
-        dataset="d",
-        rows_total=1,
-        created_at=0,
-        options=options or {},
-    )
-    ctx = RowContext(
-        job=config,
-        row=row,
-        judge=lambda model: judges[model],
-        candidate=lambda model: judges[model],
-        media=lambda field: IMAGE,
-        kv=MemoryKV(),
-        count=lambda name, amount: None,
+    ctx = row_context(
+        metric.name, row, judges, lambda field: IMAGE, several=True, options=options or {}
     )
     planned = metric.plan(ctx)
     plan = load_plan(metric.plan_model, planned.model_dump_json(), row.id)  # as stored

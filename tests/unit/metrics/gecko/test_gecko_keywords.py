@@ -8,11 +8,11 @@ import re
 from typing import Any
 
 from evalq.core.judge import MediaPart
-from evalq.core.metric import RowContext
-from evalq.core.models import JobConfig, MediaRef, RowInput
+from evalq.core.models import MediaRef, RowInput
 from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO, VIDEO_RUBRIC
+from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
@@ -108,31 +108,7 @@ def test_each_question_records_the_keywords_it_checks() -> None:
 
 
 def plan_and_score(metric: Any, row: RowInput, judge: ListJudge) -> Any:
-    config = JobConfig(
-        job_id="j",
-        metric=metric.name,
-        judge_model=judge.model,
-        dataset="d",
-        rows_total=1,
-        created_at=0,
-    )
-
-    class KV:
-        def get(self, key: str) -> str | None:
-            return None
-
-        def set(self, key: str, value: str, ttl_s: int) -> None:
-            pass
-
-    ctx = RowContext(
-        job=config,
-        row=row,
-        judge=lambda model: judge,
-        candidate=lambda model: judge,
-        media=lambda field: IMAGE,
-        kv=KV(),
-        count=lambda name, amount: None,
-    )
+    ctx = row_context(metric.name, row, {judge.model: judge}, lambda field: IMAGE)
     plan = metric.plan(ctx)
     results = {u.index: metric.run_unit(ctx, plan, u) for u in plan.units}
     return metric.aggregate(row, plan, results)

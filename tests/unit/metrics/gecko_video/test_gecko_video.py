@@ -22,8 +22,7 @@ from evalq.core.errors import (
 )
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.media import sniff_mime
-from evalq.core.metric import RowContext
-from evalq.core.models import JobConfig, Question, RowInput
+from evalq.core.models import Question, RowInput
 from evalq.core.parsing_choice import parse_letter
 from evalq.core.prompting import extract_section
 from evalq.examples.video import (
@@ -49,8 +48,8 @@ from evalq.metrics.gecko_video.prompts import (
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.skills.gecko_video import avi_frames, motions
+from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
-from tests.support.memory_kv import MemoryKV
 
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
 
@@ -228,24 +227,12 @@ def test_batched_call_failure_unscores_every_question_with_its_reason() -> None:
 
 def run_row(metric: Any, row: RowInput, judge: ListJudge, validator: str) -> Any:
     """plan -> run_unit per unit -> aggregate, as the tasks do, without Celery."""
-    config = JobConfig(
-        job_id="j",
-        metric=metric.name,
-        judge_model=judge.model,
-        dataset="d",
-        rows_total=1,
-        created_at=0,
-        options={"validator": validator},
-    )
-    ctx = RowContext(
-        job=config,
-        row=row,
-        judge=lambda model: judge,
-        candidate=lambda model: judge,
-        media=lambda field: VIDEO if field == "video" else MediaPart("image/png", b"\x89PNG"),
-        kv=MemoryKV(),
-        count=lambda name, amount: None,
-    )
+
+    def media(field: str) -> MediaPart:
+        return VIDEO if field == "video" else MediaPart("image/png", b"\x89PNG")
+
+    options = {"validator": validator}
+    ctx = row_context(metric.name, row, {judge.model: judge}, media, options=options)
     plan = metric.plan(ctx)
     results = {u.index: metric.run_unit(ctx, plan, u) for u in plan.units}
     return plan, metric.aggregate(row, plan, results)

@@ -232,7 +232,7 @@ def test_simulated_model_under_test_answers_guidance_variants(tmp_path: Path) ->
 def test_generation_request_puts_guidance_in_the_system_instruction() -> None:
     from evalq.core.judge import MediaPart
     from evalq.metrics.ranking.prompts import generation_request
-    from evalq.metrics.ratings.rubrics import DocumentView
+    from evalq.metrics.ratings.documents import DocumentView
 
     values = {"prompt": "Why do tides turn?", "context": "The moon pulls the sea."}
     text_doc = DocumentView(text="Tide tables.", media=(), mime_type="text/plain")

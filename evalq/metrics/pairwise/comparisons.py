@@ -1,0 +1,189 @@
+"""One comparison judged in both orders: its units (judge x sample x order), one order's judge
+call, and the two orders combined into an outcome (an order-dependent pair is a tie, counted
+as inconsistent). Shared with ranking, whose units are these with a pair of candidates."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+from typing import Any, Literal
+
+from evalq.core.dry_run import DryEnv
+from evalq.core.errors import InputError
+from evalq.core.metric import RowContext, Unit
+from evalq.core.models import RowInput, Verdict
+from evalq.core.verdicts import unscored
+from evalq.metrics.ratings.judging import (
+    VERDICT_ANSWER_TOKENS,
+    ask_judge,
+    dry_document,
+    first_reason,
+    load_document,
+    rating_request,
+    samples_of,
+)
+from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
+from evalq.metrics.ratings.prompts import pairwise_prompt
+from evalq.metrics.ratings.templates import Template
+
+Order = Literal["original", "swapped"]
+ORDERS: tuple[Order, ...] = ("original", "swapped")
+Outcome = Literal["A", "B", "tie"]
+OUTCOME_SCORE: dict[str, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
+_UNSWAP: dict[str, Choice] = {"A": "B", "B": "A", "SAME": "SAME"}
+_AS_OUTCOME: dict[str, Outcome] = {"A": "A", "B": "B", "SAME": "tie"}
+
+
+@dataclass(frozen=True)
+class Combined:
+    """Both orders' verdicts read in the original order; ``outcome`` None = unscored."""
+
+    outcome: Outcome | None
+    consistent: bool | None
+
+
+def combine(original: Choice | None, swapped: Choice | None) -> Combined:
+    """``swapped`` is the verdict on the swapped order, as the judge wrote it (A = shown
+    first = the original B). An order-dependent pair of verdicts is a tie, inconsistent."""
+    if original is None or swapped is None:
+        return Combined(None, None)
+    if original == _UNSWAP[swapped]:
+        return Combined(_AS_OUTCOME[original], True)
+    return Combined("tie", False)
+
+
+def winner_of(score: float) -> Outcome:
+    if math.isclose(score, 0.5, abs_tol=1e-9):
+        return "tie"
+    return "A" if score > 0.5 else "B"
+
+
+class ComparisonUnit(Unit):
+    """One order of one comparison, by one judge, one sample of several."""
+
+    kind: Literal["pairwise"] = "pairwise"
+    judge: str
+    sample: int
+    order: Order
+
+    def comparison(self) -> dict[str, Any]:
+        """What names the comparison this order belongs to (both orders share it)."""
+        return {"judge": self.judge, "sample": self.sample}
+
+
+def comparison_units(judges: Sequence[str], samples: int) -> list[ComparisonUnit]:
+    """One unit per judge x sample x order; the two orders of a comparison are separate judge
+    calls, scheduled like any other."""
+    return [
+        ComparisonUnit(index=i, judge=judge, sample=sample, order=order)
+        for i, (judge, sample, order) in enumerate(product(judges, range(samples), ORDERS))
+    ]
+
+
+def dry_comparisons(
+    row: RowInput,
+    env: DryEnv,
+    template: Template,
+    texts: Mapping[str, str],
+    pairs: Sequence[tuple[str, str]],
+) -> None:
+    """Every judge x sample x pair, in both orders, as comparison_units lays them out."""
+    document = dry_document(row, env)
+    samples = samples_of(env.options)
+    for judge, k, (a, b), order in product(env.job.judges, range(samples), pairs, ORDERS):
+        shown = (texts[a], texts[b]) if order == "original" else (texts[b], texts[a])
+        request = rating_request(
+            pairwise_prompt(template, row.data, *shown, document),
+            document,
+            PairwiseReply,
+            env.options,
+            samples,
+            k,
+        )
+        env.call(request, judge, VERDICT_ANSWER_TOKENS)
+        env.count("comparisons (judge x sample x pair x order)")
+
+
+def _read_choice(text: str) -> tuple[str, dict[str, Any]]:
+    parsed = parse_choice(text)
+    return parsed.choice, {"choice": parsed.choice, "explanation": parsed.explanation}
+
+
+def judge_comparison(
+    ctx: RowContext,
+    template: Template,
+    unit: ComparisonUnit,
+    first: str,
+    second: str,
+    samples: int,
+) -> Verdict:
+    """One order of one comparison: ``first`` is the original A, shown second if swapped."""
+    try:
+        document = load_document(ctx)
+    except InputError as exc:
+        return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
+    shown = (first, second) if unit.order == "original" else (second, first)
+    request = rating_request(
+        pairwise_prompt(template, ctx.row.data, *shown, document),
+        document,
+        PairwiseReply,
+        ctx.options,
+        samples,
+        unit.sample,
+    )
+    return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_choice)
+
+
+def _choice(verdict: Verdict | None) -> Choice | None:
+    if verdict is None or verdict.status != "ok" or not isinstance(verdict.value, dict):
+        return None
+    choice = verdict.value.get("choice")
+    return choice if choice in _UNSWAP else None
+
+
+def _explanation(verdict: Verdict | None) -> str | None:
+    if verdict is None or not isinstance(verdict.value, dict):
+        return None
+    return str(verdict.value.get("explanation", ""))
+
+
+def comparisons(pairs: Iterable[tuple[ComparisonUnit, Verdict]]) -> list[dict[str, Any]]:
+    """Group a row's units into comparisons (by unit.comparison()) and combine orders."""
+    grouped: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Verdict]]] = {}
+    for unit, verdict in pairs:
+        names = unit.comparison()
+        key = tuple(names.values())
+        grouped.setdefault(key, (names, {}))[1][unit.order] = verdict
+    out = []
+    for names, by_order in grouped.values():
+        original, swapped = by_order.get("original"), by_order.get("swapped")
+        combined = combine(_choice(original), _choice(swapped))
+        entry: dict[str, Any] = dict(names)
+        entry |= {
+            "original": _choice(original),
+            "swapped": _choice(swapped),
+            "outcome": combined.outcome,
+            "consistent": combined.consistent,
+            "explanations": {
+                "original": _explanation(original),
+                "swapped": _explanation(swapped),
+            },
+        }
+        if combined.outcome is None:
+            entry["reason"] = first_reason([v for v in by_order.values() if v.status != "ok"])
+        out.append(entry)
+    return out
+
+
+def first_position_share(entries: Iterable[Mapping[str, Any]]) -> float | None:
+    """Among single-order verdicts that picked a side, the share that picked the response
+    shown first: 0.5 is no position preference."""
+    picks = [
+        choice
+        for entry in entries
+        for choice in (entry.get("original"), entry.get("swapped"))
+        if choice in ("A", "B")
+    ]
+    return sum(choice == "A" for choice in picks) / len(picks) if picks else None
