@@ -13,10 +13,11 @@ import json
 import math
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
 from evalq.client.client import Client
-from evalq.core.dry_run import DryRunReport
+from evalq.client.submit import JobSpec, refuse_unknown
+from evalq.core.dry_report import DryRunReport
 from evalq.core.models import JobSummary, RowResult
 
 if TYPE_CHECKING:
@@ -118,24 +119,30 @@ class Job:
         return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
 
 
+class EvaluateSpec(TypedDict, total=False):
+    """evaluate's keywords besides `dry_run` (see evaluate)."""
+
+    judge_models: list[str] | None
+    options: dict[str, Any] | None
+    candidates: list[str] | None
+    use_cache: bool
+    base_dir: str | Path | None
+    settings: Settings | None
+    data_roots: list[str | Path] | None
+    thinking: dict[str, int | str] | None
+    max_cost_usd: float | None
+    count_tokens: bool
+    mode: Literal["online", "batch"]
+    on_expiry: Literal["resubmit", "online"]
+
+
 @overload
 def evaluate(
     data: pd.DataFrame | str | Path,
     metric: str = ...,
     *,
-    judge_models: list[str] | None = ...,
-    options: dict[str, Any] | None = ...,
-    candidates: list[str] | None = ...,
-    use_cache: bool = ...,
-    base_dir: str | Path | None = ...,
-    settings: Settings | None = ...,
-    data_roots: list[str | Path] | None = ...,
-    thinking: dict[str, int | str] | None = ...,
-    max_cost_usd: float | None = ...,
     dry_run: Literal[False] = ...,
-    count_tokens: bool = ...,
-    mode: Literal["online", "batch"] = ...,
-    on_expiry: Literal["resubmit", "online"] = ...,
+    **spec: Unpack[EvaluateSpec],
 ) -> Job: ...
 
 
@@ -144,19 +151,8 @@ def evaluate(
     data: pd.DataFrame | str | Path,
     metric: str = ...,
     *,
-    judge_models: list[str] | None = ...,
-    options: dict[str, Any] | None = ...,
-    candidates: list[str] | None = ...,
-    use_cache: bool = ...,
-    base_dir: str | Path | None = ...,
-    settings: Settings | None = ...,
-    data_roots: list[str | Path] | None = ...,
-    thinking: dict[str, int | str] | None = ...,
-    max_cost_usd: float | None = ...,
     dry_run: Literal[True],
-    count_tokens: bool = ...,
-    mode: Literal["online", "batch"] = ...,
-    on_expiry: Literal["resubmit", "online"] = ...,
+    **spec: Unpack[EvaluateSpec],
 ) -> DryRunReport: ...
 
 
@@ -164,19 +160,8 @@ def evaluate(
     data: pd.DataFrame | str | Path,
     metric: str = "gecko-image",
     *,
-    judge_models: list[str] | None = None,
-    options: dict[str, Any] | None = None,
-    candidates: list[str] | None = None,
-    use_cache: bool = True,
-    base_dir: str | Path | None = None,
-    settings: Settings | None = None,
-    data_roots: list[str | Path] | None = None,
-    thinking: dict[str, int | str] | None = None,
-    max_cost_usd: float | None = None,
     dry_run: bool = False,
-    count_tokens: bool = False,
-    mode: Literal["online", "batch"] = "online",
-    on_expiry: Literal["resubmit", "online"] = "resubmit",
+    **spec: Unpack[EvaluateSpec],
 ) -> Job | DryRunReport:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
@@ -190,26 +175,31 @@ def evaluate(
     per candidate on the same rubric, and `Job.results()` gains a `candidate` column.
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
     prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online."""
-    client = Client(settings)
-    if candidates is not None:
+    refuse_unknown(spec, EvaluateSpec, "evaluate")
+    client = Client(spec.get("settings"))
+    options = spec.get("options")
+    if (candidates := spec.get("candidates")) is not None:
         options = {**(options or {}), "candidates": list(candidates)}
-    kwargs: dict[str, Any] = {
-        "judge_models": judge_models,
+    job: JobSpec = {
+        "judge_models": spec.get("judge_models"),
         "options": options,
-        "use_cache": use_cache,
-        "data_roots": data_roots,
-        "thinking": thinking,
-        "max_cost_usd": max_cost_usd,
+        "use_cache": spec.get("use_cache", True),
+        "data_roots": spec.get("data_roots"),
+        "thinking": spec.get("thinking"),
+        "max_cost_usd": spec.get("max_cost_usd"),
     }
+    mode, on_expiry = spec.get("mode", "online"), spec.get("on_expiry", "resubmit")
 
     def run(path: str | Path) -> Job | DryRunReport:
         if dry_run:
-            return client.plan(metric, path, count_tokens=count_tokens, **kwargs)
-        submitted = client.submit(metric, path, mode=mode, on_expiry=on_expiry, **kwargs)
+            count_tokens = spec.get("count_tokens", False)
+            return client.plan(metric, path, count_tokens=count_tokens, **job)
+        submitted = client.submit(metric, path, mode=mode, on_expiry=on_expiry, **job)
         return Job(submitted.job_id, client)
 
     if isinstance(data, (str, Path)):
         return run(data)
+    base_dir = spec.get("base_dir")
     folder = Path(base_dir) if base_dir is not None else Path.cwd()
     path = _write_frame(data, folder)
     try:

@@ -26,7 +26,7 @@ from evalq.core.errors import EvalqError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalq.client.client import Client
+    from evalq.client.reads import JobReader
 
 
 class CompareError(EvalqError):
@@ -41,8 +41,8 @@ def split_spec(spec: str) -> tuple[str, str | None, str]:
     return job_id, (candidate or None), (label or rest)
 
 
-def load_side(client: Client, spec: str) -> Side:
-    from evalq.client.client import check_job_id
+def load_side(client: JobReader, spec: str) -> Side:
+    from evalq.client.job_ids import check_job_id
 
     job_id, candidate, label = split_spec(spec)
     check_job_id(job_id)
@@ -73,10 +73,10 @@ def row_candidate(row: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def expand_specs(client: Client, specs: Sequence[str]) -> list[str]:
+def expand_specs(client: JobReader, specs: Sequence[str]) -> list[str]:
     """A multi-candidate job named whole stands for each of its candidates (`JOB:sdxl`,
     `JOB:flux`, ...), named by the candidate alone when it is the only job named."""
-    from evalq.client.client import check_job_id
+    from evalq.client.job_ids import check_job_id
 
     out: list[str] = []
     for spec in specs:
@@ -91,7 +91,7 @@ def expand_specs(client: Client, specs: Sequence[str]) -> list[str]:
     return out
 
 
-def load_sides(client: Client, specs: Sequence[str]) -> list[Side]:
+def load_sides(client: JobReader, specs: Sequence[str]) -> list[Side]:
     specs = expand_specs(client, specs)
     if len(specs) < 2:
         raise CompareError(
@@ -105,7 +105,7 @@ def load_sides(client: Client, specs: Sequence[str]) -> list[Side]:
 
 
 def compare_jobs(
-    client: Client, specs: Sequence[str], *, by: AlignBy | None = None, seed: int | None = None
+    client: JobReader, specs: Sequence[str], *, by: AlignBy | None = None, seed: int | None = None
 ) -> Comparison:
     sides = load_sides(client, specs)
     if seed is None:
@@ -199,15 +199,15 @@ def compare(
     *sides: Any,
     by: AlignBy | None = None,
     seed: int | None = None,
-    client: Client | None = None,
+    client: JobReader | None = None,
 ) -> CompareResult:
     """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles), or the candidates of
     one multi-candidate job, on their shared rows."""
-    from evalq.client.client import Client
+    from evalq.client.reads import JobReader
 
     specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]
 
-    return frames(compare_jobs(client or Client(), specs, by=by, seed=seed))
+    return frames(compare_jobs(client or JobReader(), specs, by=by, seed=seed))
 
 
 __all__ = ["CompareError", "CompareResult", "compare", "leaderboard_dict"]

@@ -7,13 +7,16 @@ import io
 import json
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
-from evalq.core.dry_run import DryRunReport
 from evalq.core.models import CandidateSummary, JobSummary, RowResult
-from worker.batch.ledger import BatchRecord
+
+if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
+    from evalq.core.dry_report import DryRunReport
+    from worker.batch.ledger import BatchRecord
 
 SIMULATED_BANNER = (
     "SIMULATED JUDGE: verdicts come from evalq's fake Gemini server, not a real model"

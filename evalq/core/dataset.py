@@ -20,6 +20,7 @@ from evalq.core.candidates import (
     required_with_candidates,
 )
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
+from evalq.core.media import MediaRules
 from evalq.core.models import Question, RowInput
 from evalq.core.parsing_choice import choice_text, label_choices, letters_for
 from evalq.core.records import MAX_FIELD_BYTES, check_fields, records
@@ -282,6 +283,8 @@ def _read_cells(
     options: Mapping[str, Any],
     loaded: LoadedDataset,
     missing: dict[str, MissingField],
+    base_dir: Path,
+    rules: MediaRules | None,
 ) -> None:
     """One cell per candidate: the row with that candidate's column as the judged field. A bad
     cell fails alone, named by row and candidate column; a warning about the row is said once."""
@@ -298,9 +301,10 @@ def _read_cells(
             row = spec.parse_row(
                 number,
                 cell_record(record, field, cells, candidate),
-                loaded.path.parent,
+                base_dir,
                 options,
                 said,
+                rules=rules,
             )
         except InputError as exc:
             error = cell_error(exc, field, candidate)
@@ -317,10 +321,13 @@ def load_dataset(
     path: str | Path,
     metric: str = "gecko-image",
     options: Mapping[str, Any] | None = None,
+    rules: MediaRules | None = None,
     *,
     max_field_bytes: int = MAX_FIELD_BYTES,
 ) -> LoadedDataset:
-    """Read and validate every row; raise DatasetError if the file is no dataset at all."""
+    """Read and validate every row; raise DatasetError if the file is no dataset at all.
+    Media cells are checked against ``rules`` (without them: files under the dataset's folder
+    and public URLs only)."""
     from evalq.core.metric import get_metric
 
     spec = get_metric(metric)
@@ -333,6 +340,7 @@ def load_dataset(
     if cells is not None:
         required = required_with_candidates(required, candidate_field(metric), cells)
     loaded = LoadedDataset(path=path)
+    base_dir = path.parent
     present: set[str] = set()  # columns with a value in at least one record
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
@@ -351,10 +359,12 @@ def load_dataset(
             loaded.errors += _line_errors(number, exc, cells)
             continue
         if cells is not None:
-            _read_cells(spec, metric, number, record, cells, options, loaded, missing)
+            _read_cells(
+                spec, metric, number, record, cells, options, loaded, missing, base_dir, rules
+            )
             continue
         try:
-            row = spec.parse_row(number, record, path.parent, options, loaded.warnings)
+            row = spec.parse_row(number, record, base_dir, options, loaded.warnings, rules=rules)
         except InputError as exc:
             if isinstance(exc, MissingField):
                 missing.setdefault(exc.field, exc)

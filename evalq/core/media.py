@@ -4,7 +4,8 @@ The producer checks what it can check cheaply (a local file is a regular file un
 roots, a URL is http(s) and names no refused address); the worker checks again, since it is the
 boundary, then reads, type checks and decodes, where a failure becomes an input_error on that
 row. What a job may read is one MediaRules value: the worker builds it from its settings and
-the job, the producer from its settings around loading a dataset (``media_rules_in_force``).
+the job, the producer from its settings, and hands it to the dataset loader, which passes it on
+to each metric's parse_row, which passes it to parse_media.
 """
 
 from __future__ import annotations
@@ -14,9 +15,6 @@ import binascii
 import json
 import mimetypes
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,20 +93,6 @@ class MediaRules:
     @property
     def limits(self) -> FetchLimits:
         return FetchLimits(self.max_bytes, self.timeout_s, self.deadline_s, self.max_redirects)
-
-
-_RULES_IN_FORCE: ContextVar[MediaRules | None] = ContextVar("evalq_media_rules", default=None)
-
-
-@contextmanager
-def media_rules_in_force(rules: MediaRules) -> Iterator[None]:
-    """The rules parse_media checks cells against while a dataset loads (the producer's side).
-    Without them, a cell may name only files under the dataset's folder and public URLs."""
-    token = _RULES_IN_FORCE.set(rules)
-    try:
-        yield
-    finally:
-        _RULES_IN_FORCE.reset(token)
 
 
 def sniff_mime(data: bytes) -> str | None:
@@ -195,9 +179,11 @@ def _content_form(value: Any) -> dict[str, Any] | None:
     return value
 
 
-def parse_media(value: Any, base_dir: Path, row_id: str, field: str) -> MediaRef:
-    """Turn a dataset cell into a MediaRef; raise InputError naming the row and field."""
-    rules = _RULES_IN_FORCE.get()
+def parse_media(
+    value: Any, base_dir: Path, row_id: str, field: str, rules: MediaRules | None = None
+) -> MediaRef:
+    """Turn a dataset cell into a MediaRef; raise InputError naming the row and field.
+    Without rules, a cell may name only files under ``base_dir`` and public URLs."""
     roots = rules.roots if rules is not None else DataRoots.of([base_dir])
     network = rules.network if rules is not None else NetworkRules()
     return _parse(value, base_dir, row_id, field, roots, network)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalq.core.errors import InputError, StoredPlanError
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
+from evalq.core.media import MediaRules
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.registry import REGISTRY
 
@@ -114,9 +115,18 @@ class Metric(Protocol[PlanT, UnitT_contra]):
     plan_model: type[PlanT]  # what the store loads the row's stored plan as
 
     def parse_row(
-        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
+        self,
+        number: int,
+        record: Record,
+        base_dir: Path,
+        options: Options,
+        warnings: list[str],
+        *,
+        rules: MediaRules | None = None,
     ) -> RowInput:
-        """Validate one dataset record; raise InputError naming the row and field."""
+        """Validate one dataset record; raise InputError naming the row and field. Its media
+        cells are checked against ``rules`` (without them: files under ``base_dir`` and public
+        URLs only)."""
         ...
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:

@@ -13,3 +13,14 @@ REGISTRY: dict[str, str] = {
     "pairwise": "evalq.metrics.pairwise.metric:PAIRWISE",
     "rank": "evalq.metrics.ranking.metric:RANK",
 }
+
+# name -> "module:class" of the metric's options model (evalq.core.options); light modules, so
+# the command line builds its flags from them without loading the metrics.
+OPTIONS: dict[str, str] = {
+    "gecko-image": "evalq.metrics.gecko.options:GeckoOptions",
+    "gecko-video": "evalq.metrics.gecko.options:GeckoOptions",
+    "groundedness": "evalq.metrics.groundedness.options:GroundednessOptions",
+    "pointwise": "evalq.metrics.ratings.options:RatingOptions",
+    "pairwise": "evalq.metrics.ratings.options:RatingOptions",
+    "rank": "evalq.metrics.ranking.options:RankOptions",
+}

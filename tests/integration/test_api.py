@@ -11,7 +11,7 @@ import pytest
 import evalq
 from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini
-from tests.integration.test_pipeline_gecko import png
+from tests.support.datasets import png
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
 from tests.support.cli import run_evalq
+from tests.support.datasets import png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
 

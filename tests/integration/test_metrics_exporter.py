@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.integration.test_pipeline_gecko import png, write_rows
 from tests.support.cli import scrape_metrics
+from tests.support.datasets import png, write_rows
 
 pytestmark = pytest.mark.integration
 

@@ -14,12 +14,21 @@ from evalq.client.report import render_report
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.pricing import DEFAULT_PRICES, PRICE_DATE, call_cost_nanos, usd
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
 from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
+from tests.support.datasets import one_question_row, png, write_rows, yes_no
 from tests.support.stack import stack
 from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
+
+
+def submit_uncached(client: Any, data: Path, *, rubric_model: str) -> str:
+    """A gecko-image job judged by 2.5 Flash with rubrics by `rubric_model`, nothing cached."""
+    options = {"rubric_model": rubric_model}
+    job = client.submit(
+        "gecko-image", data, judge_model="gemini-2.5-flash", options=options, use_cache=False
+    )
+    return str(job.job_id)
 
 
 def test_tokens_and_cost_per_role_and_model(client: Any, fake: FakeGemini, tmp_path: Path) -> None:
@@ -30,13 +39,7 @@ def test_tokens_and_cost_per_role_and_model(client: Any, fake: FakeGemini, tmp_p
         for c in ("red", "blue")
     ]
     data = write_rows(tmp_path / "d.jsonl", rows)
-    job = client.submit(
-        "gecko-image",
-        data,
-        judge_model="gemini-2.5-flash",
-        options={"rubric_model": "gemini-2.5-pro"},
-        use_cache=False,
-    ).job_id
+    job = submit_uncached(client, data, rubric_model="gemini-2.5-pro")
     s = client.wait(job, timeout_s=120)
     assert s.status == "finished"
     by_model = {(u["role"], u["model"]): u for u in s.usage}
@@ -72,13 +75,7 @@ def test_an_unknown_price_shows_tokens_and_never_zero(
     data = write_rows(
         tmp_path / "d.jsonl", [{"id": "r", "prompt": "a green circle", "image": str(image)}]
     )
-    job = client.submit(
-        "gecko-image",
-        data,
-        judge_model="gemini-2.5-flash",
-        options={"rubric_model": "gemini-unpriced-test"},
-        use_cache=False,
-    ).job_id
+    job = submit_uncached(client, data, rubric_model="gemini-unpriced-test")
     s = client.wait(job, timeout_s=120)
     assert s.status == "finished"
     assert s.tokens_by_role["rubric"]["prompt"] > 0  # counted, though not priced
@@ -107,17 +104,7 @@ def test_an_unknown_price_shows_tokens_and_never_zero(
 def test_a_cap_on_a_model_without_a_price_is_refused(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [
-            {
-                "id": "r",
-                "prompt": "p",
-                "image": str(png(tmp_path / "a.png")),
-                "questions": [yes_no("q?")],
-            }
-        ],
-    )
+    data = one_question_row(tmp_path)
     with pytest.raises(DatasetError, match="no price is known for gemini-unpriced-test"):
         client.submit("gecko-image", data, judge_model="gemini-unpriced-test", max_cost_usd=1.0)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini
-from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
+from tests.support.datasets import one_row, png, write_rows, yes_no
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
@@ -71,10 +71,7 @@ def test_a_429_that_never_says_when_is_given_up_after_the_total_cap(tmp_path: Pa
             timeout=10,
         ).close()
         image = png(tmp_path / "a.png")
-        data = write_rows(
-            tmp_path / "d.jsonl",
-            [{"id": "r", "prompt": "p", "image": str(image), "questions": [yes_no("Cap-1?")]}],
-        )
+        data = one_row(image, [yes_no("Cap-1?")])
         job = client.submit("gecko-image", data).job_id
         summary = client.wait(job, timeout_s=120)
         (row,) = client.results(job)

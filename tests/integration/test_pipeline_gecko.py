@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import evalq_stdout, run_evalq
-from tests.support.datasets import write_rows
+from tests.support.datasets import one_row, png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
-
-
-def png(path: Path, color: str = "red") -> Path:
-    buf = io.BytesIO()
-    Image.new("RGB", (64, 64), color).save(buf, format="PNG")
-    path.write_bytes(buf.getvalue())
-    return path
-
-
-def yes_no(question: str, answer: str = "yes", tag: str = "object") -> dict[str, str]:
-    return {"question": question, "answer": answer, "tag": tag}
 
 
 def test_example_dataset_matching_prompts_score_higher(
@@ -80,10 +67,7 @@ def test_awkward_replies_parse_and_unreadable_ones_are_unscored(
         ]
     )
     questions = [yes_no(f"Q-{n}?") for n in ("one", "two", "three", "four", "five", "six")]
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [{"id": "r", "prompt": "p", "image": str(image), "questions": questions}],
-    )
+    data = one_row(image, questions)
     job = client.submit("gecko-image", data).job_id
     summary = client.wait(job, timeout_s=60)
     (row,) = client.results(job)
@@ -133,10 +117,7 @@ def test_blocked_and_bad_request_are_unscored_with_reasons(
         ]
     )
     questions = [yes_no("Bq-safety?"), yes_no("Bq-prompt?"), yes_no("Bq-bad?"), yes_no("Bq-fine?")]
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [{"id": "r", "prompt": "p", "image": str(image), "questions": questions}],
-    )
+    data = one_row(image, questions)
     job = client.submit("gecko-image", data).job_id
     client.wait(job, timeout_s=60)
     (row,) = client.results(job)
@@ -192,10 +173,7 @@ def test_429_is_retried_after_the_delay_the_server_asked_for(
             {"match": "Rq-limited", "reply": "yes"},
         ]
     )
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [{"id": "r", "prompt": "p", "image": str(image), "questions": [yes_no("Rq-limited?")]}],
-    )
+    data = one_row(image, [yes_no("Rq-limited?")])
     job = client.submit("gecko-image", data).job_id
     summary = client.wait(job, timeout_s=60)
     (row,) = client.results(job)
@@ -212,10 +190,7 @@ def test_429_is_retried_after_the_delay_the_server_asked_for(
 def test_transient_503_is_retried_in_process(client: Any, fake: FakeGemini, tmp_path: Path) -> None:
     image = png(tmp_path / "a.png")
     fake.script([{"match": "Tq", "status": 503, "times": 2}, {"match": "Tq", "reply": "no"}])
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [{"id": "r", "prompt": "p", "image": str(image), "questions": [yes_no("Tq?", "no")]}],
-    )
+    data = one_row(image, [yes_no("Tq?", "no")])
     job = client.submit("gecko-image", data).job_id
     summary = client.wait(job, timeout_s=60)
     (row,) = client.results(job)

@@ -12,8 +12,8 @@ import pytest
 
 from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.integration.test_pipeline_gecko import png, write_rows, yes_no
 from tests.support.cli import run_evalq
+from tests.support.datasets import one_question_row, one_row, png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
 
@@ -61,10 +61,7 @@ def test_per_job_thinking_is_part_of_the_call_cache_key(
     image = png(tmp_path / "a.png", "green")
     fake.script([{"match": "Tk-", "reply": "yes"}])
     questions = [yes_no("Tk-one?"), yes_no("Tk-two?")]
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [{"id": "r", "prompt": "p", "image": str(image), "questions": questions}],
-    )
+    data = one_row(image, questions)
 
     def run(**thinking: int | str) -> list[dict[str, Any]]:
         fake.reset()
@@ -84,17 +81,7 @@ def test_per_job_thinking_is_part_of_the_call_cache_key(
 def test_a_budget_the_model_refuses_is_refused_at_submit(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [
-            {
-                "id": "r",
-                "prompt": "p",
-                "image": str(png(tmp_path / "a.png")),
-                "questions": [yes_no("q?")],
-            }
-        ],
-    )
+    data = one_question_row(tmp_path)
     jobs_before = client.store.list_jobs()
     with pytest.raises(DatasetError) as caught:
         client.submit("gecko-image", data, judge_model="gemini-2.5-pro", thinking={"validator": 0})
@@ -109,17 +96,7 @@ def test_a_budget_the_model_refuses_is_refused_at_submit(
 
 
 def test_cli_thinking_flags(redis_server: RedisServer, fake: FakeGemini, tmp_path: Path) -> None:
-    data = write_rows(
-        tmp_path / "d.jsonl",
-        [
-            {
-                "id": "r",
-                "prompt": "p",
-                "image": str(png(tmp_path / "a.png")),
-                "questions": [yes_no("q?")],
-            }
-        ],
-    )
+    data = one_question_row(tmp_path)
     env = worker_env(redis_server.url, fake.url)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:

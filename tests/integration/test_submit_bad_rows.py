@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini
-from tests.integration.test_pipeline_gecko import png
+from tests.support.datasets import png
 
 pytestmark = pytest.mark.integration
 QUESTIONS = [{"question": "Is it red?", "answer": "yes", "tag": "color"}]

@@ -18,6 +18,31 @@ def write_rows(path: Path, rows: Iterable[object]) -> Path:
     return path
 
 
+def png(path: Path, color: str = "red") -> Path:
+    """A 64x64 image of one colour, written to `path`."""
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 64), color).save(buf, format="PNG")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def yes_no(question: str, answer: str = "yes", tag: str = "object") -> dict[str, str]:
+    """A dataset's own Gecko question with the answer the rubric expects."""
+    return {"question": question, "answer": answer, "tag": tag}
+
+
+def one_row(image: Path, questions: list[dict[str, str]]) -> Path:
+    """A gecko-image dataset of one row, id "r", asking its own `questions` of `image`,
+    written beside the image as d.jsonl."""
+    row = {"id": "r", "prompt": "p", "image": str(image), "questions": questions}
+    return write_rows(image.parent / "d.jsonl", [row])
+
+
+def one_question_row(folder: Path, question: str = "q?") -> Path:
+    """A gecko-image dataset of one row, id "r", asking one question of one red image."""
+    return one_row(png(folder / "a.png"), [yes_no(question)])
+
+
 def uncached_gecko_rows(folder: Path, rows: int, questions: int, color: str = "red") -> Path:
     """gecko-image rows on one small square of `color`, each with its own questions, worded
     afresh on every call so that no reply an earlier test cached answers them: each question is

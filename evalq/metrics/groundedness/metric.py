@@ -31,6 +31,7 @@ from evalq.core.dataset import require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError, UnparseableReply
 from evalq.core.judge import JudgeReply, JudgeRequest
+from evalq.core.media import MediaRules
 from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
     QuestionResult,
@@ -92,7 +93,14 @@ class Groundedness:
     plan_model = GroundednessPlan
 
     def parse_row(
-        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
+        self,
+        number: int,
+        record: Record,
+        base_dir: Path,
+        options: Options,
+        warnings: list[str],
+        *,
+        rules: MediaRules | None = None,
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
         row_id, extra = read_columns(number, record, known, required, warnings)

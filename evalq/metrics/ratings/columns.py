@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evalq.core.errors import DatasetError, InputError
-from evalq.core.media import parse_media
+from evalq.core.media import MediaRules, parse_media
 from evalq.core.models import RowInput
 from evalq.core.row_columns import read_columns
 from evalq.metrics.ratings.rubrics import DOCUMENT
@@ -85,6 +85,7 @@ def read_row(
     *,
     required: tuple[str, ...] = (),
     prompt_aliases: bool = False,
+    rules: MediaRules | None = None,
 ) -> RowInput:
     """A text row: known columns become ``data`` (a document becomes media), the rest extra.
 
@@ -104,7 +105,7 @@ def read_row(
     media = {}
     document = record.get(DOCUMENT)
     if document is not None and not (isinstance(document, str) and not document.strip()):
-        media[DOCUMENT] = parse_media(document, base_dir, row_id, DOCUMENT)
+        media[DOCUMENT] = parse_media(document, base_dir, row_id, DOCUMENT, rules)
     return RowInput(
         id=row_id,
         line=number,

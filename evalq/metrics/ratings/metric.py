@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalq.core.media import MediaRules
 from evalq.core.metric import Options, Record
 from evalq.core.models import RowInput
 from evalq.metrics.ratings.columns import read_row
@@ -26,7 +27,14 @@ class RatingMetric:
         return resolve_template(options, self.template_kind).columns, ()
 
     def parse_row(
-        self, number: int, record: Record, base_dir: Path, options: Options, warnings: list[str]
+        self,
+        number: int,
+        record: Record,
+        base_dir: Path,
+        options: Options,
+        warnings: list[str],
+        *,
+        rules: MediaRules | None = None,
     ) -> RowInput:
         template = resolve_template(options, self.template_kind)
         known, required = self.row_columns(number, record, options)
@@ -38,6 +46,7 @@ class RatingMetric:
             warnings,
             required=required,
             prompt_aliases=template.rubric is not None,
+            rules=rules,
         )
 
     def check(self, rows: list[RowInput], options: Options) -> list[str]:

@@ -1,6 +1,8 @@
 """`evalq --help` loads only what printing the commands needs: not google-genai, Celery, Redis,
-pydantic's models or numpy (which took about a second of CPU before any command ran). Checked
-by what a fresh interpreter imported, not by a time."""
+pydantic's models or numpy (which took about a second of CPU before any command ran); and
+`evalq status JOB` only the client's reads: not google-genai, Celery, the batch modules, the
+dataset loader, the metrics or the whole client. Checked by what a fresh interpreter
+imported, not by a time."""
 
 from __future__ import annotations
 
@@ -8,6 +10,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.scratch import plant_job
+from worker.jobs import finalize
+from worker.store import Store
 
 REPO = Path(__file__).resolve().parents[3]
 HEAVY = ("google.genai", "celery", "redis", "evalq.core.models", "numpy", "worker.app")
@@ -20,11 +26,36 @@ assert result.exit_code == 0, result.output
 assert "status" in result.output and "run" in result.output
 print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))
 """
+# What `evalq status` of an online job must not load (prefixes of module names).
+NOT_FOR_STATUS = (
+    "google.genai",
+    "celery",
+    "kombu",
+    "worker.app",
+    "worker.batch",
+    "worker.files",
+    "evalq.client.client",
+    "evalq.client.submit",
+    "evalq.core.dataset",
+    "evalq.core.options",
+    "evalq.metrics",
+    "pandas",
+)
+STATUS_PROBE = """
+import json, sys
+from click.testing import CliRunner
+from evalq.client.cli import main
+result = CliRunner().invoke(main, ["status", sys.argv[1], "--redis-url", sys.argv[2]])
+assert result.exit_code == 0, result.output
+assert sys.argv[1] in result.output and "finished" in result.output, result.output
+heavy = json.loads(sys.argv[3])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(tuple(heavy)))))
+"""
 
 
-def test_help_loads_none_of_the_heavy_modules() -> None:
+def _fresh(code: str, *args: str) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", code, *args],
         check=False,
         capture_output=True,
         text=True,
@@ -32,4 +63,15 @@ def test_help_loads_none_of_the_heavy_modules() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_help_loads_none_of_the_heavy_modules() -> None:
+    assert _fresh(PROBE) == []
+
+
+def test_status_loads_only_the_reads(store: Store, scratch_url: str) -> None:
+    job_id = plant_job(store, 0)
+    finalize(store, job_id)
+    assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(NOT_FOR_STATUS)) == []

@@ -13,8 +13,8 @@ from PIL import Image
 from evalq.client.report import render_report
 from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
 from tests.conftest import FakeGemini
-from tests.integration.test_pipeline_gecko import png
 from tests.support.chromium import chromium_or_skip, screenshot
+from tests.support.datasets import png
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 

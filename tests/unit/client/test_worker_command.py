@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalq.client import cli
+from evalq.client.cli import serve
 
 
 def _argv(monkeypatch: pytest.MonkeyPatch, *args: str, **env: str) -> list[str]:
@@ -19,8 +20,8 @@ def _argv(monkeypatch: pytest.MonkeyPatch, *args: str, **env: str) -> list[str]:
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()  # read this environment, as a fresh worker process would
     seen: list[list[str]] = []
-    monkeypatch.setattr(cli.os, "execv", lambda _exe, argv: seen.append(list(argv)))
-    monkeypatch.setattr(cli, "_raise_open_files_limit", lambda: None)
+    monkeypatch.setattr(serve.os, "execv", lambda _exe, argv: seen.append(list(argv)))
+    monkeypatch.setattr(serve, "_raise_open_files_limit", lambda: None)
     result = CliRunner().invoke(cli.main, ["worker", *args])
     assert result.exit_code == 0, result.output
     (argv,) = seen

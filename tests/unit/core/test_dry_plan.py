@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from evalq.core.dry_report import quota_time
 from evalq.core.dry_run import (
     CallTally,
     CharsCounter,
@@ -18,7 +19,6 @@ from evalq.core.dry_run import (
     image_tokens,
     media_tokens,
     pdf_pages,
-    quota_time,
     video_seconds,
 )
 from evalq.core.errors import InputError

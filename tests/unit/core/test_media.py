@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from evalq.core.data_roots import DataRoots
+from evalq.core.dataset import load_dataset
 from evalq.core.errors import InputError
 from evalq.core.media import (
     DOCUMENT_TYPES,
@@ -25,7 +26,6 @@ from evalq.core.media import (
     VIDEO_TYPES,
     MediaRules,
     load_media,
-    media_rules_in_force,
     parse_media,
     sniff_mime,
 )
@@ -37,6 +37,7 @@ from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from evalq.metrics.ratings.documents import document_view
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
+from tests.support.datasets import write_rows
 from tests.support.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
 
 
@@ -125,8 +126,7 @@ def test_file_deleted_after_validation_is_input_error(tmp_path: Path) -> None:
 
 def test_unreachable_url_is_input_error() -> None:
     rules = rules_for(".", network=NetworkRules(allow_private=True), timeout_s=2)
-    with media_rules_in_force(rules):
-        ref = parse_media("http://127.0.0.1:9/a.png", Path("."), "r", "image")
+    ref = parse_media("http://127.0.0.1:9/a.png", Path("."), "r", "image", rules)
     with pytest.raises(InputError, match="failed"):
         load_media(ref, "r", "image", rules)
 
@@ -200,12 +200,36 @@ def test_configured_roots_replace_the_dataset_folder(data_folder: Path, tmp_path
     cell = str(elsewhere / "b.png")
     with pytest.raises(InputError, match="outside the allowed data roots"):
         parse_media(cell, data_folder, "r", "image")
-    with media_rules_in_force(rules_for(data_folder, elsewhere)):
-        assert parse_media(cell, data_folder, "r", "image").value == cell
+    wider = rules_for(data_folder, elsewhere)
+    assert parse_media(cell, data_folder, "r", "image", wider).value == cell
     # The worker's own roots bound a job's: a job can not widen them.
     bounded = MediaRules(roots=DataRoots.of(["/"], bound=[data_folder]))
-    with media_rules_in_force(bounded), pytest.raises(InputError, match="outside"):
-        parse_media(cell, data_folder, "r", "image")
+    with pytest.raises(InputError, match="outside"):
+        parse_media(cell, data_folder, "r", "image", bounded)
+
+
+def test_the_loader_hands_its_media_rules_to_every_metric(
+    data_folder: Path, tmp_path: Path
+) -> None:
+    """load_dataset's rules reach parse_media through the metric's parse_row (gecko's image,
+    the rating metrics' document) as an argument: no rules in force around the call."""
+    elsewhere = tmp_path / "images"
+    elsewhere.mkdir()
+    (elsewhere / "b.png").write_bytes(PNG)
+    (elsewhere / "doc.txt").write_text("a document")
+    gecko = write_rows(
+        data_folder / "g.jsonl", [{"prompt": "p", "image": str(elsewhere / "b.png")}]
+    )
+    rated = write_rows(
+        data_folder / "r.jsonl",
+        [{"prompt": "p", "response": "r", "document": str(elsewhere / "doc.txt")}],
+    )
+    options = {"template": "fluency"}
+    for path, metric, opts in ((gecko, "gecko-image", None), (rated, "pointwise", options)):
+        ((_, error),) = load_dataset(path, metric, opts).errors
+        assert "outside the allowed data roots" in str(error)
+        wider = load_dataset(path, metric, opts, rules_for(data_folder, elsewhere))
+        assert not wider.errors and len(wider.rows) == 1
 
 
 def test_the_worker_checks_again_when_it_reads(data_folder: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ KEY_MODULE = Path("worker/keys.py")
 STORE = Path("worker/store.py")
 # Modules that may import the redis package besides the Store: the local process harness pings
 # a redis-server it started, the CLI names Redis's exception type for its exit code.
-IMPORTS_REDIS = {STORE, Path("worker/local.py"), Path("evalq/client/cli.py")}
+IMPORTS_REDIS = {STORE, Path("worker/local.py"), Path("evalq/client/cli/__init__.py")}
 
 
 def sources() -> dict[Path, ast.Module]:

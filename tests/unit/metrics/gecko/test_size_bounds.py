@@ -12,8 +12,7 @@ from evalq.core.errors import InputError, UnparseableReply
 from evalq.core.metric import check_plan_size
 from evalq.core.models import Question, RowInput
 from evalq.metrics.gecko import metric as gecko
-from tests.integration.test_pipeline_gecko import png
-from tests.support.datasets import write_rows
+from tests.support.datasets import png, write_rows
 from tests.support.judges import ListJudge
 from tests.support.stack import stack
 

@@ -1,0 +1,87 @@
+"""The `evalq` command line. Explicit flags win over EVALQ_* environment variables.
+
+One module per command group (submit: run, rank; control: resume, cancel; read: status, jobs,
+results, report; compare: compare, leaderboard; serve: worker, metrics, fake-gemini). Each
+command imports what it uses when it runs, so `evalq --help` loads no client, and
+`evalq status` only the client's reads."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from evalq.client.cli import compare, control, read, serve, submit
+from evalq.client.cli.common import err_console
+
+__all__ = ["cli_entry", "main"]
+
+
+@click.group()
+@click.version_option(package_name="evalq")
+def main() -> None:
+    """Model-as-judge evaluations on Celery + Redis."""
+
+
+for command in (
+    submit.run,
+    submit.rank,
+    control.resume,
+    control.cancel,
+    read.status,
+    read.jobs,
+    read.results,
+    serve.worker,
+    serve.metrics,
+    read.report,
+    compare.compare,
+    compare.leaderboard,
+    serve.fake_gemini,
+):
+    main.add_command(command)
+
+metrics = serve.metrics  # the command objects, by name, as before the split into modules
+
+
+# Names other code imports from here, loaded when asked for (`job_options` loads the options
+# models, `wait_with_progress` rich's progress bar).
+_MOVED = {
+    "job_options": "evalq.client.cli.metric_flags",
+    "wait_with_progress": "evalq.client.cli.submit",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def cli_entry() -> None:
+    try:
+        main(standalone_mode=False)
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        # Imported only when something failed: `evalq --help` loads no models, no Redis client.
+        import redis
+
+        from evalq.core.errors import EvalqError
+
+        if isinstance(exc, EvalqError):
+            err_console.print(f"[red]error:[/] {exc}")
+            sys.exit(2)
+        if not isinstance(exc, redis.RedisError):
+            raise
+        url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
+        where = url.rsplit("@", 1)[-1]  # never print a password
+        err_console.print(f"[red]error:[/] Redis ({where}) did not answer: {exc}")
+        sys.exit(3)

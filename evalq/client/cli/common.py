@@ -1,0 +1,93 @@
+"""What the commands share: the consoles, --redis-url, a job id argument, the client (or only
+its reads), and printing a summary. Light on purpose: every command imports what it uses when
+it runs, so `evalq --help` loads no client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from evalq.client.client import Client
+    from evalq.client.reads import JobReader
+
+err_console = Console(stderr=True)
+out_console = Console()
+
+redis_option = click.option(
+    "--redis-url", envvar=None, default=None, help="Redis URL (default: EVALQ_REDIS_URL)."
+)
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary as one JSON object."
+)
+wait_option = click.option(
+    "--wait", is_flag=True, help="Show progress and print the summary when done."
+)
+
+
+def file_option(
+    flag: str, dest: str | None, help: str, *, required: bool = False
+) -> Callable[[Any], Any]:
+    """A flag naming a file (not a folder) to read or write."""
+    names = [flag, dest] if dest else [flag]
+    return click.option(
+        *names, type=click.Path(dir_okay=False, path_type=Path), required=required, help=help
+    )
+
+
+def apply_overrides(redis_url: str | None) -> None:
+    """Flags become environment before any worker module builds its settings or the Celery app."""
+    if redis_url:
+        os.environ["EVALQ_REDIS_URL"] = redis_url
+        from worker.settings import get_settings
+
+        get_settings.cache_clear()
+
+
+def make_client(redis_url: str | None) -> Client:
+    apply_overrides(redis_url)
+    from evalq.client.client import Client
+
+    return Client()
+
+
+def make_reader(redis_url: str | None) -> JobReader:
+    """The client's reads alone: no Celery app, dataset loader or google-genai."""
+    apply_overrides(redis_url)
+    from evalq.client.reads import JobReader
+
+    return JobReader()
+
+
+def _job_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """A job id is checked before anything reaches Redis (it becomes part of key names)."""
+    from evalq.client.job_ids import check_job_id
+    from evalq.core.errors import JobNotFound
+
+    try:
+        return check_job_id(value)
+    except JobNotFound as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+job_id_argument = click.argument("job_id", callback=_job_id)
+
+
+def emit(summary: Any, as_json: bool, brief: bool = False) -> None:
+    """A job's summary: JSON, one line saying where to watch it, or the summary table."""
+    if as_json:
+        click.echo(summary.model_dump_json())
+        return
+    if brief:
+        out_console.print(
+            f"job {summary.job_id} enqueued: watch it with `evalq status {summary.job_id}`"
+        )
+        return
+    from evalq.client.render import print_summary
+
+    print_summary(out_console, summary)

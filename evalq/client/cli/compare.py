@@ -1,0 +1,130 @@
+"""`evalq compare` and `evalq leaderboard`: jobs (or one job's candidates) side by side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from evalq.client.cli.common import (
+    err_console,
+    file_option,
+    make_reader,
+    out_console,
+    redis_option,
+)
+from evalq.client.cli.read import write_html
+
+if TYPE_CHECKING:
+    from evalq.comparisons.align import AlignBy
+
+
+def _side_specs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> list[str]:
+    """JOB or JOB:CANDIDATE, optionally NAME=JOB; each job id checked before anything
+    reaches Redis."""
+    from evalq.client.compare import split_spec
+    from evalq.client.job_ids import check_job_id
+    from evalq.core.errors import JobNotFound
+
+    try:
+        for spec in value:
+            check_job_id(split_spec(spec)[0])
+    except JobNotFound as exc:
+        raise click.BadParameter(str(exc)) from None
+    return list(value)
+
+
+def align_by(value: str | None) -> AlignBy | None:
+    """--by as the alignment it names (click has checked the choice)."""
+    return "id" if value == "id" else "prompt" if value == "prompt" else None
+
+
+sides_argument = click.argument("sides", nargs=-1, required=True, callback=_side_specs)
+align_option = click.option(
+    "--by",
+    type=click.Choice(["id", "prompt"]),
+    default=None,
+    help="Pair rows by id or by prompt (default: by id when the ids name the same prompts).",
+)
+
+
+@click.command()
+@sides_argument
+@align_option
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
+@file_option(
+    "--html",
+    "html_path",
+    "Also write an HTML report: per-tag bars with intervals, the rows that differ most.",
+)
+@click.option("--top", default=10, show_default=True, help="Rows that differ most, per pair.")
+@redis_option
+def compare(
+    sides: list[str],
+    by: str | None,
+    as_json: bool,
+    html_path: Path | None,
+    top: int,
+    redis_url: str | None,
+) -> None:
+    """Compare jobs (JOB, JOB:CANDIDATE, or NAME=JOB to name a side) on the rows they share:
+    paired mean differences with intervals and p-values, per tag, and every pair with Holm's
+    correction for more than two. One multi-candidate job alone compares its candidates."""
+    from evalq.client.compare import compare_jobs
+    from evalq.comparisons.comparison import comparison_dict
+
+    reader = make_reader(redis_url)
+    comparison = compare_jobs(reader, sides, by=align_by(by))
+    if html_path is not None:
+        from evalq.client.compare_report import media_lookup, render_comparison
+
+        labels = {s.label: s for s in comparison.sides}
+        html = render_comparison(
+            comparison,
+            media_of=media_lookup(
+                {label: reader.inputs(s.job_id, s.candidate) for label, s in labels.items()},
+                {label: s.candidate for label, s in labels.items()},
+            ),
+            data_roots={label: reader.data_roots(s.job_id) for label, s in labels.items()},
+            top=top,
+        )
+        write_html(html_path, html)
+    if as_json:
+        click.echo(json.dumps(comparison_dict(comparison, top=top)))
+    else:
+        from evalq.client.compare_render import print_comparison
+
+        print_comparison(out_console, comparison, top=min(top, 5))
+
+
+@click.command()
+@sides_argument
+@align_option
+@click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as one JSON object.")
+@file_option("--csv", "csv_path", "Also write the leaderboard as CSV.")
+@redis_option
+def leaderboard(
+    sides: list[str], by: str | None, as_json: bool, csv_path: Path | None, redis_url: str | None
+) -> None:
+    """Rank candidates by mean score on the rows all of them scored, with intervals, per-tag
+    columns and which differences are significant (paired tests, Holm-corrected). Sides are
+    jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates)."""
+    from evalq.client.compare import compare_jobs
+    from evalq.comparisons.leaderboard import leaderboard as standings_of
+    from evalq.comparisons.leaderboard import leaderboard_dict
+
+    comparison = compare_jobs(make_reader(redis_url), sides, by=align_by(by))
+    standings = standings_of(comparison)
+    if csv_path is not None:
+        from evalq.client.compare_render import leaderboard_csv
+
+        csv_path.write_text(leaderboard_csv(standings), encoding="utf-8")
+        err_console.print(f"wrote {csv_path}")
+    if as_json:
+        click.echo(json.dumps(leaderboard_dict(comparison, standings)))
+    else:
+        from evalq.client.compare_render import print_leaderboard
+
+        print_leaderboard(out_console, comparison, standings)

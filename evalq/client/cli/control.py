@@ -1,0 +1,54 @@
+"""`evalq resume` and `evalq cancel`: steer a stored job."""
+
+from __future__ import annotations
+
+import click
+
+from evalq.client.cli.common import (
+    emit,
+    err_console,
+    job_id_argument,
+    json_option,
+    make_client,
+    redis_option,
+    wait_option,
+)
+
+
+@click.command()
+@job_id_argument
+@wait_option
+@json_option
+@click.option(
+    "--max-cost-usd",
+    type=float,
+    default=None,
+    help="A new spend cap in US dollars (the total, spend so far included).",
+)
+@redis_option
+def resume(
+    job_id: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
+) -> None:
+    """Continue a paused or interrupted job with the rows not yet scored (cached calls are free)."""
+    from evalq.client.cli.submit import wait_with_progress
+
+    client = make_client(redis_url)
+    count = client.resume(job_id, max_cost_usd=max_cost_usd)
+    err_console.print(f"job {job_id}: {count} rows enqueued again")
+    if wait:
+        total = client.rows_total(job_id)
+        emit(wait_with_progress(client, job_id, total, quiet=as_json), as_json)
+    else:
+        emit(client.summary(job_id), as_json, brief=not as_json)
+
+
+@click.command()
+@job_id_argument
+@json_option
+@redis_option
+def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
+    """Stop a job cleanly: queued tasks skip it; rows already scored are kept."""
+    client = make_client(redis_url)
+    if not (outcome := client.try_cancel(job_id)).changed:
+        err_console.print(f"job {job_id} already {outcome.before}: nothing to cancel")
+    emit(client.summary(job_id), as_json)

@@ -1,0 +1,128 @@
+"""`evalq status`, `jobs`, `results` and `report`: read jobs back. They use the client's reads
+alone (evalq.client.reads): no Celery app, dataset loader or google-genai is loaded."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from evalq.client.cli.common import (
+    emit,
+    err_console,
+    file_option,
+    job_id_argument,
+    json_option,
+    make_reader,
+    out_console,
+    redis_option,
+)
+
+
+@click.command()
+@job_id_argument
+@json_option
+@redis_option
+def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
+    """Show a job's summary (also while it runs), with the errors that escaped its tasks (how
+    many, the last, its task and age); batch mode adds each batch's state, request counts, age,
+    time since its last poll and last error."""
+    reader = make_reader(redis_url)
+    summary = reader.summary(job_id)
+    records = reader.batches(job_id) if summary.mode == "batch" else []
+    bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
+    if as_json and summary.mode == "batch":
+        data = json.loads(summary.model_dump_json())
+        data["batches"] = [json.loads(r.model_dump_json()) for r in records]
+        data["batches_max"] = bound
+        click.echo(json.dumps(data))
+        return
+    emit(summary, as_json)
+    if records:
+        from evalq.client.render import batch_notes, batches_table
+
+        now = time.time()
+        out_console.print(batches_table(records, now))
+        if bound is not None:
+            out_console.print(f"{len(records)} batches of at most {bound} for this job")
+        for line in batch_notes(records, now):
+            out_console.print(line, markup=False, highlight=False)
+
+
+@click.command()
+@click.option("--limit", default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@redis_option
+def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
+    """List recent jobs."""
+    from rich.table import Table
+
+    summaries = list(make_reader(redis_url).iter_jobs(limit))
+    if as_json:
+        click.echo(json.dumps([s.model_dump() for s in summaries]))
+        return
+    table = Table("job", "metric", "status", "rows", "mean", "judge")
+    for s in summaries:
+        mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
+        table.add_row(
+            s.job_id,
+            s.metric,
+            s.status,
+            f"{s.rows_done}/{s.rows_total}",
+            mean,
+            s.judge_model + (" (simulated)" if s.simulated else ""),
+        )
+    out_console.print(table)
+
+
+@click.command()
+@job_id_argument
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+)
+@file_option("--out", None, "Write here instead of stdout.")
+@redis_option
+def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
+    """Write per-row results (also while the job runs)."""
+    from evalq.client.render import results_csv, results_jsonl
+
+    rows = make_reader(redis_url).results(job_id)
+    text = results_csv(rows) if fmt == "csv" else "".join(results_jsonl(rows))
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        err_console.print(f"wrote {len(rows)} rows to {out}")
+
+
+def write_html(path: Path, html: str) -> None:
+    """Write an HTML report and say where, with its size."""
+    path.write_text(html, encoding="utf-8")
+    err_console.print(f"wrote {path} ({len(html) // 1024} KiB)")
+
+
+@click.command()
+@job_id_argument
+@file_option("--html", "html_path", "Write the report here.", required=True)
+@click.option(
+    "--max-rows",
+    default=500,
+    show_default=True,
+    help="Rows shown in full (all rows count in the summary).",
+)
+@redis_option
+def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -> None:
+    """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
+    from evalq.client.report import render_report
+
+    reader = make_reader(redis_url)
+    html = render_report(
+        reader.summary(job_id),
+        reader.results(job_id),
+        inputs=reader.inputs(job_id),
+        max_rows=max_rows,
+        data_roots=reader.data_roots(job_id),
+    )
+    write_html(html_path, html)

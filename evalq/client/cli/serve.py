@@ -1,0 +1,115 @@
+"""`evalq worker`, `evalq metrics` and `evalq fake-gemini`: the long-running processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from evalq.client.cli.common import apply_overrides, make_client, redis_option
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option(
+    "--pool",
+    "-P",
+    type=click.Choice(["gevent", "threads"]),
+    default=None,
+    help="gevent (hundreds of calls in flight per process) or threads (default: EVALQ_WORKER_POOL, gevent).",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    type=int,
+    default=None,
+    help="Tasks at once (default: EVALQ_WORKER_CONCURRENCY, else 200 greenlets or 16 threads).",
+)
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+@click.option("--hostname", "-n", default=None, help="Worker node name (default: evalq@HOST).")
+@redis_option
+@click.pass_context
+def worker(
+    ctx: click.Context,
+    pool: str | None,
+    concurrency: int | None,
+    loglevel: str,
+    hostname: str | None,
+    redis_url: str | None,
+) -> None:
+    """Start a worker (judge calls wait on the network, so greenlets or threads). Extra args go
+    to Celery.
+
+    The process becomes `celery worker` (exec, same pid): Celery's own entry monkey-patches for
+    gevent before it imports anything that uses sockets, ssl or threads, which this process has
+    already done. The pool and concurrency go on in the environment, so the worker's settings
+    size its Redis and HTTP connection pools for them."""
+    apply_overrides(redis_url)
+    from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+    from worker.settings import get_settings
+
+    settings = get_settings()
+    pool = pool or settings.worker_pool
+    concurrency = concurrency or settings.model_copy(update={"worker_pool": pool}).concurrency
+    os.environ["EVALQ_WORKER_POOL"] = pool
+    os.environ["EVALQ_WORKER_CONCURRENCY"] = str(concurrency)
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
+        "worker",
+        f"--pool={pool}",
+        f"--concurrency={concurrency}",
+        f"--loglevel={loglevel}",
+        "-Q",
+        f"{QUEUE_QUESTIONS},{QUEUE_ROWS}",
+        *(["-E"] if settings.task_events else []),  # events for Flower: EVALQ_TASK_EVENTS
+        f"--hostname={hostname or 'evalq@%h'}",
+        *ctx.args,
+    ]
+    _raise_open_files_limit()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)
+
+
+def _raise_open_files_limit() -> None:
+    """Each task at once may hold a Redis and an HTTP connection: a pool of hundreds passes a
+    soft limit of 1024 open files long before the hard limit, so the worker takes the hard one."""
+    import contextlib
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max(soft, 65536) if hard == resource.RLIM_INFINITY else hard
+    # Refused: the worker still starts; a huge pool may then run out of sockets.
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=9808, show_default=True, type=int)
+@redis_option
+def metrics(host: str, port: int, redis_url: str | None) -> None:
+    """Serve job-level figures (rows done, score so far, 429s, limiter wait, tokens) for Prometheus."""
+    make_client(redis_url).serve_metrics(host, port)
+
+
+@click.command(
+    "fake-gemini",
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": [],
+    },
+    add_help_option=False,
+)
+@click.pass_context
+def fake_gemini(ctx: click.Context) -> None:
+    """Serve the fake Gemini API (simulated judge) for offline runs: --port --latency-ms --rpm
+    --rpd --fault-rate --seed --script; --help for all."""
+    # A program of its own (fake_gemini/), run in this process's place: the client side does
+    # not import it, so an installed service never carries the fake inside its runtime.
+    os.execv(sys.executable, [sys.executable, "-m", "fake_gemini", *ctx.args])

@@ -1,0 +1,85 @@
+"""Steering a stored job: resume a paused or interrupted one (under a new spend cap if need
+be), cancel one, and cancel its batches on the server."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from evalq.client.job_ids import check_job_id
+from evalq.client.submit import Sender, check_cap, enqueue, models_by_role, send
+from evalq.core.errors import EvalqError
+from evalq.core.pricing import job_prices, nanos, usd
+from worker.batch.flow import reattach
+from worker.batch.service import cancel_all as cancel_batches
+from worker.batch.service import client_for as batch_client
+from worker.jobs import finalize
+from worker.settings import Settings
+from worker.store import Store, Transition
+
+log = logging.getLogger(__name__)
+
+
+def resume(
+    store: Store, settings: Settings, app: Sender, job_id: str, max_cost_usd: float | None
+) -> int:
+    """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
+    how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused.
+    `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
+    spend already reached its cap needs one."""
+    config = store.config(check_job_id(job_id))  # raises JobNotFound
+    if store.status(job_id) == "finished":
+        return 0
+    spent, cap = store.budget(job_id)
+    if max_cost_usd is not None:
+        table = job_prices(config.prices)
+        judges = config.judge_models or [config.judge_model]
+        check_cap(max_cost_usd, table, models_by_role(judges, config.options, judges[0]))
+        if nanos(max_cost_usd) <= spent:
+            raise EvalqError(
+                f"job {job_id} has already spent ${usd(spent):.4f}: a cap of "
+                f"${max_cost_usd:g} would pause it again at once; give a larger "
+                "--max-cost-usd (the total, spend so far included)"
+            )
+        cap = nanos(max_cost_usd)
+    elif cap is not None and spent >= cap:
+        raise EvalqError(
+            f"job {job_id} has spent ${usd(spent):.4f}, its cap of ${usd(cap):.4f} "
+            "(--max-cost-usd): resume it with a larger cap, "
+            f"`evalq resume {job_id} --max-cost-usd Y`"
+        )
+    store.set_budget(job_id, cap)
+    if not store.transition(job_id, "running").changed:
+        return 0  # finished meanwhile: nothing to resume
+
+    def send_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+        send(app, name, args, countdown_s)
+
+    store.clear_fatal(job_id)
+    pending = store.not_done(job_id)
+    if not pending:
+        finalize(store, job_id)
+        return 0
+    store.touch(job_id, *pending)
+    if reattach(store, settings, send_step, job_id, time.time(), force=True):
+        return len(pending)  # batch mode: batches in flight are polled, never sent again
+    enqueue(app, job_id, pending)
+    return len(pending)
+
+
+def try_cancel(store: Store, settings: Settings, job_id: str) -> Transition:
+    """Cancel unless the job is already finished or cancelled; says which it found."""
+    config = store.config(check_job_id(job_id))
+    transition = store.transition(job_id, "cancelled")
+    if config.mode == "batch" and transition.changed:
+        _cancel_batches(store, settings, job_id)
+    return transition
+
+
+def _cancel_batches(store: Store, settings: Settings, job_id: str) -> None:
+    """Cancel the job's batches on the server now; a poll that finds the job cancelled
+    does the same, so a failure here only delays it."""
+    try:
+        cancel_batches(batch_client(settings), store, job_id)
+    except Exception as exc:  # the API out of reach: the next poll cancels them
+        log.warning("job %s: cancelling its batches failed (%s); a poll will", job_id, exc)

@@ -1,0 +1,212 @@
+"""Submitting a job: every check it passes before it is stored (the metric, its options, every
+row, thinking settings against the models, the spend cap), then storing it and enqueueing its
+rows. The dry run shares the checks (evalq.client.dry_run)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypedDict
+
+from evalq.client.job_ids import new_job_id
+from evalq.core.candidates import candidate_of
+from evalq.core.dataset import LoadedDataset, load_dataset
+from evalq.core.errors import DatasetError, EvalqError
+from evalq.core.media import MediaRules
+from evalq.core.metric import get_metric
+from evalq.core.models import JobConfig
+from evalq.core.options import validate_options
+from evalq.core.pricing import Price, price_for
+from evalq.core.thinking import Setting, ThinkingError
+from evalq.core.thinking import check_job as check_thinking
+from evalq.core.thinking import effective as thinking_effective
+from evalq.core.verdicts import failed_row
+from worker.batch.names import SUBMIT_BATCH
+from worker.files import media_rules
+from worker.jobs import finalize
+from worker.queues import PREPARE_ROW, queue_for
+from worker.settings import Settings
+from worker.store import Store, row_key
+
+
+class JobSpec(TypedDict, total=False):
+    """What a job is asked to be, beyond its metric and dataset (Client.submit and plan).
+
+    `judge_models` (several judges) is for the metrics that use them; the first one is the
+    job's main judge. `options` are the metric's (checked by its options model).
+    `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are read only under
+    `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder). `thinking`
+    ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a model would
+    refuse is a DatasetError naming model and range. `max_cost_usd` pauses the job once its
+    priced spend reaches it (every model it calls needs a known price)."""
+
+    judge_model: str | None
+    judge_models: list[str] | None
+    options: dict[str, Any] | None
+    use_cache: bool
+    max_field_bytes: int | None
+    data_roots: list[str | Path] | None
+    thinking: Mapping[str, Setting] | None
+    max_cost_usd: float | None
+
+
+@dataclass
+class Submitted:
+    job_id: str
+    dataset: LoadedDataset
+
+
+@dataclass
+class Prepared:
+    """A job that passed every check, not yet stored."""
+
+    config: JobConfig
+    dataset: LoadedDataset
+    rules: MediaRules
+    prices: dict[str, Price]
+
+
+class Sender(Protocol):
+    """What publishing a task needs of a Celery app (a test may stand in for it)."""
+
+    def send_task(self, name: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def producer_or_acquire(self) -> Any: ...
+
+
+def models_by_role(
+    judges: list[str], options: Mapping[str, Any], judge_model: str
+) -> dict[str, list[str]]:
+    """Every model that may play each role in a job."""
+    candidates = [str(options.get("candidate_model") or judge_model)]
+    if options.get("prompt_template"):  # rank: candidates without guidance name models
+        guided = options.get("candidate_prompts") or {}
+        candidates += [str(c) for c in options.get("candidates", []) if c not in guided]
+    rubric = [str(options["rubric_model"])] if options.get("rubric_model") else judges
+    return {"rubric": rubric, "validator": judges, "judge": judges, "candidate": candidates}
+
+
+def job_thinking_settings(
+    configured: Mapping[str, Setting],
+    per_job: Mapping[str, Setting] | None,
+    judges: list[str],
+    options: Mapping[str, Any],
+    judge_model: str,
+) -> tuple[dict[str, Setting], list[str]]:
+    """The job's thinking per role, checked against every model that may play each role."""
+    try:
+        chosen = thinking_effective(configured, per_job)
+        return chosen, check_thinking(chosen, models_by_role(judges, options, judge_model))
+    except ThinkingError as exc:
+        raise DatasetError(str(exc)) from None
+
+
+def check_cap(
+    max_cost_usd: float | None, table: Mapping[str, Price], models: Mapping[str, list[str]]
+) -> None:
+    """A spend cap needs a price for every model the job may call: a call with no price adds
+    nothing to the spend, so the cap could not hold."""
+    if max_cost_usd is None:
+        return
+    if isinstance(max_cost_usd, bool) or not max_cost_usd > 0:
+        raise DatasetError(f"--max-cost-usd must be a positive amount, got {max_cost_usd!r}")
+    unpriced = sorted(
+        {m for names in models.values() for m in names if price_for(m, table) is None}
+    )
+    if unpriced:
+        raise DatasetError(
+            f"--max-cost-usd {max_cost_usd:g}: no price is known for {', '.join(unpriced)}, so "
+            "its spend could not be counted against the cap; give its price in EVALQ_PRICES "
+            '(JSON: {"model": {"input": USD_PER_1M, "output": USD_PER_1M}})'
+        )
+
+
+def check_mode(mode: str, on_expiry: str) -> None:
+    if mode not in ("online", "batch"):
+        raise EvalqError(f"mode must be 'online' or 'batch', not {mode!r}")
+    if on_expiry not in ("resubmit", "online"):
+        raise EvalqError(f"on_expiry must be 'resubmit' or 'online', not {on_expiry!r}")
+
+
+def refuse_unknown(given: Mapping[str, Any], spec: type[Any], where: str) -> None:
+    """Keywords gathered into a TypedDict are not checked by Python: a misspelt one would be
+    ignored, so it is refused here as a signature would refuse it."""
+    unknown = sorted(set(given) - set(spec.__annotations__))
+    if unknown:
+        raise TypeError(f"{where}() got unexpected keyword argument(s): {', '.join(unknown)}")
+
+
+def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec) -> Prepared:
+    """Every check a job passes before it is stored, shared by submit and the dry run."""
+    refuse_unknown(spec, JobSpec, "submit")
+    get_metric(metric)  # an unknown metric fails before anything else
+    options = validate_options(metric, spec.get("options"))
+    max_field_bytes = spec.get("max_field_bytes")
+    if max_field_bytes is None:
+        max_field_bytes = settings.max_field_bytes
+    data_roots = spec.get("data_roots")
+    roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
+    rules = media_rules(settings, roots)
+    loaded = load_dataset(dataset, metric, options, rules, max_field_bytes=max_field_bytes)
+    judge_model = spec.get("judge_model")
+    judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
+    judge_model = judges[0] if judges else settings.judge_model
+    job_thinking, thinking_warnings = job_thinking_settings(
+        settings.thinking, spec.get("thinking"), judges or [judge_model], options, judge_model
+    )
+    prices = settings.price_table()
+    max_cost_usd = spec.get("max_cost_usd")
+    check_cap(max_cost_usd, prices, models_by_role(judges or [judge_model], options, judge_model))
+    warnings = loaded.warnings[:50] + (
+        [f"... {len(loaded.warnings) - 50} more"] if len(loaded.warnings) > 50 else []
+    )
+    warnings += thinking_warnings
+    config = JobConfig(
+        job_id=new_job_id(),
+        metric=metric,
+        judge_model=judge_model,
+        judge_models=judges or [judge_model],
+        options=options,
+        dataset=str(Path(dataset).resolve()),
+        rows_total=loaded.total,
+        created_at=time.time(),
+        use_cache=spec.get("use_cache", True),
+        warnings=warnings,
+        data_roots=[str(root) for root in rules.roots.roots],
+        thinking=job_thinking,
+        prices={model: price.to_json() for model, price in prices.items()},
+        max_cost_usd=max_cost_usd,
+    )
+    return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+
+def store_and_enqueue(store: Store, app: Sender, config: JobConfig, loaded: LoadedDataset) -> None:
+    """Store the job with its rows (lines rejected at load fail now) and start it: one task
+    per good row, or in batch mode one batch submission."""
+    rejected = [
+        failed_row(err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err))
+        for line, err in loaded.errors
+    ]
+    store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
+    if not loaded.rows:
+        finalize(store, config.job_id)
+    elif config.mode == "batch":
+        send(app, SUBMIT_BATCH, (config.job_id,), None)
+    else:
+        enqueue(app, config.job_id, [row_key(row) for row in loaded.rows])
+
+
+def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+    """Enqueue one task by name (batch mode's steps; a row on the rows queue)."""
+    app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
+
+
+def enqueue(app: Sender, job_id: str, rows: list[str]) -> None:
+    """One prepare_row task per row, published over one connection."""
+    with app.producer_or_acquire() as producer:
+        for row in rows:
+            app.send_task(
+                PREPARE_ROW, (job_id, row), queue=queue_for(PREPARE_ROW), producer=producer
+            )

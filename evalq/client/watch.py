@@ -1,0 +1,104 @@
+"""Waiting on a job: poll its progress until it finishes, pauses or is cancelled, riding out a
+Redis that is out of reach for a while, and never waiting on a job that can not finish."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from evalq.client.job_ids import check_job_id
+from evalq.client.reads import JobReader
+from evalq.core.errors import EvalqError, JobGone, JobNotFound, RedisUnavailable
+from evalq.core.models import JobSummary
+from worker.jobs import finalize
+from worker.store import REDIS_DOWN
+
+T = TypeVar("T")
+OnRedis = Callable[[str | None], None]
+
+
+def gone_message(job_id: str) -> str:
+    return (
+        f"job {job_id} is gone from Redis while it ran: Redis lost its data, most likely "
+        "because it restarted without persistence (it may also have been flushed, or run out "
+        "of memory). Run Redis with its append-only file (`appendonly yes`, as "
+        "docker-compose.yml does) so jobs survive a restart, then submit the dataset again."
+    )
+
+
+def wait(
+    reader: JobReader,
+    job_id: str,
+    *,
+    poll_s: float = 0.5,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_redis: OnRedis | None = None,
+    timeout_s: float | None = None,
+) -> JobSummary:
+    """Poll until the job is finished, cancelled or paused; return its summary.
+
+    It never waits on a job that can not finish: one that vanished (Redis lost its data)
+    raises JobGone, one whose row list is gone raises EvalqError. While Redis is out of
+    reach it keeps trying for up to redis_retry_max_s, telling `on_redis` why (and None
+    once Redis answers again), then raises RedisUnavailable."""
+    check_job_id(job_id)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+
+    def reachable(read: Callable[[], T]) -> T:
+        return _reachable(reader, read, on_redis, deadline)
+
+    total = reachable(lambda: reader.store.config(job_id)).rows_total
+    while True:
+        try:
+            job, listed = reachable(lambda: reader.store.progress(job_id))
+        except JobNotFound:
+            raise JobGone(gone_message(job_id)) from None
+        done, status = int(job.get("rows_done", 0)), job.get("status", "running")
+        if on_progress:
+            on_progress(done, total)
+        if status in ("finished", "cancelled", "paused"):
+            break
+        if done >= total:  # the worker that counted the last row may have died
+            return reachable(lambda: finalize(reader.store, job_id))
+        if listed < total:
+            raise EvalqError(
+                f"job {job_id} can not finish: only {listed} of its {total} rows are "
+                "listed in Redis (the list expired or was lost), so nothing can drive the "
+                "rest; rows already done stay readable with `evalq results`"
+            )
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"job {job_id}: {done}/{total} rows done after {timeout_s} s")
+        time.sleep(poll_s)
+    return reachable(lambda: reader.summary(job_id))
+
+
+def _reachable(
+    reader: JobReader, read: Callable[[], T], on_redis: OnRedis | None, deadline: float | None
+) -> T:
+    """`read()`, tried again with backoff while Redis is out of reach (at most
+    redis_retry_max_s, and never past `deadline`)."""
+    down_since: float | None = None
+    pause_s = 0.5
+    while True:
+        try:
+            value = read()
+        except REDIS_DOWN as exc:
+            now = time.monotonic()
+            down_since = now if down_since is None else down_since
+            where = reader.redis_address()
+            if now - down_since >= reader.settings.redis_retry_max_s:
+                raise RedisUnavailable(
+                    f"Redis at {where} out of reach for {now - down_since:.0f} s ({exc}); "
+                    "the job goes on if workers reach it: check again with `evalq status`"
+                ) from None
+            if deadline is not None and now > deadline:
+                raise TimeoutError(f"Redis at {where} out of reach ({exc})") from None
+            if on_redis:
+                on_redis(f"waiting for Redis at {where}: {exc}")
+            time.sleep(pause_s)
+            pause_s = min(pause_s * 2, 5.0)
+            continue
+        if down_since is not None and on_redis:
+            on_redis(None)
+        return value

@@ -1,0 +1,92 @@
+"""A metric's options as a typed model: what `evalq run` offers as flags, what the Python API
+checks, what the dry run reads. Each metric declares its model in a light module of its own
+(evalq/metrics/*/options.py), named in evalq.core.registry.OPTIONS, so the command line builds
+its flags without importing a metric's code.
+
+What a job stores stays a plain dict (the model's dump without unset fields): the workers and
+the metrics read it as a Mapping, as before, and check what only they can check.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
+
+from evalq.core.registry import OPTIONS
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A field `evalq run` and `evalq rank` offer as --NAME (underscores become dashes).
+
+    ``file="text"``: the flag names a file whose text is stored (read by the client, so workers
+    on other hosts need no copy). ``file="text-or-name"``: a file's text goes into
+    ``text_into`` and its name into the field; a value that names no file is stored as given.
+    """
+
+    help: str
+    file: Literal["text", "text-or-name"] | None = None
+    text_into: str | None = None
+
+
+class MetricOptions(BaseModel):
+    """Options every metric may be given. Values are checked strictly (no "3" for 3), so the
+    stored dict is what was given; options a model does not declare are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    candidates: list[str] | str | None = None  # several models in one job (--candidates)
+
+
+def options_model(metric: str) -> type[MetricOptions]:
+    """The options model of a metric (MetricOptions for one that declares none)."""
+    target = OPTIONS.get(metric)
+    if target is None:
+        return MetricOptions
+    module, attribute = target.split(":")
+    model: type[MetricOptions] = getattr(importlib.import_module(module), attribute)
+    return model
+
+
+def flag_of(info: FieldInfo) -> Flag | None:
+    return next((m for m in info.metadata if isinstance(m, Flag)), None)
+
+
+def flag_fields() -> Iterator[tuple[str, FieldInfo, Flag]]:
+    """Every field offered as a flag, over all metrics in registry order, each once (the
+    first model that declares it says its type and help)."""
+    seen: set[str] = set()
+    for metric in OPTIONS:
+        for name, info in options_model(metric).model_fields.items():
+            flag = flag_of(info)
+            if flag is not None and name not in seen:
+                seen.add(name)
+                yield name, info, flag
+
+
+def problem(error: Mapping[str, Any]) -> str:
+    """One validation error in the words the command line has always used."""
+    context = error.get("ctx") or {}
+    if error["type"] == "greater_than_equal":
+        return f"must be at least {context['ge']}"
+    return f"{error['msg']}, got {error['input']!r}"
+
+
+def validate_options(metric: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options checked against the metric's model, as the dict a job stores; a bad one is
+    a DatasetError naming the metric and the option."""
+    model = options_model(metric)
+    try:
+        checked = model.model_validate(dict(options or {}))
+    except ValidationError as exc:
+        from evalq.core.errors import DatasetError
+
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(options)"
+        raise DatasetError(f"{metric}: option {field}: {problem(first)}") from None
+    return checked.model_dump(exclude_unset=True)
