@@ -7,15 +7,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from fake_gemini.options import ServerOptions
 from fake_gemini.realism import BatchRealism
 from fake_gemini.script import ScriptError
-from fake_gemini.server import (
-    DEFAULT_HOST,
-    DEFAULT_PORT,
-    ServerOptions,
-    create_app,
-    serve_app,
-)
+from fake_gemini.server import create_app
+from fake_gemini.serving import DEFAULT_HOST, DEFAULT_PORT, serve_app
 
 
 def _fraction(value: str) -> float:
@@ -96,18 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Logs go to stderr: stdout carries only the ready line a parent process waits for.
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
-    options = ServerOptions(
-        latency_ms=args.latency_ms,
-        rpm=args.rpm,
-        rpd=args.rpd,
-        fault_rate=args.fault_rate,
-        seed=args.seed,
-        script=args.script,
-        slow_fault_ms=args.slow_fault_ms,
-        quota_window_s=args.quota_window_s,
-        batch_delay_s=args.batch_delay_s,
-        batch_realism=args.batch_realism,
-    )
+    options = ServerOptions.from_args(args)
     try:
         app = create_app(options=options)
     except ScriptError as exc:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from evalq.core.prompting import sections
-
 SOURCE_LABELS = frozenset(
     {"context", "context document", "source", "sources", "document", "passage", "material"}
 )
@@ -34,11 +32,6 @@ class PlainMessage:
     @property
     def source(self) -> str:
         return "\n".join(self.sources)
-
-
-def is_plain(text: str) -> bool:
-    """No untrusted block: not one of evalq's judge prompts."""
-    return not sections(text)
 
 
 def read_message(text: str) -> PlainMessage:

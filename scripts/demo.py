@@ -19,11 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from evalq.client import Client
-from evalq.client.cli import wait_with_progress
-from evalq.client.render import money, print_summary
-from evalq.examples.gecko import write_gecko_image_example
-from worker.local import (
+from devtools.local import (
     EVALQ,
     ROOT,
     WorkerPool,
@@ -35,6 +31,10 @@ from worker.local import (
     start_redis,
     stop,
 )
+from evalq.client import Client
+from evalq.client.cli import wait_with_progress
+from evalq.client.render import money, print_summary
+from evalq.examples.gecko import write_gecko_image_example
 from worker.settings import Settings
 
 console = Console()

@@ -13,18 +13,17 @@ from typing import Any
 
 import pytest
 
-from tests.support.scratch import scratch_db, store_on
-from tests.support.stack import kill_workers
-from worker.local import (
+from devtools.local import (
     EVALQ,
     ROOT,
     RedisServer,
     WorkerPool,
-    evalq_env,
     start_fake_gemini,
     start_redis,
     stop,
 )
+from tests.support.scratch import scratch_db, store_on
+from tests.support.stack import kill_workers, worker_env
 from worker.store import Store
 
 __all__ = ["EVALQ", "ROOT", "FakeGemini", "RedisServer", "WorkerPool", "worker_env"]
@@ -82,10 +81,6 @@ def fake(fake_gemini: FakeGemini) -> Iterator[FakeGemini]:
     fake_gemini.reset()
     yield fake_gemini
     fake_gemini.script([])
-
-
-def worker_env(redis_url: str, gemini_url: str, **extra: str) -> dict[str, str]:
-    return evalq_env(redis_url, gemini_url, EVALQ_TRANSIENT_MAX_WAIT_S="0.2", **extra)
 
 
 @pytest.fixture(scope="session")

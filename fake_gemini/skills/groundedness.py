@@ -23,10 +23,18 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalq.core.prompting import extract_section
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
-from evalq.metrics.groundedness.prompts import ANSWER_GUIDANCE
-from fake_gemini.messages import is_plain, read_message
+from fake_gemini.messages import read_message
+from fake_gemini.prompt_grammar import (
+    CONTEXT,
+    QUERY,
+    RESPONSE,
+    UNLABELLED_SENTENCES,
+    block,
+    is_grounded_answer_guidance,
+    is_plain,
+    shows_field,
+)
 from fake_gemini.protocol import schema_properties
 
 if TYPE_CHECKING:
@@ -241,15 +249,15 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     text = request.text
     if request.response_schema is None and is_plain(text):
         return _answer_as_model_under_test(request)
-    context = extract_section(text, "context")
-    query = extract_section(text, "query")
-    response = extract_section(text, "response")
+    context = block(text, CONTEXT)
+    query = block(text, QUERY)
+    response = block(text, RESPONSE)
     if context is None or query is None or response is None:
         return None
     properties = schema_properties(request.response_schema)
-    if "sentences" in properties or (not properties and '"no_rad"' in text):
+    if "sentences" in properties or (not properties and shows_field(text, "no_rad")):
         # Asked again for sentences left out, we label just those.
-        only = extract_section(text, "unlabelled_sentences")
+        only = block(text, UNLABELLED_SENTENCES)
         reply = judge_reply(query, context, response, only)
         return reply.model_dump_json() if properties else _seed_form(reply)
     return None
@@ -258,7 +266,7 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
 def _answer_as_model_under_test(request: FakeRequest) -> str | None:
     """Our answer guidance, or none at all (a user's template), and a context to answer from;
     other guidance (a rank candidate's) is another skill's."""
-    if request.system not in ("", ANSWER_GUIDANCE):
+    if request.system and not is_grounded_answer_guidance(request.system):
         return None
     message = read_message(request.user_text)
     if not message.sources:

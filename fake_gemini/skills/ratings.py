@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import TYPE_CHECKING
 
-from evalq.core.prompting import sections
-from fake_gemini.messages import is_plain, read_message
+from fake_gemini.messages import read_message
+from fake_gemini.prompt_grammar import blocks_by_kind, is_plain, metric_name, shows_field
 from fake_gemini.protocol import schema_properties
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 LABEL = "[simulated judge]"
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
-_METRIC_RE = re.compile(r"^# Metric: (?P<name>.+)$", re.M)
 _PDF_STRING_RE = re.compile(rb"\((?P<s>(?:\\.|[^\\)])*)\)\s*Tj")
 _STOP_TEXT = """
     the and for are but not you all any can had her was one our out has his how its may new
@@ -47,13 +46,13 @@ _TIE_MARGIN = 0.02
 
 def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     properties = schema_properties(request.response_schema)
-    blocks = _blocks(request.text)
+    blocks = blocks_by_kind(request.text)
     if "pairwise_choice" in properties or (
-        not properties and '"pairwise_choice"' in request.text and "response_a" in blocks
+        not properties and shows_field(request.text, "pairwise_choice") and "response_a" in blocks
     ):
         return _pairwise(request, blocks)
     if {"explanation", "rating"} <= properties or (
-        not properties and '"rating"' in request.text and blocks
+        not properties and shows_field(request.text, "rating") and blocks
     ):
         return _pointwise(request, blocks)
     if not properties and request.system and is_plain(request.text):
@@ -62,14 +61,6 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
 
 
 # ---- reading the request ----------------------------------------------------------------
-
-
-def _blocks(text: str) -> dict[str, str]:
-    """Every delimited block by kind (the first one of each kind)."""
-    found: dict[str, str] = {}
-    for kind, body in sections(text):
-        found.setdefault(kind, body)
-    return found
 
 
 def _pdf_text(data: bytes) -> str:
@@ -119,8 +110,8 @@ class Assessment:
 
 
 def _material(request: FakeRequest, blocks: dict[str, str], rated: set[str]) -> Material:
-    m = _METRIC_RE.search(request.text)
-    metric = m.group("name").strip().lower() if m else "custom"
+    named = metric_name(request.text)
+    metric = named.strip().lower() if named is not None else "custom"
     prompt = " ".join(blocks[k] for k in _PROMPT_KINDS if k in blocks)
     source = (
         " ".join(blocks[k] for k in _SOURCE_KINDS if k in blocks) + " " + _media_text(request.media)

@@ -1,6 +1,6 @@
 """The reliability tests run once per worker pool: the same test, unchanged, against gevent
 workers and against thread workers. The pool reaches the workers the way it reaches a deployed
-one, through EVALQ_WORKER_POOL in their environment (worker.local copies this process's)."""
+one, through EVALQ_WORKER_POOL in their environment (devtools.local copies this process's)."""
 
 from __future__ import annotations
 

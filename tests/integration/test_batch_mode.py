@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from devtools.local import EVALQ, wait_for
 from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
 from tests.support.stack import stack
-from worker.local import EVALQ, wait_for
 
 pytestmark = pytest.mark.integration
 FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}

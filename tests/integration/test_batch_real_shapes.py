@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from devtools.local import wait_for
 from tests.integration.test_reliability import COLORS, SHAPES, shape_image
 from tests.support.datasets import write_rows
 from tests.support.stack import Stack, stack
-from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 # One retry into the next batch keeps the rounds short; the bound is the same rule.

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.local import wait_for
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import stack
-from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from devtools.local import wait_for
 from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, draw_example
 from tests.support.datasets import write_rows
 from tests.support.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
 from tests.support.stack import Stack, stack
-from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 

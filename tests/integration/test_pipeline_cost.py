@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from devtools.local import wait_for
 from evalq.client.report import render_report
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.pricing import DEFAULT_PRICES, PRICE_DATE, call_cost_nanos, usd
@@ -17,7 +18,6 @@ from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
 from tests.support.datasets import one_question_row, png, write_rows, yes_no
 from tests.support.stack import stack
-from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from devtools.local import wait_for
 from evalq.core.errors import DatasetError
 from evalq.examples.grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groundedness_example
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
@@ -24,7 +25,6 @@ from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.stack import stack
-from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 

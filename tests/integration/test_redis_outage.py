@@ -16,10 +16,10 @@ from typing import IO
 
 import pytest
 
+from devtools.local import EVALQ, ROOT, start_redis, stop, wait_for
 from evalq.core.models import JobSummary
 from tests.integration.test_reliability import comparable, shapes_dataset
 from tests.support.stack import stack
-from worker.local import EVALQ, ROOT, start_redis, stop, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from devtools.local import start_redis, stop, wait_for
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.stack import stack
-from worker.local import start_redis, stop, wait_for
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
 pytestmark = pytest.mark.integration

@@ -54,10 +54,10 @@ from typing import Any
 
 import pytest
 
+from devtools.local import WorkerPool
 from tests.conftest import FakeGemini
 from tests.support.datasets import write_rows
 from tests.support.gemini_replies import Reply, Tokens, load_replies, usage_tokens
-from worker.local import WorkerPool
 
 pytestmark = pytest.mark.integration
 

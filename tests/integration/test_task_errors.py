@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from devtools.local import wait_for
 from tests.integration.test_batch_mode import FAST_POLLS, shapes
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.stack import stack
 from worker import keys
-from worker.local import wait_for
 
 pytestmark = pytest.mark.integration
 RETRIES = {"EVALQ_TASK_ERROR_RETRIES": "2", "EVALQ_TASK_ERROR_BACKOFF_S": "0.2"}

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from redis import Redis
 
+from devtools.local import RedisServer
 from tests.conftest import FakeGemini
 from tests.support.datasets import uncached_gecko_rows
-from worker.local import RedisServer
 
 pytestmark = pytest.mark.integration
 

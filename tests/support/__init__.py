@@ -4,5 +4,5 @@ in it (scratch.py; the `scratch_url` and `store` fixtures in tests/conftest.py),
 judge (judges.py) and cache (memory_kv.py) for metric unit tests, groundedness replies
 (grounding.py), an isolated stack per test (stack.py), the in-process task runner
 (task_runner.py) and a misbehaving HTTP media server (hostile_http.py). The processes the
-integration tests start (Redis, workers, the fake server) come from worker.local, the harness
+integration tests start (Redis, workers, the fake server) come from devtools.local, the harness
 the demo and the benchmark use too."""

@@ -13,7 +13,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from worker.local import EVALQ, ROOT, free_port, stop, wait_for
+from devtools.local import EVALQ, ROOT, free_port, stop, wait_for
 
 # A cap so a hung child fails its test instead of the whole run; not a timing expectation.
 TIMEOUT_S = 180

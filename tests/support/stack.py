@@ -17,7 +17,7 @@ from typing import Any
 
 from redis import Redis
 
-from worker.local import (
+from devtools.local import (
     FakeGeminiProcess,
     RedisServer,
     WorkerPool,
@@ -74,6 +74,11 @@ class Stack:
         )
 
 
+def worker_env(redis_url: str, gemini_url: str, **extra: str) -> dict[str, str]:
+    """The test workers' environment: retries of transient errors wait briefly."""
+    return evalq_env(redis_url, gemini_url, EVALQ_TRANSIENT_MAX_WAIT_S="0.2", **extra)
+
+
 def listening_port() -> int:
     """A port for a server to listen on, chosen before the server starts: free now, and below
     the ephemeral range, so no connection made meanwhile (which takes its local port from that
@@ -112,14 +117,14 @@ def stack(
     workers: int = 1,
     concurrency: int = 8,
     appendonly: bool = False,
-    **worker_env: str,
+    **env_overrides: str,
 ) -> Iterator[Stack]:
     """The fake server and the workers start together (the workers reach the fake only when
     a task calls it, so its address is chosen first), each worker waited on until ready."""
     server = start_redis(folder / "redis", appendonly=appendonly)
     port = listening_port()
     fake_url = f"http://127.0.0.1:{port}"
-    env = evalq_env(server.url, fake_url, EVALQ_TRANSIENT_MAX_WAIT_S="0.2", **worker_env)
+    env = worker_env(server.url, fake_url, **env_overrides)
     pool = WorkerPool(env, folder / "logs")
     fake: Future[FakeGeminiProcess] | None = None
     try:

@@ -45,11 +45,11 @@ from celery.canvas import Signature
 from celery.exceptions import Retry
 
 import tasks.rows
+from devtools.local import SECRET_ENV, free_port
 from evalq.client import Client  # the client side: moves with it
 from tests.support.datasets import write_rows
 from worker.app import PREPARE_ROW, get_app
 from worker.gemini import forget_judges
-from worker.local import SECRET_ENV, free_port
 from worker.runtime import runtime
 from worker.scheduling import Scheduler, use_scheduler
 from worker.settings import get_settings

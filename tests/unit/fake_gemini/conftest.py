@@ -4,14 +4,11 @@ the script, the realism switches, the counters and the batch delay reset before 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from google import genai
 
 from fake_gemini.protocol import FakeRequest
-from fake_gemini.server import running_server
-from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
+from tests.support.fake_http import reset_server, serve_module
 
 
 class UpperBrain:
@@ -19,16 +16,9 @@ class UpperBrain:
         return request.user_text.upper()
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=UpperBrain()) as url:
-        yield url
+base_url = serve_module(UpperBrain())
 
 
 @pytest.fixture
 def client(base_url: str) -> genai.Client:
-    assert http(base_url, "/script", [])[0] == 200
-    assert http(base_url, "/batch-realism", {})[0] == 200
-    assert http(base_url, "/reset", {})[0] == 200
-    assert http(base_url, "/batch-delay", {"delay_s": 0})[0] == 200
-    return make_client(base_url)
+    return reset_server(base_url, batches=True)

@@ -17,8 +17,10 @@ from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prom
 from fake_gemini import vision
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import Brain, FakeMedia, FakeRequest
-from fake_gemini.skills import gecko_image
-from fake_gemini.skills.gecko_image import answer_question, read, write_rubric
+from fake_gemini.skills.gecko_image import vocabulary
+from fake_gemini.skills.gecko_image.reading import read
+from fake_gemini.skills.gecko_image.rubric import write_rubric
+from fake_gemini.skills.gecko_image.verdicts import answer_question
 from fake_gemini.vision import Scene, analyse
 
 MODEL = "gemini-2.5-flash"
@@ -387,13 +389,13 @@ def test_odd_schemas_do_not_break_dispatch(schema: dict[str, object]) -> None:
 
 
 def test_vocabulary_maps_onto_what_vision_can_check() -> None:
-    assert set(gecko_image.COLOR_WORDS.values()) == set(vision.PALETTE)
-    assert set(gecko_image.SHAPE_WORDS.values()) == set(vision.SHAPES)
-    assert {rel for rel, _ in gecko_image.RELATION_PHRASES.values()} == set(vision.RELATIONS)
-    assert set(gecko_image.RELATION_TEXT) == set(vision.RELATIONS)
+    assert set(vocabulary.COLOR_WORDS.values()) == set(vision.PALETTE)
+    assert set(vocabulary.SHAPE_WORDS.values()) == set(vision.SHAPES)
+    assert {rel for rel, _ in vocabulary.RELATION_PHRASES.values()} == set(vision.RELATIONS)
+    assert set(vocabulary.RELATION_TEXT) == set(vision.RELATIONS)
     assert (
-        set(gecko_image.LOCATION_WORDS.values())
+        set(vocabulary.LOCATION_WORDS.values())
         == set(vision.LOCATIONS)
-        == set(gecko_image.LOCATION_TEXT)
+        == set(vocabulary.LOCATION_TEXT)
     )
-    assert set(gecko_image.SIZE_WORDS.values()) == set(vision.SIZES)
+    assert set(vocabulary.SIZE_WORDS.values()) == set(vision.SIZES)

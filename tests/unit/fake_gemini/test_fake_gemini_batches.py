@@ -13,7 +13,7 @@ from google import genai
 from google.genai import errors, types
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
-from tests.unit.fake_gemini.test_fake_gemini_server import http
+from tests.support.fake_http import http
 
 MODEL = "gemini-2.5-flash"
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}

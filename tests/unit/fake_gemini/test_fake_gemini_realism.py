@@ -17,11 +17,13 @@ import pytest
 from google import genai
 from google.genai import types
 
+from fake_gemini.options import ServerOptions
 from fake_gemini.realism import BatchRealism
-from fake_gemini.server import ServerOptions, running_server
+from fake_gemini.serving import running_server
+from tests.support.fake_http import http
+from tests.unit.fake_gemini.calls import REPO
 from tests.unit.fake_gemini.conftest import UpperBrain
 from tests.unit.fake_gemini.test_fake_gemini_batches import wait_until_done
-from tests.unit.fake_gemini.test_fake_gemini_server import REPO, http
 
 MODEL = "gemini-2.5-flash"
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,8 +15,7 @@ from google.genai import types
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.rest import THOUGHT_SUMMARY, VISUAL_PART_TOKENS
 from fake_gemini.script import BLOCK_REASONS, FINISH_REASONS, TEXT_FINISH_REASONS, parse_rules
-from fake_gemini.server import running_server
-from tests.unit.fake_gemini.test_fake_gemini_server import http, make_client
+from tests.support.fake_http import http, reset_server, serve_module
 
 MODEL = "gemini-2.5-flash"
 # One tiny PNG: the brain below never looks inside it, the usage counts it.
@@ -31,17 +29,12 @@ class PlainBrain:
         return f"plain answer to {len(request.user_text)} characters"
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=PlainBrain()) as url:
-        yield url
+base_url = serve_module(PlainBrain())
 
 
 @pytest.fixture
 def client(base_url: str) -> genai.Client:
-    assert http(base_url, "/script", [])[0] == 200
-    assert http(base_url, "/reset", {})[0] == 200
-    return make_client(base_url)
+    return reset_server(base_url)
 
 
 def script(base_url: str, rules: list[dict[str, Any]]) -> None:

@@ -112,7 +112,7 @@ def test_replacing_rules_resets_fired_counts() -> None:
 
 
 def test_create_app_rejects_a_bad_script_before_serving(tmp_path: Path) -> None:
-    from fake_gemini.server import ServerOptions
+    from fake_gemini.options import ServerOptions
 
     path = write_script(tmp_path, '{"match": "a", "status": 200}')
     with pytest.raises(ScriptError, match=":1:"):

@@ -10,127 +10,41 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
 
 import pytest
 from google import genai
 from google.genai import errors, types
-from pydantic import BaseModel
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
-from fake_gemini.protocol import (
-    SCRIPTED_MODEL_VERSION,
-    FakeMedia,
-    FakeRequest,
+from fake_gemini.protocol import SCRIPTED_MODEL_VERSION, FakeMedia
+from fake_gemini.serving import running_server
+from tests.support.fake_http import http, make_client, reset_server, serve_module
+from tests.unit.fake_gemini.calls import (
+    MODEL,
+    REPO,
+    EchoBrain,
+    FailingBrain,
+    Verdict,
+    ask,
+    detail,
+    quota_id,
+    set_script,
 )
-from fake_gemini.server import running_server
-
-MODEL = "gemini-2.5-flash"
-REPO = Path(__file__).resolve().parents[3]
-
-
-class Verdict(BaseModel):
-    explanation: str
-    answer: Literal["yes", "no"]
-
-
-class EchoBrain:
-    """Answers schema requests with a valid Verdict and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.requests: list[FakeRequest] = []
-        self._lock = threading.Lock()
-
-    def reply(self, request: FakeRequest) -> str:
-        with self._lock:
-            self.requests.append(request)
-        if request.response_schema is not None:
-            return json.dumps({"explanation": f"saw {len(request.media)} media", "answer": "yes"})
-        return f"echo: {request.text}"
-
-
-class FailingBrain:
-    def reply(self, request: FakeRequest) -> str:
-        raise RuntimeError("brain exploded")
-
 
 BRAIN = EchoBrain()
-
-
-# ---- helpers -------------------------------------------------------------------------------
-
-
-def make_client(base_url: str, api_version: str | None = None) -> genai.Client:
-    options = types.HttpOptions(base_url=base_url, api_version=api_version)
-    return genai.Client(api_key="test-key", http_options=options)
-
-
-def http(
-    base_url: str, path: str, payload: object = None, raw: bytes | None = None
-) -> tuple[int, Any]:
-    """POST when there is a body, GET otherwise; returns (status, parsed JSON or text)."""
-    data = raw if raw is not None else None if payload is None else json.dumps(payload).encode()
-    request = urllib.request.Request(
-        base_url + path, data=data, headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request) as response:
-            status, body = response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        status, body = exc.code, exc.read()
-    try:
-        return status, json.loads(body)
-    except ValueError:
-        return status, body.decode()
-
-
-def ask(
-    client: genai.Client, text: str = "hello", model: str = MODEL
-) -> types.GenerateContentResponse:
-    return client.models.generate_content(model=model, contents=text)
-
-
-def ask_json(client: genai.Client, text: str = "judge this") -> types.GenerateContentResponse:
-    config = types.GenerateContentConfig(
-        response_mime_type="application/json", response_schema=Verdict
-    )
-    return client.models.generate_content(model=MODEL, contents=text, config=config)
-
-
-def detail(error: errors.APIError, type_suffix: str) -> dict[str, Any]:
-    assert isinstance(error.details, dict)
-    for item in error.details["error"]["details"]:
-        if item["@type"].endswith(type_suffix):
-            return dict(item)
-    raise AssertionError(f"no {type_suffix} in {error.details}")
-
-
-def retry_delay_s(error: errors.APIError) -> float:
-    return float(detail(error, "google.rpc.RetryInfo")["retryDelay"].removesuffix("s"))
-
-
-def quota_id(error: errors.APIError) -> str:
-    return str(detail(error, "google.rpc.QuotaFailure")["violations"][0]["quotaId"])
 
 
 # ---- fixtures ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with running_server(brain=BRAIN) as url:
-        yield url
+base_url = serve_module(BRAIN)
 
 
 @pytest.fixture
 def url(base_url: str) -> str:
     """The shared server, with no script rules and fresh counters."""
-    assert http(base_url, "/script", [])[0] == 200
-    assert http(base_url, "/reset", {})[0] == 200
+    reset_server(base_url)
     BRAIN.requests.clear()
     return base_url
 
@@ -138,14 +52,6 @@ def url(base_url: str) -> str:
 @pytest.fixture
 def client(url: str) -> genai.Client:
     return make_client(url)
-
-
-def set_script(url: str, rules: list[dict[str, Any]]) -> None:
-    status, body = http(url, "/script", rules)
-    assert status == 200, body
-
-
-# ---- replies -------------------------------------------------------------------------------
 
 
 def test_structured_reply_is_parsed_by_the_client(client: genai.Client) -> None:
@@ -387,112 +293,6 @@ def test_post_script_rejects_bad_rules_naming_the_rule(url: str) -> None:
     assert status == 400
     assert body["error"]["status"] == "INVALID_ARGUMENT"
     assert "rule 1" in body["error"]["message"]
-
-
-# ---- quotas --------------------------------------------------------------------------------
-
-
-def test_rpm_limits_each_model_within_a_sliding_minute() -> None:
-    with running_server(brain=EchoBrain(), rpm=3) as base:
-        client = make_client(base)
-        outcomes: list[errors.ClientError | None] = []
-        for i in range(5):
-            try:
-                ask(client, f"q{i}")
-                outcomes.append(None)
-            except errors.ClientError as exc:
-                outcomes.append(exc)
-        assert ask(client, model="gemini-2.5-pro").text == "echo: hello"
-        stats = http(base, "/stats")[1]
-
-    assert outcomes[:3] == [None, None, None]
-    for error in outcomes[3:]:
-        assert error is not None and error.code == 429
-        assert quota_id(error) == "GenerateRequestsPerMinutePerProjectPerModel"
-        assert 1 <= retry_delay_s(error) <= 60
-        assert detail(error, "google.rpc.QuotaFailure")["violations"][0]["quotaValue"] == "3"
-    assert stats["by_status"] == {"200": 4, "429": 2}
-    assert stats["by_model"] == {MODEL: 5, "gemini-2.5-pro": 1}
-
-
-def test_rpd_limit_uses_the_day_quota_id() -> None:
-    with running_server(brain=EchoBrain(), rpd=2) as base:
-        client = make_client(base)
-        ask(client)
-        ask(client)
-        with pytest.raises(errors.ClientError) as caught:
-            ask(client)
-    assert caught.value.code == 429
-    assert quota_id(caught.value) == "GenerateRequestsPerDayPerProjectPerModel"
-
-
-def test_reset_clears_counters_quota_windows_and_rule_counts() -> None:
-    rules = [{"match": "once", "reply": "scripted", "times": 1}]
-    with running_server(brain=EchoBrain(), rpm=1) as base:
-        set_script(base, rules)
-        client = make_client(base)
-        assert ask(client, "once").text == "scripted"
-        with pytest.raises(errors.ClientError):
-            ask(client, "once")
-        assert http(base, "/stats")[1]["requests"] == 2
-
-        assert http(base, "/reset", {}) == (200, {"reset": True})
-        stats = http(base, "/stats")[1]
-        assert stats["requests"] == 0
-        assert stats["events"] == []
-        assert stats["by_status"] == {}
-        assert stats["script_rules_fired"] == {"0": 0}
-        assert ask(client, "once").text == "scripted"
-
-
-# ---- faults --------------------------------------------------------------------------------
-
-
-def classify(client: genai.Client) -> str:
-    """What the client saw, named like the server's fault counters."""
-    try:
-        response = ask_json(client)
-    except errors.APIError as exc:
-        return str(exc.code)
-    assert response.candidates is not None
-    if response.candidates[0].finish_reason == types.FinishReason.MAX_TOKENS:
-        return "max_tokens"
-    try:
-        json.loads(response.text or "")
-    except ValueError:
-        return "malformed"
-    return "slow"  # slow_fault_ms=0 makes a slow fault look like a normal reply
-
-
-def test_fault_rate_one_gives_only_faults_deterministically() -> None:
-    with running_server(brain=EchoBrain(), fault_rate=1.0, seed=3, slow_fault_ms=0) as base:
-        client = make_client(base)
-        seen = [classify(client) for _ in range(25)]
-        stats = http(base, "/stats")[1]
-        http(base, "/reset", {})
-        again = [classify(client) for _ in range(25)]
-
-    assert again == seen
-    assert stats["requests"] == 25
-    assert all(event["fault"] is not None for event in stats["events"])
-    assert sum(stats["faults"].values()) == 25
-    assert stats["faults"] == {name: seen.count(name) for name in stats["faults"]}
-    assert set(seen) == {"429", "503", "slow", "malformed", "max_tokens"}
-
-
-def test_fault_429_has_a_one_second_retry_delay() -> None:
-    with running_server(brain=EchoBrain(), fault_rate=1.0, seed=0, slow_fault_ms=0) as base:
-        client = make_client(base)
-        for _ in range(40):
-            try:
-                ask(client)
-            except errors.ClientError as exc:
-                assert exc.code == 429
-                assert detail(exc, "google.rpc.RetryInfo")["retryDelay"] == "1s"
-                return
-            except errors.ServerError:
-                continue
-    pytest.fail("no 429 fault in 40 requests")
 
 
 # ---- plumbing ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 
 
 @pytest.fixture(scope="module")

@@ -1,34 +1,17 @@
-"""The scaling benchmark's readings (scripts/bench_measure.py): /proc lines, process trees,
+"""The scaling benchmark's readings (devtools/bench/measure.py): /proc lines, process trees,
 INFO commandstats, the latency bound and Celery's banner, read the way the benchmark reads
 them. Plain functions; the benchmark itself runs real processes and is not a test."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
-
-
-def load() -> ModuleType:
-    # scripts/ is not a package: the benchmark runs as `python scripts/bench.py`
-    spec = importlib.util.spec_from_file_location(
-        "bench_measure", Path(ROOT) / "scripts" / "bench_measure.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_measure"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bm = load()
+from devtools.bench import measure as bm
 
 # A real line's shape: pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
 # cmajflt utime stime cutime cstime ...

@@ -1,35 +1,20 @@
-"""The scaling benchmark's profiles (scripts/bench_profile.py): py-spy's raw format read back,
+"""The scaling benchmark's profiles (devtools/bench/profile.py): py-spy's raw format read back,
 each component's inclusive share of a worker's samples, and py-spy's failures named as such.
 The profiles are small and hand-written; their frames are copied from a real py-spy 0.4 profile
-of a gevent worker (`bench_scale.py --profile`), so the markers are the names py-spy prints."""
+of a gevent worker (`scripts/bench --scale --profile`), so the markers are the names py-spy prints."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
-
-
-def load(name: str) -> ModuleType:
-    # scripts/ is not a package: the benchmark runs as `python scripts/bench_scale.py`
-    spec = importlib.util.spec_from_file_location(name, Path(ROOT) / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bp = load("bench_profile")
-bm = load("bench_measure")
+from devtools.bench import measure as bm
+from devtools.bench import profile as bp
 
 TASK = (
     "apply_timeout (celery/concurrency/gevent.py:35);"

@@ -20,6 +20,7 @@ from rich.console import Console
 import tasks.rows
 import worker.batch.flow
 import worker.batch.service
+from devtools.local import wait_for
 from evalq.client.render import batch_notes, summary_table
 from evalq.core.metric import get_metric
 from tests.conftest import FakeGemini
@@ -28,7 +29,6 @@ from tests.unit.tasks.conftest import RunnerOn
 from worker import keys
 from worker.app import PREPARE_ROW
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
-from worker.local import wait_for
 from worker.metrics_exporter import JobCollector
 
 RUNNER_DB = 15

@@ -22,7 +22,7 @@ from evalq.core.judge import MediaPart
 from evalq.core.models import MediaRef
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from fake_gemini.protocol import FakeRequest
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 from worker import keys
 from worker.files import (
     FileInfo,

@@ -15,7 +15,7 @@ from google.genai import errors as genai_errors
 
 from evalq.core.errors import BadRequest, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import JudgeRequest
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 from tests.conftest import FakeGemini
 from worker.gemini import GeminiJudge, map_api_error
 from worker.settings import Settings

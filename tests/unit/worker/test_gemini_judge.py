@@ -4,7 +4,6 @@ reply with no text is truncated (not merely unreadable) when it did not end norm
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -13,27 +12,16 @@ from google.genai import types
 
 from evalq.core.errors import TruncatedReply, UnparseableReply
 from evalq.core.judge import JudgeRequest
-from fake_gemini.protocol import FakeRequest
-from fake_gemini.server import running_server
+from fake_gemini.serving import running_server
 from tests.conftest import FakeGemini
+from tests.support.fake_http import RecordingBrain
 from worker.gemini import GeminiJudge
 from worker.settings import Settings
 
 MODEL = "gemini-2.5-flash"
 
 
-class RecordingBrain:
-    def __init__(self) -> None:
-        self.requests: list[FakeRequest] = []
-        self._lock = threading.Lock()
-
-    def reply(self, request: FakeRequest) -> str:
-        with self._lock:
-            self.requests.append(request)
-        return "Four."
-
-
-BRAIN = RecordingBrain()
+BRAIN = RecordingBrain(lambda request: "Four.")
 
 
 @pytest.fixture(scope="module")

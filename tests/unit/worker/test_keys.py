@@ -16,12 +16,12 @@ KEY_MODULE = Path("worker/keys.py")
 STORE = Path("worker/store.py")
 # Modules that may import the redis package besides the Store: the local process harness pings
 # a redis-server it started, the CLI names Redis's exception type for its exit code.
-IMPORTS_REDIS = {STORE, Path("worker/local.py"), Path("evalq/client/cli/__init__.py")}
+IMPORTS_REDIS = {STORE, Path("devtools/local.py"), Path("evalq/client/cli/__init__.py")}
 
 
 def sources() -> dict[Path, ast.Module]:
     found = {}
-    for package in ("evalq", "worker", "tasks", "fake_gemini", "scripts"):
+    for package in ("evalq", "worker", "tasks", "fake_gemini", "scripts", "devtools"):
         for path in sorted((Path(ROOT) / package).rglob("*.py")):
             rel = path.relative_to(ROOT)
             found[rel] = ast.parse(path.read_text(), filename=str(rel))

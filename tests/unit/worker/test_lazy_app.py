@@ -8,9 +8,9 @@ import os
 import subprocess
 import sys
 
+from devtools.local import ROOT
 from tests.conftest import RedisServer
 from tests.support.cli import run_command
-from worker.local import ROOT
 
 # Valid on its own, refused by the settings check (it must exceed the longest hold of a task).
 BAD = {"EVALQ_VISIBILITY_TIMEOUT_S": "10"}

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from devtools.local import ROOT, evalq_env, free_port, start_flower, stop, wait_for
 from tests.conftest import RedisServer
-from worker.local import ROOT, evalq_env, free_port, start_flower, stop, wait_for
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SERVER_COMMAND = re.compile(r"^(celery\b.*\bflower\b|evalq (metrics|fake-gemini)\b)")
@@ -36,7 +36,7 @@ def server_commands() -> list[str]:
 
 def test_every_documented_server_command_binds_loopback_or_asks_for_a_login() -> None:
     from evalq.client.cli import metrics
-    from fake_gemini.server import DEFAULT_HOST
+    from fake_gemini.serving import DEFAULT_HOST
 
     commands = server_commands()
     assert any("flower" in c for c in commands)

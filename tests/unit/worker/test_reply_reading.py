@@ -13,6 +13,7 @@ from google.genai import types
 
 from evalq.core.errors import Blocked, JudgeError, TruncatedReply, UnparseableReply
 from evalq.core.judge import ensure_complete
+from fake_gemini.script import BLOCK_REASONS
 from worker.gemini import BLOCKING_FINISH_REASONS, reply_from_response
 
 USAGE = {
@@ -79,18 +80,7 @@ def test_of_several_candidates_the_first_is_read() -> None:
     assert read(body).text == "no"
 
 
-@pytest.mark.parametrize(
-    "reason",
-    [
-        "SAFETY",
-        "OTHER",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "IMAGE_SAFETY",
-        "MODEL_ARMOR",
-        "JAILBREAK",
-    ],
-)
+@pytest.mark.parametrize("reason", sorted(BLOCK_REASONS - {"BLOCKED_REASON_UNSPECIFIED"}))
 def test_a_blocked_prompt_is_blocked_and_billed(reason: str) -> None:
     body = {
         "promptFeedback": {"blockReason": reason},

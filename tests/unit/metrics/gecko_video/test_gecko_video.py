@@ -47,7 +47,8 @@ from evalq.metrics.gecko_video.prompts import (
 )
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
-from fake_gemini.skills.gecko_video import avi_frames, motions
+from fake_gemini.skills.gecko_video.footage import avi_frames
+from fake_gemini.skills.gecko_video.motion import motions
 from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
 

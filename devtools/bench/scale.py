@@ -10,9 +10,9 @@ and W workers of C slots each:
 - the first run: calls/s, and bound / wall, where bound is the ideal wall time: the job's calls
   run W*C at a time, each taking exactly the latency, nothing else costing time, and a row's
   stages (rubric, then validators; here validators only) one after another
-  (bench_measure.bound_s);
+  (devtools.bench.measure.bound_s);
 - CPU ms per judge call of each worker's process tree, of redis-server and of the fake server
-  (/proc utime+stime, before and after; bench_measure);
+  (/proc utime+stime, before and after; devtools.bench.measure);
 - RSS per worker at the end of the run and its peak (VmHWM), from /proc;
 - Redis commands per judge call from INFO commandstats (CONFIG RESETSTAT just before the run),
   with the count per command; the benchmark's own polling of the job's progress (one small
@@ -22,7 +22,7 @@ and W workers of C slots each:
   else the "evalq.run_unit[...] received" lines in the workers' logs (every task a worker
   takes is logged there at INFO, whatever the events setting);
 - the baseline: a child process asks the same prompts with the same image through
-  google-genai's aio client behind a semaphore of W*C (bench.AsyncJudge, each reply parsed);
+  google-genai's aio client behind a semaphore of W*C (devtools.bench.common.AsyncJudge, each reply parsed);
   its own CPU (process_time) and peak RSS, and the fake server's CPU meanwhile.
 
 With `--profile DIR`, py-spy samples every worker process during the first run only (not the
@@ -30,7 +30,7 @@ warm-up, the cached rerun or the baseline) at 200 Hz without idle samples, writi
 DIR/w<W>-<events>-worker<N>.txt (raw, collapsed stacks); each profile is summarized under
 evalq.profile and in a table: per component of a call's path (the judge call, Celery's events,
 acks, the result backend, the broker, evalq's Store, logging, pydantic...), the share of the
-worker's samples whose stack holds that component's marker frame (bench_profile.COMPONENTS;
+worker's samples whose stack holds that component's marker frame (devtools.bench.profile.COMPONENTS;
 inclusive shares, they overlap). py-spy needs ptrace on the workers; where it is missing or
 cannot attach, the benchmark stops with an error rather than leave the profile out.
 
@@ -51,9 +51,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import bench_profile
-from bench import AsyncJudge, Stack, dataset, stats, this_machine
-from bench_measure import (
+from devtools.bench import profile as bench_profile
+from devtools.bench.common import AsyncJudge, Stack, dataset, stats, this_machine
+from devtools.bench.measure import (
     banner_value,
     bound_s,
     command_counts,
@@ -65,7 +65,6 @@ from bench_measure import (
     tree_memory_mb,
     units_received,
 )
-
 from evalq.core.models import VerdictReply
 from evalq.metrics.gecko.prompts import validator_prompt
 
@@ -120,7 +119,15 @@ def run_baseline(url: str, path: Path, concurrency: int, fake_pid: int) -> dict[
     """The baseline in a process of its own, so its CPU and memory are its alone."""
     before = tree_cpu_s(fake_pid)
     done = subprocess.run(
-        [sys.executable, __file__, "--baseline-child", url, str(path), str(concurrency)],
+        [
+            sys.executable,
+            "-m",
+            "devtools.bench.scale",
+            "--baseline-child",
+            url,
+            str(path),
+            str(concurrency),
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -1,4 +1,4 @@
-"""py-spy profiles of the scaling benchmark's workers (`bench_scale.py --profile DIR`): recording
+"""py-spy profiles of the scaling benchmark's workers (`scripts/bench --scale --profile DIR`): recording
 them during the measured run, and reading them back as the share of a worker's samples spent in
 each component of a judge call's path.
 
@@ -70,17 +70,21 @@ def file_in(*packages: str) -> Callable[[Frame], bool]:
     )
 
 
+# The components a judge call's path passes through, by the function that marks each one.
+_MARKER_FUNCTIONS = {
+    "judge_call": "GeminiJudge._call_once",
+    "task_events": "EventDispatcher.send",
+    "result_and_chord": "Backend.mark_as_done",
+    "acks": "Request.acknowledge",
+    "unacked_bookkeeping": "QoS.append",
+    "chord_send": "_chord.run",
+    "broker_receive": "Transport.drain_events",
+    "store_writes": "Store.record_unit",
+    "prepare_row": "prepare_row",
+    "aggregate_row": "aggregate_row",
+}
 COMPONENTS: tuple[Component, ...] = (
-    Component("judge_call", "GeminiJudge._call_once", function_is("GeminiJudge._call_once")),
-    Component("task_events", "EventDispatcher.send", function_is("EventDispatcher.send")),
-    Component("result_and_chord", "Backend.mark_as_done", function_is("Backend.mark_as_done")),
-    Component("acks", "Request.acknowledge", function_is("Request.acknowledge")),
-    Component("unacked_bookkeeping", "QoS.append", function_is("QoS.append")),
-    Component("chord_send", "_chord.run", function_is("_chord.run")),
-    Component("broker_receive", "Transport.drain_events", function_is("Transport.drain_events")),
-    Component("store_writes", "Store.record_unit", function_is("Store.record_unit")),
-    Component("prepare_row", "prepare_row", function_is("prepare_row")),
-    Component("aggregate_row", "aggregate_row", function_is("aggregate_row")),
+    *(Component(name, f, function_is(f)) for name, f in _MARKER_FUNCTIONS.items()),
     Component("logging", "Logger.*", function_starts("Logger.")),
     Component("call_digest", "call_digest", function_is("call_digest")),
     Component("pydantic", "pydantic[_core]/ files", file_in("pydantic", "pydantic_core")),
