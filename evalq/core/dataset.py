@@ -20,7 +20,7 @@ from evalq.core.candidates import (
     required_with_candidates,
 )
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
-from evalq.core.media import MediaRules
+from evalq.core.media import MediaPlace, MediaRules
 from evalq.core.models import Question, RowInput
 from evalq.core.parsing_choice import choice_text, label_choices, letters_for
 from evalq.core.records import MAX_FIELD_BYTES, check_fields, records
@@ -283,8 +283,7 @@ def _read_cells(
     options: Mapping[str, Any],
     loaded: LoadedDataset,
     missing: dict[str, MissingField],
-    base_dir: Path,
-    rules: MediaRules | None,
+    place: MediaPlace,
 ) -> None:
     """One cell per candidate: the row with that candidate's column as the judged field. A bad
     cell fails alone, named by row and candidate column; a warning about the row is said once."""
@@ -301,10 +300,9 @@ def _read_cells(
             row = spec.parse_row(
                 number,
                 cell_record(record, field, cells, candidate),
-                base_dir,
+                place,
                 options,
                 said,
-                rules=rules,
             )
         except InputError as exc:
             error = cell_error(exc, field, candidate)
@@ -340,7 +338,7 @@ def load_dataset(
     if cells is not None:
         required = required_with_candidates(required, candidate_field(metric), cells)
     loaded = LoadedDataset(path=path)
-    base_dir = path.parent
+    place = MediaPlace(path.parent, rules)
     present: set[str] = set()  # columns with a value in at least one record
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
@@ -359,12 +357,10 @@ def load_dataset(
             loaded.errors += _line_errors(number, exc, cells)
             continue
         if cells is not None:
-            _read_cells(
-                spec, metric, number, record, cells, options, loaded, missing, base_dir, rules
-            )
+            _read_cells(spec, metric, number, record, cells, options, loaded, missing, place)
             continue
         try:
-            row = spec.parse_row(number, record, base_dir, options, loaded.warnings, rules=rules)
+            row = spec.parse_row(number, record, place, options, loaded.warnings)
         except InputError as exc:
             if isinstance(exc, MissingField):
                 missing.setdefault(exc.field, exc)

@@ -179,6 +179,18 @@ def _content_form(value: Any) -> dict[str, Any] | None:
     return value
 
 
+@dataclass(frozen=True)
+class MediaPlace:
+    """Where a dataset's media cells are read from and under which rules: the loader hands one
+    to each metric's parse_row, so the rules arrive as an argument, not through ambient state."""
+
+    folder: Path  # a relative path in a cell is read from here (the dataset's folder)
+    rules: MediaRules | None = None  # None: files under `folder` and public URLs only
+
+    def parse(self, value: Any, row_id: str, field: str) -> MediaRef:
+        return parse_media(value, self.folder, row_id, field, self.rules)
+
+
 def parse_media(
     value: Any, base_dir: Path, row_id: str, field: str, rules: MediaRules | None = None
 ) -> MediaRef:

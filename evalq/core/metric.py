@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalq.core.errors import InputError, StoredPlanError
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.media import MediaRules
+from evalq.core.media import MediaPlace
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.registry import REGISTRY
 
@@ -115,18 +114,10 @@ class Metric(Protocol[PlanT, UnitT_contra]):
     plan_model: type[PlanT]  # what the store loads the row's stored plan as
 
     def parse_row(
-        self,
-        number: int,
-        record: Record,
-        base_dir: Path,
-        options: Options,
-        warnings: list[str],
-        *,
-        rules: MediaRules | None = None,
+        self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         """Validate one dataset record; raise InputError naming the row and field. Its media
-        cells are checked against ``rules`` (without them: files under ``base_dir`` and public
-        URLs only)."""
+        cells are read as `place` says: from the dataset's folder, under the job's rules."""
         ...
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:

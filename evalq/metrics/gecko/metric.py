@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from evalq.core.dataset import parse_questions
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
 from evalq.core.kv import ClaimingKeyValue
-from evalq.core.media import MediaRules, parse_media
+from evalq.core.media import MediaPlace
 from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
     Question,
@@ -126,14 +125,7 @@ class GeckoMetric:
         return parse_questions(value, row_id)
 
     def parse_row(
-        self,
-        number: int,
-        record: Record,
-        base_dir: Path,
-        options: Options,
-        warnings: list[str],
-        *,
-        rules: MediaRules | None = None,
+        self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
         row_id, extra = read_columns(number, record, known, required, warnings)
@@ -141,7 +133,7 @@ class GeckoMetric:
         if not isinstance(prompt, str):
             raise InputError(row_id, "prompt", f"must be text, got {type(prompt).__name__}")
         cell = record.get(self.media_field)
-        media = parse_media(cell, base_dir, row_id, self.media_field, rules)
+        media = place.parse(cell, row_id, self.media_field)
         return RowInput(
             id=row_id,
             line=number,

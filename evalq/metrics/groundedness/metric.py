@@ -24,14 +24,13 @@ re-ask), scoring (one judge's verdict), summary (the job's figures).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from evalq.core.dataset import require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError, UnparseableReply
 from evalq.core.judge import JudgeReply, JudgeRequest
-from evalq.core.media import MediaRules
+from evalq.core.media import MediaPlace
 from evalq.core.metric import Options, Record, RowContext
 from evalq.core.models import (
     QuestionResult,
@@ -93,14 +92,7 @@ class Groundedness:
     plan_model = GroundednessPlan
 
     def parse_row(
-        self,
-        number: int,
-        record: Record,
-        base_dir: Path,
-        options: Options,
-        warnings: list[str],
-        *,
-        rules: MediaRules | None = None,
+        self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
         row_id, extra = read_columns(number, record, known, required, warnings)

@@ -5,11 +5,10 @@ media), and the checks that a column the template needs is in the dataset.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from evalq.core.errors import DatasetError, InputError
-from evalq.core.media import MediaRules, parse_media
+from evalq.core.media import MediaPlace
 from evalq.core.models import RowInput
 from evalq.core.row_columns import read_columns
 from evalq.metrics.ratings.rubrics import DOCUMENT
@@ -79,13 +78,12 @@ def _text_value(value: Any, row_id: str, column: str) -> str | None:
 def read_row(
     number: int,
     record: dict[str, Any],
-    base_dir: Path,
+    place: MediaPlace,
     known: frozenset[str],
     warnings: list[str],
     *,
     required: tuple[str, ...] = (),
     prompt_aliases: bool = False,
-    rules: MediaRules | None = None,
 ) -> RowInput:
     """A text row: known columns become ``data`` (a document becomes media), the rest extra.
 
@@ -105,7 +103,7 @@ def read_row(
     media = {}
     document = record.get(DOCUMENT)
     if document is not None and not (isinstance(document, str) and not document.strip()):
-        media[DOCUMENT] = parse_media(document, base_dir, row_id, DOCUMENT, rules)
+        media[DOCUMENT] = place.parse(document, row_id, DOCUMENT)
     return RowInput(
         id=row_id,
         line=number,

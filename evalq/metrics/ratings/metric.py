@@ -5,9 +5,7 @@ where they read more than the template, which columns a row may and must have.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from evalq.core.media import MediaRules
+from evalq.core.media import MediaPlace
 from evalq.core.metric import Options, Record
 from evalq.core.models import RowInput
 from evalq.metrics.ratings.columns import read_row
@@ -27,26 +25,18 @@ class RatingMetric:
         return resolve_template(options, self.template_kind).columns, ()
 
     def parse_row(
-        self,
-        number: int,
-        record: Record,
-        base_dir: Path,
-        options: Options,
-        warnings: list[str],
-        *,
-        rules: MediaRules | None = None,
+        self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         template = resolve_template(options, self.template_kind)
         known, required = self.row_columns(number, record, options)
         return read_row(
             number,
             record,
-            base_dir,
+            place,
             known,
             warnings,
             required=required,
             prompt_aliases=template.rubric is not None,
-            rules=rules,
         )
 
     def check(self, rows: list[RowInput], options: Options) -> list[str]:

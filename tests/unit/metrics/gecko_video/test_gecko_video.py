@@ -21,7 +21,7 @@ from evalq.core.errors import (
     UnparseableReply,
 )
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.media import sniff_mime
+from evalq.core.media import MediaPlace, sniff_mime
 from evalq.core.models import Question, RowInput
 from evalq.core.parsing_choice import parse_letter
 from evalq.core.prompting import extract_section
@@ -305,7 +305,7 @@ def test_rows_with_their_own_questions(tmp_path: Path) -> None:
         {"question": "Colour?", "choices": ["a) blue", "b) red"], "answer": "B", "tag": "color"}
     ]
     record = {"id": "r", "prompt": "p", "video": "v.avi", "questions": questions}
-    row = GECKO_VIDEO.parse_row(1, record, tmp_path, {}, [])
+    row = GECKO_VIDEO.parse_row(1, record, MediaPlace(tmp_path), {}, [])
     assert row.media["video"].kind == "path"
     assert row.questions is not None
     assert (row.questions[0].expected, row.questions[0].tag) == ("b", "color")
@@ -326,7 +326,7 @@ def test_bad_row_questions_name_row_and_field(
     (tmp_path / "v.avi").write_bytes(clip_bytes(GECKO_VIDEO_EXAMPLES[0]))
     record = {"id": "r9", "prompt": "p", "video": "v.avi", "questions": questions}
     with pytest.raises(InputError) as info:
-        GECKO_VIDEO.parse_row(1, record, tmp_path, {}, [])
+        GECKO_VIDEO.parse_row(1, record, MediaPlace(tmp_path), {}, [])
     assert (info.value.row_id, info.value.field) == ("r9", field)
 
 

@@ -13,6 +13,7 @@ import pytest
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, DatasetError, InputError, JudgeError, RateLimited
 from evalq.core.judge import JudgeRequest, MediaPart
+from evalq.core.media import MediaPlace
 from evalq.core.metric import RowContext, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
 from evalq.core.prompting import extract_section
@@ -173,19 +174,25 @@ def test_parse_row_fields(tmp_path: Path) -> None:
     metric = get_metric("groundedness")
     warnings: list[str] = []
     parsed = metric.parse_row(
-        3, {"query": " q ", "context": "c", "response": "  ", "note": 1}, tmp_path, {}, warnings
+        3,
+        {"query": " q ", "context": "c", "response": "  ", "note": 1},
+        MediaPlace(tmp_path),
+        {},
+        warnings,
     )
     assert (parsed.id, parsed.prompt, parsed.data) == ("3", "q", {"query": "q", "context": "c"})
     assert parsed.extra == {"note": 1}
     assert warnings
     given = metric.parse_row(
-        1, {"id": "x", "query": "q", "context": "c", "response": "R."}, tmp_path, {}, []
+        1, {"id": "x", "query": "q", "context": "c", "response": "R."}, MediaPlace(tmp_path), {}, []
     )
     assert given.data["response"] == "R."
     with pytest.raises(InputError, match="'response'"):
-        metric.parse_row(1, {"query": "q", "context": "c", "response": 5}, tmp_path, {}, [])
+        metric.parse_row(
+            1, {"query": "q", "context": "c", "response": 5}, MediaPlace(tmp_path), {}, []
+        )
     with pytest.raises(InputError, match="'context'"):
-        metric.parse_row(1, {"query": "q", "contxt": "c"}, tmp_path, {}, [])
+        metric.parse_row(1, {"query": "q", "contxt": "c"}, MediaPlace(tmp_path), {}, [])
 
 
 def test_check_warns_about_unused_generation_flags() -> None:

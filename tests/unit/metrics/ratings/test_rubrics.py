@@ -9,6 +9,7 @@ import pytest
 
 from evalq.core.errors import DatasetError
 from evalq.core.judge import MediaPart
+from evalq.core.media import MediaPlace
 from evalq.core.models import RowInput
 from evalq.core.prompting import extract_section
 from evalq.metrics.ratings.columns import check_columns, read_row
@@ -140,7 +141,7 @@ def test_read_row_keeps_template_columns_maps_aliases_and_loads_documents(tmp_pa
         "notes": "kept",
     }
     known = resolve_template({"template": "summarization_quality"}, "pointwise").columns
-    row = read_row(1, record, tmp_path, known, warnings, prompt_aliases=True)
+    row = read_row(1, record, MediaPlace(tmp_path), known, warnings, prompt_aliases=True)
     assert row.prompt == "Summarise."
     assert row.data == {"prompt": "Summarise.", "response": "A summary."}
     assert row.media["document"].value == str(doc.resolve())
