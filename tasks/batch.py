@@ -32,8 +32,8 @@ from worker.batch.flow import ingest_one, poll_one, submit_round
 from worker.batch.ledger import next_poll_s
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
 from worker.batch.service import display_name
-from worker.queues import queue_for
 from worker.runtime import runtime
+from worker.scheduling import scheduler
 from worker.store import REDIS_DOWN
 from worker.task_errors import describe, retry_or_give_up
 
@@ -45,10 +45,6 @@ _OUT_OF_REACH: tuple[type[Exception], ...] = (
     ConnectionError,
     TimeoutError,
 )
-
-
-def send(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
-    app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
 
 def _guarded(
@@ -147,13 +143,14 @@ def _job_exists(job_id: str) -> None:
 def _again(task: Task, exc: Exception) -> Exception:
     delay = min(_RETRY_MAX_S, 2.0 ** min(task.request.retries, 6)) * random.uniform(0.5, 1.0)
     log.warning("%s: %s; again in %.1f s", task.name, exc, delay)
-    retry: Exception = task.retry(countdown=delay, exc=exc, max_retries=None, throw=False)
-    return retry
+    return scheduler().retry(task, countdown=delay, exc=exc, max_retries=None)
 
 
 @app.task(bind=True, name=SUBMIT_BATCH, max_retries=None, ignore_result=True)
 def submit_batch(self: Task, job_id: str, task_errors: int = 0) -> dict[str, Any]:
-    return _guarded(self, job_id, lambda: {"outcome": submit_round(runtime(), job_id, send)})
+    return _guarded(
+        self, job_id, lambda: {"outcome": submit_round(runtime(), job_id, scheduler().send)}
+    )
 
 
 @app.task(bind=True, name=POLL_BATCH, max_retries=None, ignore_result=True)
@@ -169,12 +166,12 @@ def poll_batch(
         settings = runtime().settings
         interval = interval_s or settings.batch_poll_initial_s
         _job_exists(job_id)
-        if not poll_one(runtime(), job_id, batch_id, chain, send):
+        if not poll_one(runtime(), job_id, batch_id, chain, scheduler().send):
             return {"batch": batch_id, "polling": False}
         later = next_poll_s(interval, settings.batch_poll_max_s)
         # A poll that answered: task errors in a row start again from none.
-        raise self.retry(
-            countdown=interval, kwargs={"interval_s": later}, max_retries=None, throw=False
+        raise scheduler().retry(
+            self, countdown=interval, kwargs={"interval_s": later}, max_retries=None
         )
 
     return _guarded(self, job_id, body, batch_id)
@@ -184,7 +181,7 @@ def poll_batch(
 def ingest_batch(self: Task, job_id: str, batch_id: str, task_errors: int = 0) -> dict[str, Any]:
     def body() -> dict[str, Any]:
         _job_exists(job_id)
-        ingest_one(runtime(), job_id, batch_id, send)
+        ingest_one(runtime(), job_id, batch_id, scheduler().send)
         return {"batch": batch_id, "ingested": True}
 
     return _guarded(self, job_id, body, batch_id)

@@ -16,6 +16,7 @@ import logging
 from evalq.core.errors import BudgetSpent, CallCost
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.pricing import usd
+from worker.judge_layer import JudgeLayer
 from worker.store import Store
 from worker.unit_writes import UnitWrites
 
@@ -39,7 +40,7 @@ def pause_if_spent(store: Store, job_id: str, spent_nanos: int, cap_nanos: int |
     return True
 
 
-class BudgetGuard:
+class BudgetGuard(JudgeLayer):
     """Refuses a call once the job's spend has reached its cap (cache hits never get here). A
     unit task read the spend and cap when it started (`writes.budget`), and adds its own calls
     to it; anything else reads them from Redis before each call."""
@@ -47,10 +48,7 @@ class BudgetGuard:
     def __init__(
         self, inner: Judge, store: Store, job_id: str, writes: UnitWrites | None = None
     ) -> None:
-        self.model = inner.model
-        self._inner = inner
-        self._store = store
-        self._job_id = job_id
+        super().__init__(inner, store, job_id)
         self._writes = writes
 
     def generate(self, request: JudgeRequest) -> JudgeReply:

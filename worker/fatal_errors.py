@@ -15,6 +15,7 @@ import threading
 
 from evalq.core.errors import BadRequest, CallCost, JobHalted
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
+from worker.judge_layer import JudgeLayer
 from worker.store import Store
 
 log = logging.getLogger(__name__)
@@ -25,12 +26,9 @@ _suspect: set[str] = set()
 _lock = threading.Lock()
 
 
-class FatalErrorGuard:
+class FatalErrorGuard(JudgeLayer):
     def __init__(self, inner: Judge, store: Store, job_id: str, limit: int) -> None:
-        self.model = inner.model
-        self._inner = inner
-        self._store = store
-        self._job_id = job_id
+        super().__init__(inner, store, job_id)
         self._limit = limit
 
     def generate(self, request: JudgeRequest) -> JudgeReply:

@@ -50,18 +50,8 @@ from worker.settings import Settings
 # but STOP (MAX_TOKENS, OTHER, LANGUAGE, MALFORMED_FUNCTION_CALL, an unknown value, none) is a
 # reply that did not end normally: `truncated` (evalq.core.judge.incomplete).
 BLOCKING_FINISH_REASONS = frozenset(
-    {
-        "SAFETY",
-        "RECITATION",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "IMAGE_SAFETY",
-        "IMAGE_PROHIBITED_CONTENT",
-        "IMAGE_RECITATION",
-        "MODEL_ARMOR",
-        "JAILBREAK",
-    }
+    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
+    | {"IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR", "JAILBREAK"}
 )
 _DELAY_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*s\s*$")
 # The message repeats the delay ("Please retry in 47.434392449s.") when details are cut short.
@@ -236,8 +226,7 @@ class GeminiJudge:
                 except JudgeError as exc:  # what this call spent so far travels with it
                     spent = exc.costing(attempts=attempts, limiter_wait_s=waited)
                     raise spent.with_traceback(exc.__traceback__) from None
-        # The limiter's token schedule is corrected by the runtime (worker.runtime.TokenCorrection),
-        # with the unit's other writes.
+        # The limiter's token schedule is corrected by worker.judge_stack.TokenCorrection.
         return replace(reply, attempts=attempts, limiter_wait_s=waited)
 
     def _wait_for_slot(self, request: JudgeRequest) -> float:
@@ -395,3 +384,8 @@ def get_judge(model: str, settings: Settings, limiter: RateLimiter | None = None
             client = next(iter(_judges.values()))._client if _judges else None
             _judges[model] = GeminiJudge(model, settings, client, limiter)
         return _judges[model]
+
+
+def forget_judges() -> None:
+    """A process that changes its settings (the in-process task runner) starts with none."""
+    _judges.clear()

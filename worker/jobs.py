@@ -1,16 +1,14 @@
 """Job-level steps shared by tasks and the client: counting a finished (or failed) row,
-writing the summary."""
+writing the summary. (A row's own end, scored or failed: worker.lifecycle.ending.)"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from evalq.core.counters import JobCounters
-from evalq.core.metric import Plan, get_metric
-from evalq.core.models import JobConfig, JobSummary, RowResult, UnscoredReason, Verdict
+from evalq.core.models import JobConfig, JobSummary, RowResult
 from evalq.core.summary import build_summary
 from evalq.core.verdicts import failed_row
 from worker.store import Store
@@ -45,30 +43,6 @@ def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) ->
     done = store.finish_row(job_id, result)
     if done >= rows_total:
         finalize(store, job_id)
-
-
-def aggregate_and_count(
-    store: Store, job_id: str, row: str, plan: Plan[Any], verdicts: Mapping[int, Verdict]
-) -> RowResult:
-    """Score the row from its verdicts and count it (once: finish_row's gate), for the row
-    tasks and the batch sweep alike. The metric scores a candidate's cell as a row; the cell's
-    candidate is set here, once."""
-    config = store.config(job_id)
-    given = store.row(job_id, row)
-    result = get_metric(config.metric).aggregate(given, plan, dict(verdicts))
-    result.candidate = given.candidate
-    finish_row(store, job_id, result, config.rows_total)
-    return result
-
-
-def fail_row(store: Store, job_id: str, row: str, reason: UnscoredReason, error: str) -> None:
-    """Count the row as failed with `error` (once: finish_row's gate), whoever gives up on it:
-    a row task (tasks.rows) or a batch sweep (worker.batch.sweep)."""
-    given = store.row(job_id, row)
-    result = failed_row(
-        given.id, given.line, given.prompt, reason, error, candidate=given.candidate
-    )
-    finish_row(store, job_id, result, store.config(job_id).rows_total)
 
 
 def redrive(

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 from celery import Task
 
+from worker.scheduling import scheduler
 from worker.settings import Settings
 from worker.store import Store, clip_error
 
@@ -88,7 +89,6 @@ def retry_or_give_up(
     kwargs[KWARG] = spent + 1
     # Redis answered (the error is recorded): a later outage starts a budget of its own.
     kwargs.pop("down_since", None)
-    retry: Exception = task.retry(
-        countdown=delay, kwargs=kwargs, exc=exc, max_retries=None, throw=False
-    )
-    raise retry from None
+    raise scheduler().retry(
+        task, countdown=delay, kwargs=kwargs, exc=exc, max_retries=None
+    ) from None

@@ -6,13 +6,14 @@ its own.
 What a worker would schedule is recorded instead, and the test decides what runs next:
 - `submit` and `resume` go through the real Client; the messages it would publish
   (prepare_row) are queued here instead (`queue`).
-- prepare_row's chord is recorded (`chords`); its header parts are queued, and its callback
-  is queued once every part has ended, with their return values in order, as Celery's Redis
+- What the tasks schedule goes to the runner's scheduler (InProcessScheduler, handed to the
+  task layer through worker.scheduling). prepare_row's chord is recorded (`chords`); its
+  header parts are queued, and its callback is queued once every part has ended, with their return values in order, as Celery's Redis
   result backend does: a part that ends twice (a redelivery) counts once, and the callback is
   queued once. A callback that comes early anyway (another backend, a lost claim) is a call
   the test makes itself (`aggregate`).
-- What batch mode's tasks send (tasks.batch.send: a poll, an ingest, the next sweep) is
-  queued too, its countdown dropped: a poll is run again when the test runs it.
+- What batch mode's tasks send (a poll, an ingest, the next sweep) is queued too, its
+  countdown dropped: a poll is run again when the test runs it.
 - A task that asks for a retry is not run again: its Outcome holds the countdown and the call
   the retry would make (`Outcome.retry`), to run with `run` when the test wants ("advance the
   clock"). Running any call twice is a redelivery.
@@ -31,7 +32,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,16 +41,17 @@ from typing import Any, Literal
 import pytest
 import redis
 from celery import Task
+from celery.canvas import Signature
 from celery.exceptions import Retry
 
-import tasks.batch
 import tasks.rows
-import worker.gemini
 from devtools.local import SECRET_ENV, free_port
 from evalq.client import Client  # the client side: moves with it
 from tests.support.datasets import write_rows
 from worker.app import PREPARE_ROW, get_app
+from worker.gemini import forget_judges
 from worker.runtime import runtime
+from worker.scheduling import Scheduler, use_scheduler
 from worker.settings import get_settings
 from worker.store import Store
 
@@ -96,16 +98,23 @@ class Chord:
         return any(o.state == "failed" for o in self.ended.values())
 
 
-class _ChordRecorder:
-    """Stands in for celery.chord inside tasks.rows: `chord(header)(body)` records instead of
-    publishing."""
+class InProcessScheduler:
+    """The scheduler (worker.scheduling) the runner hands the tasks: a chord or a sent task is
+    recorded and queued instead of published. A retry is Celery's own: every call runs under
+    an eager request, for which Task.retry hands back its Retry instead of publishing it."""
 
     def __init__(self, runner: TaskRunner) -> None:
         self._runner = runner
 
-    def __call__(self, header: Iterable[Any]) -> Callable[[Any], None]:
-        parts = list(header)
-        return lambda body: self._runner._record_chord(parts, body)
+    def chord(self, header: Sequence[Signature], body: Signature) -> None:
+        self._runner._record_chord(list(header), body)
+
+    def send(self, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+        self._runner.queue.append(Call(name, tuple(args)))  # its countdown dropped
+
+    def retry(self, task: Task, **options: Any) -> Exception:
+        again: Exception = task.retry(throw=False, **options)
+        return again
 
 
 def _call_of(signature: Any, chord: int | None = None, part: int = 0) -> Call:
@@ -123,7 +132,7 @@ class TaskRunner:
     """Runs the row tasks (and batch mode's) in-process; see the module docstring.
 
     Use as a context manager: it points the worker settings at `redis_url` (flushed first) and
-    `gemini_url`, and undoes that, and the chord stand-in, on exit. `env` adds EVALQ_ settings.
+    `gemini_url`, hands the tasks its scheduler, and undoes both on exit. `env` adds EVALQ_ settings.
     """
 
     def __init__(self, redis_url: str, gemini_url: str, folder: Path, **env: str) -> None:
@@ -135,6 +144,7 @@ class TaskRunner:
         self.chords: list[Chord] = []
         self.outcomes: list[Outcome] = []
         self._patch = pytest.MonkeyPatch()
+        self._scheduler: Scheduler | None = None  # the one handed back on exit
         self._names = itertools.count()
         self._client: Client | None = None
 
@@ -148,16 +158,19 @@ class TaskRunner:
         self._patch.setenv("EVALQ_GEMINI_BASE_URL", self.gemini_url)
         for name, value in self.env.items():
             self._patch.setenv(name, value)
-        self._patch.setattr(tasks.rows, "chord", _ChordRecorder(self))
-        self._patch.setattr(tasks.batch, "send", self._send_batch_step)
+        get_app().loader.import_default_modules()  # as a worker starts: every task registered
+        self._scheduler = use_scheduler(InProcessScheduler(self))
         # A worker process keeps one judge per model, made with the settings it first saw;
         # this runner's settings start with none.
-        self._patch.setattr(worker.gemini, "_judges", {})
+        forget_judges()
         self._forget_runtime()
         return self
 
     def __exit__(self, *_: object) -> None:
+        if self._scheduler is not None:
+            use_scheduler(self._scheduler)
         self._patch.undo()
+        forget_judges()
         self._forget_runtime()
 
     @staticmethod
@@ -185,9 +198,6 @@ class TaskRunner:
         calls are queued."""
         path = write_rows(self.folder / f"rows-{next(self._names)}.jsonl", rows)
         return self.client.submit(metric, path, **options).job_id
-
-    def _send_batch_step(self, name: str, args: tuple[object, ...], _countdown: Any) -> None:
-        self.queue.append(Call(name, tuple(args)))
 
     def _record_chord(self, header: list[Any], body: Any) -> None:
         index = len(self.chords)

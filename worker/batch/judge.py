@@ -1,17 +1,16 @@
 """Judges for batch mode's sweep: a reply comes from the job's stored batch results, or the
 request is collected for the next batch and the metric's work on that row stops here for now.
 
-The stack is the online one with the Gemini client swapped out: accounting (at the batch
-price) -> fatal-error guard -> thinking -> call cache -> batch results. So a call already in
-the call cache is never sent, thinking and output allowances are applied as online, and a
-batch reply goes into the call cache like any reply.
+The stack is the online one (worker.judge_stack) with the Gemini client swapped out:
+accounting (at the batch price) -> fatal-error guard -> thinking -> call cache -> batch
+results. So a call already in the call cache is never sent, thinking and output allowances are
+applied as online, and a batch reply goes into the call cache like any reply.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -22,17 +21,15 @@ from google.genai import types
 from evalq.core.errors import CallCost, JudgeError
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.metric import RowContext
-from evalq.core.pricing import Price, Usage, call_cost_nanos, job_prices
-from evalq.core.thinking import Setting, ThinkingJudge
 from worker.batch.wire import describe, file_line, inlined_request
-from worker.call_cache import CachingJudge, call_digest
-from worker.fatal_errors import FatalErrorGuard
+from worker.call_cache import call_digest
 from worker.gemini import reply_from_response, unreadable_reply
-from worker.runtime import AccountingJudge, Runtime, row_context
+from worker.lifecycle.outcomes import AwaitingReply
+from worker.runtime import Runtime, row_context
 from worker.store import Store
 
 
-class AwaitingBatch(Exception):
+class AwaitingBatch(AwaitingReply):
     """The reply is not in yet: the request is collected for the next batch. Not a JudgeError,
     so no metric turns it into a verdict; the sweep leaves the row for the next round."""
 
@@ -93,28 +90,26 @@ class Collector:
         self._dir.cleanup()
 
 
+@dataclass
 class BatchReplyJudge:
     """The bottom of the batch stack: the stored result for this exact request, or collected."""
 
-    def __init__(
-        self, model: str, store: Store, job_id: str, row: str, collector: Collector
-    ) -> None:
-        self.model = model
-        self._store = store
-        self._job_id = job_id
-        self._row = row
-        self._collector = collector
+    model: str
+    store: Store
+    job_id: str
+    line: str
+    collector: Collector
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
         digest = call_digest(self.model, request)
-        raw = self._store.batch_reply(self._job_id, digest)
+        raw = self.store.batch_reply(self.job_id, digest)
         if raw is None:
-            self._collector.want(self._row, self.model, digest, request)
+            self.collector.want(self.line, self.model, digest, request)
             raise AwaitingBatch(digest)
         result = json.loads(raw)
         # Accounted the first time it is handed out; a later sweep replaying it is a cache hit,
         # and so is a failure read again: its tokens were counted the first time.
-        first = self._store.batch_first_serve(self._job_id, digest)
+        first = self.store.batch_first_serve(self.job_id, digest)
         try:
             reply = self._read(result)
         except JudgeError as exc:
@@ -141,62 +136,10 @@ class BatchReplyJudge:
         return reply_from_response(self.model, response)
 
 
-class BatchAccountingJudge(AccountingJudge):
-    """Accounting as online, every call priced at the model's batch rate."""
+def batch_row_context(rt: Runtime, job_id: str, line: str, collector: Collector) -> RowContext:
+    """The online row context with judges that answer from batch results, at the batch price."""
 
-    def _usage(
-        self, request: JudgeRequest, calls: int, prompt: int, output: int, thought: int, cached: int
-    ) -> Usage | None:
-        usage = super()._usage(request, calls, prompt, output, thought, cached)
-        price: Price | None = self._price
-        if usage is None or price is None:
-            return usage
-        cost = call_cost_nanos(price, prompt, output, thought, cached, batch=True)
-        return replace(usage, cost_nanos=cost)
+    def innermost(model: str) -> Judge:
+        return BatchReplyJudge(model, rt.store, job_id, line, collector)
 
-
-def batch_judge(
-    rt: Runtime,
-    job_id: str,
-    row: str,
-    model: str,
-    collector: Collector,
-    *,
-    use_cache: bool,
-    role: str,
-    thinking: Mapping[str, Setting],
-    prices: Mapping[str, Price],
-) -> Judge:
-    inner = BatchReplyJudge(model, rt.store, job_id, row, collector)
-    replies = rt.store.call_replies()
-    cached = CachingJudge(inner, replies, rt.settings.call_cache_ttl_s, read=use_cache)
-    shaped = ThinkingJudge(
-        cached,
-        thinking,
-        rt.settings.max_output_tokens,
-        role="candidate" if role == "candidate" else None,
-    )
-    guarded = FatalErrorGuard(shaped, rt.store, job_id, rt.settings.fatal_error_limit)
-    return BatchAccountingJudge(guarded, rt.store, job_id, role=role, prices=prices)
-
-
-def batch_row_context(rt: Runtime, job_id: str, row: str, collector: Collector) -> RowContext:
-    """The online row context with judges that answer from batch results."""
-    ctx = row_context(rt, job_id, row)
-    config = ctx.job
-    prices = job_prices(config.prices)
-
-    def make(model: str, role: str) -> Judge:
-        return batch_judge(
-            rt,
-            job_id,
-            row,
-            model,
-            collector,
-            use_cache=config.use_cache,
-            role=role,
-            thinking=config.thinking,
-            prices=prices,
-        )
-
-    return replace(ctx, judge=lambda m: make(m, "judge"), candidate=lambda m: make(m, "candidate"))
+    return row_context(rt, job_id, line, innermost=innermost, batch=True)

@@ -1,0 +1,58 @@
+"""One unit of a row: the metric's call(s), a judge error going by its policy, and the unit's
+outcome written in one round trip (Store.record_units) with what its calls held."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalq.core.errors import JudgeError
+from evalq.core.metric import Plan, RowContext, Unit, get_metric
+from evalq.core.models import Verdict
+from evalq.core.verdicts import unscored
+from worker.budget import pause_if_spent
+from worker.lifecycle.judge_errors import Attempt, on_judge_error
+from worker.lifecycle.outcomes import AwaitingReply, GaveUp, Held, Paused, RetryAfter, Waiting
+from worker.runtime import Runtime
+from worker.unit_writes import UnitWrites
+
+
+def answer_unit(
+    rt: Runtime,
+    job_id: str,
+    ctx: RowContext,
+    plan: Plan[Any],
+    unit: Unit,
+    attempt: Attempt | None,
+) -> Verdict | Paused | RetryAfter | Held | Waiting:
+    """The unit's verdict (unscored when a judge error gives up), or why it has none yet.
+    Nothing is written: the caller records it, with what the unit's calls held."""
+    try:
+        return get_metric(ctx.job.metric).run_unit(ctx, plan, unit)
+    except AwaitingReply:
+        return Waiting()
+    except JudgeError as exc:
+        decided = on_judge_error(rt, job_id, exc, attempt)
+        if isinstance(decided, GaveUp):
+            return unscored(unit.index, exc.reason, decided.why)
+        return decided
+
+
+def record_unit(
+    rt: Runtime, job_id: str, line: str, verdict: Verdict | None, writes: UnitWrites
+) -> bool:
+    """Write a unit's outcome in one round trip (Store.record_unit), then pause the job if its
+    calls brought the spend to the cap. True when `verdict` is the one stored."""
+    return record_units(rt, job_id, line, [(verdict, writes)])[0]
+
+
+def record_units(
+    rt: Runtime, job_id: str, line: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
+) -> list[bool]:
+    """record_unit for several units of a row at once (Store.record_units: one round trip)."""
+    recorded = rt.store.record_units(job_id, line, outcomes)
+    for (_, writes), outcome in zip(outcomes, recorded, strict=True):
+        cost = writes.cost_nanos()
+        writes.clear()
+        if cost:
+            pause_if_spent(rt.store, job_id, outcome.spent_nanos, outcome.cap_nanos)
+    return [outcome.written for outcome in recorded]
