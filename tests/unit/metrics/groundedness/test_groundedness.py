@@ -171,28 +171,21 @@ def test_judge_prompt_delimits_all_three_blocks() -> None:
 
 
 def test_parse_row_fields(tmp_path: Path) -> None:
-    metric = get_metric("groundedness")
+    metric, here = get_metric("groundedness"), MediaPlace(tmp_path)
     warnings: list[str] = []
-    parsed = metric.parse_row(
-        3,
-        {"query": " q ", "context": "c", "response": "  ", "note": 1},
-        MediaPlace(tmp_path),
-        {},
-        warnings,
-    )
+    record = {"query": " q ", "context": "c", "response": "  ", "note": 1}
+    parsed = metric.parse_row(3, record, here, {}, warnings)
     assert (parsed.id, parsed.prompt, parsed.data) == ("3", "q", {"query": "q", "context": "c"})
     assert parsed.extra == {"note": 1}
     assert warnings
     given = metric.parse_row(
-        1, {"id": "x", "query": "q", "context": "c", "response": "R."}, MediaPlace(tmp_path), {}, []
+        1, {"id": "x", "query": "q", "context": "c", "response": "R."}, here, {}, []
     )
     assert given.data["response"] == "R."
     with pytest.raises(InputError, match="'response'"):
-        metric.parse_row(
-            1, {"query": "q", "context": "c", "response": 5}, MediaPlace(tmp_path), {}, []
-        )
+        metric.parse_row(1, {"query": "q", "context": "c", "response": 5}, here, {}, [])
     with pytest.raises(InputError, match="'context'"):
-        metric.parse_row(1, {"query": "q", "contxt": "c"}, MediaPlace(tmp_path), {}, [])
+        metric.parse_row(1, {"query": "q", "contxt": "c"}, here, {}, [])
 
 
 def test_check_warns_about_unused_generation_flags() -> None:
