@@ -49,6 +49,12 @@ fuzz = settings(
 )
 
 
+def beside_an_image(tmp_path: Path, name: str) -> Path:
+    """Where to write a dataset whose rows may name img.png, a PNG written beside it."""
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return tmp_path / name
+
+
 @fuzz
 @given(text=st.text(max_size=400))
 def test_reply_parsers_raise_only_evalq_errors(text: str) -> None:
@@ -75,8 +81,7 @@ def test_parsers_on_json_shaped_replies(value: Any) -> None:
 def test_dataset_loader_raises_only_evalq_errors(
     tmp_path: Path, records: list[Any], suffix: str
 ) -> None:
-    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    path = tmp_path / f"data{suffix}"
+    path = beside_an_image(tmp_path, f"data{suffix}")
     lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
     path.write_text("\n".join(lines))
     try:
@@ -110,7 +115,6 @@ csv_text = st.text(
 def test_csv_written_by_the_csv_module_reads_back_cell_for_cell(
     tmp_path: Path, prompts: list[str]
 ) -> None:
-    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     out = io.StringIO(newline="")
     writer = csv.writer(out)
     writer.writerow(["id", "prompt", "image"])
@@ -118,7 +122,7 @@ def test_csv_written_by_the_csv_module_reads_back_cell_for_cell(
     for i, prompt in enumerate(prompts):
         starts.append(len(io.StringIO(out.getvalue(), newline="").readlines()) + 1)
         writer.writerow([f"r{i}", prompt, "img.png"])
-    path = tmp_path / "data.csv"
+    path = beside_an_image(tmp_path, "data.csv")
     path.write_text(out.getvalue(), encoding="utf-8", newline="")
     loaded = load_dataset(path)
     assert not loaded.errors
@@ -130,8 +134,7 @@ def test_csv_written_by_the_csv_module_reads_back_cell_for_cell(
 @fuzz
 @given(body=st.lists(csv_text, max_size=6))
 def test_csv_loader_on_hostile_text(tmp_path: Path, body: list[str]) -> None:
-    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    path = tmp_path / "data.csv"
+    path = beside_an_image(tmp_path, "data.csv")
     text = "id,prompt,image\n" + "\n".join(f"{i},{cell},img.png" for i, cell in enumerate(body))
     path.write_text(text, encoding="utf-8", newline="")
     try:
@@ -162,11 +165,8 @@ def test_media_cells(tmp_path: Path, value: Any) -> None:
 
 
 def encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """UTF-8 encodes every character but a lone surrogate (U+D800..U+DFFF)."""
+    return not any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
 @fuzz
@@ -174,8 +174,7 @@ def encodable(text: str) -> bool:
 def test_jsonl_strings_that_cannot_be_stored_fail_only_their_rows(
     tmp_path: Path, prompts: list[str]
 ) -> None:
-    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    path = tmp_path / "data.jsonl"
+    path = beside_an_image(tmp_path, "data.jsonl")
     path.write_text("".join(json.dumps({"prompt": p, "image": "img.png"}) + "\n" for p in prompts))
     loaded = load_dataset(path)
     # JSON joins an escaped high and low surrogate into one character; a lone one stays lone.

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.conftest import FakeGemini
 from tests.support.grounding import CONTEXT, QUERY, labels
 from tests.support.task_runner import Outcome, TaskRunner
@@ -30,6 +32,26 @@ def submit(runner: TaskRunner, text: str, rows: int = 1, samples: int = 2, **opt
     )
 
 
+def cached(runner: TaskRunner, fake: FakeGemini, text: str, value: int, samples: int = 2) -> str:
+    """A first job run to its end, so the call cache holds its one row's replies (each rated
+    `value`) when the test submits it again; returns the first job's id."""
+    fake.script([{"match": text, "reply": rating(value)}])
+    job = submit(runner, text, samples=samples)
+    runner.drain()
+    return job
+
+
+def deliver_twice(runner: TaskRunner) -> tuple[Outcome, Outcome]:
+    """The next queued call (a prepare_row) run, then delivered and run again."""
+    call = runner.queue.popleft()
+    return runner.run(call), runner.run(call)
+
+
+@pytest.fixture
+def runner(runner_on: RunnerOn) -> TaskRunner:
+    return runner_on(RUNNER_DB)
+
+
 def names(outcomes: list[Outcome]) -> list[str]:
     return [o.call.task.rsplit(".", 1)[-1] for o in outcomes]
 
@@ -39,9 +61,8 @@ def scores(runner: TaskRunner, job: str) -> list[tuple[str, str, float | None]]:
 
 
 def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
     fake.script(
         [
             {"match": "Il-rerun response 0", "reply": rating(2)},
@@ -71,12 +92,9 @@ def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
 
 
 def test_a_partly_cached_row_sends_only_its_uncached_units(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
-    fake.script([{"match": "Il-part", "reply": rating(4)}])
-    submit(runner, "Il-part", samples=2)
-    runner.drain()
+    cached(runner, fake, "Il-part", 4)
     job = submit(runner, "Il-part", samples=3)  # samples 0 and 1 are cached, 2 is not
     prepared = runner.next()
     assert prepared.value == {"row": "1", "units": 1}
@@ -90,16 +108,12 @@ def test_a_partly_cached_row_sends_only_its_uncached_units(
 
 
 def test_a_redelivered_prepare_row_counts_nothing_twice(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
-    fake.script([{"match": "Il-again", "reply": rating(3)}])
-    submit(runner, "Il-again", samples=2)
-    runner.drain()
+    cached(runner, fake, "Il-again", 3)
     job = submit(runner, "Il-again", samples=3)
-    prepare = runner.queue.popleft()
-    assert runner.run(prepare).value == {"row": "1", "units": 1}
-    assert runner.run(prepare).value == {"row": "1", "units": 1}  # redelivered
+    first_delivery, redelivery = deliver_twice(runner)
+    assert first_delivery.value == redelivery.value == {"row": "1", "units": 1}
     again, first = runner.chords[-1], runner.chords[-2]
     assert [c.args for c in again.header] == [c.args for c in first.header] == [(job, "1", 2)]
     summary = runner.client.summary(job)
@@ -112,28 +126,22 @@ def test_a_redelivered_prepare_row_counts_nothing_twice(
 
 
 def test_a_redelivered_prepare_row_of_a_row_answered_inline_counts_it_once(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
-    fake.script([{"match": "Il-whole", "reply": rating(5)}])
-    submit(runner, "Il-whole", samples=2)
-    runner.drain()
-    job = submit(runner, "Il-whole", samples=2)
-    prepare = runner.queue.popleft()
-    assert runner.run(prepare).value == {"row": "1", "status": "scored", "units": 0}
-    assert runner.run(prepare).value == {"row": "1", "skipped": True}
+    cached(runner, fake, "Il-whole", 5)
+    job = submit(runner, "Il-whole")
+    first_delivery, redelivery = deliver_twice(runner)
+    assert first_delivery.value == {"row": "1", "status": "scored", "units": 0}
+    assert redelivery.value == {"row": "1", "skipped": True}
     summary = runner.client.summary(job)
     assert (summary.rows_done, summary.units_inline, summary.cache_hits) == (1, 2, 2)
     assert (summary.unit_tasks, summary.status) == (0, "finished")
 
 
 def test_a_no_cache_job_takes_nothing_from_the_cache_but_keeps_its_own_verdicts(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
-    fake.script([{"match": "Il-fresh", "reply": rating(4)}])
-    submit(runner, "Il-fresh", samples=2)
-    runner.drain()
+    cached(runner, fake, "Il-fresh", 4)
     asked = fake.stats()["requests"]
     job = submit(runner, "Il-fresh", samples=2, use_cache=False)
     prepare = runner.queue.popleft()
@@ -150,11 +158,10 @@ def test_a_no_cache_job_takes_nothing_from_the_cache_but_keeps_its_own_verdicts(
 
 
 def test_a_unit_of_two_calls_is_answered_inline_from_both_cached_replies(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
     """A groundedness judge that left a sentence out is asked again: the unit's second call
     depends on the first reply, so prepare_row reads it after the row's one MGET, on its own."""
-    runner = runner_on(RUNNER_DB)
     bananas = ("Bananas are yellow.", "supported", "Bananas are yellow fruits.")
     fake.script(
         [
@@ -179,14 +186,11 @@ def test_a_unit_of_two_calls_is_answered_inline_from_both_cached_replies(
 
 
 def test_a_row_answered_inline_is_recorded_after_redis_lost_its_scripts(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
     """The row's answers go out as one pipeline of EVALSHAs: with the script cache empty (a
     restarted Redis), the script is loaded again and every answer recorded once."""
-    runner = runner_on(RUNNER_DB)
-    fake.script([{"match": "Il-flush", "reply": rating(3)}])
-    first = submit(runner, "Il-flush", samples=3)
-    runner.drain()
+    first = cached(runner, fake, "Il-flush", 3, samples=3)
     runner.store.r.script_flush()
     second = submit(runner, "Il-flush", samples=3)
     assert names(runner.drain()) == ["prepare_row"]

@@ -5,18 +5,18 @@ reach. A retry is recorded, not waited for: the test runs it when it chooses."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from evalq.core.errors import StoredPlanError
 from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
 from evalq.metrics.pointwise.metric import PointwisePlan
-from tests.conftest import FakeGemini, RedisServer
-from tests.support.scratch import db_url
+from tests.conftest import FakeGemini
 from tests.support.task_runner import (
     AGGREGATE_ROW,
     RUN_UNIT,
@@ -25,6 +25,7 @@ from tests.support.task_runner import (
     Outcome,
     TaskRunner,
 )
+from tests.unit.tasks.conftest import RunnerOn
 
 RUNNER_DB = 11  # a database of its own on the session's Redis, flushed by each runner
 
@@ -36,20 +37,9 @@ def rating(value: int) -> str:
 
 
 @pytest.fixture
-def make_runner(
-    redis_server: RedisServer, fake: FakeGemini, tmp_path: Path
-) -> Iterator[MakeRunner]:
+def make_runner(runner_on: RunnerOn) -> MakeRunner:
     """A runner with these EVALQ_ settings on top of the defaults; one per test."""
-    runners: list[TaskRunner] = []
-
-    def make(**env: str) -> TaskRunner:
-        runner = TaskRunner(db_url(redis_server.url, RUNNER_DB), fake.url, tmp_path, **env)
-        runners.append(runner.__enter__())
-        return runner
-
-    yield make
-    for runner in reversed(runners):
-        runner.__exit__(None, None, None)
+    return functools.partial(runner_on, RUNNER_DB)
 
 
 @pytest.fixture
@@ -72,6 +62,22 @@ def unit_args(chord: Chord) -> list[tuple[object, ...]]:
 
 def states(outcomes: list[Outcome]) -> list[tuple[str, str]]:
     return [(o.call.task.rsplit(".", 1)[-1], o.state) for o in outcomes]
+
+
+def job_at_its_unit(runner: TaskRunner, fake: FakeGemini, text: str, **answer: Any) -> str:
+    """A one-row job, one sample, whose judge always answers as `answer` says (the rest of a
+    fake server script entry); its prepare_row is run, so its one unit is next."""
+    fake.script([{"match": text, **answer}])
+    job = submit(runner, text)
+    runner.next()  # prepare_row
+    return job
+
+
+def assert_judge_error(runner: TaskRunner, job: str, detail: str) -> None:
+    """The row's one unit has an unscored judge_error verdict whose detail says `detail`."""
+    verdict = runner.store.verdict(job, "1", 0)
+    assert verdict is not None and verdict.reason == "judge_error"
+    assert detail in (verdict.detail or "")
 
 
 def test_a_burst_runs_the_row_to_its_score(runner: TaskRunner, fake: FakeGemini) -> None:
@@ -121,14 +127,10 @@ def test_repeated_429s_past_the_total_budget_are_an_unscored_judge_error(
     make_runner: MakeRunner, fake: FakeGemini
 ) -> None:
     runner = make_runner(EVALQ_RATE_LIMIT_MAX_TOTAL_S="30")
-    fake.script([{"match": "Tb-cap", "status": 429, "retry_delay_s": 1}])
-    job = submit(runner, "Tb-cap")
-    runner.next()  # prepare_row
+    job = job_at_its_unit(runner, fake, "Tb-cap", status=429, retry_delay_s=1)
     late = runner.run(runner.unit(job, "1", 0, first_429_at=time.time() - 60))
     assert late.value == {"index": 0, "status": "unscored"}
-    verdict = runner.store.verdict(job, "1", 0)
-    assert verdict is not None and verdict.reason == "judge_error"
-    assert "EVALQ_RATE_LIMIT_MAX_TOTAL_S=30" in (verdict.detail or "")
+    assert_judge_error(runner, job, "EVALQ_RATE_LIMIT_MAX_TOTAL_S=30")
     runner.drain()
     summary = runner.client.summary(job)
     assert summary.status == "finished" and summary.rows_scored == 0
@@ -139,9 +141,7 @@ def test_a_429_after_the_last_retry_is_an_unscored_judge_error(
     make_runner: MakeRunner, fake: FakeGemini
 ) -> None:
     runner = make_runner(EVALQ_RATE_LIMIT_MAX_RETRIES="2")
-    fake.script([{"match": "Tb-retries", "status": 429, "retry_delay_s": 1}])
-    job = submit(runner, "Tb-retries")
-    runner.next()  # prepare_row
+    job = job_at_its_unit(runner, fake, "Tb-retries", status=429, retry_delay_s=1)
     first = runner.next()
     assert first.state == "retry" and first.retry is not None
     second = runner.run(first.retry)
@@ -149,9 +149,7 @@ def test_a_429_after_the_last_retry_is_an_unscored_judge_error(
     assert second.retry.kwargs["first_429_at"] == first.retry.kwargs["first_429_at"]
     last = runner.run(second.retry)
     assert last.value == {"index": 0, "status": "unscored"}
-    verdict = runner.store.verdict(job, "1", 0)
-    assert verdict is not None and verdict.reason == "judge_error"
-    assert "after 2 retries" in (verdict.detail or "")
+    assert_judge_error(runner, job, "after 2 retries")
 
 
 def test_our_limiter_defers_a_unit_without_starting_the_429_budget(
@@ -246,9 +244,7 @@ def test_an_early_callback_out_of_retries_counts_the_missing_unit_unscored(
 def test_a_redelivered_unit_stores_one_verdict_and_the_row_counts_once(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    fake.script([{"match": "Tb-twice", "reply": rating(4)}])
-    job = submit(runner, "Tb-twice")
-    runner.next()  # prepare_row
+    job = job_at_its_unit(runner, fake, "Tb-twice", reply=rating(4))
     unit = runner.queue.popleft()
     assert runner.run(unit).value == {"index": 0, "status": "ok"}
     assert runner.run(unit).value == {"index": 0, "status": "ok", "duplicate": True}
@@ -317,9 +313,7 @@ def test_redis_out_of_reach_is_retried_with_backoff_and_writes_nothing(
 def test_redis_out_of_reach_past_the_budget_fails_the_task_without_a_verdict(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    fake.script([{"match": "Tb-gone", "reply": rating(4)}])
-    job = submit(runner, "Tb-gone")
-    runner.next()  # prepare_row
+    job = job_at_its_unit(runner, fake, "Tb-gone", reply=rating(4))
     unit = runner.queue.popleft()
     late = Call(unit.task, unit.args, {"down_since": time.time() - 3600}, chord=unit.chord)
     with runner.redis_unreachable():

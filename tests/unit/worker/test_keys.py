@@ -86,16 +86,11 @@ def test_every_key_keeps_the_spelling_older_jobs_were_stored_under() -> None:
     assert keys.WATCHDOG_LOCK == "evalq:watchdog:lock"
     assert keys.job("j1") == "evalq:job:j1"
     assert keys.job_rows("j1") == "evalq:job:j1:rows"
-    assert keys.activity("j1") == "evalq:job:j1:activity"
-    assert keys.redrives("j1") == "evalq:job:j1:redrives"
-    assert keys.row("j1", "7") == "evalq:job:j1:row:7"
-    assert keys.plan("j1", "7") == "evalq:job:j1:plan:7"
-    assert keys.verdicts("j1", "7") == "evalq:job:j1:verdicts:7"
-    assert keys.done("j1") == "evalq:job:j1:done"
-    assert keys.results("j1") == "evalq:job:j1:results"
-    assert keys.unscored("j1") == "evalq:job:j1:unscored"
-    assert keys.summary("j1") == "evalq:job:j1:summary"
-    assert keys.fatal("j1") == "evalq:job:j1:fatal"
+    # The rest of a job's keys: evalq:job:<job>:<what it keeps>[:<row>], named as their function.
+    for name in ("activity", "redrives", "done", "results", "unscored", "summary", "fatal"):
+        assert getattr(keys, name)("j1") == f"evalq:job:j1:{name}", name
+    for name in ("row", "plan", "verdicts"):
+        assert getattr(keys, name)("j1", "7") == f"evalq:job:j1:{name}:7", name
     assert keys.upload("j1", "ab12") == "evalq:job:j1:file:ab12"
     assert keys.upload_lock("j1", "ab12") == "evalq:job:j1:file:ab12:lock"
     assert keys.rubric("ff00") == "evalq:rubric:ff00"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -89,38 +90,35 @@ def test_bad_choices_are_unparseable(reply: str) -> None:
         parse_choice(reply)
 
 
-@pytest.mark.parametrize(
-    "reply",
-    [
-        "Rating: 3 or 4",
-        "3-4",
-        "3 or 4",
-        '{"explanation": "between the two", "rating": "3 or 4"}',
-        '{"explanation": "x", "rating": "3-4"}',
-        '{"explanation": "x", "rating": [3, 4]}',
-    ],
-)
-def test_a_reply_naming_several_ratings_hedges(reply: str) -> None:
-    with pytest.raises(UnparseableReply, match="hedges") as caught:
-        parse_rating(reply)
-    assert caught.value.raw == reply
+RATING_HEDGES = [
+    "Rating: 3 or 4",
+    "3-4",
+    "3 or 4",
+    '{"explanation": "between the two", "rating": "3 or 4"}',
+    '{"explanation": "x", "rating": "3-4"}',
+    '{"explanation": "x", "rating": [3, 4]}',
+]
+CHOICE_HEDGES = [
+    "A or B",
+    "A/B",
+    "A|SAME|B",  # the output template echoed back
+    "Choice: A or B",
+    '{"explanation": "both fine", "pairwise_choice": "A or B"}',
+    '{"explanation": "x", "pairwise_choice": "A/B"}',
+    '{"explanation": "x", "pairwise_choice": ["A", "B"]}',
+]
 
 
 @pytest.mark.parametrize(
-    "reply",
-    [
-        "A or B",
-        "A/B",
-        "A|SAME|B",  # the output template echoed back
-        "Choice: A or B",
-        '{"explanation": "both fine", "pairwise_choice": "A or B"}',
-        '{"explanation": "x", "pairwise_choice": "A/B"}',
-        '{"explanation": "x", "pairwise_choice": ["A", "B"]}',
-    ],
+    ("parse", "reply"),
+    [(parse_rating, reply) for reply in RATING_HEDGES]
+    + [(parse_choice, reply) for reply in CHOICE_HEDGES],
 )
-def test_a_reply_naming_several_choices_hedges(reply: str) -> None:
+def test_a_reply_naming_several_ratings_or_choices_hedges(
+    parse: Callable[[str], object], reply: str
+) -> None:
     with pytest.raises(UnparseableReply, match="hedges") as caught:
-        parse_choice(reply)
+        parse(reply)
     assert caught.value.raw == reply
 
 
