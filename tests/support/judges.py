@@ -15,15 +15,18 @@ Reply = str | JudgeError
 
 class ListJudge:
     """Hands out canned replies (a list in order, or a function of the request), raises the
-    errors it is given, and keeps every request it saw."""
+    errors it is given, and keeps every request it saw. A subclass names its judges otherwise
+    by `default_model`."""
+
+    default_model = "test-judge"
 
     def __init__(
         self,
         replies: list[Reply] | Callable[[JudgeRequest], Reply],
-        model: str = "test-judge",
+        model: str | None = None,
         finish_reason: str = "STOP",
     ) -> None:
-        self.model = model
+        self.model = self.default_model if model is None else model
         self.replies = replies
         self.finish_reason = finish_reason
         self.requests: list[JudgeRequest] = []
@@ -43,3 +46,11 @@ class ListJudge:
                 finish_reason=self.finish_reason,
             )
         )
+
+
+def assert_match_beats_near_miss(score: Callable[[str], float], match: str, near_miss: str) -> None:
+    """An example's matching prompt scores full marks and its near miss less: `score` (a
+    judge's score of the example's image or clip against a prompt) tells the two apart."""
+    matched, missed = score(match), score(near_miss)
+    assert matched == 1.0
+    assert missed < matched

@@ -22,6 +22,7 @@ from fake_gemini.skills.gecko_image.reading import read
 from fake_gemini.skills.gecko_image.rubric import write_rubric
 from fake_gemini.skills.gecko_image.verdicts import answer_question
 from fake_gemini.vision import Scene, analyse
+from tests.support.judges import assert_match_beats_near_miss
 
 MODEL = "gemini-2.5-flash"
 RUBRIC_SCHEMA = RubricReply.model_json_schema()
@@ -159,12 +160,10 @@ def test_dispatch_works_from_schema_or_from_the_block_alone() -> None:
 
 @pytest.mark.parametrize("example", GECKO_IMAGE_EXAMPLES, ids=lambda e: e.stem)
 def test_matching_prompt_scores_higher_than_near_miss(example: ExampleImage) -> None:
-    judge = SimulatedJudge()
-    image = _example_png(example.stem)
-    match = _yes_fraction(judge, example.match, image)
-    near_miss = _yes_fraction(judge, example.near_miss, image)
-    assert match == 1.0
-    assert near_miss < match
+    judge, image = SimulatedJudge(), _example_png(example.stem)
+    assert_match_beats_near_miss(
+        lambda prompt: _yes_fraction(judge, prompt, image), example.match, example.near_miss
+    )
 
 
 def test_verdicts_validate_and_are_labelled() -> None:

@@ -27,6 +27,8 @@ from evalq.metrics.gecko.choices import (
 )
 from evalq.metrics.gecko.parsing import BatchVerdictReply
 from evalq.metrics.gecko.prompts import choice_validator_prompt
+from evalq.metrics.gecko.validation import IMAGE_VALIDATOR
+from evalq.metrics.gecko_video.metric import VIDEO_VALIDATOR
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
@@ -144,19 +146,38 @@ def test_the_image_validator_shows_the_choices_and_reads_a_letter() -> None:
     assert results[0].result == 1
 
 
+# A choice question asked of an image (CHOICE: a to c) and of a video (a to d), each with the
+# validator its metric asks it with.
+ASKED_OF = {
+    "image": (CHOICE, IMAGE, IMAGE_VALIDATOR),
+    "video": (
+        Question(
+            question="Colour?", expected="b", choices=["a) blue", "b) red", "c) green", "d) pink"]
+        ),
+        MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI "),
+        VIDEO_VALIDATOR,
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    ("reply", "answer", "reason"),
+    ("asked_of", "reply", "answer", "reason"),
     [
-        ("b) blue", "b", None),
-        ("Answer: (c)", "c", None),
-        ("yes", None, "parse_error"),
-        ("d", None, "parse_error"),
+        ("image", "b) blue", "b", None),
+        ("image", "Answer: (c)", "c", None),
+        ("image", "yes", None, "parse_error"),
+        ("image", "d", None, "parse_error"),
+        ("video", "B) red", "b", None),
+        ("video", "Answer: (d)", "d", None),
+        ("video", "I am not sure", None, "parse_error"),
+        ("video", "e", None, "parse_error"),
     ],
 )
 def test_a_yes_no_or_out_of_range_reply_to_a_choice_question_is_unscored(
-    reply: str, answer: str | None, reason: str | None
+    asked_of: str, reply: str, answer: str | None, reason: str | None
 ) -> None:
-    verdict, _ = gecko.validate_question(ListJudge([reply]), 0, CHOICE, IMAGE)
+    question, media, validator = ASKED_OF[asked_of]
+    verdict, _ = gecko.validate_question(ListJudge([reply]), 0, question, media, validator)
     assert (verdict.answer, verdict.reason) == (answer, reason)
 
 

@@ -229,13 +229,8 @@ def test_bad_gecko_options_are_refused_before_anything_runs(metric: Any) -> None
 
 
 def test_the_cli_flags_become_job_options(tmp_path: Path) -> None:
-    options = job_options(
-        validator=None,
-        candidate_model=None,
-        prompt_template=None,
-        template=None,
-        samples=None,
-        rubric_model="gemini-2.5-pro",
-        questions="extend",
+    not_given = dict.fromkeys(
+        ["validator", "candidate_model", "prompt_template", "template", "samples"]
     )
+    options = job_options(**not_given, rubric_model="gemini-2.5-pro", questions="extend")
     assert options == {"rubric_model": "gemini-2.5-pro", "questions": "extend"}

@@ -27,6 +27,11 @@ from evalq.metrics.gecko.parsing import parse_rubric, parse_yes_no
         ("<question>\nQuestion: is there a cat?\nVerdict: yes\n</question>", "yes"),
         ("I can clearly see a skateboard, so yes", "yes"),
         ('{"answer": true}', "yes"),
+        # one verdict next to words that look like a hedge
+        ("Answer: Yes, no doubt.", "yes"),
+        ("Verdict: no (a yes would need a dog)", "no"),
+        ("Initial answer: yes. On a closer look the cat is a fox. Final answer: no", "no"),
+        ("No, there is no dog. Verdict: no", "no"),
     ],
 )
 def test_yes_no_awkward_forms(reply: str, expected: str) -> None:
@@ -70,19 +75,6 @@ def test_yes_no_hedges_are_no_verdict(reply: str) -> None:
         parse_yes_no(reply)
     assert info.value.reason == "parse_error"
     assert info.value.raw == reply
-
-
-@pytest.mark.parametrize(
-    ("reply", "expected"),
-    [
-        ("Answer: Yes, no doubt.", "yes"),
-        ("Verdict: no (a yes would need a dog)", "no"),
-        ("Initial answer: yes. On a closer look the cat is a fox. Final answer: no", "no"),
-        ("No, there is no dog. Verdict: no", "no"),
-    ],
-)
-def test_yes_no_single_verdicts_next_to_hedge_like_words(reply: str, expected: str) -> None:
-    assert parse_yes_no(reply) == expected
 
 
 def test_unparseable_keeps_raw_reply() -> None:

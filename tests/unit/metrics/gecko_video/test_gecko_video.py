@@ -50,7 +50,7 @@ from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.skills.gecko_video.footage import avi_frames
 from fake_gemini.skills.gecko_video.motion import motions
 from tests.support.contexts import row_context
-from tests.support.judges import ListJudge
+from tests.support.judges import ListJudge, assert_match_beats_near_miss
 
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
 
@@ -183,20 +183,8 @@ def test_validator_request_carries_video_question_and_choices() -> None:
     assert (verdict.status, verdict.answer) == ("ok", "b")
 
 
-@pytest.mark.parametrize(
-    ("reply", "answer", "reason"),
-    [
-        ("B) red", "b", None),
-        ("Answer: (d)", "d", None),
-        ("I am not sure", None, "parse_error"),
-        ("e", None, "parse_error"),
-    ],
-)
-def test_validator_replies(reply: str, answer: str | None, reason: str | None) -> None:
-    verdict, _ = gecko.validate_question(
-        ListJudge([reply]), 0, QUESTIONS[0], VIDEO, VIDEO_VALIDATOR
-    )
-    assert (verdict.answer, verdict.reason) == (answer, reason)
+# How a video choice reply is read (a letter, or unscored): tests/unit/metrics/gecko/
+# test_gecko_choices.py, next to the image's.
 
 
 def test_batched_reply_missing_a_question_leaves_only_that_one_unscored() -> None:
@@ -384,12 +372,10 @@ def _simulated_score(judge: SimulatedJudge, prompt: str, video: bytes) -> float:
 
 @pytest.mark.parametrize("clip", GECKO_VIDEO_EXAMPLES, ids=lambda c: c.stem)
 def test_simulated_judge_watches_the_video(clip: Any) -> None:
-    judge = SimulatedJudge()
-    video = clip_bytes(clip)
-    match = _simulated_score(judge, clip.match, video)
-    near_miss = _simulated_score(judge, clip.near_miss, video)
-    assert match == 1.0
-    assert near_miss < match
+    judge, video = SimulatedJudge(), clip_bytes(clip)
+    assert_match_beats_near_miss(
+        lambda prompt: _simulated_score(judge, prompt, video), clip.match, clip.near_miss
+    )
 
 
 def test_motion_is_what_tells_the_directions_apart() -> None:

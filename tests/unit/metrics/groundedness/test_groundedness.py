@@ -4,7 +4,6 @@ checks, row scoring, several judges, and the simulated judge's groundedness skil
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, DatasetError, InputError, JudgeError, RateLimited
-from evalq.core.judge import JudgeRequest, MediaPart
+from evalq.core.judge import MediaPart
 from evalq.core.media import MediaPlace
 from evalq.core.metric import RowContext, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
@@ -31,20 +30,13 @@ from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
 from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.judges import ListJudge as BaseListJudge
-from tests.support.judges import Reply
 from tests.support.memory_kv import MemoryKV
 
 
 class ListJudge(BaseListJudge):
     """The shared in-memory judge, named judge-a unless told otherwise."""
 
-    def __init__(
-        self,
-        replies: list[Reply] | Callable[[JudgeRequest], Reply],
-        model: str = "judge-a",
-        finish_reason: str = "STOP",
-    ) -> None:
-        super().__init__(replies, model=model, finish_reason=finish_reason)
+    default_model = "judge-a"
 
 
 GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
