@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 
 def chromium_or_skip() -> str:
@@ -40,3 +41,15 @@ def screenshot(html: Path, png: Path, profile: Path, size: tuple[int, int]) -> N
         capture_output=True,
         timeout=120,
     )
+
+
+def assert_renders_a_page(html: Path, size: tuple[int, int], keep_as: Path) -> None:
+    """Render `html` at `size` into a PNG beside it and check the picture is a page, not a
+    blank one; a copy is kept at `keep_as` for a person to look at."""
+    shot = html.with_suffix(".png")
+    screenshot(html, shot, html.parent / "chrome", size)
+    with Image.open(shot) as image:
+        assert image.size == size
+        colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
+    assert len(colors) > 50  # text, bars and thumbnails: not a blank page
+    shutil.copy(shot, keep_as)
