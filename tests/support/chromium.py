@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 
 def chromium_or_skip() -> str:
@@ -43,11 +42,13 @@ def screenshot(html: Path, png: Path, profile: Path, size: tuple[int, int]) -> N
     )
 
 
-def assert_renders_a_page(html: Path, size: tuple[int, int], keep_as: Path) -> None:
-    """Render `html` at `size` into a PNG beside it and check the picture is a page, not a
-    blank one; a copy is kept at `keep_as` for a person to look at."""
-    shot = html.with_suffix(".png")
-    screenshot(html, shot, html.parent / "chrome", size)
+def assert_rendered(html: Path, size: tuple[int, int], scratch: Path, keep_as: Path) -> None:
+    """Render `html` at `size` and check the page is not blank (text, bars and thumbnails give
+    many colours); the screenshot is kept at `keep_as`, for a person to look at."""
+    from PIL import Image
+
+    shot = scratch / "page.png"
+    screenshot(html, shot, scratch / "chrome", size)
     with Image.open(shot) as image:
         assert image.size == size
         colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []

@@ -11,7 +11,7 @@ import pytest
 from evalq.client.report import render_report
 from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
 from tests.conftest import FakeGemini
-from tests.support.chromium import assert_renders_a_page, chromium_or_skip
+from tests.support.chromium import assert_rendered, chromium_or_skip
 from tests.support.datasets import png
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -200,4 +200,4 @@ def test_report_of_a_real_job_renders_in_chromium(
         data_roots=client.data_roots(job),
     )
     out.write_text(html)
-    assert_renders_a_page(out, (1200, 1600), keep_as=Path("/tmp/evalq-report-test.png"))
+    assert_rendered(out, (1200, 1600), tmp_path, Path("/tmp/evalq-report-test.png"))
