@@ -22,7 +22,7 @@ from evalq.core.thinking import (
     resolve,
 )
 from tests.support.judges import ListJudge
-from worker.call_cache import call_key
+from worker.call_cache import call_digest
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_apply_gives_each_role_its_own_thinking() -> None:
     assert (rubric.thinking, rubric.max_output_tokens) == (Thinking(budget=1024), 5120)
     assert (candidate.thinking, candidate.max_output_tokens) == (None, 4096 + 8192)
     # the thinking is part of the call-cache key
-    assert len({call_key("gemini-2.5-pro", r) for r in (validator, rubric, candidate)}) == 3
+    assert len({call_digest("gemini-2.5-pro", r) for r in (validator, rubric, candidate)}) == 3
 
 
 def test_thinking_judge_fills_in_requests_and_forces_the_candidate_role() -> None:
