@@ -14,7 +14,6 @@ from dataclasses import asdict, replace
 
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, incomplete, reply_schema
 from evalq.core.kv import KeyValue
-from worker import keys
 
 
 def call_digest(model: str, request: JudgeRequest) -> str:
@@ -42,12 +41,8 @@ def call_digest(model: str, request: JudgeRequest) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def call_key(model: str, request: JudgeRequest) -> str:
-    return keys.call(call_digest(model, request))
-
-
 class CachingJudge:
-    """`replies` holds replies by call digest (worker.store.SharedEntries on keys.call)."""
+    """`replies` holds replies by call digest (Store.call_replies: the store names their keys)."""
 
     def __init__(self, inner: Judge, replies: KeyValue, ttl_s: int, *, read: bool = True) -> None:
         self.model = inner.model

@@ -18,8 +18,9 @@ import pytest
 
 from devtools.local import EVALQ, ROOT, start_redis, stop, wait_for
 from evalq.core.models import JobSummary
-from tests.integration.test_reliability import comparable, shapes_dataset
+from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import stack
+from tests.support.summaries import comparable
 
 pytestmark = pytest.mark.integration
 

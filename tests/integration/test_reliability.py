@@ -18,6 +18,7 @@ from devtools.local import start_redis, stop, wait_for
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.stack import stack
+from tests.support.summaries import comparable
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
 pytestmark = pytest.mark.integration
@@ -88,21 +89,6 @@ def shapes_dataset(folder: Path, rows: int, *, own_questions: bool = False) -> P
     path = folder / "data.jsonl"
     write_rows(path, out)
     return path
-
-
-def comparable(summary: Any) -> dict[str, Any]:
-    return {
-        "rows": (
-            summary.rows_total,
-            summary.rows_done,
-            summary.rows_scored,
-            summary.rows_partial,
-            summary.rows_failed,
-        ),
-        "mean": round(summary.mean_score, 9),
-        "tags": {k: round(v, 9) for k, v in summary.tag_scores.items()},
-        "unscored": summary.unscored_by_reason,
-    }
 
 
 KILL_EVERY = 40  # rows

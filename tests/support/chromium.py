@@ -40,3 +40,17 @@ def screenshot(html: Path, png: Path, profile: Path, size: tuple[int, int]) -> N
         capture_output=True,
         timeout=120,
     )
+
+
+def assert_rendered(html: Path, size: tuple[int, int], scratch: Path, keep_as: Path) -> None:
+    """Render `html` at `size` and check the page is not blank (text, bars and thumbnails give
+    many colours); the screenshot is kept at `keep_as`, for a person to look at."""
+    from PIL import Image
+
+    shot = scratch / "page.png"
+    screenshot(html, shot, scratch / "chrome", size)
+    with Image.open(shot) as image:
+        assert image.size == size
+        colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
+    assert len(colors) > 50  # text, bars and thumbnails: not a blank page
+    shutil.copy(shot, keep_as)

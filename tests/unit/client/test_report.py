@@ -3,17 +3,15 @@ Chromium to a PNG (how it looks to a person)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 
 from evalq.client.report import render_report
 from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, RowResult
 from tests.conftest import FakeGemini
-from tests.support.chromium import chromium_or_skip, screenshot
+from tests.support.chromium import assert_rendered, chromium_or_skip
 from tests.support.datasets import png
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -202,10 +200,4 @@ def test_report_of_a_real_job_renders_in_chromium(
         data_roots=client.data_roots(job),
     )
     out.write_text(html)
-    shot = tmp_path / "report.png"
-    screenshot(out, shot, tmp_path / "chrome", (1200, 1600))
-    with Image.open(shot) as image:
-        assert image.size == (1200, 1600)
-        colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
-    assert len(colors) > 50  # text, bars and thumbnails: not a blank page
-    shutil.copy(shot, Path("/tmp/evalq-report-test.png"))
+    assert_rendered(out, (1200, 1600), tmp_path, Path("/tmp/evalq-report-test.png"))

@@ -11,11 +11,16 @@ from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.models import RubricReply, VerdictReply
 from tests.conftest import RedisServer
 from worker import keys
-from worker.call_cache import CachingJudge, call_key
+from worker.call_cache import CachingJudge, call_digest
 from worker.settings import Settings
 from worker.store import SharedEntries, Store
 
 IMG = MediaPart(mime_type="image/png", data=b"png-bytes")
+
+
+def call_key(model: str, request: JudgeRequest) -> str:
+    """Where a worker keeps the reply (Store.cached_call reads this key)."""
+    return keys.call(call_digest(model, request))
 
 
 def test_key_covers_everything_that_shapes_a_reply() -> None:
