@@ -49,7 +49,18 @@ Image description:
 {prompt}
 """
 
-RUBRIC_GAP_PROMPT = """You add verification questions to a text-to-image evaluation rubric.
+# Every re-ask ends with what fill_rubric_prompt fills in: the questions asked so far and the
+# keywords still without one.
+GAP_TAIL = """
+Questions already written, with the keywords each checks:
+{asked}
+
+Keywords that still need a question (one per line):
+{missing}
+"""
+
+RUBRIC_GAP_PROMPT = (
+    """You add verification questions to a text-to-image evaluation rubric.
 
 {data_rule}
 
@@ -69,13 +80,9 @@ Reply with JSON only: {{"keywords": [the missing keywords], "questions": [...]}}
 
 Image description:
 {prompt}
-
-Questions already written, with the keywords each checks:
-{asked}
-
-Keywords that still need a question (one per line):
-{missing}
 """
+    + GAP_TAIL
+)
 
 VALIDATOR_PROMPT = """You check whether a generated image shows what a question asks about.
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from evalq.core.models import Question
 from evalq.core.parsing_choice import label_choices
 from evalq.core.prompting import DATA_RULE, delimit, one_line
-from evalq.metrics.gecko.prompts import RubricGap, fill_rubric_prompt
+from evalq.metrics.gecko.prompts import GAP_TAIL, RubricGap, fill_rubric_prompt
 
 VIDEO_RUBRIC_TEMPLATE_VERSION = "gecko-video-rubric/2"  # /2: the re-ask fills gaps only
 VIDEO_VALIDATOR_TEMPLATE_VERSION = "gecko-video-validator/1"
@@ -49,7 +49,8 @@ Video description:
 {prompt}
 """
 
-VIDEO_RUBRIC_GAP_PROMPT = """You add multiple-choice verification questions to a text-to-video
+VIDEO_RUBRIC_GAP_PROMPT = (
+    """You add multiple-choice verification questions to a text-to-video
 evaluation rubric.
 
 {data_rule}
@@ -74,13 +75,9 @@ Reply with JSON only:
 
 Video description:
 {prompt}
-
-Questions already written, with the keywords each checks:
-{asked}
-
-Keywords that still need a question (one per line):
-{missing}
 """
+    + GAP_TAIL
+)
 
 VIDEO_VALIDATOR_PROMPT = """You watch a generated video and answer one multiple-choice question
 about it.

@@ -5,15 +5,15 @@ as inconsistent). Shared with ranking, whose units are these with a pair of cand
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.metric import RowContext, Unit
-from evalq.core.models import RowInput, Verdict
+from evalq.core.models import QuestionResult, RowInput, Verdict
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
@@ -22,7 +22,9 @@ from evalq.metrics.ratings.judging import (
     first_reason,
     load_document,
     rating_request,
+    sampled,
     samples_of,
+    unit_result,
 )
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
 from evalq.metrics.ratings.prompts import pairwise_prompt
@@ -175,6 +177,17 @@ def comparisons(pairs: Iterable[tuple[ComparisonUnit, Verdict]]) -> list[dict[st
             entry["reason"] = first_reason([v for v in by_order.values() if v.status != "ok"])
         out.append(entry)
     return out
+
+
+CompUnitT = TypeVar("CompUnitT", bound=ComparisonUnit)
+
+
+def comparison_questions(
+    pairs: Sequence[tuple[CompUnitT, Verdict]], samples: int, label: Callable[[CompUnitT], str]
+) -> list[QuestionResult]:
+    """Each order's verdict as a question entry of the row, named by ``label`` (and its
+    sample, when there are several)."""
+    return [unit_result(sampled(label(u), u.sample, samples), "pairwise", v) for u, v in pairs]
 
 
 def first_position_share(entries: Iterable[Mapping[str, Any]]) -> float | None:

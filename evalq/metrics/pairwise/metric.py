@@ -26,10 +26,11 @@ from typing import Any
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.metric import Options, Record, RowContext
-from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
+from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
     ComparisonUnit,
+    comparison_questions,
     comparison_units,
     comparisons,
     dry_comparisons,
@@ -47,10 +48,10 @@ from evalq.metrics.pairwise.sides import (
 from evalq.metrics.ratings.judging import (
     RatingPlan,
     dry_template,
+    judged_status,
     rated_row,
     row_template,
     samples_of,
-    unit_result,
     verdicts_for,
 )
 from evalq.metrics.ratings.metric import RatingMetric
@@ -126,17 +127,10 @@ class Pairwise(RatingMetric):
         scores = [j["score"] for j in judges.values() if j["score"] is not None]
         score = fmean(scores) if scores else None
         decided = sum(e["outcome"] is not None for e in entries)
-        all_ok = all(v.status == "ok" for _, v in pairs)
-        status: RowStatus = "failed" if not decided else ("scored" if all_ok else "partial")
-        questions = [
-            unit_result(
-                f"{unit.order} order, judge {unit.judge}"
-                + (f", sample {unit.sample}" if plan.samples > 1 else ""),
-                "pairwise",
-                verdict,
-            )
-            for unit, verdict in pairs
-        ]
+        status = judged_status(decided > 0, pairs)
+        questions = comparison_questions(
+            pairs, plan.samples, lambda u: f"{u.order} order, judge {u.judge}"
+        )
         details = {
             "sides": SIDE_LABELS[row_pair(row)],
             "winner": None if score is None else winner_of(score),

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.metric import RowContext, Unit
-from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
+from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
@@ -29,10 +29,12 @@ from evalq.metrics.ratings.judging import (
     ask_judge,
     dry_document,
     dry_template,
+    judged_status,
     load_document,
     rated_row,
     rating_request,
     row_template,
+    sampled,
     samples_of,
     spread,
     unit_result,
@@ -151,7 +153,7 @@ class Pointwise(RatingMetric):
                     "detail": verdict.detail,
                 }
             )
-            label = f"rating by {judge}" + (f", sample {sample}" if plan.samples > 1 else "")
+            label = sampled(f"rating by {judge}", sample, plan.samples)
             questions.append(unit_result(label, "rating", verdict))
         for entry in judges.values():
             ratings = entry["ratings"]
@@ -160,10 +162,7 @@ class Pointwise(RatingMetric):
         means = [e["mean_rating"] for e in judges.values() if e["mean_rating"] is not None]
         all_ratings = [r for e in judges.values() for r in e["ratings"]]
         mean_rating = fmean(means) if means else None
-        scored = sum(1 for _, v in pairs if v.status == "ok")
-        status: RowStatus = (
-            "failed" if not scored else ("scored" if scored == len(pairs) else "partial")
-        )
+        status = judged_status(any(v.status == "ok" for _, v in pairs), pairs)
         details = {
             "ratings": all_ratings,
             "mean_rating": mean_rating,

@@ -23,9 +23,10 @@ from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
 from evalq.core.metric import Options, Record, RowContext
-from evalq.core.models import RowInput, RowResult, RowStatus, Verdict
+from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
+    comparison_questions,
     comparisons,
     dry_comparisons,
     first_position_share,
@@ -46,11 +47,11 @@ from evalq.metrics.ratings.documents import DocumentView
 from evalq.metrics.ratings.judging import (
     dry_document,
     dry_template,
+    judged_status,
     load_document,
     rated_row,
     samples_of,
     temperature_of,
-    unit_result,
     verdicts_for,
 )
 from evalq.metrics.ratings.metric import RatingMetric
@@ -219,17 +220,10 @@ class Rank(RatingMetric):
             points[entry["b"]] += 1.0 - value
         judged = [e for e in entries if e["outcome"] is not None]
         consistent = sum(bool(e["consistent"]) for e in judged)
-        all_ok = all(v.status == "ok" for _, v in pairs)
-        status: RowStatus = "failed" if not judged else ("scored" if all_ok else "partial")
-        questions = [
-            unit_result(
-                f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
-                + (f", sample {u.sample}" if plan.samples > 1 else ""),
-                "pairwise",
-                v,
-            )
-            for u, v in pairs
-        ]
+        status = judged_status(bool(judged), pairs)
+        questions = comparison_questions(
+            pairs, plan.samples, lambda u: f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
+        )
         details = {
             "candidates": candidates,
             "points": points,

@@ -168,6 +168,18 @@ def unit_result(label: str, tag: str, verdict: Verdict) -> QuestionResult:
     )
 
 
+def sampled(label: str, sample: int, samples: int) -> str:
+    """A unit's label, naming its sample only when the judge was asked more than once."""
+    return label + (f", sample {sample}" if samples > 1 else "")
+
+
+def judged_status(judged: bool, pairs: Sequence[tuple[Unit, Verdict]]) -> RowStatus:
+    """A rating row's status: failed when nothing could be judged, partial when a unit has
+    no verdict."""
+    all_ok = all(v.status == "ok" for _, v in pairs)
+    return "failed" if not judged else ("scored" if all_ok else "partial")
+
+
 def first_reason(verdicts: Sequence[Verdict]) -> UnscoredReason | None:
     reasons = Counter(v.reason for v in verdicts if v.reason)
     return reasons.most_common(1)[0][0] if reasons else None

@@ -110,6 +110,14 @@ def _explanation(data: dict[str, Any]) -> str:
     return ""
 
 
+def _verdict_field(data: dict[str, Any], keys: tuple[str, ...], field: str, raw: str) -> Any:
+    """The value under the first of ``keys`` the reply has: judges name the field variously."""
+    for key in keys:
+        if key in data:
+            return data[key]
+    raise UnparseableReply(f"JSON reply has no {field} field", raw=clip(raw))
+
+
 def _as_rating(value: Any, raw: str) -> int:
     if isinstance(value, bool):
         raise UnparseableReply(f"rating is a boolean ({value})", raw=clip(raw))
@@ -157,10 +165,8 @@ def parse_rating(text: str) -> ParsedRating:
     if isinstance(data, str | int | float) and not isinstance(data, bool):
         return ParsedRating(_as_rating(data, text), "")
     if isinstance(data, dict):
-        for key in _RATING_KEYS:
-            if key in data:
-                return ParsedRating(_as_rating(data[key], text), _explanation(data))
-        raise UnparseableReply("JSON reply has no rating field", raw=clip(text))
+        value = _verdict_field(data, _RATING_KEYS, "rating", text)
+        return ParsedRating(_as_rating(value, text), _explanation(data))
     raise UnparseableReply(f"JSON reply is a {type(data).__name__}, not an object", clip(text))
 
 
@@ -181,10 +187,8 @@ def parse_choice(text: str) -> ParsedChoice:
     if isinstance(data, str):
         return ParsedChoice(_as_choice(data, text), "")
     if isinstance(data, dict):
-        for key in _CHOICE_KEYS:
-            if key in data:
-                return ParsedChoice(_as_choice(data[key], text), _explanation(data))
-        raise UnparseableReply("JSON reply has no pairwise_choice field", raw=clip(text))
+        value = _verdict_field(data, _CHOICE_KEYS, "pairwise_choice", text)
+        return ParsedChoice(_as_choice(value, text), _explanation(data))
     raise UnparseableReply(
         f"JSON reply is {json.dumps(data)[:40]}, not an object or A/SAME/B", raw=clip(text)
     )

@@ -150,7 +150,7 @@ def test_apply_gives_each_role_its_own_thinking() -> None:
     assert (validator.thinking, validator.max_output_tokens) == (Thinking(budget=128), 4224)
     assert (rubric.thinking, rubric.max_output_tokens) == (Thinking(budget=1024), 5120)
     assert (candidate.thinking, candidate.max_output_tokens) == (None, 4096 + 8192)
-    # the thinking is part of the call-cache key (keys.call of this digest)
+    # the thinking is part of the call-cache key
     assert len({call_digest("gemini-2.5-pro", r) for r in (validator, rubric, candidate)}) == 3
 
 
