@@ -42,7 +42,9 @@ WROTE = re.compile(r"Samples: (\d+) Errors: (\d+)")
 
 @dataclass(frozen=True)
 class Frame:
-    function: str  # as py-spy prints it: the code object's qualified name, "Store.record_unit"
+    function: (
+        str  # as py-spy prints it: the code object's qualified name, "VerdictsStore.record_unit"
+    )
     file: str  # shortened by py-spy to the path under its sys.path entry: "pydantic/main.py"
 
 
@@ -79,7 +81,7 @@ _MARKER_FUNCTIONS = {
     "unacked_bookkeeping": "QoS.append",
     "chord_send": "_chord.run",
     "broker_receive": "Transport.drain_events",
-    "store_writes": "Store.record_unit",
+    "store_writes": "VerdictsStore.record_unit",
     "prepare_row": "prepare_row",
     "aggregate_row": "aggregate_row",
 }

@@ -1,5 +1,5 @@
 """Helpers the tests share, each defined once: writing datasets (datasets.py), running the
-`evalq` command and scraping its exporter (cli.py), a scratch Redis database and jobs planted
+`evalq` command and scraping its exporter (evalq/client/cli), a scratch Redis database and jobs planted
 in it (scratch.py; the `scratch_url` and `store` fixtures in tests/conftest.py), the in-memory
 judge (judges.py, with the check that a judge tells an example from its near miss) and cache
 (memory_kv.py) for metric unit tests, groundedness replies (grounding.py), an isolated stack

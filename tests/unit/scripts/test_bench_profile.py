@@ -26,7 +26,7 @@ JUDGE = (
     "BaseModel.__init__ (pydantic/main.py:212)"
 )
 STORE = (
-    f"{TASK};record_unit (worker/runtime.py:348);Store.record_unit (worker/store.py:654);"
+    f"{TASK};record_unit (worker/lifecycle/units.py:50);VerdictsStore.record_unit (worker/store/verdicts.py:48);"
     "Logger.info (logging/__init__.py:1489);Logger._log (logging/__init__.py:1634)"
 )
 BROKER = (
@@ -37,8 +37,8 @@ PROFILE = f"{JUDGE} 6\n{STORE} 2\n{BROKER} 1\n 1\n\n"  # " 1": a sample with no 
 
 
 def test_a_frame_is_a_function_and_the_file_py_spy_shortened() -> None:
-    frame = bp.parse_frame("Store.record_unit (worker/store.py:654)")
-    assert (frame.function, frame.file) == ("Store.record_unit", "worker/store.py")
+    frame = bp.parse_frame("VerdictsStore.record_unit (worker/store/verdicts.py:48)")
+    assert (frame.function, frame.file) == ("VerdictsStore.record_unit", "worker/store/verdicts.py")
     lam = bp.parse_frame("run_unit.<locals>.<lambda> (tasks/rows.py:256)")
     assert lam.function == "run_unit.<locals>.<lambda>"
     assert bp.parse_frame("_run_module_as_main (<frozen runpy>:198)").file == "<frozen runpy>"
@@ -75,7 +75,7 @@ def test_a_sample_counts_once_however_often_its_marker_recurs() -> None:
 def test_markers_are_whole_names_not_parts() -> None:
     near = (
         f"{TASK};prepare_row.<locals>.<lambda> (tasks/rows.py:200);"
-        "_prepare_row (tasks/rows.py:210);record_unit (worker/runtime.py:348);"
+        "_prepare_row (tasks/rows.py:210);record_unit (worker/lifecycle/units.py:50);"
         "RedisBackend.on_chord_part_return (celery/backends/redis.py:520);"
         "QoS.ack (kombu/transport/redis.py:300);"
         "BaseSettings.__init__ (pydantic_settings/main.py:170);"
@@ -94,7 +94,7 @@ def test_every_marker_matches_the_frame_py_spy_prints_for_it() -> None:
         "unacked_bookkeeping": "QoS.append (kombu/transport/redis.py:200)",
         "chord_send": "_chord.run (celery/canvas.py:2000)",
         "broker_receive": "Transport.drain_events (kombu/transport/virtual/base.py:997)",
-        "store_writes": "Store.record_unit (worker/store.py:654)",
+        "store_writes": "VerdictsStore.record_unit (worker/store/verdicts.py:48)",
         "prepare_row": "prepare_row (tasks/rows.py:174)",
         "aggregate_row": "aggregate_row (tasks/rows.py:309)",
         "logging": "Logger.callHandlers (logging/__init__.py:1700)",
