@@ -30,30 +30,10 @@ def block_nonce(kind: str, content: str) -> str:
         counter += 1
 
 
-_SECTION_RE = re.compile(
-    r"<untrusted-(?P<nonce>[0-9a-f]{16}) kind=(?P<kind>[A-Za-z0-9_]+)>\n"
-    r"(?P<body>.*?)\n</untrusted-(?P=nonce)>",
-    re.DOTALL,
-)
-
-
 def delimit(kind: str, content: str) -> str:
     """Wrap untrusted content in a block whose tags carry a code the content can't produce."""
     nonce = block_nonce(kind, content)
     return f"<untrusted-{nonce} kind={kind}>\n{content}\n</untrusted-{nonce}>"
-
-
-def sections(text: str) -> list[tuple[str, str]]:
-    """Every delimited block as (kind, body), in order (the fake judge reads our prompts)."""
-    return [(m.group("kind"), m.group("body")) for m in _SECTION_RE.finditer(text)]
-
-
-def extract_section(text: str, kind: str) -> str | None:
-    """The first block of a kind, or None."""
-    for found, body in sections(text):
-        if found == kind:
-            return body
-    return None
 
 
 # How every judge prompt names its blocks; the code in the tags is per block.

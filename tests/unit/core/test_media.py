@@ -32,13 +32,13 @@ from evalq.core.media import (
 from evalq.core.media_decode import decode_problem
 from evalq.core.media_fetch import NetworkRules
 from evalq.core.models import MediaRef
-from evalq.core.prompting import extract_section
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from evalq.metrics.ratings.documents import document_view
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
 from tests.support.datasets import write_rows
 from tests.support.hostile_http import Body, Drip, Redirect, Truncated, hostile_server
+from tests.support.prompts import extract_section
 
 
 def png_bytes(size: int = 16, color: str = "red") -> bytes:

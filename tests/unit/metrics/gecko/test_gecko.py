@@ -9,11 +9,11 @@ import pytest
 from evalq.core.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import MediaPart
 from evalq.core.models import MediaRef, Question, RowInput, RubricReply, Verdict, VerdictReply
-from evalq.core.prompting import extract_section
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko import metric as gecko
 from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
+from tests.support.prompts import extract_section
 
 
 def rubric_reply(keywords: list[str], questions: list[tuple[str, str, list[str]]]) -> str:

@@ -17,7 +17,6 @@ from evalq.core.errors import InputError, UnparseableReply
 from evalq.core.judge import MediaPart
 from evalq.core.models import Question
 from evalq.core.parsing_choice import parse_letter
-from evalq.core.prompting import extract_section
 from evalq.core.scoring import question_results
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko.choices import (
@@ -33,6 +32,7 @@ from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
 from tests.support.judges import ListJudge
+from tests.support.prompts import extract_section
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 COLOURS = ["red", "blue", "green"]

@@ -15,11 +15,11 @@ from evalq.core.errors import DatasetError
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.metric import load_plan
 from evalq.core.models import MediaRef, Question, RowInput
-from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO
 from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
+from tests.support.prompts import extract_section
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 QUESTIONS = [

@@ -9,11 +9,11 @@ from typing import Any
 
 from evalq.core.judge import MediaPart
 from evalq.core.models import MediaRef, RowInput
-from evalq.core.prompting import extract_section
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO, VIDEO_RUBRIC
 from tests.support.contexts import row_context
 from tests.support.judges import ListJudge
+from tests.support.prompts import extract_section
 
 IMAGE = MediaPart(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 _BLOCK_RE = re.compile(

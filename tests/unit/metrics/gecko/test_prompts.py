@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalq.core.models import Question
-from evalq.core.prompting import delimit, extract_section, sections
+from evalq.core.prompting import delimit
 from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prompt
+from tests.support.prompts import extract_section, sections
 
 _OPEN_RE = re.compile(r"^<untrusted-(?P<nonce>[0-9a-f]{16}) kind=(?P<kind>\w+)>\n")
 

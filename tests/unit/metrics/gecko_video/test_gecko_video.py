@@ -24,7 +24,6 @@ from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.media import MediaPlace, sniff_mime
 from evalq.core.models import Question, RowInput
 from evalq.core.parsing_choice import parse_letter
-from evalq.core.prompting import extract_section
 from evalq.examples.video import (
     FRAMES,
     GECKO_VIDEO_EXAMPLES,
@@ -51,6 +50,7 @@ from fake_gemini.skills.gecko_video.footage import avi_frames
 from fake_gemini.skills.gecko_video.motion import motions
 from tests.support.contexts import row_context
 from tests.support.judges import ListJudge, assert_match_beats_near_miss
+from tests.support.prompts import extract_section
 
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
 

@@ -16,7 +16,6 @@ from evalq.core.judge import MediaPart
 from evalq.core.media import MediaPlace
 from evalq.core.metric import RowContext, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
-from evalq.core.prompting import extract_section
 from evalq.examples.grounding import (
     ETHANOL_CONTEXT,
     RETAIL_CONTEXT,
@@ -32,6 +31,7 @@ from fake_gemini.skills import groundedness as skill
 from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.judges import ListJudge as BaseListJudge
 from tests.support.memory_kv import MemoryKV
+from tests.support.prompts import extract_section
 
 
 class ListJudge(BaseListJudge):

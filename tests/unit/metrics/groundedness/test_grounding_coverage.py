@@ -11,7 +11,6 @@ import pytest
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, RateLimited, TruncatedReply
 from evalq.core.models import RowInput, Verdict
-from evalq.core.prompting import extract_section
 from evalq.examples.grounding import write_groundedness_example
 from evalq.metrics.groundedness import metric as g
 from evalq.metrics.groundedness import prompts as gp
@@ -23,6 +22,7 @@ from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
 from tests.support.grounding import CONTEXT, QUERY, labels
 from tests.support.judges import ListJudge, Reply
+from tests.support.prompts import extract_section
 
 RESPONSE = "Apples are red. Bananas cure cancer."
 

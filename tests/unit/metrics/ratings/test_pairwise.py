@@ -12,11 +12,11 @@ from evalq.core.dataset import load_dataset
 from evalq.core.judge import JudgeRequest
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
-from evalq.core.prompting import extract_section
 from evalq.examples.ratings import write_pairwise_example
 from evalq.metrics.pairwise.comparisons import combine, first_position_share, winner_of
 from evalq.stats.intervals import wilson
 from tests.support.datasets import write_rows
+from tests.support.prompts import extract_section
 from tests.unit.metrics.ratings.test_pointwise import Harness, MemoryJudge, choice_json, simulated
 
 

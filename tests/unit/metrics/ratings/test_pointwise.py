@@ -21,12 +21,12 @@ from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.media import DOCUMENT_TYPES, MediaRules, load_media
 from evalq.core.metric import RowContext, get_metric, load_plan
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
-from evalq.core.prompting import extract_section
 from evalq.examples.ratings import write_pointwise_example
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
 from tests.support.memory_kv import MemoryKV
+from tests.support.prompts import extract_section
 
 # ---- harness ------------------------------------------------------------------------------
 

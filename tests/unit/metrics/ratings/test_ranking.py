@@ -12,8 +12,8 @@ import pytest
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.prompting import extract_section
 from evalq.examples.ratings import write_rank_example
+from tests.support.prompts import extract_section
 from tests.unit.metrics.ratings.test_pointwise import (
     Harness,
     MemoryJudge,

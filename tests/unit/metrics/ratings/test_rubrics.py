@@ -11,12 +11,12 @@ from evalq.core.errors import DatasetError
 from evalq.core.judge import MediaPart
 from evalq.core.media import MediaPlace
 from evalq.core.models import RowInput
-from evalq.core.prompting import extract_section
 from evalq.metrics.ratings.columns import check_columns, read_row
 from evalq.metrics.ratings.documents import document_view
 from evalq.metrics.ratings.prompts import pairwise_prompt, pointwise_prompt
 from evalq.metrics.ratings.rubrics import BUILTIN_RUBRICS
 from evalq.metrics.ratings.templates import placeholders_of, resolve_template
+from tests.support.prompts import extract_section
 
 
 def test_every_builtin_is_a_five_level_rubric_with_criteria() -> None:
