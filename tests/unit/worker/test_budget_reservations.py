@@ -16,6 +16,7 @@ from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.pricing import DEFAULT_PRICES, Usage, call_cost_nanos
 from tests.support.scratch import plant_job
 from worker import keys
+from worker.accounting import AccountingJudge
 from worker.budget import BudgetGuard, estimated_cost_nanos, settle
 from worker.store import Store
 
@@ -175,3 +176,17 @@ def test_the_estimate_bounds_the_calls_bill() -> None:
     estimate = estimated_cost_nanos(request, price, 512)
     assert estimate == call_cost_nanos(price, 1000 + 100 + 258, 512)
     assert estimated_cost_nanos(request, None, 512) == 0  # no price: nothing to reserve
+
+
+def test_without_held_writes_a_call_is_settled_as_soon_as_it_is_counted(store: Store) -> None:
+    """prepare_row's calls (a rubric, say) have no unit writes: the accounting layer counts
+    each call at once, then releases its reservation."""
+    job = capped_job(store, 10**9)
+    held: list[str] = []
+    layer, inner = guard(store, job, held)
+    prices = {"gemini-2.5-flash": DEFAULT_PRICES["gemini-2.5-flash"]}
+    judge = AccountingJudge(layer, store, job, prices=prices, held=held)
+    judge.generate(JudgeRequest("p"))
+    cost = call_cost_nanos(DEFAULT_PRICES["gemini-2.5-flash"], 10, 1)
+    assert inner.calls == 1 and held == []
+    assert (store.budget(job)[0], store.reserved(job)) == (cost, 0)
