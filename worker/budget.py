@@ -6,9 +6,9 @@ One round trip per call (Store.admit_call, reserve_call.lua) reads the job's sta
 a cap, reserves atomically across workers and hosts: refused when spend + reserved + this
 call's estimate would pass the cap (the job pauses, as a spent daily quota does, and
 `evalq resume JOB --max-cost-usd Y` continues it with a new cap). A reservation is settled
-(released) only once its call's real cost is in the spend: with the unit's verdict
-(worker.lifecycle.units.record_units), or right after the call when there are no held writes
-(worker.accounting). A failed call is released the same way, after whatever it billed. So
+(released) only once its call's real cost is in the spend: in the same step as the unit's
+spend is written (record_unit.lua, with its verdict), or right after the call's counters when
+there are no held writes (worker.accounting: prepare_row's calls). A failed call is released the same way, after whatever it billed. So
 spend + reserved never forgets a call, and a job overshoots its cap by at most the amount its
 calls' estimates fell short of their real cost (an estimate error, not a number of threads).
 

@@ -11,8 +11,8 @@ prepare_row resolving it from the cache twice) and only one verdict is kept (fir
   inline). Added only when this run's verdict is the one stored, so a duplicate adds nothing;
   with no verdict (a retry), they are left for the run that does record it.
 
-The reservations of the unit's calls (worker.budget) are released once its counters are
-written. Reply-cache entries and limiter corrections are written in every case: they describe calls
+The cost reservations of the unit's calls (worker.budget) are settled in the same step as
+its spent counters. Reply-cache entries and limiter corrections are written in every case: they describe calls
 that were made. What is lost: a worker killed between its call and the write loses that call's
 counters and cache entry (the redelivered unit asks again, and counts that request).
 """
@@ -40,7 +40,7 @@ class UnitWrites:
     replies: dict[str, tuple[str, int]] = field(default_factory=dict)  # digest -> (JSON, ttl_s)
     corrections: list[tuple[str, float]] = field(default_factory=list)  # limiter key -> ms
     touch_at: float | None = None  # the row's next sign of life, when not now (a countdown)
-    reservations: list[str] = field(default_factory=list)  # released once spent is written
+    reservations: list[str] = field(default_factory=list)  # settled with `spent`
 
     def spend(self, counters: dict[str, int], usage: Usage | None) -> None:
         self.spent.update({name: amount for name, amount in counters.items() if amount})

@@ -9,7 +9,7 @@ from evalq.core.errors import JudgeError
 from evalq.core.metric import Plan, RowContext, Unit, get_metric
 from evalq.core.models import Verdict
 from evalq.core.verdicts import unscored
-from worker.budget import pause_if_spent, settle
+from worker.budget import pause_if_spent
 from worker.lifecycle.judge_errors import Attempt, on_judge_error
 from worker.lifecycle.outcomes import AwaitingReply, GaveUp, Held, Paused, RetryAfter, Waiting
 from worker.runtime import Runtime
@@ -48,13 +48,9 @@ def record_unit(
 def record_units(
     rt: Runtime, job_id: str, line: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
 ) -> list[bool]:
-    """record_unit for several units of a row at once (Store.record_units: one round trip);
-    their calls' reservations are settled after it, once the spend holds their cost (until
-    then both count, which errs on the safe side of the cap)."""
+    """record_unit for several units of a row at once (Store.record_units: one round trip,
+    which settles their calls' cost reservations with their spend)."""
     recorded = rt.store.record_units(job_id, line, outcomes)
-    held = [member for _, writes in outcomes for member in writes.reservations]
-    if held:
-        settle(rt.store, job_id, held)
     for (_, writes), outcome in zip(outcomes, recorded, strict=True):
         cost = writes.cost_nanos()
         writes.clear()

@@ -19,6 +19,7 @@ from worker import keys
 from worker.accounting import AccountingJudge
 from worker.budget import BudgetGuard, estimated_cost_nanos, settle
 from worker.store import Store
+from worker.unit_writes import UnitWrites
 
 HOUR_S = 3600.0
 
@@ -190,3 +191,18 @@ def test_without_held_writes_a_call_is_settled_as_soon_as_it_is_counted(store: S
     cost = call_cost_nanos(DEFAULT_PRICES["gemini-2.5-flash"], 10, 1)
     assert inner.calls == 1 and held == []
     assert (store.budget(job)[0], store.reserved(job)) == (cost, 0)
+
+
+def test_a_units_reservations_settle_in_the_step_that_writes_its_spend(store: Store) -> None:
+    job = capped_job(store, 10**9)
+    writes = UnitWrites()
+    for _ in range(2):  # a unit with two calls: both held until the unit's outcome is written
+        reserved = member(1000)
+        assert store.admit_call(job, reserved, 1000, HOUR_S).verdict == "reserved"
+        writes.reservations.append(reserved)
+        writes.spend({"judge_calls": 1}, Usage("judge", "m", 1, 10, 10, cost_nanos=300))
+    assert store.reserved(job) == 2000
+    recorded = store.record_unit(job, "1", None, writes)  # no verdict: a countdown, say
+    assert (recorded.spent_nanos, store.reserved(job)) == (600, 0)
+    assert store.r.zcard(keys.reservations(job)) == 0
+    assert store.counters(job).judge_calls == 2
