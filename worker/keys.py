@@ -22,7 +22,8 @@ after call_cache_ttl_s.
                                               output_tokens, rubric_cache_hits, cache_hits,
                                               retries, rate_limited, limiter_wait_ms,
                                               simulated_calls, redriven, unit_tasks,
-                                              units_inline), {status}_at; priority,
+                                              units_inline), spent_nanos, budget_nanos,
+                                              reserved_nanos, {status}_at; priority,
                                               max_in_flight (turns); what escaped a
                                               task's code: task_errors (how many),
                                               task_error_last ("Type: message", clipped),
@@ -40,6 +41,10 @@ after call_cache_ttl_s.
     evalq:job:{job}:results             HASH  line -> RowResult JSON
     evalq:job:{job}:unscored            HASH  reason -> unscored question count
     evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
+    evalq:job:{job}:reservations        ZSET  "{id}:{estimated nanos}" -> expires at (ms, Redis
+                                              time): the cost reserved by each judge call in
+                                              flight of a job with a spend cap; the job hash's
+                                              reserved_nanos is their sum (worker.budget)
     evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
                                               job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
     evalq:job:{job}:file:{sha256}       STRING a large media file's Files API record (name, URI)
@@ -141,6 +146,10 @@ def unscored(job_id: str) -> str:
 
 def summary(job_id: str) -> str:
     return job(job_id, "summary")
+
+
+def reservations(job_id: str) -> str:
+    return job(job_id, "reservations")
 
 
 def fatal(job_id: str) -> str:
