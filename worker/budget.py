@@ -3,14 +3,19 @@ no new call, and a job with a spend cap (--max-cost-usd) reserves each call's es
 before it starts, so the cap holds with hundreds of calls in flight.
 
 One round trip per call (Store.admit_call, reserve_call.lua) reads the job's status and, under
-a cap, reserves atomically across workers and hosts: refused when spend + reserved + this
-call's estimate would pass the cap (the job pauses, as a spent daily quota does, and
-`evalq resume JOB --max-cost-usd Y` continues it with a new cap). A reservation is settled
-(released) only once its call's real cost is in the spend: in the same step as the unit's
-spend is written (record_unit.lua, with its verdict), or right after the call's counters when
-there are no held writes (worker.accounting: prepare_row's calls). A failed call is released the same way, after whatever it billed. So
-spend + reserved never forgets a call, and a job overshoots its cap by at most the amount its
-calls' estimates fell short of their real cost (an estimate error, not a number of threads).
+a cap, reserves atomically across workers and hosts. Once the spend reaches the cap the job
+pauses, as a spent daily quota does, and `evalq resume JOB --max-cost-usd Y` continues it with
+a new cap. A call whose estimate does not fit beside the reservations of calls in flight waits
+for them (a countdown retry, CapBusy): they settle at their real cost, usually far below the
+estimate (which allows the whole output). A call that does not fit with nothing else reserved
+goes alone: the job's last call, which may pass the cap by what it really costs.
+
+A reservation is settled (released) only once its call's real cost is in the spend: in the same
+step as the unit's spend is written (record_unit.lua, with its verdict), or right after the
+call's counters when there are no held writes (worker.accounting: prepare_row's calls). A
+failed call is released the same way, after whatever it billed. So spend + reserved never
+forgets a call, and a job overshoots its cap by at most one call: the last one let through
+alone, or what the estimates fell short of real costs (not a number of threads).
 
 A reservation expires after the longest a task may run (EVALQ_TASK_TIME_LIMIT_S): a worker
 killed mid-call frees its reservations by their expiry, at the next reserve. Jobs without a cap
@@ -27,7 +32,7 @@ import math
 import uuid
 from collections.abc import Mapping
 
-from evalq.core.errors import BudgetSpent, CallCost, JobHalted
+from evalq.core.errors import BudgetSpent, CallCost, CapBusy, JobHalted
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.media_tokens import media_tokens
 from evalq.core.pricing import Price, call_cost_nanos, price_for, usd
@@ -37,6 +42,7 @@ from worker.store import Store
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4  # as the rate limiter's estimate and the dry run's fallback
+CAP_BUSY_RETRY_S = 2.0  # about a call's time: the reservations ahead have settled by then
 
 
 def cap_reason(
@@ -130,6 +136,13 @@ class BudgetGuard(JudgeLayer):
             if self._store.pause(self._job_id, reason):
                 log.warning("job %s paused: %s", self._job_id, reason)
             raise BudgetSpent(reason, cost=CallCost(attempts=0))  # no request made
+        if seen.verdict == "busy":
+            raise CapBusy(
+                f"cost cap: ${usd(seen.reserved_nanos):.4f} reserved by calls in flight leaves "
+                "no room for this call's estimate yet; asked again once they settle",
+                CAP_BUSY_RETRY_S,
+                cost=CallCost(attempts=0),
+            )
         if seen.verdict == "reserved":
             self._held.append(member)
         return self._inner.generate(request)

@@ -45,7 +45,7 @@ COUNTERS = (
     "unit_tasks",
     "units_inline",
 )
-Gate = Literal["go", "reserved", "over", "idle", "gone"]
+Gate = Literal["go", "reserved", "busy", "over", "idle", "gone"]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from devtools.local import wait_for
-from evalq.core.errors import BudgetSpent, JobHalted
+from evalq.core.errors import BudgetSpent, CapBusy, JobHalted, policy_of
 from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.pricing import DEFAULT_PRICES, Usage, call_cost_nanos
 from tests.support.scratch import plant_job
@@ -59,15 +59,25 @@ def test_settling_moves_a_reservation_into_the_spend(store: Store) -> None:
     job = capped_job(store, 100)
     first = member(60)
     assert store.admit_call(job, first, 60, HOUR_S).verdict == "reserved"
-    assert store.admit_call(job, member(60), 60, HOUR_S).verdict == "over"  # 60 + 60 > 100
+    assert store.admit_call(job, member(60), 60, HOUR_S).verdict == "busy"  # 60 + 60 > 100
     # The call cost 25: counted, then released (both count meanwhile, never neither).
     store.account(job, {}, Usage("judge", "m", 1, 10, 10, cost_nanos=25))
     assert store.release_calls(job, [first]) == 60
     assert store.release_calls(job, [first]) == 0  # settled once
     assert (store.budget(job)[0], store.reserved(job)) == (25, 0)
-    seen = store.admit_call(job, member(75), 75, HOUR_S)
+    second = member(75)
+    seen = store.admit_call(job, second, 75, HOUR_S)
     assert (seen.verdict, seen.spent_nanos, seen.reserved_nanos) == ("reserved", 25, 75)
-    assert store.admit_call(job, member(1), 1, HOUR_S).verdict == "over"  # 25 + 75 + 1
+    assert store.admit_call(job, member(1), 1, HOUR_S).verdict == "busy"  # 25 + 75 + 1
+    store.release_calls(job, [second])  # it made no call after all
+    # Nothing in flight: a call the room left can not cover goes alone (the job's last)...
+    last = member(200)
+    assert store.admit_call(job, last, 200, HOUR_S).verdict == "reserved"
+    store.account(job, {}, Usage("judge", "m", 1, 10, 10, cost_nanos=90))
+    store.release_calls(job, [last])
+    # ...and once the spend has reached the cap no call starts.
+    seen = store.admit_call(job, member(1), 1, HOUR_S)
+    assert (seen.verdict, seen.spent_nanos, seen.reserved_nanos) == ("over", 115, 0)
 
 
 def test_a_dead_workers_reservation_frees_itself(store: Store) -> None:
@@ -78,7 +88,7 @@ def test_a_dead_workers_reservation_frees_itself(store: Store) -> None:
     assert store.admit_call(job, alive, 50, HOUR_S).verdict == "reserved"
     dead = member(50)
     assert store.admit_call(job, dead, 50, 0.2).verdict == "reserved"
-    assert store.admit_call(job, member(50), 50, HOUR_S).verdict == "over"
+    assert store.admit_call(job, member(50), 50, HOUR_S).verdict == "busy"
     later = member(50)
     wait_for(
         lambda: store.admit_call(job, later, 50, HOUR_S).verdict == "reserved",
@@ -151,7 +161,9 @@ def test_the_guard_stops_a_cancelled_jobs_call_before_the_api(store: Store) -> N
     assert refused.value.attempts == 0 and inner.calls == 1
 
 
-def test_the_guard_pauses_a_job_whose_cap_has_no_room_for_the_call(store: Store) -> None:
+def test_the_guard_holds_a_call_the_cap_has_no_room_for_and_pauses_a_spent_job(
+    store: Store,
+) -> None:
     request = JudgeRequest("p" * 400, max_output_tokens=100)
     estimate = estimated_cost_nanos(request, DEFAULT_PRICES["gemini-2.5-flash"], 100)
     job = capped_job(store, estimate * 2)
@@ -160,12 +172,16 @@ def test_the_guard_pauses_a_job_whose_cap_has_no_room_for_the_call(store: Store)
     layer.generate(request)
     layer.generate(request)
     assert inner.calls == 2 and len(held) == 2 and store.reserved(job) == 2 * estimate
-    with pytest.raises(BudgetSpent, match="cost cap reached") as refused:
-        layer.generate(request)
-    assert "reserved by calls in flight" in refused.value.message
-    assert inner.calls == 2 and store.status(job) == "paused"
+    with pytest.raises(CapBusy, match="reserved by calls in flight") as waits:
+        layer.generate(request)  # comes back (a countdown) once the two settle
+    assert policy_of(waits.value) == "countdown" and waits.value.attempts == 0
+    assert inner.calls == 2 and store.status(job) == "running"
+    store.account(job, {}, Usage("judge", "m", 1, 10, 10, cost_nanos=2 * estimate))
     settle(store, job, held)
     assert held == [] and store.reserved(job) == 0
+    with pytest.raises(BudgetSpent, match="cost cap reached"):
+        layer.generate(request)
+    assert inner.calls == 2 and store.status(job) == "paused"
 
 
 def test_the_estimate_bounds_the_calls_bill() -> None:

@@ -7,8 +7,12 @@
 -- ARGV: 1 this reservation's member, 2 its estimate (nanos), 3 how long it holds (ms),
 -- 4 the job keys' ttl_s.
 -- Returns {verdict, status, spent, reserved, cap or ''}; verdict: 'go' (no cap: nothing
--- reserved), 'reserved', 'over' (the cap has no room: nothing reserved), 'idle' (cancelled or
--- paused: no call may start), 'gone' (no such job).
+-- reserved), 'reserved', 'over' (spent has reached the cap: nothing reserved), 'busy' (the cap
+-- has no room for this call while calls in flight hold reservations: nothing reserved, ask
+-- again once they settle), 'idle' (cancelled or paused: no call may start), 'gone' (no such
+-- job). A call the room left can not cover is let through alone (nothing else reserved): an
+-- estimate is a bound (the whole output allowance), and refusing it would pause a job far
+-- below its cap; so the one call may overshoot the cap by what it really costs.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or redis.call('HEXISTS', KEYS[1], 'config') == 0 then
   return {'gone', '', '0', '0', ''}
@@ -33,8 +37,11 @@ if freed > 0 then
 end
 local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved_nanos') or '0')
 local estimate = tonumber(ARGV[2])
-if spent >= tonumber(cap) or spent + reserved + estimate > tonumber(cap) then
+if spent >= tonumber(cap) then
   return {'over', status, tostring(spent), tostring(reserved), cap}
+end
+if spent + reserved + estimate > tonumber(cap) and reserved > 0 then
+  return {'busy', status, tostring(spent), tostring(reserved), cap}
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
