@@ -182,27 +182,31 @@ def _csv_records(
 
 
 _SURROGATE = "not valid Unicode text (a lone surrogate)"
+_CONTAINERS = (list, dict)
 
 
-def _storage_fault(value: Any, where: str) -> tuple[str, str] | None:
+def _storage_fault(value: Any, name: str) -> tuple[str, str] | None:
     """(where in a field's value, e.g. questions[0].question, what is wrong) for a value that
     can't be stored, or None. A string with a lone surrogate (a JSON "\\ud800" escape) can't be
     encoded, so it can't be stored or sent; strings that are JSON themselves (CSV cells) are
     looked into too, for that only, as they are stored as text. A value nested past
     MAX_VALUE_DEPTH would be written but never read back. Iterative, as the value may nest as
-    deep as the JSON parser allows."""
-    stack: list[tuple[Any, str, int]] = [(value, where, 0)]  # depth < 0: inside a string
+    deep as the JSON parser allows; a plain string (most fields) is checked without the walk."""
+    if _has_surrogate(name):
+        return _printable(name), _SURROGATE
+    if isinstance(value, str) and not _has_surrogate(value) and not _json_with_escapes(value):
+        return None
+    stack: list[tuple[Any, str, int]] = [(value, name, 0)]  # depth < 0: inside a string
     while stack:
         item, at, depth = stack.pop()
         if isinstance(item, str):
             if _has_surrogate(item):
                 return at, _SURROGATE
-            stripped = item.strip()
-            if stripped[:1] in ("{", "[") and "\\u" in stripped:
+            if _json_with_escapes(item):
                 with contextlib.suppress(ValueError, RecursionError):
-                    stack.append((json.loads(stripped), at, -1))
+                    stack.append((json.loads(item), at, -1))
             continue
-        if not isinstance(item, list | dict):
+        if not isinstance(item, _CONTAINERS):
             continue
         if depth >= MAX_VALUE_DEPTH:
             return at, (
@@ -214,11 +218,17 @@ def _storage_fault(value: Any, where: str) -> tuple[str, str] | None:
             stack.extend((v, f"{at}[{i}]", inner) for i, v in reversed(list(enumerate(item))))
             continue
         for key, v in reversed(list(item.items())):
-            name = f"{at}.{_printable(str(key))}"
+            path = f"{at}.{_printable(str(key))}"
             if _has_surrogate(str(key)):
-                return name, _SURROGATE
-            stack.append((v, name, inner))
+                return path, _SURROGATE
+            stack.append((v, path, inner))
     return None
+
+
+def _json_with_escapes(text: str) -> bool:
+    """Whether a string is JSON that may spell a lone surrogate as an escape."""
+    stripped = text.lstrip()
+    return stripped[:1] in ("{", "[") and "\\u" in stripped
 
 
 def _has_surrogate(text: str) -> bool:
@@ -245,22 +255,21 @@ def check_fields(number: int, record: Mapping[str, Any], row_id: str, bounds: In
     submit when rows were stored, a 10 MB prompt to grow the worker without bound, and sixty
     1 MiB fields to be stored whole. The id is checked first; a bad id names the row by its
     line. A row's size counts its fields' names and values."""
-    sizes: dict[str, int] = {}
+    sizes: dict[str, int] = {}  # name -> bytes of the name and its value
     for name in sorted(record, key=lambda k: k != "id"):
         value = record[name]
-        where = _printable(name)
         who = str(number) if name == "id" else row_id
-        fault = (where, _SURROGATE) if _has_surrogate(name) else _storage_fault(value, where)
+        fault = _storage_fault(value, name)
         if fault is not None:
-            raise InputError(who, fault[0], f"line {number}: {fault[1]}")
-        sizes[where] = size = _field_bytes(value)
+            raise InputError(who, _printable(fault[0]), f"line {number}: {fault[1]}")
+        size = _field_bytes(value)
         if size > bounds.max_field_bytes:
             raise InputError(
                 who,
-                where,
+                _printable(name),
                 f"line {number}: {size:,} bytes, {bounds.over('max_field_bytes', 'bytes per field')}",
             )
-        sizes[where] += len(name.encode("utf-8"))
+        sizes[name] = size + len(name.encode("utf-8"))
     total = sum(sizes.values())
     if total > bounds.max_row_bytes:
         largest = sorted(sizes, key=lambda n: -sizes[n])[:3]
@@ -269,5 +278,5 @@ def check_fields(number: int, record: Mapping[str, Any], row_id: str, bounds: In
             "(row)",
             f"line {number}: its {len(sizes):,} fields hold {total:,} bytes (names and values), "
             f"{bounds.over('max_row_bytes', 'bytes per row')}; the largest: "
-            + ", ".join(f"{short(n)} ({sizes[n]:,} bytes)" for n in largest),
+            + ", ".join(f"{short(_printable(n))} ({sizes[n]:,} bytes)" for n in largest),
         )
