@@ -200,6 +200,18 @@ def test_values_no_reader_takes_fail_only_their_line(folder: Path) -> None:
     ((line, error),) = loaded.errors
     assert (line, error.row_id, error.field) == (2, "a", "questions")
 
+    # A media cell in the seeds' JSON form, nested past what the JSON parser reads.
+    deep_media = '{"contents": ' + deep_cell + "}"
+    table = write_csv(
+        folder / "m.csv",
+        [["id", "prompt", "image"], ["a", "p", deep_media], ["b", "p", "a.png"]],
+    )
+    loaded = load_dataset(table, bounds=InputBounds(max_field_bytes=300_000))
+    assert [r.id for r in loaded.rows] == ["b"]
+    ((line, error),) = loaded.errors
+    assert (line, error.row_id, error.field) == (2, "a", "(row)")
+    assert error.message == "line 2: a value nests too deep to read"
+
 
 # ---- bounds on the dataset: refused before anything is kept ---------------------------------
 
