@@ -128,6 +128,14 @@ class Settings(BaseSettings):
     # Celery's batch limit fills): a third of the events' cost per task. 0 sends each at once.
     task_event_flush_s: float = Field(default=0.5, ge=0)
 
+    # Turns between jobs (worker.turns): at most turn_window rows of running online jobs are
+    # in the broker or running at once, cluster-wide; 0 sizes it as turns_per_slot x the task
+    # slots of the workers alive now (each registers its concurrency), and never below
+    # turn_window_min, so a job submitted before any worker starts still has turns waiting.
+    turn_window: int = Field(default=0, ge=0)
+    turns_per_slot: float = Field(default=1.5, gt=0)
+    turn_window_min: int = Field(default=4, ge=1)
+
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.
     max_redrives: int = Field(default=5, ge=1)

@@ -70,6 +70,8 @@ def summary_table(s: JobSummary) -> Table:
         )
     if (errors := task_errors_line(s, time.time())) is not None:
         table.add_row("task errors", errors)
+    if s.mode == "online" and s.status != "finished":
+        table.add_row("turns", turns_line(s))
     table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
     table.add_row(
         "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
@@ -104,6 +106,15 @@ def summary_table(s: JobSummary) -> Table:
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table
+
+
+def turns_line(s: JobSummary) -> str:
+    """The job's place on shared workers (worker.turns)."""
+    cap = f" (at most {s.max_in_flight})" if s.max_in_flight else ""
+    return (
+        f"priority {s.priority} · {s.rows_in_flight} rows in flight{cap} · "
+        f"{s.rows_waiting} waiting; `evalq turns {s.job_id}` changes them"
+    )
 
 
 def candidate_line(c: CandidateSummary) -> str:

@@ -28,7 +28,8 @@ from worker.files import media_rules
 from worker.jobs import finalize
 from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings
-from worker.store import Store, row_key
+from worker.store import PRIORITIES, Store
+from worker.turns import SendRow, hand_out
 
 
 class JobSpec(TypedDict, total=False):
@@ -41,7 +42,8 @@ class JobSpec(TypedDict, total=False):
     `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder). `thinking`
     ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a model would
     refuse is a DatasetError naming model and range. `max_cost_usd` pauses the job once its
-    priced spend reaches it (every model it calls needs a known price)."""
+    priced spend reaches it (every model it calls needs a known price). `priority` ("high",
+    "normal", "low") and `max_in_flight` (rows at once) set the job's turns (worker.turns)."""
 
     judge_model: str | None
     judge_models: list[str] | None
@@ -53,6 +55,8 @@ class JobSpec(TypedDict, total=False):
     data_roots: list[str | Path] | None
     thinking: Mapping[str, Setting] | None
     max_cost_usd: float | None
+    priority: str
+    max_in_flight: int | None
 
 
 @dataclass
@@ -126,6 +130,18 @@ def check_cap(
         )
 
 
+def check_turns(priority: object, max_in_flight: object) -> None:
+    """A job's place in the turns (worker.turns), refused before anything is stored."""
+    if priority not in PRIORITIES:
+        raise EvalqError(f"priority must be one of {', '.join(PRIORITIES)}, not {priority!r}")
+    if max_in_flight is not None and (
+        isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1
+    ):
+        raise EvalqError(
+            f"max_in_flight must be a whole number of rows >= 1, not {max_in_flight!r}"
+        )
+
+
 def check_mode(mode: str, on_expiry: str) -> None:
     if mode not in ("online", "batch"):
         raise EvalqError(f"mode must be 'online' or 'batch', not {mode!r}")
@@ -144,6 +160,7 @@ def refuse_unknown(given: Mapping[str, Any], spec: type[Any], where: str) -> Non
 def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec) -> Prepared:
     """Every check a job passes before it is stored, shared by submit and the dry run."""
     refuse_unknown(spec, JobSpec, "submit")
+    check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
     get_metric(metric)  # an unknown metric fails before anything else
     options = validate_options(metric, spec.get("options"))
     per_job = ("max_field_bytes", "max_row_bytes", "max_questions_per_row")
@@ -181,13 +198,18 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
         thinking=job_thinking,
         prices={model: price.to_json() for model, price in prices.items()},
         max_cost_usd=max_cost_usd,
+        priority=spec.get("priority", "normal"),
+        max_in_flight=spec.get("max_in_flight"),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
 
 
-def store_and_enqueue(store: Store, app: Sender, config: JobConfig, loaded: LoadedDataset) -> None:
-    """Store the job with its rows (lines rejected at load fail now) and start it: one task
-    per good row, or in batch mode one batch submission."""
+def store_and_enqueue(
+    store: Store, settings: Settings, app: Sender, config: JobConfig, loaded: LoadedDataset
+) -> None:
+    """Store the job with its rows (lines rejected at load fail now) and start it: its rows
+    wait for turns (worker.turns) and the free ones go out now, one task per row; in batch
+    mode one batch submission."""
     rejected = [
         failed_row(err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err))
         for line, err in loaded.errors
@@ -198,7 +220,7 @@ def store_and_enqueue(store: Store, app: Sender, config: JobConfig, loaded: Load
     elif config.mode == "batch":
         send(app, SUBMIT_BATCH, (config.job_id,), None)
     else:
-        enqueue(app, config.job_id, [row_key(row) for row in loaded.rows])
+        hand_out(store, settings, row_sender(app))
 
 
 def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
@@ -206,10 +228,10 @@ def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | 
     app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
 
-def enqueue(app: Sender, job_id: str, rows: list[str]) -> None:
-    """One prepare_row task per row, published over one connection."""
-    with app.producer_or_acquire() as producer:
-        for row in rows:
-            app.send_task(
-                PREPARE_ROW, (job_id, row), queue=queue_for(PREPARE_ROW), producer=producer
-            )
+def row_sender(app: Sender) -> SendRow:
+    """Sends one row's prepare_row task (a row given a turn)."""
+
+    def send_row(job_id: str, row: str) -> None:
+        app.send_task(PREPARE_ROW, (job_id, row), queue=queue_for(PREPARE_ROW))
+
+    return send_row
