@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import time
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from evalq.client.csv_safe import safe_writer
 from evalq.core.models import CandidateSummary, JobSummary, RowResult
 
 if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
@@ -210,7 +210,7 @@ def results_csv(rows: Iterable[RowResult]) -> str:
     # Multi-candidate jobs: one line per row and candidate, the candidate next to the id.
     cells = any(r.candidate is not None for r in rows)
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = safe_writer(out)
     writer.writerow(
         [
             "id",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
@@ -37,7 +37,8 @@ class JobSpec(TypedDict, total=False):
 
     `judge_models` (several judges) is for the metrics that use them; the first one is the
     job's main judge. `options` are the metric's (checked by its options model).
-    `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are read only under
+    `max_field_bytes`, `max_row_bytes` and `max_questions_per_row` default to their EVALQ_
+    settings (the dataset's own bounds are the settings'). Local media are read only under
     `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder). `thinking`
     ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a model would
     refuse is a DatasetError naming model and range. `max_cost_usd` pauses the job once its
@@ -49,6 +50,8 @@ class JobSpec(TypedDict, total=False):
     options: dict[str, Any] | None
     use_cache: bool
     max_field_bytes: int | None
+    max_row_bytes: int | None
+    max_questions_per_row: int | None
     data_roots: list[str | Path] | None
     thinking: Mapping[str, Setting] | None
     max_cost_usd: float | None
@@ -160,13 +163,13 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
     check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
     get_metric(metric)  # an unknown metric fails before anything else
     options = validate_options(metric, spec.get("options"))
-    max_field_bytes = spec.get("max_field_bytes")
-    if max_field_bytes is None:
-        max_field_bytes = settings.max_field_bytes
+    per_job = ("max_field_bytes", "max_row_bytes", "max_questions_per_row")
+    given: dict[str, Any] = {n: spec.get(n) for n in per_job if spec.get(n) is not None}
+    bounds = replace(settings.input_bounds(), **given)
     data_roots = spec.get("data_roots")
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
     rules = media_rules(settings, roots)
-    loaded = load_dataset(dataset, metric, options, rules, max_field_bytes=max_field_bytes)
+    loaded = load_dataset(dataset, metric, options, rules, bounds=bounds)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
     judge_model = judges[0] if judges else settings.judge_model
