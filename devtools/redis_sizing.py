@@ -13,7 +13,8 @@ shape images run through the client's own submit (Store.create_job, the broker's
   over the difference in questions, is the cost of one question (its verdict, its result entry,
   its cached judge reply), and what is left is the cost of a row apart from its questions.
 
-Submission happens with no worker running, so the submitted figure holds every row's message.
+Every figure is read with no worker running: the submitted one holds every row's message, and
+no worker's connections count as a job's bytes.
 """
 
 from __future__ import annotations
@@ -87,17 +88,25 @@ def celery_results_bytes(client: redis.Redis) -> int:
     )
 
 
+def clients(client: redis.Redis) -> int:
+    return int(client.info("clients")["connected_clients"])
+
+
 def measure_job(stack: Stack, path: Path, timeout_s: float) -> JobBytes:
+    """One job's bytes, each figure read with no worker connected: a worker's connections (a
+    pool as large as its concurrency) take Redis memory of their own, which is not the job's."""
     r = stack.redis.client()
     before = used_memory(r)
     results_before = celery_results_bytes(r)
     job = stack.client.submit("gecko-image", path, use_cache=False).job_id
     submitted = used_memory(r) - before
+    connected = clients(r)  # the client's own, the broker's included
     broker = queue_bytes(r)
-    if not stack.pool.procs:
-        stack.pool.start(concurrency=16)
+    stack.pool.start(concurrency=16)
     summary = stack.client.wait(job, timeout_s=timeout_s, poll_s=0.2)
     wait_for(lambda: queue_bytes(r) == 0, 60, "the queues to drain")
+    stack.pool.stop_all()
+    wait_for(lambda: clients(r) <= connected, 60, "the worker's connections to close")
     results = stack.client.results(job)
     return JobBytes(
         rows=summary.rows_total,
@@ -113,9 +122,7 @@ def measure(work: Path, rows: int, timeout_s: float) -> dict[str, Any]:
     stack = Stack(work, ["--latency-ms", "0"], workers=0, concurrency=16)
     try:
         typical = measure_job(stack, dataset(work / "typical", rows, "typical"), timeout_s)
-        stack.pool.stop_all()  # the next submit is measured with no worker taking messages
         few = measure_job(stack, dataset(work / "few", rows, "few", FEW_QUESTIONS), timeout_s)
-        stack.pool.stop_all()
         many = measure_job(stack, dataset(work / "many", rows, "many", MANY_QUESTIONS), timeout_s)
     finally:
         stack.close()
