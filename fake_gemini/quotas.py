@@ -132,8 +132,12 @@ class Stats:
     # how many calls a client really held open, seen from this side of the wire.
     in_flight: int = 0
     in_flight_peak: int = 0
+    # generateContent requests begun (counted as they arrive, before any latency or answer):
+    # the calls a client started by some moment, where ``requests`` counts those answered.
+    started: int = 0
 
     def arrived(self) -> None:
+        self.started += 1
         self.in_flight += 1
         self.in_flight_peak = max(self.in_flight_peak, self.in_flight)
 
@@ -168,6 +172,7 @@ class Stats:
             "count_tokens": self.count_tokens,
             "in_flight": self.in_flight,
             "in_flight_peak": self.in_flight_peak,
+            "started": self.started,
         }
 
     def reset(self) -> None:
@@ -178,4 +183,5 @@ class Stats:
         self.events.clear()
         self.uploads = 0
         self.count_tokens = 0
+        self.started = 0
         self.in_flight_peak = self.in_flight  # calls still open count from now on

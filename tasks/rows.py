@@ -2,7 +2,8 @@
 return an outcome); each task turns its outcome into a chord, a Celery retry or a return value,
 through the scheduler in use (worker.scheduling). prepare_row plans the row (rubric or candidate
 generation) and fans out one run_unit per unit into a chord whose callback, aggregate_row,
-scores the row. Chord header tasks never raise, so the callback always fires.
+scores the row. Chord header tasks never raise, so the callback always fires. A row task that
+ends its row hands the freed turn to a waiting row (worker.turns).
 
 Cached work does not become tasks: prepare_row resolves inline every unit whose verdict is
 stored or whose replies are all in the call cache, and only the units that need a judge call go
@@ -57,6 +58,7 @@ from worker.runtime import Runtime, runtime
 from worker.scheduling import scheduler
 from worker.store import REDIS_DOWN
 from worker.task_errors import describe, retry_or_give_up
+from worker.turns import hand_out
 from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
@@ -158,7 +160,25 @@ def _row_task(
     def waiting(delay: float) -> None:
         rt.store.touch(job_id, row, at=time.time() + delay)
 
-    return _guarded(task, job_id, down_since, lambda: body(task, rt, job_id, row), give_up, waiting)
+    reply = _guarded(
+        task, job_id, down_since, lambda: body(task, rt, job_id, row), give_up, waiting
+    )
+    if "units" not in reply:  # the row ended (or was let go): its turn is free for another
+        _hand_out_turns(rt)
+    return reply
+
+
+def _hand_out_turns(rt: Runtime) -> None:
+    """Free turns to waiting rows (worker.turns). What goes wrong here only delays them: the
+    watchdog's next sweep hands turns out too, so it is logged, not retried."""
+
+    def send_row(job_id: str, line: str) -> None:
+        scheduler().send(PREPARE_ROW, (job_id, line), None)
+
+    try:
+        hand_out(rt.store, rt.settings, send_row)
+    except Exception:
+        log.warning("turns: handing out failed; the watchdog's next sweep does it", exc_info=True)
 
 
 def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:

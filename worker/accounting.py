@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from evalq.core.errors import JudgeError, LimiterBusy, RateLimited
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ensure_complete
 from evalq.core.pricing import Price, Usage, call_cost_nanos, price_for
-from worker.budget import pause_if_spent
+from worker.budget import pause_if_spent, settle
 from worker.judge_layer import JudgeLayer
 from worker.store import Store
 from worker.unit_writes import UnitWrites
@@ -18,10 +18,11 @@ from worker.unit_writes import UnitWrites
 
 class AccountingJudge(JudgeLayer):
     """Tokens and cost are counted per role (the request's: rubric, validator, judge; every
-    call of the model under test is "candidate") and per model, priced per call with the job's
-    price table (a call's prompt size decides long-context prices; `batch`: at the model's
-    batch rate). A model with no price is counted in tokens only. The priced spend is checked
-    against the job's cap after each call."""
+        call of the model under test is "candidate") and per model, priced per call with the job's
+        price table (a call's prompt size decides long-context prices; `batch`: at the model's
+        batch rate). A model with no price is counted in tokens only. The priced spend is checked
+        against the job's cap after each call. Without held writes, the calls' reservations
+    (worker.budget, `held`) are settled here, once their cost is counted."""
 
     def __init__(
         self,
@@ -33,9 +34,11 @@ class AccountingJudge(JudgeLayer):
         prices: Mapping[str, Price] | None = None,
         writes: UnitWrites | None = None,
         batch: bool = False,
+        held: list[str] | None = None,
     ) -> None:
         super().__init__(inner, store, job_id)
         self._writes = writes
+        self._held = held
         self._batch = batch
         self._candidate = role == "candidate"
         self._price = price_for(inner.model, prices) if prices is not None else None
@@ -73,6 +76,8 @@ class AccountingJudge(JudgeLayer):
             self._writes.spend(counters, usage)  # the cap is checked when they are written
             return
         spent_nanos, cap = self._store.account(self._job_id, counters, usage)
+        if self._held:
+            settle(self._store, self._job_id, self._held)
         if usage is not None and usage.cost_nanos:
             pause_if_spent(self._store, self._job_id, spent_nanos, cap)
 

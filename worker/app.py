@@ -11,7 +11,9 @@ import, and a bad value is reported to whoever builds the app that uses it.
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 from functools import cache
 from typing import Any
 
@@ -23,6 +25,8 @@ from worker.redis_tls import tls_options
 from worker.result_backend import RedisResults, backend_url
 from worker.settings import Settings, get_settings
 from worker.task_events import batching_step
+
+log = logging.getLogger(__name__)
 
 # The names stay importable from here (`app`, the worker's app, comes from __getattr__).
 __all__ = ["PREPARE_ROW", "QUEUE_QUESTIONS", "QUEUE_ROWS", "create_app", "get_app"]
@@ -139,12 +143,20 @@ def _survive_broker_restarts(sender: Any = None, **_: Any) -> None:
     guard_restore_at_teardown()
 
 
+def _concurrency(consumer: Any) -> int:
+    """The worker's task slots (the pool's size), which widen the turns' window."""
+    controller = getattr(consumer, "controller", None)
+    given = getattr(controller, "concurrency", None) or get_app().conf.worker_concurrency
+    return int(given or os.cpu_count() or 1)
+
+
 @worker_ready.connect
 def _start_watchdog(sender: Any = None, **_: Any) -> None:
     """Each worker runs the watchdog thread; a Redis lock lets one of them sweep at a time.
     Its heartbeat keeps the rows of its running tasks from looking stalled."""
     from worker.heartbeat import Heartbeat, interval_for
     from worker.runtime import runtime
+    from worker.turns import hand_out
     from worker.watchdog import BatchDriving, Watchdog
 
     rt = runtime()
@@ -160,7 +172,12 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         rt.store,
         interval_s=interval_for(rt.settings.stall_timeout_s),
         max_hold_s=rt.settings.task_time_limit_s,
+        slots=(name, _concurrency(sender)),
     ).start()
+    try:  # rows that waited for a worker to start get their turns now, not at the first sweep
+        hand_out(rt.store, rt.settings, send)
+    except Exception:
+        log.warning("turns: handing out at start failed; the watchdog does it", exc_info=True)
     Watchdog(
         rt.store,
         send,
@@ -169,4 +186,5 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         name=name,
         max_redrives=rt.settings.max_redrives,
         batches=BatchDriving(rt.settings, send_batch_step),
+        turns=rt.settings,
     ).start()

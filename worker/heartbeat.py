@@ -26,6 +26,7 @@ from celery.signals import task_postrun, task_prerun
 
 from worker.queues import PREPARE_ROW
 from worker.store import Store, renew_claims
+from worker.turns import register
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,10 @@ class Heartbeat:
         interval_s: float,
         max_hold_s: float,
         clock: Callable[[], float] = time.monotonic,
+        slots: tuple[str, int] | None = None,
     ) -> None:
         self.store = store
+        self.slots = slots  # (worker name, concurrency), counted in the turns' window
         self.interval_s = interval_s
         self.max_hold_s = max_hold_s
         self._clock = clock
@@ -76,6 +79,8 @@ class Heartbeat:
                     by_job.setdefault(job_id, set()).add(row_id)
         for job_id, rows in by_job.items():
             self.store.touch(job_id, *sorted(rows))
+        if self.slots is not None:  # lapses after three missed beats: a dead worker drops out
+            register(self.store, *self.slots, lapse_s=claim_lease_s(self.interval_s))
         renew_claims(self.store, claim_lease_s(self.interval_s))
         return sum(map(len, by_job.values()))
 
@@ -92,6 +97,8 @@ class Heartbeat:
         own thread) and beat for them until stop()."""
         task_prerun.connect(self._on_prerun, weak=False)
         task_postrun.connect(self._on_postrun, weak=False)
+        if self.slots is not None:
+            register(self.store, *self.slots, lapse_s=claim_lease_s(self.interval_s))
         thread = threading.Thread(target=self._loop, name="evalq-heartbeat", daemon=True)
         thread.start()
         return thread

@@ -88,6 +88,15 @@ def _summary_from_store(
 ) -> JobSummary:
     """The summary computed now from what is stored: the counters, the unscored reasons and
     every row's result."""
-    return build_summary(
+    summary = build_summary(
         config, counters, store.unscored_counts(job_id), store.iter_results(job_id), time.time()
+    )
+    turns = store.turn_state(job_id)
+    return summary.model_copy(
+        update={
+            "priority": turns.priority,
+            "max_in_flight": turns.max_in_flight,
+            "rows_in_flight": turns.holding,
+            "rows_waiting": turns.waiting,
+        }
     )

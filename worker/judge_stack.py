@@ -1,10 +1,11 @@
 """A job's judges, built in one place from a list of layers, outermost first:
 
-    accounting -> fatal-error guard -> thinking -> call cache -> [spend cap -> limiter
-    correction] -> the innermost judge
+    accounting -> fatal-error guard -> thinking -> call cache -> [status and spend cap ->
+    limiter correction] -> the innermost judge
 
-Online the innermost judge is the rate-limited Gemini client, behind the spend cap (checked
-only for calls that would reach the API: cache hits are free) and the limiter's correction;
+Online the innermost judge is the rate-limited Gemini client, behind the gate of
+worker.budget (the job's status and the spend cap's reservation, only for calls that would
+reach the API: cache hits are free) and the limiter's correction;
 prepare_row's inline pass puts CacheOnly there instead, and batch mode a judge answering from
 batch results (worker.batch.judge), priced at the batch rate. Everything above is the same.
 """
@@ -12,7 +13,7 @@ batch results (worker.batch.judge), priced at the batch rate. Everything above i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
@@ -43,7 +44,9 @@ def build_stack(inner: Judge, layers: Sequence[Layer]) -> Judge:
 @dataclass(frozen=True)
 class JobCalls:
     """How a job's calls are shaped, cached and counted (from its config); `writes`: a unit's
-    held writes, which its judges' counters, cache entries and corrections go into."""
+    held writes, which its judges' counters, cache entries and corrections go into;
+    `reservations`: without writes, the spend cap's reservations (worker.budget) of calls made
+    and not yet counted."""
 
     job_id: str
     use_cache: bool
@@ -51,6 +54,11 @@ class JobCalls:
     prices: Mapping[str, Price]
     writes: UnitWrites | None = None
     batch: bool = False  # priced at the batch rate
+    reservations: list[str] = field(default_factory=list)
+
+    def held(self) -> list[str]:
+        """Where a call's reservation waits until its cost is counted."""
+        return self.reservations if self.writes is None else self.writes.reservations
 
 
 def job_layers(
@@ -60,7 +68,14 @@ def job_layers(
     job_id, writes = calls.job_id, calls.writes
     return [
         lambda j: AccountingJudge(
-            j, store, job_id, role=role, prices=calls.prices, writes=writes, batch=calls.batch
+            j,
+            store,
+            job_id,
+            role=role,
+            prices=calls.prices,
+            writes=writes,
+            batch=calls.batch,
+            held=calls.reservations,
         ),
         lambda j: FatalErrorGuard(j, store, job_id, settings.fatal_error_limit),
         # Thinking is applied before the cache, so it is part of the call-cache key.
@@ -75,10 +90,22 @@ def _thinking_role(role: str) -> Literal["candidate"] | None:
     return "candidate" if role == "candidate" else None
 
 
-def api_layers(store: Store, limiter: RateLimiter, calls: JobCalls) -> list[Layer]:
-    """Between the call cache and the API."""
+def api_layers(
+    store: Store, settings: Settings, limiter: RateLimiter, calls: JobCalls
+) -> list[Layer]:
+    """Between the call cache and the API. A reservation holds for as long as a task may run:
+    no call outlives its task."""
     return [
-        lambda j: BudgetGuard(j, store, calls.job_id, calls.writes),
+        lambda j: BudgetGuard(
+            j,
+            store,
+            calls.job_id,
+            prices=calls.prices,
+            output_tokens=settings.max_output_tokens,
+            hold_s=settings.task_time_limit_s,
+            held=calls.held(),
+            batch=calls.batch,
+        ),
         lambda j: TokenCorrection(j, limiter, calls.writes),
     ]
 

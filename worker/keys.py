@@ -12,17 +12,25 @@ after call_cache_ttl_s.
 
     evalq:jobs                          ZSET  job id -> created_at
     evalq:jobs:active                   SET   jobs the watchdog looks after (running or paused)
+    evalq:turns                         ZSET  job id -> created_at: online jobs with rows waiting
+                                              for a turn or holding one (worker.turns)
+    evalq:workers                       ZSET  worker name -> when its registration lapses
+    evalq:workers:slots                 HASH  worker name -> its concurrency (task slots)
     evalq:job:{job}                     HASH  config (JSON), status, pause_reason, counters
                                               (rows_done, rows_scored/partial/failed,
                                               failed:{reason}, judge_calls, prompt_tokens,
                                               output_tokens, rubric_cache_hits, cache_hits,
                                               retries, rate_limited, limiter_wait_ms,
                                               simulated_calls, redriven, unit_tasks,
-                                              units_inline), {status}_at; what escaped a
+                                              units_inline), spent_nanos, budget_nanos,
+                                              reserved_nanos, {status}_at; priority,
+                                              max_in_flight (turns); what escaped a
                                               task's code: task_errors (how many),
                                               task_error_last ("Type: message", clipped),
                                               task_error_task, task_error_at (epoch s)
     evalq:job:{job}:rows                LIST  every row's line, rejected lines included, in order
+    evalq:job:{job}:waiting             LIST  lines waiting for a turn, in order (online mode)
+    evalq:job:{job}:turns               SET   lines holding a turn: queued, running or retrying
     evalq:job:{job}:activity            ZSET  line -> last sign of life (the watchdog's clock)
     evalq:job:{job}:redrives            HASH  line -> "re-drives without progress:verdicts seen:
                                               when last re-driven"
@@ -33,6 +41,10 @@ after call_cache_ttl_s.
     evalq:job:{job}:results             HASH  line -> RowResult JSON
     evalq:job:{job}:unscored            HASH  reason -> unscored question count
     evalq:job:{job}:summary             STRING JobSummary JSON, written when the last row lands
+    evalq:job:{job}:reservations        ZSET  "{id}:{estimated nanos}" -> expires at (ms, Redis
+                                              time): the cost reserved by each judge call in
+                                              flight of a job with a spend cap; the job hash's
+                                              reserved_nanos is their sum (worker.budget)
     evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
                                               job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
     evalq:job:{job}:file:{sha256}       STRING a large media file's Files API record (name, URI)
@@ -64,6 +76,10 @@ from __future__ import annotations
 
 JOBS = "evalq:jobs"
 ACTIVE_JOBS = "evalq:jobs:active"
+TURNS = "evalq:turns"
+WORKERS = "evalq:workers"
+WORKER_SLOTS = "evalq:workers:slots"
+JOB_PREFIX = "evalq:job:"  # take_turns.lua builds each job's keys from it (see job())
 WATCHDOG_LOCK = "evalq:watchdog:lock"
 
 # Fields of the job hash (job()) recording exceptions that escaped a task's code
@@ -86,6 +102,14 @@ def job(job_id: str, *parts: str) -> str:
 
 def job_rows(job_id: str) -> str:
     return job(job_id, "rows")
+
+
+def waiting(job_id: str) -> str:
+    return job(job_id, "waiting")
+
+
+def turns(job_id: str) -> str:
+    return job(job_id, "turns")
 
 
 def activity(job_id: str) -> str:
@@ -122,6 +146,10 @@ def unscored(job_id: str) -> str:
 
 def summary(job_id: str) -> str:
     return job(job_id, "summary")
+
+
+def reservations(job_id: str) -> str:
+    return job(job_id, "reservations")
 
 
 def fatal(job_id: str) -> str:

@@ -98,7 +98,9 @@ class Runtime:
         if innermost is not None:
             return build_stack(innermost(model), layers)
         inner = get_judge(model, self.settings, self.limiter)
-        return build_stack(inner, [*layers, *api_layers(self.store, self.limiter, calls)])
+        return build_stack(
+            inner, [*layers, *api_layers(self.store, self.settings, self.limiter, calls)]
+        )
 
 
 @lru_cache(maxsize=1)

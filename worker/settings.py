@@ -3,6 +3,7 @@ google-genai's own conventions. Explicit arguments (CLI flags, API calls) win ov
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import os
@@ -13,6 +14,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from evalq.core import bounds
 from evalq.core.pricing import Price, PriceError, price_table
 from evalq.core.thinking import ThinkingError, parse_settings
 
@@ -86,8 +88,17 @@ class Settings(BaseSettings):
     upload_timeout_s: float = Field(default=300.0, gt=0)  # one upload, and its processing
     # The answer's allowance; thinking gets room on top of it (evalq.core.thinking.output_allowance).
     max_output_tokens: int = Field(default=4096, gt=0)
-    # Per dataset field (a cell, or a JSON value measured as JSON): a larger one fails its row.
-    max_field_bytes: int = Field(default=1024 * 1024, gt=0)
+    # What one submit may hold (evalq.core.bounds): a field (a cell, or a JSON value measured as
+    # JSON), a row (its fields' names and values together) and a row's own questions (a judge
+    # call each) fail their row past these; a dataset over its bytes, rows or CSV columns is
+    # refused before anything is stored. Per job, the API's max_field_bytes, max_row_bytes and
+    # max_questions_per_row win over the first three.
+    max_field_bytes: int = Field(default=bounds.MAX_FIELD_BYTES, gt=0)
+    max_row_bytes: int = Field(default=bounds.MAX_ROW_BYTES, gt=0)
+    max_questions_per_row: int = Field(default=bounds.MAX_QUESTIONS_PER_ROW, gt=0)
+    max_dataset_bytes: int = Field(default=bounds.MAX_DATASET_BYTES, gt=0)
+    max_rows_per_job: int = Field(default=bounds.MAX_ROWS_PER_JOB, gt=0)
+    max_csv_columns: int = Field(default=bounds.MAX_CSV_COLUMNS, gt=0)
     # A row's stored plan (its rubric or candidates, as JSON): a larger one fails the row.
     max_plan_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     # Thinking per role, JSON: {"validator": 0, "rubric": 2048, "judge": "min",
@@ -122,6 +133,14 @@ class Settings(BaseSettings):
     # A gevent worker sends its task events in batches, every this many seconds (and whenever
     # Celery's batch limit fills): a third of the events' cost per task. 0 sends each at once.
     task_event_flush_s: float = Field(default=0.5, ge=0)
+
+    # Turns between jobs (worker.turns): at most turn_window rows of running online jobs are
+    # in the broker or running at once, cluster-wide; 0 sizes it as turns_per_slot x the task
+    # slots of the workers alive now (each registers its concurrency), and never below
+    # turn_window_min, so a job submitted before any worker starts still has turns waiting.
+    turn_window: int = Field(default=0, ge=0)
+    turns_per_slot: float = Field(default=1.5, gt=0)
+    turn_window_min: int = Field(default=4, ge=1)
 
     # A row re-driven this many times in a row without a new verdict fails (judge_error) instead
     # of being driven again: something kills or hangs every task that handles it.
@@ -194,6 +213,11 @@ class Settings(BaseSettings):
     def price_table(self) -> dict[str, Price]:
         """evalq's default prices with EVALQ_PRICES applied."""
         return price_table(self.prices)
+
+    def input_bounds(self) -> bounds.InputBounds:
+        """The bounds a submit's dataset is loaded under (its loader takes them as values)."""
+        names = [item.name for item in dataclasses.fields(bounds.InputBounds)]
+        return bounds.InputBounds(**{name: getattr(self, name) for name in names})
 
     @model_validator(mode="after")
     def _visibility_covers_longest_hold(self) -> Self:

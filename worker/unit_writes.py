@@ -11,7 +11,8 @@ prepare_row resolving it from the cache twice) and only one verdict is kept (fir
   inline). Added only when this run's verdict is the one stored, so a duplicate adds nothing;
   with no verdict (a retry), they are left for the run that does record it.
 
-Reply-cache entries and limiter corrections are written in every case: they describe calls
+The cost reservations of the unit's calls (worker.budget) are settled in the same step as
+its spent counters. Reply-cache entries and limiter corrections are written in every case: they describe calls
 that were made. What is lost: a worker killed between its call and the write loses that call's
 counters and cache entry (the redelivered unit asks again, and counts that request).
 """
@@ -31,10 +32,7 @@ class NotCached(Exception):
 
 @dataclass
 class UnitWrites:
-    """One unit's pending writes; see the module docstring for which counters count when.
-    `budget` is the job's (spend, cap) read when the unit started, so the spend cap is checked
-    without another read (a cap reached meanwhile by other workers is seen by the next unit:
-    the overshoot stays bounded by the calls in flight, as before)."""
+    """One unit's pending writes; see the module docstring for which counters count when."""
 
     spent: Counter[str] = field(default_factory=Counter)
     usage: list[Usage] = field(default_factory=list)
@@ -42,7 +40,7 @@ class UnitWrites:
     replies: dict[str, tuple[str, int]] = field(default_factory=dict)  # digest -> (JSON, ttl_s)
     corrections: list[tuple[str, float]] = field(default_factory=list)  # limiter key -> ms
     touch_at: float | None = None  # the row's next sign of life, when not now (a countdown)
-    budget: tuple[int, int | None] | None = None
+    reservations: list[str] = field(default_factory=list)  # settled with `spent`
 
     def spend(self, counters: dict[str, int], usage: Usage | None) -> None:
         self.spent.update({name: amount for name, amount in counters.items() if amount})
@@ -60,12 +58,7 @@ class UnitWrites:
         self.counted.clear()
         self.replies.clear()
         self.corrections.clear()
+        self.reservations.clear()
 
     def cost_nanos(self) -> int:
         return sum(usage.cost_nanos for usage in self.usage)
-
-    def known_budget(self) -> tuple[int, int | None] | None:
-        """(spend including this unit's calls so far, cap), or None when not read."""
-        if self.budget is None:
-            return None
-        return self.budget[0] + self.cost_nanos(), self.budget[1]

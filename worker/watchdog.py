@@ -19,6 +19,10 @@ may just be queued behind it (a backlog of rows, or a loaded machine), and faili
 lose a row nobody killed. Rows that never started are unchanged: they are driven only after
 the queues were empty on two sweeps, and those re-drives count.
 
+Only rows holding a turn (worker.turns) can be stalled or lost: a row waiting for its turn has
+no message to lose. Given the settings (`turns`), every sweep also hands out free turns, which
+makes up for a hand-out a killed task or producer never made.
+
 Batch-mode jobs are re-attached (worker.batch.flow.reattach: their stale batches polled again,
 a stale sweep sent again) instead of having rows re-driven. A job re-attached more than
 max_redrives times without progress (no batch polled while it runs, ingested or newly sent, no
@@ -44,6 +48,7 @@ from worker.jobs import finalize, give_up, redrive
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.settings import Settings
 from worker.store import Store
+from worker.turns import hand_out
 
 log = logging.getLogger(__name__)
 Send = Callable[[str, str], None]
@@ -68,8 +73,10 @@ class Watchdog:
         name: str,
         max_redrives: int = 5,
         batches: BatchDriving | None = None,
+        turns: Settings | None = None,
     ) -> None:
         self.batches = batches
+        self.turns = turns
         self.store = store
         self.max_redrives = max_redrives
         self.send = send
@@ -102,6 +109,9 @@ class Watchdog:
             if self.batches is not None and self.reattach_batches(job_id, now):
                 continue  # batch mode: its batches are re-attached, its rows never re-driven
             pending_set = set(pending)
+            if self.store.uses_turns(job_id):  # rows waiting for a turn are not stalled
+                pending_set &= self.store.holding_turns(job_id)
+                pending = [r for r in pending if r in pending_set]
             stalled = [
                 r
                 for r in self.store.quiet_since(job_id, now - self.stall_timeout_s)
@@ -122,6 +132,8 @@ class Watchdog:
                     len(lost),
                 )
                 redriven[job_id] = count
+        if self.turns is not None:  # makes up for a hand-out a killed task never made
+            hand_out(self.store, self.turns, self.send)
         return redriven
 
     def within_cap(

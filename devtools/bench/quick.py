@@ -10,6 +10,7 @@
 
 Ratios only: absolute times depend on the machine (printed with the results).
 
+`scripts/bench --fairness ...` runs the fairness benchmark (devtools.bench.fairness).
 `scripts/bench --scale ...` runs the scaling benchmark instead (devtools.bench.scale): CPU,
 memory and Redis commands per judge call across worker counts, against the same baseline.
 """
@@ -145,6 +146,10 @@ def main() -> int:
         from devtools.bench.scale import main as scale
 
         return scale([a for a in sys.argv[1:] if a != "--scale"])
+    if "--fairness" in sys.argv[1:]:
+        from devtools.bench.fairness import main as fairness
+
+        return fairness([a for a in sys.argv[1:] if a != "--fairness"])
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -157,6 +162,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
     parser.add_argument(
         "--scale", action="store_true", help="the scaling benchmark (devtools.bench.scale)"
+    )
+    parser.add_argument(
+        "--fairness",
+        action="store_true",
+        help="a small job behind a large one (devtools.bench.fairness)",
     )
     parser.add_argument(
         "--only", choices=["overhead"], default=None, help="run one measurement (for profiling)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
@@ -118,6 +119,13 @@ class Job:
     def resume(self, *, max_cost_usd: float | None = None) -> int:
         return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
 
+    def set_turns(
+        self, *, priority: str | None = None, max_in_flight: int | None = None
+    ) -> dict[str, Any]:
+        """Change the job's priority or cap on rows in flight while it runs (0 lifts it)."""
+        state = self.client.set_turns(self.job_id, priority=priority, max_in_flight=max_in_flight)
+        return asdict(state)
+
 
 class EvaluateSpec(TypedDict, total=False):
     """evaluate's keywords besides `dry_run` (see evaluate)."""
@@ -134,6 +142,8 @@ class EvaluateSpec(TypedDict, total=False):
     count_tokens: bool
     mode: Literal["online", "batch"]
     on_expiry: Literal["resubmit", "online"]
+    priority: Literal["high", "normal", "low"]
+    max_in_flight: int | None
 
 
 @overload
@@ -174,7 +184,9 @@ def evaluate(
     image, video or response (gecko-image, gecko-video, pointwise): every row is scored once
     per candidate on the same rubric, and `Job.results()` gains a `candidate` column.
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
-    prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online."""
+    prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
+    On shared workers jobs take turns (worker.turns): `priority` ("high", "normal", "low")
+    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later."""
     refuse_unknown(spec, EvaluateSpec, "evaluate")
     client = Client(spec.get("settings"))
     options = spec.get("options")
@@ -187,6 +199,8 @@ def evaluate(
         "data_roots": spec.get("data_roots"),
         "thinking": spec.get("thinking"),
         "max_cost_usd": spec.get("max_cost_usd"),
+        "priority": spec.get("priority", "normal"),
+        "max_in_flight": spec.get("max_in_flight"),
     }
     mode, on_expiry = spec.get("mode", "online"), spec.get("on_expiry", "resubmit")
 

@@ -22,7 +22,7 @@ from evalq.core.dry_report import DryRunReport
 from evalq.core.errors import EvalqError
 from evalq.core.models import JobSummary
 from worker.settings import Settings
-from worker.store import Transition
+from worker.store import Transition, TurnState
 
 __all__ = ["JOB_ID", "Client", "Prepared", "Submitted", "check_job_id", "new_job_id"]
 
@@ -63,7 +63,7 @@ class Client(JobReader):
                 raise EvalqError(str(exc)) from None
         prepared = submit.prepare(self.settings, metric, dataset, job)
         config = prepared.config.model_copy(update={"mode": mode, "on_expiry": on_expiry})
-        submit.store_and_enqueue(self.store, self.app, config, prepared.dataset)
+        submit.store_and_enqueue(self.store, self.settings, self.app, config, prepared.dataset)
         return Submitted(job_id=config.job_id, dataset=prepared.dataset)
 
     def plan(
@@ -89,6 +89,19 @@ class Client(JobReader):
         """Stop a job: queued tasks skip it, rows already counted stay, the rest are not run."""
         self.try_cancel(job_id)
         return self.summary(job_id)
+
+    def set_turns(
+        self, job_id: str, *, priority: str | None = None, max_in_flight: int | None = None
+    ) -> TurnState:
+        """Change a job's priority or cap on rows in flight (evalq.client.control.set_turns)."""
+        return control.set_turns(
+            self.store,
+            self.settings,
+            self.app,
+            job_id,
+            priority=priority,
+            max_in_flight=max_in_flight,
+        )
 
     def try_cancel(self, job_id: str) -> Transition:
         """Cancel unless the job is already finished or cancelled; says which it found."""

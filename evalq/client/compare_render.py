@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 
 from rich.console import Console
 from rich.table import Table
 
+from evalq.client.csv_safe import safe_writer
 from evalq.client.render import SIMULATED_BANNER
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.leaderboard import Standing
@@ -170,7 +170,7 @@ def print_leaderboard(console: Console, comparison: Comparison, standings: list[
 def leaderboard_csv(standings: list[Standing]) -> str:
     tags = sorted({t for s in standings for t in s.tags})
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = safe_writer(buf, lineterminator="\n")
     writer.writerow(
         [
             "rank",

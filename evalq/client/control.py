@@ -1,5 +1,5 @@
 """Steering a stored job: resume a paused or interrupted one (under a new spend cap if need
-be), cancel one, and cancel its batches on the server."""
+be), cancel one, and cancel its batches on the server, change its turns."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import logging
 import time
 
 from evalq.client.job_ids import check_job_id
-from evalq.client.submit import Sender, check_cap, enqueue, models_by_role, send
+from evalq.client.submit import (
+    Sender,
+    check_cap,
+    check_turns,
+    models_by_role,
+    row_sender,
+    send,
+)
 from evalq.core.errors import EvalqError
 from evalq.core.pricing import job_prices, nanos, usd
 from worker.batch.flow import reattach
@@ -15,7 +22,8 @@ from worker.batch.service import cancel_all as cancel_batches
 from worker.batch.service import client_for as batch_client
 from worker.jobs import finalize
 from worker.settings import Settings
-from worker.store import Store, Transition
+from worker.store import Store, Transition, TurnState
+from worker.turns import hand_out
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +32,7 @@ def resume(
     store: Store, settings: Settings, app: Sender, job_id: str, max_cost_usd: float | None
 ) -> int:
     """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
-    how many rows were enqueued. Stored rubrics, verdicts and cached calls are reused.
+    how many rows were put back in line for turns (worker.turns). Stored rubrics, verdicts and cached calls are reused.
     `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
     spend already reached its cap needs one."""
     config = store.config(check_job_id(job_id))  # raises JobNotFound
@@ -63,7 +71,8 @@ def resume(
     store.touch(job_id, *pending)
     if reattach(store, settings, send_step, job_id, time.time(), force=True):
         return len(pending)  # batch mode: batches in flight are polled, never sent again
-    enqueue(app, job_id, pending)
+    store.wait_for_turns(job_id, pending, config.created_at)
+    hand_out(store, settings, row_sender(app))
     return len(pending)
 
 
@@ -83,3 +92,22 @@ def _cancel_batches(store: Store, settings: Settings, job_id: str) -> None:
         cancel_batches(batch_client(settings), store, job_id)
     except Exception as exc:  # the API out of reach: the next poll cancels them
         log.warning("job %s: cancelling its batches failed (%s); a poll will", job_id, exc)
+
+
+def set_turns(
+    store: Store,
+    settings: Settings,
+    app: Sender,
+    job_id: str,
+    *,
+    priority: str | None = None,
+    max_in_flight: int | None = None,
+) -> TurnState:
+    """Change a job's priority or its cap on rows in flight (0 lifts the cap), running or not;
+    turns freed by a wider cap go out now. Returns the job's turns as they are after it."""
+    check_job_id(job_id)
+    store.config(job_id)  # raises JobNotFound
+    check_turns(priority or "normal", max_in_flight or None)
+    store.set_turns(job_id, priority=priority, max_in_flight=max_in_flight)
+    hand_out(store, settings, row_sender(app))
+    return store.turn_state(job_id)

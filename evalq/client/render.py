@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import time
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from evalq.client.csv_safe import safe_writer
 from evalq.core.models import CandidateSummary, JobSummary, RowResult
 
 if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
@@ -70,6 +70,8 @@ def summary_table(s: JobSummary) -> Table:
         )
     if (errors := task_errors_line(s, time.time())) is not None:
         table.add_row("task errors", errors)
+    if s.mode == "online" and s.status != "finished":
+        table.add_row("turns", turns_line(s))
     table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
     table.add_row(
         "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
@@ -104,6 +106,15 @@ def summary_table(s: JobSummary) -> Table:
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table
+
+
+def turns_line(s: JobSummary) -> str:
+    """The job's place on shared workers (worker.turns)."""
+    cap = f" (at most {s.max_in_flight})" if s.max_in_flight else ""
+    return (
+        f"priority {s.priority} · {s.rows_in_flight} rows in flight{cap} · "
+        f"{s.rows_waiting} waiting; `evalq turns {s.job_id}` changes them"
+    )
 
 
 def candidate_line(c: CandidateSummary) -> str:
@@ -199,7 +210,7 @@ def results_csv(rows: Iterable[RowResult]) -> str:
     # Multi-candidate jobs: one line per row and candidate, the candidate next to the id.
     cells = any(r.candidate is not None for r in rows)
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = safe_writer(out)
     writer.writerow(
         [
             "id",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
@@ -28,7 +28,8 @@ from worker.files import media_rules
 from worker.jobs import finalize
 from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings
-from worker.store import Store, row_key
+from worker.store import PRIORITIES, Store
+from worker.turns import SendRow, hand_out
 
 
 class JobSpec(TypedDict, total=False):
@@ -36,20 +37,26 @@ class JobSpec(TypedDict, total=False):
 
     `judge_models` (several judges) is for the metrics that use them; the first one is the
     job's main judge. `options` are the metric's (checked by its options model).
-    `max_field_bytes` defaults to EVALQ_MAX_FIELD_BYTES. Local media are read only under
+    `max_field_bytes`, `max_row_bytes` and `max_questions_per_row` default to their EVALQ_
+    settings (the dataset's own bounds are the settings'). Local media are read only under
     `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder). `thinking`
     ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a model would
     refuse is a DatasetError naming model and range. `max_cost_usd` pauses the job once its
-    priced spend reaches it (every model it calls needs a known price)."""
+    priced spend reaches it (every model it calls needs a known price). `priority` ("high",
+    "normal", "low") and `max_in_flight` (rows at once) set the job's turns (worker.turns)."""
 
     judge_model: str | None
     judge_models: list[str] | None
     options: dict[str, Any] | None
     use_cache: bool
     max_field_bytes: int | None
+    max_row_bytes: int | None
+    max_questions_per_row: int | None
     data_roots: list[str | Path] | None
     thinking: Mapping[str, Setting] | None
     max_cost_usd: float | None
+    priority: str
+    max_in_flight: int | None
 
 
 @dataclass
@@ -123,6 +130,18 @@ def check_cap(
         )
 
 
+def check_turns(priority: object, max_in_flight: object) -> None:
+    """A job's place in the turns (worker.turns), refused before anything is stored."""
+    if priority not in PRIORITIES:
+        raise EvalqError(f"priority must be one of {', '.join(PRIORITIES)}, not {priority!r}")
+    if max_in_flight is not None and (
+        isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1
+    ):
+        raise EvalqError(
+            f"max_in_flight must be a whole number of rows >= 1, not {max_in_flight!r}"
+        )
+
+
 def check_mode(mode: str, on_expiry: str) -> None:
     if mode not in ("online", "batch"):
         raise EvalqError(f"mode must be 'online' or 'batch', not {mode!r}")
@@ -141,15 +160,16 @@ def refuse_unknown(given: Mapping[str, Any], spec: type[Any], where: str) -> Non
 def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec) -> Prepared:
     """Every check a job passes before it is stored, shared by submit and the dry run."""
     refuse_unknown(spec, JobSpec, "submit")
+    check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
     get_metric(metric)  # an unknown metric fails before anything else
     options = validate_options(metric, spec.get("options"))
-    max_field_bytes = spec.get("max_field_bytes")
-    if max_field_bytes is None:
-        max_field_bytes = settings.max_field_bytes
+    per_job = ("max_field_bytes", "max_row_bytes", "max_questions_per_row")
+    given: dict[str, Any] = {n: spec.get(n) for n in per_job if spec.get(n) is not None}
+    bounds = replace(settings.input_bounds(), **given)
     data_roots = spec.get("data_roots")
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
     rules = media_rules(settings, roots)
-    loaded = load_dataset(dataset, metric, options, rules, max_field_bytes=max_field_bytes)
+    loaded = load_dataset(dataset, metric, options, rules, bounds=bounds)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
     judge_model = judges[0] if judges else settings.judge_model
@@ -178,13 +198,18 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
         thinking=job_thinking,
         prices={model: price.to_json() for model, price in prices.items()},
         max_cost_usd=max_cost_usd,
+        priority=spec.get("priority", "normal"),
+        max_in_flight=spec.get("max_in_flight"),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
 
 
-def store_and_enqueue(store: Store, app: Sender, config: JobConfig, loaded: LoadedDataset) -> None:
-    """Store the job with its rows (lines rejected at load fail now) and start it: one task
-    per good row, or in batch mode one batch submission."""
+def store_and_enqueue(
+    store: Store, settings: Settings, app: Sender, config: JobConfig, loaded: LoadedDataset
+) -> None:
+    """Store the job with its rows (lines rejected at load fail now) and start it: its rows
+    wait for turns (worker.turns) and the free ones go out now, one task per row; in batch
+    mode one batch submission."""
     rejected = [
         failed_row(err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err))
         for line, err in loaded.errors
@@ -195,7 +220,7 @@ def store_and_enqueue(store: Store, app: Sender, config: JobConfig, loaded: Load
     elif config.mode == "batch":
         send(app, SUBMIT_BATCH, (config.job_id,), None)
     else:
-        enqueue(app, config.job_id, [row_key(row) for row in loaded.rows])
+        hand_out(store, settings, row_sender(app))
 
 
 def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
@@ -203,10 +228,10 @@ def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | 
     app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
 
-def enqueue(app: Sender, job_id: str, rows: list[str]) -> None:
-    """One prepare_row task per row, published over one connection."""
-    with app.producer_or_acquire() as producer:
-        for row in rows:
-            app.send_task(
-                PREPARE_ROW, (job_id, row), queue=queue_for(PREPARE_ROW), producer=producer
-            )
+def row_sender(app: Sender) -> SendRow:
+    """Sends one row's prepare_row task (a row given a turn)."""
+
+    def send_row(job_id: str, row: str) -> None:
+        app.send_task(PREPARE_ROW, (job_id, row), queue=queue_for(PREPARE_ROW))
+
+    return send_row

@@ -1,17 +1,20 @@
 """Dataset loading and row validation for JSONL and CSV files.
 
-A file that is not a dataset fails before anything is enqueued (DatasetError). A bad row
-becomes an InputError naming the row and the field, and the other rows go on.
+A file that is not a dataset, or one over a dataset's bounds (evalq.core.bounds: bytes, rows,
+CSV columns), fails before anything is enqueued (DatasetError). A bad row, or one over a row's
+bounds (bytes, questions), becomes an InputError naming the row and the field, and the other
+rows go on.
 """
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalq.core.bounds import NAMES_SHOWN, InputBounds, clip, short, some_names
 from evalq.core.candidates import (
     candidate_field,
     cell_candidates,
@@ -21,9 +24,8 @@ from evalq.core.candidates import (
 )
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
 from evalq.core.media import MediaPlace, MediaRules
-from evalq.core.models import Question, RowInput
-from evalq.core.parsing_choice import choice_text, label_choices, letters_for
-from evalq.core.records import MAX_FIELD_BYTES, check_fields, records
+from evalq.core.models import RowInput
+from evalq.core.records import check_fields, records
 
 if TYPE_CHECKING:
     from evalq.core.metric import Metric
@@ -39,134 +41,6 @@ class LoadedDataset:
     @property
     def total(self) -> int:
         return len(self.rows) + len(self.errors)
-
-
-_YES = frozenset({"yes", "y", "true"})
-_NO = frozenset({"no", "n", "false"})
-MAX_QUESTION_CHOICES = 10  # a) .. j)
-
-
-def yes_no_answer(value: Any) -> str | None:
-    """ "yes"/"no" from the spellings people write (Yes, true, y, no, False, n), else None."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not isinstance(value, str):
-        return None
-    word = value.strip().strip(".!").strip().lower()
-    return "yes" if word in _YES else "no" if word in _NO else None
-
-
-def _is_yes_no(choices: list[str]) -> bool:
-    return len(choices) == 2 and {yes_no_answer(c) for c in choices} == {"yes", "no"}
-
-
-def _choice_answer(answer: str, choices: list[str]) -> str | None:
-    """The letter an expected answer names: a choice's own text first, then a letter label."""
-    letters = letters_for(choices)
-    wanted = {" ".join(text.lower().split()) for text in (answer, choice_text(answer))} - {""}
-    by_text = [
-        letter
-        for letter, choice in zip(letters, choices, strict=False)
-        if " ".join(choice_text(choice).lower().split()) in wanted
-    ]
-    if len(by_text) == 1:
-        return by_text[0]
-    label = answer.strip().strip("()[]").rstrip(").:").strip().lower()
-    return label if len(label) == 1 and label in letters else None
-
-
-def _checked_choices(value: Any, row_id: str, where: str, shown: str, most: int) -> list[str]:
-    """Two to ``most`` distinct, non-empty choices, labelled a), b), ..."""
-    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-        raise InputError(row_id, f"{where}.choices", f"{shown}: must be a list of strings")
-    texts = [" ".join(choice_text(c).lower().split()) for c in value]
-    if not 2 <= len(value) <= most:
-        problem = f"needs 2 to {most} choices, got {len(value)}"
-    elif not all(texts) or len(set(texts)) != len(texts):
-        problem = "choices must be distinct and non-empty"
-    else:
-        return label_choices(value)
-    raise InputError(row_id, f"{where}.choices", f"{shown}: {problem}")
-
-
-def parse_questions(
-    value: Any,
-    row_id: str,
-    *,
-    choices_required: bool = False,
-    max_choices: int = MAX_QUESTION_CHOICES,
-) -> list[Question] | None:
-    """A row's own questions [{question, answer, tag?, choices?, keywords?}] (a JSON string in
-    CSV), made into what the validator can answer, or refused naming row, question and field.
-
-    Without choices (or with yes and no as the choices) a question is yes/no and its answer is
-    normalised from the usual spellings. With other choices it is multiple choice: the choices
-    are labelled a), b), ... and the answer, given as a choice's text or its letter, becomes
-    that letter. ``choices_required``: every question must be multiple choice (video)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise InputError(row_id, "questions", "not a JSON list") from None
-    if not isinstance(value, list) or not value:
-        raise InputError(row_id, "questions", "must be a non-empty list of {question, answer, tag}")
-    out = []
-    for i, item in enumerate(value):
-        where = f"questions[{i}]"
-        if not isinstance(item, dict):
-            raise InputError(row_id, where, "must be an object with question, answer, tag")
-        question, answer = item.get("question"), item.get("answer")
-        if not isinstance(question, str) or not question.strip():
-            raise InputError(row_id, f"{where}.question", "missing or empty")
-        shown = f"question {i} {question.strip()!r}"
-        if isinstance(answer, bool):
-            answer = "yes" if answer else "no"
-        if not isinstance(answer, str) or not answer.strip():
-            raise InputError(row_id, f"{where}.answer", f"{shown}: missing or empty")
-        choices = item.get("choices")
-        if choices is None and choices_required:
-            raise InputError(row_id, f"{where}.choices", f"{shown}: must be a list of choices")
-        if choices is None or (
-            not choices_required and isinstance(choices, list) and _is_yes_no(choices)
-        ):
-            expected = yes_no_answer(answer)
-            if expected is None:
-                raise InputError(
-                    row_id,
-                    f"{where}.answer",
-                    f"{shown}: {answer!r} is not yes or no (write yes/no, true/false or y/n, "
-                    "or give the question choices)",
-                )
-            choices = ["yes", "no"]
-        else:
-            choices = _checked_choices(choices, row_id, where, shown, max_choices)
-            letter = _choice_answer(answer, choices)
-            if letter is None:
-                raise InputError(
-                    row_id,
-                    f"{where}.answer",
-                    f"{shown}: {answer!r} is not one of its choices ({'; '.join(choices)}) "
-                    "nor a choice's letter",
-                )
-            expected = letter
-        keywords = item.get("keywords", [])
-        if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
-            raise InputError(row_id, f"{where}.keywords", f"{shown}: must be a list of strings")
-        tag = item.get("tag", "other")
-        out.append(
-            Question(
-                question=question.strip(),
-                expected=expected,
-                tag=str(tag).strip().lower() or "other",
-                choices=choices,
-                keywords=[k.strip() for k in keywords if k.strip()],
-                justification=str(item.get("justification", "")),
-                source="dataset",
-            )
-        )
-    return out
 
 
 def row_id_of(number: int, record: Mapping[str, Any]) -> str:
@@ -207,26 +81,49 @@ def refuse_duplicate_ids(path: Path, ids: list[tuple[int, str]], shown: int = 50
 
 
 def unknown_columns(
-    number: int,
     row_id: str,
     record: Mapping[str, Any],
     known: frozenset[str],
     required: tuple[str, ...],
-    warnings: list[str],
 ) -> list[str]:
-    """Columns the metric does not know: kept as extra with a warning, or named in the error
-    when a required field is missing (a typo such as `promt` is the likely cause)."""
+    """Columns the metric does not know: kept as extra (the loader warns of them once per
+    dataset), or named in the error when a required field is missing (a typo such as `promt`
+    is the likely cause)."""
     unknown = sorted(set(record) - known)
-    names = ", ".join(map(repr, unknown))
     for field_name in required:
         value = record.get(field_name)
         if value is None or (isinstance(value, str) and not value.strip()):
             state = "empty" if isinstance(value, str) else "missing"
-            hint = f" (unknown column(s) {names}: a typo?)" if unknown else ""
+            hint = f" (unknown column(s) {some_names(unknown)}: a typo?)" if unknown else ""
             raise MissingField(row_id, field_name, state + hint)
-    if unknown:
-        warnings.append(f"row {row_id} (line {number}): unknown column(s) {names} kept as extra")
     return unknown
+
+
+def unknown_columns_warning(rows: list[RowInput]) -> list[str]:
+    """One warning for the whole dataset: which columns no metric field reads (kept in each
+    row's extra) and in how many rows, the columns most rows have first. Its length does not
+    grow with the dataset: at most NAMES_SHOWN names, each shortened."""
+    counts: Counter[str] = Counter()
+    total, previous = 0, -1
+    for row in rows:  # a line's cells (one per candidate) come together and count once
+        if row.line != previous:
+            total, previous = total + 1, row.line
+            counts.update(row.extra.keys())
+    if not counts:
+        return []
+    by_count: dict[int, list[str]] = {}
+    for name, count in sorted(counts.items()):
+        by_count.setdefault(count, []).append(name)
+    parts, room = [], NAMES_SHOWN
+    for count in sorted(by_count, reverse=True):
+        names = by_count[count][:room]
+        if not names:
+            break
+        room -= len(names)
+        parts.append(f"{', '.join(map(short, names))} in {count:,} of {total:,} rows")
+    more = len(counts) - (NAMES_SHOWN - room)
+    tail = f"; and {more:,} more columns" if more > 0 else ""
+    return [f"unknown column(s) {'; '.join(parts)}{tail}: kept as extra, not read by the metric"]
 
 
 def require_text(record: Mapping[str, Any], row_id: str, field_name: str) -> str:
@@ -274,6 +171,33 @@ def _line_errors(
     return [(number, CellInputError(exc.row_id, exc.field, exc.message, c)) for c in cells]
 
 
+def _parse(
+    spec: Metric[Any, Any],
+    number: int,
+    record: dict[str, Any],
+    place: MediaPlace,
+    options: Mapping[str, Any],
+    warnings: list[str],
+    bounds: InputBounds,
+) -> RowInput:
+    """The metric's row, within the bounds a parsed row keeps. The question count is checked
+    here, for every metric alike: each question is a judge call per judge."""
+    try:
+        row = spec.parse_row(number, record, place, options, warnings)
+    except RecursionError:  # a cell's JSON nested past what the parser reads
+        raise InputError(
+            row_id_of(number, record), "(row)", f"line {number}: a value nests too deep to read"
+        ) from None
+    if row.questions is not None and len(row.questions) > bounds.max_questions_per_row:
+        raise InputError(
+            row.id,
+            "questions",
+            f"line {number}: {len(row.questions):,} questions, "
+            f"{bounds.over('max_questions_per_row', 'questions per row')}",
+        )
+    return row
+
+
 def _read_cells(
     spec: Metric[Any, Any],
     metric: str,
@@ -284,6 +208,7 @@ def _read_cells(
     loaded: LoadedDataset,
     missing: dict[str, MissingField],
     place: MediaPlace,
+    bounds: InputBounds,
 ) -> None:
     """One cell per candidate: the row with that candidate's column as the judged field. A bad
     cell fails alone, named by row and candidate column; a warning about the row is said once."""
@@ -297,13 +222,8 @@ def _read_cells(
     for candidate in cells:
         said: list[str] = []
         try:
-            row = spec.parse_row(
-                number,
-                cell_record(record, field, cells, candidate),
-                place,
-                options,
-                said,
-            )
+            cell = cell_record(record, field, cells, candidate)
+            row = _parse(spec, number, cell, place, options, said, bounds)
         except InputError as exc:
             error = cell_error(exc, field, candidate)
             if isinstance(exc, MissingField):
@@ -321,18 +241,25 @@ def load_dataset(
     options: Mapping[str, Any] | None = None,
     rules: MediaRules | None = None,
     *,
-    max_field_bytes: int = MAX_FIELD_BYTES,
+    bounds: InputBounds | None = None,
 ) -> LoadedDataset:
-    """Read and validate every row; raise DatasetError if the file is no dataset at all.
+    """Read and validate every row; raise DatasetError if the file is no dataset at all, or is
+    over a dataset's bounds (then before a row is read past the bound, so nothing is stored).
     Media cells are checked against ``rules`` (without them: files under the dataset's folder
     and public URLs only)."""
     from evalq.core.metric import get_metric
 
     spec = get_metric(metric)
     options = options or {}
+    bounds = bounds or InputBounds()
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
+    if (size := path.stat().st_size) > bounds.max_dataset_bytes:
+        raise DatasetError(
+            f"{path}: {size:,} bytes, {bounds.over('max_dataset_bytes', 'bytes per dataset')}; "
+            "nothing was submitted"
+        )
     cells = cell_candidates(metric, options)
     required = spec.required_columns
     if cells is not None:
@@ -343,7 +270,12 @@ def load_dataset(
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
     bad_lines = 0
-    for number, record in records(path, required, loaded.warnings):
+    for number, record in records(path, required, loaded.warnings, bounds):
+        if len(ids) == bounds.max_rows_per_job:
+            raise DatasetError(
+                f"{path}: more than {len(ids):,} rows (line {number} is one too many), "
+                f"{bounds.over('max_rows_per_job', 'rows per job')}; nothing was submitted"
+            )
         if isinstance(record, str):
             bad_lines += 1
             ids.append((number, str(number)))
@@ -352,15 +284,17 @@ def load_dataset(
         present |= {k for k, v in record.items() if has_value(v)}
         ids.append((number, row_id_of(number, record)))
         try:
-            check_fields(number, record, row_id_of(number, record), max_field_bytes)
+            check_fields(number, record, row_id_of(number, record), bounds)
         except InputError as exc:
             loaded.errors += _line_errors(number, exc, cells)
             continue
         if cells is not None:
-            _read_cells(spec, metric, number, record, cells, options, loaded, missing, place)
+            _read_cells(
+                spec, metric, number, record, cells, options, loaded, missing, place, bounds
+            )
             continue
         try:
-            row = spec.parse_row(number, record, place, options, loaded.warnings)
+            row = _parse(spec, number, record, place, options, loaded.warnings, bounds)
         except InputError as exc:
             if isinstance(exc, MissingField):
                 missing.setdefault(exc.field, exc)
@@ -378,5 +312,7 @@ def load_dataset(
             f"(--candidates); columns present: {', '.join(sorted(present)) or '(none)'}"
         )
     refuse_duplicate_ids(path, ids)
+    loaded.warnings += unknown_columns_warning(loaded.rows)
     loaded.warnings += spec.check(loaded.rows, options)
+    loaded.warnings = [clip(warning) for warning in loaded.warnings]
     return loaded

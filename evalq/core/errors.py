@@ -214,6 +214,17 @@ class SharedWorkPending(JudgeError):
         super().__init__(message)
 
 
+class CapBusy(JudgeError):
+    """The spend cap has no room for this call while calls in flight hold reservations: ask
+    again once they have settled (their real cost is usually far below their estimate)."""
+
+    retry = "countdown"
+
+    def __init__(self, message: str, retry_after_s: float, *, cost: CallCost | None = None):
+        self.retry_after_s = retry_after_s
+        super().__init__(message, cost=cost)
+
+
 class BadRequest(JudgeError):
     """The server refused the request (4xx other than 429): a bug or bad input, not retried."""
 

@@ -219,6 +219,10 @@ class JobConfig(Model):
     # the unanswered requests of a batch that ends EXPIRED, FAILED or CANCELLED (not by us).
     mode: Literal["online", "batch"] = "online"
     on_expiry: Literal["resubmit", "online"] = "resubmit"
+    # Turns between jobs (online mode, worker.turns), as asked at submit; the ones in force
+    # live on the job hash (`evalq turns JOB` changes them on a running job).
+    priority: Literal["high", "normal", "low"] = "normal"
+    max_in_flight: int | None = None
 
 
 class CandidateSummary(Model):
@@ -307,6 +311,12 @@ class JobSummary(Model):
     max_cost_usd: float | None = None  # the spend cap in force (--max-cost-usd)
     spent_usd: float = 0.0  # priced spend so far, what the cap is checked against
     pause_reason: str | None = None
+    # Turns between jobs (online mode): its priority and cap now, its rows holding a turn
+    # (queued or running) and those waiting for one.
+    priority: Literal["high", "normal", "low"] = "normal"
+    max_in_flight: int | None = None
+    rows_in_flight: int = 0
+    rows_waiting: int = 0
     metric_summary: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None

@@ -2,7 +2,8 @@
 
 JSONL is read line by line and CSV with the csv module over the file itself, each record with
 the physical line it starts on. A record whose fields can't be stored or are too large fails
-alone (InputError naming the row, line and field); a file that is no dataset raises DatasetError.
+alone (InputError naming the row, line and field); a file that is no dataset, or a CSV wider
+than its bound, raises DatasetError.
 """
 
 from __future__ import annotations
@@ -15,18 +16,23 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from evalq.core.bounds import InputBounds, short, some_names
 from evalq.core.errors import DatasetError, InputError
 
-# The default size limit per field (the worker settings pass EVALQ_MAX_FIELD_BYTES). A field is
-# a cell, or a JSON value measured as JSON; one over it fails its row, not the file.
-MAX_FIELD_BYTES = 1024 * 1024
+# A row is stored as JSON and read back by every task; the JSON reader in between refuses values
+# nested much deeper than this (about 200 levels, the row's own included), and no evaluation
+# reads a value nested this deep.
+MAX_VALUE_DEPTH = 64
 # The csv module's own cap is per process and aborts the whole file; ours is per row, so the
 # module's is set out of the way.
 _CSV_MODULE_FIELD_LIMIT = 2**31 - 1
 
 
 def records(
-    path: Path, required: tuple[str, ...], warnings: list[str]
+    path: Path,
+    required: tuple[str, ...],
+    warnings: list[str],
+    bounds: InputBounds | None = None,
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """(physical line number where the record starts, record or a message why it is none).
 
@@ -36,7 +42,7 @@ def records(
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            yield from _csv_records(path, required, warnings)
+            yield from _csv_records(path, required, warnings, bounds or InputBounds())
             return
         if suffix not in (".jsonl", ".ndjson", ".json") and _first_char(path) != "{":
             raise DatasetError(
@@ -82,7 +88,7 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
                 continue
             try:
                 value = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
+            except (ValueError, RecursionError) as exc:  # ValueError: an int of 4,300+ digits
                 yield number, f"not valid JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
                 continue
             yield (
@@ -125,7 +131,7 @@ def _quotes_pair_up(raw: str, cells: list[str]) -> bool:
 
 
 def _csv_records(
-    path: Path, required: tuple[str, ...], warnings: list[str]
+    path: Path, required: tuple[str, ...], warnings: list[str], bounds: InputBounds
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     if csv.field_size_limit() < _CSV_MODULE_FIELD_LIMIT:
         csv.field_size_limit(_CSV_MODULE_FIELD_LIMIT)
@@ -136,11 +142,16 @@ def _csv_records(
             header = next((h for h in reader if any(c.strip() for c in h)), None)
             lines.take()
             names = [h.strip() for h in header or []]
+            if len(names) > bounds.max_csv_columns:
+                raise DatasetError(
+                    f"{path}: the CSV header has {len(names):,} columns, "
+                    f"{bounds.over('max_csv_columns', 'columns per CSV')}; nothing was submitted"
+                )
             missing = [c for c in required if c not in names]
             if not header or missing:
                 raise DatasetError(
                     f"{path}: CSV header has no {', '.join(map(repr, missing))} column"
-                    f" (header: {header})"
+                    f" (header: {some_names(names)})"
                 )
             end = reader.line_num
             for cells in reader:
@@ -170,30 +181,54 @@ def _csv_records(
             raise DatasetError(f"{path}: CSV error at line {reader.line_num}: {exc}") from None
 
 
-def _text_fault(value: Any, where: str) -> str | None:
-    """Where in a field's value (a path such as questions[0].question) a string holds a lone
-    surrogate, or None. Such a string (a JSON "\\ud800" escape) can't be encoded, so it can't be
-    stored or sent; strings that are JSON themselves (CSV cells) are looked into too. Iterative,
-    as the value may nest as deep as the JSON parser allows."""
-    stack: list[tuple[Any, str]] = [(value, where)]
+_SURROGATE = "not valid Unicode text (a lone surrogate)"
+_CONTAINERS = (list, dict)
+
+
+def _storage_fault(value: Any, name: str) -> tuple[str, str] | None:
+    """(where in a field's value, e.g. questions[0].question, what is wrong) for a value that
+    can't be stored, or None. A string with a lone surrogate (a JSON "\\ud800" escape) can't be
+    encoded, so it can't be stored or sent; strings that are JSON themselves (CSV cells) are
+    looked into too, for that only, as they are stored as text. A value nested past
+    MAX_VALUE_DEPTH would be written but never read back. Iterative, as the value may nest as
+    deep as the JSON parser allows; a plain string (most fields) is checked without the walk."""
+    if _has_surrogate(name):
+        return _printable(name), _SURROGATE
+    if isinstance(value, str) and not _has_surrogate(value) and not _json_with_escapes(value):
+        return None
+    stack: list[tuple[Any, str, int]] = [(value, name, 0)]  # depth < 0: inside a string
     while stack:
-        item, at = stack.pop()
+        item, at, depth = stack.pop()
         if isinstance(item, str):
             if _has_surrogate(item):
-                return at
-            stripped = item.strip()
-            if stripped[:1] in ("{", "[") and "\\u" in stripped:
+                return at, _SURROGATE
+            if _json_with_escapes(item):
                 with contextlib.suppress(ValueError, RecursionError):
-                    stack.append((json.loads(stripped), at))
-        elif isinstance(item, list):
-            stack.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(item))))
-        elif isinstance(item, dict):
-            for key, v in reversed(list(item.items())):
-                name = f"{at}.{_printable(str(key))}"
-                if _has_surrogate(str(key)):
-                    return name
-                stack.append((v, name))
+                    stack.append((json.loads(item), at, -1))
+            continue
+        if not isinstance(item, _CONTAINERS):
+            continue
+        if depth >= MAX_VALUE_DEPTH:
+            return at, (
+                f"nested more than {MAX_VALUE_DEPTH} levels deep; a row is stored as JSON, "
+                "which could not be read back"
+            )
+        inner = depth + 1 if depth >= 0 else -1
+        if isinstance(item, list):
+            stack.extend((v, f"{at}[{i}]", inner) for i, v in reversed(list(enumerate(item))))
+            continue
+        for key, v in reversed(list(item.items())):
+            path = f"{at}.{_printable(str(key))}"
+            if _has_surrogate(str(key)):
+                return path, _SURROGATE
+            stack.append((v, path, inner))
     return None
+
+
+def _json_with_escapes(text: str) -> bool:
+    """Whether a string is JSON that may spell a lone surrogate as an escape."""
+    stripped = text.lstrip()
+    return stripped[:1] in ("{", "[") and "\\u" in stripped
 
 
 def _has_surrogate(text: str) -> bool:
@@ -214,24 +249,34 @@ def _field_bytes(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
 
-def check_fields(number: int, record: Mapping[str, Any], row_id: str, max_field_bytes: int) -> None:
-    """Every field is storable text and within the size limit, or its row fails here: a lone
-    surrogate used to crash the whole submit when rows were stored, and a 10 MB prompt to grow
-    the worker without bound. The id is checked first; a bad id names the row by its line."""
+def check_fields(number: int, record: Mapping[str, Any], row_id: str, bounds: InputBounds) -> None:
+    """Every field is storable and within its size limit, and the row within its own, or the
+    row fails here: a lone surrogate or a value nested 255 levels deep used to crash the whole
+    submit when rows were stored, a 10 MB prompt to grow the worker without bound, and sixty
+    1 MiB fields to be stored whole. The id is checked first; a bad id names the row by its
+    line. A row's size counts its fields' names and values."""
+    sizes: dict[str, int] = {}  # name -> bytes of the name and its value
     for name in sorted(record, key=lambda k: k != "id"):
         value = record[name]
-        where = _printable(name)
-        fault = where if _has_surrogate(name) else _text_fault(value, where)
+        who = str(number) if name == "id" else row_id
+        fault = _storage_fault(value, name)
         if fault is not None:
+            raise InputError(who, _printable(fault[0]), f"line {number}: {fault[1]}")
+        size = _field_bytes(value)
+        if size > bounds.max_field_bytes:
             raise InputError(
-                str(number) if name == "id" else row_id,
-                fault,
-                f"line {number}: not valid Unicode text (a lone surrogate)",
+                who,
+                _printable(name),
+                f"line {number}: {size:,} bytes, {bounds.over('max_field_bytes', 'bytes per field')}",
             )
-        if (size := _field_bytes(value)) > max_field_bytes:
-            raise InputError(
-                str(number) if name == "id" else row_id,
-                where,
-                f"line {number}: {size:,} bytes, over the limit of {max_field_bytes:,} bytes per"
-                " field (EVALQ_MAX_FIELD_BYTES)",
-            )
+        sizes[name] = size + len(name.encode("utf-8"))
+    total = sum(sizes.values())
+    if total > bounds.max_row_bytes:
+        largest = sorted(sizes, key=lambda n: -sizes[n])[:3]
+        raise InputError(
+            row_id,
+            "(row)",
+            f"line {number}: its {len(sizes):,} fields hold {total:,} bytes (names and values), "
+            f"{bounds.over('max_row_bytes', 'bytes per row')}; the largest: "
+            + ", ".join(f"{short(_printable(n))} ({sizes[n]:,} bytes)" for n in largest),
+        )

@@ -1,7 +1,8 @@
 """A dataset record's id and the columns its metric does not read, as every metric takes them.
 
-An unknown column is warned of once per dataset and kept in the row's ``extra``, so results
-carry the user's own fields through; the id is the record's, or its line number.
+An unknown column is kept in the row's ``extra``, so results carry the user's own fields
+through; the loader warns of them once per dataset (evalq.core.dataset.unknown_columns_warning).
+The id is the record's, or its line number.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ def read_columns(
     record: dict[str, Any],
     known: frozenset[str],
     required: tuple[str, ...],
-    warnings: list[str],
 ) -> tuple[str, dict[str, Any]]:
     """(the row's id, its extra columns) for a record whose metric reads ``known``."""
     row_id = row_id_of(number, record)
-    unknown = unknown_columns(number, row_id, record, known, required, warnings)
+    unknown = unknown_columns(row_id, record, known, required)
     return row_id, {k: record[k] for k in unknown}

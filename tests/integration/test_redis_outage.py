@@ -96,7 +96,9 @@ def test_redis_frozen_for_30_s_mid_job_changes_nothing(tmp_path: Path) -> None:
     assert stormy.status == "finished"
     assert comparable(stormy) == comparable(calm)  # counts, mean, tag scores, unscored
     assert stormy.unscored_by_reason == {}
-    assert "out of reach" in logs  # tasks did meet the outage, and retried
+    # Tasks did meet the outage: our retry says "out of reach"; a part that found Redis frozen
+    # inside Celery's own steps (the result backend, a retry's publish) logs redis-py's timeout.
+    assert any(sign in logs for sign in ("out of reach", "Timeout reading from socket"))
     assert "internal error" not in logs
     # The --wait client waited through it, said so, and printed the same summary.
     assert code == 0, said

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import redis
 
 from evalq.core.models import JobConfig, MediaRef, RowInput
+from worker import keys
 from worker.settings import Settings
 from worker.store import Store
 
@@ -53,9 +54,11 @@ def plant_job(
     first_line: int = 1,
     same_id: str | None = None,
     mode: str = "online",
+    waiting: bool = False,
 ) -> str:
     """A running gecko-image job of `rows` rows (in `mode`), created as the client creates one,
-    with no task sent for it; returns its id (a valid client job id).
+    with no task sent for it; returns its id (a valid client job id). Online, its rows hold
+    their turns (worker.turns) as if their tasks had been sent and lost, unless `waiting`.
 
     Rows are r0, r1, … on lines `first_line`, `first_line` + 1, …; with `same_id`, every row
     has that id instead, as a producer that checked nothing would store them. Each names an
@@ -76,4 +79,9 @@ def plant_job(
         for i in range(rows)
     ]
     store.create_job(config, inputs)
+    if mode == "online" and not waiting:
+        lines = store.r.lrange(keys.waiting(job_id), 0, -1)
+        if lines:
+            store.r.sadd(keys.turns(job_id), *lines)
+        store.r.delete(keys.waiting(job_id))
     return job_id

@@ -62,7 +62,6 @@ def run_unit(
         return Skipped()  # left unanswered for `evalq resume`
     if seen.plan is None:
         raise RuntimeError(f"row {line} has no stored plan")
-    writes.budget = (seen.spent_nanos, seen.cap_nanos)
     ctx = row_context(rt, job_id, line, writes)  # config and row: read with the inputs
     answer = answer_unit(rt, job_id, ctx, seen.plan, seen.plan.units[index], attempt)
     if isinstance(answer, Verdict):

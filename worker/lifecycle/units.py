@@ -48,7 +48,8 @@ def record_unit(
 def record_units(
     rt: Runtime, job_id: str, line: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
 ) -> list[bool]:
-    """record_unit for several units of a row at once (Store.record_units: one round trip)."""
+    """record_unit for several units of a row at once (Store.record_units: one round trip,
+    which settles their calls' cost reservations with their spend)."""
     recorded = rt.store.record_units(job_id, line, outcomes)
     for (_, writes), outcome in zip(outcomes, recorded, strict=True):
         cost = writes.cost_nanos()

@@ -14,6 +14,7 @@ object composed of its parts, each a module owning its keys and scripts:
   the counters read back typed (evalq.core.counters.JobCounters);
 - shared: the call and rubric caches, uploads, leases and locks (SharedEntries, renew_claims);
 - schedule: the global rate limiter's schedules;
+- turns: which rows may be in the broker or running now, and the workers' slots;
 - batches: batch mode's ledger.
 
 No secret is ever written: JobConfig has no credential fields.
@@ -29,18 +30,22 @@ from worker.store.results import ResultsStore
 from worker.store.rows import RowsStore, UnitInputs
 from worker.store.schedule import ScheduleStore
 from worker.store.shared import SharedEntries, SharedStore, renew_claims
+from worker.store.turns import PRIORITIES, Granted, TurnsStore, TurnState
 from worker.store.verdicts import Recorded, VerdictsStore
 
 __all__ = [
     "COUNTERS",
+    "PRIORITIES",
     "REDIS_DOWN",
     "TRANSITIONS",
     "Finish",
+    "Granted",
     "Memo",
     "Recorded",
     "SharedEntries",
     "Store",
     "Transition",
+    "TurnState",
     "UnitInputs",
     "clip_error",
     "read_counters",
@@ -59,5 +64,6 @@ class Store(
     SharedStore,
     ScheduleStore,
     BatchesStore,
+    TurnsStore,
 ):
     """Every part of the store on one connection (see the module's docstring)."""

@@ -3,12 +3,14 @@ recreate a vanished job and renews the hash's expiry), the spend and its cap, an
 counters back typed (evalq.core.counters.JobCounters).
 
 Keys (worker.keys): job (counter fields, usage:{role}:{kind}:{model}, spent_nanos,
-budget_nanos, failed:{reason}, task error fields), job_rows. Script: add_counters.lua."""
+budget_nanos, reserved_nanos, failed:{reason}, task error fields), job_rows, reservations.
+Scripts: add_counters.lua, reserve_call.lua, release_calls.lua."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from evalq.core.counters import JobCounters
 from evalq.core.models import TaskErrors
@@ -43,6 +45,21 @@ COUNTERS = (
     "unit_tasks",
     "units_inline",
 )
+Gate = Literal["go", "reserved", "busy", "over", "idle", "gone"]
+
+
+@dataclass(frozen=True)
+class CallAdmission:
+    """What reserve_call.lua said of a call about to start (its docstring has the verdicts),
+    with the figures it decided on, in billionths of a dollar."""
+
+    verdict: Gate
+    status: str
+    spent_nanos: int
+    reserved_nanos: int
+    cap_nanos: int | None
+
+
 # Fields of JobCounters read from hash fields of another name or shape.
 _DERIVED = {"failed_by_reason", "usage", "task_errors"}
 
@@ -142,6 +159,37 @@ class CountersStore(StoreBase):
             list[str | None], self.r.hmget(keys.job(job_id), ["spent_nanos", "budget_nanos"])
         )
         return int(spent or 0), int(budget) if budget else None
+
+    def admit_call(
+        self, job_id: str, member: str, estimate_nanos: int, hold_s: float
+    ) -> CallAdmission:
+        """One round trip before a call: the job's status and, under a cap, the call's estimated
+        cost reserved as `member` for up to `hold_s` (reserve_call.lua)."""
+        verdict, status, spent, reserved, cap = self._script("reserve_call")(
+            keys=[keys.job(job_id), keys.reservations(job_id)],
+            args=[member, estimate_nanos, max(1, round(hold_s * 1000)), self.ttl_s],
+        )
+        return CallAdmission(
+            verdict=verdict,
+            status=status,
+            spent_nanos=int(spent),
+            reserved_nanos=int(reserved),
+            cap_nanos=int(cap) if cap else None,
+        )
+
+    def release_calls(self, job_id: str, members: Sequence[str]) -> int:
+        """Settle reservations whose calls' cost is counted now (release_calls.lua); returns
+        the nanos released (a reservation already expired is released once, by its expiry)."""
+        if not members:
+            return 0
+        released = self._script("release_calls")(
+            keys=[keys.job(job_id), keys.reservations(job_id)], args=list(members)
+        )
+        return int(released)
+
+    def reserved(self, job_id: str) -> int:
+        """The cost reserved now by the job's calls in flight (nanos; 0 without a cap)."""
+        return int(cast(str | None, self.r.hget(keys.job(job_id), "reserved_nanos")) or 0)
 
     def set_budget(self, job_id: str, cap_nanos: int | None) -> None:
         if cap_nanos is None:

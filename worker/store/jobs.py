@@ -85,6 +85,8 @@ class JobsStore(StoreBase):
                     if config.max_cost_usd is not None
                     else {}
                 ),
+                "priority": config.priority,
+                "max_in_flight": config.max_in_flight or 0,
             },
         )
         pipe.expire(key, self.ttl_s)
@@ -93,6 +95,10 @@ class JobsStore(StoreBase):
         if lines:
             pipe.rpush(keys.job_rows(config.job_id), *lines)
             pipe.expire(keys.job_rows(config.job_id), self.ttl_s)
+        if rows and config.mode == "online":  # its rows wait for turns (worker.turns)
+            pipe.rpush(keys.waiting(config.job_id), *sorted(map(row_key, rows), key=line_order))
+            pipe.expire(keys.waiting(config.job_id), self.ttl_s)
+            pipe.zadd(keys.TURNS, {config.job_id: config.created_at})
         for result in rejected:
             names, args = finish_args(config.job_id, result, self.ttl_s)
             self._script("finish_row")(keys=names, args=args, client=pipe)

@@ -1,7 +1,9 @@
-"""Results: counting a finished row once (finish_row.lua), the rows' results, the unscored
+"""Results: counting a finished row once (finish_row.lua, which also ends the row's turn), the
+rows' results, the unscored
 questions by reason, and the job summary written when the last row lands.
 
-Keys (worker.keys): done, job (rows_* and score counters), results, unscored, summary."""
+Keys (worker.keys): done, job (rows_* and score counters), results, unscored, summary,
+turns."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def finish_args(job_id: str, result: RowResult, ttl_s: int) -> tuple[list[str], 
     for reason, count in sorted(unscored.items()):
         args += [reason, count]
     names = [keys.done(job_id), keys.job(job_id), keys.results(job_id), keys.unscored(job_id)]
-    return names, args
+    return [*names, keys.turns(job_id)], args
 
 
 class ResultsStore(StoreBase):

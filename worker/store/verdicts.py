@@ -1,9 +1,9 @@
 """Verdicts: each unit's answer (first write wins), and a unit's whole outcome written in one
 round trip (record_unit.lua): its verdict, the row's sign of life, its counters and spend, its
-call-cache entries and its limiter corrections.
+call-cache entries, its limiter corrections and the settling of its calls' cost reservations.
 
-Keys (worker.keys): verdicts, job (counters, spent_nanos, budget_nanos), activity; the
-call-cache and limiter keys a unit's writes hold."""
+Keys (worker.keys): verdicts, job (counters, spent_nanos, budget_nanos, reserved_nanos),
+activity, reservations; the call-cache and limiter keys a unit's writes hold."""
 
 from __future__ import annotations
 
@@ -97,20 +97,25 @@ class VerdictsStore(StoreBase):
             len(digests),
             len(limiter_keys),
             sum(1 for amount in spent.values() if amount),
+            len(writes.reservations),
         ]
         for digest in digests:
             args += list(writes.replies[digest])
         args += [repr(float(ms)) for _, ms in writes.corrections]
-        for pairs in (spent, writes.counted):
-            for name, amount in sorted(pairs.items()):
-                if amount:
-                    args += [name, amount]
+        for name, amount in sorted(spent.items()):
+            if amount:
+                args += [name, amount]
+        args += writes.reservations
+        for name, amount in sorted(writes.counted.items()):
+            if amount:
+                args += [name, amount]
         script_keys = [
             keys.verdicts(job_id, row),
             keys.job(job_id),
             keys.activity(job_id),
             *(keys.call(digest) for digest in digests),
             *limiter_keys,
+            *([keys.reservations(job_id)] if writes.reservations else []),
         ]
         return script_keys, args
 

@@ -30,6 +30,7 @@ for command in (
     submit.rank,
     control.resume,
     control.cancel,
+    control.turns,
     read.status,
     read.jobs,
     read.results,

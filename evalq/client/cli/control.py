@@ -1,6 +1,9 @@
-"""`evalq resume` and `evalq cancel`: steer a stored job."""
+"""`evalq resume`, `evalq cancel` and `evalq turns`: steer a stored job."""
 
 from __future__ import annotations
+
+import json
+from dataclasses import asdict
 
 import click
 
@@ -34,7 +37,7 @@ def resume(
 
     client = make_client(redis_url)
     count = client.resume(job_id, max_cost_usd=max_cost_usd)
-    err_console.print(f"job {job_id}: {count} rows enqueued again")
+    err_console.print(f"job {job_id}: {count} rows back in line")
     if wait:
         total = client.rows_total(job_id)
         emit(wait_with_progress(client, job_id, total, quiet=as_json), as_json)
@@ -52,3 +55,38 @@ def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
     if not (outcome := client.try_cancel(job_id)).changed:
         err_console.print(f"job {job_id} already {outcome.before}: nothing to cancel")
     emit(client.summary(job_id), as_json)
+
+
+@click.command()
+@job_id_argument
+@click.option(
+    "--priority",
+    type=click.Choice(["high", "normal", "low"]),
+    default=None,
+    help="high takes turns ahead of normal jobs; low only takes turns others leave.",
+)
+@click.option(
+    "--max-in-flight",
+    type=click.IntRange(min=0),
+    default=None,
+    help="At most this many of its rows in the broker or running at once; 0 lifts the cap.",
+)
+@json_option
+@redis_option
+def turns(
+    job_id: str,
+    priority: str | None,
+    max_in_flight: int | None,
+    as_json: bool,
+    redis_url: str | None,
+) -> None:
+    """Show or change a job's turns on shared workers (also while it runs)."""
+    state = make_client(redis_url).set_turns(job_id, priority=priority, max_in_flight=max_in_flight)
+    if as_json:
+        click.echo(json.dumps(asdict(state)))
+        return
+    cap = state.max_in_flight if state.max_in_flight is not None else "no cap"
+    click.echo(
+        f"job {job_id}: priority {state.priority}, max in flight {cap}, "
+        f"{state.holding} rows in flight, {state.waiting} waiting"
+    )

@@ -174,6 +174,21 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 help="Pause the job once its spend reaches this many US dollars (priced from "
                 "the price table); `evalq resume JOB --max-cost-usd Y` continues.",
             ),
+            click.option(
+                "--priority",
+                type=click.Choice(["high", "normal", "low"]),
+                default="normal",
+                show_default=True,
+                help="The job's turns on shared workers: high goes ahead of normal jobs, low "
+                "only takes turns others leave; `evalq turns JOB` changes it while it runs.",
+            ),
+            click.option(
+                "--max-in-flight",
+                type=click.IntRange(min=1),
+                default=None,
+                help="At most this many of the job's rows in the broker or running at once "
+                "(default: no cap beyond the cluster's window).",
+            ),
             choice_option(
                 "--mode",
                 ["online", "batch"],

@@ -95,6 +95,8 @@ def submit_and_report(
     count_tokens: bool = False,
     mode: str = "online",
     on_expiry: str = "resubmit",
+    priority: str = "normal",
+    max_in_flight: int | None = None,
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
@@ -109,6 +111,8 @@ def submit_and_report(
         "data_roots": list(data_roots) or None,
         "thinking": thinking,
         "max_cost_usd": max_cost_usd,
+        "priority": priority,
+        "max_in_flight": max_in_flight,
     }
     if dry_run:
         plan = client.plan(metric, dataset, count_tokens=count_tokens, **common)

@@ -22,7 +22,7 @@ from evalq.metrics.gecko.parsing import parse_yes_no
 
 MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION = "gecko-image-mixed-batch-validator/1"
 
-# At most ten choices (dataset.MAX_QUESTION_CHOICES); a letter beyond a question's own choices
+# At most ten choices (row_questions.MAX_QUESTION_CHOICES); a letter beyond a question's own choices
 # is refused when the reply is read.
 ChoiceLetter = Literal["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
 

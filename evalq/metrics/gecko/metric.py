@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from evalq.core.dataset import parse_questions
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
 from evalq.core.kv import ClaimingKeyValue
@@ -29,6 +28,7 @@ from evalq.core.models import (
     Verdict,
 )
 from evalq.core.row_columns import read_columns
+from evalq.core.row_questions import parse_questions
 from evalq.core.shared_work import written_once
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko.dry import dry_questions, dry_validations
@@ -128,7 +128,7 @@ class GeckoMetric:
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
-        row_id, extra = read_columns(number, record, known, required, warnings)
+        row_id, extra = read_columns(number, record, known, required)
         prompt = record["prompt"]
         if not isinstance(prompt, str):
             raise InputError(row_id, "prompt", f"must be text, got {type(prompt).__name__}")

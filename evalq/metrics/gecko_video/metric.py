@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalq.core.dataset import parse_questions
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.models import Question
 from evalq.core.parsing_choice import label_choices
+from evalq.core.row_questions import parse_questions
 from evalq.metrics.gecko.metric import GeckoMetric
 from evalq.metrics.gecko.rubric import RubricSpec
 from evalq.metrics.gecko.validation import ValidatorSpec, validator_request

@@ -95,7 +95,7 @@ class Groundedness:
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
-        row_id, extra = read_columns(number, record, known, required, warnings)
+        row_id, extra = read_columns(number, record, known, required)
         data: dict[str, Any] = {
             "query": require_text(record, row_id, "query"),
             "context": require_text(record, row_id, "context"),

@@ -80,7 +80,6 @@ def read_row(
     record: dict[str, Any],
     place: MediaPlace,
     known: frozenset[str],
-    warnings: list[str],
     *,
     required: tuple[str, ...] = (),
     prompt_aliases: bool = False,
@@ -91,7 +90,7 @@ def read_row(
     error (check_columns), and a row missing one fails alone when it is prepared."""
     aliases = PROMPT_ALIASES if prompt_aliases else ()
     known = known | {"id", DOCUMENT, *aliases}
-    row_id, extra = read_columns(number, record, known, required, warnings)
+    row_id, extra = read_columns(number, record, known, required)
     data: dict[str, str] = {}
     for column in sorted(set(record) & known - {"id", DOCUMENT}):
         text = _text_value(record[column], row_id, column)

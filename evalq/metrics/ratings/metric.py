@@ -34,7 +34,6 @@ class RatingMetric:
             record,
             place,
             known,
-            warnings,
             required=required,
             prompt_aliases=template.rubric is not None,
         )

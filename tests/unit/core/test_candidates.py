@@ -55,7 +55,7 @@ def test_each_row_becomes_one_cell_per_candidate_with_its_own_media(folder: Path
     # The other candidates' columns are not extra; a real extra column is, warned once.
     assert loaded.rows[0].extra == {"note": "x"}
     assert [w for w in loaded.warnings if "note" in w] == [
-        "row r1 (line 1): unknown column(s) 'note' kept as extra"
+        "unknown column(s) 'note' in 1 of 2 rows: kept as extra, not read by the metric"
     ]
     assert len({row_key(r) for r in loaded.rows}) == 4  # every cell has a key of its own
     assert row_key(loaded.rows[1]) == "1/flux"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evalq.core.bounds import InputBounds
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError, InputError
 from tests.support.datasets import write_rows
@@ -173,7 +174,7 @@ def test_jsonl_field_over_the_limit_fails_only_its_row(folder: Path) -> None:
 def test_an_oversized_id_names_the_row_by_its_line(folder: Path) -> None:
     path = folder / "d.jsonl"
     path.write_text(json.dumps({"id": "i" * 5000, "prompt": "p", "image": "a.png"}) + "\n")
-    loaded = load_dataset(path, max_field_bytes=1000)
+    loaded = load_dataset(path, bounds=InputBounds(max_field_bytes=1000))
     ((line, error),) = loaded.errors
     assert (line, error.row_id, error.field) == (1, "1", "id")
 
@@ -198,8 +199,8 @@ def test_csv_field_over_the_limit_fails_only_its_row_naming_the_right_line(folde
 def test_the_limit_is_an_argument(folder: Path) -> None:
     path = folder / "d.jsonl"
     path.write_text(json.dumps({"prompt": "é" * 60, "image": "a.png"}) + "\n")  # 120 bytes
-    assert load_dataset(path, max_field_bytes=120).rows
-    ((_, error),) = load_dataset(path, max_field_bytes=119).errors
+    assert load_dataset(path, bounds=InputBounds(max_field_bytes=120)).rows
+    ((_, error),) = load_dataset(path, bounds=InputBounds(max_field_bytes=119)).errors
     assert error.field == "prompt" and "120" in error.message
 
 

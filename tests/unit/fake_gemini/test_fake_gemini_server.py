@@ -313,7 +313,9 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "batches",
         "in_flight",
         "in_flight_peak",
+        "started",
     }
+    assert stats["started"] == stats["requests"] == 1  # begun, and answered
     assert stats["batches"] == {
         "created": 0,
         "requests": 0,

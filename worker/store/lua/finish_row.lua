@@ -1,9 +1,12 @@
 -- Counts a row exactly once however often its callback runs: the SADD gate and every counter
 -- change happen in one atomic script, so a crash can not leave one without the other.
--- KEYS: 1 the job's done set, 2 the job hash, 3 the job's results, 4 its unscored counts.
+-- The row's turn ends with it (worker.turns), counted or not: a duplicate holds none.
+-- KEYS: 1 the job's done set, 2 the job hash, 3 the job's results, 4 its unscored counts,
+-- 5 the rows holding a turn.
 -- ARGV: 1 the row's key, 2 its RowResult JSON, 3 its status, 4 ttl_s, 5 the failed row's
 -- reason ('' if not failed), 6 its score ('' for none); then (unscored reason, count) pairs.
 -- Returns rows_done after it, or -1 when the row was already counted.
+redis.call('SREM', KEYS[5], ARGV[1])
 if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then
   return -1
 end

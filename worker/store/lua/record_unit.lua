@@ -1,9 +1,12 @@
 -- One unit's outcome in one step (worker.unit_writes says which counter counts when).
+-- The unit's calls' cost reservations (worker.budget) are settled with their spend, so
+-- spent + reserved never forgets a call.
 -- KEYS: 1 the row's verdicts, 2 the job hash, 3 the job's activity, then ARGV[6] call-cache
--- keys, then ARGV[7] limiter token schedules.
+-- keys, then ARGV[7] limiter token schedules, then (when ARGV[9] > 0) the job's reservations.
 -- ARGV: 1 verdict index ('' for none), 2 verdict JSON, 3 ttl_s, 4 the row's line, 5 its
--- activity time, 6 replies, 7 corrections, 8 spent pairs; then each reply's (JSON, ttl_s),
--- each correction's ms, the spent (name, amount) pairs, the counted ones.
+-- activity time, 6 replies, 7 corrections, 8 spent pairs, 9 reservations; then each reply's
+-- (JSON, ttl_s), each correction's ms, the spent (name, amount) pairs, the reservations
+-- ("{id}:{estimate}"), the counted pairs.
 -- Returns {1 new verdict | 0 | -1 job gone, spend, cap or ''}.
 if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
   return {-1, '0', ''}
@@ -17,7 +20,8 @@ end
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
 redis.call('EXPIRE', KEYS[3], ttl)
 local replies, corrections, spent = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local a = 9
+local reservations = tonumber(ARGV[9])
+local a = 10
 for i = 1, replies do
   redis.call('SET', KEYS[3 + i], ARGV[a], 'EX', ARGV[a + 1])
   a = a + 2
@@ -35,6 +39,16 @@ end
 for i = 1, spent do
   redis.call('HINCRBY', KEYS[2], ARGV[a], ARGV[a + 1])
   a = a + 2
+end
+local released = 0
+for i = 1, reservations do
+  if redis.call('ZREM', KEYS[4 + replies + corrections], ARGV[a]) == 1 then
+    released = released + (tonumber(string.match(ARGV[a], ':(%d+)$')) or 0)
+  end
+  a = a + 1
+end
+if released > 0 then
+  redis.call('HINCRBY', KEYS[2], 'reserved_nanos', -released)
 end
 if written == 1 then
   while a < #ARGV do

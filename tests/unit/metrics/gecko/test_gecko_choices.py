@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from evalq.core.dataset import load_dataset, parse_questions
+from evalq.core.dataset import load_dataset
 from evalq.core.errors import InputError, UnparseableReply
 from evalq.core.judge import MediaPart
 from evalq.core.models import Question
 from evalq.core.parsing_choice import parse_letter
+from evalq.core.row_questions import parse_questions
 from evalq.core.scoring import question_results
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko.choices import (

@@ -169,7 +169,7 @@ def test_parse_row_fields(tmp_path: Path) -> None:
     parsed = metric.parse_row(3, record, here, {}, warnings)
     assert (parsed.id, parsed.prompt, parsed.data) == ("3", "q", {"query": "q", "context": "c"})
     assert parsed.extra == {"note": 1}
-    assert warnings
+    assert not warnings  # unknown columns are warned of once per dataset, by the loader
     given = metric.parse_row(
         1, {"id": "x", "query": "q", "context": "c", "response": "R."}, here, {}, []
     )

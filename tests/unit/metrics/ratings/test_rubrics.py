@@ -131,7 +131,6 @@ def test_builtin_needs_one_column_of_each_group_and_warns_about_rows_lacking_one
 def test_read_row_keeps_template_columns_maps_aliases_and_loads_documents(tmp_path: Path) -> None:
     doc = tmp_path / "doc.txt"
     doc.write_text("The passage.")
-    warnings: list[str] = []
     record = {
         "id": "r1",
         "instruction": "Summarise.",
@@ -141,12 +140,11 @@ def test_read_row_keeps_template_columns_maps_aliases_and_loads_documents(tmp_pa
         "notes": "kept",
     }
     known = resolve_template({"template": "summarization_quality"}, "pointwise").columns
-    row = read_row(1, record, MediaPlace(tmp_path), known, warnings, prompt_aliases=True)
+    row = read_row(1, record, MediaPlace(tmp_path), known, prompt_aliases=True)
     assert row.prompt == "Summarise."
     assert row.data == {"prompt": "Summarise.", "response": "A summary."}
     assert row.media["document"].value == str(doc.resolve())
     assert row.extra == {"score": 3, "notes": "kept"}
-    assert warnings and "'notes', 'score'" in warnings[0]
 
 
 def test_text_documents_are_inlined_and_pdfs_attached() -> None:

@@ -1,0 +1,84 @@
+"""Turns between jobs on shared workers (worker.turns), with a real worker and the fake server:
+a small job is not stuck behind a large one, a high priority job overtakes a normal one, a
+job's own cap on rows in flight holds (seen from the fake server's side), and the broker holds
+the window, not the job. Every wait is on a condition; latencies only make rows take a while."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from devtools.local import wait_for
+from tests.support.datasets import uncached_gecko_rows
+from tests.support.stack import stack
+from worker.queues import QUEUE_ROWS
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_small_job_finishes_while_a_large_one_still_runs(tmp_path: Path) -> None:
+    big = uncached_gecko_rows(tmp_path / "big", 120, 2)
+    small = uncached_gecko_rows(tmp_path / "small", 3, 1, color="blue")
+    with stack(tmp_path, "--latency-ms", "300", concurrency=4) as s:
+        client = s.client()
+        large = client.submit("gecko-image", big, use_cache=False).job_id
+        wait_for(lambda: client.summary(large).rows_done >= 4, 120, "the large job under way")
+        # The broker holds the window (1.5 x 4 slots), never the large job's 120 rows.
+        assert s.redis_client().llen(QUEUE_ROWS) <= 6
+        quick = client.submit("gecko-image", small, use_cache=False).job_id
+        done = client.wait(quick, timeout_s=120)
+        behind = client.summary(large)
+        assert done.status == "finished" and done.rows_scored == 3
+        assert behind.status == "running" and behind.rows_done < 120
+        assert behind.rows_in_flight <= 6 and behind.rows_waiting > 0
+        assert client.wait(large, timeout_s=300).rows_done == 120
+
+
+def test_a_high_priority_job_overtakes_a_normal_one(tmp_path: Path) -> None:
+    first = uncached_gecko_rows(tmp_path / "normal", 40, 1)
+    second = uncached_gecko_rows(tmp_path / "high", 20, 1, color="green")
+    with stack(tmp_path, "--latency-ms", "300", concurrency=4) as s:
+        client = s.client()
+        normal = client.submit("gecko-image", first, use_cache=False).job_id
+        wait_for(lambda: client.summary(normal).rows_done >= 1, 120, "the normal job under way")
+        high = client.submit("gecko-image", second, use_cache=False, priority="high").job_id
+        assert client.summary(high).priority == "high"
+        ahead = client.wait(high, timeout_s=120)
+        assert ahead.rows_done == 20
+        assert client.summary(normal).rows_done < 40  # overtaken: still running
+        assert client.wait(normal, timeout_s=300).rows_done == 40
+
+
+def test_max_in_flight_holds_at_the_fake_server_and_changes_while_running(
+    tmp_path: Path,
+) -> None:
+    """Two questions a row: a job holding at most 2 rows has at most 4 calls open."""
+    with stack(tmp_path, "--latency-ms", "800", concurrency=8) as s:
+        client = s.client()
+        free = uncached_gecko_rows(tmp_path / "free", 12, 2)
+        client.wait(client.submit("gecko-image", free, use_cache=False).job_id, timeout_s=120)
+        assert s.stats()["in_flight_peak"] > 4  # without a cap the worker opens more
+        s.reset_stats()
+        capped = uncached_gecko_rows(tmp_path / "capped", 12, 2, color="green")
+        job = client.submit("gecko-image", capped, use_cache=False, max_in_flight=2).job_id
+        wait_for(lambda: client.summary(job).rows_done >= 4, 120, "4 rows of the capped job")
+        assert s.stats()["in_flight_peak"] <= 4
+        state = client.set_turns(job, max_in_flight=0)  # lifted while it runs
+        assert state.max_in_flight is None
+        assert client.wait(job, timeout_s=120).rows_done == 12
+
+
+def test_a_resumed_job_gets_its_rows_back_in_line(tmp_path: Path) -> None:
+    data = uncached_gecko_rows(tmp_path / "d", 30, 1)
+    with stack(tmp_path, "--latency-ms", "200", concurrency=4) as s:
+        client = s.client()
+        job = client.submit("gecko-image", data, use_cache=False).job_id
+        wait_for(lambda: client.summary(job).rows_done >= 3, 120, "3 rows done")
+        client.cancel(job)
+        stopped = client.summary(job)
+        assert stopped.status == "cancelled"
+        back = client.resume(job)  # rows still in flight at the cancel may have ended since
+        assert 0 < back <= 30 - stopped.rows_done
+        summary = client.wait(job, timeout_s=120)
+        assert (summary.status, summary.rows_done, summary.rows_scored) == ("finished", 30, 30)

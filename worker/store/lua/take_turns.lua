@@ -1,0 +1,76 @@
+-- Hands free turns to the rows of running jobs, in one atomic step (worker.turns explains the
+-- rules): the cluster-wide window minus the rows holding a turn is what is free; each free turn
+-- goes to the job of the best tier (high, normal, low) that has rows waiting and room under its
+-- max_in_flight, and within a tier to the one holding fewest turns (the older on a tie).
+-- A row given a turn moves from the job's waiting list to its turns set and gets a sign of life
+-- now, so the watchdog drives it again if its message is lost before a worker takes it.
+-- Jobs that are gone, not running, or have nothing waiting or held leave the turns set; resume
+-- puts a job back.
+-- KEYS: 1 the turns set (job -> created_at), 2 the workers' registrations, 3 their slots.
+-- ARGV: 1 the window (0: turns_per_slot x live workers' slots), 2 turns_per_slot, 3 the least
+-- window, 4 now, 5 the job keys' prefix, 6 ttl_s, 7 most turns to hand out in this call.
+-- Returns {window, held, job1, line1, job2, line2, ...}.
+local now = tonumber(ARGV[4])
+local window = tonumber(ARGV[1])
+if window <= 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  local live = redis.call('ZRANGE', KEYS[2], 0, -1)
+  local slots = 0
+  if #live > 0 then
+    for _, n in ipairs(redis.call('HMGET', KEYS[3], unpack(live))) do
+      slots = slots + (tonumber(n) or 0)
+    end
+  end
+  window = math.max(tonumber(ARGV[3]), math.floor(slots * tonumber(ARGV[2]) + 0.5))
+end
+local tiers = {high = 0, normal = 1, low = 2}
+local prefix, ttl = ARGV[5], tonumber(ARGV[6])
+local held, open = 0, {}
+for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local hash = prefix .. job
+  local f = redis.call('HMGET', hash, 'status', 'priority', 'max_in_flight')
+  local holding = redis.call('SCARD', hash .. ':turns')
+  local waiting = redis.call('LLEN', hash .. ':waiting')
+  if f[1] ~= 'running' or (holding == 0 and waiting == 0) then
+    redis.call('ZREM', KEYS[1], job)
+  else
+    held = held + holding
+    if waiting > 0 then
+      table.insert(open, {
+        job = job, tier = tiers[f[2]] or 1, holding = holding, waiting = waiting,
+        cap = tonumber(f[3]) or 0
+      })
+    end
+  end
+end
+local out = {window, held}
+local free = math.min(window - held, tonumber(ARGV[7]))
+while free > 0 do
+  local best = nil
+  for _, j in ipairs(open) do
+    if j.waiting > 0 and (j.cap <= 0 or j.holding < j.cap) then
+      if best == nil or j.tier < best.tier or (j.tier == best.tier and j.holding < best.holding) then
+        best = j
+      end
+    end
+  end
+  if best == nil then
+    break
+  end
+  local hash = prefix .. best.job
+  local line = redis.call('LPOP', hash .. ':waiting')
+  if not line then
+    best.waiting = 0
+  else
+    redis.call('SADD', hash .. ':turns', line)
+    redis.call('EXPIRE', hash .. ':turns', ttl)
+    redis.call('ZADD', hash .. ':activity', now, line)
+    redis.call('EXPIRE', hash .. ':activity', ttl)
+    best.holding = best.holding + 1
+    best.waiting = best.waiting - 1
+    free = free - 1
+    table.insert(out, best.job)
+    table.insert(out, line)
+  end
+end
+return out

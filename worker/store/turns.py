@@ -1,0 +1,108 @@
+"""Turns: which rows of which jobs may be in the broker or running now (worker.turns has the
+rules). A row waits in its job's waiting list until take_turns.lua moves it to the job's turns
+set; finish_row.lua takes it out of that set when the row is counted. Workers register their
+task slots here, which sizes the cluster-wide window.
+
+Keys (worker.keys): TURNS, WORKERS, WORKER_SLOTS, waiting, turns, and the job hash's priority
+and max_in_flight fields."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from worker import keys
+from worker.store.base import StoreBase
+
+PRIORITIES = ("high", "normal", "low")
+
+
+@dataclass(frozen=True)
+class Granted:
+    """What one take_turns call did: the window it used, the turns held before it, and the
+    (job, line) pairs it gave a turn to, in order."""
+
+    window: int
+    held: int
+    rows: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """A job's place in the turns, as `evalq status` shows it."""
+
+    priority: str
+    max_in_flight: int | None
+    holding: int
+    waiting: int
+
+
+class TurnsStore(StoreBase):
+    def take_turns(
+        self, *, window: int, turns_per_slot: float, least: int, most: int = 1000
+    ) -> Granted:
+        """Hand free turns out (take_turns.lua); `window` 0 sizes it from live workers."""
+        found = self._script("take_turns")(
+            keys=[keys.TURNS, keys.WORKERS, keys.WORKER_SLOTS],
+            args=[window, turns_per_slot, least, time.time(), keys.JOB_PREFIX, self.ttl_s, most],
+        )
+        flat = [str(v) for v in found[2:]]
+        pairs = list(zip(flat[0::2], flat[1::2], strict=True))
+        return Granted(int(found[0]), int(found[1]), pairs)
+
+    def wait_for_turns(self, job_id: str, lines: Sequence[str], created_at: float) -> None:
+        """Put the job's `lines` (and only those) in line for turns: what it held before is let
+        go. For a resume: rows still in the broker from before are taken as duplicates."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.delete(keys.turns(job_id), keys.waiting(job_id))
+        if lines:
+            pipe.rpush(keys.waiting(job_id), *lines)
+            pipe.expire(keys.waiting(job_id), self.ttl_s)
+            pipe.zadd(keys.TURNS, {job_id: created_at})
+        pipe.execute()
+
+    def holding_turns(self, job_id: str) -> set[str]:
+        return cast(set[str], self.r.smembers(keys.turns(job_id)))
+
+    def uses_turns(self, job_id: str) -> bool:
+        """Whether the job's rows go through turns (online jobs since turns exist)."""
+        return bool(self.r.exists(keys.turns(job_id), keys.waiting(job_id)))
+
+    def set_turns(
+        self, job_id: str, *, priority: str | None = None, max_in_flight: int | None = None
+    ) -> None:
+        """Change a job's priority or cap; `max_in_flight` 0 lifts the cap."""
+        pipe = self.r.pipeline(transaction=True)
+        if priority is not None:
+            pipe.hset(keys.job(job_id), "priority", priority)
+        if max_in_flight is not None:
+            pipe.hset(keys.job(job_id), "max_in_flight", max_in_flight)
+        pipe.execute()
+
+    def turn_state(self, job_id: str) -> TurnState:
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hmget(keys.job(job_id), ["priority", "max_in_flight"])
+        pipe.scard(keys.turns(job_id))
+        pipe.llen(keys.waiting(job_id))
+        (priority, cap), holding, waiting = pipe.execute()
+        return TurnState(
+            priority=str(priority or "normal"),
+            max_in_flight=int(cap) if cap and int(cap) > 0 else None,
+            holding=int(holding),
+            waiting=int(waiting),
+        )
+
+    def register_slots(self, worker: str, slots: int, lapse_s: float) -> None:
+        """Count this worker's task slots in the window until `lapse_s` from now."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(keys.WORKER_SLOTS, worker, slots)
+        pipe.zadd(keys.WORKERS, {worker: time.time() + lapse_s})
+        pipe.execute()
+
+    def unregister_slots(self, worker: str) -> None:
+        pipe = self.r.pipeline(transaction=True)
+        pipe.zrem(keys.WORKERS, worker)
+        pipe.hdel(keys.WORKER_SLOTS, worker)
+        pipe.execute()
