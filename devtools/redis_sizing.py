@@ -7,7 +7,8 @@ devtools.local; INFO memory's used_memory is read before and after each step. Th
 shape images run through the client's own submit (Store.create_job, the broker's messages):
 
 - a typical gecko-image job (the judge writes each row's rubric): bytes per row once submitted
-  (stored row + its queued message; the broker's share measured on its own) and once finished
+  (the stored row waiting for its turn; the broker holds only the turns' window, and its
+  messages are measured on their own) and once finished
   (stored row, verdicts, results, cached rubric, Celery's result records);
 - two jobs whose rows bring their own questions, few and many: the difference between them,
   over the difference in questions, is the cost of one question (its verdict, its result entry,
@@ -44,6 +45,7 @@ class JobBytes:
     questions: int
     submitted: int  # after submit, before any worker ran
     broker: int  # of which the queued messages (MEMORY USAGE of the queue lists)
+    messages: int  # how many: the turns' window, not the job's rows
     finished: int  # after every row finished, queues empty
     celery_results: int  # of which Celery's result records, gone after a day
 
@@ -52,14 +54,18 @@ def used_memory(client: redis.Redis) -> int:
     return int(client.info("memory")["used_memory"])
 
 
-def queue_bytes(client: redis.Redis) -> int:
-    from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+QUEUES = ("evalq.questions", "evalq.rows")  # worker.queues; the tool reads Redis as it is
 
-    total = 0
-    for queue in (QUEUE_QUESTIONS, QUEUE_ROWS):
-        usage = client.memory_usage(queue, samples=0)  # 0: every element, not a sample
-        total += int(usage or 0)
-    return total
+
+def queue_bytes(client: redis.Redis) -> int:
+    return sum(
+        int(client.memory_usage(queue, samples=0) or 0)  # 0: every element, not a sample
+        for queue in QUEUES
+    )
+
+
+def queued(client: redis.Redis) -> int:
+    return sum(int(client.llen(queue)) for queue in QUEUES)
 
 
 def per_question(few: JobBytes, many: JobBytes) -> float:
@@ -102,6 +108,7 @@ def measure_job(stack: Stack, path: Path, timeout_s: float) -> JobBytes:
     submitted = used_memory(r) - before
     connected = clients(r)  # the client's own, the broker's included
     broker = queue_bytes(r)
+    messages = queued(r)
     stack.pool.start(concurrency=16)
     summary = stack.client.wait(job, timeout_s=timeout_s, poll_s=0.2)
     wait_for(lambda: queue_bytes(r) == 0, 60, "the queues to drain")
@@ -113,6 +120,7 @@ def measure_job(stack: Stack, path: Path, timeout_s: float) -> JobBytes:
         questions=sum(len(row.questions) for row in results),
         submitted=submitted,
         broker=broker,
+        messages=messages,
         finished=used_memory(r) - before,
         celery_results=celery_results_bytes(r) - results_before,
     )
@@ -133,7 +141,10 @@ def measure(work: Path, rows: int, timeout_s: float) -> dict[str, Any]:
         "rows_per_job": rows,
         "jobs": {"typical": asdict(typical), "few": asdict(few), "many": asdict(many)},
         "typical_submitted_bytes_per_row": round(typical.submitted / typical.rows),
-        "typical_broker_bytes_per_row": round(typical.broker / typical.rows),
+        "typical_stored_bytes_per_waiting_row": round(
+            (typical.submitted - typical.broker) / typical.rows
+        ),
+        "bytes_per_queued_message": round(typical.broker / max(1, typical.messages)),
         "typical_finished_bytes_per_row": round(typical.finished / typical.rows),
         "typical_celery_results_bytes_per_row": round(typical.celery_results / typical.rows),
         "typical_questions_per_row": round(questions_per_row, 2),

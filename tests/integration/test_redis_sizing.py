@@ -21,9 +21,11 @@ def test_sizing_measures_submitted_rows_their_messages_and_questions(tmp_path: P
     assert jobs["typical"]["rows"] == rows and jobs["typical"]["questions"] > 0
     for job in jobs.values():
         assert 0 < job["broker"] < job["submitted"] < job["finished"]  # messages, rows, results
+        assert 0 < job["messages"] < rows * 2  # the turns' window, not every row's unit
+        assert 0 < job["messages"] < rows * 2  # the turns' window, not every row's unit
         assert job["celery_results"] > 0
     assert jobs["many"]["finished"] > jobs["few"]["finished"]
     assert figures["own_questions_bytes_per_question"] > 0
-    assert (
-        figures["maxmemory_for_1e6_typical_rows"] > 10**6 * figures["typical_broker_bytes_per_row"]
-    )
+    assert figures["bytes_per_queued_message"] > 0
+    per_row = figures["typical_finished_bytes_per_row"]
+    assert figures["maxmemory_for_1e6_typical_rows"] > 10**6 * per_row

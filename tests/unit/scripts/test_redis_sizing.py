@@ -15,7 +15,13 @@ from devtools.redis_sizing import (
 
 def job(rows: int, questions: int, finished: int) -> JobBytes:
     return JobBytes(
-        rows=rows, questions=questions, submitted=0, broker=0, finished=finished, celery_results=0
+        rows=rows,
+        questions=questions,
+        submitted=0,
+        broker=0,
+        messages=0,
+        finished=finished,
+        celery_results=0,
     )
 
 
