@@ -73,7 +73,7 @@ def _give_back_or_say_why(original: Any) -> Any:
             return original(self, stderr)
         except Exception as exc:  # anything but a lost connection here would end the worker
             logger.warning(
-                "evalq: could not give %d unacknowledged message(s) back to the queue while "
+                "could not give %d unacknowledged message(s) back to the queue while "
                 "the broker connection closed (%r); they stay in Redis's unacked set and return "
                 "to their queue after the visibility timeout (EVALQ_VISIBILITY_TIMEOUT_S). "
                 "The worker reconnects.",
