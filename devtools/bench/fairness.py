@@ -5,8 +5,9 @@ with its own questions so nothing is cached): the small job alone, the large job
 the large job with the small one submitted a moment after it. Reported as ratios: the small
 job's time behind the large one over its time alone (goal: within 2x), and the large job's
 time with the small one over its time alone (goal: at most 10% of throughput lost). With
-``--contrast`` the pair runs again with a window wider than the large job (no turns, as before
-worker.turns): the small job then waits for the whole large job."""
+``--contrast`` the large job alone and the pair run again with a window wider than the large
+job (no turns, as before worker.turns): the small job then waits for the whole large job, and
+the large job's time alone shows what turns cost a job that has the workers to itself."""
 
 from __future__ import annotations
 
@@ -82,6 +83,9 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             )
         )
         try:
+            start = time.monotonic()
+            alone = wide.submit("gecko-image", large, use_cache=False).job_id
+            results["no_turns_large_alone_s"] = round(timed(wide, alone, start), 2)
             results["no_turns"] = pair(stack, wide, large, small, args.delay_s)
         finally:
             stack.close()
@@ -130,6 +134,8 @@ def main(argv: list[str]) -> int:
         print(
             f"without turns: small job {off['small_s']} s "
             f"({off['small_s'] / results['small_alone_s']:.1f}x alone), large job {off['large_s']} s"
+            f"; the large job alone without turns {results['no_turns_large_alone_s']} s (turns "
+            f"cost it {results['large_alone_s'] / results['no_turns_large_alone_s']:.2f}x)"
         )
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -10,7 +10,8 @@
 
 Ratios only: absolute times depend on the machine (printed with the results).
 
-`scripts/bench --fairness ...` runs the fairness benchmark (devtools.bench.fairness).
+`scripts/bench --fairness ...` runs the fairness benchmark (devtools.bench.fairness),
+`scripts/bench --submit ...` a million-row submit (devtools.bench.submit).
 `scripts/bench --scale ...` runs the scaling benchmark instead (devtools.bench.scale): CPU,
 memory and Redis commands per judge call across worker counts, against the same baseline.
 """
@@ -146,6 +147,10 @@ def main() -> int:
         from devtools.bench.scale import main as scale
 
         return scale([a for a in sys.argv[1:] if a != "--scale"])
+    if "--submit" in sys.argv[1:]:
+        from devtools.bench.submit import main as submit
+
+        return submit([a for a in sys.argv[1:] if a != "--submit"])
     if "--fairness" in sys.argv[1:]:
         from devtools.bench.fairness import main as fairness
 
@@ -162,6 +167,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
     parser.add_argument(
         "--scale", action="store_true", help="the scaling benchmark (devtools.bench.scale)"
+    )
+    parser.add_argument(
+        "--submit", action="store_true", help="a large submit (devtools.bench.submit)"
     )
     parser.add_argument(
         "--fairness",

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from devtools.local import wait_for
-from tests.support.datasets import uncached_gecko_rows
+from devtools.local import start_redis, stop, wait_for
+from evalq.client import Client
+from tests.support.datasets import uncached_gecko_rows, write_rows
 from tests.support.stack import stack
 from worker.queues import QUEUE_ROWS
+from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -82,3 +84,27 @@ def test_a_resumed_job_gets_its_rows_back_in_line(tmp_path: Path) -> None:
         assert 0 < back <= 30 - stopped.rows_done
         summary = client.wait(job, timeout_s=120)
         assert (summary.status, summary.rows_done, summary.rows_scored) == ("finished", 30, 30)
+
+
+def test_a_large_submit_puts_only_the_window_in_the_broker(tmp_path: Path) -> None:
+    """The rows wait in Redis; the broker holds the window (here the least one: no worker has
+    registered its slots). scripts/bench --submit measures a million rows the same way."""
+    rows = 50_000
+    data = write_rows(
+        tmp_path / "d.jsonl",
+        ({"id": f"r{i}", "prompt": f"q{i}", "response": f"a{i}"} for i in range(rows)),
+    )
+    server = start_redis(tmp_path / "redis")
+    try:
+        client = Client(Settings(redis_url=server.url, api_key=None, turn_window_min=4))
+        r = server.client()
+        before = int(r.info("memory")["used_memory"])
+        job = client.submit("pointwise", data, options={"template": "fluency"}).job_id
+        grown = int(r.info("memory")["used_memory"]) - before
+        assert r.llen(QUEUE_ROWS) == 4
+        state = client.store.turn_state(job)
+        assert (state.holding, state.waiting) == (4, rows - 4)
+        assert grown / rows < 1024  # bytes a tiny row takes in Redis, its broker message none
+    finally:
+        if server.proc is not None:
+            stop(server.proc)
