@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -71,8 +71,17 @@ class RedisServer:
         return redis.Redis.from_url(self.url, decode_responses=True)
 
 
-def start_redis(folder: Path, *, appendonly: bool = False, port: int | None = None) -> RedisServer:
-    """A private redis-server on a free port (appendonly for the crash and restart tests)."""
+def start_redis(
+    folder: Path,
+    *,
+    appendonly: bool = False,
+    port: int | None = None,
+    extra_args: Sequence[str] = (),
+    url: str | None = None,
+) -> RedisServer:
+    """A private redis-server on a free port (appendonly for the crash and restart tests).
+    `extra_args` go to redis-server (TLS, an ACL file); `url`, with `{port}` in it, is how to
+    reach it then (default: plain redis:// as the default user)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("redis-server is not installed; set EVALQ_REDIS_URL to a running Redis")
@@ -90,9 +99,10 @@ def start_redis(folder: Path, *, appendonly: bool = False, port: int | None = No
         str(folder),
         "--appendonly",
         "yes" if appendonly else "no",
+        *extra_args,
     ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"redis://127.0.0.1:{port}/0"
+    url = (url or "redis://127.0.0.1:{port}/0").format(port=port)
     wait_for(lambda: redis_answers(url) or proc.poll() is not None, 15, "redis-server")
     if proc.poll() is not None:
         raise RuntimeError(f"redis-server on port {port} exited with {proc.returncode}")

@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from evalq.core.addresses import beyond_loopback
 from fake_gemini.options import ServerOptions
 from fake_gemini.realism import BatchRealism
 from fake_gemini.script import ScriptError
@@ -92,6 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Logs go to stderr: stdout carries only the ready line a parent process waits for.
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    if beyond_loopback(args.host):
+        # stderr: stdout carries only the ready line.
+        print(
+            f"fake-gemini: warning: listening on {args.host}, beyond this host's loopback: anyone "
+            "who can reach it can use it (no key is checked), change its faults, quotas and "
+            "latency through its control routes, and read its stats.",
+            file=sys.stderr,
+            flush=True,
+        )
     options = ServerOptions.from_args(args)
     try:
         app = create_app(options=options)

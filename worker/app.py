@@ -21,6 +21,7 @@ from celery import Celery
 from celery.signals import worker_init, worker_ready
 
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS, queue_for
+from worker.redis_tls import tls_options
 from worker.result_backend import RedisResults, backend_url
 from worker.settings import Settings, get_settings
 from worker.task_events import batching_step
@@ -43,6 +44,7 @@ def create_app(settings: Settings) -> Celery:
     timeout = settings.redis_socket_timeout_s
     pause_s = 5.0
     attempts = max(1, math.ceil(settings.redis_retry_max_s / (timeout + pause_s)))
+    tls = tls_options(settings)
     transport = {
         "visibility_timeout": settings.visibility_timeout_s,
         "queue_order_strategy": "priority",  # consume queues in the order the worker lists them
@@ -90,6 +92,9 @@ def create_app(settings: Settings) -> Celery:
             "interval_max": pause_s,
         },
         broker_connection_retry_on_startup=True,
+        # rediss://: the broker and the backend check Redis's certificate as the Store does
+        broker_use_ssl=tls or False,
+        redis_backend_use_ssl=tls or False,
         result_expires=24 * 3600,
         result_extended=False,
         task_time_limit=settings.task_time_limit_s,
@@ -127,6 +132,15 @@ def _stop_following_results(sender: Any = None, **_: Any) -> None:
     backend = get_app().backend
     if isinstance(backend, RedisResults):
         backend.stop_following()
+
+
+@worker_init.connect
+def _survive_broker_restarts(sender: Any = None, **_: Any) -> None:
+    """A Redis restart must not end the worker (see worker.broker_teardown); worker_init comes
+    before the consumer's first connection, so every channel it opens has the guard."""
+    from worker.broker_teardown import guard_restore_at_teardown
+
+    guard_restore_at_teardown()
 
 
 def _concurrency(consumer: Any) -> int:

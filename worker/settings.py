@@ -30,6 +30,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EVALQ_", extra="ignore", populate_by_name=True)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # TLS to Redis, with a rediss:// URL (worker.redis_tls): the CA file that signed Redis's
+    # certificate (unset: the system's CAs), and a client certificate and key for a Redis that
+    # asks for one (tls-auth-clients). Every connection checks Redis's certificate and name.
+    redis_tls_ca: str | None = None
+    redis_tls_cert: str | None = None
+    redis_tls_key: str | None = None
     judge_model: str = "gemini-2.5-flash"
 
     # Credentials: never stored in Redis, task arguments or logs (SecretStr keeps them out of reprs).
@@ -224,6 +230,23 @@ class Settings(BaseSettings):
                 f"EVALQ_TASK_TIME_LIMIT_S + EVALQ_MAX_RETRY_DELAY_S ({longest:.0f}), "
                 "or messages are redelivered while still being worked on"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _tls_needs_rediss(self) -> Self:
+        given = [
+            name
+            for name in ("redis_tls_ca", "redis_tls_cert", "redis_tls_key")
+            if getattr(self, name)
+        ]
+        if given and not self.redis_url.startswith("rediss://"):
+            names = ", ".join(f"EVALQ_{name.upper()}" for name in given)
+            raise ValueError(
+                f"{names} set, but EVALQ_REDIS_URL is not a rediss:// URL: "
+                "TLS to Redis needs rediss://"
+            )
+        if bool(self.redis_tls_cert) != bool(self.redis_tls_key):
+            raise ValueError("EVALQ_REDIS_TLS_CERT and EVALQ_REDIS_TLS_KEY go together")
         return self
 
     @property

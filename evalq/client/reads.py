@@ -18,6 +18,22 @@ from worker.store import Store
 if TYPE_CHECKING:
     from worker.batch.ledger import BatchRecord
 
+NEAR_LIMIT = 0.8  # of maxmemory: past it, `evalq status` warns
+
+
+def memory_warning(address: str, used: int, limit: int) -> str | None:
+    """What to say when Redis nears its maxmemory: under noeviction it then refuses writes,
+    so submits fail and tasks wait on it. None below NEAR_LIMIT or with no limit set."""
+    if limit <= 0 or used < NEAR_LIMIT * limit:
+        return None
+    mib = 1024 * 1024
+    return (
+        f"Redis at {address} uses {used / mib:.0f} MiB of its maxmemory {limit / mib:.0f} MiB "
+        f"({used / limit:.0%}); at the limit it refuses writes (submits fail, workers wait). "
+        "Raise maxmemory (README: Sizing Redis), let finished jobs expire sooner "
+        "(EVALQ_RESULT_TTL_S), or wait for running jobs to finish before submitting more."
+    )
+
 
 class JobReader:
     """Reads of stored jobs; the Client builds on it. `store` is read at each call, so a test
@@ -87,6 +103,11 @@ class JobReader:
         it, recorded by each sweep); None before the first sweep."""
         value = self.store.batch_meta(check_job_id(job_id)).get("max_batches")
         return int(value) if value else None
+
+    def memory_warning(self) -> str | None:
+        """A warning when Redis is near its maxmemory (one INFO memory), else None."""
+        used, limit = self.store.memory()
+        return memory_warning(self.store.address(), used, limit)
 
     def redis_address(self) -> str:
         """host:port of Redis, without any password the URL may hold."""

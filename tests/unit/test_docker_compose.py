@@ -25,8 +25,15 @@ def test_services_and_their_safety_settings() -> None:
     services = compose()["services"]
     assert {"redis", "worker", "flower", "fake-gemini", "metrics"} <= set(services)
     redis_cmd = " ".join(map(str, services["redis"]["command"]))
-    for flag in ("--appendonly yes", "--maxmemory-policy noeviction", "--requirepass"):
+    for flag in (
+        "--appendonly yes",
+        "--maxmemory ${EVALQ_REDIS_MAXMEMORY:-2gb}",
+        "--maxmemory-policy noeviction",
+        "--requirepass",
+    ):
         assert flag in redis_cmd
+    for name, service in services.items():  # a worker that exits (Redis gone) comes back
+        assert service.get("restart") in ("unless-stopped", "always", "on-failure"), name
     assert "ports" not in services["worker"]  # scaled with --scale worker=N: no fixed host port
     assert any("--basic-auth" in str(c) for c in services["flower"]["command"])
     assert any("--max_tasks" in str(c) for c in services["flower"]["command"])  # bounded memory
@@ -56,6 +63,8 @@ def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     resolved = yaml.safe_load(done.stdout)
     assert "redis://:s3cret@redis:6379/0" in str(resolved["services"]["worker"]["environment"])
+    redis_cmd = resolved["services"]["redis"]["command"]
+    assert redis_cmd[redis_cmd.index("--maxmemory") + 1] == "2gb"  # the default, overridable
     missing = subprocess.run(
         [binary, "-f", str(ROOT / "docker-compose.yml"), "config"],
         capture_output=True,

@@ -20,6 +20,7 @@ from redis.retry import Retry
 
 from evalq.core.errors import JobNotFound
 from evalq.core.models import RowInput, RowResult
+from worker.redis_tls import tls_options
 from worker.settings import Settings
 
 # Redis out of reach, or unable to take a command for now (loading after a restart, a replica
@@ -107,6 +108,7 @@ class StoreBase:
             retry_on_timeout=False,
             max_connections=settings.connection_slots,  # redis-py's 100 is < a gevent pool
             retry=Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.01), 3),
+            **(tls_options(settings) or {}),
         )
         return cls(client, settings)
 
@@ -124,6 +126,12 @@ class StoreBase:
         """host:port of Redis, without any password the URL may hold."""
         kwargs = self.r.connection_pool.connection_kwargs
         return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+
+    def memory(self) -> tuple[int, int]:
+        """Bytes Redis uses and its maxmemory (0: no limit), from one INFO memory: under
+        noeviction, reaching the limit makes every write fail, so readers warn before."""
+        info = self.r.info("memory")
+        return int(info.get("used_memory", 0)), int(info.get("maxmemory", 0))
 
     def queued(self, *queues: str) -> int:
         """Messages waiting in the broker's queues (the watchdog's sign that messages are lost)."""

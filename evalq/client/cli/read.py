@@ -21,15 +21,36 @@ from evalq.client.cli.common import (
 )
 
 
+def _optional_job_id(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """As job_id_argument checks a job id, with none given meaning Redis itself."""
+    from evalq.client.job_ids import check_job_id
+    from evalq.core.errors import JobNotFound
+
+    try:
+        return None if value is None else check_job_id(value)
+    except JobNotFound as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @click.command()
-@job_id_argument
+@click.argument("job_id", required=False, callback=_optional_job_id)
 @json_option
 @redis_option
-def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
+def status(job_id: str | None, as_json: bool, redis_url: str | None) -> None:
     """Show a job's summary (also while it runs), with the errors that escaped its tasks (how
     many, the last, its task and age); batch mode adds each batch's state, request counts, age,
-    time since its last poll and last error."""
+    time since its last poll and last error. Without JOB, how much memory Redis uses. Either
+    way, a warning on stderr when Redis is near its maxmemory."""
+    from evalq.client.reads import memory_warning
+
     reader = make_reader(redis_url)
+    used, limit = reader.store.memory()  # one INFO memory for the warning and the figures
+    address = reader.redis_address()
+    if (warning := memory_warning(address, used, limit)) is not None:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if job_id is None:
+        _print_redis_memory(address, used, limit, as_json)
+        return
     summary = reader.summary(job_id)
     records = reader.batches(job_id) if summary.mode == "batch" else []
     bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
@@ -49,6 +70,16 @@ def status(job_id: str, as_json: bool, redis_url: str | None) -> None:
             out_console.print(f"{len(records)} batches of at most {bound} for this job")
         for line in batch_notes(records, now):
             out_console.print(line, markup=False, highlight=False)
+
+
+def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"redis": address, "used_memory": used, "maxmemory": limit}))
+        return
+    bound = f"{limit / 2**20:.0f} MiB" if limit else "none (set maxmemory: README)"
+    out_console.print(
+        f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}", highlight=False
+    )
 
 
 @click.command()

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from evalq.client.cli.common import apply_overrides, make_client, redis_option
+from evalq.client.cli.common import apply_overrides, err_console, make_client, redis_option
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -94,6 +94,16 @@ def _raise_open_files_limit() -> None:
 @redis_option
 def metrics(host: str, port: int, redis_url: str | None) -> None:
     """Serve job-level figures (rows done, score so far, 429s, limiter wait, tokens) for Prometheus."""
+    from evalq.core.addresses import beyond_loopback
+
+    if beyond_loopback(host):
+        # The endpoint has no login: whoever reaches it reads the figures of every job.
+        err_console.print(
+            f"[yellow]warning:[/] the metrics endpoint binds {host}, beyond this host's loopback: "
+            "anyone who can reach it reads every job id and its cost, rows and scores (no "
+            "login). Keep it behind a firewall or an authenticating proxy, or use --host 127.0.0.1.",
+            highlight=False,
+        )
     make_client(redis_url).serve_metrics(host, port)
 
 
