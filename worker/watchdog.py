@@ -109,8 +109,8 @@ class Watchdog:
             if self.batches is not None and self.reattach_batches(job_id, now):
                 continue  # batch mode: its batches are re-attached, its rows never re-driven
             pending_set = set(pending)
-            if self.store.uses_turns(job_id):  # rows waiting for a turn are not stalled
-                pending_set &= self.store.holding_turns(job_id)
+            if (holding := self.store.turn_holders(job_id)) is not None:
+                pending_set &= holding  # rows waiting for a turn are not stalled
                 pending = [r for r in pending if r in pending_set]
             stalled = [
                 r

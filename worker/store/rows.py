@@ -26,13 +26,12 @@ from worker.store.base import StoreBase, job_gone
 @dataclass(frozen=True)
 class UnitInputs:
     """What a unit task reads before its call, in one round trip: its verdict if one is stored
-    (a redelivery), the job's status now, its spend and cap, and the row's plan (None: no plan
-    stored). The job's config and the row's input are read into the Store's memo with it."""
+    (a redelivery), the job's status now, and the row's plan (None: no plan stored). The job's
+    config and the row's input are read into the Store's memo with it. The spend cap is the
+    gate's before each call (worker.budget), not read here."""
 
     verdict: Verdict | None
     status: str
-    spent_nanos: int
-    cap_nanos: int | None
     plan: Plan[Any] | None
 
 
@@ -102,7 +101,7 @@ class RowsStore(StoreBase):
         plan = self._memo.get(("plan", job_id, row))
         pipe = self.r.pipeline(transaction=True)
         pipe.hget(keys.verdicts(job_id, row), str(index))
-        fields = ["status", "spent_nanos", "budget_nanos", *(["config"] if config is None else [])]
+        fields = ["status", *(["config"] if config is None else [])]
         pipe.hmget(keys.job(job_id), fields)
         if given is None:
             pipe.get(keys.row(job_id, row))
@@ -110,11 +109,11 @@ class RowsStore(StoreBase):
             pipe.get(keys.plan(job_id, row))
         found = pipe.execute()
         verdict, job = cast(str | None, found[0]), cast(list[str | None], found[1])
-        status, spent, cap = job[0], job[1], job[2]
-        if status is None or (config is None and job[3] is None):
+        status = job[0]
+        if status is None or (config is None and job[1] is None):
             raise job_gone(job_id)
         if config is None:
-            config = JobConfig.model_validate_json(cast(str, job[3]))
+            config = JobConfig.model_validate_json(cast(str, job[1]))
             self._memo.put(("config", job_id), config)
         rest = found[2:]
         if given is None:
@@ -127,8 +126,6 @@ class RowsStore(StoreBase):
         return UnitInputs(
             verdict=Verdict.model_validate_json(verdict) if verdict else None,
             status=status,
-            spent_nanos=int(spent or 0),
-            cap_nanos=int(cap) if cap else None,
             plan=cast(Plan[Any] | None, plan),
         )
 

@@ -66,9 +66,14 @@ class TurnsStore(StoreBase):
     def holding_turns(self, job_id: str) -> set[str]:
         return cast(set[str], self.r.smembers(keys.turns(job_id)))
 
-    def uses_turns(self, job_id: str) -> bool:
-        """Whether the job's rows go through turns (online jobs since turns exist)."""
-        return bool(self.r.exists(keys.turns(job_id), keys.waiting(job_id)))
+    def turn_holders(self, job_id: str) -> set[str] | None:
+        """The rows holding a turn, in one round trip; None for a job whose rows do not go
+        through turns (batch mode, or created before turns): every row it has is sent."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.smembers(keys.turns(job_id))
+        pipe.exists(keys.waiting(job_id))
+        holding, waiting = pipe.execute()
+        return cast(set[str], holding) if holding or waiting else None
 
     def set_turns(
         self, job_id: str, *, priority: str | None = None, max_in_flight: int | None = None
