@@ -57,6 +57,9 @@ class JobSpec(TypedDict, total=False):
     max_cost_usd: float | None
     priority: str
     max_in_flight: int | None
+    name: str | None
+    group_by: list[str] | None
+    column_map: dict[str, str] | None
 
 
 @dataclass
@@ -200,6 +203,9 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
         max_cost_usd=max_cost_usd,
         priority=spec.get("priority", "normal"),
         max_in_flight=spec.get("max_in_flight"),
+        name=spec.get("name"),
+        group_by=list(spec.get("group_by") or []),
+        column_map=dict(spec.get("column_map") or {}),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
 

@@ -223,6 +223,28 @@ class JobConfig(Model):
     # live on the job hash (`evalq turns JOB` changes them on a running job).
     priority: Literal["high", "normal", "low"] = "normal"
     max_in_flight: int | None = None
+    # What the user calls the job (--name), the columns its figures are grouped by
+    # (--group-by), and the dataset's own column names read as the metric's (--map: the
+    # metric's field -> the dataset's column).
+    name: str | None = None
+    group_by: list[str] = Field(default_factory=list)
+    column_map: dict[str, str] = Field(default_factory=dict)
+
+
+class GroupSummary(Model):
+    """The figures of the rows sharing one value of a user's column (--group-by), per
+    candidate in a multi-candidate job (candidate None: a one-candidate job's rows)."""
+
+    column: str
+    value: str
+    candidate: str | None = None
+    rows: int
+    rows_scored: int
+    mean_score: float | None
+    ci95: tuple[float, float] | None
+    ci_method: IntervalMethod | None = None
+    tag_scores: dict[str, float] = Field(default_factory=dict)
+    tag_counts: dict[str, int] = Field(default_factory=dict)
 
 
 class CandidateSummary(Model):
@@ -258,6 +280,9 @@ class JobSummary(Model):
     status: Literal["running", "finished", "cancelled", "paused"]
     judge_model: str
     simulated: bool
+    name: str | None = None  # --name
+    dataset: str = ""  # the dataset file as submitted (resolved path)
+    created_at: float | None = None  # epoch s
     rows_total: int
     rows_done: int
     rows_scored: int
@@ -273,6 +298,9 @@ class JobSummary(Model):
     # Multi-candidate jobs (--candidates): each candidate's figures, in the order given; the
     # overall mean above pools every candidate's rows. Empty for one-candidate jobs.
     candidates: dict[str, CandidateSummary] = Field(default_factory=dict)
+    # Figures per value of each --group-by column (and per candidate), in the order met.
+    group_by: list[str] = Field(default_factory=list)
+    groups: list[GroupSummary] = Field(default_factory=list)
     unscored_by_reason: dict[str, int]
     rows_failed_by_reason: dict[str, int]
     judge_calls: int
