@@ -11,11 +11,13 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from evalq.client.compare_render import counts_line
-from evalq.client.report import thumbnail
-from evalq.comparisons.comparison import Comparison, PairComparison, side_by_side
+from evalq.client.render import money
+from evalq.client.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, thumbnail
+from evalq.client.row_views import TEXT_METRICS, input_for, row_view
+from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.paired_rows import PairedRow
 from evalq.core.data_roots import DataRoots
-from evalq.core.models import MediaRef, RowInput
+from evalq.core.models import JobSummary, MediaRef, RowInput
 from evalq.stats.paired import PairedDifference
 
 COLOR_A = "#4a7bd0"
@@ -90,50 +92,53 @@ def difference_chart(pair: PairComparison) -> Markup:
     ).format(width, height, body)
 
 
-TEMPLATE = """<!doctype html>
+PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>evalq comparison</title>
 <style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1150px; }
 h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 30px; } h3 { font-size: 15px; }
 table { border-collapse: collapse; margin: 8px 0; } td, th { border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; }
 th { background: #f2f2f2; text-align: left; }
 .banner { background: #fff3c4; border: 1px solid #e0c050; padding: 8px 12px; font-weight: bold; }
 .key-a { color: {{ color_a }}; font-weight: bold; } .key-b { color: {{ color_b }}; font-weight: bold; }
 .sig { color: #1a7f37; font-weight: bold; } .nsig { color: #777; }
-.row { border: 1px solid #ddd; border-radius: 6px; padding: 10px; margin: 12px 0; }
-.media { display: flex; gap: 14px; } .media div { text-align: center; font-size: 12px; }
-.thumb { max-width: 160px; max-height: 160px; border: 1px solid #ccc; }
-.ok { color: #1a7f37; } .bad { color: #c62828; } .unscored { color: #8a6d00; }
-.note { color: #777; font-size: 12px; }
+.sides { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; } .side { min-width: 0; border-top: 4px solid #ddd; padding-top: 6px; }
+.side.a { border-top-color: {{ color_a }}; } .side.b { border-top-color: {{ color_b }}; }
+{{ row_css }}
 </style></head><body>
 <h1>evalq comparison: {% for s in c.sides %}{{ s.label }}{% if not loop.last %} · {% endif %}{% endfor %}</h1>
 {% if simulated %}<p class="banner">SIMULATED JUDGE: these verdicts come from evalq's fake Gemini server, not a real model.</p>{% endif %}
-<table><tr><th>side</th><th>job</th><th>candidate</th><th>metric</th><th>rows</th></tr>
-{% for s in c.sides %}<tr><td>{{ s.label }}</td><td>{{ s.job_id }}</td><td>{{ s.candidate or "" }}</td><td>{{ s.metric }}</td><td>{{ s.rows|length }}</td></tr>{% endfor %}</table>
+<table><tr><th>side</th><th>job</th><th>candidate</th><th>metric</th><th>rows</th><th>cost</th></tr>
+{% for s in c.sides %}<tr><td>{{ s.label }}</td><td>{{ s.job_id }}</td><td>{{ s.candidate or "" }}</td><td>{{ s.metric }}</td><td>{{ s.rows|length }}</td><td>{{ costs.get(s.label, "not known") }}</td></tr>{% endfor %}</table>
 <p class="note">Rows aligned by {{ c.by }}. Paired bootstrap (BCa, {{ c.resamples }} resamples, seed {{ c.seed }}) for the intervals; paired permutation test (exact up to 2^20 sign patterns, else {{ c.permutation_resamples }} draws, seed {{ c.seed }}) for p; sign test on wins and losses. Rows or questions unscored on either side are left out and counted, never scored 0.{% if c.pairs|length > 1 %} {{ c.holm_note }}: significance uses the Holm-adjusted p.{% endif %}</p>
 {% for note in c.notes %}<p class="note">note: {{ note }}</p>{% endfor %}
+{% if has_sentences %}{{ label_key(colors) }}{% endif %}
 {% for p in pairs %}
 <h2><span class="key-a">{{ p.pair.a }}</span> vs <span class="key-b">{{ p.pair.b }}</span></h2>
 <p>Mean difference {{ signed(p.pair.overall.mean_diff) }}{% if p.pair.overall.ci95 %}, 95% CI [{{ signed(p.pair.overall.ci95[0]) }}, {{ signed(p.pair.overall.ci95[1]) }}]{% endif %};
-p = {{ pv(p.pair.overall.p_permutation) }} ({{ p.pair.overall.p_method }} permutation){% if c.pairs|length > 1 %}, Holm {{ pv(p.pair.p_holm) }}{% endif %}; sign test p = {{ pv(p.pair.overall.p_sign) }};
+{% if p.pair.overall.p_permutation is not none %}p = {{ pv(p.pair.overall.p_permutation) }} ({{ p.pair.overall.p_method }} permutation){% else %}no p-value (no paired row){% endif %}{% if c.pairs|length > 1 %}, Holm {{ pv(p.pair.p_holm) }}{% endif %}; sign test p = {{ pv(p.pair.overall.p_sign) }};
 wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.overall.losses }}:
 {% if p.pair.significant(c.alpha) %}<span class="sig">significant at {{ c.alpha }}</span>{% else %}<span class="nsig">not significant at {{ c.alpha }}</span>{% endif %}</p>
 <p class="note">{{ p.counts }}</p>
 <p><span class="key-a">■ {{ p.pair.a }}</span> &nbsp; <span class="key-b">■ {{ p.pair.b }}</span></p>
 {{ p.chart }}
-<table><tr><th>tag</th><th>rows</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th><th>diff</th><th>95% CI</th><th>p perm</th><th>p Holm (tags)</th><th>W/T/L</th></tr>
+{% if p.pair.tags %}<table><tr><th>tag</th><th>rows</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th><th>diff</th><th>95% CI</th><th>p perm</th><th>p Holm (tags)</th><th>W/T/L</th></tr>
 {% for tag, d in p.pair.tags.items() %}<tr><td>{{ tag }}</td><td>{{ d.stats.n }}</td><td>{{ num(d.stats.mean_a) }}</td><td>{{ num(d.stats.mean_b) }}</td><td>{{ signed(d.stats.mean_diff) }}</td><td>{% if d.stats.ci95 %}[{{ signed(d.stats.ci95[0]) }}, {{ signed(d.stats.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ pv(d.stats.p_permutation) }}</td><td>{{ pv(d.p_holm) }}</td><td>{{ d.stats.wins }}/{{ d.stats.ties }}/{{ d.stats.losses }}</td></tr>
-{% endfor %}</table>
-<h3>Rows that differ most</h3>
-{% for r in p.rows %}<div class="row">
-<div><b>{{ r.row.row.id }}</b> · {{ r.row.row.prompt }} · <span class="key-a">{{ num(r.row.score_a) }}</span> vs <span class="key-b">{{ num(r.row.score_b) }}</span> ({{ signed(r.row.diff) }}){% if r.row.questions_left_out %} · {{ r.row.questions_left_out }} questions left out{% endif %}</div>
-<div class="media"><div>{{ r.thumb_a }}<br><span class="key-a">{{ p.pair.a }}</span></div><div>{{ r.thumb_b }}<br><span class="key-b">{{ p.pair.b }}</span></div></div>
-<table><tr><th>question</th><th>tag</th><th>expected</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th></tr>
-{% for q in r.questions %}<tr><td>{{ q.question }}</td><td>{{ q.tag }}</td><td>{{ q.expected }}</td><td>{{ verdict(q.answer_a, q.result_a, q.reason_a) }}</td><td>{{ verdict(q.answer_b, q.result_b, q.reason_b) }}</td></tr>{% endfor %}</table>
-</div>{% else %}<p class="note">No paired row differs.</p>{% endfor %}
+{% endfor %}</table>{% endif %}
+<h3>{{ p.rows_title }}</h3>
+{% for r in p.rows %}<div class="card">
+<div><b>{{ r.row.row.id }}</b> · {{ r.row.status }} · <span class="key-a">{{ num(r.row.score_a) }}</span> vs <span class="key-b">{{ num(r.row.score_b) }}</span>{% if r.row.diff is not none %} ({{ signed(r.row.diff) }}){% endif %}{% if r.row.questions_left_out %} · {{ r.row.questions_left_out }} questions left out{% endif %}</div>
+<div class="sides">
+{% for side in r.sides %}<div class="side {{ side.key }}"><div class="{{ 'key-' + side.key }}">{{ side.label }}</div>
+{% if side.thumb %}<div>{{ side.thumb }}</div>{% endif %}
+{% if side.view %}{{ row_body(side.view, colors) }}{% else %}<p class="note">no row on this side</p>{% endif %}</div>
+{% endfor %}</div>
+</div>{% else %}<p class="note">No paired row to show.</p>{% endfor %}
 {% endfor %}
 </body></html>
 """
+
+TEMPLATE = ROW_MACROS + PAGE
 
 
 def _num(value: float | None) -> str:
@@ -148,14 +153,6 @@ def _pv(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
-
-
-def _verdict(answer: str | None, result: int | None, reason: str | None) -> Markup:
-    if result == 1:
-        return Markup('<span class="ok">✓ {}</span>').format(answer or "")
-    if result == 0:
-        return Markup('<span class="bad">✗ {}</span>').format(answer or "")
-    return Markup('<span class="unscored">unscored: {}</span>').format(reason or "missing")
 
 
 MediaOf = Callable[[str, PairedRow, str], MediaRef | None]
@@ -188,45 +185,81 @@ def render_comparison(
     media_of: MediaOf | None = None,
     data_roots: Mapping[str, list[str]] | None = None,
     top: int = 10,
+    inputs: Mapping[str, Mapping[Any, RowInput]] | None = None,
+    summaries: Mapping[str, JobSummary] | None = None,
 ) -> str:
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    """The comparison page. `inputs` (per side label, the stored rows) give each side's row
+    its texts; `summaries` (per side label) its cost."""
     roots = {
         label: DataRoots.of(list(folders)) if folders else None
         for label, folders in (data_roots or {}).items()
     }
+    metrics = {s.label: s.metric for s in comparison.sides}
 
-    def thumb(label: str, row: PairedRow, which: str) -> Markup:
-        if media_of is None:
-            return Markup("")
-        return thumbnail(media_of(label, row, which), roots.get(label))
+    def side(label: str, row: PairedRow, which: str) -> dict[str, Any]:
+        result = row.row_a if which == "a" else row.row_b
+        metric = metrics.get(label, "")
+        thumb = Markup("")
+        if media_of is not None and metric not in TEXT_METRICS:
+            thumb = thumbnail(media_of(label, row, which), roots.get(label))
+        side_inputs = (inputs or {}).get(label, {})
+        view = None
+        if result is not None:
+            view = row_view(metric, result, input_for(side_inputs, result))
+        return {"key": which, "label": label, "thumb": thumb, "view": view}
 
     pairs: list[dict[str, Any]] = []
     for pair in comparison.pairs:
-        rows = [
-            {
-                "row": r,
-                "thumb_a": thumb(pair.a, r, "a"),
-                "thumb_b": thumb(pair.b, r, "b"),
-                "questions": side_by_side(r),
-            }
-            for r in pair.top_rows(top)
-        ]
+        shown = pair.top_rows(top)
+        title = "Rows that differ most"
+        if not shown:
+            shown = pair.rows[:top]
+            title = "No paired row differs: the first rows, as each side scored them"
+        rows = [{"row": r, "sides": [side(pair.a, r, "a"), side(pair.b, r, "b")]} for r in shown]
         pairs.append(
             {
                 "pair": pair,
                 "chart": difference_chart(pair),
                 "rows": rows,
+                "rows_title": title,
                 "counts": counts_line(pair),
             }
         )
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    env.globals.update(fmt=_num, pretty=str)
     return env.from_string(TEMPLATE).render(
         c=comparison,
         pairs=pairs,
         simulated=any(s.simulated for s in comparison.sides),
+        costs=_costs(comparison, summaries or {}),
+        has_sentences=any(
+            s["view"] is not None and s["view"].sentence_blocks
+            for p in pairs
+            for r in p["rows"]
+            for s in r["sides"]
+        ),
+        row_css=Markup(ROW_CSS),
+        colors=LABEL_COLORS,
         num=_num,
         signed=_signed,
         pv=_pv,
-        verdict=_verdict,
         color_a=COLOR_A,
         color_b=COLOR_B,
     )
+
+
+def _costs(comparison: Comparison, summaries: Mapping[str, JobSummary]) -> dict[str, str]:
+    """Each side's cost where its job's is known; a candidate of a multi-candidate job shares
+    its job's cost, and says so."""
+    out = {}
+    for s in comparison.sides:
+        summary = summaries.get(s.label)
+        if summary is None:
+            continue
+        if summary.cost_usd is None:
+            out[s.label] = "unknown" + (f" ({summary.cost_note})" if summary.cost_note else "")
+        else:
+            out[s.label] = money(summary.cost_usd) + (
+                " (whole job, all candidates)" if s.candidate else ""
+            )
+    return out

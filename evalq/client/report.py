@@ -17,12 +17,14 @@ from typing import Any
 from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
+from evalq.client.figures import figure_tables
 from evalq.client.render import cost_line, money
+from evalq.client.row_views import TEXT_METRICS, input_for, row_view
 from evalq.core.data_roots import DataRoots, read_file
 from evalq.core.models import JobSummary, MediaRef, RowInput, RowResult
 
 _THUMB_PX = 160
-_LABEL_COLORS = {
+LABEL_COLORS = {
     "supported": "#d9f2d9",
     "unsupported": "#fde2c8",
     "contradictory": "#f8c9c9",
@@ -138,51 +140,68 @@ def tag_chart(
     return Markup("".join(parts))
 
 
-def _find_sentences(value: Any) -> list[dict[str, Any]]:
-    """Labelled sentences anywhere in a row's details (groundedness), first judge's first."""
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(v, dict) and "label" in v and "sentence" in v for v in value)
-    ):
-        return list(value)
-    if isinstance(value, dict):
-        for item in value.values():
-            if found := _find_sentences(item):
-                return found
-    if isinstance(value, list):
-        for item in value:
-            if found := _find_sentences(item):
-                return found
-    return []
-
-
 def _pretty(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)[:4000]
 
 
-TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>evalq report {{ s.job_id }}</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
-h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
-table { border-collapse: collapse; margin: 8px 0; } td, th { border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; }
-th { background: #f2f2f2; text-align: left; }
-.banner { background: #fff3c4; border: 1px solid #e0c050; padding: 8px 12px; font-weight: bold; }
-.row { border: 1px solid #ddd; border-radius: 6px; padding: 10px; margin: 12px 0; display: flex; gap: 14px; }
+# The look of one row, shared with the comparison report (evalq.client.compare_report).
+ROW_CSS = """
+.card { border: 1px solid #ddd; border-radius: 6px; padding: 10px; margin: 12px 0; min-width: 0; overflow-wrap: anywhere; }
+.row { display: flex; gap: 14px; } .row > .body { flex: 1; min-width: 0; }
 .thumb { max-width: 160px; max-height: 160px; border: 1px solid #ccc; }
-.ok { color: #1a7f37; } .bad { color: #c62828; } .unscored { color: #8a6d00; }
+.ok { color: #1a7f37; } .bad { color: #c62828; } .unscored { color: #8a6d00; } .plain { color: #222; }
 .status-failed { background: #fdecea; } .status-partial { background: #fff8e1; }
-.note { color: #777; font-size: 12px; } pre { background: #f7f7f7; padding: 6px; max-height: 240px; overflow: auto; }
+.note { color: #666; font-size: 12px; }
+pre { background: #f7f7f7; padding: 6px; max-height: 240px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 100%; box-sizing: border-box; }
+.text { margin: 6px 0; } .text .label { font-size: 12px; color: #555; font-weight: bold; }
+.text .value { white-space: pre-wrap; background: #fafafa; border-left: 3px solid #c8d3e6; padding: 4px 8px; }
+.verdict { margin: 6px 0; padding: 4px 8px; border-left: 3px solid #ddd; }
+.verdict .why { color: #333; margin: 2px 0 0 12px; font-size: 13px; }
 .sentence { padding: 1px 3px; border-radius: 3px; }
+.sentence.void { background: #eee !important; color: #888; text-decoration: line-through; text-decoration-color: #bbb; }
+table.questions { width: 100%; } .card td { overflow-wrap: anywhere; }
+details > summary { cursor: pointer; color: #555; font-size: 12px; }
+"""
+
+ROW_MACROS = """
+{%- macro row_body(v, colors) -%}
+<div class="head"><b>{{ v.name }}</b> · {{ v.status }} · score {{ fmt(v.score) }}{% if v.coverage is not none %} · keyword coverage {{ fmt(v.coverage) }}{% endif %}{% if v.simulated %} · <span class="note">simulated</span>{% endif %}</div>
+<div class="{{ v.tone }}"><b>{{ v.headline }}</b></div>
+{% if v.error %}<div class="bad">{{ v.error }}</div>{% endif %}
+{% for t in v.texts %}{% if t.folded %}<details class="text"><summary><span class="label">{{ t.label }}</span> ({{ t.text|length }} characters)</summary><div class="value">{{ t.text }}</div></details>
+{% else %}<div class="text"><div class="label">{{ t.label }}</div><div class="value">{{ t.text }}</div></div>{% endif %}{% endfor %}
+{% for line in v.verdicts %}<div class="verdict"><span class="note">{{ line.who }}:</span> <span class="{{ line.tone }}"><b>{{ line.verdict }}</b></span>
+{% for which, words in line.explanations %}<div class="why"><i>{{ which }}</i>{% if words %}: {{ words }}{% endif %}</div>{% endfor %}</div>{% endfor %}
+{% for b in v.sentence_blocks %}<div class="verdict"><span class="note">{{ b.judge }}:</span> <span class="{{ b.tone }}"><b>{{ b.outcome }}</b></span>
+{% if b.note %}<div class="note">{{ b.note }}</div>{% endif %}
+<p>{% for sent in b.sentences %}<span class="sentence{% if not sent.counted %} void{% endif %}" style="background: {{ colors.get(sent.label, '#eee') }}" title="{{ sent.label }}{% if not sent.counted %} (not counted){% endif %}: {{ sent.rationale }}">{{ sent.text }}</span><sup class="note">{{ sent.label }}{% if not sent.counted %}, not counted{% endif %}</sup> {% endfor %}</p></div>
+{% endfor %}
+{% if v.questions %}<table class="questions"><tr><th>question</th><th>tag</th><th>expected</th><th>answer</th><th>result</th></tr>
+{% for q in v.questions %}<tr><td>{{ q.question }}</td><td>{{ q.tag }}</td><td>{{ q.expected }}</td><td>{{ q.answer if q.answer is not none else "" }}</td>
+<td>{% if q.status == "unscored" %}<span class="unscored">unscored: {{ q.reason }}{% if q.detail %} ({{ q.detail }}){% endif %}</span>{% elif q.result == 1 %}<span class="ok">✓</span>{% elif q.result == 0 %}<span class="bad">✗</span>{% else %}{{ q.answer or "" }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
+{%- endmacro %}
+{%- macro label_key(colors) -%}<p class="note">{% for k, c in colors.items() %}<span class="sentence" style="background: {{ c }}">{{ k }}</span> {% endfor %}<span class="sentence void">not counted</span></p>{%- endmacro %}
+"""
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>evalq report {{ s.name or s.job_id }}</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1150px; }
+h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; } h3 { font-size: 14px; }
+table { border-collapse: collapse; margin: 8px 0; } td, th { border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; }
+th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.banner { background: #fff3c4; border: 1px solid #e0c050; padding: 8px 12px; font-weight: bold; }
+{{ row_css }}
 </style></head><body>
-<h1>evalq job {{ s.job_id }} · {{ s.metric }} · judge {{ s.judge_model }}</h1>
+<h1>evalq job {{ s.name or s.job_id }} · {{ s.metric }} · judge {{ s.judge_model }}</h1>
 {% if s.simulated %}<p class="banner">SIMULATED JUDGE: these verdicts come from evalq's fake Gemini server, not a real model.</p>{% endif %}
 <table>
+{% if s.name %}<tr><th>job</th><td>{{ s.job_id }}</td></tr>{% endif %}
 <tr><th>status</th><td>{{ s.status }} ({{ s.rows_done }}/{{ s.rows_total }} rows){% if s.pause_reason %} · paused: {{ s.pause_reason }}{% endif %}</td></tr>
-<tr><th>mean score</th><td>{{ fmt(s.mean_score) }}{% if s.ci95 %} · 95% CI [{{ fmt(s.ci95[0]) }}, {{ fmt(s.ci95[1]) }}] ({{ s.ci_method }}, {{ s.rows_scored + s.rows_partial }} rows){% endif %}</td></tr>
+<tr><th>{% if s.candidates %}mean score, all candidates pooled{% else %}mean score{% endif %}</th><td>{{ fmt(s.mean_score) }}{% if s.ci95 %} · 95% CI [{{ fmt(s.ci95[0]) }}, {{ fmt(s.ci95[1]) }}] ({{ s.ci_method }}, {{ s.rows_scored + s.rows_partial }} rows){% endif %}{% if s.candidates %} <span class="note">(each candidate's own figures below)</span>{% endif %}</td></tr>
 <tr><th>rows</th><td>scored {{ s.rows_scored }} · partial {{ s.rows_partial }} · failed {{ s.rows_failed }}{% for k, v in s.rows_failed_by_reason.items() %} · failed ({{ k }}) {{ v }}{% endfor %}</td></tr>
-<tr><th>unscored questions</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
+<tr><th>unscored verdicts</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
 <tr><th>judge calls</th><td>{{ s.judge_calls }} · retries {{ s.retries }} · 429s {{ s.rate_limited }} · cache hits {{ s.cache_hits }} · limiter wait {{ fmt(s.limiter_wait_s) }} s</td></tr>
 <tr><th>tokens</th><td>prompt {{ s.prompt_tokens }} · output {{ s.output_tokens }}{% if s.candidate_calls %} · model under test: {{ s.candidate_calls }} calls, {{ s.candidate_prompt_tokens }} + {{ s.candidate_output_tokens }} tokens{% endif %}</td></tr>
 <tr><th>cost</th><td>{{ cost }}</td></tr>
@@ -191,35 +210,38 @@ th { background: #f2f2f2; text-align: left; }
 {% endfor %}</table>{% for model, price in s.prices.items() %}<div class="note">{{ model }}: {{ price }}</div>{% endfor %}</td></tr>{% endif %}
 <tr><th>thinking</th><td>{% for role, value in s.thinking.items() %}{{ role }} {{ value }}{% if not loop.last %} · {% endif %}{% else %}not set{% endfor %}; {{ s.thought_tokens }} thought tokens{% if s.candidate_thought_tokens %} (+{{ s.candidate_thought_tokens }} by the model under test){% endif %}</td></tr>
 </table>
-{% if s.tag_scores %}<h2>Per-tag scores</h2>{{ chart }}
+{% if s.candidates %}<h2>Per candidate</h2>
+<table class="candidates"><tr><th>candidate</th><th>mean score</th><th>95% CI</th><th>method</th><th>rows</th><th>scored</th><th>partial</th><th>failed</th><th>tag scores</th></tr>
+{% for name, c in s.candidates.items() %}<tr><td><b>{{ name }}</b></td><td class="num">{{ fmt(c.mean_score) }}</td><td>{% if c.ci95 %}[{{ fmt(c.ci95[0]) }}, {{ fmt(c.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ c.ci_method or "" }}</td><td class="num">{{ c.rows }}</td><td class="num">{{ c.rows_scored }}</td><td class="num">{{ c.rows_partial }}</td><td class="num">{{ c.rows_failed }}</td><td>{% for tag, v in c.tag_scores.items() %}{{ tag }} {{ fmt(v) }} ({{ c.tag_counts.get(tag, 0) }}){% if not loop.last %} · {% endif %}{% else %}<span class="note">none</span>{% endfor %}</td></tr>
+{% endfor %}</table>{% endif %}
+{% if s.groups %}<h2>Groups ({{ s.group_by|join(", ") or "by column" }})</h2>
+<table class="groups"><tr><th>column</th><th>value</th>{% if has_group_candidates %}<th>candidate</th>{% endif %}<th>rows</th><th>scored</th><th>mean score</th><th>95% CI</th><th>method</th><th>tag scores</th></tr>
+{% for g in s.groups %}<tr><td>{{ g.column }}</td><td><b>{{ g.value }}</b></td>{% if has_group_candidates %}<td>{{ g.candidate or "" }}</td>{% endif %}<td class="num">{{ g.rows }}</td><td class="num">{{ g.rows_scored }}</td><td class="num">{{ fmt(g.mean_score) }}</td><td>{% if g.ci95 %}[{{ fmt(g.ci95[0]) }}, {{ fmt(g.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ g.ci_method or "" }}</td><td>{% for tag, v in g.tag_scores.items() %}{{ tag }} {{ fmt(v) }} ({{ g.tag_counts.get(tag, 0) }}){% if not loop.last %} · {% endif %}{% endfor %}</td></tr>
+{% endfor %}</table>{% endif %}
+{% if s.tag_scores %}<h2>Per-tag scores{% if s.candidates %} (all candidates pooled){% endif %}</h2>{{ chart }}
 <table class="tags"><tr><th>tag</th><th>score</th><th>95% CI</th><th>method</th><th>rows</th></tr>
 {% for tag, score in s.tag_scores.items() %}{% set ci = s.tag_ci95.get(tag) %}<tr><td>{{ tag }}</td><td>{{ fmt(score) }}</td><td>{% if ci %}[{{ fmt(ci[0]) }}, {{ fmt(ci[1]) }}]{% else %}n/a{% endif %}</td><td>{{ s.tag_ci_method.get(tag) or "" }}</td><td>{{ s.tag_counts.get(tag, 0) }}</td></tr>
 {% endfor %}</table>{% endif %}
-{% if ranking %}<h2>Ranking</h2><table><tr><th>#</th><th>candidate</th><th>strength</th><th>95% CI</th></tr>
-{% for r in ranking %}<tr><td>{{ loop.index }}</td><td>{{ r.candidate }}</td><td>{{ fmt(r.strength) }}</td><td>{% if r.ci95 %}[{{ fmt(r.ci95[0]) }}, {{ fmt(r.ci95[1]) }}]{% endif %}</td></tr>{% endfor %}</table>{% endif %}
-{% if win_matrix %}<h2>Win matrix (row beat column)</h2><table><tr><th></th>{% for c in win_cols %}<th>{{ c }}</th>{% endfor %}</tr>
-{% for a, wins in win_matrix.items() %}<tr><th>{{ a }}</th>{% for c in win_cols %}<td>{{ fmt(wins.get(c)) }}</td>{% endfor %}</tr>{% endfor %}</table>{% endif %}
-{% if other_metric %}<h2>Metric figures</h2><table>{% for k, v in other_metric.items() %}<tr><th>{{ k }}</th><td><pre>{{ pretty(v) }}</pre></td></tr>{% endfor %}</table>{% endif %}
+{% if figures %}<h2>Metric figures</h2>
+{% for t in figures %}<h3>{{ t.title }}</h3><table class="figures"><tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in t.rows %}<tr>{% for c in row %}{% if loop.first %}<th>{{ c }}</th>{% else %}<td class="num">{{ c }}</td>{% endif %}{% endfor %}</tr>{% endfor %}</table>
+{% endfor %}{% endif %}
 {% if s.warnings %}<h2>Warnings</h2><ul>{% for w in s.warnings %}<li>{{ w }}</li>{% endfor %}</ul>{% endif %}
 <h2>Rows{% if rows|length < total_rows %} (first {{ rows|length }} of {{ total_rows }}){% endif %}</h2>
+{% if has_sentences %}{{ label_key(colors) }}{% endif %}
 {% for r in rows %}
-<div class="row status-{{ r.result.status }}">
-  <div>{{ r.thumb }}</div>
-  <div>
-    <div><b>{{ r.result.id }}</b> · {{ r.result.status }} · score {{ fmt(r.result.score) }}{% if r.result.coverage is not none %} · keyword coverage {{ fmt(r.result.coverage) }}{% endif %}{% if r.result.simulated %} · <span class="note">simulated</span>{% endif %}</div>
-    {% if r.result.prompt %}<div>{{ r.result.prompt }}</div>{% endif %}
-    {% if r.result.error %}<div class="bad">{{ r.result.reason }}: {{ r.result.error }}</div>{% endif %}
-    {% if r.result.questions %}<table><tr><th>question</th><th>tag</th><th>expected</th><th>answer</th><th>result</th></tr>
-    {% for q in r.result.questions %}<tr><td>{{ q.question }}</td><td>{{ q.tag }}</td><td>{{ q.expected }}</td><td>{{ q.answer if q.answer is not none else "" }}</td>
-    <td>{% if q.result == 1 %}<span class="ok">✓</span>{% elif q.result == 0 %}<span class="bad">✗</span>{% else %}<span class="unscored">unscored: {{ q.reason }}{% if q.detail %} ({{ q.detail }}){% endif %}</span>{% endif %}</td></tr>{% endfor %}</table>{% endif %}
-    {% if r.sentences %}<p>{% for sent in r.sentences %}<span class="sentence" style="background: {{ colors.get(sent.label, '#eee') }}" title="{{ sent.label }}: {{ sent.get('rationale', '') }}">{{ sent.sentence }}</span> {% endfor %}</p>
-    <p class="note">{% for k, c in colors.items() %}<span class="sentence" style="background: {{ c }}">{{ k }}</span> {% endfor %}</p>{% endif %}
-    {% if r.result.details %}<details><summary>details</summary><pre>{{ pretty(r.result.details) }}</pre></details>{% endif %}
+<div class="card row status-{{ r.view.status }}" data-row="{{ r.view.name }}">
+  {% if r.thumb %}<div>{{ r.thumb }}</div>{% endif %}
+  <div class="body">
+    {{ row_body(r.view, colors) }}
+    {% if r.details %}<details><summary>raw details</summary><pre>{{ pretty(r.details) }}</pre></details>{% endif %}
   </div>
 </div>
 {% endfor %}
 </body></html>
 """
+
+TEMPLATE = ROW_MACROS + PAGE
 
 
 def _fmt(value: Any) -> str:
@@ -234,43 +256,51 @@ def render_report(
     summary: JobSummary,
     results: Iterable[RowResult],
     *,
-    inputs: Mapping[str, RowInput] | None = None,
+    inputs: Mapping[Any, RowInput] | None = None,
     max_rows: int = 500,
     data_roots: Iterable[str] = (),
 ) -> str:
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    """The report page. `inputs` are the stored rows by id, or by (id, candidate) to give a
+    multi-candidate job's every cell its own texts."""
     results = list(results)
     inputs = inputs or {}
-    metric_summary = dict(summary.metric_summary)
-    ranking = metric_summary.pop("ranking", None)
-    win_matrix = metric_summary.pop("win_matrix", None)
-    win_cols = sorted(
-        {c for wins in (win_matrix or {}).values() for c in wins} | set(win_matrix or {})
-    )
     roots = DataRoots.of(list(data_roots)) if data_roots else None
-    rows = []
+    rows: list[dict[str, Any]] = []
     for result in results[:max_rows]:
-        row_input = inputs.get(result.id)
-        ref = next(iter(row_input.media.values()), None) if row_input else None
-        rows.append(
-            {
-                "result": result,
-                "thumb": thumbnail(ref, roots),
-                "sentences": _find_sentences(result.details),
-            }
+        row_input = input_for(inputs, result)
+        ref = None if summary.metric in TEXT_METRICS else _media_of(row_input, result.candidate)
+        view = row_view(summary.metric, result, row_input)
+        rows.append({"view": view, "thumb": thumbnail(ref, roots), "details": result.details})
+    return (
+        _env()
+        .from_string(TEMPLATE)
+        .render(
+            s=summary,
+            rows=rows,
+            total_rows=len(results),
+            chart=tag_chart(summary.tag_scores, summary.tag_counts, summary.tag_ci95),
+            figures=figure_tables(summary.metric_summary),
+            has_sentences=any(r["view"].sentence_blocks for r in rows),
+            has_group_candidates=any(g.candidate for g in summary.groups),
+            row_css=Markup(ROW_CSS),
+            cost=cost_line(summary),
+            money=money,
+            colors=LABEL_COLORS,
         )
-    return env.from_string(TEMPLATE).render(
-        s=summary,
-        rows=rows,
-        total_rows=len(results),
-        chart=tag_chart(summary.tag_scores, summary.tag_counts, summary.tag_ci95),
-        ranking=ranking if isinstance(ranking, list) else None,
-        win_matrix=win_matrix if isinstance(win_matrix, dict) else None,
-        win_cols=win_cols,
-        other_metric=metric_summary,
-        fmt=_fmt,
-        pretty=_pretty,
-        cost=cost_line(summary),
-        money=money,
-        colors=_LABEL_COLORS,
     )
+
+
+def _media_of(row_input: RowInput | None, candidate: str | None) -> MediaRef | None:
+    """The media the judge looked at: the candidate's column in a multi-candidate cell."""
+    if row_input is None or not row_input.media:
+        return None
+    if candidate is not None and candidate in row_input.media:
+        return row_input.media[candidate]
+    return next(iter(row_input.media.values()))
+
+
+def _env() -> Environment:
+    """Autoescaping on for every template string: all data and judge text is untrusted."""
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    env.globals.update(fmt=_fmt, pretty=_pretty)
+    return env

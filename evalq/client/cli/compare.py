@@ -81,14 +81,14 @@ def compare(
         from evalq.client.compare_report import media_lookup, render_comparison
 
         labels = {s.label: s for s in comparison.sides}
+        inputs = {label: reader.inputs(s.job_id, s.candidate) for label, s in labels.items()}
         html = render_comparison(
             comparison,
-            media_of=media_lookup(
-                {label: reader.inputs(s.job_id, s.candidate) for label, s in labels.items()},
-                {label: s.candidate for label, s in labels.items()},
-            ),
+            media_of=media_lookup(inputs, {label: s.candidate for label, s in labels.items()}),
             data_roots={label: reader.data_roots(s.job_id) for label, s in labels.items()},
             top=top,
+            inputs=inputs,
+            summaries={label: reader.summary(s.job_id) for label, s in labels.items()},
         )
         write_html(html_path, html)
     if as_json:

@@ -147,12 +147,16 @@ def write_html(path: Path, html: str) -> None:
 def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -> None:
     """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
     from evalq.client.report import render_report
+    from evalq.core.models import RowInput
 
     reader = make_reader(redis_url)
+    inputs: dict[object, RowInput] = {i: row for i, row in reader.inputs(job_id).items()}
+    for candidate in reader.candidates(job_id):  # every cell its own texts
+        inputs.update({(i, candidate): row for i, row in reader.inputs(job_id, candidate).items()})
     html = render_report(
         reader.summary(job_id),
         reader.results(job_id),
-        inputs=reader.inputs(job_id),
+        inputs=inputs,
         max_rows=max_rows,
         data_roots=reader.data_roots(job_id),
     )

@@ -100,7 +100,7 @@ def test_report_content_and_escaping(tmp_path: Path) -> None:
     assert "unscored: parse_error" in html
     assert "file not found" in html
     assert "<svg" in html
-    assert html.count('class="row ') == 2
+    assert html.count('class="card row ') == 2
 
 
 def test_a_preview_reads_only_under_the_jobs_data_roots(tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_report_shows_the_interval_method_and_rows_per_tag() -> None:
     assert "0.500 [0.094, 0.906] (3 rows)" in html  # the chart's label, next to its whisker
 
 
-def test_report_ranking_and_sentences() -> None:
+def test_report_ranking_as_tables_and_sentences() -> None:
     metric_summary = {
         "ranking": [
             {"candidate": "cited", "strength": 0.6, "ci95": [0.5, 0.7]},
@@ -165,19 +165,26 @@ def test_report_ranking_and_sentences() -> None:
     details = {
         "judges": {
             "m": {
+                "status": "ok",
+                "grounded": 1,
+                "eligible": True,
+                "why": "all 1 sentence(s) needing support are supported",
                 "sentences": [
                     {"sentence": "Paris is in France.", "label": "supported"},
                     {"sentence": "Hope this helps!", "label": "no_rad"},
-                ]
+                ],
             }
         }
     }
     rows = [RowResult(id="g", line=1, prompt="", status="scored", score=1.0, details=details)]
     html = render_report(
-        summary(metric="rank", tag_scores={}, tag_counts={}, metric_summary=metric_summary), rows
+        summary(metric="groundedness", tag_scores={}, tag_counts={}, metric_summary=metric_summary),
+        rows,
     )
-    assert "Win matrix" in html
-    assert "cited" in html
+    assert "<h3>Win matrix</h3>" in html
+    assert '<th>cited</th><td class="num">0.800</td>' in html
+    assert '<th>Agreement</th><td class="num">0.900</td>' in html
+    assert "[0.500, 0.700]" in html
     assert "Paris is in France." in html
     assert "#d9f2d9" in html  # supported colour
 

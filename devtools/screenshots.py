@@ -1,0 +1,323 @@
+"""Every metric's HTML report and a comparison report per metric, rendered from real jobs (real
+Redis, a real worker, the fake Gemini server's simulated judge) and screenshotted in headless
+Chromium into docs/screenshots/, so a person can look at what a user reads.
+
+    python -m devtools.screenshots [--out docs/screenshots]
+
+The jobs are the examples in evalq.examples; the comparison of each metric is the example
+against a second job whose responses (or images) are changed, so the two sides differ. The
+integration test tests/integration/test_reports_browser.py runs the same jobs and checks the
+rendered DOM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalq.client import Client
+from evalq.client.compare import compare_jobs
+from evalq.client.compare_report import media_lookup, render_comparison
+from evalq.client.report import render_report
+
+METRICS = ("gecko-image", "gecko-video", "groundedness", "pointwise", "pairwise", "rank")
+WINDOW_PX = (1200, 1800)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One metric's example: the dataset, the options, and a second dataset to compare with."""
+
+    metric: str
+    dataset: Path
+    other: Path
+    options: dict[str, Any]
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _altered(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Path:
+    """The dataset beside `path` with each row changed (the other side of a comparison)."""
+    return _write(path.with_name("other-" + path.name), [change(dict(r)) for r in _rows(path)])
+
+
+def _shorter(row: dict[str, Any], *fields: str) -> dict[str, Any]:
+    """A weaker answer: each field cut to its first sentence."""
+    for name in fields:
+        if isinstance(row.get(name), str):
+            row[name] = row[name].split(". ")[0].rstrip(".") + "."
+    return row
+
+
+OFF_TOPIC_ID = "off-topic"
+
+
+def _with_off_topic_row(path: Path) -> Path:
+    """The groundedness example plus a row whose response quotes its context but answers
+    another question: ineligible, so not grounded whatever its sentences' labels say."""
+    rows = _rows(path)
+    source = next(r for r in rows if r.get("response"))
+    first = str(source["context"]).split(". ")[0].replace("\n", " ") + "."
+    off_topic = {
+        "id": OFF_TOPIC_ID,
+        "query": "Which planet has the most moons, and how many?",
+        "context": source["context"],
+        "response": first,
+    }
+    return _write(path, [*rows, off_topic])
+
+
+def example_runs(folder: Path) -> list[Run]:
+    """Every metric's example dataset and its altered twin, written under `folder`."""
+    from evalq.examples.comparison import write_comparison_example
+    from evalq.examples.grounding import write_groundedness_example
+    from evalq.examples.ratings import (
+        write_pairwise_example,
+        write_pointwise_example,
+        write_rank_example,
+    )
+    from evalq.examples.video import write_gecko_video_example
+
+    images = write_comparison_example(folder / "image")
+    video = write_gecko_video_example(folder / "video")
+    grounding = _with_off_topic_row(write_groundedness_example(folder / "grounding"))
+    pointwise = write_pointwise_example(folder / "pointwise")
+    pairwise = write_pairwise_example(folder / "pairwise")
+    rank = write_rank_example(folder / "rank")
+    swap = {"response_a": "response_b", "response_b": "response_a"}
+    return [
+        Run("gecko-image", images.per_model["exact"], images.per_model["sloppy"], {}),
+        Run("gecko-video", video, video, {}),
+        Run("groundedness", grounding, _altered(grounding, lambda r: _shorter(r, "response")), {}),
+        Run(
+            "pointwise",
+            pointwise,
+            _altered(pointwise, lambda r: _shorter(r, "response")),
+            {"template": "summarization_quality"},
+        ),
+        Run(
+            "pairwise",
+            pairwise,
+            _altered(pairwise, lambda r: {swap.get(k, k): v for k, v in r.items()}),
+            {},
+        ),
+        Run(
+            "rank",
+            rank,
+            _altered(rank, lambda r: _shorter(r, "cited")),
+            {"candidates": ["terse", "moderate", "cited"]},
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    metric: str
+    report: Path
+    compare: Path
+    jobs: tuple[str, str]
+
+
+def run_and_render(
+    client: Client, runs: list[Run], out: Path, judge_prefix: str = "screens"
+) -> list[Rendered]:
+    """Submit both jobs of every run, wait for them, and write report-METRIC.html and
+    compare-METRIC.html into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    submitted = [
+        (
+            run,
+            client.submit(
+                run.metric, run.dataset, judge_model=f"{judge_prefix}-a", options=run.options
+            ).job_id,
+            client.submit(
+                run.metric, run.other, judge_model=f"{judge_prefix}-b", options=run.options
+            ).job_id,
+        )
+        for run in runs
+    ]
+    rendered = []
+    for run, job_a, job_b in submitted:
+        for job in (job_a, job_b):
+            client.wait(job, timeout_s=600)
+        report = out / f"{run.metric}.html"
+        report.write_text(
+            render_report(
+                client.summary(job_a),
+                client.results(job_a),
+                inputs=client.inputs(job_a),
+                data_roots=client.data_roots(job_a),
+            ),
+            encoding="utf-8",
+        )
+        rendered.append(
+            Rendered(
+                run.metric,
+                report,
+                write_comparison(client, job_a, job_b, run.metric, out),
+                (job_a, job_b),
+            )
+        )
+    return rendered
+
+
+def write_comparison(client: Client, job_a: str, job_b: str, metric: str, out: Path) -> Path:
+    """compare --html of two jobs, as the command writes it."""
+    sides = [f"{metric}-a={job_a}", f"{metric}-b={job_b}"]
+    comparison = compare_jobs(client, sides)
+    labels = {s.label: s for s in comparison.sides}
+    html = render_comparison(
+        comparison,
+        media_of=media_lookup(
+            {label: client.inputs(s.job_id, s.candidate) for label, s in labels.items()},
+            {label: s.candidate for label, s in labels.items()},
+        ),
+        inputs={label: client.inputs(s.job_id, s.candidate) for label, s in labels.items()},
+        data_roots={label: client.data_roots(s.job_id) for label, s in labels.items()},
+        summaries={label: client.summary(s.job_id) for label, s in labels.items()},
+    )
+    path = out / f"compare-{metric}.html"
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        raise RuntimeError("Debian's chromium is not installed (scripts/_bootstrap.sh installs it)")
+    return found
+
+
+def chromium_args(profile: Path) -> list[str]:
+    """Headless and offline: no network, no profile shared with another run."""
+    return [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]
+
+
+def screenshot(html: Path, png: Path, size: tuple[int, int] = WINDOW_PX) -> None:
+    with tempfile.TemporaryDirectory(prefix="evalq-chrome-") as profile:
+        subprocess.run(
+            [
+                *chromium_args(Path(profile)),
+                f"--screenshot={png}",
+                f"--window-size={size[0]},{size[1]}",
+                html.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+
+
+def dump_dom(html: Path) -> str:
+    """The page's DOM after its scripts ran (the layout check writes its findings into it)."""
+    with tempfile.TemporaryDirectory(prefix="evalq-chrome-") as profile:
+        done = subprocess.run(
+            [
+                *chromium_args(Path(profile)),
+                "--dump-dom",
+                f"--window-size={WINDOW_PX[0]},{WINDOW_PX[1]}",
+                html.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    return done.stdout
+
+
+# Run in a copy of a page: opens every <details>, then lists each element that reaches past
+# the right edge of its row card (or a page wider than the window) into <pre id=layout-check>.
+LAYOUT_CHECK = """<script>
+for (const d of document.querySelectorAll('details')) d.open = true;
+const bad = [];
+if (document.documentElement.scrollWidth > window.innerWidth + 1) bad.push('page wider than the window');
+for (const card of document.querySelectorAll('.card')) {
+  const edge = card.getBoundingClientRect().right;
+  for (const el of card.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > edge + 1) bad.push(el.tagName + ' ' + Math.round(r.right - edge) + 'px past ' + (card.dataset.row || 'a card'));
+  }
+}
+const out = document.createElement('pre');
+out.id = 'layout-check';
+out.textContent = 'overflowing: ' + bad.length + (bad.length ? '\\n' + bad.slice(0, 20).join('\\n') : '');
+document.body.appendChild(out);
+</script>"""
+
+
+def layout_problems(html: Path) -> list[str]:
+    """What reaches past its card in `html` as Chromium lays it out at WINDOW_PX (empty: all
+    fits)."""
+    probe = html.with_name(html.stem + ".layout-check.html")
+    probe.write_text(
+        html.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"),
+        encoding="utf-8",
+    )
+    dom = dump_dom(probe)
+    start = dom.find('<pre id="layout-check">')
+    if start < 0:
+        raise AssertionError(f"the layout check did not run in {html}")
+    text = dom[start:].split(">", 1)[1].split("</pre>", 1)[0]
+    head, _, rest = text.partition("\n")
+    return [] if head.strip() == "overflowing: 0" else [head, *rest.splitlines()]
+
+
+def main() -> int:
+    from devtools.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
+    from worker.settings import Settings
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
+    parser.add_argument("--html-dir", type=Path, default=None, help="keep the HTML pages here")
+    parser.add_argument("--only", action="append", choices=METRICS, help="these metrics only")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="evalq-screens-"))
+    server = start_redis(work / "redis")
+    fake = start_fake_gemini()
+    pool = WorkerPool(evalq_env(server.url, fake.url), work / "logs")
+    try:
+        pool.start(name="screens")
+        client = Client(Settings(redis_url=server.url, gemini_base_url=fake.url, api_key=None))
+        runs = [r for r in example_runs(work / "data") if not args.only or r.metric in args.only]
+        html_dir = args.html_dir or work / "html"
+        args.out.mkdir(parents=True, exist_ok=True)
+        for done in run_and_render(client, runs, html_dir):
+            screenshot(done.report, args.out / f"{done.metric}.png")
+            screenshot(done.compare, args.out / f"compare-{done.metric}.png")
+            print(f"{done.metric}: {args.out / done.metric}.png, compare-{done.metric}.png")
+    finally:
+        pool.stop_all()
+        stop(fake.proc)
+        if server.proc is not None:
+            stop(server.proc)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
