@@ -78,7 +78,7 @@ def _with_off_topic_row(path: Path) -> Path:
         "context": source["context"],
         "response": first,
     }
-    return _write(path, [*rows, off_topic])
+    return _write(path, [off_topic, *rows])  # first, so the screenshot shows it
 
 
 def example_runs(folder: Path) -> list[Run]:

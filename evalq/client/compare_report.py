@@ -103,12 +103,13 @@ th { background: #f2f2f2; text-align: left; }
 .key-a { color: {{ color_a }}; font-weight: bold; } .key-b { color: {{ color_b }}; font-weight: bold; }
 .sig { color: #1a7f37; font-weight: bold; } .nsig { color: #777; }
 .sides { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; } .side { min-width: 0; border-top: 4px solid #ddd; padding-top: 6px; }
+.side-list td:not(:last-child) { white-space: nowrap; }
 .side.a { border-top-color: {{ color_a }}; } .side.b { border-top-color: {{ color_b }}; }
 {{ row_css }}
 </style></head><body>
 <h1>evalq comparison: {% for s in c.sides %}{{ s.label }}{% if not loop.last %} · {% endif %}{% endfor %}</h1>
 {% if simulated %}<p class="banner">SIMULATED JUDGE: these verdicts come from evalq's fake Gemini server, not a real model.</p>{% endif %}
-<table><tr><th>side</th><th>job</th><th>candidate</th><th>metric</th><th>rows</th><th>cost</th></tr>
+<table class="side-list"><tr><th>side</th><th>job</th><th>candidate</th><th>metric</th><th>rows</th><th>cost</th></tr>
 {% for s in c.sides %}<tr><td>{{ s.label }}</td><td>{{ s.job_id }}</td><td>{{ s.candidate or "" }}</td><td>{{ s.metric }}</td><td>{{ s.rows|length }}</td><td>{{ costs.get(s.label, "not known") }}</td></tr>{% endfor %}</table>
 <p class="note">Rows aligned by {{ c.by }}. Paired bootstrap (BCa, {{ c.resamples }} resamples, seed {{ c.seed }}) for the intervals; paired permutation test (exact up to 2^20 sign patterns, else {{ c.permutation_resamples }} draws, seed {{ c.seed }}) for p; sign test on wins and losses. Rows or questions unscored on either side are left out and counted, never scored 0.{% if c.pairs|length > 1 %} {{ c.holm_note }}: significance uses the Holm-adjusted p.{% endif %}</p>
 {% for note in c.notes %}<p class="note">note: {{ note }}</p>{% endfor %}

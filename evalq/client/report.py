@@ -158,7 +158,7 @@ pre { background: #f7f7f7; padding: 6px; max-height: 240px; overflow: auto; whit
 .verdict { margin: 6px 0; padding: 4px 8px; border-left: 3px solid #ddd; }
 .verdict .why { color: #333; margin: 2px 0 0 12px; font-size: 13px; }
 .sentence { padding: 1px 3px; border-radius: 3px; }
-.sentence.void { background: #eee !important; color: #888; text-decoration: line-through; text-decoration-color: #bbb; }
+.sentence.void { background: #eee !important; color: #777; }
 table.questions { width: 100%; } .card td { overflow-wrap: anywhere; }
 details > summary { cursor: pointer; color: #555; font-size: 12px; }
 """

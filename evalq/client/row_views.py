@@ -255,7 +255,7 @@ def _grounded_block(judge: str, entry: Mapping[str, Any]) -> SentenceBlock:
     elif eligible is False:
         reason = _str(entry.get("eligibility_reason")) or "the response does not answer"
         outcome, tone = "✗ not grounded: response not eligible", "bad"
-        note = f"response not eligible: {reason}. Its sentence labels are not counted."
+        note = f"response not eligible: {reason.rstrip('. ')}. Its sentence labels are not counted."
     else:
         outcome = ("✓ grounded" if grounded == 1 else "✗ not grounded") + (
             f": {why}" if why else ""
