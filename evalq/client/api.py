@@ -3,6 +3,7 @@ DataFrame (or a path), get a handle to wait on, read results back as a DataFrame
 
     import evalq
     job = evalq.evaluate(df, "gecko-image")        # workers run it; this returns at once
+    job = evalq.evaluate(df, "pointwise", template="fluency", name="try 2")  # options as keywords
     summary = job.wait()                           # dict: the same figures as `evalq status --json`
     results = job.results()                        # one row per dataset row
 """
@@ -12,12 +13,13 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from evalq.client.client import Client
-from evalq.client.submit import JobSpec, refuse_unknown
+from evalq.client.submit import JobSpec
 from evalq.core.dry_report import DryRunReport
 from evalq.core.models import JobSummary, RowResult
 
@@ -83,6 +85,19 @@ def results_frame(rows: list[RowResult]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
+def progress_printer(job_id: str) -> Callable[[int, int], None]:
+    """Job.wait's progress: a line per change of the count, never the same line twice."""
+    last: list[tuple[int, int]] = []
+
+    def on_progress(done: int, total: int) -> None:
+        if last and last[0] == (done, total):
+            return
+        last[:] = [(done, total)]
+        print(f"{job_id}: {done}/{total} rows", flush=True)
+
+    return on_progress
+
+
 class Job:
     """A submitted job. Everything lives in Redis: a new Job(job_id) in another process works."""
 
@@ -94,14 +109,10 @@ class Job:
         return f"Job({self.job_id!r})"
 
     def wait(self, timeout_s: float | None = None, *, progress: bool = False) -> dict[str, Any]:
-        on_progress = (
-            (lambda done, total: print(f"\r{self.job_id}: {done}/{total} rows", end="", flush=True))
-            if progress
-            else None
-        )
+        """The summary once the job finishes, pauses or is cancelled. `progress=True` prints
+        one line each time the count changes (whole lines: a notebook or a log shows every one)."""
+        on_progress = progress_printer(self.job_id) if progress else None
         summary = self.client.wait(self.job_id, timeout_s=timeout_s, on_progress=on_progress)
-        if progress:
-            print()
         return summary.model_dump()
 
     def summary(self) -> dict[str, Any]:
@@ -116,8 +127,15 @@ class Job:
     def cancel(self) -> dict[str, Any]:
         return self.client.cancel(self.job_id).model_dump()
 
-    def resume(self, *, max_cost_usd: float | None = None) -> int:
-        return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
+    def resume(self, *, max_cost_usd: float | None = None) -> dict[str, Any]:
+        """Continue the job, and say what that took (evalq.client.control.ResumeOutcome: rows
+        put back in line, and for a running job the rows left in flight or waiting and the
+        lost ones re-sent), with `message` in words."""
+        from evalq.client.control import resume_outcome
+
+        c = self.client
+        outcome = resume_outcome(c.store, c.settings, c.app, self.job_id, max_cost_usd)
+        return {**asdict(outcome), "message": outcome.describe()}
 
     def set_turns(
         self, *, priority: str | None = None, max_in_flight: int | None = None
@@ -144,6 +162,36 @@ class EvaluateSpec(TypedDict, total=False):
     on_expiry: Literal["resubmit", "online"]
     priority: Literal["high", "normal", "low"]
     max_in_flight: int | None
+    name: str | None
+
+
+def split_keywords(metric: str, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """evaluate's keywords as (its own, the metric's options). The options are the fields of
+    the metric's options model, so every option the command line offers is a keyword here too
+    and none is listed by hand; evaluate's own keywords come first. A keyword neither knows is
+    refused, as a signature would refuse it, and so is an option given both as a keyword and
+    in `options=` (which would win is no guess to make)."""
+    from evalq.core.options import options_model
+
+    fields = options_model(metric).model_fields
+    own = {k: v for k, v in given.items() if k in EvaluateSpec.__annotations__}
+    options = {k: v for k, v in given.items() if k not in own and k in fields}
+    unknown = sorted(set(given) - set(own) - set(options))
+    if unknown:
+        offered = ", ".join(sorted(fields))
+        raise TypeError(
+            f"evaluate() got unexpected keyword argument(s): {', '.join(unknown)} "
+            f"(the options of {metric!r} are: {offered})"
+        )
+    if own.get("candidates") is not None:
+        options["candidates"] = list(own["candidates"])
+    both = sorted(set(options) & set(own.get("options") or {}))
+    if both:
+        raise TypeError(
+            f"evaluate(): option(s) {', '.join(both)} given both as a keyword and in options=; "
+            "give each once"
+        )
+    return own, options
 
 
 @overload
@@ -152,7 +200,7 @@ def evaluate(
     metric: str = ...,
     *,
     dry_run: Literal[False] = ...,
-    **spec: Unpack[EvaluateSpec],
+    **spec: Any,
 ) -> Job: ...
 
 
@@ -162,7 +210,7 @@ def evaluate(
     metric: str = ...,
     *,
     dry_run: Literal[True],
-    **spec: Unpack[EvaluateSpec],
+    **spec: Any,
 ) -> DryRunReport: ...
 
 
@@ -171,7 +219,7 @@ def evaluate(
     metric: str = "gecko-image",
     *,
     dry_run: bool = False,
-    **spec: Unpack[EvaluateSpec],
+    **keywords: Any,
 ) -> Job | DryRunReport:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
@@ -186,12 +234,15 @@ def evaluate(
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
     prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
     On shared workers jobs take turns (worker.turns): `priority` ("high", "normal", "low")
-    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later."""
-    refuse_unknown(spec, EvaluateSpec, "evaluate")
+    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
+    `name` is what `evalq jobs` calls it. The metric's options are keywords too, e.g.
+    `evaluate(df, "pointwise", template="fluency", samples=3)` (or `options={...}`, not both
+    for one option); an unknown keyword is a TypeError naming it and the metric's options."""
+    spec, keyword_options = split_keywords(metric, keywords)
     client = Client(spec.get("settings"))
     options = spec.get("options")
-    if (candidates := spec.get("candidates")) is not None:
-        options = {**(options or {}), "candidates": list(candidates)}
+    if keyword_options:
+        options = {**(options or {}), **keyword_options}
     job: JobSpec = {
         "judge_models": spec.get("judge_models"),
         "options": options,
@@ -201,6 +252,7 @@ def evaluate(
         "max_cost_usd": spec.get("max_cost_usd"),
         "priority": spec.get("priority", "normal"),
         "max_in_flight": spec.get("max_in_flight"),
+        "name": spec.get("name"),
     }
     mode, on_expiry = spec.get("mode", "online"), spec.get("on_expiry", "resubmit")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
 from evalq.client.job_ids import new_job_id
+from evalq.client.job_names import check_name
 from evalq.core.candidates import candidate_of
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
@@ -164,6 +165,7 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
     """Every check a job passes before it is stored, shared by submit and the dry run."""
     refuse_unknown(spec, JobSpec, "submit")
     check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
+    name = check_name(spec.get("name"))
     get_metric(metric)  # an unknown metric fails before anything else
     options = validate_options(metric, spec.get("options"))
     per_job = ("max_field_bytes", "max_row_bytes", "max_questions_per_row")
@@ -203,7 +205,7 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
         max_cost_usd=max_cost_usd,
         priority=spec.get("priority", "normal"),
         max_in_flight=spec.get("max_in_flight"),
-        name=spec.get("name"),
+        name=name,
         group_by=list(spec.get("group_by") or []),
         column_map=dict(spec.get("column_map") or {}),
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from evalq.client.cli.attach import fail_under_option
 from evalq.client.cli.common import json_option, redis_option, wait_option
 
 
@@ -208,6 +209,12 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="ROLE=LEVEL",
                 help="Gemini 3 models: minimal, low, medium or high per role. Repeatable.",
             ),
+            click.option(
+                "--name",
+                default=None,
+                help="What to call the job in `evalq jobs` (printable, at most 100 characters).",
+            ),
+            fail_under_option,
             redis_option,
         ]
     ):

@@ -1,4 +1,4 @@
-"""`evalq status`, `jobs`, `results` and `report`: read jobs back. They use the client's reads
+"""`evalq status`, `wait`, `jobs`, `results` and `report`: read jobs back. They use the client's reads
 alone (evalq.client.reads): no Celery app, dataset loader or google-genai is loaded."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from evalq.client.cli.attach import fail_under_option, finish, note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
@@ -83,29 +84,35 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
 
 
 @click.command()
+@job_id_argument
+@json_option
+@fail_under_option
+@redis_option
+def wait(job_id: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
+    """Re-attach to a job: a progress bar until it finishes, pauses or is cancelled, then its
+    summary and exit code, as `evalq run --wait` would have given."""
+    from evalq.client.cli.submit import wait_with_progress
+
+    reader = make_reader(redis_url)
+    total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
+    note_job(job_id)
+    err_console.print(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)")
+    finish(wait_with_progress(reader, job_id, total, quiet=as_json), as_json, fail_under)
+
+
+@click.command()
 @click.option("--limit", default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @redis_option
 def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
-    """List recent jobs."""
-    from rich.table import Table
+    """List recent jobs: name, dataset, when, metric, status, rows and mean (80 columns)."""
+    from evalq.client.jobs_table import jobs_table
 
     summaries = list(make_reader(redis_url).iter_jobs(limit))
     if as_json:
         click.echo(json.dumps([s.model_dump() for s in summaries]))
         return
-    table = Table("job", "metric", "status", "rows", "mean", "judge")
-    for s in summaries:
-        mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
-        table.add_row(
-            s.job_id,
-            s.metric,
-            s.status,
-            f"{s.rows_done}/{s.rows_total}",
-            mean,
-            s.judge_model + (" (simulated)" if s.simulated else ""),
-        )
-    out_console.print(table)
+    out_console.print(jobs_table(summaries))
 
 
 @click.command()
