@@ -112,9 +112,13 @@ def other_metrics(client: Client, env: dict[str, str], folder: Path) -> None:
         if metric == "rank":
             figure = f"ranking {s.metric_summary.get('ranking')}"
         elif metric == "pairwise":
-            figure = f"win rates {s.metric_summary.get('win_rates')}"
+            rates = s.metric_summary.get("win_rates") or {}
+            figure = "rows won: " + " · ".join(
+                f"{side} {share:.2f}" for side, share in rates.items() if share is not None
+            )
         elif metric == "pointwise":
-            figure = f"mean rating {s.metric_summary.get('mean_rating')}"
+            rating = s.metric_summary.get("mean_rating")
+            figure = "mean rating n/a" if rating is None else f"mean rating {rating:.2f} of 5"
         elif metric == "groundedness":
             responses = s.metric_summary.get("responses", {})
             figure = (
