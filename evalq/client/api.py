@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
 from evalq.client.client import Client
+from evalq.client.result_columns import extra_names, metric_table
 from evalq.client.submit import JobSpec, refuse_unknown
 from evalq.core.dry_report import DryRunReport
 from evalq.core.models import JobSummary, RowResult
@@ -56,12 +57,15 @@ def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
 
 def results_frame(rows: list[RowResult]) -> pd.DataFrame:
     """One row per result; a multi-candidate job's frame has a `candidate` column after the
-    id (one row per dataset row and candidate)."""
+    id (one row per dataset row and candidate). Each metric's own columns (rating,
+    explanation, winner, labels...: evalq.client.result_columns) come before `questions` and
+    `details`, and the dataset's extra columns keep their names (`extra:NAME` on a clash)."""
     import pandas as pd
 
     cells = any(r.candidate is not None for r in rows)
+    names, metric = metric_table(rows)
     records = []
-    for r in rows:
+    for r, own in zip(rows, metric, strict=True):
         record: dict[str, Any] = {"id": r.id}
         if cells:
             record["candidate"] = r.candidate
@@ -76,10 +80,14 @@ def results_frame(rows: list[RowResult]) -> pd.DataFrame:
             "simulated": r.simulated,
         }
         record.update({f"tag:{t}": v for t, v in r.tag_scores.items()})
+        record.update({name: own.get(name) for name in names})
         record["questions"] = [q.model_dump() for q in r.questions]
         record["details"] = r.details
-        record.update({f"extra:{k}": v for k, v in r.extra.items()})
         records.append(record)
+    taken = {key for record in records for key in record}
+    renamed = extra_names(rows, sorted(taken))
+    for r, record in zip(rows, records, strict=True):
+        record.update({renamed[k]: v for k, v in r.extra.items()})
     return pd.DataFrame.from_records(records)
 
 
@@ -104,11 +112,12 @@ class Job:
             print()
         return summary.model_dump()
 
-    def summary(self) -> dict[str, Any]:
-        return self.client.summary(self.job_id).model_dump()
+    def summary(self, group_by: list[str] | None = None) -> dict[str, Any]:
+        """The job's figures; `group_by` adds them per value of those columns (`groups`)."""
+        return self.summary_model(group_by).model_dump()
 
-    def summary_model(self) -> JobSummary:
-        return self.client.summary(self.job_id)
+    def summary_model(self, group_by: list[str] | None = None) -> JobSummary:
+        return self.client.summary(self.job_id, group_by=group_by)
 
     def results(self) -> pd.DataFrame:
         return results_frame(self.client.results(self.job_id))
@@ -144,6 +153,8 @@ class EvaluateSpec(TypedDict, total=False):
     on_expiry: Literal["resubmit", "online"]
     priority: Literal["high", "normal", "low"]
     max_in_flight: int | None
+    column_map: dict[str, str] | None
+    group_by: list[str] | None
 
 
 @overload
@@ -186,7 +197,10 @@ def evaluate(
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
     prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
     On shared workers jobs take turns (worker.turns): `priority` ("high", "normal", "low")
-    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later."""
+    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
+    `column_map` reads the data's own columns as the metric's fields ({"query":
+    "customer_message"}); `group_by` names columns whose values the summary's figures are
+    also given per (`Job.summary(group_by=...)` adds more for one read)."""
     refuse_unknown(spec, EvaluateSpec, "evaluate")
     client = Client(spec.get("settings"))
     options = spec.get("options")
@@ -201,6 +215,8 @@ def evaluate(
         "max_cost_usd": spec.get("max_cost_usd"),
         "priority": spec.get("priority", "normal"),
         "max_in_flight": spec.get("max_in_flight"),
+        "column_map": spec.get("column_map"),
+        "group_by": spec.get("group_by"),
     }
     mode, on_expiry = spec.get("mode", "online"), spec.get("on_expiry", "resubmit")
 

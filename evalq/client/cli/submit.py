@@ -12,6 +12,7 @@ import click
 from evalq.client.cli.common import emit, err_console, file_option, make_client, out_console
 from evalq.client.cli.metric_flags import (
     MetricCommand,
+    column_map_flags,
     job_options,
     read_text,
     shared_flags,
@@ -97,6 +98,8 @@ def submit_and_report(
     on_expiry: str = "resubmit",
     priority: str = "normal",
     max_in_flight: int | None = None,
+    column_map: tuple[str, ...] = (),
+    group_by: tuple[str, ...] = (),
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
@@ -113,6 +116,8 @@ def submit_and_report(
         "max_cost_usd": max_cost_usd,
         "priority": priority,
         "max_in_flight": max_in_flight,
+        "column_map": column_map_flags(column_map),
+        "group_by": list(group_by),
     }
     if dry_run:
         plan = client.plan(metric, dataset, count_tokens=count_tokens, **common)
