@@ -47,7 +47,9 @@ def mean_scope(candidates: int) -> str:
     """What the job's one mean stands for. In a multi-candidate job it mixes every model's
     cells, a figure no model earned: it is labelled so wherever it is shown, and each
     candidate's own mean is the headline."""
-    return "all rows" if candidates == 0 else f"pooled over {candidates} candidates"
+    if candidates == 0:
+        return "all rows"
+    return f"pooled over {candidates} candidate{'s' if candidates > 1 else ''}"
 
 
 def build_summary(
