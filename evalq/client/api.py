@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from evalq.client.client import Client
+from evalq.client.result_columns import extra_names, metric_table
 from evalq.client.submit import JobSpec
 from evalq.core.dry_report import DryRunReport
 from evalq.core.models import JobSummary, RowResult
@@ -58,12 +59,15 @@ def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
 
 def results_frame(rows: list[RowResult]) -> pd.DataFrame:
     """One row per result; a multi-candidate job's frame has a `candidate` column after the
-    id (one row per dataset row and candidate)."""
+    id (one row per dataset row and candidate). Each metric's own columns (rating,
+    explanation, winner, labels...: evalq.client.result_columns) come before `questions` and
+    `details`, and the dataset's extra columns keep their names (`extra:NAME` on a clash)."""
     import pandas as pd
 
     cells = any(r.candidate is not None for r in rows)
+    names, metric = metric_table(rows)
     records = []
-    for r in rows:
+    for r, own in zip(rows, metric, strict=True):
         record: dict[str, Any] = {"id": r.id}
         if cells:
             record["candidate"] = r.candidate
@@ -78,10 +82,14 @@ def results_frame(rows: list[RowResult]) -> pd.DataFrame:
             "simulated": r.simulated,
         }
         record.update({f"tag:{t}": v for t, v in r.tag_scores.items()})
+        record.update({name: own.get(name) for name in names})
         record["questions"] = [q.model_dump() for q in r.questions]
         record["details"] = r.details
-        record.update({f"extra:{k}": v for k, v in r.extra.items()})
         records.append(record)
+    taken = {key for record in records for key in record}
+    renamed = extra_names(rows, sorted(taken))
+    for r, record in zip(rows, records, strict=True):
+        record.update({renamed[k]: v for k, v in r.extra.items()})
     return pd.DataFrame.from_records(records)
 
 
@@ -115,11 +123,12 @@ class Job:
         summary = self.client.wait(self.job_id, timeout_s=timeout_s, on_progress=on_progress)
         return summary.model_dump()
 
-    def summary(self) -> dict[str, Any]:
-        return self.client.summary(self.job_id).model_dump()
+    def summary(self, group_by: list[str] | None = None) -> dict[str, Any]:
+        """The job's figures; `group_by` adds them per value of those columns (`groups`)."""
+        return self.summary_model(group_by).model_dump()
 
-    def summary_model(self) -> JobSummary:
-        return self.client.summary(self.job_id)
+    def summary_model(self, group_by: list[str] | None = None) -> JobSummary:
+        return self.client.summary(self.job_id, group_by=group_by)
 
     def results(self) -> pd.DataFrame:
         return results_frame(self.client.results(self.job_id))
@@ -163,6 +172,8 @@ class EvaluateSpec(TypedDict, total=False):
     priority: Literal["high", "normal", "low"]
     max_in_flight: int | None
     name: str | None
+    column_map: dict[str, str] | None
+    group_by: list[str] | None
 
 
 def split_keywords(metric: str, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -237,7 +248,10 @@ def evaluate(
     and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
     `name` is what `evalq jobs` calls it. The metric's options are keywords too, e.g.
     `evaluate(df, "pointwise", template="fluency", samples=3)` (or `options={...}`, not both
-    for one option); an unknown keyword is a TypeError naming it and the metric's options."""
+    for one option); an unknown keyword is a TypeError naming it and the metric's options.
+    `column_map` reads the data's own columns as the metric's fields ({"query":
+    "customer_message"}); `group_by` names columns whose values the summary's figures are
+    also given per (`Job.summary(group_by=...)` adds more for one read)."""
     spec, keyword_options = split_keywords(metric, keywords)
     client = Client(spec.get("settings"))
     options = spec.get("options")
@@ -253,6 +267,8 @@ def evaluate(
         "priority": spec.get("priority", "normal"),
         "max_in_flight": spec.get("max_in_flight"),
         "name": spec.get("name"),
+        "column_map": spec.get("column_map"),
+        "group_by": spec.get("group_by"),
     }
     mode, on_expiry = spec.get("mode", "online"), spec.get("on_expiry", "resubmit")
 

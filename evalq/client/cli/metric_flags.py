@@ -102,6 +102,17 @@ def thinking_flags(budgets: tuple[str, ...], levels: tuple[str, ...]) -> dict[st
     return out
 
 
+def column_map_flags(items: tuple[str, ...]) -> dict[str, str]:
+    """--map FIELD=COLUMN items as the job's column map; a bad item names itself."""
+    from evalq.core.column_map import parse_assignments
+    from evalq.core.errors import DatasetError
+
+    try:
+        return parse_assignments(items)
+    except DatasetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--map") from None
+
+
 def choice_option(flag: str, choices: list[str], help: str) -> Callable[[Any], Any]:
     """A choice whose first value is the default, shown in the help."""
     return click.option(
@@ -215,6 +226,22 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 help="What to call the job in `evalq jobs` (printable, at most 100 characters).",
             ),
             fail_under_option,
+            click.option(
+                "--map",
+                "column_map",
+                multiple=True,
+                metavar="FIELD=COLUMN",
+                help="Read the dataset's COLUMN as the metric's FIELD (e.g. "
+                "query=customer_message). Repeatable.",
+            ),
+            click.option(
+                "--group-by",
+                "group_by",
+                multiple=True,
+                metavar="COLUMN",
+                help="Scores and intervals per value of this dataset column (one the metric "
+                "does not read, e.g. category), in status and report. Repeatable.",
+            ),
             redis_option,
         ]
     ):

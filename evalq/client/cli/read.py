@@ -33,11 +33,24 @@ def _optional_job_id(_ctx: click.Context, _param: click.Parameter, value: str | 
         raise click.BadParameter(str(exc)) from None
 
 
+group_by_option = click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also show scores and intervals per value of this dataset column (e.g. category). "
+    "Repeatable.",
+)
+
+
 @click.command()
 @click.argument("job_id", required=False, callback=_optional_job_id)
 @json_option
+@group_by_option
 @redis_option
-def status(job_id: str | None, as_json: bool, redis_url: str | None) -> None:
+def status(
+    job_id: str | None, as_json: bool, group_by: tuple[str, ...], redis_url: str | None
+) -> None:
     """Show a job's summary (also while it runs), with the errors that escaped its tasks (how
     many, the last, its task and age); batch mode adds each batch's state, request counts, age,
     time since its last poll and last error. Without JOB, how much memory Redis uses. Either
@@ -52,7 +65,7 @@ def status(job_id: str | None, as_json: bool, redis_url: str | None) -> None:
     if job_id is None:
         _print_redis_memory(address, used, limit, as_json)
         return
-    summary = reader.summary(job_id)
+    summary = reader.summary(job_id, group_by=group_by)
     records = reader.batches(job_id) if summary.mode == "batch" else []
     bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
     if as_json and summary.mode == "batch":
@@ -124,7 +137,8 @@ def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
 @redis_option
 def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
     """Write per-row results (also while the job runs)."""
-    from evalq.client.render import results_csv, results_jsonl
+    from evalq.client.render import results_jsonl
+    from evalq.client.results_csv import results_csv
 
     rows = make_reader(redis_url).results(job_id)
     text = results_csv(rows) if fmt == "csv" else "".join(results_jsonl(rows))
@@ -150,14 +164,17 @@ def write_html(path: Path, html: str) -> None:
     show_default=True,
     help="Rows shown in full (all rows count in the summary).",
 )
+@group_by_option
 @redis_option
-def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -> None:
+def report(
+    job_id: str, html_path: Path, max_rows: int, group_by: tuple[str, ...], redis_url: str | None
+) -> None:
     """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
     from evalq.client.report import render_report
 
     reader = make_reader(redis_url)
     html = render_report(
-        reader.summary(job_id),
+        reader.summary(job_id, group_by=group_by),
         reader.results(job_id),
         inputs=reader.inputs(job_id),
         max_rows=max_rows,

@@ -13,6 +13,7 @@ from evalq.client.cli.attach import Detached, finish, note_job
 from evalq.client.cli.common import emit, err_console, file_option, make_client, out_console
 from evalq.client.cli.metric_flags import (
     MetricCommand,
+    column_map_flags,
     job_options,
     read_text,
     shared_flags,
@@ -100,6 +101,8 @@ def submit_and_report(
     max_in_flight: int | None = None,
     name: str | None = None,
     fail_under: float | None = None,
+    column_map: tuple[str, ...] = (),
+    group_by: tuple[str, ...] = (),
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
@@ -120,6 +123,8 @@ def submit_and_report(
         "priority": priority,
         "max_in_flight": max_in_flight,
         "name": job_name,
+        "column_map": column_map_flags(column_map),
+        "group_by": list(group_by),
     }
     if dry_run:
         plan = client.plan(metric, dataset, count_tokens=count_tokens, **common)
