@@ -3,6 +3,7 @@ DataFrame (or a path), get a handle to wait on, read results back as a DataFrame
 
     import evalq
     job = evalq.evaluate(df, "gecko-image")        # workers run it; this returns at once
+    job = evalq.evaluate(df, "pointwise", template="fluency", name="try 2")  # options as keywords
     summary = job.wait()                           # dict: the same figures as `evalq status --json`
     results = job.results()                        # one row per dataset row
 """
@@ -12,12 +13,14 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from evalq.client.client import Client
-from evalq.client.submit import JobSpec, refuse_unknown
+from evalq.client.result_columns import extra_names, metric_table
+from evalq.client.submit import JobSpec
 from evalq.core.dry_report import DryRunReport
 from evalq.core.models import JobSummary, RowResult
 
@@ -56,12 +59,15 @@ def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
 
 def results_frame(rows: list[RowResult]) -> pd.DataFrame:
     """One row per result; a multi-candidate job's frame has a `candidate` column after the
-    id (one row per dataset row and candidate)."""
+    id (one row per dataset row and candidate). Each metric's own columns (rating,
+    explanation, winner, labels...: evalq.client.result_columns) come before `questions` and
+    `details`, and the dataset's extra columns keep their names (`extra:NAME` on a clash)."""
     import pandas as pd
 
     cells = any(r.candidate is not None for r in rows)
+    names, metric = metric_table(rows)
     records = []
-    for r in rows:
+    for r, own in zip(rows, metric, strict=True):
         record: dict[str, Any] = {"id": r.id}
         if cells:
             record["candidate"] = r.candidate
@@ -76,11 +82,28 @@ def results_frame(rows: list[RowResult]) -> pd.DataFrame:
             "simulated": r.simulated,
         }
         record.update({f"tag:{t}": v for t, v in r.tag_scores.items()})
+        record.update({name: own.get(name) for name in names})
         record["questions"] = [q.model_dump() for q in r.questions]
         record["details"] = r.details
-        record.update({f"extra:{k}": v for k, v in r.extra.items()})
         records.append(record)
+    taken = {key for record in records for key in record}
+    renamed = extra_names(rows, sorted(taken))
+    for r, record in zip(rows, records, strict=True):
+        record.update({renamed[k]: v for k, v in r.extra.items()})
     return pd.DataFrame.from_records(records)
+
+
+def progress_printer(job_id: str) -> Callable[[int, int], None]:
+    """Job.wait's progress: a line per change of the count, never the same line twice."""
+    last: list[tuple[int, int]] = []
+
+    def on_progress(done: int, total: int) -> None:
+        if last and last[0] == (done, total):
+            return
+        last[:] = [(done, total)]
+        print(f"{job_id}: {done}/{total} rows", flush=True)
+
+    return on_progress
 
 
 class Job:
@@ -94,21 +117,18 @@ class Job:
         return f"Job({self.job_id!r})"
 
     def wait(self, timeout_s: float | None = None, *, progress: bool = False) -> dict[str, Any]:
-        on_progress = (
-            (lambda done, total: print(f"\r{self.job_id}: {done}/{total} rows", end="", flush=True))
-            if progress
-            else None
-        )
+        """The summary once the job finishes, pauses or is cancelled. `progress=True` prints
+        one line each time the count changes (whole lines: a notebook or a log shows every one)."""
+        on_progress = progress_printer(self.job_id) if progress else None
         summary = self.client.wait(self.job_id, timeout_s=timeout_s, on_progress=on_progress)
-        if progress:
-            print()
         return summary.model_dump()
 
-    def summary(self) -> dict[str, Any]:
-        return self.client.summary(self.job_id).model_dump()
+    def summary(self, group_by: list[str] | None = None) -> dict[str, Any]:
+        """The job's figures; `group_by` adds them per value of those columns (`groups`)."""
+        return self.summary_model(group_by).model_dump()
 
-    def summary_model(self) -> JobSummary:
-        return self.client.summary(self.job_id)
+    def summary_model(self, group_by: list[str] | None = None) -> JobSummary:
+        return self.client.summary(self.job_id, group_by=group_by)
 
     def results(self) -> pd.DataFrame:
         return results_frame(self.client.results(self.job_id))
@@ -116,8 +136,15 @@ class Job:
     def cancel(self) -> dict[str, Any]:
         return self.client.cancel(self.job_id).model_dump()
 
-    def resume(self, *, max_cost_usd: float | None = None) -> int:
-        return self.client.resume(self.job_id, max_cost_usd=max_cost_usd)
+    def resume(self, *, max_cost_usd: float | None = None) -> dict[str, Any]:
+        """Continue the job, and say what that took (evalq.client.control.ResumeOutcome: rows
+        put back in line, and for a running job the rows left in flight or waiting and the
+        lost ones re-sent), with `message` in words."""
+        from evalq.client.control import resume_outcome
+
+        c = self.client
+        outcome = resume_outcome(c.store, c.settings, c.app, self.job_id, max_cost_usd)
+        return {**asdict(outcome), "message": outcome.describe()}
 
     def set_turns(
         self, *, priority: str | None = None, max_in_flight: int | None = None
@@ -144,6 +171,38 @@ class EvaluateSpec(TypedDict, total=False):
     on_expiry: Literal["resubmit", "online"]
     priority: Literal["high", "normal", "low"]
     max_in_flight: int | None
+    name: str | None
+    column_map: dict[str, str] | None
+    group_by: list[str] | None
+
+
+def split_keywords(metric: str, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """evaluate's keywords as (its own, the metric's options). The options are the fields of
+    the metric's options model, so every option the command line offers is a keyword here too
+    and none is listed by hand; evaluate's own keywords come first. A keyword neither knows is
+    refused, as a signature would refuse it, and so is an option given both as a keyword and
+    in `options=` (which would win is no guess to make)."""
+    from evalq.core.options import options_model
+
+    fields = options_model(metric).model_fields
+    own = {k: v for k, v in given.items() if k in EvaluateSpec.__annotations__}
+    options = {k: v for k, v in given.items() if k not in own and k in fields}
+    unknown = sorted(set(given) - set(own) - set(options))
+    if unknown:
+        offered = ", ".join(sorted(fields))
+        raise TypeError(
+            f"evaluate() got unexpected keyword argument(s): {', '.join(unknown)} "
+            f"(the options of {metric!r} are: {offered})"
+        )
+    if own.get("candidates") is not None:
+        options["candidates"] = list(own["candidates"])
+    both = sorted(set(options) & set(own.get("options") or {}))
+    if both:
+        raise TypeError(
+            f"evaluate(): option(s) {', '.join(both)} given both as a keyword and in options=; "
+            "give each once"
+        )
+    return own, options
 
 
 @overload
@@ -152,7 +211,7 @@ def evaluate(
     metric: str = ...,
     *,
     dry_run: Literal[False] = ...,
-    **spec: Unpack[EvaluateSpec],
+    **spec: Any,
 ) -> Job: ...
 
 
@@ -162,7 +221,7 @@ def evaluate(
     metric: str = ...,
     *,
     dry_run: Literal[True],
-    **spec: Unpack[EvaluateSpec],
+    **spec: Any,
 ) -> DryRunReport: ...
 
 
@@ -171,7 +230,7 @@ def evaluate(
     metric: str = "gecko-image",
     *,
     dry_run: bool = False,
-    **spec: Unpack[EvaluateSpec],
+    **keywords: Any,
 ) -> Job | DryRunReport:
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
@@ -186,12 +245,18 @@ def evaluate(
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
     prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
     On shared workers jobs take turns (worker.turns): `priority` ("high", "normal", "low")
-    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later."""
-    refuse_unknown(spec, EvaluateSpec, "evaluate")
+    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
+    `name` is what `evalq jobs` calls it. The metric's options are keywords too, e.g.
+    `evaluate(df, "pointwise", template="fluency", samples=3)` (or `options={...}`, not both
+    for one option); an unknown keyword is a TypeError naming it and the metric's options.
+    `column_map` reads the data's own columns as the metric's fields ({"query":
+    "customer_message"}); `group_by` names columns whose values the summary's figures are
+    also given per (`Job.summary(group_by=...)` adds more for one read)."""
+    spec, keyword_options = split_keywords(metric, keywords)
     client = Client(spec.get("settings"))
     options = spec.get("options")
-    if (candidates := spec.get("candidates")) is not None:
-        options = {**(options or {}), "candidates": list(candidates)}
+    if keyword_options:
+        options = {**(options or {}), **keyword_options}
     job: JobSpec = {
         "judge_models": spec.get("judge_models"),
         "options": options,
@@ -201,6 +266,9 @@ def evaluate(
         "max_cost_usd": spec.get("max_cost_usd"),
         "priority": spec.get("priority", "normal"),
         "max_in_flight": spec.get("max_in_flight"),
+        "name": spec.get("name"),
+        "column_map": spec.get("column_map"),
+        "group_by": spec.get("group_by"),
     }
     mode, on_expiry = spec.get("mode", "online"), spec.get("on_expiry", "resubmit")
 

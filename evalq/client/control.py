@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 
 from evalq.client.job_ids import check_job_id
 from evalq.client.submit import (
@@ -28,16 +29,59 @@ from worker.turns import hand_out
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class ResumeOutcome:
+    """What a resume did, so it is never reported as more than it was. `before`: the status
+    it found. `requeued`: rows put back in line for turns (sent as turns free up); `lost`: of
+    those, rows of a running job that had neither a turn nor a place in line. `left`: rows of
+    a running job left as they were (holding a turn, so in the broker or running, or waiting
+    for one). `in_batches`: batch mode's rows not yet scored, whose batches are polled again
+    (never sent again)."""
+
+    job_id: str
+    before: str
+    requeued: int = 0
+    lost: int = 0
+    left: int = 0
+    in_batches: int = 0
+
+    def describe(self) -> str:
+        job = f"job {self.job_id}"
+        if self.in_batches:
+            return (
+                f"{job} was {self.before}: {self.in_batches} rows wait on its batches, "
+                "which are polled again (never sent twice)"
+            )
+        if self.before == "running":
+            lost = f"{self.lost} rows that were lost (neither in flight nor waiting) re-sent"
+            return f"{job} is running: {self.left} rows in flight or waiting left as they are, " + (
+                lost if self.lost else "0 rows re-sent (none was lost)"
+            )
+        if self.requeued:
+            return f"{job} was {self.before}: {self.requeued} rows back in line"
+        return f"{job} is finished: nothing to resume"
+
+
 def resume(
     store: Store, settings: Settings, app: Sender, job_id: str, max_cost_usd: float | None
 ) -> int:
-    """Continue a paused, stopped or interrupted job with the rows not yet counted; returns
-    how many rows were put back in line for turns (worker.turns). Stored rubrics, verdicts and cached calls are reused.
-    `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
+    """How many rows resume_outcome put back in line (0 for a finished job)."""
+    outcome = resume_outcome(store, settings, app, job_id, max_cost_usd)
+    return outcome.requeued or outcome.in_batches
+
+
+def resume_outcome(
+    store: Store, settings: Settings, app: Sender, job_id: str, max_cost_usd: float | None
+) -> ResumeOutcome:
+    """Continue a paused, stopped or interrupted job with the rows not yet counted, and say
+    what that took. A paused or cancelled job's rows all go back in line for turns
+    (worker.turns); a running job keeps the rows it has in flight or waiting, and only rows
+    that lost their place go back in line. Stored rubrics, verdicts and cached calls are
+    reused. `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
     spend already reached its cap needs one."""
     config = store.config(check_job_id(job_id))  # raises JobNotFound
     if store.status(job_id) == "finished":
-        return 0
+        return ResumeOutcome(job_id, "finished")
     spent, cap = store.budget(job_id)
     if max_cost_usd is not None:
         table = job_prices(config.prices)
@@ -57,8 +101,10 @@ def resume(
             f"`evalq resume {job_id} --max-cost-usd Y`"
         )
     store.set_budget(job_id, cap)
-    if not store.transition(job_id, "running").changed:
-        return 0  # finished meanwhile: nothing to resume
+    holding, waiting = store.turn_places(job_id)  # before the rows not done: see _running
+    moved = store.transition(job_id, "running")
+    if not moved.changed:
+        return ResumeOutcome(job_id, moved.before)  # finished meanwhile: nothing to resume
 
     def send_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
         send(app, name, args, countdown_s)
@@ -67,13 +113,40 @@ def resume(
     pending = store.not_done(job_id)
     if not pending:
         finalize(store, job_id)
-        return 0
+        return ResumeOutcome(job_id, moved.before)
+    if config.mode == "batch":
+        store.touch(job_id, *pending)
+        if reattach(store, settings, send_step, job_id, time.time(), force=True):
+            return ResumeOutcome(job_id, moved.before, in_batches=len(pending))
+    if moved.before == "running":
+        return _running(store, settings, app, config.created_at, job_id, pending, holding | waiting)
     store.touch(job_id, *pending)
-    if reattach(store, settings, send_step, job_id, time.time(), force=True):
-        return len(pending)  # batch mode: batches in flight are polled, never sent again
     store.wait_for_turns(job_id, pending, config.created_at)
     hand_out(store, settings, row_sender(app))
-    return len(pending)
+    return ResumeOutcome(job_id, moved.before, requeued=len(pending))
+
+
+def _running(
+    store: Store,
+    settings: Settings,
+    app: Sender,
+    created_at: float,
+    job_id: str,
+    pending: list[str],
+    placed: set[str],
+) -> ResumeOutcome:
+    """A running job: its rows holding a turn are in flight (the watchdog re-drives one that
+    stalls) and its waiting rows get turns as others end, so sending them again would only
+    run them twice. A row in neither place was lost; only those go back in line. The places
+    were read before the rows not done, so a row that ended between the reads is not done
+    and never taken for lost."""
+    lost = [row for row in pending if row not in placed]
+    if lost:
+        store.touch(job_id, *lost)
+        store.rejoin_line(job_id, lost, created_at)
+        hand_out(store, settings, row_sender(app))
+    left = len(pending) - len(lost)
+    return ResumeOutcome(job_id, "running", requeued=len(lost), lost=len(lost), left=left)
 
 
 def try_cancel(store: Store, settings: Settings, job_id: str) -> Transition:

@@ -4,12 +4,13 @@ loader and no google-genai."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from evalq.client.job_ids import check_job_id
 from evalq.core.candidates import cell_candidates
 from evalq.core.errors import JobNotFound
+from evalq.core.groups import check_group_columns, group_summaries
 from evalq.core.models import JobSummary, RowInput, RowResult
 from worker.jobs import current_summary
 from worker.settings import Settings, get_settings
@@ -43,8 +44,17 @@ class JobReader:
         self.settings = settings or get_settings()
         self.store = Store.from_settings(self.settings)
 
-    def summary(self, job_id: str) -> JobSummary:
-        return current_summary(self.store, check_job_id(job_id))
+    def summary(self, job_id: str, group_by: Sequence[str] | None = None) -> JobSummary:
+        """The job's summary; `group_by` adds figures per value of those columns for this read
+        (to the job's own --group-by), refusing a column no row has."""
+        summary = current_summary(self.store, check_job_id(job_id))
+        if not group_by:
+            return summary
+        columns = list(dict.fromkeys([*summary.group_by, *group_by]))
+        rows = self.results(job_id)
+        check_group_columns(columns, rows)
+        groups = group_summaries(rows, columns, self.candidates(job_id))
+        return summary.model_copy(update={"group_by": columns, "groups": groups})
 
     def rows_total(self, job_id: str) -> int:
         """How many rows (cells) the job counts, as stored at submit."""

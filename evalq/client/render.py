@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import json
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -11,8 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from evalq.client.csv_safe import safe_writer
-from evalq.core.models import CandidateSummary, JobSummary, RowResult
+from evalq.core.models import CandidateSummary, GroupSummary, JobSummary, RowResult
 
 if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
     from evalq.core.dry_report import DryRunReport
@@ -72,7 +69,14 @@ def summary_table(s: JobSummary) -> Table:
         table.add_row("task errors", errors)
     if s.mode == "online" and s.status != "finished":
         table.add_row("turns", turns_line(s))
-    table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
+    if s.candidates:  # each model's own figures are the headline; the pooled mean is labelled
+        for name, c in s.candidates.items():
+            table.add_row(f"candidate {name}", candidate_line(c))
+            for tag, score in c.tag_scores.items():
+                table.add_row(f"  tag {tag}", f"{score:.3f} · {c.tag_counts.get(tag, 0)} rows")
+        table.add_row(f"mean score ({s.mean_score_scope})", f"{_pct(s.mean_score)}  95% CI {ci}")
+    else:
+        table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
     table.add_row(
         "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
     )
@@ -84,9 +88,13 @@ def summary_table(s: JobSummary) -> Table:
     unscored = ", ".join(f"{k} {v}" for k, v in s.unscored_by_reason.items()) or "none"
     table.add_row("unscored questions", unscored)
     for tag, score in s.tag_scores.items():
-        table.add_row(f"  tag {tag}", tag_line(s, tag, score))
-    for name, c in s.candidates.items():
-        table.add_row(f"candidate {name}", candidate_line(c))
+        label = f"  tag {tag}" + (" (pooled)" if s.candidates else "")
+        table.add_row(label, tag_line(s, tag, score))
+    for group in s.groups:
+        table.add_row(group_label(group), group_line(group))
+    if s.column_map:
+        mapped = ", ".join(f"{field} <- {column}" for field, column in s.column_map.items())
+        table.add_row("columns mapped", mapped)
     table.add_row(
         "judge calls",
         f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
@@ -125,6 +133,19 @@ def candidate_line(c: CandidateSummary) -> str:
         f"{_pct(c.mean_score)}  {ci} · scored {c.rows_scored} · partial {c.rows_partial} · "
         f"failed {c.rows_failed}"
     )
+
+
+def group_label(g: GroupSummary) -> str:
+    """A group's row label: its column and value, and its candidate in a multi-candidate job."""
+    who = f" · {g.candidate}" if g.candidate is not None else ""
+    return f"{g.column}={g.value}{who}"
+
+
+def group_line(g: GroupSummary) -> str:
+    """One group's mean with its own interval and row count, then its tag scores."""
+    ci = f"95% CI {_interval(g.ci95)} ({g.ci_method})" if g.ci95 else "no CI"
+    tags = "".join(f" · {tag} {score:.3f}" for tag, score in g.tag_scores.items())
+    return f"{_pct(g.mean_score)}  {ci} · {g.rows} rows ({g.rows_scored} scored){tags}"
 
 
 def money(value: float | None) -> str:
@@ -202,51 +223,6 @@ def results_jsonl(rows: Iterable[RowResult]) -> Iterable[str]:
     for row in rows:
         # A one-candidate job's lines stay as they were: no candidate key.
         yield row.model_dump_json(exclude={"candidate"} if row.candidate is None else None) + "\n"
-
-
-def results_csv(rows: Iterable[RowResult]) -> str:
-    rows = list(rows)
-    tags = sorted({t for r in rows for t in r.tag_scores})
-    # Multi-candidate jobs: one line per row and candidate, the candidate next to the id.
-    cells = any(r.candidate is not None for r in rows)
-    out = io.StringIO()
-    writer = safe_writer(out)
-    writer.writerow(
-        [
-            "id",
-            *(["candidate"] if cells else []),
-            "line",
-            "prompt",
-            "status",
-            "score",
-            "coverage",
-            "reason",
-            "error",
-            "simulated",
-            *[f"tag:{t}" for t in tags],
-            "questions",
-            "details",
-        ]
-    )
-    for r in rows:
-        writer.writerow(
-            [
-                r.id,
-                *([r.candidate or ""] if cells else []),
-                r.line,
-                r.prompt,
-                r.status,
-                "" if r.score is None else f"{r.score:.6g}",
-                "" if r.coverage is None else f"{r.coverage:.6g}",
-                r.reason or "",
-                r.error or "",
-                r.simulated,
-                *["" if t not in r.tag_scores else f"{r.tag_scores[t]:.6g}" for t in tags],
-                json.dumps([q.model_dump() for q in r.questions]),
-                json.dumps(r.details, default=str),
-            ]
-        )
-    return out.getvalue()
 
 
 def _duration(seconds: float) -> str:

@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
 from evalq.client.job_ids import new_job_id
+from evalq.client.job_names import check_name
 from evalq.core.candidates import candidate_of
+from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
+from evalq.core.groups import check_group_columns
 from evalq.core.media import MediaRules
 from evalq.core.metric import get_metric
 from evalq.core.models import JobConfig
@@ -164,6 +167,7 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
     """Every check a job passes before it is stored, shared by submit and the dry run."""
     refuse_unknown(spec, JobSpec, "submit")
     check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
+    name = check_name(spec.get("name"))
     get_metric(metric)  # an unknown metric fails before anything else
     options = validate_options(metric, spec.get("options"))
     per_job = ("max_field_bytes", "max_row_bytes", "max_questions_per_row")
@@ -172,7 +176,10 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
     data_roots = spec.get("data_roots")
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
     rules = media_rules(settings, roots)
-    loaded = load_dataset(dataset, metric, options, rules, bounds=bounds)
+    column_map = spec.get("column_map")
+    loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
+    group_by = list(spec.get("group_by") or [])
+    check_group_columns(group_by, loaded.rows)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
     judge_model = judges[0] if judges else settings.judge_model
@@ -203,9 +210,9 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
         max_cost_usd=max_cost_usd,
         priority=spec.get("priority", "normal"),
         max_in_flight=spec.get("max_in_flight"),
-        name=spec.get("name"),
-        group_by=list(spec.get("group_by") or []),
-        column_map=dict(spec.get("column_map") or {}),
+        name=name,
+        group_by=group_by,
+        column_map=check_column_map(column_map),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
 

@@ -22,6 +22,7 @@ from evalq.core.candidates import (
     cell_record,
     required_with_candidates,
 )
+from evalq.core.column_map import check_column_map, header_columns, refuse_unseen, rename_columns
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
 from evalq.core.media import MediaPlace, MediaRules
 from evalq.core.models import RowInput
@@ -242,11 +243,13 @@ def load_dataset(
     rules: MediaRules | None = None,
     *,
     bounds: InputBounds | None = None,
+    column_map: Mapping[str, str] | None = None,
 ) -> LoadedDataset:
     """Read and validate every row; raise DatasetError if the file is no dataset at all, or is
     over a dataset's bounds (then before a row is read past the bound, so nothing is stored).
     Media cells are checked against ``rules`` (without them: files under the dataset's folder
-    and public URLs only)."""
+    and public URLs only). ``column_map`` (field -> the dataset's column) renames each record's
+    columns before the metric reads it (evalq.core.column_map)."""
     from evalq.core.metric import get_metric
 
     spec = get_metric(metric)
@@ -260,6 +263,7 @@ def load_dataset(
             f"{path}: {size:,} bytes, {bounds.over('max_dataset_bytes', 'bytes per dataset')}; "
             "nothing was submitted"
         )
+    renames = check_column_map(column_map)
     cells = cell_candidates(metric, options)
     required = spec.required_columns
     if cells is not None:
@@ -270,17 +274,21 @@ def load_dataset(
     missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
     bad_lines = 0
-    for number, record in records(path, required, loaded.warnings, bounds):
+    seen: set[str] = set()  # the dataset's own column names, before the map
+    header = header_columns(required, renames)
+    for number, read in records(path, header, loaded.warnings, bounds):
         if len(ids) == bounds.max_rows_per_job:
             raise DatasetError(
                 f"{path}: more than {len(ids):,} rows (line {number} is one too many), "
                 f"{bounds.over('max_rows_per_job', 'rows per job')}; nothing was submitted"
             )
-        if isinstance(record, str):
+        if isinstance(read, str):
             bad_lines += 1
             ids.append((number, str(number)))
-            loaded.errors += _line_errors(number, InputError(str(number), "(line)", record), cells)
+            loaded.errors += _line_errors(number, InputError(str(number), "(line)", read), cells)
             continue
+        seen.update(read)
+        record = rename_columns(number, read, renames, path)
         present |= {k for k, v in record.items() if has_value(v)}
         ids.append((number, row_id_of(number, record)))
         try:
@@ -305,6 +313,7 @@ def load_dataset(
         raise DatasetError(f"{path}: no rows")
     if bad_lines * max(1, len(cells or ())) == loaded.total:
         raise DatasetError(f"{path}: no line is a JSON object; not a JSONL dataset")
+    refuse_unseen(path, renames, seen)
     refuse_missing_columns(path, metric, loaded, missing, present)
     if cells is not None and (absent := [c for c in cells if c not in present]):
         raise DatasetError(

@@ -298,6 +298,11 @@ class JobSummary(Model):
     # Multi-candidate jobs (--candidates): each candidate's figures, in the order given; the
     # overall mean above pools every candidate's rows. Empty for one-candidate jobs.
     candidates: dict[str, CandidateSummary] = Field(default_factory=dict)
+    # What mean_score (and ci95, tag_scores) is over: "all rows", or in a multi-candidate job
+    # "pooled over N candidates" (each candidate's own figures are in `candidates`).
+    mean_score_scope: str = "all rows"
+    # The dataset's columns read as the metric's fields (--map: field -> column).
+    column_map: dict[str, str] = Field(default_factory=dict)
     # Figures per value of each --group-by column (and per candidate), in the order met.
     group_by: list[str] = Field(default_factory=list)
     groups: list[GroupSummary] = Field(default_factory=list)

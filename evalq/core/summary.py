@@ -7,6 +7,7 @@ from typing import Any, Literal, cast
 
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
+from evalq.core.groups import group_summaries
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import job_prices, summarize_cost, usd
@@ -42,6 +43,15 @@ def candidate_summaries(
     return out
 
 
+def mean_scope(candidates: int) -> str:
+    """What the job's one mean stands for. In a multi-candidate job it mixes every model's
+    cells, a figure no model earned: it is labelled so wherever it is shown, and each
+    candidate's own mean is the headline."""
+    if candidates == 0:
+        return "all rows"
+    return f"pooled over {candidates} candidate{'s' if candidates > 1 else ''}"
+
+
 def build_summary(
     config: JobConfig,
     counters: JobCounters,
@@ -53,6 +63,7 @@ def build_summary(
     questions by reason and every row's result, as of `now`."""
     rows = list(results)
     c = counters
+    candidates = candidate_summaries(rows, config)
     table = job_prices(config.prices)
     cost = summarize_cost(list(c.usage), table)
     overall = mean_interval([r.score for r in rows if r.score is not None])
@@ -73,6 +84,8 @@ def build_summary(
         dataset=config.dataset,
         created_at=config.created_at,
         group_by=list(config.group_by),
+        groups=group_summaries(rows, config.group_by, list(candidates)),
+        column_map=dict(config.column_map),
         simulated=c.simulated_calls > 0 or any(r.simulated for r in rows),
         rows_total=config.rows_total,
         rows_done=c.rows_done,
@@ -86,7 +99,8 @@ def build_summary(
         tag_counts={tag: t.n for tag, t in by_tag.items()},
         tag_ci95={tag: t.ci95 for tag, t in by_tag.items()},
         tag_ci_method={tag: t.method for tag, t in by_tag.items()},
-        candidates=candidate_summaries(rows, config),
+        candidates=candidates,
+        mean_score_scope=mean_scope(len(candidates)),
         unscored_by_reason=dict(unscored),
         rows_failed_by_reason=dict(c.failed_by_reason),
         judge_calls=c.judge_calls,

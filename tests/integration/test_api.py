@@ -50,7 +50,7 @@ def test_dataframe_in_dataframe_out(
     assert list(results["id"]) == ["one", "two", "bad"]
     assert list(results["score"][:2]) == [1.0, 0.5]
     assert pd.isna(results["score"][2])  # failed, not 0
-    assert results["extra:model_name"][0] == "m1"
+    assert results["model_name"][0] == "m1"  # the user's own column name
     assert "tag:color" in results.columns
     assert evalq.Job(job.job_id, job.client).summary()["job_id"] == job.job_id
     assert not list(tmp_path.glob(".evalq-*.jsonl"))  # the temporary file is gone

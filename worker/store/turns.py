@@ -63,6 +63,26 @@ class TurnsStore(StoreBase):
             pipe.zadd(keys.TURNS, {job_id: created_at})
         pipe.execute()
 
+    def turn_places(self, job_id: str) -> tuple[set[str], set[str]]:
+        """The rows holding a turn and the rows waiting in line, read in one transaction (a
+        row moves from one to the other atomically, so none is missed between the reads)."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.smembers(keys.turns(job_id))
+        pipe.lrange(keys.waiting(job_id), 0, -1)
+        holding, waiting = pipe.execute()
+        return cast(set[str], holding), set(cast(list[str], waiting))
+
+    def rejoin_line(self, job_id: str, lines: Sequence[str], created_at: float) -> None:
+        """Put `lines` at the back of the job's line, leaving its turns and the rows already
+        waiting as they are: a running job's rows that lost their place (a resume)."""
+        if not lines:
+            return
+        pipe = self.r.pipeline(transaction=True)
+        pipe.rpush(keys.waiting(job_id), *lines)
+        pipe.expire(keys.waiting(job_id), self.ttl_s)
+        pipe.zadd(keys.TURNS, {job_id: created_at})
+        pipe.execute()
+
     def holding_turns(self, job_id: str) -> set[str]:
         return cast(set[str], self.r.smembers(keys.turns(job_id)))
 

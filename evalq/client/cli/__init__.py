@@ -1,7 +1,7 @@
 """The `evalq` command line. Explicit flags win over EVALQ_* environment variables.
 
-One module per command group (submit: run, rank; control: resume, cancel; read: status, jobs,
-results, report; compare: compare, leaderboard; serve: worker, metrics, fake-gemini). Each
+One module per command group (submit: run, rank; control: resume, cancel; read: status, wait,
+jobs, results, report; compare: compare, leaderboard; serve: worker, metrics, fake-gemini). Each
 command imports what it uses when it runs, so `evalq --help` loads no client, and
 `evalq status` only the client's reads."""
 
@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from evalq.client.cli import compare, control, read, serve, submit
+from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console
 
 __all__ = ["cli_entry", "main"]
@@ -23,6 +24,7 @@ __all__ = ["cli_entry", "main"]
 @click.version_option(package_name="evalq")
 def main() -> None:
     """Model-as-judge evaluations on Celery + Redis."""
+    forget_job()
 
 
 for command in (
@@ -32,6 +34,7 @@ for command in (
     control.cancel,
     control.turns,
     read.status,
+    read.wait,
     read.jobs,
     read.results,
     serve.worker,
@@ -66,7 +69,11 @@ def cli_entry() -> None:
     try:
         main(standalone_mode=False)
     except click.exceptions.Abort:
-        err_console.print("aborted")
+        # Ctrl-C: once a job exists it runs on without this command, and says so.
+        if (job_id := noted_job()) is not None:
+            Detached(job_id).show()
+        else:
+            err_console.print("aborted")
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 import click
 
+from evalq.client.cli.attach import note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
@@ -32,12 +33,15 @@ from evalq.client.cli.common import (
 def resume(
     job_id: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
 ) -> None:
-    """Continue a paused or interrupted job with the rows not yet scored (cached calls are free)."""
+    """Continue a paused or interrupted job with the rows not yet scored (cached calls are free).
+    A running job keeps its rows in flight; only rows that were lost are sent again."""
     from evalq.client.cli.submit import wait_with_progress
+    from evalq.client.control import resume_outcome
 
     client = make_client(redis_url)
-    count = client.resume(job_id, max_cost_usd=max_cost_usd)
-    err_console.print(f"job {job_id}: {count} rows back in line")
+    outcome = resume_outcome(client.store, client.settings, client.app, job_id, max_cost_usd)
+    err_console.print(outcome.describe(), highlight=False)
+    note_job(job_id)
     if wait:
         total = client.rows_total(job_id)
         emit(wait_with_progress(client, job_id, total, quiet=as_json), as_json)

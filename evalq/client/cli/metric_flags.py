@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from evalq.client.cli.attach import fail_under_option
 from evalq.client.cli.common import json_option, redis_option, wait_option
 
 
@@ -99,6 +100,17 @@ def thinking_flags(budgets: tuple[str, ...], levels: tuple[str, ...]) -> dict[st
         except ThinkingError as exc:
             raise click.BadParameter(str(exc), param_hint=flag) from None
     return out
+
+
+def column_map_flags(items: tuple[str, ...]) -> dict[str, str]:
+    """--map FIELD=COLUMN items as the job's column map; a bad item names itself."""
+    from evalq.core.column_map import parse_assignments
+    from evalq.core.errors import DatasetError
+
+    try:
+        return parse_assignments(items)
+    except DatasetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--map") from None
 
 
 def choice_option(flag: str, choices: list[str], help: str) -> Callable[[Any], Any]:
@@ -207,6 +219,28 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 multiple=True,
                 metavar="ROLE=LEVEL",
                 help="Gemini 3 models: minimal, low, medium or high per role. Repeatable.",
+            ),
+            click.option(
+                "--name",
+                default=None,
+                help="What to call the job in `evalq jobs` (printable, at most 100 characters).",
+            ),
+            fail_under_option,
+            click.option(
+                "--map",
+                "column_map",
+                multiple=True,
+                metavar="FIELD=COLUMN",
+                help="Read the dataset's COLUMN as the metric's FIELD (e.g. "
+                "query=customer_message). Repeatable.",
+            ),
+            click.option(
+                "--group-by",
+                "group_by",
+                multiple=True,
+                metavar="COLUMN",
+                help="Scores and intervals per value of this dataset column (one the metric "
+                "does not read, e.g. category), in status and report. Repeatable.",
             ),
             redis_option,
         ]

@@ -1,4 +1,4 @@
-"""`evalq status`, `jobs`, `results` and `report`: read jobs back. They use the client's reads
+"""`evalq status`, `wait`, `jobs`, `results` and `report`: read jobs back. They use the client's reads
 alone (evalq.client.reads): no Celery app, dataset loader or google-genai is loaded."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from evalq.client.cli.attach import fail_under_option, finish, note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
@@ -32,11 +33,24 @@ def _optional_job_id(_ctx: click.Context, _param: click.Parameter, value: str | 
         raise click.BadParameter(str(exc)) from None
 
 
+group_by_option = click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also show scores and intervals per value of this dataset column (e.g. category). "
+    "Repeatable.",
+)
+
+
 @click.command()
 @click.argument("job_id", required=False, callback=_optional_job_id)
 @json_option
+@group_by_option
 @redis_option
-def status(job_id: str | None, as_json: bool, redis_url: str | None) -> None:
+def status(
+    job_id: str | None, as_json: bool, group_by: tuple[str, ...], redis_url: str | None
+) -> None:
     """Show a job's summary (also while it runs), with the errors that escaped its tasks (how
     many, the last, its task and age); batch mode adds each batch's state, request counts, age,
     time since its last poll and last error. Without JOB, how much memory Redis uses. Either
@@ -51,7 +65,7 @@ def status(job_id: str | None, as_json: bool, redis_url: str | None) -> None:
     if job_id is None:
         _print_redis_memory(address, used, limit, as_json)
         return
-    summary = reader.summary(job_id)
+    summary = reader.summary(job_id, group_by=group_by)
     records = reader.batches(job_id) if summary.mode == "batch" else []
     bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
     if as_json and summary.mode == "batch":
@@ -83,29 +97,35 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
 
 
 @click.command()
+@job_id_argument
+@json_option
+@fail_under_option
+@redis_option
+def wait(job_id: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
+    """Re-attach to a job: a progress bar until it finishes, pauses or is cancelled, then its
+    summary and exit code, as `evalq run --wait` would have given."""
+    from evalq.client.cli.submit import wait_with_progress
+
+    reader = make_reader(redis_url)
+    total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
+    note_job(job_id)
+    err_console.print(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)")
+    finish(wait_with_progress(reader, job_id, total, quiet=as_json), as_json, fail_under)
+
+
+@click.command()
 @click.option("--limit", default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @redis_option
 def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
-    """List recent jobs."""
-    from rich.table import Table
+    """List recent jobs: name, dataset, when, metric, status, rows and mean (80 columns)."""
+    from evalq.client.jobs_table import jobs_table
 
     summaries = list(make_reader(redis_url).iter_jobs(limit))
     if as_json:
         click.echo(json.dumps([s.model_dump() for s in summaries]))
         return
-    table = Table("job", "metric", "status", "rows", "mean", "judge")
-    for s in summaries:
-        mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
-        table.add_row(
-            s.job_id,
-            s.metric,
-            s.status,
-            f"{s.rows_done}/{s.rows_total}",
-            mean,
-            s.judge_model + (" (simulated)" if s.simulated else ""),
-        )
-    out_console.print(table)
+    out_console.print(jobs_table(summaries))
 
 
 @click.command()
@@ -117,7 +137,8 @@ def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
 @redis_option
 def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
     """Write per-row results (also while the job runs)."""
-    from evalq.client.render import results_csv, results_jsonl
+    from evalq.client.render import results_jsonl
+    from evalq.client.results_csv import results_csv
 
     rows = make_reader(redis_url).results(job_id)
     text = results_csv(rows) if fmt == "csv" else "".join(results_jsonl(rows))
@@ -143,8 +164,11 @@ def write_html(path: Path, html: str) -> None:
     show_default=True,
     help="Rows shown in full (all rows count in the summary).",
 )
+@group_by_option
 @redis_option
-def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -> None:
+def report(
+    job_id: str, html_path: Path, max_rows: int, group_by: tuple[str, ...], redis_url: str | None
+) -> None:
     """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
     from evalq.client.report import render_report
     from evalq.core.models import RowInput
@@ -154,7 +178,7 @@ def report(job_id: str, html_path: Path, max_rows: int, redis_url: str | None) -
     for candidate in reader.candidates(job_id):  # every cell its own texts
         inputs.update({(i, candidate): row for i, row in reader.inputs(job_id, candidate).items()})
     html = render_report(
-        reader.summary(job_id),
+        reader.summary(job_id, group_by=group_by),
         reader.results(job_id),
         inputs=inputs,
         max_rows=max_rows,

@@ -9,9 +9,11 @@ from typing import Any
 
 import click
 
+from evalq.client.cli.attach import Detached, finish, note_job
 from evalq.client.cli.common import emit, err_console, file_option, make_client, out_console
 from evalq.client.cli.metric_flags import (
     MetricCommand,
+    column_map_flags,
     job_options,
     read_text,
     shared_flags,
@@ -97,6 +99,10 @@ def submit_and_report(
     on_expiry: str = "resubmit",
     priority: str = "normal",
     max_in_flight: int | None = None,
+    name: str | None = None,
+    fail_under: float | None = None,
+    column_map: tuple[str, ...] = (),
+    group_by: tuple[str, ...] = (),
     **option_flags: Any,
 ) -> None:
     thinking = thinking_flags(thinking_budgets, thinking_levels)
@@ -104,6 +110,9 @@ def submit_and_report(
     options = {**job_options(**option_flags), **extra_options}
     if count_tokens and not dry_run:
         raise click.BadParameter("only with --dry-run", param_hint="--count-tokens")
+    if fail_under is not None and not wait:
+        raise click.BadParameter("only with --wait", param_hint="--fail-under")
+    job_name = checked_name(name)
     common: dict[str, Any] = {
         "judge_models": list(judge_models),
         "options": options,
@@ -113,6 +122,9 @@ def submit_and_report(
         "max_cost_usd": max_cost_usd,
         "priority": priority,
         "max_in_flight": max_in_flight,
+        "name": job_name,
+        "column_map": column_map_flags(column_map),
+        "group_by": list(group_by),
     }
     if dry_run:
         plan = client.plan(metric, dataset, count_tokens=count_tokens, **common)
@@ -125,6 +137,7 @@ def submit_and_report(
         return
     submitted = client.submit(metric, dataset, mode=mode, on_expiry=on_expiry, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
+    note_job(job_id)
     judges = ", ".join(judge_models) or client.settings.judge_model
     named = options.get("candidates") if metric != "rank" else None
     rows = (
@@ -144,11 +157,30 @@ def submit_and_report(
     if not wait:
         emit(client.summary(job_id), as_json, brief=True)
         return
-    emit(wait_with_progress(client, job_id, loaded.total, quiet=as_json), as_json)
+    finish(wait_with_progress(client, job_id, loaded.total, quiet=as_json), as_json, fail_under)
+
+
+def checked_name(name: str | None) -> str | None:
+    """--name, refused here with the flag named rather than after the dataset is read."""
+    from evalq.client.job_names import check_name
+    from evalq.core.errors import DatasetError
+
+    try:
+        return check_name(name)
+    except DatasetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--name") from None
 
 
 def wait_with_progress(client: Any, job_id: str, total: int, *, quiet: bool = False) -> Any:
-    """Wait for a job with a progress bar on stderr; returns the final summary."""
+    """Wait for a job with a progress bar on stderr; returns the final summary. Ctrl-C
+    leaves the wait, not the job: Detached says how to re-attach or cancel."""
+    try:
+        return _wait_with_bar(client, job_id, total, quiet=quiet)
+    except KeyboardInterrupt:
+        raise Detached(job_id) from None
+
+
+def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -174,7 +206,10 @@ def wait_with_progress(client: Any, job_id: str, total: int, *, quiet: bool = Fa
             label = f"job {job_id}" + (": waiting for Redis" if waiting else "")
             progress.update(task, description=label)
 
-        return client.wait(
+        from evalq.client.watch import wait
+
+        return wait(
+            client,  # a JobReader is enough: `evalq wait` loads no Celery app
             job_id,
             on_progress=lambda done, n: progress.update(task, completed=done, total=n),
             on_redis=on_redis,

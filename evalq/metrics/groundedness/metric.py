@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from evalq.core.dataset import require_text
+from evalq.core.dataset import has_value, require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
-from evalq.core.errors import DatasetError, InputError, UnparseableReply
+from evalq.core.errors import DatasetError, InputError, MissingField, UnparseableReply
 from evalq.core.judge import JudgeReply, JudgeRequest
 from evalq.core.media import MediaPlace
 from evalq.core.metric import Options, Record, RowContext
@@ -83,11 +83,26 @@ LABELLING_TOKENS = 60
 LABEL_TOKENS_PER_SENTENCE = 80
 
 
+def _query_of(record: Record, row_id: str) -> str:
+    """The user's request: `query`, or `prompt` as Vertex's evaluation datasets name it. A row
+    with both reads `query` and keeps `prompt` as an extra column (Vertex's prompt may embed
+    the context, so it is no substitute for a query given apart)."""
+    if has_value(record.get("query")) or not has_value(record.get("prompt")):
+        try:
+            return require_text(record, row_id, "query")
+        except MissingField as exc:
+            why = f"{exc.message}; Vertex's 'prompt' column is read as the query too"
+            raise MissingField(row_id, "query", why) from None
+    return require_text(record, row_id, "prompt")
+
+
 class Groundedness:
     """FACTS-style groundedness: optional candidate generation, then one unit per judge model."""
 
     name = "groundedness"
-    required_columns: tuple[str, ...] = ("query", "context")
+    # The query may come as Vertex names it (`prompt`), so only the context is a must-have of
+    # a CSV header; a row with neither query nor prompt is refused by parse_row.
+    required_columns: tuple[str, ...] = ("context",)
     known_columns = frozenset({"id", "query", "context", "response"})
     plan_model = GroundednessPlan
 
@@ -95,9 +110,11 @@ class Groundedness:
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
+        if not has_value(record.get("query")) and has_value(record.get("prompt")):
+            known |= {"prompt"}  # read as the query, not kept as an extra column
         row_id, extra = read_columns(number, record, known, required)
         data: dict[str, Any] = {
-            "query": require_text(record, row_id, "query"),
+            "query": _query_of(record, row_id),
             "context": require_text(record, row_id, "context"),
         }
         response = record.get("response")

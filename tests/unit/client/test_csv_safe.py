@@ -11,7 +11,7 @@ import pytest
 
 from evalq.client.compare_render import leaderboard_csv
 from evalq.client.csv_safe import safe_cell
-from evalq.client.render import results_csv
+from evalq.client.results_csv import results_csv
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import compare_sides
 from evalq.comparisons.leaderboard import leaderboard

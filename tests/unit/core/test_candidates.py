@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from evalq.client.api import results_frame
-from evalq.client.render import results_csv, results_jsonl
+from evalq.client.render import results_jsonl
+from evalq.client.results_csv import results_csv
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.dataset import load_dataset

@@ -1,0 +1,76 @@
+"""`evalq results --format csv`: one job's results as a spreadsheet-safe table (every CSV
+evalq writes goes through evalq.client.csv_safe)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+
+from evalq.client.csv_safe import safe_writer
+from evalq.client.result_columns import extra_names, metric_table
+from evalq.core.models import RowResult
+
+
+def results_csv(rows: Iterable[RowResult]) -> str:
+    """The results as one table: evalq's columns, each metric's own (rating, explanation,
+    winner, labels...: evalq.client.result_columns), then every extra column of the dataset
+    under its own name (`extra:NAME` where it clashes with one of ours)."""
+    rows = list(rows)
+    tags = sorted({t for r in rows for t in r.tag_scores})
+    # Multi-candidate jobs: one line per row and candidate, the candidate next to the id.
+    cells = any(r.candidate is not None for r in rows)
+    names, metric = metric_table(rows)
+    header = [
+        "id",
+        *(["candidate"] if cells else []),
+        "line",
+        "prompt",
+        "status",
+        "score",
+        "coverage",
+        "reason",
+        "error",
+        "simulated",
+        *[f"tag:{t}" for t in tags],
+        *names,
+        "questions",
+        "details",
+    ]
+    extras = extra_names(rows, header)
+    out = io.StringIO()
+    writer = safe_writer(out)
+    writer.writerow([*header, *extras.values()])
+    for r, own in zip(rows, metric, strict=True):
+        writer.writerow(
+            [
+                r.id,
+                *([r.candidate or ""] if cells else []),
+                r.line,
+                r.prompt,
+                r.status,
+                "" if r.score is None else f"{r.score:.6g}",
+                "" if r.coverage is None else f"{r.coverage:.6g}",
+                r.reason or "",
+                r.error or "",
+                r.simulated,
+                *["" if t not in r.tag_scores else f"{r.tag_scores[t]:.6g}" for t in tags],
+                *[_csv_cell(own.get(name)) for name in names],
+                json.dumps([q.model_dump() for q in r.questions]),
+                json.dumps(r.details, default=str),
+                *[_csv_cell(r.extra.get(name)) for name in extras],
+            ]
+        )
+    return out.getvalue()
+
+
+def _csv_cell(value: object) -> object:
+    """A cell as a spreadsheet reads it: empty for no value (never 0), floats to 6 digits,
+    lists and mappings as JSON, the rest as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, default=str)
+    return value

@@ -1,0 +1,92 @@
+"""Figures per value of the user's own columns (--group-by): one mean with its interval per
+category, per candidate in a multi-candidate job. Pure: rows in, GroupSummary out.
+
+Group values come from each result's `extra` (the columns the metric does not read, kept as
+the dataset had them). A row without a value for the column is its own group, "(no value)",
+so its rows are counted somewhere visible rather than dropped from every group.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evalq.core.errors import DatasetError
+from evalq.core.models import GroupSummary, RowInput, RowResult
+from evalq.core.scoring import tag_values
+from evalq.stats.intervals import mean_interval
+
+NO_VALUE = "(no value)"
+
+
+def group_value(value: Any) -> str:
+    """A cell as a group's name: text as it is (trimmed), numbers as written, anything
+    structured as compact JSON; an empty cell is NO_VALUE."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return NO_VALUE
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return str(value)
+
+
+def extra_columns(rows: Iterable[RowInput | RowResult]) -> list[str]:
+    """The columns rows can be grouped by: every extra column some row (or result) has."""
+    return sorted({name for row in rows for name in row.extra})
+
+
+def check_group_columns(columns: Sequence[str], rows: Sequence[RowInput | RowResult]) -> None:
+    """Refuse a column no row has, naming it and the columns there are. With no row read yet
+    (a job just submitted) there is nothing to check against."""
+    if not rows:
+        return
+    there = extra_columns(rows)
+    for column in columns:
+        if column not in there:
+            raise DatasetError(
+                f"--group-by {column!r}: no row has this column; the columns to group by (those "
+                f"the metric does not read) are: {', '.join(there) or '(none)'}"
+            )
+
+
+def _summary(column: str, value: str, candidate: str | None, rows: list[RowResult]) -> GroupSummary:
+    overall = mean_interval([r.score for r in rows if r.score is not None])
+    by_tag = {tag: mean_interval(values) for tag, values in tag_values(rows).items()}
+    return GroupSummary(
+        column=column,
+        value=value,
+        candidate=candidate,
+        rows=len(rows),
+        rows_scored=sum(r.status == "scored" for r in rows),
+        mean_score=overall.mean,
+        ci95=overall.ci95,
+        ci_method=overall.method,
+        tag_scores={tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
+        tag_counts={tag: t.n for tag, t in by_tag.items()},
+    )
+
+
+def group_summaries(
+    rows: Sequence[RowResult], columns: Sequence[str], candidates: Sequence[str] = ()
+) -> list[GroupSummary]:
+    """Per column, per value in the order first met, the rows' figures; in a multi-candidate
+    job one entry per candidate (in `candidates` order, then any other met), each from that
+    candidate's cells alone: pooling two models would hide which one a category favours."""
+    named = [c for c in dict.fromkeys(r.candidate for r in rows) if c is not None]
+    order: list[str | None] = [*candidates, *(c for c in named if c not in candidates)]
+    out: list[GroupSummary] = []
+    for column in dict.fromkeys(columns):
+        by_value: dict[str, list[RowResult]] = {}
+        for row in rows:
+            by_value.setdefault(group_value(row.extra.get(column)), []).append(row)
+        for value, members in by_value.items():
+            if not order:
+                out.append(_summary(column, value, None, members))
+                continue
+            for candidate in order:
+                own = [r for r in members if r.candidate == candidate]
+                if own:
+                    out.append(_summary(column, value, candidate, own))
+    return out

@@ -1,0 +1,203 @@
+"""Day-two use of the client (issue 24, item 7): names on jobs, `evalq jobs` at 80 columns,
+--fail-under, the API's option keywords, progress lines and what a resume says it did. The
+parts that need workers are in tests/integration/test_day_two.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import PurePath
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from evalq.client.api import evaluate, progress_printer, split_keywords
+from evalq.client.cli import main
+from evalq.client.control import ResumeOutcome
+from evalq.client.fail_under import under
+from evalq.client.job_names import check_name
+from evalq.client.jobs_table import jobs_table
+from evalq.core.errors import DatasetError
+from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
+
+
+def summary(**overrides: Any) -> JobSummary:
+    base: dict[str, Any] = {
+        "job_id": "3f2a9c1b7d0e",
+        "metric": "pointwise",
+        "status": "finished",
+        "judge_model": "m",
+        "simulated": False,
+        "rows_total": 40,
+        "rows_done": 40,
+        "rows_scored": 40,
+        "rows_partial": 0,
+        "rows_failed": 0,
+        "mean_score": 0.75,
+        "ci95": None,
+        "tag_scores": {},
+        "tag_counts": {},
+        "unscored_by_reason": {},
+        "rows_failed_by_reason": {},
+        "judge_calls": 40,
+        "prompt_tokens": 1,
+        "output_tokens": 1,
+        "rubric_cache_hits": 0,
+        "retries": 0,
+        "rate_limited": 0,
+    }
+    return JobSummary(**(base | overrides))
+
+
+# ---- --name ----
+
+
+def test_a_name_is_one_printable_line_of_at_most_100_characters() -> None:
+    assert check_name(None) is None
+    assert check_name("support replies, try 2 (é)") == "support replies, try 2 (é)"
+    assert check_name("x" * 100) == "x" * 100
+    with pytest.raises(DatasetError, match="at most 100 characters, got 101"):
+        check_name("x" * 101)
+    with pytest.raises(DatasetError, match=r"printable.*'\\n' at position 3"):
+        check_name("two\nlines")
+    with pytest.raises(DatasetError, match="empty"):
+        check_name("  ")
+
+
+def test_run_refuses_a_bad_name_naming_the_flag(tmp_path: Any) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "p", "response": "r"}\n')
+    result = CliRunner().invoke(
+        main, ["run", "pointwise", str(data), "--name", "a\tb", "--redis-url", "redis://x:1/0"]
+    )
+    assert result.exit_code == 2
+    assert "--name" in result.output and "printable" in result.output
+
+
+# ---- evalq jobs ----
+
+
+def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
+    long_name = "baseline against the tuned summaries second try with the longer template"
+    jobs = [
+        summary(
+            name=long_name,
+            dataset="/home/me/data/customer_support_conversations_2026_q3.csv",
+            created_at=1_764_000_000.0,
+            metric="groundedness",
+            status="cancelled",
+            rows_total=10_000,
+            rows_done=9_999,
+            mean_score=0.123456,
+            simulated=True,
+        ),
+        summary(job_id="aaaaaaaaaaaa", name="x" * 100, dataset="/d/" + "y" * 90 + ".jsonl"),
+        summary(job_id="bbbbbbbbbbbb", created_at=None, mean_score=None),
+    ]
+    console = Console(width=80, record=True, color_system=None)
+    console.print(jobs_table(jobs))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in text
+    import time
+
+    date = time.strftime("%Y-%m-%d %H:%M", time.localtime(1_764_000_000.0))
+    for shown in ("3f2a9c1b7d0e", date, "groundedness", "cancelled", "9999/10000", "0.123"):
+        assert shown in text, shown
+    assert "n/a" in text and "simulated" in text
+    # Names and file names fold inside their cells: every character of every cell is shown.
+    cells = [c for s in jobs for c in (s.job_id, s.name or "-", PurePath(s.dataset).name or "-")]
+    body = [line for line in text.splitlines() if "─" not in line]
+    shown_chars = Counter("".join(body).replace(" ", ""))
+    assert all(shown_chars[c] >= n for c, n in Counter("".join(cells).replace(" ", "")).items())
+    name_column = [line[: body[0].index("dataset")].strip() for line in body[1:7]]
+    assert " ".join(name_column[1:]) == long_name
+
+
+# ---- --fail-under ----
+
+
+def test_fail_under_holds_the_job_mean() -> None:
+    assert under(summary(mean_score=0.75), 0.7) == []
+    assert under(summary(mean_score=0.75), 0.8) == ["job mean: mean 0.750 is under 0.8"]
+    assert under(summary(mean_score=None), 0.0) == ["job mean: no scored rows (fail-under 0)"]
+
+
+def test_fail_under_holds_each_candidate_and_each_group() -> None:
+    def cand(mean: float | None) -> CandidateSummary:
+        return CandidateSummary(
+            rows=2, rows_scored=2, rows_partial=0, rows_failed=0, mean_score=mean, ci95=None
+        )
+
+    def group(value: str, mean: float | None, candidate: str | None = None) -> GroupSummary:
+        return GroupSummary(
+            column="category",
+            value=value,
+            candidate=candidate,
+            rows=2,
+            rows_scored=2 if mean is not None else 0,
+            mean_score=mean,
+            ci95=None,
+        )
+
+    pooled = summary(
+        mean_score=0.9,  # pooled over both: high, but one candidate is under
+        candidates={"tuned": cand(0.95), "base": cand(0.5)},
+        groups=[group("billing", 0.9, "tuned"), group("refunds", None, "base")],
+    )
+    assert under(pooled, 0.6) == [
+        "candidate base: mean 0.500 is under 0.6",
+        "group category=refunds (candidate base): no scored rows (fail-under 0.6)",
+    ]
+    grouped = summary(mean_score=0.8, groups=[group("billing", 0.9), group("refunds", 0.4)])
+    assert under(grouped, 0.5) == ["group category=refunds: mean 0.400 is under 0.5"]
+
+
+# ---- the API's keywords and progress ----
+
+
+def test_metric_options_are_keywords_from_the_options_model() -> None:
+    own, options = split_keywords(
+        "pointwise", {"template": "fluency", "samples": 3, "name": "n", "priority": "high"}
+    )
+    assert options == {"template": "fluency", "samples": 3}
+    assert own == {"name": "n", "priority": "high"}
+    own, options = split_keywords("gecko-image", {"validator": "batched", "candidates": ["a"]})
+    assert options == {"validator": "batched", "candidates": ["a"]}
+
+
+def test_unknown_keywords_and_options_given_twice_are_refused() -> None:
+    with pytest.raises(TypeError, match=r"samplez.*options of 'pointwise' are: .*samples"):
+        evaluate("nowhere.jsonl", "pointwise", samplez=3)
+    with pytest.raises(TypeError, match="validator"):  # gecko's option, not pointwise's
+        evaluate("nowhere.jsonl", "pointwise", validator="batched")
+    with pytest.raises(TypeError, match="samples given both"):
+        evaluate("nowhere.jsonl", "pointwise", samples=3, options={"samples": 2})
+
+
+def test_progress_prints_whole_lines_once_per_change(capsys: pytest.CaptureFixture[str]) -> None:
+    show = progress_printer("3f2a9c1b7d0e")
+    for done in (0, 0, 12, 12, 40):
+        show(done, 40)
+    out = capsys.readouterr().out
+    assert "\r" not in out
+    assert out == "3f2a9c1b7d0e: 0/40 rows\n3f2a9c1b7d0e: 12/40 rows\n3f2a9c1b7d0e: 40/40 rows\n"
+
+
+# ---- resume ----
+
+
+def test_a_resume_says_what_it_re_sent() -> None:
+    running = ResumeOutcome("j", "running", requeued=2, lost=2, left=38)
+    assert running.describe() == (
+        "job j is running: 38 rows in flight or waiting left as they are, "
+        "2 rows that were lost (neither in flight nor waiting) re-sent"
+    )
+    quiet = ResumeOutcome("j", "running", left=40).describe()
+    assert "40 rows in flight or waiting left as they are, 0 rows re-sent" in quiet
+    assert (
+        ResumeOutcome("j", "paused", requeued=40).describe()
+        == "job j was paused: 40 rows back in line"
+    )
+    assert ResumeOutcome("j", "finished").describe() == "job j is finished: nothing to resume"
