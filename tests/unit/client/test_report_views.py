@@ -190,7 +190,7 @@ def test_candidates_and_groups_have_their_own_tables() -> None:
     )
     assert "<h2>Per candidate</h2>" in html
     assert '<td><b>baseline</b></td><td class="num">0.400</td>' in html
-    assert "mean score, all candidates pooled" in html
+    assert "mean score, all candidates pooled" in html  # scope not set: said anyway
     assert "<h2>Groups (category)</h2>" in html
     assert "<td><b>spatial</b></td><td>response</td>" in html
     assert "[0.250, 0.750]" in html
