@@ -77,8 +77,10 @@ def cost_text(side: Side) -> str:
 def side_lines(sides: Sequence[Side]) -> list[str]:
     lines = []
     for side in sides:
-        what = f"job {side.job_id}" + (f", candidate {side.candidate}" if side.candidate else "")
-        lines.append(f"{side.label}: {what}, {len(side.rows)} rows, cost {cost_text(side)}")
+        what = [f"job {side.job_id}"] if side.job_id else []
+        what += [f"candidate {side.candidate}"] if side.candidate else []
+        what += [f"{len(side.rows)} rows", f"cost {cost_text(side)}"]
+        lines.append(f"{side.label}: {', '.join(what)}")
     return lines
 
 
