@@ -54,7 +54,7 @@ def rows_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def other_metrics(client: Client, folder: Path) -> None:
+def other_metrics(client: Client, env: dict[str, str], folder: Path) -> None:
     """Every other metric on its example dataset, submitted together, summarised in one table."""
     from evalq.examples.grounding import write_groundedness_example
     from evalq.examples.ratings import (
@@ -104,6 +104,7 @@ def other_metrics(client: Client, folder: Path) -> None:
         "what it shows",
         title="other metrics (simulated judge)",
     )
+    grounded_job = next(job_id for metric, job_id, _ in jobs if metric == "groundedness")
     for metric, job_id, what in jobs:
         s = client.wait(job_id, timeout_s=600)
         mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
@@ -111,9 +112,13 @@ def other_metrics(client: Client, folder: Path) -> None:
         if metric == "rank":
             figure = f"ranking {s.metric_summary.get('ranking')}"
         elif metric == "pairwise":
-            figure = f"win rates {s.metric_summary.get('win_rates')}"
+            rates = s.metric_summary.get("win_rates") or {}
+            figure = "rows won: " + " · ".join(
+                f"{side} {share:.2f}" for side, share in rates.items() if share is not None
+            )
         elif metric == "pointwise":
-            figure = f"mean rating {s.metric_summary.get('mean_rating')}"
+            rating = s.metric_summary.get("mean_rating")
+            figure = "mean rating n/a" if rating is None else f"mean rating {rating:.2f} of 5"
         elif metric == "groundedness":
             responses = s.metric_summary.get("responses", {})
             figure = (
@@ -122,6 +127,7 @@ def other_metrics(client: Client, folder: Path) -> None:
             )
         table.add_row(metric, job_id, f"{s.rows_done}/{s.rows_total}", mean, str(figure))
     console.print(table)
+    text_report(env, grounded_job, folder)
 
 
 def compare_models(client: Client, env: dict[str, str], folder: Path) -> None:
@@ -145,6 +151,35 @@ def compare_models(client: Client, env: dict[str, str], folder: Path) -> None:
     subprocess.run(
         [*EVALQ, "compare", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True
     )
+
+
+def compare_ratings(client: Client, env: dict[str, str], folder: Path) -> None:
+    """A text metric compared: each source's faithful and poor summary as two "models" of one
+    pointwise job (`--candidates faithful,poor`), then `evalq compare JOB`, which pairs the
+    rows by prompt and compares their mean ratings."""
+    from evalq.examples.ratings import POINTWISE_CANDIDATES, write_pointwise_candidates_example
+
+    dataset = write_pointwise_candidates_example(folder / "pointwise")
+    names = ",".join(POINTWISE_CANDIDATES)
+    console.print(
+        f"\n$ evalq run pointwise {dataset.name} --template summarization_quality "
+        f"--candidates {names}"
+    )
+    options = {"template": "summarization_quality", "candidates": list(POINTWISE_CANDIDATES)}
+    job_id = client.submit("pointwise", dataset, options=options).job_id
+    client.wait(job_id, timeout_s=600)
+    report = folder / f"compare-pointwise-{job_id}.html"
+    console.print(f"$ evalq compare {job_id} --html {report}")
+    subprocess.run(
+        [*EVALQ, "compare", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True
+    )
+
+
+def text_report(env: dict[str, str], job_id: str, folder: Path) -> None:
+    """A text metric's HTML report: the texts judged, each verdict and its explanation."""
+    report = folder / f"report-groundedness-{job_id}.html"
+    console.print(f"\n$ evalq report {job_id} --html {report}")
+    subprocess.run([*EVALQ, "report", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True)
 
 
 def main() -> int:
@@ -242,7 +277,8 @@ def main() -> int:
         )
         if not args.only_image:
             compare_models(client, env, args.keep_dir)
-            other_metrics(client, args.keep_dir)
+            compare_ratings(client, env, args.keep_dir)
+            other_metrics(client, env, args.keep_dir)
         return 0
     finally:
         if pool is not None:

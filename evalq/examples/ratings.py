@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 POINTWISE_FILE = "pointwise.jsonl"
+POINTWISE_CANDIDATES_FILE = "pointwise-candidates.jsonl"
+# The two "models" of the candidates example: the faithful summary and the poor one.
+POINTWISE_CANDIDATES = ("faithful", "poor")
 PAIRWISE_FILE = "pairwise.jsonl"
 RANK_FILE = "rank.jsonl"
 DOCS_DIR = "docs"
@@ -182,6 +185,22 @@ def write_pointwise_example(dest: str | Path) -> Path:
         },
     ]
     return _write_rows(dest / POINTWISE_FILE, rows)
+
+
+def write_pointwise_candidates_example(dest: str | Path) -> Path:
+    """The pointwise example as two models on the same prompts: each source's faithful
+    summary in column `faithful` and its poor one in `poor`, one row per source, for
+    `evalq run pointwise --candidates faithful,poor` and then `evalq compare JOB`."""
+    dest = Path(dest)
+    single = write_pointwise_example(dest)
+    rows: dict[str, dict[str, Any]] = {}
+    for line in single.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        source, _, quality = record.pop("id").rpartition("-")
+        response = record.pop("response")
+        row = rows.setdefault(source, {"id": source, **record})
+        row["faithful" if quality == "good" else "poor"] = response
+    return _write_rows(dest / POINTWISE_CANDIDATES_FILE, list(rows.values()))
 
 
 def write_pairwise_example(dest: str | Path) -> Path:
