@@ -7,15 +7,20 @@ Python API's result with DataFrames.
     result.per_tag      # one row per pair and tag, with its row count
     result.per_row      # one row per aligned row and pair, unscored rows marked, never 0
 
+    result.per_group    # with group_by=["category"]: one row per pair, column and value
+
 A side is a job id, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
 with a name to show in front: `exact=3f2a9c0d1b2e`. A multi-candidate job named whole stands
 for all its candidates, so `evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
+
+A side without a name in front is named by what it is: the job's --name, else its candidate
+(for one candidate of a job), else the model that generated its responses, else the job id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evalq.comparisons.align import AlignBy, Side
@@ -41,6 +46,26 @@ def split_spec(spec: str) -> tuple[str, str | None, str]:
     return job_id, (candidate or None), (label or rest)
 
 
+def generating_model(rows: Sequence[Any]) -> str | None:
+    """The one model that generated the side's responses (a groundedness job run with
+    candidate_model and no response column), else None."""
+    models = {
+        str(r.details["candidate_model"])
+        for r in rows
+        if r.details.get("response_source") == "candidate" and r.details.get("candidate_model")
+    }
+    return models.pop() if len(models) == 1 else None
+
+
+def side_label(job_id: str, candidate: str | None, name: str | None, rows: Sequence[Any]) -> str:
+    """A side given without a label: the job's --name (with the candidate, for one candidate
+    of a named job), else the candidate, else the model that generated its responses, else
+    the job id."""
+    if name:
+        return f"{name}:{candidate}" if candidate else name
+    return candidate or generating_model(rows) or job_id
+
+
 def load_side(client: JobReader, spec: str) -> Side:
     from evalq.client.job_ids import check_job_id
 
@@ -48,6 +73,7 @@ def load_side(client: JobReader, spec: str) -> Side:
     check_job_id(job_id)
     summary = client.summary(job_id)
     rows = client.results(job_id)
+    given = "=" in spec
     if candidate is not None:
         picked = [r for r in rows if row_candidate(r) == candidate]
         if not picked:
@@ -57,13 +83,17 @@ def load_side(client: JobReader, spec: str) -> Side:
                 + (f"; its candidates: {', '.join(known)}" if known else "")
             )
         rows = picked
+    shared = tuple(c for c in client.candidates(job_id) if c != candidate) if candidate else ()
     return Side(
-        label=label,
+        label=label if given else side_label(job_id, candidate, summary.name, rows),
         rows=rows,
         job_id=job_id,
         candidate=candidate,
         metric=summary.metric,
         simulated=summary.simulated,
+        cost_usd=summary.cost_usd,
+        cost_shared_with=shared,
+        cost_note=summary.cost_note,
     )
 
 
@@ -86,8 +116,11 @@ def expand_specs(client: JobReader, specs: Sequence[str]) -> list[str]:
             out.append(spec)
             continue
         for name in names:
-            shown = name if len(specs) == 1 else f"{label}:{name}"
-            out.append(f"{shown}={job_id}:{name}")
+            if len(specs) == 1 or "=" in spec:
+                shown = name if len(specs) == 1 else f"{label}:{name}"
+                out.append(f"{shown}={job_id}:{name}")
+            else:  # labelled when loaded, by the job's --name if it has one
+                out.append(f"{job_id}:{name}")
     return out
 
 
@@ -97,20 +130,37 @@ def load_sides(client: JobReader, specs: Sequence[str]) -> list[Side]:
         raise CompareError(
             "name at least two jobs (or JOB:CANDIDATE), or one job with several candidates"
         )
-    sides = [load_side(client, spec) for spec in specs]
+    sides = unique_labels([load_side(client, spec) for spec in specs], specs)
     labels = [s.label for s in sides]
     if len(set(labels)) != len(labels):
         raise CompareError(f"a side is named twice: {', '.join(labels)}")
     return sides
 
 
+def unique_labels(sides: list[Side], specs: Sequence[str]) -> list[Side]:
+    """Two sides named alike by what they are (two jobs of one --name, the same candidate in
+    two jobs) are told apart by their job ids; a name the user gave is kept as given."""
+    labels = [s.label for s in sides]
+    return [
+        replace(side, label=f"{side.label} ({side.job_id})")
+        if labels.count(side.label) > 1 and "=" not in spec
+        else side
+        for side, spec in zip(sides, specs, strict=True)
+    ]
+
+
 def compare_jobs(
-    client: JobReader, specs: Sequence[str], *, by: AlignBy | None = None, seed: int | None = None
+    client: JobReader,
+    specs: Sequence[str],
+    *,
+    by: AlignBy | None = None,
+    seed: int | None = None,
+    group_by: Sequence[str] = (),
 ) -> Comparison:
     sides = load_sides(client, specs)
     if seed is None:
-        return compare_sides(sides, by=by)
-    return compare_sides(sides, by=by, seed=seed)
+        return compare_sides(sides, by=by, group_by=group_by)
+    return compare_sides(sides, by=by, seed=seed, group_by=group_by)
 
 
 def leaderboard_of(comparison: Comparison) -> list[Standing]:
@@ -126,6 +176,8 @@ class CompareResult:
     per_tag: pd.DataFrame
     per_row: pd.DataFrame
     leaderboard: pd.DataFrame
+    # One row per pair, --group-by column and value (empty without group_by).
+    per_group: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return comparison_dict(self.comparison)
@@ -146,18 +198,21 @@ def _stats_record(stats: Any) -> dict[str, Any]:
         "wins": stats.wins,
         "ties": stats.ties,
         "losses": stats.losses,
+        "ci_note": stats.ci_note,
     }
 
 
 def frames(comparison: Comparison) -> CompareResult:
     import pandas as pd
 
-    overall, per_tag, per_row = [], [], []
+    overall, per_tag, per_row, per_group = [], [], [], []
+    value = comparison.value.label
     for pair in comparison.pairs:
         overall.append(
             {
                 "a": pair.a,
                 "b": pair.b,
+                "value": value,
                 **_stats_record(pair.overall),
                 "p_holm": pair.p_holm,
                 "significant": pair.significant(comparison.alpha),
@@ -172,17 +227,27 @@ def frames(comparison: Comparison) -> CompareResult:
         for row in pair.rows:
             record = row_dict(row)
             record.pop("key")
-            per_row.append({"a": pair.a, "b": pair.b, **record})
+            per_row.append({"a": pair.a, "b": pair.b, **record, "value": value})
+        for group in pair.groups:
+            per_group.append(
+                {"a": pair.a, "b": pair.b, "column": group.column, "group": group.value}
+                | {"value": value, **_stats_record(group.stats), "p_holm_groups": group.p_holm}
+            )
+    costs = {s.label: s for s in comparison.sides}
     standings = [
         {
             "rank": s.rank,
             "candidate": s.label,
+            "value": value,
             "mean": s.mean,
             "ci_low": s.ci95[0] if s.ci95 else None,
             "ci_high": s.ci95[1] if s.ci95 else None,
             "rows": s.rows,
             **{f"tag:{t}": m for t, (m, _) in s.tags.items()},
             "significantly_better_than": ",".join(s.beats),
+            "cost_usd": costs[s.label].cost_usd,
+            "cost_is_estimate": costs[s.label].simulated,
+            "cost_shared_with": ",".join(costs[s.label].cost_shared_with),
         }
         for s in leaderboard(comparison)
     ]
@@ -192,6 +257,10 @@ def frames(comparison: Comparison) -> CompareResult:
         pd.DataFrame.from_records(per_tag),
         pd.DataFrame.from_records(per_row),
         pd.DataFrame.from_records(standings),
+        pd.DataFrame.from_records(
+            per_group,
+            columns=None if per_group else ["a", "b", "column", "group", "value", "rows"],
+        ),
     )
 
 
@@ -200,14 +269,16 @@ def compare(
     by: AlignBy | None = None,
     seed: int | None = None,
     client: JobReader | None = None,
+    group_by: str | Sequence[str] = (),
 ) -> CompareResult:
     """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles), or the candidates of
-    one multi-candidate job, on their shared rows."""
+    one multi-candidate job, on their shared rows; ``group_by``: also per value of these
+    columns of the dataset (per_group)."""
     from evalq.client.reads import JobReader
 
     specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]
-
-    return frames(compare_jobs(client or JobReader(), specs, by=by, seed=seed))
+    columns = [group_by] if isinstance(group_by, str) else list(group_by)
+    return frames(compare_jobs(client or JobReader(), specs, by=by, seed=seed, group_by=columns))
 
 
 __all__ = ["CompareError", "CompareResult", "compare", "leaderboard_dict"]

@@ -1,14 +1,21 @@
-"""Comparisons and leaderboards in the terminal (rich tables) and as CSV."""
+"""Comparisons and leaderboards in the terminal (rich tables) and as CSV.
+
+Every table fits 80 columns without cutting a figure: the differences and the tests are two
+tables, cells wrap rather than end in an ellipsis, and the sides' names go above the tables
+(A = ..., B = ...) rather than into column headers."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.csv_safe import safe_writer
-from evalq.client.render import SIMULATED_BANNER
+from evalq.client.render import SIMULATED_BANNER, money
+from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.leaderboard import Standing
 from evalq.stats.paired import PairedDifference
@@ -29,11 +36,52 @@ def _p(value: float | None) -> str:
 def _ci(stats: PairedDifference) -> str:
     if stats.ci95 is None:
         return "n/a"
-    return f"[{stats.ci95[0]:+.3f}, {stats.ci95[1]:+.3f}]"
+    mark = "*" if stats.ci_note else ""
+    return f"[{stats.ci95[0]:+.3f}, {stats.ci95[1]:+.3f}]{mark}"
 
 
 def _wtl(stats: PairedDifference) -> str:
     return f"{stats.wins}/{stats.ties}/{stats.losses}"
+
+
+def narrow_table(title: str | None = None) -> Table:
+    """A table whose cells wrap (fold) rather than end in an ellipsis, so nothing it holds
+    is lost at 80 columns."""
+    return Table(title=title, title_justify="left")
+
+
+def add_columns(table: Table, names: Sequence[str], nowrap: Sequence[str] = ()) -> None:
+    for name in names:
+        table.add_column(
+            name,
+            justify="left" if name in ("", "id", "prompt", "candidate", "tag") else "right",
+            overflow="fold",
+            no_wrap=name in nowrap,
+        )
+
+
+def cost_text(side: Side) -> str:
+    """A side's cost as a reader should take it: unknown (never $0), an estimate when the
+    judge was simulated, the whole job's cost when the side is one of its candidates."""
+    text = money(side.cost_usd)
+    if side.cost_usd is None and side.cost_note:
+        text += f" ({side.cost_note})"
+    if side.simulated:
+        text += " (ESTIMATE: simulated judge, nothing billed)"
+    if side.cost_shared_with:
+        others = ", ".join(side.cost_shared_with)
+        text += f", the whole job's cost, shared with {others} (not split)"
+    return text
+
+
+def side_lines(sides: Sequence[Side]) -> list[str]:
+    lines = []
+    for side in sides:
+        what = [f"job {side.job_id}"] if side.job_id else []
+        what += [f"candidate {side.candidate}"] if side.candidate else []
+        what += [f"{len(side.rows)} rows", f"cost {cost_text(side)}"]
+        lines.append(f"{side.label}: {', '.join(what)}")
+    return lines
 
 
 def counts_line(pair: PairComparison) -> str:
@@ -54,54 +102,68 @@ def counts_line(pair: PairComparison) -> str:
     return "; ".join(parts)
 
 
-def pair_table(comparison: Comparison, pair: PairComparison) -> Table:
+Line = tuple[str, PairedDifference, float | None]  # label, figures, Holm-adjusted p
+
+
+def pair_lines(pair: PairComparison, several: bool) -> list[Line]:
+    """The table's rows: overall (Holm over the pairs), per tag (over the pair's tags), per
+    group (over the pair's groups)."""
+    lines: list[Line] = [("overall", pair.overall, pair.p_holm if several else None)]
+    lines += [(f"tag {t}", d.stats, d.p_holm) for t, d in pair.tags.items()]
+    lines += [(f"{g.column}={g.value}", g.stats, g.p_holm) for g in pair.groups]
+    return lines
+
+
+def pair_tables(comparison: Comparison, pair: PairComparison) -> tuple[Table, Table]:
+    """The differences and the tests as two tables, each narrow enough for 80 columns."""
     significant = pair.significant(comparison.alpha)
-    title = f"{pair.a} vs {pair.b} (difference = {pair.a} - {pair.b})"
-    table = Table(title=title, title_justify="left")
-    for column in ("", "rows", pair.a, pair.b, "diff", "95% CI", "p perm", "p sign", "W/T/L"):
-        table.add_column(column, justify="left" if column == "" else "right")
-    if len(comparison.pairs) > 1:
-        table.add_column("p Holm", justify="right")
-    o = pair.overall
-    overall = [
-        "[bold]overall[/]",
-        str(o.n),
-        _num(o.mean_a),
-        _num(o.mean_b),
-        ("[bold green]" if significant else "") + _num(o.mean_diff, True),
-        _ci(o),
-        _p(o.p_permutation),
-        _p(o.p_sign),
-        _wtl(o),
-    ]
-    if len(comparison.pairs) > 1:
-        overall.append(_p(pair.p_holm))
-    table.add_row(*overall, end_section=True)
-    for tag, diff in pair.tags.items():
-        s = diff.stats
-        row = [
-            f"tag {tag}",
-            str(s.n),
-            _num(s.mean_a),
-            _num(s.mean_b),
-            _num(s.mean_diff, True),
-            _ci(s),
+    lines = pair_lines(pair, len(comparison.pairs) > 1)
+    title = f"A = {pair.a}, B = {pair.b}: {pair.value.label}, difference A - B"
+    figures = narrow_table(title)
+    add_columns(figures, ("", "rows", "A", "B", "A - B", "95% CI"), nowrap=("95% CI",))
+    tests = narrow_table(f"tests of A - B ({pair.a} - {pair.b})")
+    add_columns(tests, ("", "p perm", "p sign", "W/T/L", "p Holm"))
+    for i, (label, s, holm_p) in enumerate(lines):
+        name = "[bold]overall[/]" if i == 0 else escape(label)
+        diff = _num(s.mean_diff, True)
+        if i == 0 and significant:
+            diff = f"[bold green]{diff}[/]"
+        figures.add_row(
+            name, str(s.n), _num(s.mean_a), _num(s.mean_b), diff, _ci(s), end_section=i == 0
+        )
+        tests.add_row(
+            name,
             _p(s.p_permutation),
             _p(s.p_sign),
             _wtl(s),
-        ]
-        if len(comparison.pairs) > 1:
-            row.append("")
-        table.add_row(*row)
-    return table
+            "-" if holm_p is None else _p(holm_p),
+            end_section=i == 0,
+        )
+    return figures, tests
+
+
+def pair_table(comparison: Comparison, pair: PairComparison) -> Table:
+    """The differences table (kept for callers that print one table)."""
+    return pair_tables(comparison, pair)[0]
 
 
 def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> None:
     if any(s.simulated for s in comparison.sides):
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
+    pairing = "question (the rubric both share)" if comparison.value.by_question else "row"
+    console.print(f"compared on: {comparison.value.label}, paired by {pairing}")
+    for line in side_lines(comparison.sides):
+        console.print(escape(line))
     for pair in comparison.pairs:
-        console.print(pair_table(comparison, pair))
-        console.print(counts_line(pair))
+        figures, tests = pair_tables(comparison, pair)
+        console.print(figures)
+        console.print(tests)
+        for label, s, _ in pair_lines(pair, len(comparison.pairs) > 1):
+            if s.ci_note:
+                console.print(escape(f"* {label}: {s.ci_note}"))
+        if pair.groups:
+            console.print("p Holm for groups: over this pair's groups; for tags: over its tags")
+        console.print(escape(counts_line(pair)))
         p = pair.p_holm if len(comparison.pairs) > 1 else pair.overall.p_permutation
         verdict = (
             f"significant at {comparison.alpha} (p = {_p(p)})"
@@ -111,13 +173,12 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
         console.print(f"overall difference {_num(pair.overall.mean_diff, True)}: {verdict}")
         rows = pair.top_rows(top)
         if rows:
-            table = Table(title="rows that differ most", title_justify="left")
-            for column in ("id", "prompt", pair.a, pair.b, "diff"):
-                table.add_column(column)
+            table = narrow_table("rows that differ most")
+            add_columns(table, ("id", "prompt", "A", "B", "A - B"))
             for r in rows:
                 table.add_row(
-                    r.row.id,
-                    r.row.prompt[:60],
+                    escape(r.row.id),
+                    escape(r.row.prompt[:60]),
                     _num(r.score_a),
                     _num(r.score_b),
                     _num(r.diff, True),
@@ -133,27 +194,45 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
     if len(comparison.pairs) > 1:
         console.print(comparison.holm_note + "; significance uses p Holm")
     for note in comparison.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
 
 
 def leaderboard_table(comparison: Comparison, standings: list[Standing]) -> Table:
-    tags = sorted({t for s in standings for t in s.tags})
     rows = standings[0].rows if standings else 0
-    table = Table(
-        title=f"leaderboard ({rows} rows scored by every candidate)", title_justify="left"
+    table = narrow_table(
+        f"leaderboard: {comparison.value.label} on the {rows} rows scored by every candidate"
     )
-    for column in ("#", "candidate", "mean", "95% CI", "rows", *tags, "better than (Holm)"):
-        table.add_column(column)
+    add_columns(
+        table, ("#", "candidate", "mean", "95% CI", "rows", "better than (Holm)"), ("95% CI",)
+    )
     for s in standings:
         ci = "n/a" if s.ci95 is None else f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]"
         table.add_row(
             str(s.rank),
-            s.label,
+            escape(s.label),
             _num(s.mean),
             ci,
             str(s.rows),
-            *[f"{s.tags[t][0]:.3f} ({s.tags[t][1]})" if t in s.tags else "n/a" for t in tags],
-            ", ".join(s.beats) or "-",
+            escape(", ".join(s.beats)) or "-",
+        )
+    return table
+
+
+def tag_table(standings: list[Standing]) -> Table | None:
+    """Tag means one tag a line, a column per candidate (in rank order): tags grow down,
+    not across, so many tags still fit 80 columns."""
+    tags = sorted({t for s in standings for t in s.tags})
+    if not tags:
+        return None
+    table = narrow_table("per tag: mean (rows)")
+    add_columns(table, ("tag", *(s.label for s in standings)))
+    for tag in tags:
+        table.add_row(
+            escape(tag),
+            *[
+                f"{s.tags[tag][0]:.3f} ({s.tags[tag][1]})" if tag in s.tags else "n/a"
+                for s in standings
+            ],
         )
     return table
 
@@ -162,9 +241,14 @@ def print_leaderboard(console: Console, comparison: Comparison, standings: list[
     if any(s.simulated for s in comparison.sides):
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
     console.print(leaderboard_table(comparison, standings))
+    tags = tag_table(standings)
+    if tags is not None:
+        console.print(tags)
+    for line in side_lines(comparison.sides):
+        console.print(escape(line))
     console.print(f"paired permutation test per pair at {comparison.alpha}; {comparison.holm_note}")
     for note in comparison.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
 
 
 def leaderboard_csv(standings: list[Standing]) -> str:

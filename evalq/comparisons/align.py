@@ -31,6 +31,12 @@ class Side:
     candidate: str | None = None
     metric: str = ""
     simulated: bool = False
+    # What the side cost: its job's priced spend in USD (None: a model without a known
+    # price, or not read). A candidate of a multi-candidate job shares its job's cost with the
+    # job's other candidates (cost_shared_with names them); it is never split by guesswork.
+    cost_usd: float | None = None
+    cost_shared_with: tuple[str, ...] = ()
+    cost_note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Every pair of sides compared on their paired rows, overall and per tag, with Holm's
-correction over the pairs (and, within a pair, over its tags).
+"""Every pair of sides compared on their paired rows, overall, per tag and per group of the
+user's columns, with Holm's correction over the pairs (and, within a pair, over its tags and
+over its groups). The value compared is the metric's own (evalq.comparisons.values).
 
 The seed and resample counts go into the result, so a report can be reproduced exactly.
 """
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, get_args
 
 from evalq.comparisons.align import AlignBy, Side, align
+from evalq.comparisons.groups import GroupDifference, compare_groups, group_dict, with_groups
 from evalq.comparisons.paired_rows import PairedRow, PairStatus, pair_rows
+from evalq.comparisons.values import QUESTION_SHARE, RowValue, value_for
 from evalq.stats.multiple import HOLM_NOTE, holm
 from evalq.stats.paired import (
     BOOTSTRAP_RESAMPLES,
@@ -44,6 +47,8 @@ class PairComparison:
     tags: dict[str, TagDifference]
     p_holm: float | None = None  # over every pair of the comparison
     counts: dict[str, int] = field(default_factory=dict)
+    value: RowValue = QUESTION_SHARE  # what the scores and differences are
+    groups: list[GroupDifference] = field(default_factory=list)  # per --group-by value
 
     @property
     def paired(self) -> list[PairedRow]:
@@ -68,6 +73,8 @@ class Comparison:
     permutation_resamples: int = PERMUTATION_RESAMPLES
     alpha: float = ALPHA
     notes: list[str] = field(default_factory=list)
+    value: RowValue = QUESTION_SHARE
+    group_by: list[str] = field(default_factory=list)
 
     @property
     def holm_note(self) -> str:
@@ -95,12 +102,19 @@ def compare_pair(
     seed: int,
     resamples: int,
     permutation_resamples: int,
+    value: RowValue = QUESTION_SHARE,
+    group_by: Sequence[str] = (),
 ) -> PairComparison:
     paired = [r for r in rows if r.status == "paired"]
 
     def stats(xs: list[float], ys: list[float]) -> PairedDifference:
         return compare_paired(
-            xs, ys, seed=seed, resamples=resamples, permutation_resamples=permutation_resamples
+            xs,
+            ys,
+            seed=seed,
+            resamples=resamples,
+            permutation_resamples=permutation_resamples,
+            width=value.width,
         )
 
     overall = stats([r.score_a or 0.0 for r in paired], [r.score_b or 0.0 for r in paired])
@@ -119,6 +133,8 @@ def compare_pair(
             t: TagDifference(t, s, p) for (t, s), p in zip(per_tag.items(), adjusted, strict=True)
         },
         counts=pair_counts(rows),
+        value=value,
+        groups=compare_groups(rows, group_by, stats),
     )
 
 
@@ -130,28 +146,42 @@ def compare_sides(
     resamples: int = BOOTSTRAP_RESAMPLES,
     permutation_resamples: int = PERMUTATION_RESAMPLES,
     alpha: float = ALPHA,
+    group_by: Sequence[str] = (),
 ) -> Comparison:
-    """Every pair (in the order given: the first against the second, ...), Holm over pairs."""
+    """Every pair (in the order given: the first against the second, ...), Holm over pairs;
+    with ``group_by`` (columns of the rows' extra), each pair per value of each column too."""
     labels = [s.label for s in sides]
     if len(set(labels)) != len(labels):
         raise ValueError(f"every side needs its own label, got {labels}")
     alignment = align(sides, by)
     notes = [alignment.note] if alignment.note else []
-    metrics = {s.metric for s in sides if s.metric}
-    if len(metrics) > 1:
-        notes.append(f"the sides were scored by different metrics: {', '.join(sorted(metrics))}")
+    value, mixed = value_for([s.metric for s in sides])
+    notes += [n for n in (mixed, value.note) if n]
+    columns = list(dict.fromkeys(group_by))
     pairs = []
     for i, j in combinations(range(len(sides)), 2):
-        rows = [pair_rows(k, alignment.rows[k][i], alignment.rows[k][j]) for k in alignment.keys]
-        rows = [r for r in rows if r.row_a is not None or r.row_b is not None]
-        pairs.append(compare_pair(sides[i], sides[j], rows, seed, resamples, permutation_resamples))
+        rows = [
+            pair_rows(k, alignment.rows[k][i], alignment.rows[k][j], value) for k in alignment.keys
+        ]
+        rows = with_groups([r for r in rows if r.row_a is not None or r.row_b is not None], columns)
+        pairs.append(
+            compare_pair(
+                sides[i], sides[j], rows, seed, resamples, permutation_resamples, value, columns
+            )
+        )
     adjusted = holm([p.overall.p_permutation for p in pairs])
-    pairs = [
-        PairComparison(p.a, p.b, p.rows, p.overall, p.tags, q, p.counts)
-        for p, q in zip(pairs, adjusted, strict=True)
-    ]
+    pairs = [replace(p, p_holm=q) for p, q in zip(pairs, adjusted, strict=True)]
     return Comparison(
-        list(sides), alignment.by, pairs, seed, resamples, permutation_resamples, alpha, notes
+        list(sides),
+        alignment.by,
+        pairs,
+        seed,
+        resamples,
+        permutation_resamples,
+        alpha,
+        notes,
+        value,
+        columns,
     )
 
 
@@ -170,6 +200,7 @@ def difference_dict(stats: PairedDifference) -> dict[str, Any]:
         "wins": stats.wins,
         "ties": stats.ties,
         "losses": stats.losses,
+        "ci_note": stats.ci_note,
     }
 
 
@@ -184,7 +215,9 @@ def row_dict(row: PairedRow, with_questions: bool = False) -> dict[str, Any]:
         "score_a": row.score_a,
         "score_b": row.score_b,
         "diff": row.diff,
+        "value": row.value.key,
         "questions_left_out": row.questions_left_out,
+        **{f"group:{c}": v for c, v in row.groups.items()},
     }
     if with_questions:
         out["questions"] = side_by_side(row)
@@ -218,6 +251,17 @@ def side_by_side(row: PairedRow) -> list[dict[str, Any]]:
     return out
 
 
+def cost_dict(side: Side) -> dict[str, Any]:
+    """A side's cost as JSON: an estimate when its judge was simulated, shared when the side
+    is one candidate of a job that judged several (the job's whole cost, not a share)."""
+    return {
+        "cost_usd": side.cost_usd,
+        "cost_is_estimate": side.simulated,
+        "cost_shared_with": list(side.cost_shared_with),
+        "cost_note": side.cost_note,
+    }
+
+
 def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
     """The whole comparison as plain JSON data (`evalq compare --json`)."""
     return {
@@ -229,9 +273,12 @@ def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
                 "metric": s.metric,
                 "rows": len(s.rows),
                 "simulated": s.simulated,
+                **cost_dict(s),
             }
             for s in comparison.sides
         ],
+        "value": comparison.value.as_dict(),
+        "group_by": comparison.group_by,
         "aligned_by": comparison.by,
         "seed": comparison.seed,
         "bootstrap_resamples": comparison.resamples,
@@ -253,6 +300,7 @@ def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
                     t: {**difference_dict(d.stats), "p_holm_tags": d.p_holm}
                     for t, d in p.tags.items()
                 },
+                "groups": [group_dict(g, difference_dict(g.stats)) for g in p.groups],
                 "top_rows": [row_dict(r, with_questions=True) for r in p.top_rows(top)],
             }
             for p in comparison.pairs

@@ -3,7 +3,8 @@
 A candidate that failed on the hard prompts would otherwise rank above one that answered
 them, so every mean is taken over the common rows (the rows scored by all candidates), with
 its 95% interval and row count. Which differences are significant comes from the paired
-comparison of each pair, Holm-corrected over all pairs.
+comparison of each pair, Holm-corrected over all pairs. The mean is of the value the
+comparison compares (a pointwise job's mean rating on 1-5, evalq.comparisons.values).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from statistics import fmean
 from typing import Any
 
 from evalq.comparisons.align import align
-from evalq.comparisons.comparison import Comparison
+from evalq.comparisons.comparison import Comparison, cost_dict
+from evalq.comparisons.values import RowValue
 from evalq.core.models import RowResult
-from evalq.stats.intervals import Bounds, IntervalMethod, mean_interval
+from evalq.stats.intervals import Bounds, IntervalMethod, MeanInterval, mean_interval
 
 
 @dataclass(frozen=True)
@@ -32,13 +34,24 @@ class Standing:
     beaten_by: list[str] = field(default_factory=list)
 
 
-def _scored(row: RowResult | None) -> bool:
-    return row is not None and row.status != "failed" and row.score is not None
+def value_interval(values: list[float], value: RowValue, seed: int) -> MeanInterval:
+    """The mean and interval of values on value's scale: taken on [0, 1] (where the
+    intervals of evalq.stats.intervals hold) and mapped back."""
+    low, width = value.low, value.width
+    unit = mean_interval([(v - low) / width for v in values], seed=seed)
+    back = None if unit.ci95 is None else (low + width * unit.ci95[0], low + width * unit.ci95[1])
+    mean = None if unit.mean is None else low + width * unit.mean
+    return MeanInterval(mean, back, unit.method, unit.n)
 
 
 def leaderboard(comparison: Comparison) -> list[Standing]:
     sides = comparison.sides
+    value = comparison.value
     alignment = align(sides, comparison.by)
+
+    def _scored(row: RowResult | None) -> bool:
+        return value.of(row) is not None
+
     common = [
         alignment.rows[k] for k in alignment.keys if all(_scored(r) for r in alignment.rows[k])
     ]
@@ -52,12 +65,12 @@ def leaderboard(comparison: Comparison) -> list[Standing]:
     standings = []
     for i, side in enumerate(sides):
         rows = [row for r in common if (row := r[i]) is not None]
-        scores = [r.score for r in rows if r.score is not None]
-        interval = mean_interval(scores, seed=comparison.seed)
+        scores = [v for r in rows if (v := value.of(r)) is not None]
+        interval = value_interval(scores, value, comparison.seed)
         tags: dict[str, list[float]] = {}
         for row in rows:
-            for tag, value in row.tag_scores.items():
-                tags.setdefault(tag, []).append(value)
+            for tag, tag_score in row.tag_scores.items():
+                tags.setdefault(tag, []).append(tag_score)
         standings.append(
             Standing(
                 rank=0,
@@ -77,11 +90,14 @@ def leaderboard(comparison: Comparison) -> list[Standing]:
 
 
 def leaderboard_dict(comparison: Comparison, standings: list[Standing]) -> dict[str, Any]:
+    sides = {s.label: s for s in comparison.sides}
     return {
+        "value": comparison.value.as_dict(),
         "candidates": [
             {
                 "rank": s.rank,
                 "candidate": s.label,
+                **cost_dict(sides[s.label]),
                 "mean": s.mean,
                 "ci95": list(s.ci95) if s.ci95 else None,
                 "ci_method": s.ci_method,

@@ -6,6 +6,11 @@ their difference is not a like-for-like one. So when both rows carry the same qu
 rubric is written once per prompt and shared), each side is scored again on the questions
 scored on both sides; the others are left out and counted. A row unscored on either side is
 left out of the paired figures and counted; it never becomes a 0.
+
+That question-level pairing is Gecko's. Every other metric's rows pair whole, on the value
+the metric's rows are compared on (evalq.comparisons.values: a pointwise row's mean rating, a
+pairwise row's win share of A, a groundedness row's grounded share): their questions are
+judge calls (a rating, a verdict), not a shared rubric's questions.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from statistics import fmean
 from typing import Literal
 
 from evalq.comparisons.align import Key
+from evalq.comparisons.values import QUESTION_SHARE, RowValue
 from evalq.core.models import QuestionResult, RowResult
 
 PairStatus = Literal[
@@ -43,6 +49,10 @@ class PairedRow:
     tags_b: dict[str, float] = field(default_factory=dict)
     questions_left_out: int = 0  # scored on one side only, or on neither
     same_questions: bool = True  # False: the rubrics differ, the row scores are compared as is
+    # What score_a and score_b are (its name and scale, e.g. "mean rating (1-5)").
+    value: RowValue = QUESTION_SHARE
+    # The row's value of each --group-by column ("(missing)" where the row has none).
+    groups: dict[str, str] = field(default_factory=dict)
 
     @property
     def diff(self) -> float | None:
@@ -87,11 +97,36 @@ def judged_score(
     return score, tags
 
 
+def pair_rows(
+    key: Key, a: RowResult | None, b: RowResult | None, value: RowValue = QUESTION_SHARE
+) -> PairedRow:
+    """The two sides' values of one row: Gecko's on shared questions, others' whole."""
+    if not value.by_question:
+        return pair_values(key, a, b, value)
+    return pair_questions(key, a, b)
+
+
+def pair_values(key: Key, a: RowResult | None, b: RowResult | None, value: RowValue) -> PairedRow:
+    if a is None or b is None:
+        return PairedRow(key, a, b, "only_b" if a is None else "only_a", value=value)
+    va, vb = value.of(a), value.of(b)
+    if va is None or vb is None:
+        status: PairStatus = (
+            "unscored_both"
+            if va is None and vb is None
+            else "unscored_a"
+            if va is None
+            else "unscored_b"
+        )
+        return PairedRow(key, a, b, status, value=value)
+    return PairedRow(key, a, b, "paired", va, vb, value=value)
+
+
 def _scored(row: RowResult | None) -> bool:
     return row is not None and row.status != "failed" and row.score is not None
 
 
-def pair_rows(key: Key, a: RowResult | None, b: RowResult | None) -> PairedRow:
+def pair_questions(key: Key, a: RowResult | None, b: RowResult | None) -> PairedRow:
     if a is None or b is None:
         return PairedRow(key, a, b, "only_b" if a is None else "only_a")
     if not _scored(a) or not _scored(b):

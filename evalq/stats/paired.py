@@ -78,6 +78,9 @@ class PairedDifference:
     losses: int
     seed: int
     resamples: int
+    # Why the interval is what it is, where that is not the bootstrap's spread: every paired
+    # difference equal, so nothing varied to resample (None for a bootstrapped interval).
+    ci_note: str | None = None
 
 
 def differences(a: Sequence[float], b: Sequence[float]) -> list[float]:
@@ -91,24 +94,39 @@ def paired_bootstrap_ci(
     b: Sequence[float],
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = PAIRED_SEED,
+    width: float = 1.0,
 ) -> Bounds | None:
     """BCa 95% interval of the mean of A - B, resampling rows (pairs) with replacement.
 
     Differences that all equal one value d give the bootstrap nothing to resample, and a
-    zero-width interval would claim certainty from a handful of rows. A difference of scores
-    in [0, 1] lies in [-1, 1]; mapped to (d + 1) / 2 in [0, 1], its variance is at most
+    zero-width interval would claim certainty from a handful of rows. A difference of values
+    on a scale ``width`` wide (1 for scores in [0, 1], 4 for ratings 1-5) lies in
+    [-width, width]; mapped to (d + width) / (2 width) in [0, 1], its variance is at most
     m(1 - m), so the Wilson interval of m over n rows, mapped back, is a conservative bound
     (as evalq.stats.intervals does for one candidate's constant scores)."""
     diffs = differences(a, b)
     if len(diffs) < 2:
         return None
-    if max(diffs) - min(diffs) <= TIE_TOLERANCE:
+    if constant(diffs):
         n = len(diffs)
-        mapped = min(1.0, max(0.0, (diffs[0] + 1) / 2))
+        mapped = min(1.0, max(0.0, (diffs[0] + width) / (2 * width)))
         bounds = wilson(mapped * n, n)
         assert bounds is not None
-        return 2 * bounds[0] - 1, 2 * bounds[1] - 1
+        return 2 * width * bounds[0] - width, 2 * width * bounds[1] - width
     return bootstrap_bca(diffs, resamples, seed)
+
+
+def constant(diffs: Sequence[float]) -> bool:
+    return max(diffs) - min(diffs) <= TIE_TOLERANCE
+
+
+def constant_note(diff: float, n: int, width: float) -> str:
+    """Why a constant difference's interval is wide: said wherever the interval is shown."""
+    return (
+        f"every paired difference is {diff:+.3f} ({n} rows), so the bootstrap has nothing to "
+        f"resample; the interval is a conservative Wilson bound for {n} rows on the "
+        f"difference's range (-{width:g} to +{width:g}), not a measured spread"
+    )
 
 
 def unpaired_bootstrap_ci(
@@ -197,17 +215,19 @@ def compare_paired(
     seed: int = PAIRED_SEED,
     resamples: int = BOOTSTRAP_RESAMPLES,
     permutation_resamples: int = PERMUTATION_RESAMPLES,
+    width: float = 1.0,
 ) -> PairedDifference:
-    """Every paired figure at once; with no rows, the counts are 0 and the figures None."""
+    """Every paired figure at once; with no rows, the counts are 0 and the figures None.
+    ``width``: how wide the values' scale is (high - low), for a constant difference's bound."""
     n = len(differences(a, b))
     counts = win_tie_loss(a, b)
     if n == 0:
         return PairedDifference(
             0, None, None, None, None, None, None, None, 0, None, 0, 0, 0, seed, resamples
         )
-    ci = paired_bootstrap_ci(a, b, resamples, seed)
+    ci = paired_bootstrap_ci(a, b, resamples, seed, width)
     diffs = differences(a, b)
-    constant = max(diffs) - min(diffs) <= TIE_TOLERANCE
+    same = constant(diffs)
     test = permutation_test(a, b, permutation_resamples, seed)
     return PairedDifference(
         n=n,
@@ -215,7 +235,7 @@ def compare_paired(
         mean_b=fmean(b),
         mean_diff=fmean(diffs),
         ci95=ci,
-        ci_method=None if ci is None else ("wilson-bound" if constant else "bca"),
+        ci_method=None if ci is None else ("wilson-bound" if same else "bca"),
         p_permutation=None if test is None else test.p_value,
         p_method=None if test is None else test.method,
         permutations=0 if test is None else test.permutations,
@@ -225,4 +245,5 @@ def compare_paired(
         losses=counts.losses,
         seed=seed,
         resamples=resamples,
+        ci_note=constant_note(diffs[0], n, width) if ci is not None and same else None,
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.markup import escape
 
 from evalq.client.cli.common import (
     err_console,
@@ -19,6 +20,7 @@ from evalq.client.cli.read import write_html
 
 if TYPE_CHECKING:
     from evalq.comparisons.align import AlignBy
+    from evalq.comparisons.comparison import Comparison
 
 
 def _side_specs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> list[str]:
@@ -60,6 +62,25 @@ align_option = click.option(
     "Also write an HTML report: per-tag bars with intervals, the rows that differ most.",
 )
 @click.option("--top", default=10, show_default=True, help="Rows that differ most, per pair.")
+@click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also compare per value of this dataset column (repeatable), Holm over each pair's "
+    'groups; rows without it form the group "(missing)".',
+)
+@click.option(
+    "--fail-under",
+    "fail_under",
+    type=float,
+    default=None,
+    metavar="X",
+    help="Exit 1 when a pair's mean paired difference A - B (A the first side named; in the "
+    "compared value's units: rating points for pointwise, a share for the others) is below "
+    "X, or the pair has no paired row; with --group-by, each group of each pair too. One "
+    "line per shortfall goes to stderr.",
+)
 @redis_option
 def compare(
     sides: list[str],
@@ -67,16 +88,20 @@ def compare(
     as_json: bool,
     html_path: Path | None,
     top: int,
+    group_by: tuple[str, ...],
+    fail_under: float | None,
     redis_url: str | None,
 ) -> None:
     """Compare jobs (JOB, JOB:CANDIDATE, or NAME=JOB to name a side) on the rows they share:
     paired mean differences with intervals and p-values, per tag, and every pair with Holm's
-    correction for more than two. One multi-candidate job alone compares its candidates."""
+    correction for more than two. One multi-candidate job alone compares its candidates.
+    Each metric is compared on its own row value: Gecko's question share, pointwise's mean
+    rating (1-5), pairwise's win share of A, groundedness's grounded share."""
     from evalq.client.compare import compare_jobs
     from evalq.comparisons.comparison import comparison_dict
 
     reader = make_reader(redis_url)
-    comparison = compare_jobs(reader, sides, by=align_by(by))
+    comparison = compare_jobs(reader, sides, by=align_by(by), group_by=list(group_by))
     if html_path is not None:
         from evalq.client.compare_report import media_lookup, render_comparison
 
@@ -97,6 +122,22 @@ def compare(
         from evalq.client.compare_render import print_comparison
 
         print_comparison(out_console, comparison, top=min(top, 5))
+    if fail_under is not None:
+        check_threshold(comparison, fail_under)
+
+
+def check_threshold(comparison: Comparison, threshold: float) -> None:
+    """--fail-under: one line per pair or group below the threshold, then exit 1."""
+    from evalq.comparisons.thresholds import shortfalls
+
+    below = shortfalls(comparison, threshold)
+    for shortfall in below:
+        err_console.print(
+            escape(f"below --fail-under: {shortfall.line(threshold, comparison.value.label)}"),
+            soft_wrap=True,
+        )
+    if below:
+        raise SystemExit(1)
 
 
 @click.command()
