@@ -43,8 +43,11 @@ def _rect(x: float, y: float, w: float, h: float, fill: str) -> Markup:
 
 
 def difference_chart(pair: PairComparison) -> Markup:
-    """One line per figure (overall, then each tag): A's and B's means as two bars on [0, 1],
-    then the paired difference A - B as a dot with its 95% interval on [-1, 1]."""
+    """One line per figure (overall, then each tag): A's and B's means as two bars on the
+    compared value's scale (a share on [0, 1], a rating on [1, 5]), then the paired difference
+    A - B as a dot with its 95% interval on [-span, +span] (span: high - low)."""
+    value = pair.value
+    low, span = value.low, value.width or 1.0
     lines: list[tuple[str, PairedDifference]] = [("overall", pair.overall)]
     lines += [(tag, d.stats) for tag, d in pair.tags.items()]
     label_w, bar_w, gap, diff_w, row_h = 120, 220, 30, 260, 34
@@ -52,8 +55,8 @@ def difference_chart(pair: PairComparison) -> Markup:
     height = row_h * len(lines) + 34
     zero = label_w + bar_w + gap + diff_w / 2
     parts: list[Markup] = [
-        _text(label_w + bar_w / 2, 14, "mean score (0 to 1)", "middle"),
-        _text(zero, 14, f"difference {pair.a} - {pair.b} (-1 to +1), 95% CI", "middle"),
+        _text(label_w + bar_w / 2, 14, f"mean per row: {value.label}", "middle"),
+        _text(zero, 14, f"difference {pair.a} - {pair.b} (±{span:g}), 95% CI", "middle"),
         _line(zero, 20, zero, height - 4, "#999"),
     ]
     for i, (name, stats) in enumerate(lines):
@@ -62,8 +65,11 @@ def difference_chart(pair: PairComparison) -> Markup:
         for j, (mean, color) in enumerate(((stats.mean_a, COLOR_A), (stats.mean_b, COLOR_B))):
             if mean is None:
                 continue
-            parts.append(_rect(label_w, y + 3 + j * 13, mean * bar_w, 11, color))
-            parts.append(_text(label_w + mean * bar_w + 4, y + 12 + j * 13, f"{mean:.3f}", size=10))
+            share = min(1.0, max(0.0, (mean - low) / span))
+            parts.append(_rect(label_w, y + 3 + j * 13, share * bar_w, 11, color))
+            parts.append(
+                _text(label_w + share * bar_w + 4, y + 12 + j * 13, f"{mean:.3f}", size=10)
+            )
         parts.append(
             Markup(
                 '<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#ddd"></rect>'
@@ -72,7 +78,7 @@ def difference_chart(pair: PairComparison) -> Markup:
         if stats.mean_diff is None:
             continue
         mid = y + 15
-        scale = diff_w / 2
+        scale = diff_w / 2 / span
         if stats.ci95 is not None:
             low, high = zero + stats.ci95[0] * scale, zero + stats.ci95[1] * scale
             parts += [
@@ -116,7 +122,7 @@ th { background: #f2f2f2; text-align: left; }
 {% if has_sentences %}{{ label_key(colors) }}{% endif %}
 {% for p in pairs %}
 <h2><span class="key-a">{{ p.pair.a }}</span> vs <span class="key-b">{{ p.pair.b }}</span></h2>
-<p>Mean difference {{ signed(p.pair.overall.mean_diff) }}{% if p.pair.overall.ci95 %}, 95% CI [{{ signed(p.pair.overall.ci95[0]) }}, {{ signed(p.pair.overall.ci95[1]) }}]{% endif %};
+<p>Compared on {{ p.pair.value.label }}. Mean difference {{ signed(p.pair.overall.mean_diff) }}{% if p.pair.overall.ci95 %}, 95% CI [{{ signed(p.pair.overall.ci95[0]) }}, {{ signed(p.pair.overall.ci95[1]) }}]{% endif %};
 {% if p.pair.overall.p_permutation is not none %}p = {{ pv(p.pair.overall.p_permutation) }} ({{ p.pair.overall.p_method }} permutation){% else %}no p-value (no paired row){% endif %}{% if c.pairs|length > 1 %}, Holm {{ pv(p.pair.p_holm) }}{% endif %}; sign test p = {{ pv(p.pair.overall.p_sign) }};
 wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.overall.losses }}:
 {% if p.pair.significant(c.alpha) %}<span class="sig">significant at {{ c.alpha }}</span>{% else %}<span class="nsig">not significant at {{ c.alpha }}</span>{% endif %}</p>
@@ -255,7 +261,11 @@ def _costs(comparison: Comparison, summaries: Mapping[str, JobSummary]) -> dict[
     out = {}
     for s in comparison.sides:
         summary = summaries.get(s.label)
-        if summary is None:
+        if summary is None:  # the side's own record of its cost, when it was read
+            if s.cost_usd is not None:
+                out[s.label] = money(s.cost_usd) + (" (whole job)" if s.cost_shared_with else "")
+            elif s.cost_note:
+                out[s.label] = f"unknown ({s.cost_note})"
             continue
         if summary.cost_usd is None:
             out[s.label] = "unknown" + (f" ({summary.cost_note})" if summary.cost_note else "")

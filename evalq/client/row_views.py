@@ -218,7 +218,11 @@ def _rank(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
     points: Mapping[str, float] = details.get("points") or {}
     order = sorted(points, key=lambda name: -points[name])
     headline = (
-        " > ".join(f"{name} ({points[name]:g} points)" for name in order) if order else "not ranked"
+        " > ".join(
+            f"{name} ({points[name]:g} point{'' if points[name] == 1 else 's'})" for name in order
+        )
+        if order
+        else "not ranked"
     )
     return {
         "headline": headline,

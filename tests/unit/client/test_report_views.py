@@ -230,4 +230,5 @@ def test_a_text_comparison_shows_both_sides_texts_and_costs() -> None:
     assert "a explanation" in html and "b explanation" in html
     assert "unscored: None" not in html
     assert 'class="thumb"' not in html
+    assert "Compared on mean rating (1-5)" in html and "(±4), 95% CI" in html  # the chart's scale
     assert "$0.0123" in html or "0.0123" in html
