@@ -109,8 +109,12 @@ def summary_table(s: JobSummary) -> Table:
             "model under test",
             f"{s.candidate_calls} calls · prompt {s.candidate_prompt_tokens} · output {s.candidate_output_tokens} tokens",
         )
+    for name, c in s.candidates.items():
+        for key, value in c.metric_summary.items():
+            table.add_row(f"{name}: {key.replace('_', ' ')}", _brief(value))
     for key, value in s.metric_summary.items():
-        table.add_row(key.replace("_", " "), _brief(value))
+        pooled = " (pooled)" if s.candidates else ""
+        table.add_row(key.replace("_", " ") + pooled, _brief(value))
     if s.elapsed_s is not None:
         table.add_row("elapsed", f"{s.elapsed_s:.1f} s")
     return table

@@ -259,6 +259,9 @@ class CandidateSummary(Model):
     ci_method: IntervalMethod | None = None
     tag_scores: dict[str, float] = Field(default_factory=dict)
     tag_counts: dict[str, int] = Field(default_factory=dict)
+    # The metric's own figures over this candidate's cells (a pointwise candidate's mean
+    # rating, ...); the job's metric_summary pools every candidate.
+    metric_summary: dict[str, Any] = Field(default_factory=dict)
 
 
 class TaskErrors(Model):

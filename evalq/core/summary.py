@@ -25,6 +25,7 @@ def candidate_summaries(
     order = cell_candidates(config.metric, config.options) or []
     named = sorted({r.candidate for r in rows if r.candidate is not None} - set(order))
     out: dict[str, CandidateSummary] = {}
+    metric = get_metric(config.metric) if order or named else None
     for name in [*order, *named]:
         own = [r for r in rows if r.candidate == name]
         overall = mean_interval([r.score for r in own if r.score is not None])
@@ -39,6 +40,7 @@ def candidate_summaries(
             ci_method=overall.method,
             tag_scores={tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
             tag_counts={tag: t.n for tag, t in by_tag.items()},
+            metric_summary=metric.summarize(own) if metric is not None else {},
         )
     return out
 

@@ -1,7 +1,7 @@
 """Day two on a real stack (issue 24, items 7 and 8): Ctrl-C while waiting leaves the job
 running and says how to re-attach; `evalq wait` re-attaches and holds the job to --fail-under;
 `evalq resume` on a running job re-sends only the rows that were lost, and says so; the
-README's "Your own data" recipe runs as written (but for --map, see its test)."""
+README's "Your own data" recipe runs as written."""
 
 from __future__ import annotations
 
@@ -166,9 +166,8 @@ def readme_recipe() -> str:
 def test_the_own_data_recipe_runs_as_written(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """The README's recipe, command by command, on a CSV of the shape it describes. --map is
-    another change's (issue 24, item 5): until it lands, the CSV here has the metric's own
-    column names and the test runs the recipe's `evalq run` without its --map flags."""
+    """The README's recipe, command by command, on a CSV of the shape it describes: its own
+    column names, read through --map, and a column the metric does not read, kept."""
     recipe = readme_recipe()
     run_line = (
         "evalq run pointwise support.csv --template question_answering_quality \\\n"
@@ -183,7 +182,7 @@ def test_the_own_data_recipe_runs_as_written(
         assert line in recipe, line
     marker = f"Recipe-{uuid.uuid4().hex[:8]}"
     (tmp_path / "support.csv").write_text(
-        "id,prompt,response,channel\n"
+        "id,customer_message,reply,channel\n"
         f"t1,{marker} where is my parcel?,It ships tomorrow.,email\n"
         f"t2,{marker} can I get a refund?,Yes within 30 days.,chat\n",
         encoding="utf-8",
@@ -197,6 +196,7 @@ def test_the_own_data_recipe_runs_as_written(
 
     ran = evalq(
         "run", "pointwise", "support.csv", "--template", "question_answering_quality",
+        "--map", "prompt=customer_message", "--map", "response=reply",
         "--judge-model", f"judge-{marker}", "--name", "support v1", "--wait",
     )  # fmt: skip
     job = re.search(r"job ([0-9a-f]{12}):", ran.stderr)
@@ -209,6 +209,8 @@ def test_the_own_data_recipe_runs_as_written(
     assert as_json[job_id]["name"] == "support v1"
     evalq("results", job_id, "--format", "csv", "--out", "scored.csv")
     scored = (tmp_path / "scored.csv").read_text(encoding="utf-8")
+    header = scored.splitlines()[0].split(",")
+    assert {"rating", "explanation", "channel"} <= set(header), header
     assert "t1" in scored and "t2" in scored
     evalq("report", job_id, "--html", "report.html")
     assert "support v1" in client.summary(job_id).model_dump_json()

@@ -95,3 +95,41 @@ def test_a_multi_candidate_headline_is_per_candidate_and_the_pool_is_labelled() 
     assert any("mean score (pooled over 2 candidates)" in line for line in lines)
     assert "tag color (pooled)" in shown
     assert summarize([result(1, 1.0, None)]).mean_score_scope == "all rows"
+
+
+def rated(i: int, rating: int, candidate: str) -> RowResult:
+    """A pointwise cell rated `rating` (1-5) by one judge."""
+    return RowResult(
+        id=str(i),
+        line=i,
+        prompt="p",
+        status="scored",
+        score=(rating - 1) / 4,
+        details={"mean_rating": float(rating), "ratings": [rating], "judges": {}},
+        candidate=candidate,
+    )
+
+
+def test_a_candidates_metric_figures_are_its_own_and_the_pool_is_labelled() -> None:
+    rows = [rated(i, 5, "good") for i in range(3)] + [rated(i, 2, "poor") for i in range(3)]
+    summary = build_summary(
+        JobConfig(
+            job_id="j",
+            metric="pointwise",
+            judge_model="m",
+            dataset="d",
+            rows_total=6,
+            created_at=0,
+            options={"candidates": ["good", "poor"]},
+        ),
+        JobCounters(),
+        {},
+        rows,
+        now=1.0,
+    )
+    assert summary.candidates["good"].metric_summary["mean_rating"] == 5.0
+    assert summary.candidates["poor"].metric_summary["mean_rating"] == 2.0
+    assert summary.metric_summary["mean_rating"] == 3.5  # both models' cells
+    shown = text(summary)
+    assert "good: mean rating" in shown and "poor: mean rating" in shown
+    assert "mean rating (pooled)" in shown
