@@ -52,15 +52,16 @@ def difference_chart(pair: PairComparison) -> Markup:
     lines += [(tag, d.stats) for tag, d in pair.tags.items()]
     label_w, bar_w, gap, diff_w, row_h = 120, 220, 30, 260, 34
     width = label_w + bar_w + gap + diff_w + 170
-    height = row_h * len(lines) + 34
+    top = 38  # two header lines: long side names and scales would collide on one
+    height = row_h * len(lines) + top + 10
     zero = label_w + bar_w + gap + diff_w / 2
     parts: list[Markup] = [
-        _text(label_w + bar_w / 2, 14, f"mean per row: {value.label}", "middle"),
-        _text(zero, 14, f"difference {pair.a} - {pair.b} (±{span:g}), 95% CI", "middle"),
-        _line(zero, 20, zero, height - 4, "#999"),
+        _text(label_w, 12, f"mean per row: {value.label}"),
+        _text(zero, 28, f"difference {pair.a} - {pair.b} (±{span:g}), 95% CI", "middle"),
+        _line(zero, top - 4, zero, height - 4, "#999"),
     ]
     for i, (name, stats) in enumerate(lines):
-        y = 24 + i * row_h
+        y = top + i * row_h
         parts.append(_text(label_w - 6, y + 17, f"{name} ({stats.n} rows)", "end"))
         for j, (mean, color) in enumerate(((stats.mean_a, COLOR_A), (stats.mean_b, COLOR_B))):
             if mean is None:
