@@ -2,6 +2,7 @@
 
 The Python API: `evalq.evaluate(frame_or_path, metric, ...)` returns a `Job`; see evalq.client.api.
 `evalq.compare(job_a, job_b, ...)` compares jobs on their shared rows; see evalq.client.compare.
+`evalq.calibrate(data, human=..., setups={...})` ranks judge setups; see evalq.client.calibrate.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Job", "compare", "evaluate"]
+__all__ = ["Job", "calibrate", "compare", "evaluate"]
 
 if TYPE_CHECKING:
     from evalq.client.api import Job, evaluate
+    from evalq.client.calibrate import calibrate
     from evalq.client.compare import compare
 
 
@@ -22,6 +24,10 @@ def __getattr__(name: str) -> Any:
         from evalq.client import api
 
         return getattr(api, name)
+    if name == "calibrate":
+        from evalq.client.calibrate import calibrate
+
+        return calibrate
     if name == "compare":
         from evalq.client.compare import compare
 

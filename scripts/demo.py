@@ -175,6 +175,31 @@ def compare_ratings(client: Client, env: dict[str, str], folder: Path) -> None:
     )
 
 
+def calibrate_step(env: dict[str, str], folder: Path) -> None:
+    """Which judge setup agrees with the raters: the calibration example's summaries carry a
+    rater's 1-5 rating, and `evalq calibrate` runs the two setups side by side and ranks
+    them (the labels follow what the judge weighs under summarization_quality, not fluency)."""
+    from evalq.examples.calibration import (
+        AGREEING_SETUP,
+        DISAGREEING_SETUP,
+        HUMAN_COLUMN,
+        write_calibration_example,
+    )
+
+    dataset = write_calibration_example(folder / "calibration")
+    setups = [
+        f"{name}:" + ",".join(f"{k}={v}" for k, v in keywords.items())
+        for name, keywords in (AGREEING_SETUP, DISAGREEING_SETUP)
+    ]
+    console.print(f"\n$ evalq calibrate {dataset.name} --human {HUMAN_COLUMN} \\")
+    for setup in setups:
+        console.print(f"    --setup {setup}")
+    args = [*EVALQ, "calibrate", str(dataset), "--human", HUMAN_COLUMN]
+    for setup in setups:
+        args += ["--setup", setup]
+    subprocess.run(args, cwd=ROOT, env={**env, "COLUMNS": "80"}, check=True)
+
+
 def text_report(env: dict[str, str], job_id: str, folder: Path) -> None:
     """A text metric's HTML report: the texts judged, each verdict and its explanation."""
     report = folder / f"report-groundedness-{job_id}.html"
@@ -279,6 +304,7 @@ def main() -> int:
             compare_models(client, env, args.keep_dir)
             compare_ratings(client, env, args.keep_dir)
             other_metrics(client, env, args.keep_dir)
+            calibrate_step(env, args.keep_dir)
         return 0
     finally:
         if pool is not None:

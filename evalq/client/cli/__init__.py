@@ -1,8 +1,8 @@
 """The `evalq` command line. Explicit flags win over EVALQ_* environment variables.
 
 One module per command group (submit: run, rank; control: resume, cancel; read: status, wait,
-jobs, results, report; compare: compare, leaderboard; serve: worker, metrics, fake-gemini). Each
-command imports what it uses when it runs, so `evalq --help` loads no client, and
+jobs, results, report; compare: compare, leaderboard; calibrate; serve: worker, metrics,
+fake-gemini). Each command imports what it uses when it runs, so `evalq --help` loads no client, and
 `evalq status` only the client's reads."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from evalq.client.cli import compare, control, read, serve, submit
+from evalq.client.cli import calibrate, compare, control, read, serve, submit
 from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console
 
@@ -42,6 +42,7 @@ for command in (
     read.report,
     compare.compare,
     compare.leaderboard,
+    calibrate.calibrate,
     serve.fake_gemini,
 ):
     main.add_command(command)

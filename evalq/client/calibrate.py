@@ -1,0 +1,247 @@
+"""`evalq calibrate` and `evalq.calibrate`: which judge setup agrees best with your raters.
+
+    import evalq
+    result = evalq.calibrate(
+        "labelled.jsonl",
+        human="human",
+        setups={
+            "flash": {"template": "summarization_quality"},
+            "pro": {"template": "summarization_quality", "judge_models": ["gemini-2.5-pro"]},
+        },
+    )
+    result.setups        # one row per setup: Spearman, Kendall, pairwise accuracy, cost/row
+    result.differences   # one row per two setups: Spearman A - B, interval, p, Holm's p
+    result.best_per_cost # the setup named by the rule in result.best_per_cost_rule
+
+Each setup is a job on the same data with its own keywords, exactly those `evalq.evaluate`
+takes (the metric's options, judge_models, thinking...): they are submitted together, so
+the workers run them side by side and share the reply cache, then waited on. Or read jobs
+already run on one dataset: `evalq.calibrate(human="human", jobs={"a": JOB1, "b": JOB2})`.
+The figures are evalq.client.calibration's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalq.client.calibration import (
+    RESAMPLES,
+    SEED,
+    Calibration,
+    SetupRows,
+    calibration,
+    calibration_dict,
+    estimate_dict,
+)
+from evalq.core.errors import EvalqError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalq.client.reads import JobReader
+
+DEFAULT_METRIC = "pointwise"
+
+
+class CalibrateError(EvalqError):
+    """A setup could not be run or read, or the setups cannot be compared."""
+
+
+def check_setup_name(name: str) -> str:
+    """A setup's name is the job's --name too, so it follows the same rule."""
+    from evalq.client.job_names import check_name
+    from evalq.core.errors import DatasetError
+
+    try:
+        checked = check_name(name)
+    except DatasetError as exc:
+        raise CalibrateError(f"setup {name!r}: {exc}") from None
+    if not checked:
+        raise CalibrateError("a setup needs a name (NAME:KEY=VALUE,...)")
+    return checked
+
+
+def submit_setups(
+    data: pd.DataFrame | str | Path,
+    metric: str,
+    setups: Mapping[str, Mapping[str, Any]],
+    **common: Any,
+) -> dict[str, str]:
+    """Submit every setup before waiting on any, so they run side by side; setup name ->
+    job id. Keywords are evaluate's: a bad one is refused naming the setup, before any job
+    is submitted."""
+    from evalq.client.api import _write_frame, evaluate, split_keywords
+
+    if len(setups) < 2:
+        raise CalibrateError(f"name at least two setups to rank, got {len(setups)}")
+    for name, keywords in setups.items():
+        check_setup_name(name)
+        try:
+            split_keywords(metric, {**keywords, **common})
+        except TypeError as exc:
+            raise CalibrateError(f"setup {name!r}: {exc}") from None
+    if isinstance(data, (str, Path)):
+        return {
+            name: evaluate(data, metric, **{"name": name, **common, **keywords}).job_id
+            for name, keywords in setups.items()
+        }
+    # A frame is written once, so every setup's job names the same dataset file.
+    folder = common.get("base_dir")
+    path = _write_frame(data, Path(folder) if folder is not None else Path.cwd())
+    try:
+        return submit_setups(path, metric, setups, **common)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def read_setups(
+    reader: JobReader,
+    jobs: Mapping[str, str],
+    *,
+    timeout_s: float | None = None,
+    wait: bool = True,
+) -> list[SetupRows]:
+    """Each job's summary and rows (waiting for it to end when ``wait``); the jobs must be
+    on one dataset, one row per dataset row."""
+    from evalq.client.job_ids import check_job_id
+    from evalq.client.watch import wait as wait_for
+
+    if len(jobs) < 2:
+        raise CalibrateError(f"name at least two jobs to rank, got {len(jobs)}")
+    out = []
+    for name, job_id in jobs.items():
+        check_job_id(job_id)
+        if wait:
+            wait_for(reader, job_id, timeout_s=timeout_s)
+        summary = reader.summary(job_id)
+        if reader.candidates(job_id):
+            raise CalibrateError(
+                f"setup {name!r}: job {job_id} has several candidates; calibrate reads one "
+                "score per row (run one job per setup)"
+            )
+        out.append(SetupRows(name, summary, reader.results(job_id)))
+    datasets = {s.summary.dataset for s in out}
+    if len(datasets) > 1:
+        shown = ", ".join(f"{s.name}: {s.summary.dataset or '(unknown)'}" for s in out)
+        raise CalibrateError(f"the setups' jobs are on different datasets ({shown})")
+    return out
+
+
+def check_labelled(setups: list[SetupRows], human: str) -> None:
+    """A column no row has is a typo or the wrong dataset, not a sample left unlabelled."""
+    if any(human in row.extra for s in setups for row in s.rows):
+        return
+    seen = sorted({k for s in setups for row in s.rows for k in row.extra})
+    raise CalibrateError(
+        f"no row has a {human!r} column (the human labels); the rows' other columns: "
+        + (", ".join(seen) or "none")
+    )
+
+
+@dataclass(frozen=True)
+class CalibrateResult:
+    """What `evalq.calibrate` returns: the calibration and its tables as DataFrames."""
+
+    calibration: Calibration
+    setups: pd.DataFrame
+    differences: pd.DataFrame
+    left_out: pd.DataFrame  # one row per setup, reason and left-out row id
+    most_agreeing: str | None
+    best_per_cost: str | None
+    best_per_cost_rule: str
+    jobs: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return calibration_dict(self.calibration)
+
+
+def _flat(prefix: str, estimate: Any) -> dict[str, Any]:
+    d = estimate_dict(estimate)
+    low, high = d["ci95"] or (None, None)
+    return {prefix: d["value"], f"{prefix}_ci_low": low, f"{prefix}_ci_high": high}
+
+
+def frames(result: Calibration, jobs: Mapping[str, str]) -> CalibrateResult:
+    import pandas as pd
+
+    setups = pd.DataFrame.from_records(
+        [
+            {"setup": s.name, "job_id": s.job_id}
+            | _flat("spearman", s.spearman)
+            | _flat("kendall", s.kendall)
+            | _flat("pairwise_accuracy", s.pairwise)
+            | {"pairs": s.pairwise.n, "rows": s.rows, "rows_used": s.used}
+            | {"rows_left_out": sum(s.left_out.values())}
+            | {"cost_per_row_usd": s.cost_per_row_usd, "cost_kind": s.cost_kind}
+            for s in result.setups
+        ]
+    )
+    differences = pd.DataFrame.from_records(
+        [
+            {"a": d.a, "b": d.b, "rows": d.difference.n}
+            | _flat("spearman_difference", d.difference)
+            | {"p_value": d.p_value, "p_holm": d.p_holm, "significant": d.significant}
+            for d in result.differences
+        ],
+        columns=None if result.differences else ["a", "b", "rows"],
+    )
+    left_out = pd.DataFrame.from_records(
+        [
+            {"setup": s.name, "reason": why, "id": row_id}
+            for s in result.setups
+            for why, ids in s.left_out_ids.items()
+            for row_id in ids
+        ],
+        columns=["setup", "reason", "id"],
+    )
+    return CalibrateResult(
+        result,
+        setups,
+        differences,
+        left_out,
+        result.most_agreeing,
+        result.best_per_cost,
+        result.best_per_cost_why,
+        dict(jobs),
+    )
+
+
+def calibrate(
+    data: pd.DataFrame | str | Path | None = None,
+    *,
+    human: str,
+    setups: Mapping[str, Mapping[str, Any]] | None = None,
+    jobs: Mapping[str, str] | None = None,
+    metric: str = DEFAULT_METRIC,
+    group_by: str | None = None,
+    seed: int = SEED,
+    resamples: int = RESAMPLES,
+    timeout_s: float | None = None,
+    reader: JobReader | None = None,
+    **common: Any,
+) -> CalibrateResult:
+    """Rank judge setups by agreement with the labels in column ``human``: run ``setups``
+    (name -> evaluate's keywords) on ``data`` with ``metric``, or read ``jobs`` (name -> job
+    id) already run on one dataset. ``group_by`` names the column whose rows are paired for
+    pairwise accuracy (default: rows sharing a prompt). ``common`` keywords go to every
+    setup's job (e.g. ``settings``)."""
+    from evalq.client.reads import JobReader
+
+    if (setups is None) == (jobs is None):
+        raise CalibrateError("give either setups (to run on data) or jobs (to read), not both")
+    if setups is not None:
+        if data is None:
+            raise CalibrateError("setups run on data: give the dataset (a path or a DataFrame)")
+        jobs = submit_setups(data, metric, setups, **common)
+    assert jobs is not None
+    reader = reader or JobReader(common.get("settings"))
+    read = read_setups(reader, jobs, timeout_s=timeout_s)
+    check_labelled(read, human)
+    result = calibration(read, human, group_by=group_by, seed=seed, resamples=resamples)
+    return frames(result, jobs)
+
+
+__all__ = ["CalibrateError", "CalibrateResult", "calibrate"]

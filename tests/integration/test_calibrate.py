@@ -1,0 +1,124 @@
+"""`evalq calibrate` on real workers and the fake server's simulated judge, on the example
+built to agree with it in a known way (evalq.examples.calibration): the rater's labels follow
+what the judge weighs under `summarization_quality` and not what it weighs under `fluency`,
+so calibrate must rank the first setup above the second. Each setup's Spearman is checked
+against scipy on the rows the test reads back itself; the same jobs read again with --job,
+and through the Python API, give the same figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from scipy import stats as sp
+
+import evalq
+from evalq.examples.calibration import HUMAN_COLUMN, write_calibration_example
+from tests.conftest import FakeGemini, RedisServer, worker_env
+from tests.support.cli import evalq_ok
+
+pytestmark = pytest.mark.integration
+
+SETUPS = ("summary:template=summarization_quality", "fluency:template=fluency")
+
+
+def labelled_spearman(client: Any, job_id: str) -> tuple[float, int]:
+    """Spearman of the job's row scores against the example's labels, computed here from
+    the rows read back (rows without a label or a score left out)."""
+    pairs = [
+        (r.score, float(r.extra[HUMAN_COLUMN]))
+        for r in client.results(job_id)
+        if r.score is not None and r.extra.get(HUMAN_COLUMN) is not None
+    ]
+    scores, labels = zip(*pairs, strict=True)
+    return float(sp.spearmanr(scores, labels).statistic), len(pairs)
+
+
+def test_calibrate_ranks_the_setup_the_labels_follow(
+    client: Any,
+    settings: Any,
+    fake: FakeGemini,
+    redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:
+    data = write_calibration_example(tmp_path / "example")
+    env = worker_env(redis_server.url, fake.url, COLUMNS="80")
+    html = tmp_path / "calibrate.html"
+    args = ["calibrate", str(data), "--human", HUMAN_COLUMN, "--json", "--html", str(html)]
+    for setup in SETUPS:
+        args += ["--setup", setup]
+    ran = json.loads(evalq_ok(env, *args, timeout_s=300).stdout)
+
+    summary, fluency = ran["setups"]
+    assert (summary["name"], fluency["name"]) == ("summary", "fluency")
+    for setup in (summary, fluency):
+        rho, used = labelled_spearman(client, setup["job_id"])
+        assert setup["spearman"]["value"] == pytest.approx(rho)
+        assert setup["rows_used"] == used == 16
+        assert setup["rows_left_out"] == {"no label": 1}
+        assert setup["rows_left_out_ids"] == {"no label": ["lighthouses-unrated"]}
+        assert setup["cost_kind"] == "estimate"  # simulated: priced, nothing billed
+        assert client.summary(setup["job_id"]).name == setup["name"]
+    assert summary["spearman"]["value"] > 0.8 > fluency["spearman"]["value"]
+    assert summary["pairwise_accuracy"]["value"] > fluency["pairwise_accuracy"]["value"]
+    (difference,) = ran["differences"]
+    assert (difference["a"], difference["b"]) == ("summary", "fluency")
+    assert difference["spearman_difference"]["value"] == pytest.approx(
+        summary["spearman"]["value"] - fluency["spearman"]["value"]
+    )
+    assert difference["significant"] and difference["p_holm"] < 0.05
+    assert ran["most_agreeing"] == "summary" and ran["simulated"]
+    assert ran["best_per_cost"] == "summary"
+    page = html.read_text(encoding="utf-8")
+    assert "summary" in page and "fluency" in page and "SIMULATED" in page
+
+    # The same jobs read back: the same figures, and the table within 80 columns.
+    jobs = [f"--job=summary={summary['job_id']}", f"--job=fluency={fluency['job_id']}"]
+    again = evalq_ok(env, "calibrate", "--human", HUMAN_COLUMN, *jobs, "--json")
+    assert json.loads(again.stdout) == ran
+    table = evalq_ok(env, "calibrate", "--human", HUMAN_COLUMN, *jobs).stdout
+    assert max(len(line) for line in table.splitlines()) <= 80, table
+    assert "Most agreeing: summary" in table
+    assert "1 no label (lighthouses-unrated)" in " ".join(table.split())
+
+    # The API: from the jobs, and running the setups on a DataFrame (from the cache).
+    read = evalq.calibrate(
+        human=HUMAN_COLUMN,
+        jobs={"summary": summary["job_id"], "fluency": fluency["job_id"]},
+        settings=settings,
+    )
+    assert read.to_dict() == ran
+    assert list(read.setups["setup"]) == ["summary", "fluency"]
+    assert read.setups.loc[0, "spearman"] == pytest.approx(summary["spearman"]["value"])
+    assert list(read.left_out["id"]) == ["lighthouses-unrated"] * 2
+    frame = pd.read_json(data, lines=True)
+    run = evalq.calibrate(
+        frame,
+        human=HUMAN_COLUMN,
+        setups={
+            "summary": {"template": "summarization_quality"},
+            "fluency": {"template": "fluency"},
+        },
+        settings=settings,
+        base_dir=data.parent,
+    )
+    assert run.most_agreeing == "summary"
+    assert run.setups["spearman"].tolist() == pytest.approx(read.setups["spearman"].tolist())
+    assert run.setups.loc[0, "rows_left_out"] == 1
+
+
+def test_calibrate_refuses_a_column_no_row_has(
+    client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    from tests.support.cli import run_evalq
+
+    data = write_calibration_example(tmp_path / "example")
+    env = worker_env(redis_server.url, fake.url)
+    args = ["calibrate", str(data), "--human", "rater", "--setup", SETUPS[0], "--setup", SETUPS[1]]
+    done = run_evalq(env, *args, timeout_s=300)
+    assert done.returncode == 2
+    assert "no row has a 'rater' column" in done.stderr
+    assert "human" in done.stderr  # the columns it does have
