@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from rich.console import Console
 from scipy import stats as sp
 
 import evalq
@@ -122,3 +123,22 @@ def test_calibrate_refuses_a_column_no_row_has(
     assert done.returncode == 2
     assert "no row has a 'rater' column" in done.stderr
     assert "human" in done.stderr  # the columns it does have
+
+
+def test_the_demo_step_ranks_the_two_setups_within_80_columns(
+    client: Any,
+    fake: FakeGemini,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from tests.unit.scripts.test_demo_output import demo
+
+    module = demo()
+    module.console = Console(width=80, force_terminal=False)
+    module.calibrate_step(worker_env(redis_server.url, fake.url), tmp_path)
+    out = capfd.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    assert "$ evalq calibrate calibration.jsonl --human human" in out
+    assert "Most agreeing: summary" in out
+    assert "Best per unit of cost: summary" in out
