@@ -262,7 +262,11 @@ def human_agreement(rows: Sequence[RowResult], config: JobConfig) -> HumanAgreem
     pairs_by = config.group_by[0] if config.group_by else None
 
     def by(row: RowResult) -> str:
-        return group_value(row.extra.get(pairs_by)) if pairs_by else row.prompt
+        """What a row shares with those it is paired with: the group column's value, else
+        its prompt (kept as an extra column by a template that does not read it)."""
+        if pairs_by:
+            return group_value(row.extra.get(pairs_by))
+        return row.prompt or group_value(row.extra.get("prompt"))
 
     group_by = list(config.group_by)
     levels: list[HumanLevelAgreement] = []
