@@ -65,7 +65,9 @@ def status_lines(agreement: HumanAgreement | None) -> list[tuple[str, str]]:
             )
         )
         for f in [*level.by_tag, *level.by_group]:
-            out.append((f"  {f.scope}", f"{figures_text(f, level.kappa_weights)} · {f.labels}"))
+            out.append(
+                (f"  {f.scope}", f"{figures_text(f, level.kappa_weights)} · {f.labels} labels")
+            )
     return out
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evalq.client.api import split_keywords
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError
 from evalq.core.human_labels import (
@@ -116,6 +117,8 @@ def test_human_is_an_option_of_every_metric() -> None:
         assert validate_options(metric, {"human": "rating"}) == {"human": "rating"}
     with pytest.raises(DatasetError, match="option human"):
         validate_options("pointwise", {"human": 3})
+    _, options = split_keywords("gecko-image", {"human": "rater"})  # evaluate(..., human=)
+    assert options == {"human": "rater"}
 
 
 def test_the_loader_refuses_a_human_column_no_row_has_and_does_not_call_it_unknown(
