@@ -1,6 +1,8 @@
 """A Prometheus endpoint for job-level figures Flower does not have: rows done, the score so
 far, 429s, time waited on the limiter, tokens and cost by role and model, the spend cap,
-unscored questions by reason, exceptions that escaped a task (evalq_job_task_errors). A role
+unscored questions by reason, exceptions that escaped a task (evalq_job_task_errors), and a
+finished job's agreement with its human labels (evalq_job_human_agreement, with its n; read
+from the stored summary, so a scrape never recomputes intervals over every row). A role
 whose cost includes a model with no known price has no cost sample; evalq_job_cost_unknown says
 so (a missing price is never exported as 0).
 
@@ -17,6 +19,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from evalq.core.counters import JobCounters
+from evalq.core.models import JobSummary
 from evalq.core.pricing import job_prices, summarize_cost, usd
 from worker.batch import ledger as batch_ledger
 from worker.store import Store
@@ -102,6 +105,17 @@ class JobCollector(Collector):
             "batch mode: the job's Batch API batches by state (INGESTED once read)",
             labels=[*labels, "state"],
         )
+        agreement = GaugeMetricFamily(
+            "evalq_job_human_agreement",
+            "a finished job's agreement with its human labels, by level and statistic "
+            "(spearman, kendall, pairwise_accuracy, accuracy, kappa); absent when undefined",
+            labels=[*labels, "level", "statistic"],
+        )
+        agreement_n = GaugeMetricFamily(
+            "evalq_job_human_agreement_n",
+            "what each agreement statistic is over (rows, pairs or labels)",
+            labels=[*labels, "level", "statistic"],
+        )
         for job_id in self.job_ids():
             try:
                 job = self.store.counters(job_id)
@@ -141,6 +155,8 @@ class JobCollector(Collector):
             spent.add_metric(key, usd(job.spent_nanos))
             if job.budget_nanos:
                 cap.add_metric(key, usd(job.budget_nanos))
+            if job.status == "finished":
+                self._agreement(job_id, key, agreement, agreement_n)
             if config.mode == "batch":
                 for batch_state, count in batch_ledger.by_state(
                     batch_ledger.records(self.store, job_id)
@@ -163,8 +179,32 @@ class JobCollector(Collector):
             spent,
             cap,
             batches,
+            agreement,
+            agreement_n,
             scrape,
         )
+
+    def _agreement(
+        self,
+        job_id: str,
+        key: list[str],
+        values: GaugeMetricFamily,
+        counts: GaugeMetricFamily,
+    ) -> None:
+        """The stored summary's overall agreement figures per level (slices are left to the
+        report: a label per tag and group would multiply the series)."""
+        stored = self.store.summary_json(job_id)
+        if not stored:
+            return
+        found = JobSummary.model_validate_json(stored).human_agreement
+        for level in found.levels if found else []:
+            for name in ("spearman", "kendall", "pairwise_accuracy", "accuracy", "kappa"):
+                stat = getattr(level.overall, name)
+                if stat is None:
+                    continue
+                counts.add_metric([*key, level.level, name], float(stat.n))
+                if stat.value is not None:
+                    values.add_metric([*key, level.level, name], stat.value)
 
 
 def _counter(job: JobCounters, name: str) -> int:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from evalq.client.human_view import status_lines
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary, RowResult
 
 if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
@@ -92,6 +93,8 @@ def summary_table(s: JobSummary) -> Table:
         table.add_row(label, tag_line(s, tag, score))
     for group in s.groups:
         table.add_row(group_label(group), group_line(group))
+    for label, value in status_lines(s.human_agreement):
+        table.add_row(label, value)
     if s.column_map:
         mapped = ", ".join(f"{field} <- {column}" for field, column in s.column_map.items())
         table.add_row("columns mapped", mapped)

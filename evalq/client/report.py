@@ -18,6 +18,7 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from evalq.client.figures import figure_tables
+from evalq.client.human_view import REPORT_HEADER, left_out_text, report_rows
 from evalq.client.render import cost_line, money
 from evalq.client.row_views import TEXT_METRICS, input_for, row_view
 from evalq.core.data_roots import DataRoots, read_file
@@ -222,6 +223,12 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 <table class="tags"><tr><th>tag</th><th>score</th><th>95% CI</th><th>method</th><th>rows</th></tr>
 {% for tag, score in s.tag_scores.items() %}{% set ci = s.tag_ci95.get(tag) %}<tr><td>{{ tag }}</td><td>{{ fmt(score) }}</td><td>{% if ci %}[{{ fmt(ci[0]) }}, {{ fmt(ci[1]) }}]{% else %}n/a{% endif %}</td><td>{{ s.tag_ci_method.get(tag) or "" }}</td><td>{{ s.tag_counts.get(tag, 0) }}</td></tr>
 {% endfor %}</table>{% endif %}
+{% if s.human_agreement %}<h2>Agreement with human labels</h2>
+{% if s.human_agreement.note %}<p class="note">{{ s.human_agreement.note }}</p>{% endif %}
+{% if s.human_agreement.levels %}<table class="human"><tr>{% for h in human_header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in human_rows %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% for lv in s.human_agreement.levels %}<div class="note">{{ lv.level }} ({{ lv.source }}, against {{ lv.judge_value }}{% if lv.pairs_grouped_by %}; pairs share the {{ lv.pairs_grouped_by }}{% endif %}{% if lv.kappa_weights %}; kappa {{ lv.kappa_weights }}-weighted{% endif %}): {{ lv.labels_used }} labels used, {{ left_out(lv) }}{% for m in lv.left_out_examples %}<br>· {{ m }}{% endfor %}</div>{% endfor %}{% endif %}
+{% endif %}
 {% if figures %}<h2>Metric figures</h2>
 {% for t in figures %}<h3>{{ t.title }}</h3><table class="figures"><tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in t.rows %}<tr>{% for c in row %}{% if loop.first %}<th>{{ c }}</th>{% else %}<td class="num">{{ c }}</td>{% endif %}{% endfor %}</tr>{% endfor %}</table>
@@ -286,6 +293,9 @@ def render_report(
             cost=cost_line(summary),
             money=money,
             colors=LABEL_COLORS,
+            human_header=REPORT_HEADER,
+            human_rows=report_rows(summary.human_agreement) if summary.human_agreement else [],
+            left_out=left_out_text,
         )
     )
 

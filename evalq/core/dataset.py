@@ -24,6 +24,7 @@ from evalq.core.candidates import (
 )
 from evalq.core.column_map import check_column_map, header_columns, refuse_unseen, rename_columns
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
+from evalq.core.human_labels import check_human_column, label_columns
 from evalq.core.media import MediaPlace, MediaRules
 from evalq.core.models import RowInput
 from evalq.core.records import check_fields, records
@@ -100,16 +101,17 @@ def unknown_columns(
     return unknown
 
 
-def unknown_columns_warning(rows: list[RowInput]) -> list[str]:
+def unknown_columns_warning(rows: list[RowInput], read: frozenset[str] = frozenset()) -> list[str]:
     """One warning for the whole dataset: which columns no metric field reads (kept in each
     row's extra) and in how many rows, the columns most rows have first. Its length does not
-    grow with the dataset: at most NAMES_SHOWN names, each shortened."""
+    grow with the dataset: at most NAMES_SHOWN names, each shortened. ``read``: extra columns
+    that are read all the same (human labels), so not named."""
     counts: Counter[str] = Counter()
     total, previous = 0, -1
     for row in rows:  # a line's cells (one per candidate) come together and count once
         if row.line != previous:
             total, previous = total + 1, row.line
-            counts.update(row.extra.keys())
+            counts.update(name for name in row.extra if name not in read)
     if not counts:
         return []
     by_count: dict[int, list[str]] = {}
@@ -321,7 +323,8 @@ def load_dataset(
             f"(--candidates); columns present: {', '.join(sorted(present)) or '(none)'}"
         )
     refuse_duplicate_ids(path, ids)
-    loaded.warnings += unknown_columns_warning(loaded.rows)
+    check_human_column(options, loaded.rows)
+    loaded.warnings += unknown_columns_warning(loaded.rows, label_columns(metric, options))
     loaded.warnings += spec.check(loaded.rows, options)
     loaded.warnings = [clip(warning) for warning in loaded.warnings]
     return loaded

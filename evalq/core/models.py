@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalq.core.human_models import HumanAgreement  # its models live apart, for size
 from evalq.stats.intervals import IntervalMethod
 
 
@@ -74,6 +75,10 @@ class Question(Model):
     keywords: list[str] = Field(default_factory=list)
     justification: str = ""
     source: QuestionSource = "generated"  # written by the rubric judge, or the row's own
+    # A rater's answer (questions[].human) in the form of `expected`; one that could not be
+    # read is None, `human_error` saying why (only the agreement figures leave it out).
+    human: str | None = None
+    human_error: str | None = None
 
 
 class Coverage(Model):
@@ -154,6 +159,8 @@ class QuestionResult(Model):
     keywords: list[str] = Field(default_factory=list)  # the prompt keywords the question checks
     judge_model: str | None = None  # which validator judge answered (several judges per row)
     source: QuestionSource | None = None
+    human: str | None = None  # the rater's answer (Question.human), compared with `answer`
+    human_error: str | None = None  # why the rater's answer was left out
 
 
 class RowResult(Model):
@@ -354,6 +361,8 @@ class JobSummary(Model):
     rows_in_flight: int = 0
     rows_waiting: int = 0
     metric_summary: dict[str, Any] = Field(default_factory=dict)
+    # Agreement with the dataset's human labels (evalq.core.human_agreement); None: none given.
+    human_agreement: HumanAgreement | None = None
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
     task_errors: TaskErrors | None = None  # None: no exception escaped a task of this job

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
@@ -41,6 +41,15 @@ class MetricOptions(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     candidates: list[str] | str | None = None  # several models in one job (--candidates)
+    # The dataset column holding a rater's label for the row, so the summary can say how well
+    # the judge agrees with people (evalq.core.human_agreement); kept in each row's extra.
+    human: Annotated[
+        str | None,
+        Flag(
+            "A column with a human rating or label per row (a number, yes/no, or for "
+            "pairwise the preferred side): the summary gives the judge's agreement with it."
+        ),
+    ] = None
 
 
 def options_model(metric: str) -> type[MetricOptions]:

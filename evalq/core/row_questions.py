@@ -47,6 +47,22 @@ def _choice_answer(answer: str, choices: list[str]) -> str | None:
     return label if len(label) == 1 and label in letters else None
 
 
+def human_answer(item: dict[str, Any], expected_form: list[str]) -> tuple[str | None, str | None]:
+    """A rater's answer to the question (its `human` field), as (label, None) in the form of
+    the expected answer (yes/no, or a choice's letter), or (None, why it was left out). A bad
+    answer never refuses the row: only the agreement figures leave it out."""
+    value = item.get("human")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    shown = repr(value)
+    if expected_form == ["yes", "no"]:
+        word = yes_no_answer(value)
+        return (word, None) if word else (None, f"human {shown} is not yes or no")
+    if isinstance(value, str) and (letter := _choice_answer(value, expected_form)):
+        return letter, None
+    return None, f"human {shown} is not one of its choices nor a choice's letter"
+
+
 def _checked_choices(value: Any, row_id: str, where: str, shown: str, most: int) -> list[str]:
     """Two to ``most`` distinct, non-empty choices, labelled a), b), ..."""
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
@@ -68,8 +84,9 @@ def parse_questions(
     choices_required: bool = False,
     max_choices: int = MAX_QUESTION_CHOICES,
 ) -> list[Question] | None:
-    """A row's own questions [{question, answer, tag?, choices?, keywords?}] (a JSON string in
-    CSV), made into what the validator can answer, or refused naming row, question and field.
+    """A row's own questions [{question, answer, tag?, choices?, keywords?, human?}] (a JSON
+    string in CSV), made into what the validator can answer, or refused naming row, question
+    and field. `human` is a rater's answer, read like `answer` but never refusing the row.
 
     Without choices (or with yes and no as the choices) a question is yes/no and its answer is
     normalised from the usual spellings. With other choices it is multiple choice: the choices
@@ -127,6 +144,7 @@ def parse_questions(
         if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
             raise InputError(row_id, f"{where}.keywords", f"{shown}: must be a list of strings")
         tag = item.get("tag", "other")
+        human, human_error = human_answer(item, choices)
         out.append(
             Question(
                 question=question.strip(),
@@ -136,6 +154,8 @@ def parse_questions(
                 keywords=[k.strip() for k in keywords if k.strip()],
                 justification=str(item.get("justification", "")),
                 source="dataset",
+                human=human,
+                human_error=None if human_error is None else f"{where}: {human_error}",
             )
         )
     return out

@@ -74,6 +74,8 @@ def question_results(
                     detail="no verdict was recorded",
                     keywords=q.keywords,
                     source=q.source,
+                    human=q.human,
+                    human_error=q.human_error,
                 )
             )
             continue
@@ -93,6 +95,8 @@ def question_results(
                 keywords=q.keywords,
                 judge_model=v.judge_model,
                 source=q.source,
+                human=q.human,
+                human_error=q.human_error,
             )
         )
     return out

@@ -8,6 +8,7 @@ from typing import Any, Literal, cast
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.groups import group_summaries
+from evalq.core.human_agreement import human_agreement
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import job_prices, summarize_cost, usd
@@ -140,6 +141,7 @@ def build_summary(
         spent_usd=usd(c.spent_nanos),
         pause_reason=c.pause_reason if status == "paused" else None,
         metric_summary=get_metric(config.metric).summarize(rows),
+        human_agreement=human_agreement(rows, config),
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
         task_errors=c.task_errors,
