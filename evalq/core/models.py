@@ -140,6 +140,9 @@ class Verdict(Model):
     detail: str | None = None
     raw: str | None = None
     simulated: bool = False
+    # Gecko --soft: the validator's probability of the expected answer, normalised over yes/no
+    # (evalq.metrics.gecko.soft); None when not asked for or not readable (detail says why).
+    probability: float | None = None
 
 
 class QuestionResult(Model):
@@ -154,6 +157,9 @@ class QuestionResult(Model):
     keywords: list[str] = Field(default_factory=list)  # the prompt keywords the question checks
     judge_model: str | None = None  # which validator judge answered (several judges per row)
     source: QuestionSource | None = None
+    # Gecko --soft: p(expected answer) normalised over yes/no, the question's soft score; the
+    # hard answer and result above are kept beside it.
+    probability: float | None = None
 
 
 class RowResult(Model):
