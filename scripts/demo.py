@@ -41,9 +41,10 @@ console = Console()
 
 
 def rows_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(
-        "row", "prompt", "status", "score", "questions (answer/expected)", title="per-row results"
-    )
+    table = Table(title="per-row results")
+    table.add_column("row", overflow="fold")  # ids are long: folded, never cut
+    for name in ("prompt", "status", "score", "answers as expected"):
+        table.add_column(name)
     for row in rows:
         score = "n/a" if row["score"] is None else f"{row['score']:.2f}"
         answers = " ".join(

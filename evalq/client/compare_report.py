@@ -133,6 +133,9 @@ wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.o
 {% if p.pair.tags %}<table><tr><th>tag</th><th>rows</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th><th>diff</th><th>95% CI</th><th>p perm</th><th>p Holm (tags)</th><th>W/T/L</th></tr>
 {% for tag, d in p.pair.tags.items() %}<tr><td>{{ tag }}</td><td>{{ d.stats.n }}</td><td>{{ num(d.stats.mean_a) }}</td><td>{{ num(d.stats.mean_b) }}</td><td>{{ signed(d.stats.mean_diff) }}</td><td>{% if d.stats.ci95 %}[{{ signed(d.stats.ci95[0]) }}, {{ signed(d.stats.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ pv(d.stats.p_permutation) }}</td><td>{{ pv(d.p_holm) }}</td><td>{{ d.stats.wins }}/{{ d.stats.ties }}/{{ d.stats.losses }}</td></tr>
 {% endfor %}</table>{% endif %}
+{% if p.pair.groups %}<h3>Per group</h3><table class="groups"><tr><th>group</th><th>rows</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th><th>diff</th><th>95% CI</th><th>p perm</th><th>p Holm (groups)</th><th>W/T/L</th></tr>
+{% for g in p.pair.groups %}<tr><td>{{ g.column }}={{ g.value }}</td><td>{{ g.stats.n }}</td><td>{{ num(g.stats.mean_a) }}</td><td>{{ num(g.stats.mean_b) }}</td><td>{{ signed(g.stats.mean_diff) }}</td><td>{% if g.stats.ci95 %}[{{ signed(g.stats.ci95[0]) }}, {{ signed(g.stats.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ pv(g.stats.p_permutation) }}</td><td>{{ pv(g.p_holm) }}</td><td>{{ g.stats.wins }}/{{ g.stats.ties }}/{{ g.stats.losses }}</td></tr>
+{% endfor %}</table>{% endif %}
 <h3>{{ p.rows_title }}</h3>
 {% for r in p.rows %}<div class="card">
 <div><b>{{ r.row.row.id }}</b> · {{ r.row.status }} · <span class="key-a">{{ num(r.row.score_a) }}</span> vs <span class="key-b">{{ num(r.row.score_b) }}</span>{% if r.row.diff is not none %} ({{ signed(r.row.diff) }}){% endif %}{% if r.row.questions_left_out %} · {{ r.row.questions_left_out }} questions left out{% endif %}</div>

@@ -88,3 +88,22 @@ def test_the_api_function_is_not_shadowed_by_the_domain_package() -> None:
     import evalq.comparisons.comparison
 
     assert callable(evalq.compare)
+
+
+def test_html_shows_each_groups_paired_difference_with_holm() -> None:
+    def grouped(side: Side) -> Side:
+        rows = [
+            r.model_copy(update={"extra": {"category": "even" if int(r.id) % 2 == 0 else "odd"}})
+            for r in side.rows
+        ]
+        return Side(side.label, rows, simulated=True)
+
+    comparison = compare_sides([grouped(s) for s in sides()], group_by=["category"])
+    html = render_comparison(comparison)
+    assert "<h3>Per group</h3>" in html
+    groups = comparison.pairs[0].groups
+    assert [f"{g.column}={g.value}" for g in groups] == ["category=even", "category=odd"]
+    for g in groups:
+        assert f"<td>{g.column}={g.value}</td><td>{g.stats.n}</td>" in html
+    assert "p Holm (groups)" in html
+    assert "<h3>Per group</h3>" not in render_comparison(compare_sides(sides()))
