@@ -34,6 +34,8 @@ class FakeRequest:
     thinking_level: str | None = None
     include_thoughts: bool = False  # thinkingConfig.includeThoughts: thought summaries asked for
     system: str = ""  # the systemInstruction's text parts, joined with newlines
+    response_logprobs: bool = False  # generationConfig.responseLogprobs
+    logprobs: int | None = None  # generationConfig.logprobs: top candidates per token
 
     @property
     def user_text(self) -> str:

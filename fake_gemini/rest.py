@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fake_gemini.logprobs import logprobs_fields
 from fake_gemini.protocol import (
     SCRIPTED_MODEL_VERSION,
     FakeMedia,
@@ -147,6 +148,10 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
     include_thoughts = wire_field(thinking, "includeThoughts")
     if include_thoughts is not None and not isinstance(include_thoughts, bool):
         raise InvalidArgument("generationConfig.thinkingConfig.includeThoughts must be a boolean")
+    wants_logprobs = wire_field(config, "responseLogprobs")
+    if wants_logprobs is not None and not isinstance(wants_logprobs, bool):
+        raise InvalidArgument("generationConfig.responseLogprobs must be a boolean")
+    top_n = _optional_number(config, "logprobs")
     request = FakeRequest(
         model=model,
         text="\n".join(texts),
@@ -158,6 +163,8 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
         thinking_budget=None if budget is None else int(budget),
         thinking_level=level,
         include_thoughts=bool(include_thoughts),
+        response_logprobs=bool(wants_logprobs),
+        logprobs=None if top_n is None else int(top_n),
     )
     wants_json = isinstance(mime_type, str) and "json" in mime_type.lower()
     return ParsedRequest(request, wants_json)
@@ -322,6 +329,8 @@ def text_reply_body(
     if parts:
         content["parts"] = parts
     candidate = {"content": content, "finishReason": finish_reason, "index": 0}
+    if request.response_logprobs and answer is not None:
+        candidate.update(logprobs_fields(request, answer))
     usage = _usage(request, answer, thoughts, cached_tokens)
     return {"candidates": [candidate], **_envelope(model_version, usage)}
 

@@ -12,7 +12,14 @@ import hashlib
 import json
 from dataclasses import asdict, replace
 
-from evalq.core.judge import Judge, JudgeReply, JudgeRequest, incomplete, reply_schema
+from evalq.core.judge import (
+    Judge,
+    JudgeReply,
+    JudgeRequest,
+    ReplyLogprobs,
+    incomplete,
+    reply_schema,
+)
 from evalq.core.kv import KeyValue
 
 
@@ -38,6 +45,8 @@ def call_digest(model: str, request: JudgeRequest) -> str:
     }
     if request.system_instruction is not None:  # absent when unset: older keys stay valid
         material["system_instruction"] = request.system_instruction
+    if request.logprobs is not None:  # likewise: a reply without them must not stand in
+        material["logprobs"] = request.logprobs
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -55,6 +64,7 @@ class CachingJudge:
         digest = call_digest(self.model, request)
         if self._read and (raw := self._replies.get(digest)):
             data = json.loads(raw)
+            data["logprobs"] = ReplyLogprobs.from_json(data.get("logprobs"))
             return replace(JudgeReply(**data), cached=True, attempts=0, limiter_wait_s=0.0)
         reply = self._inner.generate(request)
         if incomplete(reply) is not None:

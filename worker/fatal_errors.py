@@ -25,6 +25,15 @@ log = logging.getLogger(__name__)
 _suspect: set[str] = set()
 _lock = threading.Lock()
 
+# Refusals of something the job asks on every call (log probabilities for --soft): no row can
+# be scored as asked, so the first one pauses the job (a soft job never goes on without them).
+PAUSE_AT_ONCE = ("Logprobs is not enabled", "Logprobs is not supported")
+
+
+def limit_for(message: str, limit: int) -> int:
+    """How many identical refusals pause the job: one for a refusal of the job's own setting."""
+    return 1 if any(sign in message for sign in PAUSE_AT_ONCE) else limit
+
 
 class FatalErrorGuard(JudgeLayer):
     def __init__(self, inner: Judge, store: Store, job_id: str, limit: int) -> None:
@@ -43,11 +52,11 @@ class FatalErrorGuard(JudgeLayer):
             with _lock:
                 _suspect.add(self._job_id)
             seen = self._store.count_fatal(self._job_id, f"{self.model}: {exc.message}")
-            if seen < self._limit:
+            limit = limit_for(exc.message, self._limit)
+            if seen < limit:
                 raise
-            reason = (
-                f"stopped after {self._limit} identical refusals from {self.model}: {exc.message}"
-            )
+            refusals = "a refusal" if limit == 1 else f"{limit} identical refusals"
+            reason = f"stopped after {refusals} from {self.model}: {exc.message}"
             if self._store.pause(self._job_id, reason):
                 log.warning("job %s paused: %s", self._job_id, reason)
             raise JobHalted(reason, cost=exc.cost) from None

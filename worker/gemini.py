@@ -41,6 +41,7 @@ from evalq.core.judge import (
     token_counts,
 )
 from worker.limiter import RateLimiter
+from worker.logprobs import reply_logprobs
 from worker.settings import Settings
 
 # Finish reasons that mean a safety or policy filter withheld the reply (google-genai 3.4's
@@ -150,6 +151,8 @@ def request_parts(
         response_schema=_schema(request.schema) if request.schema else None,
         system_instruction=request.system_instruction,
         thinking_config=_thinking_config(request),
+        response_logprobs=True if request.logprobs else None,
+        logprobs=request.logprobs or None,
     )
     contents = [
         types.Content(
@@ -319,6 +322,7 @@ def reply_from_response(model: str, response: types.GenerateContentResponse) -> 
         finish_reason=finish,
         simulated=simulated,
         thought_tokens=billed.thought_tokens,
+        logprobs=reply_logprobs(candidate),
     )
     if not text:
         # Nothing after thinking, or cut off before any text: truncated (with its tokens,

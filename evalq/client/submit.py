@@ -26,6 +26,7 @@ from evalq.core.thinking import Setting, ThinkingError
 from evalq.core.thinking import check_job as check_thinking
 from evalq.core.thinking import effective as thinking_effective
 from evalq.core.verdicts import failed_row
+from evalq.metrics.gecko.soft_models import refusal_message as soft_refusal
 from worker.batch.names import SUBMIT_BATCH
 from worker.files import media_rules
 from worker.jobs import finalize
@@ -183,6 +184,10 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
     judge_model = judges[0] if judges else settings.judge_model
+    if options.get("soft") and (
+        why := soft_refusal(judges or [judge_model], settings.use_vertexai)
+    ):
+        raise DatasetError(why)  # the API would refuse every validator call
     job_thinking, thinking_warnings = job_thinking_settings(
         settings.thinking, spec.get("thinking"), judges or [judge_model], options, judge_model
     )

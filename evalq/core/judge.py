@@ -57,10 +57,56 @@ class JudgeRequest:
     # the job's thinking setting for that role fills in `thinking` (evalq.core.thinking.apply).
     role: str = "judge"
     thinking: Thinking | None = None  # None: send no thinking configuration
+    # How many top candidates per output token to ask log probabilities for (Gemini's
+    # response_logprobs with logprobs=N); None asks for none. Gecko's --soft sets it.
+    logprobs: int | None = None
 
     def estimated_tokens(self) -> int:
         """A pre-call token estimate for the rate limiter; corrected from usage afterwards."""
         return len(self.prompt) // 4 + 258 * len(self.media) + 1
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """One token the model chose or considered, with its natural-log probability."""
+
+    token: str
+    log_probability: float
+
+
+@dataclass(frozen=True)
+class TokenStep:
+    """One decoding step: the token chosen and the top candidates considered (the chosen one
+    may be missing from them, as the API documents)."""
+
+    chosen: TokenChoice
+    top: tuple[TokenChoice, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReplyLogprobs:
+    """A reply's token log probabilities (Gemini's logprobsResult and avgLogprobs), kept in
+    the domain's terms so scoring never reads the SDK's types."""
+
+    steps: tuple[TokenStep, ...]
+    avg_logprob: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> ReplyLogprobs | None:
+        """Back from the dict ``dataclasses.asdict`` made of it (the call cache stores replies
+        as JSON); None for anything else."""
+        if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+            return None
+
+        def choice(item: Any) -> TokenChoice:
+            return TokenChoice(str(item["token"]), float(item["log_probability"]))
+
+        steps = tuple(
+            TokenStep(choice(s["chosen"]), tuple(choice(t) for t in s.get("top") or ()))
+            for s in data["steps"]
+        )
+        avg = data.get("avg_logprob")
+        return cls(steps, None if avg is None else float(avg))
 
 
 # Every reply of the simulated judge (evalq's fake Gemini server) carries this modelVersion;
@@ -84,6 +130,7 @@ class JudgeReply:
     # tokens (a part of prompt_tokens) are billed at the cached rate.
     thought_tokens: int = 0
     cached_tokens: int = 0
+    logprobs: ReplyLogprobs | None = None  # when the request asked for them and they came
 
 
 NORMAL_STOP = "STOP"

@@ -145,6 +145,9 @@ class Verdict(Model):
     detail: str | None = None
     raw: str | None = None
     simulated: bool = False
+    # Gecko --soft: the validator's probability of the expected answer, normalised over yes/no
+    # (evalq.metrics.gecko.soft); None when not asked for or not readable (detail says why).
+    probability: float | None = None
 
 
 class QuestionResult(Model):
@@ -161,6 +164,9 @@ class QuestionResult(Model):
     source: QuestionSource | None = None
     human: str | None = None  # the rater's answer (Question.human), compared with `answer`
     human_error: str | None = None  # why the rater's answer was left out
+    # Gecko --soft: p(expected answer) normalised over yes/no, the question's soft score; the
+    # hard answer and result above are kept beside it.
+    probability: float | None = None
 
 
 class RowResult(Model):

@@ -12,6 +12,8 @@ from aiohttp import web
 
 from fake_gemini.batches import Answered, BatchError
 from fake_gemini.files import FilesError
+from fake_gemini.logprobs import LogprobsRefused
+from fake_gemini.logprobs import check as check_logprobs
 from fake_gemini.protocol import JsonObject
 from fake_gemini.rest import InvalidArgument, error_body, parse_generate_request
 from fake_gemini.routes.generate import scripted, simulated, with_files
@@ -31,12 +33,13 @@ async def _answer_in_batch(state: FakeGemini, model: str, body: JsonObject) -> A
     try:
         parsed = with_files(state, parse_generate_request(model, body))
         check_thinking(parsed.request)
+        check_logprobs(parsed.request)
         rule = state.script.take(parsed.request.text)
         if rule is not None:
             outcome = scripted(state, parsed.request, rule)
         else:
             outcome = await simulated(state, parsed, None)
-    except (InvalidArgument, ThinkingRefused) as exc:
+    except (InvalidArgument, ThinkingRefused, LogprobsRefused) as exc:
         return Answered(400, error_body(400, str(exc)))
     except FilesError as exc:
         return Answered(exc.code, exc.body())

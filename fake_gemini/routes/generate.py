@@ -14,6 +14,8 @@ from aiohttp import web
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
 from fake_gemini.files import FilesError
+from fake_gemini.logprobs import LogprobsRefused
+from fake_gemini.logprobs import check as check_logprobs
 from fake_gemini.protocol import SCRIPTED_MODEL_VERSION, FakeMedia, FakeRequest, JsonObject
 from fake_gemini.quotas import Fault, QuotaHit
 from fake_gemini.rest import (
@@ -135,7 +137,8 @@ async def _answer(state: FakeGemini, request: web.Request, model: str) -> Outcom
 async def _answer_parsed(state: FakeGemini, parsed: ParsedRequest, model: str) -> Outcome:
     try:
         check_thinking(parsed.request)
-    except ThinkingRefused as exc:
+        check_logprobs(parsed.request)
+    except (ThinkingRefused, LogprobsRefused) as exc:
         return Outcome(400, error_body(400, str(exc)))
     hit = state.quotas.admit(model, time.monotonic())
     await state.latency.wait()

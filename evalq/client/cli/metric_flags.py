@@ -38,12 +38,19 @@ def _click_type(annotation: Any, file: str | None) -> Any:
     return int if inner is int else None
 
 
+def _is_switch(annotation: Any) -> bool:
+    """A `bool | None` field is a switch: the flag alone turns it on (absent: not given)."""
+    return [a for a in typing.get_args(annotation) if a is not type(None)] == [bool]
+
+
 def metric_flags() -> list[click.Option]:
     """One option per field the options models offer as a flag (the union over metrics)."""
     from evalq.core.options import flag_fields
 
     return [
-        click.Option(
+        click.Option([flag_name(name)], is_flag=True, default=None, help=flag.help)
+        if _is_switch(info.annotation)
+        else click.Option(
             [flag_name(name)],
             type=_click_type(info.annotation, flag.file),
             default=None,

@@ -11,13 +11,17 @@ anything, and agreement is measured per question on the judges' answers.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
 from evalq.core.models import JobConfig, Question, QuestionResult, RowStatus, Verdict
 from evalq.core.scoring import question_results, score_questions
 from evalq.stats.agreement import label_agreement
+
+# How a judge's question results become (status, score, tag scores): the share answered as
+# expected, or with --soft the mean probability of the expected answer (gecko.soft).
+Scorer = Callable[[Sequence[QuestionResult]], tuple[RowStatus, float | None, dict[str, float]]]
 
 
 def rubric_model(job: JobConfig) -> str:
@@ -34,10 +38,12 @@ def judged_results(
     ]
 
 
-def judge_entry(results: Sequence[QuestionResult]) -> dict[str, Any]:
+def judge_entry(
+    results: Sequence[QuestionResult], scorer: Scorer = score_questions
+) -> dict[str, Any]:
     """One judge's figures on one row; ``answers`` (None where unscored) feed agreement."""
-    status, score, tags = score_questions(results)
-    scored = sum(r.result is not None for r in results)
+    status, score, tags = scorer(results)
+    scored = sum(r.status == "ok" for r in results)
     return {
         "score": score,
         "tag_scores": tags,
@@ -49,12 +55,12 @@ def judge_entry(results: Sequence[QuestionResult]) -> dict[str, Any]:
 
 
 def combine(
-    by_judge: Mapping[str, list[QuestionResult]],
+    by_judge: Mapping[str, list[QuestionResult]], scorer: Scorer = score_questions
 ) -> tuple[RowStatus, float | None, dict[str, float], list[QuestionResult], dict[str, Any]]:
     """(status, score, tag scores, question results, per-judge details) of a row judged by
     several judges: scores are means over the judges that scored, questions are listed
     question by question with each judge's answer."""
-    entries = {model: judge_entry(results) for model, results in by_judge.items()}
+    entries = {model: judge_entry(results, scorer) for model, results in by_judge.items()}
     scores = [e["score"] for e in entries.values() if e["score"] is not None]
     tags: dict[str, list[float]] = defaultdict(list)
     for entry in entries.values():
@@ -64,7 +70,7 @@ def combine(
     questions = [
         results[i] for i in range(count) for results in by_judge.values() if i < len(results)
     ]
-    scored = sum(q.result is not None for q in questions)
+    scored = sum(q.status == "ok" for q in questions)
     status: RowStatus = (
         "failed" if not scored else "scored" if scored == len(questions) else "partial"
     )

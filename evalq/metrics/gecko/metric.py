@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from statistics import fmean
 from typing import Any
 
 from evalq.core.dry_run import DryEnv
@@ -42,6 +43,7 @@ from evalq.metrics.gecko.modes import (
     QuestionsMode,
     ValidatorMode,
     questions_mode,
+    soft_mode,
     validator_mode,
 )
 from evalq.metrics.gecko.plan import BatchUnit, GeckoPlan, GeckoUnit, QuestionUnit
@@ -145,6 +147,10 @@ class GeckoMetric:
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         validator_mode(options)
+        if soft_mode(options) and self.validator_spec is not IMAGE_VALIDATOR:
+            raise DatasetError(
+                f"--soft scores yes/no questions; {self.name} asks multiple-choice questions"
+            )
         mode = questions_mode(options)
         named = options.get("rubric_model")
         if named is not None and (not isinstance(named, str) or not named.strip()):
@@ -182,6 +188,7 @@ class GeckoMetric:
             judges=judges,
             rubric_model=rubric.judge_model or None,
             simulated=rubric.simulated,
+            soft=soft_mode(ctx.options),
         )
 
     def _rubric(self, ctx: RowContext) -> Rubric:
@@ -239,15 +246,19 @@ class GeckoMetric:
             verdict, _ = validate_batch(judge, rubric.questions, media, self.validator_spec)
         else:
             question = rubric.questions[unit.question]
-            verdict, _ = validate_question(judge, unit.index, question, media, self.validator_spec)
+            verdict, _ = validate_question(
+                judge, unit.index, question, media, self.validator_spec, soft=plan.soft
+            )
         return verdict.model_copy(update={"judge_model": model})
 
     def aggregate(
         self, row: RowInput, plan: GeckoPlan, results: Mapping[int, Verdict]
     ) -> RowResult:
         by_judge = verdicts_by_judge(plan, results, len(plan.rubric.questions))
-        result = score_row(row, plan.rubric, {}, by_judge)
+        result = score_row(row, plan.rubric, {}, by_judge, soft=plan.soft)
         result.details = {"validator": plan.validator, **result.details}
+        if plan.soft:
+            result.details["soft"] = True
         if "judges" in result.details:
             result.details["rubric_model"] = plan.rubric_model
         return result
@@ -260,8 +271,14 @@ class GeckoMetric:
         summary: dict[str, Any] = {
             "validator": dict(sorted(modes.items())),
             "questions": len(questions),
-            "questions_scored": sum(q.result is not None for q in questions),
+            "questions_scored": sum(q.status == "ok" for q in questions),
         }
+        soft = [r for r in rows if r.details.get("soft")]
+        if soft:  # the share answered as expected, beside the soft mean the summary shows
+            hard = [
+                r.details["hard_score"] for r in soft if r.details.get("hard_score") is not None
+            ]
+            summary["soft"] = {"rows": len(soft), "hard_mean_score": fmean(hard) if hard else None}
         judged = [r.details["judges"] for r in rows if isinstance(r.details.get("judges"), dict)]
         if judged:
             summary.update(summarize_judges(judged))

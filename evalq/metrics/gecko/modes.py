@@ -35,3 +35,20 @@ def questions_mode(options: Mapping[str, Any]) -> QuestionsMode:
             f"{', '.join(QUESTIONS_MODES)}"
         )
     return "extend" if value == "extend" else "replace"
+
+
+def soft_mode(options: Mapping[str, Any]) -> bool:
+    """The --soft option: questions scored by the probability of the expected answer. Only in
+    per-question mode: a batched reply answers every question in one text, and which of its
+    tokens is which answer is not something to guess."""
+    value = options.get("soft")
+    if value is None or value is False:
+        return False
+    if value is not True:
+        raise DatasetError(f"option soft must be true or false, got {value!r}")
+    if validator_mode(options) == "batched":
+        raise DatasetError(
+            "--soft reads each answer's probability from its own reply; use it with "
+            "--validator per-question (the default), not batched"
+        )
+    return True

@@ -1,6 +1,7 @@
 """Gecko's options (gecko-image and gecko-video): the validator's calls, the rubric writer,
-and what a row's own questions do. Read by the metric through validator_mode, questions_mode
-and rubric_model; this model is what the command line and the API check them against."""
+what a row's own questions do, and soft scores. Read by the metric through validator_mode,
+questions_mode, rubric_model and soft_mode; this model is what the command line and the API
+check them against."""
 
 from __future__ import annotations
 
@@ -23,5 +24,12 @@ class GeckoOptions(MetricOptions):
         Flag(
             "Gecko: a row's own questions replace the generated rubric (default) "
             "or are added to it."
+        ),
+    ] = None
+    soft: Annotated[
+        bool | None,
+        Flag(
+            "Gecko: score each yes/no question by the probability the validator gives the "
+            "expected answer (needs a judge that returns log probabilities)."
         ),
     ] = None

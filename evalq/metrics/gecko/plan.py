@@ -40,3 +40,4 @@ class GeckoPlan(Plan[GeckoUnit]):
     validator_template: str
     judges: list[str]
     rubric_model: str | None = None  # None: the row's own questions, no rubric written
+    soft: bool = False  # --soft: questions scored by the probability of the expected answer

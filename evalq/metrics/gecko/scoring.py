@@ -1,4 +1,6 @@
-"""A Gecko row's score from its questions' verdicts, with one judge or several on one rubric."""
+"""A Gecko row's score from its questions' verdicts, with one judge or several on one rubric;
+with --soft from the probabilities of the expected answers (gecko.soft), the hard score kept
+in details["hard_score"]."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalq.core.models import (
+    QuestionResult,
     RowInput,
     RowResult,
     Rubric,
@@ -17,10 +20,12 @@ from evalq.core.scoring import (
     score_questions,
 )
 from evalq.metrics.gecko.judges import (
+    Scorer,
     combine,
     judged_results,
 )
 from evalq.metrics.gecko.plan import BatchUnit, GeckoPlan
+from evalq.metrics.gecko.soft import soft_score_questions, soften
 from evalq.metrics.gecko.validation import expand_batch
 
 
@@ -29,15 +34,21 @@ def score_row(
     rubric: Rubric,
     verdicts: Mapping[int, Verdict],
     by_judge: Mapping[str, Mapping[int, Verdict]] | None = None,
+    *,
+    soft: bool = False,
 ) -> RowResult:
     """The row's score from its questions' verdicts; with ``by_judge`` (several validator
     judges, each with its verdicts) the mean over the judges, and each judge's own figures in
-    details["judges"]."""
+    details["judges"]. With ``soft`` the scores are mean probabilities of the expected answers
+    and the share answered as expected is details["hard_score"]."""
     details: dict[str, Any] = {}
+    scorer: Scorer = soft_score_questions if soft else score_questions
     if by_judge is not None and len(by_judge) > 1:
-        status, score, tag_scores, results, entries = combine(
-            {m: judged_results(rubric.questions, v, m) for m, v in by_judge.items()}
-        )
+        judged = {m: judged_results(rubric.questions, v, m) for m, v in by_judge.items()}
+        if soft:
+            details["hard_score"] = combine(judged)[1]
+            judged = {m: _softened(r, by_judge[m]) for m, r in judged.items()}
+        status, score, tag_scores, results, entries = combine(judged, scorer)
         details["judges"] = entries
         every = [v for judged in by_judge.values() for v in judged.values()]
     else:
@@ -46,7 +57,10 @@ def score_row(
             results = judged_results(rubric.questions, verdicts, model)
         else:
             results = question_results(rubric.questions, verdicts)
-        status, score, tag_scores = score_questions(results)
+        if soft:
+            details["hard_score"] = score_questions(results)[1]
+            results = _softened(results, verdicts)
+        status, score, tag_scores = scorer(results)
         every = list(verdicts.values())
     if repeated := repeated_keywords(rubric.questions):
         details["keywords_with_several_questions"] = repeated
@@ -64,6 +78,19 @@ def score_row(
         simulated=rubric.simulated or any(v.simulated for v in every),
         details=details,
     )
+
+
+def _softened(
+    results: list[QuestionResult], verdicts: Mapping[int, Verdict]
+) -> list[QuestionResult]:
+    """Each question's result with its verdict's soft probability (or unscored with why)."""
+    out = []
+    for i, result in enumerate(results):
+        verdict = verdicts.get(i)
+        probability = verdict.probability if verdict is not None else None
+        detail = verdict.detail if verdict is not None else None
+        out.append(soften(result, probability, detail))
+    return out
 
 
 def verdicts_by_judge(

@@ -2,13 +2,14 @@
 in the unit's value), as a ValidatorSpec says; expand_batch reads a batched verdict back.
 
 Rate limits and spent daily quotas propagate (the task reschedules or pauses); every other judge
-failure is an unscored verdict with its reason.
+failure is an unscored verdict with its reason. With --soft a question's call also asks for log
+probabilities, and its verdict carries the probability of the expected answer (gecko.soft).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
@@ -38,6 +39,7 @@ from evalq.metrics.gecko.prompts import (
     choice_validator_prompt,
     validator_prompt,
 )
+from evalq.metrics.gecko.soft import SOFT_TOP_CANDIDATES, soft_answer
 
 
 @dataclass(frozen=True)
@@ -105,11 +107,17 @@ def validate_question(
     question: Question,
     media: MediaPart,
     spec: ValidatorSpec = IMAGE_VALIDATOR,
+    *,
+    soft: bool = False,
 ) -> tuple[Verdict, JudgeReply | None]:
     """One validator call; rate limits and spent daily quotas propagate (the task reschedules
-    or pauses), every other failure is an unscored verdict."""
+    or pauses), every other failure is an unscored verdict. With ``soft`` the call asks for
+    log probabilities and the verdict holds p(expected), or in ``detail`` why it has none."""
+    request = spec.request(question, media)
+    if soft:
+        request = replace(request, logprobs=SOFT_TOP_CANDIDATES)
     try:
-        reply = judge.generate(spec.request(question, media))
+        reply = judge.generate(request)
     except JudgeError as exc:
         if must_propagate(exc):
             raise
@@ -119,9 +127,15 @@ def validate_question(
     except UnparseableReply as exc:
         verdict = unscored(index, "parse_error", exc.message, exc.raw)
         return verdict.model_copy(update={"simulated": reply.simulated}), reply
-    return Verdict(
+    verdict = Verdict(
         index=index, status="ok", answer=answer, raw=reply.text[:2000], simulated=reply.simulated
-    ), reply
+    )
+    if soft:
+        read = soft_answer(question.expected, reply.logprobs)
+        verdict = verdict.model_copy(
+            update={"probability": read.probability, "detail": read.detail}
+        )
+    return verdict, reply
 
 
 def validate_batch(
