@@ -193,8 +193,8 @@ def calibrate_step(env: dict[str, str], folder: Path) -> None:
         for name, keywords in (AGREEING_SETUP, DISAGREEING_SETUP)
     ]
     console.print(f"\n$ evalq calibrate {dataset.name} --human {HUMAN_COLUMN} \\")
-    for setup in setups:
-        console.print(f"    --setup {setup}")
+    for i, setup in enumerate(setups):
+        console.print(f"    --setup {setup}" + (" \\" if i < len(setups) - 1 else ""))
     args = [*EVALQ, "calibrate", str(dataset), "--human", HUMAN_COLUMN]
     for setup in setups:
         args += ["--setup", setup]

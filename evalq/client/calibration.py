@@ -131,9 +131,12 @@ BEST_PER_COST_RULE = (
 
 
 def _group(row: RowResult, group_by: str | None) -> str | None:
-    if group_by is None:
-        return row.prompt
-    value = row.extra.get(group_by)
+    """The rows a row is paired with share this: the --group-by column's value, else the
+    prompt, also when the setup's template does not read it (then it is kept as an extra
+    column), so every setup pairs the same rows."""
+    value = (
+        row.extra.get(group_by) if group_by is not None else row.prompt or row.extra.get("prompt")
+    )
     return None if value is None or value == "" else str(value)
 
 

@@ -240,3 +240,19 @@ def test_a_bad_setup_names_itself_and_its_key(spec: str, words: str) -> None:
     with pytest.raises(click.BadParameter) as caught:
         setup_keywords(spec)
     assert words in caught.value.message
+
+
+def test_a_template_that_keeps_the_prompt_as_extra_pairs_the_same_rows() -> None:
+    """A setup whose template does not read the prompt (fluency) keeps it as an extra column:
+    its rows still pair by prompt, the same pairs as a setup that reads it."""
+    reads, keeps = setup_rows("reads", RATINGS_A), setup_rows("keeps", RATINGS_B)
+    keeps = SetupRows(
+        keeps.name,
+        keeps.summary,
+        [
+            r.model_copy(update={"prompt": "", "extra": {**r.extra, "prompt": r.prompt}})
+            for r in keeps.rows
+        ],
+    )
+    result = calibration([reads, keeps], "human", resamples=200)
+    assert result.setups[0].pairwise.n == result.setups[1].pairwise.n > 0
