@@ -8,7 +8,6 @@ from typing import Any, Literal, cast
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.groups import group_summaries
-from evalq.core.human_agreement import human_agreement
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import job_prices, summarize_cost, usd
@@ -141,7 +140,7 @@ def build_summary(
         spent_usd=usd(c.spent_nanos),
         pause_reason=c.pause_reason if status == "paused" else None,
         metric_summary=get_metric(config.metric).summarize(rows),
-        human_agreement=human_agreement(rows, config),
+        human_agreement=_agreement(rows, config),
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
         task_errors=c.task_errors,
@@ -173,3 +172,12 @@ def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
         "on_expiry_means": f"requests of a batch that ends unanswered are {on_expiry}",
         "price": "batch rate (50% of the standard price)",
     }
+
+
+def _agreement(rows: list[RowResult], config: JobConfig) -> Any:
+    """The judge's agreement with the dataset's human labels (evalq.core.human_agreement),
+    imported when a summary is built: reading a stored one (`evalq status` of a finished job)
+    does not load its statistics (numpy)."""
+    from evalq.core.human_agreement import human_agreement
+
+    return human_agreement(rows, config)
