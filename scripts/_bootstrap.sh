@@ -15,10 +15,4 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$HASH" ]; then
   .venv/bin/python -m pip install --quiet -e ".[dev]"
   echo "$HASH" > "$STAMP"
 fi
-# The report tests render pages in headless Chromium (Debian's package); install it when it is
-# missing and we can (root with apt-get), else those tests skip and say why.
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "evalq: installing chromium for the report tests" >&2
-  apt-get install -y chromium >&2 || echo "evalq: chromium not installed; report browser tests will skip" >&2
-fi
 export PATH="$ROOT/.venv/bin:$PATH"
