@@ -37,10 +37,14 @@ from evalq.stats.estimate import (
     undefined,
 )
 
-# Kendall costs resamples x points^2; past this many operations the resamples are cut
-# (never under MIN_KENDALL_RESAMPLES) and the method says so.
+# Kendall costs resamples x points^2, Spearman resamples x points (distinct (x, y) points);
+# past these many operations the resamples are cut (never under MIN_KENDALL_RESAMPLES, nor
+# MIN_SPEARMAN_RESAMPLES) and the method says so. A running job's summary is built on each
+# `evalq status`: 2000 Spearman resamples of 10,000 rows took 2.4 s of CPU, 400 take 0.5 s.
 KENDALL_BUDGET = 2_000_000_000
 MIN_KENDALL_RESAMPLES = 200
+SPEARMAN_BUDGET = 4_000_000
+MIN_SPEARMAN_RESAMPLES = 200
 
 
 class _Points:
@@ -144,12 +148,14 @@ def _correlation(
     pts = _Points(xs, ys)
     statistic = _spearman_weighted if method == "spearman" else _kendall_weighted
     label = method
-    if method != "spearman":
-        affordable = KENDALL_BUDGET // max(1, len(pts.counts) ** 2)
-        used = max(MIN_KENDALL_RESAMPLES, min(resamples, affordable))
-        if used < resamples:
-            label = f"{method} ({used} resamples: {len(pts.counts)} distinct points)"
-        resamples = used
+    points = len(pts.counts)
+    if method == "spearman":
+        used = max(MIN_SPEARMAN_RESAMPLES, min(resamples, SPEARMAN_BUDGET // max(1, points)))
+    else:
+        used = max(MIN_KENDALL_RESAMPLES, min(resamples, KENDALL_BUDGET // max(1, points**2)))
+    if used < resamples:
+        label = f"{method} ({used} resamples: {points} distinct points)"
+    resamples = used
     value = float(statistic(pts, pts.counts[None, :])[0])
     draws = np.concatenate([statistic(pts, w) for w in pts.draws(resamples, seed)])
     ci, note = percentile_interval(draws, resamples)

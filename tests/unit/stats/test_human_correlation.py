@@ -123,3 +123,17 @@ def test_bad_input_names_the_position() -> None:
         kendall([1.0, float("nan")], [1.0, 2.0])
     with pytest.raises(ValueError, match="x has 2, y has 3"):
         spearman([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_spearman_cuts_its_resamples_on_many_distinct_points_and_says_so() -> None:
+    """A large job's summary stays cheap to rebuild: past the budget the bootstrap draws fewer
+    resamples (the value itself is exact) and the method names how many."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=8000)
+    y = x + rng.normal(size=8000)
+    estimate = spearman(x.tolist(), y.tolist())
+    assert estimate.value == pytest.approx(sp.spearmanr(x, y).statistic)
+    assert estimate.method == "spearman (500 resamples: 8000 distinct points)"
+    assert estimate.ci95 is not None and estimate.ci95[0] < estimate.value < estimate.ci95[1]
+    small = spearman(x[:100].tolist(), y[:100].tolist())
+    assert small.method == "spearman"  # under the budget: every resample asked for
