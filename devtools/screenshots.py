@@ -198,7 +198,9 @@ def write_comparison(client: Client, job_a: str, job_b: str, metric: str, out: P
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        raise RuntimeError("Debian's chromium is not installed (scripts/_bootstrap.sh installs it)")
+        raise RuntimeError(
+            "Debian's chromium is not installed (scripts/install-system-deps installs it)"
+        )
     return found
 
 

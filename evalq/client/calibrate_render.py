@@ -16,23 +16,20 @@ from evalq.stats.human import Estimate
 SHOWN_IDS = 5  # left-out row ids named per reason; `--json` has them all
 
 
-def estimate_text(estimate: Estimate) -> str:
-    """`0.95 [0.81, 1.00]`; `n/a` with no value, the value alone with no interval."""
+def estimate_text(estimate: Estimate, *, signed: bool = False) -> str:
+    """`0.95 [0.81, 1.00]` (`+0.69 [+0.29, +1.05]` signed); `n/a` with no value, the value
+    alone with no interval."""
     if estimate.value is None:
         return "n/a"
-    text = f"{estimate.value:.2f}"
+    form = "+.2f" if signed else ".2f"
+    text = format(estimate.value, form)
     if estimate.ci95 is not None:
-        text += f" [{estimate.ci95[0]:.2f}, {estimate.ci95[1]:.2f}]"
+        text += f" [{format(estimate.ci95[0], form)}, {format(estimate.ci95[1], form)}]"
     return text
 
 
 def difference_text(estimate: Estimate) -> str:
-    if estimate.value is None:
-        return "n/a"
-    text = f"{estimate.value:+.2f}"
-    if estimate.ci95 is not None:
-        text += f" [{estimate.ci95[0]:+.2f}, {estimate.ci95[1]:+.2f}]"
-    return text
+    return estimate_text(estimate, signed=True)
 
 
 def p_text(value: float | None) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from evalq.core.groups import NO_VALUE, shared_with
 from evalq.core.models import JobSummary, RowResult
 from evalq.stats.human import (
     Estimate,
@@ -131,13 +132,10 @@ BEST_PER_COST_RULE = (
 
 
 def _group(row: RowResult, group_by: str | None) -> str | None:
-    """The rows a row is paired with share this: the --group-by column's value, else the
-    prompt, also when the setup's template does not read it (then it is kept as an extra
-    column), so every setup pairs the same rows."""
-    value = (
-        row.extra.get(group_by) if group_by is not None else row.prompt or row.extra.get("prompt")
-    )
-    return None if value is None or value == "" else str(value)
+    """The rows a row is paired with share this (evalq.core.groups.shared_with), so every
+    setup pairs the same rows; None for a row without it (left out of pairwise accuracy)."""
+    shared = shared_with(row, group_by)
+    return None if shared == NO_VALUE else shared
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,7 @@ from typing import Any
 
 from evalq.core.errors import DatasetError
 from evalq.core.models import GroupSummary, RowInput, RowResult
-from evalq.core.scoring import tag_values
-from evalq.stats.intervals import mean_interval
+from evalq.core.scoring import score_figures
 
 NO_VALUE = "(no value)"
 
@@ -30,6 +29,15 @@ def group_value(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
     return str(value)
+
+
+def shared_with(row: RowResult, column: str | None) -> str:
+    """What a row shares with the rows it is paired with (pairwise accuracy: rows of one
+    prompt): the value of `column`, else the prompt, also when the metric's template does not
+    read it (then it is kept as an extra column); NO_VALUE when the row has none."""
+    if column is not None:
+        return group_value(row.extra.get(column))
+    return group_value(row.prompt or row.extra.get("prompt"))
 
 
 def extra_columns(rows: Iterable[RowInput | RowResult]) -> list[str]:
@@ -52,19 +60,13 @@ def check_group_columns(columns: Sequence[str], rows: Sequence[RowInput | RowRes
 
 
 def _summary(column: str, value: str, candidate: str | None, rows: list[RowResult]) -> GroupSummary:
-    overall = mean_interval([r.score for r in rows if r.score is not None])
-    by_tag = {tag: mean_interval(values) for tag, values in tag_values(rows).items()}
     return GroupSummary(
         column=column,
         value=value,
         candidate=candidate,
         rows=len(rows),
         rows_scored=sum(r.status == "scored" for r in rows),
-        mean_score=overall.mean,
-        ci95=overall.ci95,
-        ci_method=overall.method,
-        tag_scores={tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
-        tag_counts={tag: t.n for tag, t in by_tag.items()},
+        **score_figures(rows),
     )
 
 

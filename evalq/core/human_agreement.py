@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalq.core.groups import group_value
+from evalq.core.groups import group_value, shared_with
 from evalq.core.human_labels import (
     PREFERENCES,
     SENTENCE_LABELS,
@@ -262,11 +262,7 @@ def human_agreement(rows: Sequence[RowResult], config: JobConfig) -> HumanAgreem
     pairs_by = config.group_by[0] if config.group_by else None
 
     def by(row: RowResult) -> str:
-        """What a row shares with those it is paired with: the group column's value, else
-        its prompt (kept as an extra column by a template that does not read it)."""
-        if pairs_by:
-            return group_value(row.extra.get(pairs_by))
-        return row.prompt or group_value(row.extra.get("prompt"))
+        return shared_with(row, pairs_by)
 
     group_by = list(config.group_by)
     levels: list[HumanLevelAgreement] = []

@@ -6,6 +6,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
+from typing import Any
 
 from evalq.core.models import Question, QuestionResult, RowResult, RowStatus, Verdict
 from evalq.stats.intervals import mean_interval
@@ -130,6 +131,21 @@ def tag_values(rows: Iterable[RowResult]) -> dict[str, list[float]]:
         for tag, value in row.tag_scores.items():
             values[tag].append(value)
     return {tag: values[tag] for tag in sorted(values)}
+
+
+def score_figures(rows: Sequence[RowResult]) -> dict[str, Any]:
+    """The mean score with its interval, and the tag scores with their row counts, of some of
+    a job's rows (one candidate's cells, one group's rows): the fields CandidateSummary and
+    GroupSummary share."""
+    overall = mean_interval([r.score for r in rows if r.score is not None])
+    by_tag = {tag: mean_interval(values) for tag, values in tag_values(rows).items()}
+    return {
+        "mean_score": overall.mean,
+        "ci95": overall.ci95,
+        "ci_method": overall.method,
+        "tag_scores": {tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
+        "tag_counts": {tag: t.n for tag, t in by_tag.items()},
+    }
 
 
 def tag_means(rows: Iterable[RowResult]) -> tuple[dict[str, float], dict[str, int]]:

@@ -11,7 +11,7 @@ from evalq.core.groups import group_summaries
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import job_prices, summarize_cost, usd
-from evalq.core.scoring import tag_values
+from evalq.core.scoring import score_figures, tag_values
 from evalq.stats.intervals import mean_interval
 
 JobStatus = Literal["running", "finished", "cancelled", "paused"]
@@ -28,18 +28,12 @@ def candidate_summaries(
     metric = get_metric(config.metric) if order or named else None
     for name in [*order, *named]:
         own = [r for r in rows if r.candidate == name]
-        overall = mean_interval([r.score for r in own if r.score is not None])
-        by_tag = {tag: mean_interval(values) for tag, values in tag_values(own).items()}
         out[name] = CandidateSummary(
             rows=len(own),
             rows_scored=sum(r.status == "scored" for r in own),
             rows_partial=sum(r.status == "partial" for r in own),
             rows_failed=sum(r.status == "failed" for r in own),
-            mean_score=overall.mean,
-            ci95=overall.ci95,
-            ci_method=overall.method,
-            tag_scores={tag: t.mean for tag, t in by_tag.items() if t.mean is not None},
-            tag_counts={tag: t.n for tag, t in by_tag.items()},
+            **score_figures(own),
             metric_summary=metric.summarize(own) if metric is not None else {},
         )
     return out

@@ -19,19 +19,13 @@ def chromium_or_skip() -> str:
 
 def screenshot(html: Path, png: Path, profile: Path, size: tuple[int, int]) -> None:
     """Render `html` at `size` (width, height) into `png`, offline: no network, no profile
-    shared with any other run."""
+    shared with any other run (devtools.screenshots' Chromium flags)."""
+    from devtools.screenshots import chromium_args
+
+    chromium_or_skip()
     subprocess.run(
         [
-            chromium_or_skip(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
+            *chromium_args(profile),
             f"--screenshot={png}",
             f"--window-size={size[0]},{size[1]}",
             html.as_uri(),
