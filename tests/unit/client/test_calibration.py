@@ -28,6 +28,7 @@ from evalq.client.calibration import (
 from evalq.client.cli.calibrate import setup_keywords
 from evalq.core.models import JobSummary, RowResult
 from evalq.stats.multiple import holm
+from tests.support.summaries import job_summary
 
 HUMAN = [5, 4, 4, 3, 2, 1, 5, 3, 2, 1, 4, 2]
 # A's ratings follow the labels but for one swap; B's barely do.
@@ -36,32 +37,7 @@ RATINGS_B = [3, 5, 2, 4, 5, 3, 2, 5, 4, 3, 1, 5]
 
 
 def summary(job_id: str, **overrides: Any) -> JobSummary:
-    base: dict[str, Any] = {
-        "job_id": job_id,
-        "metric": "pointwise",
-        "status": "finished",
-        "judge_model": "m",
-        "simulated": False,
-        "rows_total": 15,
-        "rows_done": 15,
-        "rows_scored": 15,
-        "rows_partial": 0,
-        "rows_failed": 0,
-        "mean_score": 0.5,
-        "ci95": None,
-        "tag_scores": {},
-        "tag_counts": {},
-        "unscored_by_reason": {},
-        "rows_failed_by_reason": {},
-        "judge_calls": 15,
-        "prompt_tokens": 10,
-        "output_tokens": 5,
-        "rubric_cache_hits": 0,
-        "retries": 0,
-        "rate_limited": 0,
-        "dataset": "/data/labelled.jsonl",
-    }
-    return JobSummary(**(base | overrides))
+    return job_summary(15, **({"job_id": job_id, "dataset": "/data/labelled.jsonl"} | overrides))
 
 
 def row(i: int, rating: float | None, label: Any) -> RowResult:

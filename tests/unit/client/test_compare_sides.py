@@ -15,36 +15,13 @@ from evalq.client.compare_render import print_comparison, print_leaderboard
 from evalq.comparisons.comparison import comparison_dict
 from evalq.comparisons.leaderboard import leaderboard, leaderboard_dict
 from evalq.core.models import JobSummary, RowResult
+from tests.support.summaries import job_summary
 
 JOB_A, JOB_B, JOB_C = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"
 
 
 def summary(job_id: str, **overrides: Any) -> JobSummary:
-    base: dict[str, Any] = {
-        "job_id": job_id,
-        "metric": "pointwise",
-        "status": "finished",
-        "judge_model": "m",
-        "simulated": False,
-        "rows_total": 6,
-        "rows_done": 6,
-        "rows_scored": 6,
-        "rows_partial": 0,
-        "rows_failed": 0,
-        "mean_score": 0.5,
-        "ci95": None,
-        "tag_scores": {},
-        "tag_counts": {},
-        "unscored_by_reason": {},
-        "rows_failed_by_reason": {},
-        "judge_calls": 6,
-        "prompt_tokens": 10,
-        "output_tokens": 5,
-        "rubric_cache_hits": 0,
-        "retries": 0,
-        "rate_limited": 0,
-    }
-    return JobSummary(**(base | overrides))
+    return job_summary(6, **({"job_id": job_id} | overrides))
 
 
 def rated(i: int, rating: float, candidate: str | None = None, **details: Any) -> RowResult:

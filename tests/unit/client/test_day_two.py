@@ -20,34 +20,12 @@ from evalq.client.job_names import check_name
 from evalq.client.jobs_table import jobs_table
 from evalq.core.errors import DatasetError
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
+from tests.support.summaries import job_summary
 
 
 def summary(**overrides: Any) -> JobSummary:
-    base: dict[str, Any] = {
-        "job_id": "3f2a9c1b7d0e",
-        "metric": "pointwise",
-        "status": "finished",
-        "judge_model": "m",
-        "simulated": False,
-        "rows_total": 40,
-        "rows_done": 40,
-        "rows_scored": 40,
-        "rows_partial": 0,
-        "rows_failed": 0,
-        "mean_score": 0.75,
-        "ci95": None,
-        "tag_scores": {},
-        "tag_counts": {},
-        "unscored_by_reason": {},
-        "rows_failed_by_reason": {},
-        "judge_calls": 40,
-        "prompt_tokens": 1,
-        "output_tokens": 1,
-        "rubric_cache_hits": 0,
-        "retries": 0,
-        "rate_limited": 0,
-    }
-    return JobSummary(**(base | overrides))
+    base = {"job_id": "3f2a9c1b7d0e", "mean_score": 0.75, "prompt_tokens": 1, "output_tokens": 1}
+    return job_summary(40, **(base | overrides))
 
 
 # ---- --name ----

@@ -13,37 +13,27 @@ from evalq.core.models import JobSummary, MediaRef, QuestionResult, RowInput, Ro
 from tests.conftest import FakeGemini
 from tests.support.chromium import assert_rendered, chromium_or_skip
 from tests.support.datasets import png
+from tests.support.summaries import job_summary
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
+# Two rows: one scored, one failed on its input.
+REPORTED: dict[str, Any] = {
+    "metric": "gecko-image",
+    "simulated": True,
+    "rows_scored": 1,
+    "rows_failed": 1,
+    "tag_scores": {"color": 0.5, "object": 1.0},
+    "tag_counts": {"color": 1, "object": 1},
+    "unscored_by_reason": {"parse_error": 1},
+    "rows_failed_by_reason": {"input_error": 1},
+    "judge_calls": 3,
+}
+
+
 def summary(**overrides: Any) -> JobSummary:
-    base: dict[str, Any] = {
-        "job_id": "j1",
-        "metric": "gecko-image",
-        "status": "finished",
-        "judge_model": "m",
-        "simulated": True,
-        "rows_total": 2,
-        "rows_done": 2,
-        "rows_scored": 1,
-        "rows_partial": 0,
-        "rows_failed": 1,
-        "mean_score": 0.5,
-        "ci95": None,
-        "tag_scores": {"color": 0.5, "object": 1.0},
-        "tag_counts": {"color": 1, "object": 1},
-        "unscored_by_reason": {"parse_error": 1},
-        "rows_failed_by_reason": {"input_error": 1},
-        "judge_calls": 3,
-        "prompt_tokens": 10,
-        "output_tokens": 5,
-        "rubric_cache_hits": 0,
-        "retries": 0,
-        "rate_limited": 0,
-    }
-    base.update(overrides)
-    return JobSummary(**base)
+    return job_summary(2, **(REPORTED | overrides))
 
 
 def test_report_content_and_escaping(tmp_path: Path) -> None:

@@ -21,36 +21,20 @@ from evalq.core.models import (
     RowInput,
     RowResult,
 )
+from tests.support.summaries import job_summary
 
 HOSTILE = "<script>alert(1)</script>"
 
 
 def job(metric: str, **overrides: Any) -> JobSummary:
-    base: dict[str, Any] = {
-        "job_id": "j1",
+    base = {
         "metric": metric,
-        "status": "finished",
-        "judge_model": "m",
         "simulated": True,
-        "rows_total": 1,
-        "rows_done": 1,
-        "rows_scored": 1,
-        "rows_partial": 0,
-        "rows_failed": 0,
         "mean_score": 0.75,
-        "ci95": None,
-        "tag_scores": {},
-        "tag_counts": {},
-        "unscored_by_reason": {},
-        "rows_failed_by_reason": {},
-        "judge_calls": 1,
         "prompt_tokens": 1,
         "output_tokens": 1,
-        "rubric_cache_hits": 0,
-        "retries": 0,
-        "rate_limited": 0,
     }
-    return JobSummary(**{**base, **overrides})
+    return job_summary(1, **(base | overrides))
 
 
 def unit(label: str, answer: str) -> QuestionResult:
