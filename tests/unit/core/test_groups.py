@@ -112,21 +112,7 @@ def rated(i: int, rating: int, candidate: str) -> RowResult:
 
 def test_a_candidates_metric_figures_are_its_own_and_the_pool_is_labelled() -> None:
     rows = [rated(i, 5, "good") for i in range(3)] + [rated(i, 2, "poor") for i in range(3)]
-    summary = build_summary(
-        JobConfig(
-            job_id="j",
-            metric="pointwise",
-            judge_model="m",
-            dataset="d",
-            rows_total=6,
-            created_at=0,
-            options={"candidates": ["good", "poor"]},
-        ),
-        JobCounters(),
-        {},
-        rows,
-        now=1.0,
-    )
+    summary = summarize(rows, metric="pointwise", options={"candidates": ["good", "poor"]})
     assert summary.candidates["good"].metric_summary["mean_rating"] == 5.0
     assert summary.candidates["poor"].metric_summary["mean_rating"] == 2.0
     assert summary.metric_summary["mean_rating"] == 3.5  # both models' cells
