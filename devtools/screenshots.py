@@ -220,37 +220,45 @@ def chromium_args(profile: Path) -> list[str]:
     ]
 
 
-def screenshot(html: Path, png: Path, size: tuple[int, int] = WINDOW_PX) -> None:
-    with tempfile.TemporaryDirectory(prefix="evalq-chrome-") as profile:
-        subprocess.run(
+def run_chromium(
+    html: Path,
+    *flags: str,
+    size: tuple[int, int] = WINDOW_PX,
+    profile: Path | None = None,
+    timeout_s: float = 180,
+) -> str:
+    """Chromium on `html` at `size` (width, height) with `flags`; what it printed. Its profile
+    is `profile` when the caller keeps one, otherwise a fresh one removed after the run."""
+    with tempfile.TemporaryDirectory(prefix="evalq-chrome-") as fresh:
+        done = subprocess.run(
             [
-                *chromium_args(Path(profile)),
-                f"--screenshot={png}",
+                *chromium_args(profile or Path(fresh)),
+                *flags,
                 f"--window-size={size[0]},{size[1]}",
                 html.as_uri(),
             ],
             check=True,
             capture_output=True,
-            timeout=180,
+            text=True,
+            timeout=timeout_s,
         )
+    return done.stdout
+
+
+def screenshot(
+    html: Path,
+    png: Path,
+    size: tuple[int, int] = WINDOW_PX,
+    *,
+    profile: Path | None = None,
+    timeout_s: float = 180,
+) -> None:
+    run_chromium(html, f"--screenshot={png}", size=size, profile=profile, timeout_s=timeout_s)
 
 
 def dump_dom(html: Path) -> str:
     """The page's DOM after its scripts ran (the layout check writes its findings into it)."""
-    with tempfile.TemporaryDirectory(prefix="evalq-chrome-") as profile:
-        done = subprocess.run(
-            [
-                *chromium_args(Path(profile)),
-                "--dump-dom",
-                f"--window-size={WINDOW_PX[0]},{WINDOW_PX[1]}",
-                html.as_uri(),
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-    return done.stdout
+    return run_chromium(html, "--dump-dom")
 
 
 # Run in a copy of a page: opens every <details>, then lists each element that reaches past

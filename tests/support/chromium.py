@@ -4,7 +4,6 @@ look at evalq's reports; a machine without it skips them, saying why."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,32 +16,17 @@ def chromium_or_skip() -> str:
     return found
 
 
-def screenshot(html: Path, png: Path, profile: Path, size: tuple[int, int]) -> None:
-    """Render `html` at `size` (width, height) into `png`, offline: no network, no profile
-    shared with any other run (devtools.screenshots' Chromium flags)."""
-    from devtools.screenshots import chromium_args
-
-    chromium_or_skip()
-    subprocess.run(
-        [
-            *chromium_args(profile),
-            f"--screenshot={png}",
-            f"--window-size={size[0]},{size[1]}",
-            html.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-
-
 def assert_rendered(html: Path, size: tuple[int, int], scratch: Path, keep_as: Path) -> None:
     """Render `html` at `size` and check the page is not blank (text, bars and thumbnails give
     many colours); the screenshot is kept at `keep_as`, for a person to look at."""
     from PIL import Image
 
+    from devtools.screenshots import screenshot
+
+    chromium_or_skip()
     shot = scratch / "page.png"
-    screenshot(html, shot, scratch / "chrome", size)
+    # Offline, with a profile of this test's own (devtools.screenshots' Chromium flags).
+    screenshot(html, shot, size, profile=scratch / "chrome", timeout_s=120)
     with Image.open(shot) as image:
         assert image.size == size
         colors = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
