@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini
-from tests.support.datasets import one_row, png, write_rows, yes_no
+from tests.support.datasets import marked_rows, one_row, png, write_rows, yes_no
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
@@ -28,15 +28,7 @@ def test_the_same_refusal_on_every_call_stops_the_job_with_that_reason(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     image = png(tmp_path / "a.png", "yellow")
-    rows = [
-        {
-            "id": f"r{i}",
-            "prompt": "p",
-            "image": str(image),
-            "questions": [yes_no(f"Fx-{i}-{j}?") for j in range(3)],
-        }
-        for i in range(40)
-    ]
+    rows = marked_rows(image, "Fx", 40, 3)
     units = 40 * 3
     fake.script([{"match": "Fx-", "status": 403, "body": body("403_leaked_key")}])
     job = client.submit("gecko-image", write_rows(tmp_path / "d.jsonl", rows)).job_id

@@ -15,6 +15,37 @@ from tests.support.datasets import one_row, png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
 
+# The fake's answer to each question of a one-row job (judged_row), by the question's marker.
+# Replies as judges word them: the first four read as yes, no, yes, yes; the last two not at all.
+AWKWARD: dict[str, dict[str, Any]] = {
+    "Q-one": {"reply": "Yes."},
+    "Q-two": {"reply": "**Verdict:** no"},
+    "Q-three": {"reply": '```json\n{"explanation": "ok", "answer": "yes"}\n```'},
+    "Q-four": {"reply": "Looking closely, I would say the answer is yes, it is there."},
+    "Q-five": {"reply": "I really cannot tell."},
+    "Q-six": {"reply": "yes or no? unclear"},
+}
+# A reply cut by safety, a prompt blocked, a bad request, and one question answered.
+BLOCKED: dict[str, dict[str, Any]] = {
+    "Bq-safety": {"finish_reason": "SAFETY"},
+    "Bq-prompt": {"block_reason": "SAFETY"},
+    "Bq-bad": {"status": 400},
+    "Bq-fine": {"reply": "yes"},
+}
+
+
+def judged_row(
+    client: Any, fake: FakeGemini, folder: Path, answers: dict[str, dict[str, Any]]
+) -> tuple[Any, Any]:
+    """A job of one gecko-image row asking `MARKER?` for each marker in `answers`, the fake
+    answering each as its rule there says; the job's summary and the row's result."""
+    fake.script([{"match": marker, **rule} for marker, rule in answers.items()])
+    questions = [yes_no(f"{marker}?") for marker in answers]
+    job = client.submit("gecko-image", one_row(png(folder / "a.png"), questions)).job_id
+    summary = client.wait(job, timeout_s=60)
+    (row,) = client.results(job)
+    return summary, row
+
 
 def test_example_dataset_matching_prompts_score_higher(
     client: Any, fake: FakeGemini, tmp_path: Path
@@ -52,25 +83,7 @@ def test_example_dataset_matching_prompts_score_higher(
 def test_awkward_replies_parse_and_unreadable_ones_are_unscored(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    image = png(tmp_path / "a.png")
-    fake.script(
-        [
-            {"match": "Q-one", "reply": "Yes."},
-            {"match": "Q-two", "reply": "**Verdict:** no"},
-            {"match": "Q-three", "reply": '```json\n{"explanation": "ok", "answer": "yes"}\n```'},
-            {
-                "match": "Q-four",
-                "reply": "Looking closely, I would say the answer is yes, it is there.",
-            },
-            {"match": "Q-five", "reply": "I really cannot tell."},
-            {"match": "Q-six", "reply": "yes or no? unclear"},
-        ]
-    )
-    questions = [yes_no(f"Q-{n}?") for n in ("one", "two", "three", "four", "five", "six")]
-    data = one_row(image, questions)
-    job = client.submit("gecko-image", data).job_id
-    summary = client.wait(job, timeout_s=60)
-    (row,) = client.results(job)
+    summary, row = judged_row(client, fake, tmp_path, AWKWARD)
     assert [q.answer for q in row.questions] == ["yes", "no", "yes", "yes", None, None]
     assert [q.result for q in row.questions] == [1, 0, 1, 1, None, None]
     assert [q.reason for q in row.questions][4:] == ["parse_error", "parse_error"]
@@ -107,20 +120,7 @@ def test_all_unparseable_row_fails_without_a_score(
 def test_blocked_and_bad_request_are_unscored_with_reasons(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    image = png(tmp_path / "a.png")
-    fake.script(
-        [
-            {"match": "Bq-safety", "finish_reason": "SAFETY"},
-            {"match": "Bq-prompt", "block_reason": "SAFETY"},
-            {"match": "Bq-bad", "status": 400},
-            {"match": "Bq-fine", "reply": "yes"},
-        ]
-    )
-    questions = [yes_no("Bq-safety?"), yes_no("Bq-prompt?"), yes_no("Bq-bad?"), yes_no("Bq-fine?")]
-    data = one_row(image, questions)
-    job = client.submit("gecko-image", data).job_id
-    client.wait(job, timeout_s=60)
-    (row,) = client.results(job)
+    _, row = judged_row(client, fake, tmp_path, BLOCKED)
     assert [q.reason for q in row.questions] == ["blocked", "blocked", "judge_error", None]
     assert (row.status, row.score) == ("partial", 1.0)
 

@@ -17,7 +17,7 @@ import pytest
 from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini, RedisServer
 from tests.support.cli import evalq_stdout
-from tests.support.datasets import png, write_rows, yes_no
+from tests.support.datasets import marked_rows, png, write_rows, yes_no
 from tests.support.stack import worker_env
 
 pytestmark = pytest.mark.integration
@@ -60,6 +60,14 @@ def wire_probability(fake_url: str, marker: str, expected: str) -> float:
     return mass[expected] / (mass["yes"] + mass["no"])
 
 
+def submit_soft(client: Any, folder: Path, rows: list[dict[str, Any]], judge_model: str) -> str:
+    """A --soft gecko-image job of `rows` (written to `folder`) for `judge_model`; its id."""
+    data = write_rows(folder / "d.jsonl", rows)
+    return client.submit(
+        "gecko-image", data, judge_model=judge_model, options={"soft": True}
+    ).job_id
+
+
 def test_soft_scores_are_the_probabilities_of_the_expected_answers(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
@@ -74,12 +82,7 @@ def test_soft_scores_are_the_probabilities_of_the_expected_answers(
         {"id": "r2", "prompt": "p", "image": str(image), "questions": [yes_no("Soft-C?", "no")]},
     ]
     fake.script([{"match": marker, "reply": reply} for marker, reply in REPLIES.items()])
-    job = client.submit(
-        "gecko-image",
-        write_rows(tmp_path / "d.jsonl", rows),
-        judge_model=JUDGE,
-        options={"soft": True},
-    ).job_id
+    job = submit_soft(client, tmp_path, rows, JUDGE)
     done = client.wait(job, timeout_s=120)
     assert done.status == "finished", done.pause_reason
     p_a = wire_probability(fake.url, "Soft-A", "yes")
@@ -104,12 +107,7 @@ def test_a_judge_recorded_refusing_logprobs_is_refused_at_submit(
     image = png(tmp_path / "a.png", "red")
     rows = [{"id": "r", "prompt": "p", "image": str(image), "questions": [yes_no("q?")]}]
     with pytest.raises(DatasetError, match=r"Logprobs is not enabled for models/gemini-2\.5-flash"):
-        client.submit(
-            "gecko-image",
-            write_rows(tmp_path / "d.jsonl", rows),
-            judge_model="gemini-2.5-flash",
-            options={"soft": True},
-        )
+        submit_soft(client, tmp_path, rows, "gemini-2.5-flash")
     assert fake.stats()["by_status"] == {}  # nothing was sent
 
 
@@ -120,22 +118,9 @@ def test_a_refusal_at_the_first_calls_pauses_the_job_with_the_api_message(
     recorded = json.loads((FIXTURES / "400_logprobs_not_enabled.json").read_text())
     body = json.loads(json.dumps(recorded["body"]).replace("gemini-2.5-pro", model))
     image = png(tmp_path / "a.png", "red")
-    rows = [
-        {
-            "id": f"r{i}",
-            "prompt": "p",
-            "image": str(image),
-            "questions": [yes_no(f"Refuse-{i}-{j}?") for j in range(2)],
-        }
-        for i in range(8)
-    ]
+    rows = marked_rows(image, "Refuse", 8, 2)
     fake.script([{"match": "Refuse-", "status": 400, "body": body}])
-    job = client.submit(
-        "gecko-image",
-        write_rows(tmp_path / "d.jsonl", rows),
-        judge_model=model,
-        options={"soft": True},
-    ).job_id
+    job = submit_soft(client, tmp_path, rows, model)
     paused = client.wait(job, timeout_s=120)
     assert paused.status == "paused"
     message = f"400 INVALID_ARGUMENT: Logprobs is not enabled for models/{model}"

@@ -7,6 +7,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
@@ -41,6 +42,20 @@ def one_row(image: Path, questions: list[dict[str, str]]) -> Path:
 def one_question_row(folder: Path, question: str = "q?") -> Path:
     """A gecko-image dataset of one row, id "r", asking one question of one red image."""
     return one_row(png(folder / "a.png"), [yes_no(question)])
+
+
+def marked_rows(image: Path, marker: str, rows: int, questions: int) -> list[dict[str, Any]]:
+    """gecko-image rows r0, r1, … on `image`, row i asking questions `MARKER-i-j?` (j below
+    `questions`): one scripted rule matching `MARKER-` answers every call of the job."""
+    return [
+        {
+            "id": f"r{i}",
+            "prompt": "p",
+            "image": str(image),
+            "questions": [yes_no(f"{marker}-{i}-{j}?") for j in range(questions)],
+        }
+        for i in range(rows)
+    ]
 
 
 def uncached_gecko_rows(folder: Path, rows: int, questions: int, color: str = "red") -> Path:
