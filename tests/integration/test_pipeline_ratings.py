@@ -31,18 +31,37 @@ def choice(value: str, explanation: str = "scripted") -> str:
     return json.dumps({"explanation": explanation, "pairwise_choice": value})
 
 
+def judged(
+    client: Any, metric: str, data: Path, judge_model: str, *, timeout_s: float = 60, **options: Any
+) -> tuple[Any, dict[str, Any]]:
+    """A job of `data` for `judge_model` with the metric `options`, waited for: its summary
+    and its results by row id."""
+    job = client.submit(metric, data, judge_model=judge_model, options=options).job_id
+    summary = client.wait(job, timeout_s=timeout_s)
+    return summary, {r.id: r for r in client.results(job)}
+
+
+def prefers(marker: str) -> list[dict[str, Any]]:
+    """Script rules for a pairwise judge that picks the response holding `marker` whichever
+    side it is shown on (the rules match the block each response is delimited in)."""
+    return [
+        {"match": f"kind=response_a>\n{marker}", "reply": choice("A")},
+        {"match": f"kind=response_b>\n{marker}", "reply": choice("B")},
+    ]
+
+
 def test_pointwise_example_rates_faithful_summaries_higher(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     dataset = write_pointwise_example(tmp_path / "example")
-    job = client.submit(
+    summary, rows = judged(
+        client,
         "pointwise",
         dataset,
-        judge_model="judge-ratings-example",
-        options={"template": "summarization_quality"},
-    ).job_id
-    summary = client.wait(job, timeout_s=120)
-    rows = {r.id: r for r in client.results(job)}
+        "judge-ratings-example",
+        timeout_s=120,
+        template="summarization_quality",
+    )
     assert summary.status == "finished"
     assert summary.rows_scored == summary.rows_total == 6
     assert summary.simulated and all(r.simulated for r in rows.values())
@@ -73,11 +92,7 @@ def test_ratings_are_read_from_structured_replies_and_bad_ones_are_unscored(
     data = write_rows(
         tmp_path / "d.jsonl", [{"id": n, "response": f"Pw-{n} response."} for n in names]
     )
-    job = client.submit(
-        "pointwise", data, judge_model="judge-ratings-parse", options={"template": "fluency"}
-    ).job_id
-    summary = client.wait(job, timeout_s=60)
-    rows = {r.id: r for r in client.results(job)}
+    summary, rows = judged(client, "pointwise", data, "judge-ratings-parse", template="fluency")
     assert [rows[n].details["ratings"] for n in names] == [[4], [4], [], [], []]
     for n in ("range", "zero", "prose"):
         assert (rows[n].status, rows[n].score, rows[n].reason) == ("failed", None, "parse_error")
@@ -126,14 +141,9 @@ def test_repeated_samples_show_each_rating_their_mean_and_spread(
         tmp_path / "d.jsonl",
         [{"id": "spread", "response": "Rs-spread."}, {"id": "steady", "response": "Rs-steady."}],
     )
-    job = client.submit(
-        "pointwise",
-        data,
-        judge_model="judge-ratings-samples",
-        options={"template": "fluency", "samples": 3},
-    ).job_id
-    summary = client.wait(job, timeout_s=60)
-    rows = {r.id: r for r in client.results(job)}
+    summary, rows = judged(
+        client, "pointwise", data, "judge-ratings-samples", template="fluency", samples=3
+    )
     spread = rows["spread"].details
     assert sorted(spread["ratings"]) == [3, 4, 5]  # three calls, one per sample
     assert (spread["mean_rating"], spread["stdev"]) == (4.0, 1.0)
@@ -168,22 +178,15 @@ def test_pairwise_judges_both_orders_and_position_bias_becomes_inconsistent_ties
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     fake.script(
-        [
-            {"match": "Pb-bias", "reply": choice("A", "the first one, always")},
-            {"match": "kind=response_a>\nPb-good", "reply": choice("A")},
-            {"match": "kind=response_b>\nPb-good", "reply": choice("B")},
-        ]
+        [{"match": "Pb-bias", "reply": choice("A", "the first one, always")}, *prefers("Pb-good")]
     )
     rows = [
         {"id": "biased", "prompt": "q1", "response_a": "Pb-bias one.", "response_b": "Pb-bias 2."},
         {"id": "a-wins", "prompt": "q2", "response_a": "Pb-good.", "response_b": "Pb-poor."},
         {"id": "b-wins", "prompt": "q3", "response_a": "Pb-poor.", "response_b": "Pb-good."},
     ]
-    job = client.submit(
-        "pairwise", write_rows(tmp_path / "d.jsonl", rows), judge_model="judge-pairwise-bias"
-    ).job_id
-    summary = client.wait(job, timeout_s=60)
-    results = {r.id: r for r in client.results(job)}
+    data = write_rows(tmp_path / "d.jsonl", rows)
+    summary, results = judged(client, "pairwise", data, "judge-pairwise-bias")
     assert [results[k].details["winner"] for k in ("biased", "a-wins", "b-wins")] == [
         "tie",
         "A",
@@ -204,9 +207,8 @@ def test_pairwise_example_with_the_simulated_judge(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     dataset = write_pairwise_example(tmp_path / "example")
-    job = client.submit("pairwise", dataset, judge_model="judge-pairwise-example").job_id
-    summary = client.wait(job, timeout_s=120)
-    for row in client.results(job):
+    summary, results = judged(client, "pairwise", dataset, "judge-pairwise-example", timeout_s=120)
+    for row in results.values():
         expected = {"a-better": "A", "b-better": "B", "same": "tie"}[row.id.rsplit("-", 1)[0]]
         assert row.details["winner"] == expected, row.id
     assert summary.metric_summary["inconsistency_rate"] == 0.0
@@ -217,14 +219,7 @@ def test_rank_cli_recovers_a_scripted_order(
     redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
     # The judge prefers the higher Rk level whichever side it is shown on.
-    fake.script(
-        [
-            {"match": "kind=response_a>\nRk-3", "reply": choice("A")},
-            {"match": "kind=response_b>\nRk-3", "reply": choice("B")},
-            {"match": "kind=response_a>\nRk-2", "reply": choice("A")},
-            {"match": "kind=response_b>\nRk-2", "reply": choice("B")},
-        ]
-    )
+    fake.script([*prefers("Rk-3"), *prefers("Rk-2")])
     rows = [
         {
             "id": f"q{i}",
@@ -263,13 +258,10 @@ def test_rank_cli_recovers_a_scripted_order(
 
 def test_rank_example_puts_cited_first(client: Any, fake: FakeGemini, tmp_path: Path) -> None:
     dataset = write_rank_example(tmp_path / "example")
-    job = client.submit(
-        "rank",
-        dataset,
-        judge_model="judge-rank-example",
-        options={"candidates": ["terse", "moderate", "cited"]},
-    ).job_id
-    summary = client.wait(job, timeout_s=120)
+    candidates = ["terse", "moderate", "cited"]
+    summary, _ = judged(
+        client, "rank", dataset, "judge-rank-example", timeout_s=120, candidates=candidates
+    )
     stats = summary.metric_summary
     assert stats["ranking"] == "cited > moderate > terse"
     low, high = stats["strength_ci95"]["cited"]
@@ -324,21 +316,13 @@ def test_vertex_style_datasets_run_as_they_are(
     # Pairwise with Vertex's columns: `response` is the candidate (shown as A in the original
     # order), `baseline_model_response` the baseline. The scripted judge prefers Vx-good on
     # whichever side it is shown.
-    fake.script(
-        [
-            {"match": "kind=response_a>\nVx-good", "reply": choice("A")},
-            {"match": "kind=response_b>\nVx-good", "reply": choice("B")},
-        ]
-    )
+    fake.script(prefers("Vx-good"))
     pairs = [
         {"id": "cand", "prompt": "q1", "response": "Vx-good.", "baseline_model_response": "Vx-x."},
         {"id": "base", "prompt": "q2", "response": "Vx-y.", "baseline_model_response": "Vx-good."},
     ]
-    job = client.submit(
-        "pairwise", write_rows(tmp_path / "pairs.jsonl", pairs), judge_model="judge-vertex-pairs"
-    ).job_id
-    summary = client.wait(job, timeout_s=60)
-    results = {r.id: r for r in client.results(job)}
+    data = write_rows(tmp_path / "pairs.jsonl", pairs)
+    summary, results = judged(client, "pairwise", data, "judge-vertex-pairs")
     assert summary.status == "finished" and summary.rows_scored == 2
     assert (results["cand"].score, results["base"].score) == (1.0, 0.0)
     stats = summary.metric_summary
@@ -360,14 +344,10 @@ def test_vertex_style_datasets_run_as_they_are(
             ["Bees dance to show the direction and distance of flowers.", "Cats sleep."]
         )
     ]
-    job = client.submit(
-        "pointwise",
-        write_rows(tmp_path / "summaries.jsonl", rows),
-        judge_model="judge-vertex-summaries",
-        options={"template": "summarization_quality"},
-    ).job_id
-    summary = client.wait(job, timeout_s=60)
-    results = {r.id: r for r in client.results(job)}
+    data = write_rows(tmp_path / "summaries.jsonl", rows)
+    summary, results = judged(
+        client, "pointwise", data, "judge-vertex-summaries", template="summarization_quality"
+    )
     assert summary.status == "finished" and summary.rows_scored == 2
     assert all(r.score is not None for r in results.values())
     assert results["s0"].score > results["s1"].score  # type: ignore[operator]
