@@ -5,6 +5,8 @@ the window, not the job. Every wait is on a condition; latencies only make rows 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,20 +14,31 @@ import pytest
 from devtools.local import start_redis, stop, wait_for
 from evalq.client import Client
 from tests.support.datasets import uncached_gecko_rows, write_rows
-from tests.support.stack import stack
+from tests.support.stack import Stack, stack
 from worker.queues import QUEUE_ROWS
 from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 
 
+@contextmanager
+def job_under_way(
+    folder: Path, dataset: Path, rows_done: int, latency_ms: int = 300
+) -> Iterator[tuple[Stack, Client, str]]:
+    """A stack of one worker with 4 slots, the fake replying after `latency_ms`, running an
+    uncached job of `dataset` that has `rows_done` rows done: what a second job meets, or
+    what a cancel stops."""
+    with stack(folder, "--latency-ms", str(latency_ms), concurrency=4) as s:
+        client = s.client()
+        job = client.submit("gecko-image", dataset, use_cache=False).job_id
+        wait_for(lambda: client.summary(job).rows_done >= rows_done, 120, "the job under way")
+        yield s, client, job
+
+
 def test_a_small_job_finishes_while_a_large_one_still_runs(tmp_path: Path) -> None:
     big = uncached_gecko_rows(tmp_path / "big", 120, 2)
     small = uncached_gecko_rows(tmp_path / "small", 3, 1, color="blue")
-    with stack(tmp_path, "--latency-ms", "300", concurrency=4) as s:
-        client = s.client()
-        large = client.submit("gecko-image", big, use_cache=False).job_id
-        wait_for(lambda: client.summary(large).rows_done >= 4, 120, "the large job under way")
+    with job_under_way(tmp_path, big, 4) as (s, client, large):
         # The broker holds the window (1.5 x 4 slots), never the large job's 120 rows.
         assert s.redis_client().llen(QUEUE_ROWS) <= 6
         quick = client.submit("gecko-image", small, use_cache=False).job_id
@@ -40,10 +53,7 @@ def test_a_small_job_finishes_while_a_large_one_still_runs(tmp_path: Path) -> No
 def test_a_high_priority_job_overtakes_a_normal_one(tmp_path: Path) -> None:
     first = uncached_gecko_rows(tmp_path / "normal", 40, 1)
     second = uncached_gecko_rows(tmp_path / "high", 20, 1, color="green")
-    with stack(tmp_path, "--latency-ms", "300", concurrency=4) as s:
-        client = s.client()
-        normal = client.submit("gecko-image", first, use_cache=False).job_id
-        wait_for(lambda: client.summary(normal).rows_done >= 1, 120, "the normal job under way")
+    with job_under_way(tmp_path, first, 1) as (_, client, normal):
         high = client.submit("gecko-image", second, use_cache=False, priority="high").job_id
         assert client.summary(high).priority == "high"
         ahead = client.wait(high, timeout_s=120)
@@ -73,10 +83,7 @@ def test_max_in_flight_holds_at_the_fake_server_and_changes_while_running(
 
 def test_a_resumed_job_gets_its_rows_back_in_line(tmp_path: Path) -> None:
     data = uncached_gecko_rows(tmp_path / "d", 30, 1)
-    with stack(tmp_path, "--latency-ms", "200", concurrency=4) as s:
-        client = s.client()
-        job = client.submit("gecko-image", data, use_cache=False).job_id
-        wait_for(lambda: client.summary(job).rows_done >= 3, 120, "3 rows done")
+    with job_under_way(tmp_path, data, 3, latency_ms=200) as (_, client, job):
         client.cancel(job)
         stopped = client.summary(job)
         assert stopped.status == "cancelled"
