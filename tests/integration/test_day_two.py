@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from devtools.local import EVALQ, ROOT, wait_for
+from devtools.local import ROOT, wait_for
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import TIMEOUT_S, run_evalq
+from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
 from tests.support.datasets import write_rows
 from worker import keys
 
@@ -57,17 +57,6 @@ def qa_rows(folder: Path, marker: str, rows: int = 4) -> Path:
     )
 
 
-def started(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*EVALQ, *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def interrupted(proc: subprocess.Popen[str], ready: str) -> tuple[str, str, str]:
     """Read stderr until the line that says the command waits, send SIGINT, and return that
     line, what followed on stderr and stdout once it exits."""
@@ -93,7 +82,7 @@ def test_ctrl_c_leaves_the_job_running_and_wait_re_attaches(
     data = qa_rows(tmp_path, marker)
     env = worker_env(redis_server.url, held.url, COLUMNS="200")
     judge = f"judge-{marker}"
-    run = started(
+    run = start_evalq(
         env, "run", "pointwise", str(data), "--template", "question_answering_quality",
         "--judge-model", judge, "--wait", "--fail-under", "0.5",
     )  # fmt: skip
@@ -106,7 +95,7 @@ def test_ctrl_c_leaves_the_job_running_and_wait_re_attaches(
     assert "aborted" not in err
     assert client.summary(job).status == "running"
 
-    _, err, _ = interrupted(started(env, "wait", job), f"waiting for job {job}")
+    _, err, _ = interrupted(start_evalq(env, "wait", job), f"waiting for job {job}")
     assert f"job {job} keeps running on the workers" in err and f"evalq wait {job}" in err
 
     release(held)

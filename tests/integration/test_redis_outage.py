@@ -17,9 +17,10 @@ from typing import IO
 
 import pytest
 
-from devtools.local import EVALQ, ROOT, start_redis, stop, wait_for
+from devtools.local import start_redis, stop, wait_for
 from evalq.core.models import JobSummary
 from tests.integration.test_reliability import shapes_dataset
+from tests.support.cli import start_evalq
 from tests.support.stack import stack
 from tests.support.summaries import comparable
 
@@ -49,14 +50,7 @@ class Tail:
 
 
 def run_cli(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], Tail, Tail]:
-    proc = subprocess.Popen(
-        [*EVALQ, *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_evalq(env, *args)
     assert proc.stdout is not None and proc.stderr is not None
     return proc, Tail(proc.stdout), Tail(proc.stderr)
 

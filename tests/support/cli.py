@@ -63,6 +63,19 @@ def evalq_stdout(env: Mapping[str, str], *args: str) -> str:
     return done.stdout
 
 
+def start_evalq(env: Mapping[str, str], *args: str) -> subprocess.Popen[str]:
+    """`evalq ARGS…` started and left running, its stdout and stderr piped as text: for a test
+    that reads what the command says while it runs, or interrupts it."""
+    return subprocess.Popen(
+        [*EVALQ, *args],
+        cwd=ROOT,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def scrape_metrics(env: Mapping[str, str]) -> str:
     """One scrape of `evalq metrics` (the Prometheus exporter), started for it and stopped
     after: what a monitoring system would read for the jobs in the environment's Redis."""
