@@ -16,7 +16,15 @@ from evalq.stats import human
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.datasets import png, write_rows
-from tests.support.grounding import CONTEXT, QUERY, labels
+from tests.support.grounding import (
+    CLOSING,
+    COLDS_CURED,
+    CONTEXT,
+    QUERY,
+    RED_APPLES,
+    YELLOW_BANANAS,
+    labels,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -134,25 +142,9 @@ def test_a_groundedness_job_compares_sentence_labels_on_evalqs_split(
 ) -> None:
     fake.script(
         [
-            {
-                "match": "HgA",
-                "reply": labels(
-                    ("Apples are red.", "supported", "Apples are red fruits."),
-                    ("Apples cure colds.", "unsupported", None),
-                ),
-            },
-            {
-                "match": "HgB",
-                "reply": labels(
-                    ("Apples are red.", "supported", "Apples are red fruits."),
-                    ("Bananas are yellow.", "supported", "Bananas are yellow fruits."),
-                    ("I hope this helps!", "no_rad", None),
-                ),
-            },
-            {
-                "match": "HgC",
-                "reply": labels(("Apples are red.", "supported", "Apples are red fruits.")),
-            },
+            {"match": "HgA", "reply": labels(RED_APPLES, COLDS_CURED)},
+            {"match": "HgB", "reply": labels(RED_APPLES, YELLOW_BANANAS, CLOSING)},
+            {"match": "HgC", "reply": labels(RED_APPLES)},
         ]
     )
     rows = [

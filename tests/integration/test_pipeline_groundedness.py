@@ -23,18 +23,23 @@ from evalq.examples.grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groun
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
-from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
+from tests.support.grounding import (
+    CLOSING,
+    COLDS_CURED,
+    CONTEXT,
+    INELIGIBLE_BECAUSE,
+    QUERY,
+    RED_APPLES,
+    YELLOW_BANANAS,
+    labels,
+)
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
 
 
 GROUNDED_RESPONSE = "Apples are red. Bananas are yellow. I hope this helps!"
-SUPPORTED_WITH_CLOSING = labels(
-    ("Apples are red.", "supported", "Apples are red fruits."),
-    ("Bananas are yellow.", "supported", "Bananas are yellow fruits."),
-    ("I hope this helps!", "no_rad", None),
-)
+SUPPORTED_WITH_CLOSING = labels(RED_APPLES, YELLOW_BANANAS, CLOSING)
 
 
 def judges_of(row: Any) -> dict[str, dict[str, Any]]:
@@ -60,13 +65,7 @@ def test_scripted_labels_decide_the_score(client: Any, fake: FakeGemini, tmp_pat
     fake.script(
         [
             {"match": "GsFull", "reply": SUPPORTED_WITH_CLOSING},
-            {
-                "match": "GsUnsupported",
-                "reply": labels(
-                    ("Apples are red.", "supported", "Apples are red fruits."),
-                    ("Apples cure colds.", "unsupported", None),
-                ),
-            },
+            {"match": "GsUnsupported", "reply": labels(RED_APPLES, COLDS_CURED)},
             {
                 "match": "GsContradictory",
                 "reply": labels(
@@ -77,16 +76,11 @@ def test_scripted_labels_decide_the_score(client: Any, fake: FakeGemini, tmp_pat
             {
                 "match": "GsInvented",
                 "reply": labels(
-                    ("Apples are red.", "supported", "Apples are red fruits."),
+                    RED_APPLES,
                     ("Pears are sweet.", "supported", "Pears are the sweetest fruit of all."),
                 ),
             },
-            {
-                "match": "GsIneligible",
-                "reply": labels(
-                    ("Apples are red.", "supported", "Apples are red fruits."), eligible=False
-                ),
-            },
+            {"match": "GsIneligible", "reply": labels(RED_APPLES, eligible=False)},
             {"match": "GsSeedForm", "reply": seed_form},
             {"match": "GsUnreadable", "reply": "I think the response is quite well grounded."},
         ]
@@ -179,7 +173,7 @@ def test_a_sentence_the_judge_skips_is_asked_again_and_never_grounded(
 ) -> None:
     """The issue's case through the whole stack: a judge that labels "Apples are red." and
     skips "Bananas cure cancer." used to make the row grounded."""
-    only_apples = labels(("Apples are red.", "supported", "Apples are red fruits."))
+    only_apples = labels(RED_APPLES)
     fake.script(
         [
             {

@@ -12,8 +12,16 @@ CONTEXT = "Apples are red fruits. Bananas are yellow fruits.\nPears grow on tree
 QUERY = "What colour are apples and bananas?"
 INELIGIBLE_BECAUSE = "it evades"
 
+Label = tuple[str, str, str | None]  # a sentence, its label, the excerpt that supports it
 
-def labels(*items: tuple[str, str, str | None], eligible: bool = True) -> str:
+# Sentences of responses to QUERY, labelled as a judge reading CONTEXT labels them.
+RED_APPLES: Label = ("Apples are red.", "supported", "Apples are red fruits.")
+YELLOW_BANANAS: Label = ("Bananas are yellow.", "supported", "Bananas are yellow fruits.")
+COLDS_CURED: Label = ("Apples cure colds.", "unsupported", None)
+CLOSING: Label = ("I hope this helps!", "no_rad", None)
+
+
+def labels(*items: Label, eligible: bool = True) -> str:
     """A labelling reply: one (sentence, label, excerpt or None) per sentence; with
     `eligible=False` the judge says the response does not answer (INELIGIBLE_BECAUSE)."""
     return json.dumps(
