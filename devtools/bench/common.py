@@ -1,9 +1,11 @@
-"""What both benchmarks share: synthetic shape datasets, a local stack (Redis, the fake server,
-workers and a client) started from devtools.local, the fake server's /stats, the asyncio
-baseline's judge, and a description of the machine the figures come from."""
+"""What the benchmarks share: the options of the stack they run, synthetic shape datasets, a
+local stack (Redis, the fake server, workers and a client) started from devtools.local, the
+fake server's /stats, the asyncio baseline's judge, and a description of the machine the
+figures come from."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
@@ -19,6 +21,28 @@ from PIL import Image, ImageDraw
 from devtools.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
 from evalq.client import Client
 from worker.settings import Settings
+
+
+def bench_parser(
+    doc: str | None,
+    *,
+    prog: str | None = None,
+    latency_ms: int,
+    concurrency: int,
+    concurrency_help: str | None = None,
+    out: str,
+) -> argparse.ArgumentParser:
+    """A benchmark's command line, its module docstring as the help, with the options of the
+    stack every benchmark runs (the fake's latency, a worker's slots, the results' file) and
+    their defaults for this benchmark; it adds its own options after."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--latency-ms", type=int, default=latency_ms)
+    parser.add_argument("--concurrency", type=int, default=concurrency, help=concurrency_help)
+    parser.add_argument("--out", type=Path, default=Path(out))
+    return parser
+
 
 COLORS = ["red", "green", "blue", "yellow", "purple", "orange", "pink", "brown"]
 SHAPES = ["circle", "square", "triangle"]

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from devtools.bench.common import Stack, dataset, this_machine
+from devtools.bench.common import Stack, bench_parser, dataset, this_machine
 from evalq.client import Client
 from worker.settings import Settings
 
@@ -93,19 +93,18 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = bench_parser(
+        __doc__,
         prog="scripts/bench --fairness",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        latency_ms=500,
+        concurrency=8,
+        out="bench-fairness.json",
     )
     parser.add_argument("--large-rows", type=int, default=300)
     parser.add_argument("--small-rows", type=int, default=5)
     parser.add_argument("--questions", type=int, default=4)
-    parser.add_argument("--latency-ms", type=int, default=500)
-    parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--delay-s", type=float, default=1.0)
     parser.add_argument("--contrast", action="store_true", help="also run without turns")
-    parser.add_argument("--out", type=Path, default=Path("bench-fairness.json"))
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="evalq-fairness-") as tmp:
         results = measure(args, Path(tmp))

@@ -18,7 +18,6 @@ memory and Redis commands per judge call across worker counts, against the same 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import math
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from devtools.bench.common import AsyncJudge, Stack, dataset, stats, this_machine
+from devtools.bench.common import AsyncJudge, Stack, bench_parser, dataset, stats, this_machine
 from evalq.core.models import RubricReply, VerdictReply
 from evalq.metrics.gecko.parsing import parse_rubric
 from evalq.metrics.gecko.prompts import rubric_prompt, validator_prompt
@@ -155,16 +154,11 @@ def main() -> int:
         from devtools.bench.fairness import main as fairness
 
         return fairness([a for a in sys.argv[1:] if a != "--fairness"])
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__, latency_ms=200, concurrency=16, out="bench-results.json")
     parser.add_argument("--rows", type=int, default=200)
-    parser.add_argument("--latency-ms", type=int, default=200)
-    parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rpm", type=int, default=240)
     parser.add_argument("--quota-window-s", type=float, default=10.0)
     parser.add_argument("--quota-rows", type=int, default=40)
-    parser.add_argument("--out", type=Path, default=Path("bench-results.json"))
     parser.add_argument(
         "--scale", action="store_true", help="the scaling benchmark (devtools.bench.scale)"
     )

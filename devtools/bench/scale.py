@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools.bench import profile as bench_profile
-from devtools.bench.common import AsyncJudge, Stack, dataset, stats, this_machine
+from devtools.bench.common import AsyncJudge, Stack, bench_parser, dataset, stats, this_machine
 from devtools.bench.measure import (
     banner_value,
     bound_s,
@@ -346,19 +346,19 @@ def print_profiles(runs: list[dict[str, Any]]) -> None:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = bench_parser(
+        __doc__,
         prog="scripts/bench --scale",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        latency_ms=200,
+        concurrency=16,
+        concurrency_help="slots per worker",
+        out="bench-scale.json",
     )
     parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
-    parser.add_argument("--latency-ms", type=int, default=200)
-    parser.add_argument("--concurrency", type=int, default=16, help="slots per worker")
     parser.add_argument("--pool", choices=["threads", "gevent"], default="gevent")
     parser.add_argument("--rows", type=int, default=40)
     parser.add_argument("--questions-per-row", type=int, default=8)
     parser.add_argument("--events", choices=["on", "off", "both"], default="both")
-    parser.add_argument("--out", type=Path, default=Path("bench-scale.json"))
     parser.add_argument(
         "--profile",
         type=Path,
