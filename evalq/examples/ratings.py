@@ -118,71 +118,55 @@ def write_documents(dest: Path) -> tuple[Path, Path]:
     return bees, write_pdf(docs / "volcanoes.pdf", VOLCANOES)
 
 
+# Per source: its id, the prompt, where the passage is given (a context column or a document
+# file), the faithful summary and the poor one (invented, off-topic or padded).
+_POINTWISE_SOURCES: tuple[tuple[str, str, dict[str, str], str, str], ...] = (
+    (
+        "tides",
+        "Summarise the passage in two sentences.",
+        {"context": TIDES},
+        "Tides are the rise and fall of sea level caused mainly by the Moon's gravitational "
+        "pull, with most coasts seeing two high and two low tides each lunar day. Spring tides "
+        "are larger when the Sun, Moon and Earth line up, neap tides smaller at the quarter "
+        "moons, and coastline shape can amplify the range.",
+        "Ocean waves are driven by strong afternoon winds. Sailors prefer calm winter weather, "
+        "and storms usually arrive without warning.",
+    ),
+    (
+        "bees",
+        "Summarise the document for a beginner beekeeper.",
+        {"document": f"{DOCS_DIR}/honeybees.txt"},
+        "A honeybee colony has one queen, thousands of female workers and some male drones. "
+        "Workers change jobs as they age, from feeding larvae to building comb to foraging, and "
+        "foragers share flower locations through the waggle dance. Nectar becomes honey as "
+        "enzymes are added and water evaporates, and a strong colony stores honey to survive "
+        "the winter.",
+        "Bees bees bees are are nice nice nice and and make make things",
+    ),
+    (
+        "volcanoes",
+        "Summarise the document in three sentences.",
+        {"document": f"{DOCS_DIR}/volcanoes.pdf"},
+        "Volcanoes form where magma reaches the surface, mostly along plate boundaries such as "
+        "mid-ocean ridges and subduction zones, and also over hotspots like Hawaii. How "
+        "explosive an eruption is depends on the silica and gas content of the magma. "
+        "Scientists forecast eruptions by monitoring earthquakes, ground swelling and gas "
+        "emissions.",
+        "Mountains grow slowly because glaciers push rocks upward every century. Climbers enjoy "
+        "them. Tourism brings money to nearby villages.",
+    ),
+)
+
+
 def write_pointwise_example(dest: str | Path) -> Path:
     """Summaries to rate with --template summarization_quality: each source has a faithful
-    summary (id ...-good) and a poor one (...-bad: invented, off-topic or padded)."""
+    summary (id ...-good) and a poor one (...-bad)."""
     dest = Path(dest)
     write_documents(dest)
     rows = [
-        {
-            "id": "tides-good",
-            "prompt": "Summarise the passage in two sentences.",
-            "context": TIDES,
-            "response": (
-                "Tides are the rise and fall of sea level caused mainly by the Moon's "
-                "gravitational pull, with most coasts seeing two high and two low tides each "
-                "lunar day. Spring tides are larger when the Sun, Moon and Earth line up, neap "
-                "tides smaller at the quarter moons, and coastline shape can amplify the range."
-            ),
-        },
-        {
-            "id": "tides-bad",
-            "prompt": "Summarise the passage in two sentences.",
-            "context": TIDES,
-            "response": (
-                "Ocean waves are driven by strong afternoon winds. Sailors prefer calm winter "
-                "weather, and storms usually arrive without warning."
-            ),
-        },
-        {
-            "id": "bees-good",
-            "prompt": "Summarise the document for a beginner beekeeper.",
-            "document": f"{DOCS_DIR}/honeybees.txt",
-            "response": (
-                "A honeybee colony has one queen, thousands of female workers and some male "
-                "drones. Workers change jobs as they age, from feeding larvae to building comb "
-                "to foraging, and foragers share flower locations through the waggle dance. "
-                "Nectar becomes honey as enzymes are added and water evaporates, and a strong "
-                "colony stores honey to survive the winter."
-            ),
-        },
-        {
-            "id": "bees-bad",
-            "prompt": "Summarise the document for a beginner beekeeper.",
-            "document": f"{DOCS_DIR}/honeybees.txt",
-            "response": "Bees bees bees are are nice nice nice and and make make things",
-        },
-        {
-            "id": "volcanoes-good",
-            "prompt": "Summarise the document in three sentences.",
-            "document": f"{DOCS_DIR}/volcanoes.pdf",
-            "response": (
-                "Volcanoes form where magma reaches the surface, mostly along plate boundaries "
-                "such as mid-ocean ridges and subduction zones, and also over hotspots like "
-                "Hawaii. How explosive an eruption is depends on the silica and gas content of "
-                "the magma. Scientists forecast eruptions by monitoring earthquakes, ground "
-                "swelling and gas emissions."
-            ),
-        },
-        {
-            "id": "volcanoes-bad",
-            "prompt": "Summarise the document in three sentences.",
-            "document": f"{DOCS_DIR}/volcanoes.pdf",
-            "response": (
-                "Mountains grow slowly because glaciers push rocks upward every century. "
-                "Climbers enjoy them. Tourism brings money to nearby villages."
-            ),
-        },
+        {"id": f"{source}-{quality}", "prompt": prompt, **passage, "response": response}
+        for source, prompt, passage, good, bad in _POINTWISE_SOURCES
+        for quality, response in (("good", good), ("bad", bad))
     ]
     return _write_rows(dest / POINTWISE_FILE, rows)
 
