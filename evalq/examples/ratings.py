@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalq.examples.datasets import write_rows
+
 POINTWISE_FILE = "pointwise.jsonl"
 POINTWISE_CANDIDATES_FILE = "pointwise-candidates.jsonl"
 # The two "models" of the candidates example: the faithful summary and the poor one.
@@ -57,12 +59,6 @@ LIGHTHOUSES = (
     "identify it at night. Most lighthouses are now automated, and satellite navigation has "
     "made many of them a backup rather than the main aid to ships."
 )
-
-
-def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 def _pdf_escape(text: str) -> str:
@@ -168,7 +164,7 @@ def write_pointwise_example(dest: str | Path) -> Path:
         for source, prompt, passage, good, bad in _POINTWISE_SOURCES
         for quality, response in (("good", good), ("bad", bad))
     ]
-    return _write_rows(dest / POINTWISE_FILE, rows)
+    return write_rows(dest / POINTWISE_FILE, rows)
 
 
 def write_pointwise_candidates_example(dest: str | Path) -> Path:
@@ -184,7 +180,7 @@ def write_pointwise_candidates_example(dest: str | Path) -> Path:
         response = record.pop("response")
         row = rows.setdefault(source, {"id": source, **record})
         row["faithful" if quality == "good" else "poor"] = response
-    return _write_rows(dest / POINTWISE_CANDIDATES_FILE, list(rows.values()))
+    return write_rows(dest / POINTWISE_CANDIDATES_FILE, list(rows.values()))
 
 
 def write_pairwise_example(dest: str | Path) -> Path:
@@ -244,7 +240,7 @@ def write_pairwise_example(dest: str | Path) -> Path:
             "response_b": "Its characteristic: each lighthouse had its own pattern of flashes.",
         },
     ]
-    return _write_rows(dest / PAIRWISE_FILE, rows)
+    return write_rows(dest / PAIRWISE_FILE, rows)
 
 
 # Answers written under three guidance prompts, as in the seed notebook's prompt comparison:
@@ -332,4 +328,4 @@ def write_rank_example(dest: str | Path) -> Path:
         }
         for row_id, question, context, terse, moderate, cited in _RANK_ROWS
     ]
-    return _write_rows(dest / RANK_FILE, rows)
+    return write_rows(dest / RANK_FILE, rows)
