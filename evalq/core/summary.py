@@ -29,8 +29,6 @@ def candidate_summaries(
     for name in [*order, *named]:
         own = [r for r in rows if r.candidate == name]
         out[name] = CandidateSummary(
-            rows=len(own),
-            rows_scored=sum(r.status == "scored" for r in own),
             rows_partial=sum(r.status == "partial" for r in own),
             rows_failed=sum(r.status == "failed" for r in own),
             **score_figures(own),
