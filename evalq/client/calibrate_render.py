@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.calibration import Calibration, SetupAgreement, counts_text
-from evalq.client.render import SIMULATED_BANNER
+from evalq.client.html_page import render_page
+from evalq.client.render import SIMULATED_BANNER, p_text
 from evalq.stats.human import Estimate
 
 SHOWN_IDS = 5  # left-out row ids named per reason; `--json` has them all
@@ -30,12 +31,6 @@ def estimate_text(estimate: Estimate, *, signed: bool = False) -> str:
 
 def difference_text(estimate: Estimate) -> str:
     return estimate_text(estimate, signed=True)
-
-
-def p_text(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
 def cost_per_row_text(setup: SetupAgreement) -> str:
@@ -203,22 +198,26 @@ th:first-child, td:first-child { text-align: left; }
 """
 
 
-def render_calibration_html(result: Calibration) -> str:
-    from jinja2 import Environment, select_autoescape
+# What the page formats its figures with.
+_HELPERS = {
+    "banner": SIMULATED_BANNER,
+    "est": estimate_text,
+    "diff": difference_text,
+    "p": p_text,
+    "cost": cost_per_row_text,
+    "counts": counts_text,
+}
 
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    return env.from_string(_PAGE).render(
+
+def render_calibration_html(result: Calibration) -> str:
+    return render_page(
+        _PAGE,
+        _HELPERS,
         r=result,
-        banner=SIMULATED_BANNER,
         headline=headline(result),
         left=left_out_lines(result),
         notes=note_lines(result),
         verdict=verdict_lines(result),
-        est=estimate_text,
-        diff=difference_text,
-        p=p_text,
-        cost=cost_per_row_text,
-        counts=counts_text,
     )
 
 

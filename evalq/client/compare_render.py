@@ -14,23 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.csv_safe import safe_writer
-from evalq.client.render import SIMULATED_BANNER, money
+from evalq.client.render import SIMULATED_BANNER, figure_text, money, p_text
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.leaderboard import Standing
 from evalq.stats.paired import PairedDifference
-
-
-def _num(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
 def _ci(stats: PairedDifference) -> str:
@@ -125,18 +113,24 @@ def pair_tables(comparison: Comparison, pair: PairComparison) -> tuple[Table, Ta
     add_columns(tests, ("", "p perm", "p sign", "W/T/L", "p Holm"))
     for i, (label, s, holm_p) in enumerate(lines):
         name = "[bold]overall[/]" if i == 0 else escape(label)
-        diff = _num(s.mean_diff, True)
+        diff = figure_text(s.mean_diff, True)
         if i == 0 and significant:
             diff = f"[bold green]{diff}[/]"
         figures.add_row(
-            name, str(s.n), _num(s.mean_a), _num(s.mean_b), diff, _ci(s), end_section=i == 0
+            name,
+            str(s.n),
+            figure_text(s.mean_a),
+            figure_text(s.mean_b),
+            diff,
+            _ci(s),
+            end_section=i == 0,
         )
         tests.add_row(
             name,
-            _p(s.p_permutation),
-            _p(s.p_sign),
+            p_text(s.p_permutation),
+            p_text(s.p_sign),
             _wtl(s),
-            "-" if holm_p is None else _p(holm_p),
+            "-" if holm_p is None else p_text(holm_p),
             end_section=i == 0,
         )
     return figures, tests
@@ -166,11 +160,11 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
         console.print(escape(counts_line(pair)))
         p = pair.p_holm if len(comparison.pairs) > 1 else pair.overall.p_permutation
         verdict = (
-            f"significant at {comparison.alpha} (p = {_p(p)})"
+            f"significant at {comparison.alpha} (p = {p_text(p)})"
             if pair.significant(comparison.alpha)
-            else f"not significant at {comparison.alpha} (p = {_p(p)})"
+            else f"not significant at {comparison.alpha} (p = {p_text(p)})"
         )
-        console.print(f"overall difference {_num(pair.overall.mean_diff, True)}: {verdict}")
+        console.print(f"overall difference {figure_text(pair.overall.mean_diff, True)}: {verdict}")
         rows = pair.top_rows(top)
         if rows:
             table = narrow_table("rows that differ most")
@@ -179,9 +173,9 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
                 table.add_row(
                     escape(r.row.id),
                     escape(r.row.prompt[:60]),
-                    _num(r.score_a),
-                    _num(r.score_b),
-                    _num(r.diff, True),
+                    figure_text(r.score_a),
+                    figure_text(r.score_b),
+                    figure_text(r.diff, True),
                 )
             console.print(table)
         console.print()
@@ -210,7 +204,7 @@ def leaderboard_table(comparison: Comparison, standings: list[Standing]) -> Tabl
         table.add_row(
             str(s.rank),
             escape(s.label),
-            _num(s.mean),
+            figure_text(s.mean),
             ci,
             str(s.rows),
             escape(", ".join(s.beats)) or "-",

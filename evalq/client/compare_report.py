@@ -5,13 +5,14 @@ questions and answers. One self-contained file; autoescaping on, as in evalq.cli
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
-from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from evalq.client.compare_render import counts_line
-from evalq.client.render import money
+from evalq.client.html_page import render_page
+from evalq.client.render import figure_text, money, p_text
 from evalq.client.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, thumbnail
 from evalq.client.row_views import TEXT_METRICS, input_for, row_view
 from evalq.comparisons.comparison import Comparison, PairComparison
@@ -152,18 +153,18 @@ wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.o
 TEMPLATE = ROW_MACROS + PAGE
 
 
-def _num(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _signed(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
-
-
-def _pv(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+# What the page formats and colours with, the same on every render.
+_HELPERS = {
+    "fmt": figure_text,
+    "pretty": str,
+    "num": figure_text,
+    "signed": partial(figure_text, signed=True),
+    "pv": p_text,
+    "row_css": Markup(ROW_CSS),
+    "colors": LABEL_COLORS,
+    "color_a": COLOR_A,
+    "color_b": COLOR_B,
+}
 
 
 MediaOf = Callable[[str, PairedRow, str], MediaRef | None]
@@ -236,9 +237,9 @@ def render_comparison(
                 "counts": counts_line(pair),
             }
         )
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    env.globals.update(fmt=_num, pretty=str)
-    return env.from_string(TEMPLATE).render(
+    return render_page(
+        TEMPLATE,
+        _HELPERS,
         c=comparison,
         pairs=pairs,
         simulated=any(s.simulated for s in comparison.sides),
@@ -249,13 +250,6 @@ def render_comparison(
             for r in p["rows"]
             for s in r["sides"]
         ),
-        row_css=Markup(ROW_CSS),
-        colors=LABEL_COLORS,
-        num=_num,
-        signed=_signed,
-        pv=_pv,
-        color_a=COLOR_A,
-        color_b=COLOR_B,
     )
 
 

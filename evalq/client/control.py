@@ -8,14 +8,7 @@ import time
 from dataclasses import dataclass
 
 from evalq.client.job_ids import check_job_id
-from evalq.client.submit import (
-    Sender,
-    check_cap,
-    check_turns,
-    models_by_role,
-    row_sender,
-    send,
-)
+from evalq.client.submit import Sender, check_cap, check_turns, models_by_role, row_sender, send
 from evalq.core.errors import EvalqError
 from evalq.core.pricing import job_prices, nanos, usd
 from worker.batch.flow import reattach

@@ -21,8 +21,19 @@ SIMULATED_BANNER = (
 )
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
+def figure_text(value: float | None, signed: bool = False) -> str:
+    """A score or mean to three places (a difference ``signed``); `n/a` where it is missing,
+    as every table and page of evalq shows them."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def p_text(value: float | None) -> str:
+    """A p-value: three places, or two significant figures under 0.001 (never a bare 0)."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
 def _brief(value: object) -> str:
@@ -75,9 +86,11 @@ def summary_table(s: JobSummary) -> Table:
             table.add_row(f"candidate {name}", candidate_line(c))
             for tag, score in c.tag_scores.items():
                 table.add_row(f"  tag {tag}", f"{score:.3f} · {c.tag_counts.get(tag, 0)} rows")
-        table.add_row(f"mean score ({s.mean_score_scope})", f"{_pct(s.mean_score)}  95% CI {ci}")
+        table.add_row(
+            f"mean score ({s.mean_score_scope})", f"{figure_text(s.mean_score)}  95% CI {ci}"
+        )
     else:
-        table.add_row("mean score", f"{_pct(s.mean_score)}  95% CI {ci}")
+        table.add_row("mean score", f"{figure_text(s.mean_score)}  95% CI {ci}")
     table.add_row(
         "rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}"
     )
@@ -137,7 +150,7 @@ def candidate_line(c: CandidateSummary) -> str:
     scored = c.rows_scored + c.rows_partial
     ci = f"95% CI {_interval(c.ci95)} ({c.ci_method}, {scored} rows)" if c.ci95 else "no CI"
     return (
-        f"{_pct(c.mean_score)}  {ci} · scored {c.rows_scored} · partial {c.rows_partial} · "
+        f"{figure_text(c.mean_score)}  {ci} · scored {c.rows_scored} · partial {c.rows_partial} · "
         f"failed {c.rows_failed}"
     )
 
@@ -152,7 +165,7 @@ def group_line(g: GroupSummary) -> str:
     """One group's mean with its own interval and row count, then its tag scores."""
     ci = f"95% CI {_interval(g.ci95)} ({g.ci_method})" if g.ci95 else "no CI"
     tags = "".join(f" · {tag} {score:.3f}" for tag, score in g.tag_scores.items())
-    return f"{_pct(g.mean_score)}  {ci} · {g.rows} rows ({g.rows_scored} scored){tags}"
+    return f"{figure_text(g.mean_score)}  {ci} · {g.rows} rows ({g.rows_scored} scored){tags}"
 
 
 def money(value: float | None) -> str:

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from evalq.client.figures import figure_tables
+from evalq.client.html_page import render_page
 from evalq.client.human_view import REPORT_HEADER, left_out_text, report_rows
 from evalq.client.render import cost_line, money
 from evalq.client.row_views import TEXT_METRICS, input_for, row_view
@@ -259,6 +259,18 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+# What the page formats and colours with, the same on every render.
+_HELPERS = {
+    "fmt": _fmt,
+    "pretty": _pretty,
+    "row_css": Markup(ROW_CSS),
+    "money": money,
+    "colors": LABEL_COLORS,
+    "human_header": REPORT_HEADER,
+    "left_out": left_out_text,
+}
+
+
 def render_report(
     summary: JobSummary,
     results: Iterable[RowResult],
@@ -278,25 +290,18 @@ def render_report(
         ref = None if summary.metric in TEXT_METRICS else _media_of(row_input, result.candidate)
         view = row_view(summary.metric, result, row_input)
         rows.append({"view": view, "thumb": thumbnail(ref, roots), "details": result.details})
-    return (
-        _env()
-        .from_string(TEMPLATE)
-        .render(
-            s=summary,
-            rows=rows,
-            total_rows=len(results),
-            chart=tag_chart(summary.tag_scores, summary.tag_counts, summary.tag_ci95),
-            figures=figure_tables(summary.metric_summary),
-            has_sentences=any(r["view"].sentence_blocks for r in rows),
-            has_group_candidates=any(g.candidate for g in summary.groups),
-            row_css=Markup(ROW_CSS),
-            cost=cost_line(summary),
-            money=money,
-            colors=LABEL_COLORS,
-            human_header=REPORT_HEADER,
-            human_rows=report_rows(summary.human_agreement) if summary.human_agreement else [],
-            left_out=left_out_text,
-        )
+    return render_page(
+        TEMPLATE,
+        _HELPERS,
+        s=summary,
+        rows=rows,
+        total_rows=len(results),
+        chart=tag_chart(summary.tag_scores, summary.tag_counts, summary.tag_ci95),
+        figures=figure_tables(summary.metric_summary),
+        has_sentences=any(r["view"].sentence_blocks for r in rows),
+        has_group_candidates=any(g.candidate for g in summary.groups),
+        cost=cost_line(summary),
+        human_rows=report_rows(summary.human_agreement) if summary.human_agreement else [],
     )
 
 
@@ -307,10 +312,3 @@ def _media_of(row_input: RowInput | None, candidate: str | None) -> MediaRef | N
     if candidate is not None and candidate in row_input.media:
         return row_input.media[candidate]
     return next(iter(row_input.media.values()))
-
-
-def _env() -> Environment:
-    """Autoescaping on for every template string: all data and judge text is untrusted."""
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    env.globals.update(fmt=_fmt, pretty=_pretty)
-    return env

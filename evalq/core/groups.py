@@ -64,8 +64,6 @@ def _summary(column: str, value: str, candidate: str | None, rows: list[RowResul
         column=column,
         value=value,
         candidate=candidate,
-        rows=len(rows),
-        rows_scored=sum(r.status == "scored" for r in rows),
         **score_figures(rows),
     )
 

@@ -28,7 +28,7 @@ from evalq.core.human_labels import (
     SENTENCE_LABELS,
     SENTENCE_LABELS_COLUMN,
     BadLabel,
-    has_value,
+    label_sources,
     preference,
     rating_label,
     row_number,
@@ -246,14 +246,10 @@ def _level(
 
 def human_agreement(rows: Sequence[RowResult], config: JobConfig) -> HumanAgreement | None:
     """The job's agreement with its human labels, or None when the dataset has none."""
-    column = config.options.get("human")
-    column = column if isinstance(column, str) and column else None
-    has_questions = any(q.human or q.human_error for r in rows for q in r.questions)
-    has_sentences = config.metric == "groundedness" and any(
-        has_value(r.extra.get(SENTENCE_LABELS_COLUMN)) for r in rows
-    )
-    if column is None and not has_questions and not has_sentences:
+    sources = label_sources(rows, config)
+    if not sources:
         return None
+    column, has_questions, has_sentences = sources.column, sources.questions, sources.sentences
     if any(r.candidate is not None for r in rows):
         return HumanAgreement(
             note="a multi-candidate job's human labels are one per dataset row, not one per "

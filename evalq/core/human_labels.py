@@ -14,10 +14,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalq.core.errors import DatasetError
-from evalq.core.models import RowInput
+from evalq.core.models import JobConfig, RowInput, RowResult
 from evalq.core.row_questions import yes_no_answer
 
 # The groundedness dataset column holding a rater's labels for the response's sentences.
@@ -37,6 +38,31 @@ PREFERENCES = ("A", "B", "tie")
 
 def has_value(value: Any) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+@dataclass(frozen=True)
+class LabelSources:
+    """Where a job's human labels are: a --human column, questions' own labels, groundedness
+    sentence labels."""
+
+    column: str | None
+    questions: bool
+    sentences: bool
+
+    def __bool__(self) -> bool:
+        return self.column is not None or self.questions or self.sentences
+
+
+def label_sources(rows: Sequence[RowResult], config: JobConfig) -> LabelSources:
+    """Cheap, so that a summary without labels never loads the agreement statistics (numpy):
+    `evalq status` of a running job builds one on every call."""
+    column = config.options.get("human")
+    return LabelSources(
+        column=column if isinstance(column, str) and column else None,
+        questions=any(q.human or q.human_error for r in rows for q in r.questions),
+        sentences=config.metric == "groundedness"
+        and any(has_value(r.extra.get(SENTENCE_LABELS_COLUMN)) for r in rows),
+    )
 
 
 class BadLabel(ValueError):

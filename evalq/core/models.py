@@ -244,34 +244,33 @@ class JobConfig(Model):
     column_map: dict[str, str] = Field(default_factory=dict)
 
 
-class GroupSummary(Model):
+class ScoreFigures(Model):
+    """The mean score with its interval and the tag scores of some of a job's rows (one
+    group's, one candidate's cells): evalq.core.scoring.score_figures computes them."""
+
+    rows: int
+    rows_scored: int
+    mean_score: float | None
+    ci95: tuple[float, float] | None
+    ci_method: IntervalMethod | None = None
+    tag_scores: dict[str, float] = Field(default_factory=dict)
+    tag_counts: dict[str, int] = Field(default_factory=dict)
+
+
+class GroupSummary(ScoreFigures):
     """The figures of the rows sharing one value of a user's column (--group-by), per
     candidate in a multi-candidate job (candidate None: a one-candidate job's rows)."""
 
     column: str
     value: str
     candidate: str | None = None
-    rows: int
-    rows_scored: int
-    mean_score: float | None
-    ci95: tuple[float, float] | None
-    ci_method: IntervalMethod | None = None
-    tag_scores: dict[str, float] = Field(default_factory=dict)
-    tag_counts: dict[str, int] = Field(default_factory=dict)
 
 
-class CandidateSummary(Model):
+class CandidateSummary(ScoreFigures):
     """One candidate's figures in a multi-candidate job: its cells counted as rows."""
 
-    rows: int
-    rows_scored: int
     rows_partial: int
     rows_failed: int
-    mean_score: float | None
-    ci95: tuple[float, float] | None
-    ci_method: IntervalMethod | None = None
-    tag_scores: dict[str, float] = Field(default_factory=dict)
-    tag_counts: dict[str, int] = Field(default_factory=dict)
     # The metric's own figures over this candidate's cells (a pointwise candidate's mean
     # rating, ...); the job's metric_summary pools every candidate.
     metric_summary: dict[str, Any] = Field(default_factory=dict)

@@ -205,7 +205,8 @@ def describe(price: Price) -> str:
 
 # ---- a job's usage, per role and model ------------------------------------------------------
 
-USAGE_KINDS = ("calls", "prompt", "output", "thought", "cached", "cost_nanos")
+TOKEN_KINDS = ("calls", "prompt", "output", "thought", "cached")  # Usage's counts
+USAGE_KINDS = (*TOKEN_KINDS, "cost_nanos")
 ROLE_ORDER = ("rubric", "validator", "judge", "candidate")
 
 
@@ -224,13 +225,7 @@ class Usage:
     cost_nanos: int = 0
 
     def tokens(self) -> dict[str, int]:
-        return {
-            "calls": self.calls,
-            "prompt": self.prompt,
-            "output": self.output,
-            "thought": self.thought,
-            "cached": self.cached,
-        }
+        return {kind: getattr(self, kind) for kind in TOKEN_KINDS}
 
 
 @dataclass

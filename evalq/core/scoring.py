@@ -134,12 +134,14 @@ def tag_values(rows: Iterable[RowResult]) -> dict[str, list[float]]:
 
 
 def score_figures(rows: Sequence[RowResult]) -> dict[str, Any]:
-    """The mean score with its interval, and the tag scores with their row counts, of some of
-    a job's rows (one candidate's cells, one group's rows): the fields CandidateSummary and
-    GroupSummary share."""
+    """The rows counted, the mean score with its interval, and the tag scores with their row
+    counts, of some of a job's rows (one candidate's cells, one group's rows): the fields of
+    evalq.core.models.ScoreFigures, which CandidateSummary and GroupSummary extend."""
     overall = mean_interval([r.score for r in rows if r.score is not None])
     by_tag = {tag: mean_interval(values) for tag, values in tag_values(rows).items()}
     return {
+        "rows": len(rows),
+        "rows_scored": sum(r.status == "scored" for r in rows),
         "mean_score": overall.mean,
         "ci95": overall.ci95,
         "ci_method": overall.method,

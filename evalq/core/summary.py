@@ -29,8 +29,6 @@ def candidate_summaries(
     for name in [*order, *named]:
         own = [r for r in rows if r.candidate == name]
         out[name] = CandidateSummary(
-            rows=len(own),
-            rows_scored=sum(r.status == "scored" for r in own),
             rows_partial=sum(r.status == "partial" for r in own),
             rows_failed=sum(r.status == "failed" for r in own),
             **score_figures(own),
@@ -170,8 +168,13 @@ def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
 
 def _agreement(rows: list[RowResult], config: JobConfig) -> Any:
     """The judge's agreement with the dataset's human labels (evalq.core.human_agreement),
-    imported when a summary is built: reading a stored one (`evalq status` of a finished job)
-    does not load its statistics (numpy)."""
+    imported only for a job that has labels: reading a stored summary, or building one for a
+    job without labels (`evalq status` of a running job), does not load its statistics
+    (numpy)."""
+    from evalq.core.human_labels import label_sources
+
+    if not label_sources(rows, config):
+        return None
     from evalq.core.human_agreement import human_agreement
 
     return human_agreement(rows, config)

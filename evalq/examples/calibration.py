@@ -15,10 +15,10 @@ A real judge will agree in its own way; this is what the demo and the tests rank
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from evalq.examples.datasets import write_rows
 from evalq.examples.ratings import BEES, LIGHTHOUSES, TIDES, VOLCANOES
 
 CALIBRATION_FILE = "calibration.jsonl"
@@ -185,8 +185,4 @@ def calibration_rows() -> list[dict[str, Any]]:
 
 def write_calibration_example(dest: str | Path) -> Path:
     """The example as JSONL in ``dest``, for `evalq calibrate FILE --human human ...`."""
-    path = Path(dest) / CALIBRATION_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = calibration_rows()
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
+    return write_rows(Path(dest) / CALIBRATION_FILE, calibration_rows())

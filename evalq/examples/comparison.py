@@ -12,14 +12,13 @@ jobs) and one dataset with a media column per model (`candidates.jsonl`, for
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from evalq.examples.datasets import write_rows
 from evalq.examples.gecko import (
     GECKO_IMAGE_EXAMPLES,
     DrawnShape,
-    ExampleImage,
     draw_example,
     shapes_in_a_row,
 )
@@ -79,9 +78,7 @@ def write_comparison_example(dest: Path, *, size_px: int = 256) -> ComparisonExa
         shapes, missed = SLOPPY[example.stem]
         drawings = {
             "exact": example,
-            "sloppy": ExampleImage(
-                example.stem, shapes, example.match, example.near_miss, example.background
-            ),
+            "sloppy": replace(example, shapes=shapes),
         }
         row: dict[str, str] = {"id": example.stem, "prompt": example.match}
         for model, drawing in drawings.items():
@@ -90,10 +87,6 @@ def write_comparison_example(dest: Path, *, size_px: int = 256) -> ComparisonExa
             per_model[model].append({**row, "image": ref})
             row = {**row, model: ref}
         combined.append({**row, "sloppy_misses": missed})
-    paths = {}
-    for model, rows in per_model.items():
-        paths[model] = dest / f"{model}.jsonl"
-        paths[model].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    candidates = dest / "candidates.jsonl"
-    candidates.write_text("".join(json.dumps(r) + "\n" for r in combined), encoding="utf-8")
+    paths = {model: write_rows(dest / f"{model}.jsonl", rows) for model, rows in per_model.items()}
+    candidates = write_rows(dest / "candidates.jsonl", combined)
     return ComparisonExample(paths, candidates, len(combined))

@@ -8,12 +8,13 @@ flat coloured shapes because those are what the fake server's simulated judge ca
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw
+
+from evalq.examples.datasets import match_rows, write_rows
 
 DATASET_FILE = "gecko_image.jsonl"
 IMAGES_DIR = "images"
@@ -137,14 +138,9 @@ def write_gecko_image_example(dest: Path, *, size_px: int = 256) -> Path:
     for example in GECKO_IMAGE_EXAMPLES:
         name = f"{example.stem}.png"
         draw_example(example, size_px).save(images / name, format="PNG")
-        image_ref = f"{IMAGES_DIR}/{name}"
-        rows.append({"id": f"{example.stem}-match", "prompt": example.match, "image": image_ref})
-        rows.append(
-            {"id": f"{example.stem}-near-miss", "prompt": example.near_miss, "image": image_ref}
-        )
-    dataset = dest / DATASET_FILE
-    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return dataset
+        ref = f"{IMAGES_DIR}/{name}"
+        rows += match_rows(example.stem, example.match, example.near_miss, "image", ref)
+    return write_rows(dest / DATASET_FILE, rows)
 
 
 def draw_example(example: ExampleImage, size_px: int = 256) -> Image.Image:

@@ -9,8 +9,9 @@ the context. A judge that reads the context should pass the first and fail the o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from evalq.examples.datasets import write_rows
 
 DATASET_FILE = "groundedness.jsonl"
 
@@ -55,6 +56,7 @@ MEMORY_QUERY = (
     "How does virtual memory improve the efficiency of real physical memory (RAM) usage in "
     "computer systems?"
 )
+
 MEMORY_CONTEXT = """Virtual memory is a computer system technique which gives an application program
 the impression that it has contiguous working memory (an address space), while in fact it may be
 physically fragmented and may even overflow on to disk storage. Systems that use this technique
@@ -146,10 +148,4 @@ def groundedness_rows() -> list[dict[str, str]]:
 
 def write_groundedness_example(dest: Path) -> Path:
     """Write the example dataset into the folder ``dest``; returns the JSONL file's path."""
-    dest.mkdir(parents=True, exist_ok=True)
-    path = dest / DATASET_FILE
-    path.write_text(
-        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in groundedness_rows()),
-        encoding="utf-8",
-    )
-    return path
+    return write_rows(dest / DATASET_FILE, groundedness_rows(), ensure_ascii=False)

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalq.examples.datasets import write_rows
+
 POINTWISE_FILE = "pointwise.jsonl"
 POINTWISE_CANDIDATES_FILE = "pointwise-candidates.jsonl"
 # The two "models" of the candidates example: the faithful summary and the poor one.
@@ -57,12 +59,6 @@ LIGHTHOUSES = (
     "identify it at night. Most lighthouses are now automated, and satellite navigation has "
     "made many of them a backup rather than the main aid to ships."
 )
-
-
-def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 def _pdf_escape(text: str) -> str:
@@ -118,73 +114,57 @@ def write_documents(dest: Path) -> tuple[Path, Path]:
     return bees, write_pdf(docs / "volcanoes.pdf", VOLCANOES)
 
 
+# Per source: its id, the prompt, where the passage is given (a context column or a document
+# file), the faithful summary and the poor one (invented, off-topic or padded).
+_POINTWISE_SOURCES: tuple[tuple[str, str, dict[str, str], str, str], ...] = (
+    (
+        "tides",
+        "Summarise the passage in two sentences.",
+        {"context": TIDES},
+        "Tides are the rise and fall of sea level caused mainly by the Moon's gravitational "
+        "pull, with most coasts seeing two high and two low tides each lunar day. Spring tides "
+        "are larger when the Sun, Moon and Earth line up, neap tides smaller at the quarter "
+        "moons, and coastline shape can amplify the range.",
+        "Ocean waves are driven by strong afternoon winds. Sailors prefer calm winter weather, "
+        "and storms usually arrive without warning.",
+    ),
+    (
+        "bees",
+        "Summarise the document for a beginner beekeeper.",
+        {"document": f"{DOCS_DIR}/honeybees.txt"},
+        "A honeybee colony has one queen, thousands of female workers and some male drones. "
+        "Workers change jobs as they age, from feeding larvae to building comb to foraging, and "
+        "foragers share flower locations through the waggle dance. Nectar becomes honey as "
+        "enzymes are added and water evaporates, and a strong colony stores honey to survive "
+        "the winter.",
+        "Bees bees bees are are nice nice nice and and make make things",
+    ),
+    (
+        "volcanoes",
+        "Summarise the document in three sentences.",
+        {"document": f"{DOCS_DIR}/volcanoes.pdf"},
+        "Volcanoes form where magma reaches the surface, mostly along plate boundaries such as "
+        "mid-ocean ridges and subduction zones, and also over hotspots like Hawaii. How "
+        "explosive an eruption is depends on the silica and gas content of the magma. "
+        "Scientists forecast eruptions by monitoring earthquakes, ground swelling and gas "
+        "emissions.",
+        "Mountains grow slowly because glaciers push rocks upward every century. Climbers enjoy "
+        "them. Tourism brings money to nearby villages.",
+    ),
+)
+
+
 def write_pointwise_example(dest: str | Path) -> Path:
     """Summaries to rate with --template summarization_quality: each source has a faithful
-    summary (id ...-good) and a poor one (...-bad: invented, off-topic or padded)."""
+    summary (id ...-good) and a poor one (...-bad)."""
     dest = Path(dest)
     write_documents(dest)
     rows = [
-        {
-            "id": "tides-good",
-            "prompt": "Summarise the passage in two sentences.",
-            "context": TIDES,
-            "response": (
-                "Tides are the rise and fall of sea level caused mainly by the Moon's "
-                "gravitational pull, with most coasts seeing two high and two low tides each "
-                "lunar day. Spring tides are larger when the Sun, Moon and Earth line up, neap "
-                "tides smaller at the quarter moons, and coastline shape can amplify the range."
-            ),
-        },
-        {
-            "id": "tides-bad",
-            "prompt": "Summarise the passage in two sentences.",
-            "context": TIDES,
-            "response": (
-                "Ocean waves are driven by strong afternoon winds. Sailors prefer calm winter "
-                "weather, and storms usually arrive without warning."
-            ),
-        },
-        {
-            "id": "bees-good",
-            "prompt": "Summarise the document for a beginner beekeeper.",
-            "document": f"{DOCS_DIR}/honeybees.txt",
-            "response": (
-                "A honeybee colony has one queen, thousands of female workers and some male "
-                "drones. Workers change jobs as they age, from feeding larvae to building comb "
-                "to foraging, and foragers share flower locations through the waggle dance. "
-                "Nectar becomes honey as enzymes are added and water evaporates, and a strong "
-                "colony stores honey to survive the winter."
-            ),
-        },
-        {
-            "id": "bees-bad",
-            "prompt": "Summarise the document for a beginner beekeeper.",
-            "document": f"{DOCS_DIR}/honeybees.txt",
-            "response": "Bees bees bees are are nice nice nice and and make make things",
-        },
-        {
-            "id": "volcanoes-good",
-            "prompt": "Summarise the document in three sentences.",
-            "document": f"{DOCS_DIR}/volcanoes.pdf",
-            "response": (
-                "Volcanoes form where magma reaches the surface, mostly along plate boundaries "
-                "such as mid-ocean ridges and subduction zones, and also over hotspots like "
-                "Hawaii. How explosive an eruption is depends on the silica and gas content of "
-                "the magma. Scientists forecast eruptions by monitoring earthquakes, ground "
-                "swelling and gas emissions."
-            ),
-        },
-        {
-            "id": "volcanoes-bad",
-            "prompt": "Summarise the document in three sentences.",
-            "document": f"{DOCS_DIR}/volcanoes.pdf",
-            "response": (
-                "Mountains grow slowly because glaciers push rocks upward every century. "
-                "Climbers enjoy them. Tourism brings money to nearby villages."
-            ),
-        },
+        {"id": f"{source}-{quality}", "prompt": prompt, **passage, "response": response}
+        for source, prompt, passage, good, bad in _POINTWISE_SOURCES
+        for quality, response in (("good", good), ("bad", bad))
     ]
-    return _write_rows(dest / POINTWISE_FILE, rows)
+    return write_rows(dest / POINTWISE_FILE, rows)
 
 
 def write_pointwise_candidates_example(dest: str | Path) -> Path:
@@ -200,7 +180,7 @@ def write_pointwise_candidates_example(dest: str | Path) -> Path:
         response = record.pop("response")
         row = rows.setdefault(source, {"id": source, **record})
         row["faithful" if quality == "good" else "poor"] = response
-    return _write_rows(dest / POINTWISE_CANDIDATES_FILE, list(rows.values()))
+    return write_rows(dest / POINTWISE_CANDIDATES_FILE, list(rows.values()))
 
 
 def write_pairwise_example(dest: str | Path) -> Path:
@@ -260,7 +240,7 @@ def write_pairwise_example(dest: str | Path) -> Path:
             "response_b": "Its characteristic: each lighthouse had its own pattern of flashes.",
         },
     ]
-    return _write_rows(dest / PAIRWISE_FILE, rows)
+    return write_rows(dest / PAIRWISE_FILE, rows)
 
 
 # Answers written under three guidance prompts, as in the seed notebook's prompt comparison:
@@ -348,4 +328,4 @@ def write_rank_example(dest: str | Path) -> Path:
         }
         for row_id, question, context, terse, moderate, cited in _RANK_ROWS
     ]
-    return _write_rows(dest / RANK_FILE, rows)
+    return write_rows(dest / RANK_FILE, rows)

@@ -14,7 +14,6 @@ accepts video/avi. Output is byte-for-byte stable for a given Pillow.
 from __future__ import annotations
 
 import io
-import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from evalq.examples.datasets import match_rows, write_rows
 from evalq.examples.gecko import DrawnShape, ExampleImage, draw_example
 
 DATASET_FILE = "gecko_video.jsonl"
@@ -218,8 +218,5 @@ def write_gecko_video_example(dest: Path) -> Path:
         name = f"{clip.stem}.avi"
         (videos / name).write_bytes(clip_bytes(clip))
         ref = f"{VIDEOS_DIR}/{name}"
-        rows.append({"id": f"{clip.stem}-match", "prompt": clip.match, "video": ref})
-        rows.append({"id": f"{clip.stem}-near-miss", "prompt": clip.near_miss, "video": ref})
-    dataset = dest / DATASET_FILE
-    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return dataset
+        rows += match_rows(clip.stem, clip.match, clip.near_miss, "video", ref)
+    return write_rows(dest / DATASET_FILE, rows)

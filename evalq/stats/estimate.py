@@ -15,7 +15,7 @@ left out and counted; when more than half are undefined there is no interval at 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +77,20 @@ def check_resamples(resamples: int) -> None:
 def block_size(items: int) -> int:
     """Resamples per vectorised block so a block holds at most BLOCK_CELLS numbers."""
     return max(1, BLOCK_CELLS // max(1, items))
+
+
+def resampled_counts(
+    n: int, p: Floats, resamples: int, seed: int, *, width: int | None = None
+) -> Iterator[Floats]:
+    """Bootstrap resamples as multinomial counts of ``n`` draws over the cells of ``p``,
+    seeded, a block of rows at a time: every resampling statistic here draws this way, so
+    the same seed gives the same resamples whichever statistic asks. ``width``: numbers a
+    resample takes once the statistic expands it (default: one per cell), what bounds a block
+    to BLOCK_CELLS."""
+    rng = np.random.default_rng(seed)
+    step = block_size(len(p) if width is None else width)
+    for done in range(0, resamples, step):
+        yield rng.multinomial(n, p, size=min(step, resamples - done)).astype(float)
 
 
 def percentile_interval(

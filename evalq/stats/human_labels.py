@@ -28,9 +28,9 @@ from evalq.stats.estimate import (
     SEED,
     Estimate,
     Floats,
-    block_size,
     check_resamples,
     percentile_interval,
+    resampled_counts,
     same_length,
     undefined,
 )
@@ -133,12 +133,6 @@ def cohen_kappa(
     if np.isnan(value):
         why = "both sides gave one and the same label throughout: no disagreement to expect"
         return undefined(n, method, why)
-    rng = np.random.default_rng(seed)
-    draws: list[Floats] = []
-    done, step = 0, block_size(k * k)
-    while done < resamples:
-        size = min(step, resamples - done)
-        draws.append(_kappas(rng.multinomial(n, table / n, size=size).astype(float), w))
-        done += size
+    draws = [_kappas(counts, w) for counts in resampled_counts(n, table / n, resamples, seed)]
     ci, note = percentile_interval(np.concatenate(draws), resamples)
     return Estimate(value, ci, n, method, note)

@@ -47,9 +47,9 @@ from evalq.stats.estimate import (
     Estimate,
     Floats,
     as_floats,
-    block_size,
     check_resamples,
     percentile_interval,
+    resampled_counts,
     same_length,
     undefined,
 )
@@ -155,14 +155,10 @@ def pairwise_accuracy(
     if pairs.groups < 2:
         why = "all pairs are in one group: a bootstrap over groups has nothing to resample"
         return Estimate(float(value[0]), None, n, method, why)
-    rng = np.random.default_rng(seed)
-    draws: list[Floats] = []
-    step = block_size(n)
-    done = 0
-    while done < resamples:
-        size = min(step, resamples - done)
-        counts = rng.multinomial(pairs.groups, np.full(pairs.groups, 1 / pairs.groups), size)
-        draws.append(_accuracy(pairs, counts[:, pairs.group].astype(float), cut)[0])
-        done += size
+    uniform = np.full(pairs.groups, 1 / pairs.groups)
+    draws = [
+        _accuracy(pairs, counts[:, pairs.group], cut)[0]
+        for counts in resampled_counts(pairs.groups, uniform, resamples, seed, width=n)
+    ]
     ci, note = percentile_interval(np.concatenate(draws), resamples)
     return Estimate(float(value[0]), ci, n, method, note)

@@ -33,6 +33,7 @@ from evalq.stats.estimate import (
     block_size,
     check_resamples,
     percentile_interval,
+    resampled_counts,
     same_length,
     undefined,
 )
@@ -61,17 +62,8 @@ class _Points:
 
     def draws(self, resamples: int, seed: int) -> list[Floats]:
         """Blocks of resampled counts (resamples x points), seeded."""
-        rng = np.random.default_rng(seed)
         n = int(self.counts.sum())
-        p = self.counts / n
-        blocks: list[Floats] = []
-        done = 0
-        step = block_size(len(self.counts))
-        while done < resamples:
-            size = min(step, resamples - done)
-            blocks.append(rng.multinomial(n, p, size=size).astype(float))
-            done += size
-        return blocks
+        return list(resampled_counts(n, self.counts / n, resamples, seed))
 
 
 def _group_totals(w: Floats, code: np.ndarray, groups: int) -> Floats:

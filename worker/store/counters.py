@@ -73,8 +73,8 @@ def usage_counters(usage: Usage) -> dict[str, int]:
     """A call's usage as job-hash counters: per role and model, and the priced spend."""
     counters = {
         usage_field(usage.role, kind, usage.model): amount
-        for kind, amount in (*usage.tokens().items(), ("cost_nanos", usage.cost_nanos))
-        if amount
+        for kind in USAGE_KINDS
+        if (amount := getattr(usage, kind))
     }
     counters["spent_nanos"] = usage.cost_nanos
     return counters

@@ -47,7 +47,7 @@ from click.testing import CliRunner
 from evalq.client.cli import main
 result = CliRunner().invoke(main, ["status", sys.argv[1], "--redis-url", sys.argv[2]])
 assert result.exit_code == 0, result.output
-assert sys.argv[1] in result.output and "finished" in result.output, result.output
+assert sys.argv[1] in result.output and sys.argv[4] in result.output, result.output
 heavy = json.loads(sys.argv[3])
 print(json.dumps(sorted(m for m in sys.modules if m.startswith(tuple(heavy)))))
 """
@@ -74,4 +74,14 @@ def test_help_loads_none_of_the_heavy_modules() -> None:
 def test_status_loads_only_the_reads(store: Store, scratch_url: str) -> None:
     job_id = plant_job(store, 0)
     finalize(store, job_id)
-    assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(NOT_FOR_STATUS)) == []
+    assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(NOT_FOR_STATUS), "finished") == []
+
+
+def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statistics(
+    store: Store, scratch_url: str
+) -> None:
+    """A running job's summary is built on every `evalq status`; numpy and the agreement
+    bootstraps are for jobs with human labels only."""
+    job_id = plant_job(store, 3)
+    agreement = ("numpy", "evalq.stats.human", "evalq.core.human_agreement")
+    assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []

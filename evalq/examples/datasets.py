@@ -1,0 +1,30 @@
+"""How every example writes its dataset, and the two rows a Gecko example picture gets.
+
+A dataset is JSONL: one row a line, UTF-8, its folder made if need be. A Gecko example (an
+image or a clip) is asked about twice, with a prompt it matches and with a near miss, so a
+judge that looks at it should score the first row higher."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+
+def write_rows(path: Path, rows: Iterable[Mapping[str, Any]], *, ensure_ascii: bool = True) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(row, ensure_ascii=ensure_ascii) + "\n" for row in rows)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def match_rows(
+    stem: str, match: str, near_miss: str, column: str, ref: str
+) -> list[dict[str, str]]:
+    """The picture ``ref`` (in ``column``) under the prompt it matches (id STEM-match) and
+    under its near miss (STEM-near-miss)."""
+    return [
+        {"id": f"{stem}-match", "prompt": match, column: ref},
+        {"id": f"{stem}-near-miss", "prompt": near_miss, column: ref},
+    ]
