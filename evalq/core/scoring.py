@@ -59,48 +59,43 @@ def question_results(
     questions: Sequence[Question], verdicts: Mapping[int, Verdict]
 ) -> list[QuestionResult]:
     """Pair each question with its verdict; a missing verdict is an unscored judge_error."""
-    out = []
-    for i, q in enumerate(questions):
-        v = verdicts.get(i)
-        if v is None:
-            out.append(
-                QuestionResult(
-                    question=q.question,
-                    tag=q.tag,
-                    expected=q.expected,
-                    answer=None,
-                    result=None,
-                    status="unscored",
-                    reason="judge_error",
-                    detail="no verdict was recorded",
-                    keywords=q.keywords,
-                    source=q.source,
-                    human=q.human,
-                    human_error=q.human_error,
-                )
-            )
-            continue
-        result = None
-        if v.status == "ok" and v.answer is not None:
-            result = 1 if answers_match(q.expected, v.answer) else 0
-        out.append(
-            QuestionResult(
-                question=q.question,
-                tag=q.tag,
-                expected=q.expected,
-                answer=v.answer,
-                result=result,
-                status="ok" if result is not None else "unscored",
-                reason=v.reason if result is None else None,
-                detail=v.detail,
-                keywords=q.keywords,
-                judge_model=v.judge_model,
-                source=q.source,
-                human=q.human,
-                human_error=q.human_error,
-            )
+    return [_question_result(q, verdicts.get(i)) for i, q in enumerate(questions)]
+
+
+def _question_result(q: Question, v: Verdict | None) -> QuestionResult:
+    if v is None:
+        return QuestionResult(
+            question=q.question,
+            tag=q.tag,
+            expected=q.expected,
+            answer=None,
+            result=None,
+            status="unscored",
+            reason="judge_error",
+            detail="no verdict was recorded",
+            keywords=q.keywords,
+            source=q.source,
+            human=q.human,
+            human_error=q.human_error,
         )
-    return out
+    result = None
+    if v.status == "ok" and v.answer is not None:
+        result = 1 if answers_match(q.expected, v.answer) else 0
+    return QuestionResult(
+        question=q.question,
+        tag=q.tag,
+        expected=q.expected,
+        answer=v.answer,
+        result=result,
+        status="ok" if result is not None else "unscored",
+        reason=v.reason if result is None else None,
+        detail=v.detail,
+        keywords=q.keywords,
+        judge_model=v.judge_model,
+        source=q.source,
+        human=q.human,
+        human_error=q.human_error,
+    )
 
 
 def score_questions(
