@@ -122,6 +122,11 @@ class GeckoMetric:
     validator_spec: ValidatorSpec
     plan_model = GeckoPlan
 
+    def __init__(self) -> None:
+        # Every Gecko dataset is a prompt and its media, with an optional id and own questions.
+        self.required_columns = ("prompt", self.media_field)
+        self.known_columns = frozenset({"id", "prompt", self.media_field, "questions"})
+
     def row_questions(self, value: Any, row_id: str) -> list[Question] | None:
         """The row's own questions (the dataset's `questions` field), validated."""
         return parse_questions(value, row_id)
@@ -290,8 +295,6 @@ class GeckoImage(GeckoMetric):
 
     name = "gecko-image"
     media_field = "image"
-    required_columns: tuple[str, ...] = ("prompt", "image")
-    known_columns = frozenset({"id", "prompt", "image", "questions"})
     rubric_spec = IMAGE_RUBRIC
     validator_spec = IMAGE_VALIDATOR
 

@@ -74,8 +74,6 @@ class GeckoVideo(GeckoMetric):
 
     name = "gecko-video"
     media_field = "video"
-    required_columns: tuple[str, ...] = ("prompt", "video")
-    known_columns = frozenset({"id", "prompt", "video", "questions"})
     rubric_spec = VIDEO_RUBRIC
     validator_spec = VIDEO_VALIDATOR
 
