@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evalq.core.errors import JudgeError, LimiterBusy, RateLimited
+from evalq.core.errors import CallCost, JudgeError, LimiterBusy, RateLimited
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ensure_complete
-from evalq.core.pricing import Price, Usage, call_cost_nanos, price_for
+from evalq.core.pricing import Price, Usage, price_for, priced_usage
 from worker.budget import pause_if_spent, settle
 from worker.judge_layer import JudgeLayer
 from worker.store import Store
@@ -49,18 +49,15 @@ class AccountingJudge(JudgeLayer):
         self._output = f"{prefix}output_tokens"
         self._thoughts, self._cached = f"{prefix}thought_tokens", f"{prefix}cached_tokens"
 
-    def _usage(self, request: JudgeRequest, spent: JudgeReply | JudgeError) -> Usage | None:
-        calls, prompt, output = spent.attempts, spent.prompt_tokens, spent.output_tokens
-        thought, cached = spent.thought_tokens, spent.cached_tokens
-        if not (calls or prompt or output or thought):
+    def _usage(self, request: JudgeRequest, spent: JudgeReply | CallCost) -> Usage | None:
+        if not (
+            spent.attempts or spent.prompt_tokens or spent.output_tokens or spent.thought_tokens
+        ):
             return None
-        cost = 0
-        if self._price is not None:
-            cost = call_cost_nanos(self._price, prompt, output, thought, cached, batch=self._batch)
         role = "candidate" if self._candidate else request.role
-        return Usage(role, self.model, calls, prompt, output, thought, cached, cost)
+        return priced_usage(role, self.model, spent.attempts, spent, self._price, batch=self._batch)
 
-    def _account(self, request: JudgeRequest, spent: JudgeReply | JudgeError, **more: int) -> None:
+    def _account(self, request: JudgeRequest, spent: JudgeReply | CallCost, **more: int) -> None:
         counters = {
             self._calls: spent.attempts,
             self._prompt: spent.prompt_tokens,
@@ -86,7 +83,7 @@ class AccountingJudge(JudgeLayer):
             reply = self._inner.generate(request)
         except JudgeError as exc:
             server_429 = isinstance(exc, RateLimited) and not isinstance(exc, LimiterBusy)
-            self._account(request, exc, rate_limited=int(server_429))
+            self._account(request, exc.cost, rate_limited=int(server_429))
             raise
         if reply.cached:
             hits = {"cache_hits": 1, "simulated_calls": int(reply.simulated)}

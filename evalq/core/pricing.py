@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from evalq.core.thinking import model_name
 
@@ -226,6 +226,34 @@ class Usage:
 
     def tokens(self) -> dict[str, int]:
         return {kind: getattr(self, kind) for kind in TOKEN_KINDS}
+
+
+class Billed(Protocol):
+    """The tokens a call was billed for, as a reply (evalq.core.judge.JudgeReply) or a failed
+    call's cost (evalq.core.errors.CallCost) carries them."""
+
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def thought_tokens(self) -> int: ...
+    @property
+    def cached_tokens(self) -> int: ...
+
+
+def priced_usage(
+    role: str, model: str, calls: int, billed: Billed, price: Price | None, *, batch: bool
+) -> Usage:
+    """What `calls` calls billed, priced by call_cost_nanos: the one way a job's usage is
+    priced, online or for a batch's results. With no price its cost is 0 here; the model is
+    then among the unknown ones (summarize_cost), never priced at 0 in a total."""
+    prompt, output = billed.prompt_tokens, billed.output_tokens
+    thought, cached = billed.thought_tokens, billed.cached_tokens
+    cost = 0
+    if price is not None:
+        cost = call_cost_nanos(price, prompt, output, thought, cached, batch=batch)
+    return Usage(role, model, calls, prompt, output, thought, cached, cost)
 
 
 @dataclass

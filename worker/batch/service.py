@@ -18,7 +18,7 @@ from google import genai
 from google.genai import types
 
 from evalq.core.errors import CallCost
-from evalq.core.pricing import Usage, call_cost_nanos, job_prices, price_for
+from evalq.core.pricing import job_prices, price_for, priced_usage
 from worker.batch import ledger, reading
 from worker.batch.judge import Collector, Group
 from worker.batch.ledger import TERMINAL, BatchRecord
@@ -312,26 +312,7 @@ def _account_unused(
     the role "unmatched" (no request can be named), so cost and the spend cap see them."""
     spent = tally.unused_usage
     price = price_for(model, job_prices(store.config(job_id).prices))
-    cost = 0
-    if price is not None:
-        cost = call_cost_nanos(
-            price,
-            spent.prompt_tokens,
-            spent.output_tokens,
-            spent.thought_tokens,
-            spent.cached_tokens,
-            batch=True,
-        )
-    usage = Usage(
-        role="unmatched",
-        model=model,
-        calls=tally.unused_calls,
-        prompt=spent.prompt_tokens,
-        output=spent.output_tokens,
-        thought=spent.thought_tokens,
-        cached=spent.cached_tokens,
-        cost_nanos=cost,
-    )
+    usage = priced_usage("unmatched", model, tally.unused_calls, spent, price, batch=True)
     counters = {
         "judge_calls": tally.unused_calls,
         "prompt_tokens": spent.prompt_tokens,
@@ -340,7 +321,7 @@ def _account_unused(
         "cached_tokens": spent.cached_tokens,
     }
     spend, cap = store.account(job_id, counters, usage)
-    if cost:
+    if usage.cost_nanos:
         pause_if_spent(store, job_id, spend, cap)
 
 
