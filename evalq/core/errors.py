@@ -105,30 +105,6 @@ class JudgeError(EvalqError):
     def cost(self) -> CallCost:
         return self._cost
 
-    @property
-    def attempts(self) -> int:
-        return self._cost.attempts
-
-    @property
-    def limiter_wait_s(self) -> float:
-        return self._cost.limiter_wait_s
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self._cost.prompt_tokens
-
-    @property
-    def output_tokens(self) -> int:
-        return self._cost.output_tokens
-
-    @property
-    def thought_tokens(self) -> int:
-        return self._cost.thought_tokens
-
-    @property
-    def cached_tokens(self) -> int:
-        return self._cost.cached_tokens
-
     def costing(self, **spent: Any) -> Self:
         """This error with parts of its cost replaced (the judge client adds the attempts and
         limiter waits it counted). A new error: one already raised never changes under the

@@ -92,14 +92,15 @@ def test_only_the_error_module_reads_the_policy() -> None:
 def test_a_failed_calls_cost_is_fixed_when_its_error_is_made() -> None:
     spent = CallCost(attempts=3, limiter_wait_s=1.5, prompt_tokens=40, thought_tokens=300)
     error = TruncatedReply("cut off", cost=spent)
-    assert (error.attempts, error.limiter_wait_s, error.prompt_tokens) == (3, 1.5, 40)
-    assert error.thought_tokens == 300
+    assert error.cost == spent  # 3 attempts, 1.5 s on the limiter, 40 + 300 tokens
     with pytest.raises(AttributeError):
-        error.attempts = 5  # type: ignore[misc]
+        error.cost.attempts = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        error.cost = CallCost()  # type: ignore[misc]
     # The judge client adds what it counted by making a new error; the raised one is unchanged.
     busy = LimiterBusy("far", retry_after_s=12.0, cost=CallCost(attempts=0))
     counted = busy.costing(attempts=2, limiter_wait_s=0.5)
     assert type(counted) is LimiterBusy and counted is not busy
-    assert (counted.attempts, counted.limiter_wait_s, counted.retry_after_s) == (2, 0.5, 12.0)
+    assert (counted.cost, counted.retry_after_s) == (CallCost(attempts=2, limiter_wait_s=0.5), 12.0)
     assert (counted.message, str(counted)) == ("far", "far")
-    assert (busy.attempts, busy.limiter_wait_s) == (0, 0.0)
+    assert busy.cost == CallCost(attempts=0)

@@ -63,7 +63,7 @@ def test_only_a_normal_stop_with_text_is_a_whole_reply() -> None:
         ensure_complete(reply('{"answer": "ye', "MAX_TOKENS"))
     assert "120 prompt tokens, 64 output tokens" in caught.value.message
     assert caught.value.raw == '{"answer": "ye'
-    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (120, 64)
+    assert (caught.value.cost.prompt_tokens, caught.value.cost.output_tokens) == (120, 64)
 
 
 # ---- every metric ----------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_the_guard_stops_a_cancelled_jobs_call_before_the_api(store: Store) -> N
     with pytest.raises(JobHalted, match="job cancelled: no new call") as refused:
         layer.generate(JudgeRequest("p"))
     assert not isinstance(refused.value, BudgetSpent)
-    assert refused.value.attempts == 0 and inner.calls == 1
+    assert refused.value.cost.attempts == 0 and inner.calls == 1
 
 
 def test_the_guard_holds_a_call_the_cap_has_no_room_for_and_pauses_a_spent_job(
@@ -174,7 +174,7 @@ def test_the_guard_holds_a_call_the_cap_has_no_room_for_and_pauses_a_spent_job(
     assert inner.calls == 2 and len(held) == 2 and store.reserved(job) == 2 * estimate
     with pytest.raises(CapBusy, match="reserved by calls in flight") as waits:
         layer.generate(request)  # comes back (a countdown) once the two settle
-    assert policy_of(waits.value) == "countdown" and waits.value.attempts == 0
+    assert policy_of(waits.value) == "countdown" and waits.value.cost.attempts == 0
     assert inner.calls == 2 and store.status(job) == "running"
     store.account(job, {}, Usage("judge", "m", 1, 10, 10, cost_nanos=2 * estimate))
     settle(store, job, held)

@@ -99,7 +99,7 @@ def test_429_with_retry_info_is_retried_after_the_fractional_delay(url: str) -> 
         ask(judge(url))
     assert caught.value.retry == "countdown"
     assert caught.value.retry_after_s == pytest.approx(47.432)
-    assert caught.value.attempts == 1  # a 429 goes back to the task, never retried in-process
+    assert caught.value.cost.attempts == 1  # a 429 goes back to the task, never retried in-process
 
 
 def test_429_per_day_pauses_the_job(url: str) -> None:
@@ -134,7 +134,7 @@ def test_refusals_are_not_retried_and_become_unscored_judge_errors(url: str, nam
     body = fixture(name)["body"]
     assert caught.value.retry == "never"
     assert caught.value.reason == "judge_error"
-    assert caught.value.attempts == 1
+    assert caught.value.cost.attempts == 1
     assert body["error"]["message"] in caught.value.message
     assert caught.value.message.startswith(f"{fixture(name)['status']} {body['error']['status']}")
 
@@ -152,7 +152,7 @@ def test_server_errors_that_persist_end_as_judge_errors(url: str, name: str) -> 
     replay(url, name)
     with pytest.raises(TransientJudgeError) as caught:
         ask(judge(url, attempts=2))
-    assert caught.value.attempts == 2
+    assert caught.value.cost.attempts == 2
     assert caught.value.reason == "judge_error"
 
 

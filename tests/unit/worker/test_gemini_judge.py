@@ -71,8 +71,8 @@ def test_no_text_after_thinking_is_truncated_and_its_tokens_are_kept() -> None:
         judge._reply(thinking_only)
     assert "no text after thinking" in caught.value.message
     assert "300 thinking tokens" in caught.value.message
-    error = caught.value
-    assert (error.prompt_tokens, error.output_tokens, error.thought_tokens) == (40, 0, 300)
+    spent = caught.value.cost
+    assert (spent.prompt_tokens, spent.output_tokens, spent.thought_tokens) == (40, 0, 300)
     empty_stop = thinking_only.model_copy(
         update={"usage_metadata": types.GenerateContentResponseUsageMetadata(prompt_token_count=4)}
     )
@@ -94,7 +94,7 @@ def test_a_200_reply_the_sdk_cannot_read_is_unparseable_once_with_its_tokens(url
     judge = GeminiJudge(MODEL, Settings(gemini_base_url=url, transient_attempts=3))
     with pytest.raises(UnparseableReply, match="google-genai could not read the reply") as caught:
         judge.generate(JudgeRequest(prompt="odd-body here"))
-    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (31, 2)
+    assert (caught.value.cost.prompt_tokens, caught.value.cost.output_tokens) == (31, 2)
     assert fake.stats()["requests"] == 1
 
 

@@ -55,7 +55,7 @@ def test_far_slot_is_busy_and_reserves_nothing(r: Any) -> None:
         limiter.acquire(name, 1)
     assert info.value.retry_after_s == pytest.approx(2.0, abs=0.05)
     # One of evalq's errors: the task reschedules it like a 429, and it cost no request.
-    assert (policy_of(info.value), info.value.attempts) == ("countdown", 0)
+    assert (policy_of(info.value), info.value.cost.attempts) == ("countdown", 0)
     with pytest.raises(LimiterBusy):  # still 2 s away: the refused call took no slot
         limiter.acquire(name, 1)
 

@@ -41,7 +41,8 @@ def failure(body: dict[str, Any]) -> JudgeError:
 
 
 def billed(error: JudgeError) -> tuple[int, int, int, int]:
-    return (error.prompt_tokens, error.output_tokens, error.thought_tokens, error.cached_tokens)
+    spent = error.cost
+    return (spent.prompt_tokens, spent.output_tokens, spent.thought_tokens, spent.cached_tokens)
 
 
 def candidate(finish: str | None, *parts: dict[str, Any]) -> dict[str, Any]:
