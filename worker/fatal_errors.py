@@ -3,8 +3,9 @@
 A bad key (403), an unknown model (404), a budget or schema the model refuses (400): the same
 refusal comes back for every call. After EVALQ_FATAL_ERROR_LIMIT identical refusals in one job
 (counted in Redis, so across workers and hosts) the job pauses with that refusal as its reason;
-`evalq resume` continues it once the cause is fixed. Earlier refusals are unscored judge_error
-verdicts like any other failed call. Different refusals (one bad image, another bad document)
+`evalq resume` continues it once the cause is fixed; a refusal of a call sent before the resume
+arrives late and is not counted again. Earlier refusals are unscored judge_error verdicts like
+any other failed call. Different refusals (one bad image, another bad document)
 are counted apart, so a few bad rows do not stop a job.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from time import monotonic
 
 from evalq.core.errors import BadRequest, CallCost, JobHalted
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
@@ -44,6 +46,7 @@ class FatalErrorGuard(JudgeLayer):
         if self._job_id in _suspect and self._store.status(self._job_id) == "paused":
             reason = self._store.pause_reason(self._job_id) or "paused"
             raise JobHalted(f"job paused: {reason}", cost=CallCost(attempts=0))  # no request made
+        started = monotonic()
         try:
             return self._inner.generate(request)
         except BadRequest as exc:
@@ -51,9 +54,10 @@ class FatalErrorGuard(JudgeLayer):
                 raise
             with _lock:
                 _suspect.add(self._job_id)
-            seen = self._store.count_fatal(self._job_id, f"{self.model}: {exc.message}")
+            signature = f"{self.model}: {exc.message}"
+            seen = self._store.count_fatal(self._job_id, signature, monotonic() - started)
             limit = limit_for(exc.message, self._limit)
-            if seen < limit:
+            if seen < limit:  # 0: sent before the job's last resume, the old cause's answer
                 raise
             refusals = "a refusal" if limit == 1 else f"{limit} identical refusals"
             reason = f"stopped after {refusals} from {self.model}: {exc.message}"

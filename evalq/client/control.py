@@ -95,6 +95,7 @@ def resume_outcome(
         )
     store.set_budget(job_id, cap)
     holding, waiting = store.turn_places(job_id)  # before the rows not done: see _running
+    store.clear_fatal(job_id)  # before running: a late refusal must not meet the old counts
     moved = store.transition(job_id, "running")
     if not moved.changed:
         return ResumeOutcome(job_id, moved.before)  # finished meanwhile: nothing to resume
@@ -102,7 +103,6 @@ def resume_outcome(
     def send_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
         send(app, name, args, countdown_s)
 
-    store.clear_fatal(job_id)
     pending = store.not_done(job_id)
     if not pending:
         finalize(store, job_id)

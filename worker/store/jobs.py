@@ -2,7 +2,7 @@
 refusals counted toward a pause, and exceptions that escaped a task's code.
 
 Keys (worker.keys): job (the hash's config, status, pause_reason, {status}_at and task error
-fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua, record_task_error.lua;
+fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua, record_task_error.lua, count_fatal.lua, restart_fatal.lua;
 create_job counts rejected lines with results' finish_row.lua."""
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "finished": frozenset(),
 }
 TASK_ERROR_MAX_CHARS = 500
+# The refusal counts' field holding when they last restarted (a signature starts with a model).
+FATAL_SINCE = "~since"
 
 
 @dataclass(frozen=True)
@@ -171,17 +173,21 @@ class JobsStore(StoreBase):
 
     # ---- refusals counted toward a pause (worker.fatal_errors) ----
 
-    def count_fatal(self, job_id: str, signature: str) -> int:
-        """Count one more of this refusal for the job; returns how often it was seen."""
-        key = keys.fatal(job_id)
-        pipe = self.r.pipeline()
-        pipe.hincrby(key, signature[:500], 1)
-        pipe.expire(key, self.ttl_s)
-        return int(pipe.execute()[0])
+    def count_fatal(self, job_id: str, signature: str, call_s: float = 0.0) -> int:
+        """Count one more of this refusal for the job; returns how often it was seen since the
+        job last resumed, or 0 when its call (which took `call_s`) was sent before that resume:
+        with many calls in flight, the old cause's refusals arrive after the fix and must not
+        pause the resumed job again."""
+        return int(
+            self._script("count_fatal")(
+                keys=[keys.fatal(job_id)],
+                args=[signature[:500], repr(max(0.0, call_s)), self.ttl_s, FATAL_SINCE],
+            )
+        )
 
     def clear_fatal(self, job_id: str) -> None:
-        """Forget counted refusals (on resume: the cause may have been fixed)."""
-        self.r.delete(keys.fatal(job_id))
+        """Forget counted refusals, and note when, on resume: the cause may have been fixed."""
+        self._script("restart_fatal")(keys=[keys.fatal(job_id)], args=[self.ttl_s, FATAL_SINCE])
 
     # ---- exceptions that escaped a task's code (worker.task_errors) ----
 
