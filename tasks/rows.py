@@ -163,9 +163,16 @@ def _row_task(
     reply = _guarded(
         task, job_id, down_since, lambda: body(task, rt, job_id, row), give_up, waiting
     )
-    if "units" not in reply:  # the row ended (or was let go): its turn is free for another
+    if _turn_free(reply):
         _hand_out_turns(rt)
     return reply
+
+
+def _turn_free(reply: dict[str, Any]) -> bool:
+    """Whether the row task let its turn go: it counted the row (a "status", also when
+    prepare_row answered every unit itself: "units" 0), or let the row go (paused, skipped, a
+    duplicate), rather than sending its units as a chord (only "units")."""
+    return "status" in reply or "units" not in reply
 
 
 def _hand_out_turns(rt: Runtime) -> None:

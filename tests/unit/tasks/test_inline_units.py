@@ -197,3 +197,21 @@ def test_a_row_answered_inline_is_recorded_after_redis_lost_its_scripts(
     after = runner.client.summary(second)
     assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 3, 3)
     assert scores(runner, second) == scores(runner, first)
+
+
+def test_a_row_answered_from_the_cache_hands_its_turn_to_the_next_row(
+    runner_on: RunnerOn, fake: FakeGemini
+) -> None:
+    """A cached rerun larger than the turn window: each row prepare_row finishes itself frees
+    its turn for a waiting row at once (it used to wait for the watchdog's next sweep: a
+    100-row cached rerun on one worker took 17 s instead of about one)."""
+    runner = runner_on(RUNNER_DB, EVALQ_TURN_WINDOW="1", EVALQ_TURN_WINDOW_MIN="1")
+    fake.script([{"match": "Il-turns", "reply": rating(3)}])
+    submit(runner, "Il-turns", rows=3, samples=1)
+    runner.drain()
+    second = submit(runner, "Il-turns", rows=3, samples=1)
+    assert len(runner.queue) == 1  # the window: one row at a time
+    ran = runner.drain()
+    assert names(ran) == ["prepare_row"] * 3  # each handed the next its turn
+    summary = runner.client.summary(second)
+    assert (summary.status, summary.rows_done, summary.units_inline) == ("finished", 3, 3)
