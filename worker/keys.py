@@ -46,7 +46,8 @@ after call_cache_ttl_s.
                                               flight of a job with a spend cap; the job hash's
                                               reserved_nanos is their sum (worker.budget)
     evalq:job:{job}:fatal               HASH  refusal (code, status, message) -> times seen; the
-                                              job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT
+                                              job pauses when one reaches EVALQ_FATAL_ERROR_LIMIT;
+                                              ~since: when the counts restarted (last resume)
     evalq:job:{job}:file:{sha256}       STRING a large media file's Files API record (name, URI)
     evalq:job:{job}:file:{sha256}:lock  STRING the worker uploading that file (owner token)
     evalq:job:{job}:batches             HASH  batch mode's ledger: local batch id (r{round}-{n})
