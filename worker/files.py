@@ -340,7 +340,10 @@ def deliver_media(
     memo_key = (job_id, ref, allowed, settings.inline_max_bytes, rules)
     if (done := _memo.get(memo_key)) is not None:
         return done
-    part = cache.load(ref, row_id, field, rules, allowed)
+    # Keyed by the rules too: bytes one job may read are not handed to a job that may not.
+    part = cache.get_or_load(
+        (ref, allowed, rules), lambda: load_media(ref, row_id, field, rules, allowed)
+    )
     size = len(part.data or b"")
     if part.data is None or size <= settings.inline_max_bytes:
         return part
