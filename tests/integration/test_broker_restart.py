@@ -70,16 +70,29 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path, worker_pool
             assert s.redis.proc is not None
             stop(s.redis.proc, sig=signal.SIGKILL if restart % 2 else signal.SIGTERM)
             s.redis.proc = start_redis(tmp_path / "redis", appendonly=True, port=s.redis.port).proc
-            wait_for(
-                lambda n=seen: connects(s.pool.logs()) > n or worker.poll() is not None,  # type: ignore[misc]
-                120,
-                f"the worker to reconnect after restart {restart + 1}",
-            )
+            back = int(client.store.job_hash(job).get("rows_done", 0))
+            # The consumer logs a reconnect once it notices the restart; a row done since the
+            # restart shows the worker came through it too. A stall fails with the worker's log.
+            try:
+                wait_for(
+                    lambda n=seen, d=back: (  # type: ignore[misc]
+                        connects(s.pool.logs()) > n
+                        or int(client.store.job_hash(job).get("rows_done", 0)) > d
+                        or worker.poll() is not None
+                    ),
+                    120,
+                    f"the worker to reconnect or finish a row after restart {restart + 1}",
+                )
+            except TimeoutError as stalled:
+                raise AssertionError(
+                    f"{stalled}; the worker's log:\n{s.pool.logs()[-6000:]}"
+                ) from None
             assert worker.poll() is None, s.pool.logs()[-4000:]
         summary = client.wait(job, timeout_s=600)
         results = client.results(job)
         logs = s.pool.logs()
         assert worker.poll() is None
+    assert connects(logs) > 1, "no restart reached the worker's consumer"
     assert summary.status == "finished"
     assert summary.rows_done == rows
     assert len(results) == len({r.id for r in results}) == rows
