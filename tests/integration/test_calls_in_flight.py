@@ -20,10 +20,12 @@ pytestmark = pytest.mark.integration
 
 IN_FLIGHT = 500
 ROWS = 190  # three questions each: 570 calls, all of which the pool can hold at once
-# Long enough that building and sending 500 requests (CPU in one process, on a shared machine)
-# ends before the first answer comes back; the test waits on counts, never on this, and ends
-# the hold as soon as it has seen them.
-LATENCY_MS = 30_000
+# Longer than the test waits for the calls to pile up (240 s), so no answer comes back before
+# the test ends the hold, however slowly a loaded machine builds and sends 500 requests. The
+# judge's timeout and the watchdog's stall timeout are raised past it: a held call is neither
+# abandoned by the worker nor re-driven.
+LATENCY_MS = 300_000
+HOLD_S = str(LATENCY_MS // 1000 + 100)
 
 
 def vm_rss_kib(pid: int) -> int:
@@ -41,6 +43,8 @@ def test_one_gevent_worker_holds_500_judge_calls_in_flight(tmp_path: Path) -> No
         str(LATENCY_MS),
         concurrency=ROWS * 4 + 50,  # every row task and every call at once
         EVALQ_WORKER_POOL="gevent",
+        EVALQ_JUDGE_TIMEOUT_S=HOLD_S,
+        EVALQ_STALL_TIMEOUT_S=HOLD_S,
     ) as s:
         (proc,) = s.pool.procs
         client = s.client()
@@ -54,7 +58,7 @@ def test_one_gevent_worker_holds_500_judge_calls_in_flight(tmp_path: Path) -> No
             return rss_kib is not None or client.summary(job).status != "running"
 
         wait_for(done_or_full, 240, f"{IN_FLIGHT} calls open at once, or the job's end")
-        s.set_latency(0)  # seen: the calls held open are answered now, not after 30 s
+        s.set_latency(0)  # seen: the calls held open are answered now
         summary = client.wait(job, timeout_s=240)
         stats = s.stats()
     rss = "not reached" if rss_kib is None else f"{rss_kib / 1024:.0f} MiB"
