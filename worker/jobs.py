@@ -74,7 +74,9 @@ def give_up(store: Store, job_id: str, row_id: str, redrives: int) -> None:
         f"row {row.id}: gave up after {redrives} re-drives without a new verdict "
         "(EVALQ_MAX_REDRIVES): every task that took this row died or hung"
     )
-    result = failed_row(row.id, row.line, row.prompt, "judge_error", error, candidate=row.candidate)
+    result = failed_row(
+        row.id, row.line, row.prompt, "judge_error", error, candidate=row.candidate, extra=row.extra
+    )
     done = store.finish_row(job_id, result)
     if done < 0:
         return  # counted meanwhile

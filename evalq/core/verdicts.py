@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from evalq.core.models import RowResult, UnscoredReason, Verdict
 
 
@@ -35,9 +38,11 @@ def failed_row(
     simulated: bool = False,
     *,
     candidate: str | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> RowResult:
     """A row that could not be evaluated at all (bad input, rubric generation failed); in a
-    multi-candidate job, one candidate's cell of it."""
+    multi-candidate job, one candidate's cell of it. `extra`: the row's own columns when it was
+    read, so a failed row still counts in its group (--group-by) and shows its human label."""
     return RowResult(
         candidate=candidate,
         id=row_id,
@@ -48,4 +53,5 @@ def failed_row(
         reason=reason,
         error=error,
         simulated=simulated,
+        extra=dict(extra or {}),
     )

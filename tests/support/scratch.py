@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import redis
 
@@ -55,10 +56,12 @@ def plant_job(
     same_id: str | None = None,
     mode: str = "online",
     waiting: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> str:
     """A running gecko-image job of `rows` rows (in `mode`), created as the client creates one,
     with no task sent for it; returns its id (a valid client job id). Online, its rows hold
     their turns (worker.turns) as if their tasks had been sent and lost, unless `waiting`.
+    `extra`: the user's own columns, the same in every row.
 
     Rows are r0, r1, … on lines `first_line`, `first_line` + 1, …; with `same_id`, every row
     has that id instead, as a producer that checked nothing would store them. Each names an
@@ -75,7 +78,13 @@ def plant_job(
     )
     ref = MediaRef(kind="path", value="/x.png")
     inputs = [
-        RowInput(id=same_id or f"r{i}", line=first_line + i, prompt="p", media={"image": ref})
+        RowInput(
+            id=same_id or f"r{i}",
+            line=first_line + i,
+            prompt="p",
+            media={"image": ref},
+            extra=dict(extra or {}),
+        )
         for i in range(rows)
     ]
     store.create_job(config, inputs)

@@ -31,7 +31,13 @@ def fail_row(store: Store, job_id: str, line: str, reason: UnscoredReason, error
     """Count the row as failed with `error`."""
     given = store.row(job_id, line)
     result = failed_row(
-        given.id, given.line, given.prompt, reason, error, candidate=given.candidate
+        given.id,
+        given.line,
+        given.prompt,
+        reason,
+        error,
+        candidate=given.candidate,
+        extra=given.extra,
     )
     finish_row(store, job_id, result, store.config(job_id).rows_total)
     return Finished("failed")
