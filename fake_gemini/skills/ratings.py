@@ -158,7 +158,7 @@ def assess(text: str, material: Material) -> Assessment:
     """Quality in [0, 1] from the signals the metric cares about, with what was seen."""
     words = _words(text)
     if not words:
-        return Assessment(0.0, ["the response is empty"])
+        return Assessment(0.0, ["the response has no words"])
     distinct = set(words)
     signals: dict[str, float] = {}
     notes: list[str] = []
