@@ -110,6 +110,9 @@ def create_app(settings: Settings) -> Celery:
         worker_redirect_stdouts=False,
     )
     app.steps["consumer"].add(batching_step(settings.task_event_flush_s))
+    from worker.broker_teardown import GiveBackAfterReconnect
+
+    app.steps["consumer"].add(GiveBackAfterReconnect)
     return app
 
 

@@ -20,21 +20,33 @@ messages.
 
 Nothing is lost either way: kombu's Redis transport keeps every delivered, unacknowledged
 message in Redis (its unacked hash) until it is acknowledged, and workers put such messages back
-on their queue once the visibility timeout has passed; the watchdog drives a row that went quiet
-again sooner (EVALQ_STALL_TIMEOUT_S).
+on their queue once the visibility timeout has passed (EVALQ_VISIBILITY_TIMEOUT_S, 15 minutes by
+default). Waiting that long would hold up the rows those messages carry (a Redis frozen for
+seconds made the give-back time out: the consumer had reserved them and Celery drops what it
+reserved when its connection goes), so the worker remembers what it could not give back and
+does it on its next connection (GiveBackAfterReconnect), as kombu would have done had Redis
+answered. A message whose task is still running here is left to its task; the watchdog
+drives a row that still goes quiet again (EVALQ_STALL_TIMEOUT_S).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
+from collections.abc import Collection
 from typing import Any
 
 import redis
+from celery import bootsteps
 
 logger = logging.getLogger(__name__)
 
 _MARK = "_evalq_teardown_guard"
+
+# Delivery tags this process could not give back at a teardown, for its next connection.
+_unreturned: set[str] = set()
+_unreturned_lock = threading.Lock()
 
 
 def guard_restore_at_teardown() -> None:
@@ -68,19 +80,74 @@ def _detached_is_disconnected(original: Any) -> Any:
 def _give_back_or_say_why(original: Any) -> Any:
     @functools.wraps(original)
     def restore_unacked_once(self: Any, stderr: Any = None) -> Any:
-        held = len(getattr(self, "_delivered", None) or ())
+        held = [str(tag) for tag in getattr(self, "_delivered", None) or ()]
         try:
             return original(self, stderr)
         except Exception as exc:  # anything but a lost connection here would end the worker
+            with _unreturned_lock:
+                _unreturned.update(held)
             logger.warning(
                 "could not give %d unacknowledged message(s) back to the queue while "
-                "the broker connection closed (%r); they stay in Redis's unacked set and return "
-                "to their queue after the visibility timeout (EVALQ_VISIBILITY_TIMEOUT_S). "
-                "The worker reconnects.",
-                held,
+                "the broker connection closed (%r); they stay in Redis's unacked set, and the "
+                "worker gives them back once it has reconnected (or they return to their queue "
+                "after the visibility timeout, EVALQ_VISIBILITY_TIMEOUT_S).",
+                len(held),
                 exc,
             )
             return None
 
     setattr(restore_unacked_once, _MARK, True)
     return restore_unacked_once
+
+
+def give_back_unreturned(qos: Any, busy: Collection[str] = ()) -> int:
+    """Put the messages a teardown could not give back on their queues again, through a live
+    channel's QoS (kombu's restore_by_tag: one transaction each, a no-op for a message already
+    acknowledged or given back). Messages in `busy` (their tasks still run here) are left to
+    their tasks. What fails stays remembered for the next connection. Returns how many."""
+    with _unreturned_lock:
+        tags = sorted(_unreturned - set(busy))
+        _unreturned.clear()
+    for done, tag in enumerate(tags):
+        try:
+            qos.restore_by_tag(tag)
+        except Exception as exc:
+            with _unreturned_lock:
+                _unreturned.update(tags[done:])
+            logger.warning(
+                "could not give %d message(s) back after reconnecting (%r); trying again on the "
+                "next connection",
+                len(tags) - done,
+                exc,
+            )
+            return done
+    if tags:
+        logger.info("gave %d message(s) back to their queues after reconnecting", len(tags))
+    return len(tags)
+
+
+def running_tags() -> set[str]:
+    """The delivery tags of the tasks this worker is running now."""
+    from celery.worker import state
+
+    running = set()
+    for request in list(state.active_requests):
+        tag = getattr(getattr(request, "message", None), "delivery_tag", None)
+        if tag is not None:
+            running.add(str(tag))
+    return running
+
+
+class GiveBackAfterReconnect(bootsteps.StartStopStep):  # type: ignore[misc]
+    """A consumer step: each time the consumer has (re)connected, give back what the last
+    teardown could not."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+
+    def start(self, c: Any) -> None:
+        if c.connection is None or not _unreturned:
+            return
+        try:
+            give_back_unreturned(c.connection.default_channel.qos, running_tags())
+        except Exception:  # never stop the consumer over this: the visibility timeout remains
+            logger.warning("giving messages back after reconnecting failed", exc_info=True)

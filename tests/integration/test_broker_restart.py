@@ -18,7 +18,7 @@ from kombu import Connection
 from devtools.local import ROOT, start_redis, stop, wait_for
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import stack
-from worker.broker_teardown import guard_restore_at_teardown
+from worker.broker_teardown import give_back_unreturned, guard_restore_at_teardown
 
 pytestmark = pytest.mark.integration
 
@@ -51,8 +51,9 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path, worker_pool
     data = shapes_dataset(tmp_path / "data", rows, own_questions=True)
     # The teardown that used to fail races with tasks acknowledging their messages: many tasks
     # at once (each holding a message) make it likely within a few restarts. Messages a
-    # teardown could not give back wait in Redis's unacked set for the visibility timeout; the
-    # watchdog drives their rows again once quiet for the stall timeout.
+    # teardown could not give back wait in Redis's unacked set until the worker has reconnected
+    # (worker.broker_teardown.GiveBackAfterReconnect); the watchdog drives any row that still
+    # goes quiet for the stall timeout.
     with stack(
         tmp_path, "--latency-ms", "500", appendonly=True, concurrency=50, EVALQ_STALL_TIMEOUT_S="8"
     ) as s:
@@ -149,6 +150,42 @@ def test_a_failed_give_back_at_teardown_keeps_the_message_in_redis(
                 "the message back on its queue",
             )
         assert r.hlen("unacked") == 0
+    finally:
+        if server.proc is not None:
+            stop(server.proc)
+
+
+def test_what_a_teardown_could_not_give_back_goes_back_on_the_next_connection(
+    tmp_path: Path,
+) -> None:
+    server = start_redis(tmp_path / "redis")
+    try:
+        r = server.client()
+        guard_restore_at_teardown()
+        with Connection(server.url) as earlier:  # what earlier tests left to give back
+            give_back_unreturned(earlier.default_channel.qos)
+        conn = Connection(server.url)
+        queue = conn.SimpleQueue(QUEUE)
+        for n in (1, 2):
+            queue.put({"n": n})
+        dropped = queue.get(timeout=5)  # reserved, then dropped with the connection
+        running = queue.get(timeout=5)  # its task still runs in this worker
+        conn._do_close_transport()
+        conn.close()  # the give-back fails: both stay in the unacked set
+        assert r.llen(QUEUE) == 0 and r.hlen("unacked") == 2
+
+        # The next connection gives back the dropped one at once, not after the visibility
+        # timeout (15 minutes by default), and leaves the running task's message to it.
+        with Connection(server.url) as later:
+            qos = later.default_channel.qos
+            assert give_back_unreturned(qos, busy={str(running.delivery_tag)}) == 1
+            assert r.llen(QUEUE) == 1 and r.hlen("unacked") == 1
+            again = later.SimpleQueue(QUEUE).get(timeout=5)
+            assert again.payload == dropped.payload == {"n": 1}
+            assert again.headers.get("redelivered") or again.delivery_info.get("redelivered")
+            again.ack()
+            assert give_back_unreturned(qos) == 0  # each given back once, then forgotten
+        assert r.hlen("unacked") == 1  # the running task's, for its own ack
     finally:
         if server.proc is not None:
             stop(server.proc)
