@@ -130,10 +130,14 @@ def unknown_columns_warning(rows: list[RowInput], read: frozenset[str] = frozens
 
 
 def require_text(record: Mapping[str, Any], row_id: str, field_name: str) -> str:
+    """The field's text (a number is taken as its text). A value of another kind (a JSON object,
+    a list, true) is not missing: it is named for what it is."""
     value = record.get(field_name)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    if value is not None and not isinstance(value, str):
+        raise InputError(row_id, field_name, f"must be text, got {type(value).__name__}")
+    if value is None or not value.strip():
         raise MissingField(row_id, field_name, "empty" if isinstance(value, str) else "missing")
     return value.strip()
 

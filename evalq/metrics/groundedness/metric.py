@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from evalq.core.bounds import some_names
 from evalq.core.dataset import has_value, require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError, MissingField, UnparseableReply
@@ -149,6 +150,16 @@ class Groundedness:
             ]
             if unused:
                 warnings.append(f"every row has a response, so {' and '.join(unused)} is unused")
+        elif to_generate < len(rows):
+            # A mixed dataset: an empty cell may be the user's model's own empty answer, which
+            # would otherwise be replaced by another model's answer without a word.
+            missing = [row.id for row in rows if "response" not in row.data]
+            writer = options.get("candidate_model") or "the first judge model"
+            warnings.append(
+                f"{to_generate} of {len(rows)} rows have no response ({some_names(missing)}): "
+                f"the model under test ({writer}; --candidate-model) writes theirs, and those "
+                "rows are scored on its answers"
+            )
         return warnings
 
     def plan(self, ctx: RowContext) -> GroundednessPlan:

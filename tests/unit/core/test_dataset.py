@@ -171,3 +171,23 @@ def test_a_column_some_rows_have_fails_only_the_rows_without_it(folder: Path) ->
     only_bad = write_rows(folder / "e.jsonl", [{"id": "x", "prompt": "p", "image": "img/no.png"}])
     loaded = load_dataset(only_bad)  # the column is there, its file is not: a row's own error
     assert [(e.row_id, e.field) for _, e in loaded.errors] == [("x", "image")]
+
+
+@pytest.mark.parametrize(
+    ("metric", "record", "field", "kind"),
+    [
+        ("groundedness", {"query": "q", "context": {"nested": "object"}}, "context", "dict"),
+        ("groundedness", {"query": "q", "context": ["a", "list"]}, "context", "list"),
+        ("pointwise", {"response": True}, "response", "bool"),
+    ],
+)
+def test_a_field_of_another_kind_than_text_is_named_for_what_it_is_not_missing(
+    folder: Path, metric: str, record: dict[str, object], field: str, kind: str
+) -> None:
+    rows = [{"id": "ok", "query": "q", "context": "c", "response": "r"}, {"id": "odd", **record}]
+    options = {"template": "fluency"} if metric == "pointwise" else {}
+    loaded = load_dataset(write_rows(folder / "d.jsonl", rows), metric, options)
+    (only,) = loaded.errors
+    error = only[1]
+    assert (error.row_id, error.field) == ("odd", field)
+    assert error.message == f"must be text, got {kind}"

@@ -189,6 +189,14 @@ def test_check_warns_about_unused_generation_flags() -> None:
     assert metric.check([row(None)], {"candidate_model": "m"}) == []
 
 
+def test_check_warns_when_some_rows_only_have_their_response_written_by_the_model_under_test() -> (
+    None
+):
+    mixed = [row("Given."), row(None, "r2"), row(None, "r3")]
+    (warning,) = get_metric("groundedness").check(mixed, {"candidate_model": "m"})
+    assert warning.startswith("2 of 3 rows have no response ('r2', 'r3'): the model under test (m")
+
+
 # ---- excerpt checks ---------------------------------------------------------------------------
 
 
