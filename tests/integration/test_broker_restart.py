@@ -9,6 +9,7 @@ import logging
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,35 +61,39 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path, worker_pool
         client = s.client()
         job = client.submit("gecko-image", data, use_cache=False).job_id
         worker = s.pool.procs[0]
-        for restart in range(RESTARTS):
-            done = int(client.store.job_hash(job).get("rows_done", 0))
-            wait_for(
-                lambda d=done: int(client.store.job_hash(job).get("rows_done", 0)) > d,  # type: ignore[misc]
-                120,
-                "a row done since the last restart",
-            )
-            seen = connects(s.pool.logs())
-            assert s.redis.proc is not None
-            stop(s.redis.proc, sig=signal.SIGKILL if restart % 2 else signal.SIGTERM)
-            s.redis.proc = start_redis(tmp_path / "redis", appendonly=True, port=s.redis.port).proc
-            back = int(client.store.job_hash(job).get("rows_done", 0))
-            # The consumer logs a reconnect once it notices the restart; a row done since the
-            # restart shows the worker came through it too. A stall fails with the worker's log.
+
+        def rows_done() -> int:
+            return int(client.store.job_hash(job).get("rows_done", 0))
+
+        def wait_or_show_log(
+            predicate: Callable[[], bool], what: str, timeout_s: float = 120
+        ) -> None:
+            """A stall fails with the worker's log, which CI's output then shows."""
             try:
-                wait_for(
-                    lambda n=seen, d=back: (  # type: ignore[misc]
-                        connects(s.pool.logs()) > n
-                        or int(client.store.job_hash(job).get("rows_done", 0)) > d
-                        or worker.poll() is not None
-                    ),
-                    120,
-                    f"the worker to reconnect or finish a row after restart {restart + 1}",
-                )
+                wait_for(predicate, timeout_s, what)
             except TimeoutError as stalled:
                 raise AssertionError(
                     f"{stalled}; the worker's log:\n{s.pool.logs()[-6000:]}"
                 ) from None
+
+        for restart in range(RESTARTS):
+            done = rows_done()
+            wait_or_show_log(lambda d=done: rows_done() > d, "a row done since the last restart")  # type: ignore[misc]
+            seen = connects(s.pool.logs())
+            assert s.redis.proc is not None
+            stop(s.redis.proc, sig=signal.SIGKILL if restart % 2 else signal.SIGTERM)
+            s.redis.proc = start_redis(tmp_path / "redis", appendonly=True, port=s.redis.port).proc
+            back = rows_done()
+            # The consumer logs a reconnect once it notices the restart; a row done since the
+            # restart shows the worker came through it too.
+            wait_or_show_log(
+                lambda n=seen, d=back: (  # type: ignore[misc]
+                    connects(s.pool.logs()) > n or rows_done() > d or worker.poll() is not None
+                ),
+                f"the worker to reconnect or finish a row after restart {restart + 1}",
+            )
             assert worker.poll() is None, s.pool.logs()[-4000:]
+        wait_or_show_log(lambda: rows_done() >= rows, "every row done", timeout_s=600)
         summary = client.wait(job, timeout_s=600)
         results = client.results(job)
         logs = s.pool.logs()
