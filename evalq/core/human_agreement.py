@@ -28,6 +28,7 @@ from evalq.core.human_labels import (
     SENTENCE_LABELS,
     SENTENCE_LABELS_COLUMN,
     BadLabel,
+    LabelSources,
     label_sources,
     preference,
     rating_label,
@@ -244,9 +245,13 @@ def _level(
     )
 
 
-def human_agreement(rows: Sequence[RowResult], config: JobConfig) -> HumanAgreement | None:
-    """The job's agreement with its human labels, or None when the dataset has none."""
-    sources = label_sources(rows, config)
+def human_agreement(
+    rows: Sequence[RowResult], config: JobConfig, sources: LabelSources | None = None
+) -> HumanAgreement | None:
+    """The job's agreement with its human labels, or None when the dataset has none.
+    `sources`: where the labels are, when the caller has already looked (label_sources)."""
+    if sources is None:
+        sources = label_sources(rows, config)
     if not sources:
         return None
     column, has_questions, has_sentences = sources.column, sources.questions, sources.sentences

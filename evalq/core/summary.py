@@ -173,8 +173,9 @@ def _agreement(rows: list[RowResult], config: JobConfig) -> Any:
     (numpy)."""
     from evalq.core.human_labels import label_sources
 
-    if not label_sources(rows, config):
+    sources = label_sources(rows, config)
+    if not sources:
         return None
     from evalq.core.human_agreement import human_agreement
 
-    return human_agreement(rows, config)
+    return human_agreement(rows, config, sources)

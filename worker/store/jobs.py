@@ -2,8 +2,9 @@
 refusals counted toward a pause, and exceptions that escaped a task's code.
 
 Keys (worker.keys): job (the hash's config, status, pause_reason, {status}_at and task error
-fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua, record_task_error.lua, count_fatal.lua, restart_fatal.lua;
-create_job counts rejected lines with results' finish_row.lua."""
+fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua, record_task_error.lua,
+count_fatal.lua, restart_fatal.lua; create_job counts rejected lines with results'
+finish_row.lua."""
 
 from __future__ import annotations
 
