@@ -33,7 +33,8 @@ from devtools.local import (
 )
 from evalq.client import Client
 from evalq.client.cli import wait_with_progress
-from evalq.client.render import money, print_summary
+from evalq.client.formats import money
+from evalq.client.summary_view import print_summary
 from evalq.examples.gecko import write_gecko_image_example
 from worker.settings import Settings
 
@@ -267,7 +268,7 @@ def main() -> int:
         submitted = client.submit("gecko-image", dataset)
         job_id = submitted.job_id
         console.print(f"job {job_id}: {submitted.dataset.total} rows enqueued")
-        print_summary(console, wait_with_progress(client, job_id, submitted.dataset.total))
+        print_summary(wait_with_progress(client, job_id, submitted.dataset.total))
         out = subprocess.run(
             [*EVALQ, "results", job_id, "--format", "jsonl"],
             cwd=ROOT,

@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.calibration import Calibration, SetupAgreement, counts_text
+from evalq.client.formats import SIMULATED_BANNER, p_text
 from evalq.client.html_page import render_page
-from evalq.client.render import SIMULATED_BANNER, p_text
 from evalq.stats.human import Estimate
 
 SHOWN_IDS = 5  # left-out row ids named per reason; `--json` has them all

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.csv_safe import safe_writer
-from evalq.client.render import SIMULATED_BANNER, figure_text, money, p_text
+from evalq.client.formats import SIMULATED_BANNER, figure_text, money, p_text
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.leaderboard import Standing

@@ -11,8 +11,8 @@ from typing import Any
 from markupsafe import Markup
 
 from evalq.client.compare_render import counts_line
+from evalq.client.formats import figure_text, money, p_text
 from evalq.client.html_page import render_page
-from evalq.client.render import figure_text, money, p_text
 from evalq.client.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, thumbnail
 from evalq.client.row_views import TEXT_METRICS, input_for, row_view
 from evalq.comparisons.comparison import Comparison, PairComparison

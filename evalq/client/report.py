@@ -17,10 +17,11 @@ from typing import Any
 from markupsafe import Markup
 
 from evalq.client.figures import figure_tables
+from evalq.client.formats import money
 from evalq.client.html_page import render_page
 from evalq.client.human_view import REPORT_HEADER, left_out_text, report_rows
-from evalq.client.render import cost_line, money
 from evalq.client.row_views import TEXT_METRICS, input_for, row_view
+from evalq.client.summary_view import cost_line
 from evalq.core.data_roots import DataRoots, read_file
 from evalq.core.models import JobSummary, MediaRef, RowInput, RowResult
 

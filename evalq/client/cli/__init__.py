@@ -15,7 +15,7 @@ import click
 
 from evalq.client.cli import calibrate, compare, control, read, serve, submit
 from evalq.client.cli.attach import Detached, forget_job, noted_job
-from evalq.client.cli.common import err_console
+from evalq.client.cli.common import err_console, pause_collector
 
 __all__ = ["cli_entry", "main"]
 
@@ -67,6 +67,7 @@ def __getattr__(name: str) -> Any:
 
 
 def cli_entry() -> None:
+    pause_collector()  # until the command has loaded what it runs (common._Collector)
     try:
         main(standalone_mode=False)
     except click.exceptions.Abort:
@@ -74,7 +75,7 @@ def cli_entry() -> None:
         if (job_id := noted_job()) is not None:
             Detached(job_id).show()
         else:
-            err_console.print("aborted")
+            err_console().print("aborted")
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
@@ -86,11 +87,11 @@ def cli_entry() -> None:
         from evalq.core.errors import EvalqError
 
         if isinstance(exc, EvalqError):
-            err_console.print(f"[red]error:[/] {exc}")
+            err_console().print(f"[red]error:[/] {exc}")
             sys.exit(2)
         if not isinstance(exc, redis.RedisError):
             raise
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
         where = url.rsplit("@", 1)[-1]  # never print a password
-        err_console.print(f"[red]error:[/] Redis ({where}) did not answer: {exc}")
+        err_console().print(f"[red]error:[/] Redis ({where}) did not answer: {exc}")
         sys.exit(3)

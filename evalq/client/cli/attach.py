@@ -38,7 +38,7 @@ class Detached(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         job = self.job_id
-        err_console.print(
+        err_console().print(
             f"stopped waiting; job {job} keeps running on the workers.\n"
             f"  re-attach: evalq wait {job}\n"
             f"  stop it:   evalq cancel {job}",
@@ -57,7 +57,7 @@ class BelowThreshold(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         for line in self.lines:
-            err_console.print(f"[red]fail-under:[/] job {self.job_id} {line}", highlight=False)
+            err_console().print(f"[red]fail-under:[/] job {self.job_id} {line}", highlight=False)
 
 
 fail_under_option = click.option(

@@ -4,20 +4,37 @@ it runs, so `evalq --help` loads no client."""
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalq.client.client import Client
     from evalq.client.reads import JobReader
 
-err_console = Console(stderr=True)
-out_console = Console()
+
+@functools.cache
+def err_console() -> Console:
+    """Standard error's rich console, made when first used: `evalq status` prints its summary
+    without rich and loads it only for a warning."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@functools.cache
+def out_console() -> Console:
+    from rich.console import Console
+
+    return Console()
+
 
 redis_option = click.option(
     "--redis-url", envvar=None, default=None, help="Redis URL (default: EVALQ_REDIS_URL)."
@@ -49,11 +66,40 @@ def apply_overrides(redis_url: str | None) -> None:
         get_settings.cache_clear()
 
 
+class _Collector:
+    """The garbage collector off while a command starts (cli_entry), on again once it has loaded
+    what it runs (make_client, make_reader). Start-up makes only what lives as long as the
+    process (modules, classes, pydantic schemas); each collection during it walks all of that
+    again, a twentieth of `evalq status`'s CPU. Frozen on resuming, so later collections in a
+    long `wait` skip it too. Only a pause cli_entry made is resumed: a test or a program calling
+    these functions keeps its collector as it set it."""
+
+    paused = False
+
+    @classmethod
+    def pause(cls) -> None:
+        if gc.isenabled():
+            gc.disable()
+            cls.paused = True
+
+    @classmethod
+    def resume(cls) -> None:
+        if cls.paused:
+            cls.paused = False
+            gc.freeze()
+            gc.enable()
+
+
+pause_collector, resume_collector = _Collector.pause, _Collector.resume
+
+
 def make_client(redis_url: str | None) -> Client:
     apply_overrides(redis_url)
     from evalq.client.client import Client
 
-    return Client()
+    client = Client()
+    resume_collector()
+    return client
 
 
 def make_reader(redis_url: str | None) -> JobReader:
@@ -61,7 +107,9 @@ def make_reader(redis_url: str | None) -> JobReader:
     apply_overrides(redis_url)
     from evalq.client.reads import JobReader
 
-    return JobReader()
+    reader = JobReader()
+    resume_collector()
+    return reader
 
 
 def _job_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
@@ -84,10 +132,10 @@ def emit(summary: Any, as_json: bool, brief: bool = False) -> None:
         click.echo(summary.model_dump_json())
         return
     if brief:
-        out_console.print(
+        out_console().print(
             f"job {summary.job_id} enqueued: watch it with `evalq status {summary.job_id}`"
         )
         return
-    from evalq.client.render import print_summary
+    from evalq.client.summary_view import print_summary
 
-    print_summary(out_console, summary)
+    print_summary(summary)

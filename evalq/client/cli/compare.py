@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.markup import escape
 
 from evalq.client.cli.common import (
     err_console,
@@ -121,18 +120,20 @@ def compare(
     else:
         from evalq.client.compare_render import print_comparison
 
-        print_comparison(out_console, comparison, top=min(top, 5))
+        print_comparison(out_console(), comparison, top=min(top, 5))
     if fail_under is not None:
         check_threshold(comparison, fail_under)
 
 
 def check_threshold(comparison: Comparison, threshold: float) -> None:
     """--fail-under: one line per pair or group below the threshold, then exit 1."""
+    from rich.markup import escape
+
     from evalq.comparisons.thresholds import shortfalls
 
     below = shortfalls(comparison, threshold)
     for shortfall in below:
-        err_console.print(
+        err_console().print(
             escape(f"below --fail-under: {shortfall.line(threshold, comparison.value.label)}"),
             soft_wrap=True,
         )
@@ -162,10 +163,10 @@ def leaderboard(
         from evalq.client.compare_render import leaderboard_csv
 
         csv_path.write_text(leaderboard_csv(standings), encoding="utf-8")
-        err_console.print(f"wrote {csv_path}")
+        err_console().print(f"wrote {csv_path}")
     if as_json:
         click.echo(json.dumps(leaderboard_dict(comparison, standings)))
     else:
         from evalq.client.compare_render import print_leaderboard
 
-        print_leaderboard(out_console, comparison, standings)
+        print_leaderboard(out_console(), comparison, standings)

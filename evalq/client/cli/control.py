@@ -40,7 +40,7 @@ def resume(
 
     client = make_client(redis_url)
     outcome = resume_outcome(client.store, client.settings, client.app, job_id, max_cost_usd)
-    err_console.print(outcome.describe(), highlight=False)
+    err_console().print(outcome.describe(), highlight=False)
     note_job(job_id)
     if wait:
         total = client.rows_total(job_id)
@@ -57,7 +57,7 @@ def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
     """Stop a job cleanly: queued tasks skip it; rows already scored are kept."""
     client = make_client(redis_url)
     if not (outcome := client.try_cancel(job_id)).changed:
-        err_console.print(f"job {job_id} already {outcome.before}: nothing to cancel")
+        err_console().print(f"job {job_id} already {outcome.before}: nothing to cancel")
     emit(client.summary(job_id), as_json)
 
 

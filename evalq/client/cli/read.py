@@ -61,7 +61,7 @@ def status(
     used, limit = reader.store.memory()  # one INFO memory for the warning and the figures
     address = reader.redis_address()
     if (warning := memory_warning(address, used, limit)) is not None:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console().print(f"[yellow]warning:[/] {warning}", highlight=False)
     if job_id is None:
         _print_redis_memory(address, used, limit, as_json)
         return
@@ -79,11 +79,11 @@ def status(
         from evalq.client.render import batch_notes, batches_table
 
         now = time.time()
-        out_console.print(batches_table(records, now))
+        out_console().print(batches_table(records, now))
         if bound is not None:
-            out_console.print(f"{len(records)} batches of at most {bound} for this job")
+            out_console().print(f"{len(records)} batches of at most {bound} for this job")
         for line in batch_notes(records, now):
-            out_console.print(line, markup=False, highlight=False)
+            out_console().print(line, markup=False, highlight=False)
 
 
 def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> None:
@@ -91,7 +91,7 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
         click.echo(json.dumps({"redis": address, "used_memory": used, "maxmemory": limit}))
         return
     bound = f"{limit / 2**20:.0f} MiB" if limit else "none (set maxmemory: README)"
-    out_console.print(
+    out_console().print(
         f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}", highlight=False
     )
 
@@ -109,7 +109,7 @@ def wait(job_id: str, as_json: bool, fail_under: float | None, redis_url: str | 
     reader = make_reader(redis_url)
     total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
     note_job(job_id)
-    err_console.print(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)")
+    err_console().print(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)")
     finish(wait_with_progress(reader, job_id, total, quiet=as_json), as_json, fail_under)
 
 
@@ -125,7 +125,7 @@ def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
     if as_json:
         click.echo(json.dumps([s.model_dump() for s in summaries]))
         return
-    out_console.print(jobs_table(summaries))
+    out_console().print(jobs_table(summaries))
 
 
 @click.command()
@@ -146,13 +146,13 @@ def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> N
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
-        err_console.print(f"wrote {len(rows)} rows to {out}")
+        err_console().print(f"wrote {len(rows)} rows to {out}")
 
 
 def write_html(path: Path, html: str) -> None:
     """Write an HTML report and say where, with its size."""
     path.write_text(html, encoding="utf-8")
-    err_console.print(f"wrote {path} ({len(html) // 1024} KiB)")
+    err_console().print(f"wrote {path} ({len(html) // 1024} KiB)")
 
 
 @click.command()

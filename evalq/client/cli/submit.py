@@ -133,7 +133,7 @@ def submit_and_report(
         else:
             from evalq.client.render import print_dry_run
 
-            print_dry_run(out_console, plan)
+            print_dry_run(out_console(), plan)
         return
     submitted = client.submit(metric, dataset, mode=mode, on_expiry=on_expiry, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
@@ -143,17 +143,17 @@ def submit_and_report(
     rows = (
         f"{loaded.total} rows" if not named else f"{loaded.total} cells ({len(named)} candidates)"
     )
-    err_console.print(
+    err_console().print(
         f"job [bold]{job_id}[/]: {metric}, {rows} ({len(loaded.errors)} rejected at load), judge {judges}"
     )
     for line, error in loaded.errors[:20]:
-        err_console.print(f"[red]input error[/] line {line}: {error}")
+        err_console().print(f"[red]input error[/] line {line}: {error}")
     if len(loaded.errors) > 20:
-        err_console.print(
+        err_console().print(
             f"... and {len(loaded.errors) - 20} more input errors (see `evalq results {job_id}`)"
         )
     for warning in loaded.warnings[:10]:
-        err_console.print(f"[yellow]warning:[/] {warning}")
+        err_console().print(f"[yellow]warning:[/] {warning}")
     if not wait:
         emit(client.summary(job_id), as_json, brief=True)
         return
@@ -190,7 +190,7 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
         TimeElapsedColumn(),
     )
     with Progress(
-        *columns, console=err_console, disable=quiet and not sys.stderr.isatty()
+        *columns, console=err_console(), disable=quiet and not sys.stderr.isatty()
     ) as progress:
         task = progress.add_task(f"job {job_id}", total=total)
         waiting = False

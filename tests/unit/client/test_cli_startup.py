@@ -40,6 +40,7 @@ NOT_FOR_STATUS = (
     "evalq.core.options",
     "evalq.metrics",
     "pandas",
+    "rich",  # the summary is drawn by evalq.client.text_table
 )
 STATUS_PROBE = """
 import json, sys
@@ -50,6 +51,25 @@ assert result.exit_code == 0, result.output
 assert sys.argv[1] in result.output and sys.argv[4] in result.output, result.output
 heavy = json.loads(sys.argv[3])
 print(json.dumps(sorted(m for m in sys.modules if m.startswith(tuple(heavy)))))
+"""
+
+
+# `evalq status` as the installed command runs it (cli_entry): the collector is off while the
+# command loads, and turned back on, once, after the reads are loaded.
+GC_PROBE = """
+import gc, json, sys
+from evalq.client.cli import cli_entry
+loaded_when_enabled = []
+enable = gc.enable
+def spy():
+    names = ("pydantic", "redis", "worker.store", "evalq.client.reads")
+    loaded_when_enabled.append([m for m in names if m in sys.modules])
+    enable()
+gc.enable = spy
+sys.argv = ["evalq", "status", sys.argv[1], "--redis-url", sys.argv[2], "--json"]
+cli_entry()
+state = [gc.isenabled(), gc.get_freeze_count() > 0, loaded_when_enabled]
+print(json.dumps(state))
 """
 
 
@@ -85,3 +105,13 @@ def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statist
     job_id = plant_job(store, 3)
     agreement = ("numpy", "evalq.stats.human", "evalq.core.human_agreement")
     assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []
+
+
+def test_status_collects_no_garbage_while_it_loads_and_does_after(
+    store: Store, scratch_url: str
+) -> None:
+    job_id = plant_job(store, 0)
+    finalize(store, job_id)
+    enabled, frozen, loaded_when_enabled = _fresh(GC_PROBE, job_id, scratch_url)
+    assert enabled and frozen
+    assert loaded_when_enabled == [["pydantic", "redis", "worker.store", "evalq.client.reads"]]

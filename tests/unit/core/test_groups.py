@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from rich.console import Console
 
-from evalq.client.render import summary_table
+from evalq.client.summary_view import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.errors import DatasetError
 from evalq.core.groups import NO_VALUE, check_group_columns, group_summaries
@@ -43,9 +42,7 @@ def summarize(rows: list[RowResult], **update: object) -> JobSummary:
 
 
 def text(summary: JobSummary) -> str:
-    console = Console(width=200, record=True)
-    console.print(summary_table(summary))
-    return console.export_text()
+    return "\n".join(summary_lines(summary, width=200))
 
 
 def test_group_by_category_gives_each_value_its_mean_and_interval() -> None:

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rich.console import Console
 from scipy import stats as scipy_stats
 
-from evalq.client.render import summary_table
 from evalq.client.report import render_report
+from evalq.client.summary_view import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.human_agreement import human_agreement
 from evalq.core.models import JobConfig, JobSummary, QuestionResult, RowResult
@@ -279,9 +278,7 @@ def test_the_summary_status_and_report_show_the_agreement() -> None:
     assert summary.human_agreement is not None
     again = JobSummary.model_validate_json(summary.model_dump_json())  # --json round trip
     assert again.human_agreement == summary.human_agreement
-    console = Console(record=True, width=250)
-    console.print(summary_table(summary))
-    text = console.export_text()
+    text = "\n".join(summary_lines(summary, width=250))
     assert "human agreement (row, column rating)" in text
     assert "Spearman" in text and "12 labels, 4 left out" in text
     html = render_report(summary, rows)

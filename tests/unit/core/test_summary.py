@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Console
-
-from evalq.client.render import summary_table
+from evalq.client.summary_view import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.models import JobConfig, JobSummary, RowResult
 from evalq.core.summary import build_summary
@@ -68,9 +66,7 @@ def test_each_tag_has_its_interval_next_to_its_row_count() -> None:
 def test_the_terminal_table_shows_each_tag_interval_method_and_rows() -> None:
     rows = [row(i, 1.0, {"color": 1.0}) for i in range(10)]
     rows += [row(10 + i, 0.5, {"spatial": v}) for i, v in enumerate([1.0, 0.0, 1.0])]
-    console = Console(width=200, record=True)
-    console.print(summary_table(summarize(rows)))
-    text = console.export_text()
+    text = "\n".join(summary_lines(summarize(rows), width=200))
     mean = next(line for line in text.splitlines() if "mean score" in line)
     assert "95% CI [" in mean and "(bca, 13 rows)" in mean
     color = next(line for line in text.splitlines() if "tag color" in line)

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 import tasks.rows
 import worker.batch.flow
 import worker.batch.service
 from devtools.local import wait_for
-from evalq.client.render import batch_notes, summary_table
+from evalq.client.render import batch_notes
+from evalq.client.summary_view import summary_lines
 from evalq.core.metric import get_metric
 from evalq.core.models import JobSummary
 from tests.conftest import FakeGemini
@@ -193,9 +193,7 @@ def test_a_task_error_is_exported_and_shown_in_status(
     families = {f.name: f for f in JobCollector(runner.store).collect()}
     (sample,) = [s for s in families["evalq_job_task_errors"].samples if s.labels["job_id"] == job]
     assert sample.value == 1.0
-    console = Console(width=300, record=True)
-    console.print(summary_table(runner.client.summary(job)))
-    text = console.export_text()
+    text = "\n".join(summary_lines(runner.client.summary(job), width=300))
     assert "task errors" in text and "1 · last in prepare_row" in text
     assert "TypeError: injected fault #1" in text
     shown = json.loads(runner.client.summary(job).model_dump_json())["task_errors"]

@@ -1,0 +1,44 @@
+"""How numbers, money and time spans read wherever evalq shows them to a person: the terminal
+tables, the status summary and the HTML reports say them the same way."""
+
+from __future__ import annotations
+
+SIMULATED_BANNER = (
+    "SIMULATED JUDGE: verdicts come from evalq's fake Gemini server, not a real model"
+)
+
+
+def figure_text(value: float | None, signed: bool = False) -> str:
+    """A score or mean to three places (a difference ``signed``); `n/a` where it is missing,
+    as every table and page of evalq shows them."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def p_text(value: float | None) -> str:
+    """A p-value: three places, or two significant figures under 0.001 (never a bare 0)."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+
+
+def money(value: float | None) -> str:
+    """Dollars, or "unknown" (never $0 for what could not be priced)."""
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 100 else f"${value:,.2f}"
+
+
+def ago(seconds: float) -> str:
+    """A time span, read at a glance: 4 s, 12 min, 3.5 h."""
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def interval_text(bounds: tuple[float, float] | None) -> str:
+    return "n/a" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"

@@ -1,0 +1,230 @@
+"""The job summary as `evalq status`, `evalq wait` and `run --wait` print it: its rows (label,
+value) and the boxed table they make. Drawn without rich (evalq.client.text_table), so the
+status command starts fast; the other tables, which run once per job, use rich in
+evalq.client.render."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import click
+
+from evalq.client.formats import SIMULATED_BANNER, ago, figure_text, interval_text, money
+from evalq.client.human_view import status_lines
+from evalq.client.text_table import box_table, printable
+from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
+
+
+def summary_title(s: JobSummary) -> str:
+    return f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
+        " (SIMULATED)" if s.simulated else ""
+    )
+
+
+def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
+    """The summary table's rows, label then value, in the order a reader looks for them."""
+    rows: list[tuple[str, str]] = []
+
+    def add(label: str, value: str) -> None:
+        rows.append((label, value))
+
+    scored_rows = s.rows_scored + s.rows_partial
+    ci = (
+        f"{interval_text(s.ci95)} ({s.ci_method}, {scored_rows} rows)"
+        if s.ci95
+        else "n/a (no scored rows)"
+    )
+    add("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
+    if s.pause_reason:
+        add("paused because", f"{s.pause_reason}; continue with `evalq resume {s.job_id}`")
+    if (errors := task_errors_line(s, time.time())) is not None:
+        add("task errors", errors)
+    if s.mode == "online" and s.status != "finished":
+        add("turns", turns_line(s))
+    if s.candidates:  # each model's own figures are the headline; the pooled mean is labelled
+        for name, c in s.candidates.items():
+            add(f"candidate {name}", candidate_line(c))
+            for tag, score in c.tag_scores.items():
+                add(f"  tag {tag}", f"{score:.3f} · {c.tag_counts.get(tag, 0)} rows")
+        add(f"mean score ({s.mean_score_scope})", f"{figure_text(s.mean_score)}  95% CI {ci}")
+    else:
+        add("mean score", f"{figure_text(s.mean_score)}  95% CI {ci}")
+    add("rows", f"scored {s.rows_scored} · partial {s.rows_partial} · failed {s.rows_failed}")
+    if s.rows_failed_by_reason:
+        add(
+            "failed rows by reason",
+            ", ".join(f"{k} {v}" for k, v in s.rows_failed_by_reason.items()),
+        )
+    unscored = ", ".join(f"{k} {v}" for k, v in s.unscored_by_reason.items()) or "none"
+    add("unscored questions", unscored)
+    for tag, score in s.tag_scores.items():
+        label = f"  tag {tag}" + (" (pooled)" if s.candidates else "")
+        add(label, tag_line(s, tag, score))
+    for group in s.groups:
+        add(group_label(group), group_line(group))
+    for label, value in status_lines(s.human_agreement):
+        add(label, value)
+    if s.column_map:
+        mapped = ", ".join(f"{field} <- {column}" for field, column in s.column_map.items())
+        add("columns mapped", mapped)
+    add(
+        "judge calls",
+        f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
+    )
+    add("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
+    for role, tokens in s.tokens_by_role.items():
+        add(f"  {role}", role_tokens(tokens, s.cost_by_role.get(role), s))
+    add("cost", cost_line(s))
+    add("thinking", _thinking(s))
+    if s.candidate_calls:
+        add(
+            "model under test",
+            f"{s.candidate_calls} calls · prompt {s.candidate_prompt_tokens} · output {s.candidate_output_tokens} tokens",
+        )
+    for name, c in s.candidates.items():
+        for key, value in c.metric_summary.items():
+            add(f"{name}: {key.replace('_', ' ')}", _brief(value))
+    for key, value in s.metric_summary.items():
+        pooled = " (pooled)" if s.candidates else ""
+        add(key.replace("_", " ") + pooled, _brief(value))
+    if s.elapsed_s is not None:
+        add("elapsed", f"{s.elapsed_s:.1f} s")
+    return rows
+
+
+def _brief(value: object) -> str:
+    """Metric-specific figures, compact: floats to 3 places, mappings as k=v."""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_brief(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_brief(v) for v in value) + "]"
+    return str(value)
+
+
+def tag_line(s: JobSummary, tag: str, score: float) -> str:
+    """A tag's score with its own interval and row count, so 3 rows don't read like 300."""
+    bounds = s.tag_ci95.get(tag)
+    method = s.tag_ci_method.get(tag)
+    ci = f"  95% CI {interval_text(bounds)} ({method})" if bounds is not None else ""
+    return f"{score:.3f}{ci} · {s.tag_counts.get(tag, 0)} rows"
+
+
+def turns_line(s: JobSummary) -> str:
+    """The job's place on shared workers (worker.turns)."""
+    cap = f" (at most {s.max_in_flight})" if s.max_in_flight else ""
+    return (
+        f"priority {s.priority} · {s.rows_in_flight} rows in flight{cap} · "
+        f"{s.rows_waiting} waiting; `evalq turns {s.job_id}` changes them"
+    )
+
+
+def candidate_line(c: CandidateSummary) -> str:
+    """One candidate's mean with its interval and its rows (multi-candidate jobs)."""
+    scored = c.rows_scored + c.rows_partial
+    ci = f"95% CI {interval_text(c.ci95)} ({c.ci_method}, {scored} rows)" if c.ci95 else "no CI"
+    return (
+        f"{figure_text(c.mean_score)}  {ci} · scored {c.rows_scored} · partial {c.rows_partial} · "
+        f"failed {c.rows_failed}"
+    )
+
+
+def group_label(g: GroupSummary) -> str:
+    """A group's row label: its column and value, and its candidate in a multi-candidate job."""
+    who = f" · {g.candidate}" if g.candidate is not None else ""
+    return f"{g.column}={g.value}{who}"
+
+
+def group_line(g: GroupSummary) -> str:
+    """One group's mean with its own interval and row count, then its tag scores."""
+    ci = f"95% CI {interval_text(g.ci95)} ({g.ci_method})" if g.ci95 else "no CI"
+    tags = "".join(f" · {tag} {score:.3f}" for tag, score in g.tag_scores.items())
+    return f"{figure_text(g.mean_score)}  {ci} · {g.rows} rows ({g.rows_scored} scored){tags}"
+
+
+def role_tokens(tokens: dict[str, int], cost: float | None, s: JobSummary) -> str:
+    """One role's billed calls and tokens, and what they cost."""
+    line = (
+        f"{tokens.get('calls', 0)} calls · prompt {tokens.get('prompt', 0)} · "
+        f"output {tokens.get('output', 0)} · thinking {tokens.get('thought', 0)}"
+    )
+    if tokens.get("cached"):
+        line += f" · cached {tokens['cached']}"
+    return f"{line} · {money(cost)}" if s.usage else line
+
+
+def cost_line(s: JobSummary) -> str:
+    """The job's cost, by role, with the price date, and what kind of figure it is."""
+    if not s.usage:
+        text = "$0 (no billed call: every reply came from the cache, or none was needed)"
+    else:
+        by_role = " · ".join(f"{role} {money(cost)}" for role, cost in s.cost_by_role.items())
+        text = f"{money(s.cost_usd)} ({by_role})"
+        if s.price_date:
+            text += f" at prices of {s.price_date}"
+        if s.cost_note:
+            text += f"; {s.cost_note}"
+    if s.simulated:
+        text += (
+            "; ESTIMATE: the simulated judge's token counts at Google's prices, nothing was billed"
+        )
+    if s.max_cost_usd is not None:
+        text += f"; cap {money(s.max_cost_usd)} (spent {money(s.spent_usd)})"
+    return text
+
+
+def _thinking(s: JobSummary) -> str:
+    """Per role as configured, then the thought tokens it cost (billed as output)."""
+    roles = " · ".join(f"{role} {value}" for role, value in s.thinking.items()) or "not set"
+    spent = f"{s.thought_tokens} thought tokens"
+    if s.candidate_thought_tokens:
+        spent += f" (+{s.candidate_thought_tokens} by the model under test)"
+    return f"{roles}; {spent}"
+
+
+def task_errors_line(s: JobSummary, now: float) -> str | None:
+    """How many exceptions escaped the job's tasks, and the last: which task, how long ago,
+    what (None when there were none)."""
+    errors = s.task_errors
+    if errors is None:
+        return None
+    where = f" in {errors.task}" if errors.task else ""
+    when = f" {ago(now - errors.at)} ago" if errors.at is not None else ""
+    return f"{errors.count} · last{where}{when}: {errors.last_error or '?'}"
+
+
+def summary_lines(s: JobSummary, width: int) -> list[str]:
+    """The whole summary as plain lines of at most `width` cells (no colour)."""
+    return box_table(summary_title(s), summary_rows(s), width)
+
+
+def print_summary(s: JobSummary, *, width: int | None = None) -> None:
+    """The summary on standard output: the simulated banner, the table, then batch mode's
+    figures and the warnings. Colour only on a terminal (click drops it elsewhere); the width is
+    COLUMNS, else the terminal's, else 80."""
+    width = width or shutil.get_terminal_size().columns
+    if s.simulated:
+        click.secho(SIMULATED_BANNER, fg="yellow", bold=True)
+    bold = click.style("{}", bold=True)
+    for line in box_table(summary_title(s), summary_rows(s), width, label_style=bold):
+        click.echo(line)
+    if s.batch is not None:
+        click.echo(
+            f"batch mode: {s.batch.get('submitted', 0)} batches sent, "
+            f"{s.batch.get('ended_unanswered', 0)} ended unanswered; "
+            f"{s.batch.get('on_expiry_means', '')}; priced at the {s.batch.get('price', '')}"
+        )
+        troubles = {
+            "results matched to no request (no key echoed)": s.batch.get("results_unmatched", 0),
+            "results with a key the batch never sent": s.batch.get("results_unknown_key", 0),
+            "unreadable results lines": s.batch.get("results_unreadable", 0),
+            "requests the batch returned nothing for": s.batch.get("results_missing", 0),
+            "requests sent again after a transient error": s.batch.get("requests_retried", 0),
+        }
+        for what, number in troubles.items():
+            if number:
+                click.echo(f"{click.style('batch results:', fg='yellow')} {number} {what}")
+    for warning in s.warnings:
+        click.echo(f"{click.style('warning:', fg='yellow')} {printable(warning)}")

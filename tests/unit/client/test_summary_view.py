@@ -1,0 +1,79 @@
+"""The job summary as `evalq status` prints it: the user's text (group values, warnings) shown
+as written, never read as markup or terminal codes; colour only on a terminal; the table within
+the width it is given."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalq.client.summary_view import print_summary, summary_lines
+from evalq.client.text_table import cells
+from evalq.core.counters import JobCounters
+from evalq.core.models import JobConfig, JobSummary, RowResult
+from evalq.core.summary import build_summary
+
+
+def summary(values: list[str], **update: object) -> JobSummary:
+    rows = [
+        RowResult(
+            id=str(i),
+            line=i,
+            prompt="p",
+            status="scored",
+            score=float(i % 2),
+            tag_scores={"color": float(i % 2)},
+            extra={"category": value},
+        )
+        for i, value in enumerate(values)
+    ]
+    cfg = JobConfig(
+        job_id="j1",
+        metric="gecko-image",
+        judge_model="m",
+        dataset="d",
+        rows_total=len(rows),
+        created_at=0,
+        group_by=["category"],
+        **update,  # type: ignore[arg-type]
+    )
+    return build_summary(cfg, JobCounters(status="finished"), {}, rows, now=1.0)
+
+
+def test_a_group_value_that_looks_like_markup_is_shown_as_written() -> None:
+    """rich read "[/]" in a cell as a closing tag and the whole status command failed."""
+    s = summary(["[/]", "[bold]x", "[/]", "[bold]x"])
+    text = "\n".join(summary_lines(s, width=120))
+    assert "category=[/]" in text and "category=[bold]x" in text
+
+
+def test_a_terminal_escape_in_a_group_value_is_printed_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    s = summary(["\x1b[2Jwiped", "plain"])
+    print_summary(s, width=100)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out  # not a terminal: no colour codes either
+    assert "category=\\x1b[2Jwiped" in out
+
+
+def test_warnings_follow_the_table_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    s = summary(["a", "b"]).model_copy(update={"warnings": ["column [/] has no value in 2 rows"]})
+    print_summary(s, width=100)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("evalq job j1 · gecko-image · judge m")
+    assert out[-1] == "warning: column [/] has no value in 2 rows"
+
+
+def test_the_printed_table_stays_within_the_width(capsys: pytest.CaptureFixture[str]) -> None:
+    print_summary(summary(["animals", "text"] * 3), width=60)
+    lines = capsys.readouterr().out.splitlines()
+    assert max(cells(line) for line in lines) == 60
+    assert any(line.startswith("│ status ") for line in lines)
+
+
+def test_the_width_defaults_to_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "50")
+    print_summary(summary(["animals", "text"]))
+    assert max(cells(line) for line in capsys.readouterr().out.splitlines()) == 50

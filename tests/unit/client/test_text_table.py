@@ -1,0 +1,68 @@
+"""The plain-text box table the job summary is drawn with: widths in terminal cells, wrapping
+that keeps a row's spaces, and cell text that can not drive the terminal."""
+
+from __future__ import annotations
+
+from evalq.client.text_table import box_table, cells, column_widths, printable, wrap
+
+
+def test_cells_count_wide_characters_twice_and_combining_marks_not_at_all() -> None:
+    assert cells("tag") == 3
+    assert cells("猫の色") == 6
+    assert cells("e\u0301") == 1  # e + combining acute
+
+
+def test_control_characters_are_shown_escaped_not_sent() -> None:
+    assert printable("red\x1b[2Jtag") == "red\\x1b[2Jtag"
+    assert printable("a\tb\nc") == "a b c"
+    assert printable("left\u202eright") == "left\\u202eright"  # a bidi override, shown
+
+
+def test_wrap_keeps_an_indent_and_double_spaces_but_starts_wrapped_lines_at_a_word() -> None:
+    assert wrap("  tag color", 20) == ["  tag color"]
+    assert wrap("0.746  95% CI [0.587, 0.867] (bca, 18 rows)", 30) == [
+        "0.746  95% CI [0.587, 0.867]",
+        "(bca, 18 rows)",
+    ]
+
+
+def test_a_word_longer_than_the_column_is_cut_to_fit() -> None:
+    lines = wrap("see https://example.com/a/very/long/path/indeed", 12)
+    assert all(cells(line) <= 12 for line in lines)
+    assert "".join(lines[1:]) == "https://example.com/a/very/long/path/indeed"
+
+
+def test_wrap_of_empty_text_is_one_empty_line() -> None:
+    assert wrap("", 10) == [""]
+
+
+def test_a_table_that_fits_is_as_wide_as_its_cells_and_never_wider_than_asked() -> None:
+    rows = [("status", "finished (2/2 rows)"), ("  tag color", "0.750 · 2 rows")]
+    assert column_widths(rows, 200) == (11, 19)
+    lines = box_table("evalq job j1", rows, 200)
+    assert lines[0] == "evalq job j1"
+    assert lines[1] == "┌─────────────┬─────────────────────┐"
+    assert lines[2] == "│ status      │ finished (2/2 rows) │"
+    assert lines[3] == "│   tag color │ 0.750 · 2 rows      │"
+    assert lines[-1] == "└─────────────┴─────────────────────┘"
+    narrow = box_table("evalq job j1 · gecko-image · judge gemini-2.5-flash", rows * 3, 30)
+    assert all(cells(line) <= 30 for line in narrow)
+    assert {cells(line) for line in narrow if line[0] in "┌│└"} == {30}
+
+
+def test_a_long_label_gives_up_room_to_the_value_only_down_to_half_the_table() -> None:
+    rows = [("category=" + "x" * 60, "0.500 · 3 rows")]
+    label, value = column_widths(rows, 80)
+    assert (label, value) == (59, 14)
+    rows = [("category=" + "x" * 60, "a value " * 20)]
+    assert column_widths(rows, 80) == (36, 37)
+
+
+def test_wide_characters_keep_the_borders_straight() -> None:
+    lines = box_table("", [("  tag 猫の色", "1.000"), ("  tag color", "0.500")], 80)
+    assert len({cells(line) for line in lines}) == 1
+
+
+def test_a_label_style_wraps_the_padded_label_without_moving_the_border() -> None:
+    (_, row, _) = box_table("", [("rows", "2")], 80, label_style="<b>{}</b>")
+    assert row == "│ <b>rows</b> │ 2 │"
