@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import PurePath
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from evalq.core.models import JobSummary
@@ -42,8 +43,8 @@ def jobs_table(summaries: Iterable[JobSummary]) -> Table:
     for s in summaries:
         mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
         table.add_row(
-            f"{s.job_id}\n{s.name or '-'}",
-            f"{dataset_name(s)}\n{created(s)}",
+            f"{s.job_id}\n{escape(s.name or '-')}",
+            f"{escape(dataset_name(s))}\n{created(s)}",
             s.metric,
             s.status + ("\nsimulated" if s.simulated else ""),
             f"{s.rows_done}/{s.rows_total}",

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.formats import ago, money
@@ -23,6 +24,11 @@ def results_jsonl(rows: Iterable[RowResult]) -> Iterable[str]:
         yield row.model_dump_json(exclude={"candidate"} if row.candidate is None else None) + "\n"
 
 
+def _add(table: Table, *cells: str) -> None:
+    """A row of the user's datasets, models and errors: shown as written, never read as markup."""
+    table.add_row(*(escape(cell) for cell in cells))
+
+
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -37,28 +43,31 @@ def dry_run_table(p: DryRunReport) -> Table:
         f"evalq dry run · {p.metric} · judge {', '.join(p.judge_models)} · "
         "nothing enqueued, no model called"
     )
-    table = Table(title=title, show_header=False, title_justify="left")
+    table = Table(title=escape(title), show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    table.add_row("dataset", p.dataset)
-    table.add_row(
+    _add(table, "dataset", p.dataset)
+    _add(
+        table,
         "rows",
         f"{p.rows_planned} planned · {p.rows_rejected} would fail (input_error) · "
         f"{p.rows_total} in all",
     )
     for row in p.rejected[:20]:
-        table.add_row(f"  line {row.line}", row.error)
+        _add(table, f"  line {row.line}", row.error)
     if len(p.rejected) > 20:
-        table.add_row("  ...", f"{len(p.rejected) - 20} more (see --json)")
+        _add(table, "  ...", f"{len(p.rejected) - 20} more (see --json)")
     for name, value in p.counts.items():
-        table.add_row(name.replace("_", " "), str(value))
+        _add(table, name.replace("_", " "), str(value))
     for c in p.calls:
-        table.add_row(
+        _add(
+            table,
             f"{c.role} · {c.model}",
             f"{c.calls} calls · prompt {c.prompt_tokens} · output ~{c.output_tokens} · "
             f"thinking up to {c.thought_tokens} · {money(c.cost_usd)}",
         )
-    table.add_row(
+    _add(
+        table,
         "total",
         f"{p.calls_total} calls · prompt {p.prompt_tokens} · output ~{p.output_tokens} · "
         f"thinking up to {p.thought_tokens} tokens",
@@ -69,23 +78,23 @@ def dry_run_table(p: DryRunReport) -> Table:
         cost += f"; batch {money(p.cost_usd_batch)} with --mode batch (Batch API prices)"
     if p.cost_note:
         cost += f"; {p.cost_note}"
-    table.add_row("cost", cost)
+    _add(table, "cost", cost)
     if p.time_s is None:
-        table.add_row("time", p.time_note or "not estimated")
+        _add(table, "time", p.time_note or "not estimated")
     else:
-        table.add_row("time", f"{_duration(p.time_s)} {p.time_note or ''}".strip())
+        _add(table, "time", f"{_duration(p.time_s)} {p.time_note or ''}".strip())
     thinking = " · ".join(f"{role} {value}" for role, value in p.thinking.items())
-    table.add_row("thinking", thinking or "not set")
-    table.add_row("text tokens", p.token_method)
+    _add(table, "thinking", thinking or "not set")
+    _add(table, "text tokens", p.token_method)
     for note in p.notes:
-        table.add_row("note", note)
+        _add(table, "note", note)
     return table
 
 
 def print_dry_run(console: Console, p: DryRunReport) -> None:
     console.print(dry_run_table(p))
     for warning in p.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
@@ -97,7 +106,8 @@ def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
     for r in records:
         age = r.age_s(now)
         state = "INGESTED" if r.ingested else r.state
-        table.add_row(
+        _add(
+            table,
             r.name or r.display_name,
             str(r.round),
             r.model,

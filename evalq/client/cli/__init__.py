@@ -15,7 +15,7 @@ import click
 
 from evalq.client.cli import calibrate, compare, control, read, serve, submit
 from evalq.client.cli.attach import Detached, forget_job, noted_job
-from evalq.client.cli.common import err_console, pause_collector
+from evalq.client.cli.common import err_console, pause_collector, shown
 
 __all__ = ["cli_entry", "main"]
 
@@ -87,11 +87,11 @@ def cli_entry() -> None:
         from evalq.core.errors import EvalqError
 
         if isinstance(exc, EvalqError):
-            err_console().print(f"[red]error:[/] {exc}")
+            err_console().print(f"[red]error:[/] {shown(exc)}")
             sys.exit(2)
         if not isinstance(exc, redis.RedisError):
             raise
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
         where = url.rsplit("@", 1)[-1]  # never print a password
-        err_console().print(f"[red]error:[/] Redis ({where}) did not answer: {exc}")
+        err_console().print(f"[red]error:[/] Redis ({shown(where)}) did not answer: {shown(exc)}")
         sys.exit(3)

@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import click
 
-from evalq.client.cli.common import emit, err_console
+from evalq.client.cli.common import emit, err_console, shown
 
 # The job this command submitted or waits on, once there is one: a Ctrl-C anywhere after
 # that point (not only inside the wait) says the job runs on. One command per process.
@@ -57,7 +57,9 @@ class BelowThreshold(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         for line in self.lines:
-            err_console().print(f"[red]fail-under:[/] job {self.job_id} {line}", highlight=False)
+            err_console().print(
+                f"[red]fail-under:[/] job {self.job_id} {shown(line)}", highlight=False
+            )
 
 
 fail_under_option = click.option(

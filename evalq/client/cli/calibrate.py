@@ -192,7 +192,7 @@ def calibrate(
         raise click.UsageError("--job reads jobs already run: leave DATASET out")
     reader = make_reader(redis_url)
     if setups:
-        err_console().print(f"running {len(setups)} setups on {dataset} ({metric})")
+        err_console().print(f"running {len(setups)} setups on {dataset} ({metric})", markup=False)
     result = run_calibration(
         dataset,
         human=human,

@@ -57,6 +57,14 @@ def file_option(
     )
 
 
+def shown(text: object) -> str:
+    """The user's text (a value, a column, an error, a path) in a rich print, shown as written
+    and never read as markup: "[/]" in a dataset once made `evalq run` fail with a traceback."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
 def apply_overrides(redis_url: str | None) -> None:
     """Flags become environment before any worker module builds its settings or the Celery app."""
     if redis_url:

@@ -163,7 +163,7 @@ def leaderboard(
         from evalq.client.compare_render import leaderboard_csv
 
         csv_path.write_text(leaderboard_csv(standings), encoding="utf-8")
-        err_console().print(f"wrote {csv_path}")
+        err_console().print(f"wrote {csv_path}", markup=False)
     if as_json:
         click.echo(json.dumps(leaderboard_dict(comparison, standings)))
     else:

@@ -40,7 +40,7 @@ def resume(
 
     client = make_client(redis_url)
     outcome = resume_outcome(client.store, client.settings, client.app, job_id, max_cost_usd)
-    err_console().print(outcome.describe(), highlight=False)
+    err_console().print(outcome.describe(), highlight=False, markup=False)
     note_job(job_id)
     if wait:
         total = client.rows_total(job_id)

@@ -19,6 +19,7 @@ from evalq.client.cli.common import (
     make_reader,
     out_console,
     redis_option,
+    shown,
 )
 
 
@@ -61,7 +62,7 @@ def status(
     used, limit = reader.store.memory()  # one INFO memory for the warning and the figures
     address = reader.redis_address()
     if (warning := memory_warning(address, used, limit)) is not None:
-        err_console().print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console().print(f"[yellow]warning:[/] {shown(warning)}", highlight=False)
     if job_id is None:
         _print_redis_memory(address, used, limit, as_json)
         return
@@ -92,7 +93,9 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
         return
     bound = f"{limit / 2**20:.0f} MiB" if limit else "none (set maxmemory: README)"
     out_console().print(
-        f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}", highlight=False
+        f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}",
+        highlight=False,
+        markup=False,
     )
 
 
@@ -146,13 +149,13 @@ def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> N
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
-        err_console().print(f"wrote {len(rows)} rows to {out}")
+        err_console().print(f"wrote {len(rows)} rows to {out}", markup=False)
 
 
 def write_html(path: Path, html: str) -> None:
     """Write an HTML report and say where, with its size."""
     path.write_text(html, encoding="utf-8")
-    err_console().print(f"wrote {path} ({len(html) // 1024} KiB)")
+    err_console().print(f"wrote {path} ({len(html) // 1024} KiB)", markup=False)
 
 
 @click.command()

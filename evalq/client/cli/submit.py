@@ -10,7 +10,14 @@ from typing import Any
 import click
 
 from evalq.client.cli.attach import Detached, finish, note_job
-from evalq.client.cli.common import emit, err_console, file_option, make_client, out_console
+from evalq.client.cli.common import (
+    emit,
+    err_console,
+    file_option,
+    make_client,
+    out_console,
+    shown,
+)
 from evalq.client.cli.metric_flags import (
     MetricCommand,
     column_map_flags,
@@ -147,13 +154,13 @@ def submit_and_report(
         f"job [bold]{job_id}[/]: {metric}, {rows} ({len(loaded.errors)} rejected at load), judge {judges}"
     )
     for line, error in loaded.errors[:20]:
-        err_console().print(f"[red]input error[/] line {line}: {error}")
+        err_console().print(f"[red]input error[/] line {line}: {shown(error)}")
     if len(loaded.errors) > 20:
         err_console().print(
             f"... and {len(loaded.errors) - 20} more input errors (see `evalq results {job_id}`)"
         )
     for warning in loaded.warnings[:10]:
-        err_console().print(f"[yellow]warning:[/] {warning}")
+        err_console().print(f"[yellow]warning:[/] {shown(warning)}")
     if not wait:
         emit(client.summary(job_id), as_json, brief=True)
         return
@@ -199,7 +206,7 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
             """Redis out of reach: say so once, keep the bar, and say when it answers again."""
             nonlocal waiting
             if message is not None and not waiting:
-                progress.console.print(f"[yellow]{message}; still waiting[/]")
+                progress.console.print(f"[yellow]{shown(message)}; still waiting[/]")
             elif message is None and waiting:
                 progress.console.print("Redis answers again")
             waiting = message is not None

@@ -10,6 +10,7 @@ def test_cells_count_wide_characters_twice_and_combining_marks_not_at_all() -> N
     assert cells("tag") == 3
     assert cells("猫の色") == 6
     assert cells("e\u0301") == 1  # e + combining acute
+    assert cells("\u2764\ufe0f") == 1  # a heart and its emoji variation selector
 
 
 def test_control_characters_are_shown_escaped_not_sent() -> None:
