@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 
 BORDER_CELLS = 7  # "│ " + label + " │ " + value + " │"
+MIN_VALUE_CELLS = 20
 
 
 def printable(text: str) -> str:
@@ -79,14 +80,15 @@ def wrap(text: str, width: int) -> list[str]:
 
 def column_widths(rows: Sequence[tuple[str, str]], width: int) -> tuple[int, int]:
     """The label and value columns' widths: as wide as their longest cell while the table fits
-    in `width`; past that the value column wraps, and a long label (a --group-by value) gives
-    the value room down to half of the table."""
+    in `width`. Past that the value column wraps, keeping at least a third of the room (20
+    cells at the least), and only a label longer than the rest (a --group-by value) wraps."""
     label = max((cells(a) for a, _ in rows), default=1) or 1
     value = max((cells(b) for _, b in rows), default=1) or 1
     room = max(width - BORDER_CELLS, 2)
     if label + value <= room:
         return label, value
-    label = min(label, max(room // 2, room - value, 1))
+    keep = min(value, max(room // 3, MIN_VALUE_CELLS))
+    label = max(1, min(label, room - keep))
     return label, max(1, room - label)
 
 

@@ -151,7 +151,7 @@ def submit_and_report(
         f"{loaded.total} rows" if not named else f"{loaded.total} cells ({len(named)} candidates)"
     )
     err_console().print(
-        f"job [bold]{job_id}[/]: {metric}, {rows} ({len(loaded.errors)} rejected at load), judge {judges}"
+        f"job [bold]{job_id}[/]: {metric}, {rows} ({len(loaded.errors)} rejected at load), judge {shown(judges)}"
     )
     for line, error in loaded.errors[:20]:
         err_console().print(f"[red]input error[/] line {line}: {shown(error)}")

@@ -51,12 +51,14 @@ def test_a_table_that_fits_is_as_wide_as_its_cells_and_never_wider_than_asked() 
     assert {cells(line) for line in narrow if line[0] in "┌│└"} == {30}
 
 
-def test_a_long_label_gives_up_room_to_the_value_only_down_to_half_the_table() -> None:
+def test_a_long_label_wraps_before_the_value_column_falls_under_a_third() -> None:
     rows = [("category=" + "x" * 60, "0.500 · 3 rows")]
     label, value = column_widths(rows, 80)
     assert (label, value) == (59, 14)
     rows = [("category=" + "x" * 60, "a value " * 20)]
-    assert column_widths(rows, 80) == (36, 37)
+    assert column_widths(rows, 80) == (49, 24)
+    rows = [("mean score (pooled over 2 candidates)", "0.500  95% CI [0.1, 0.9] " * 4)]
+    assert column_widths(rows, 80)[0] == 37  # a label of evalq's own stays on one line
 
 
 def test_wide_characters_keep_the_borders_straight() -> None:
