@@ -84,12 +84,12 @@ def column_widths(rows: Sequence[tuple[str, str]], width: int) -> tuple[int, int
     cells at the least), and only a label longer than the rest (a --group-by value) wraps."""
     label = max((cells(a) for a, _ in rows), default=1) or 1
     value = max((cells(b) for _, b in rows), default=1) or 1
-    room = max(width - BORDER_CELLS, 2)
+    room = max(width - BORDER_CELLS, 4)  # two cells a column at least: a wide character fits
     if label + value <= room:
         return label, value
     keep = min(value, max(room // 3, MIN_VALUE_CELLS))
-    label = max(1, min(label, room - keep))
-    return label, max(1, room - label)
+    label = max(2, min(label, room - keep))
+    return label, max(2, room - label)
 
 
 def _pad(text: str, width: int) -> str:

@@ -69,3 +69,8 @@ def test_wide_characters_keep_the_borders_straight() -> None:
 def test_a_label_style_wraps_the_padded_label_without_moving_the_border() -> None:
     (_, row, _) = box_table("", [("rows", "2")], 80, label_style="<b>{}</b>")
     assert row == "│ <b>rows</b> │ 2 │"
+
+
+def test_a_terminal_too_narrow_for_the_table_still_gets_straight_borders() -> None:
+    lines = box_table("", [("猫の色", "猫の色猫の色")], 5)
+    assert len({cells(line) for line in lines}) == 1
