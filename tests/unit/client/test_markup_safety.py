@@ -67,15 +67,8 @@ def test_an_error_naming_a_column_that_looks_like_markup_is_printed_as_written(
 def test_the_jobs_table_shows_a_name_and_dataset_that_look_like_markup() -> None:
     from rich.console import Console
 
-    config = JobConfig(
-        job_id="j1",
-        name="[bold]nightly[/]",
-        metric="pointwise",
-        judge_model="m",
-        dataset="/data/[b].jsonl",
-        rows_total=0,
-        created_at=0,
-    )
+    named = {"name": "[bold]nightly[/]", "dataset": "/data/[b].jsonl", "metric": "pointwise"}
+    config = JobConfig(job_id="j1", judge_model="m", rows_total=0, created_at=0, **named)
     summary = build_summary(config, JobCounters(status="finished"), {}, [], now=1.0)
     console = Console(width=120, record=True)
     console.print(jobs_table([summary]))
