@@ -17,9 +17,10 @@ from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.groups import check_group_columns
+from evalq.core.human_labels import label_columns
 from evalq.core.media import MediaRules
 from evalq.core.metric import get_metric
-from evalq.core.models import JobConfig
+from evalq.core.models import JobConfig, RowResult
 from evalq.core.options import validate_options
 from evalq.core.pricing import Price, price_for
 from evalq.core.thinking import Setting, ThinkingError
@@ -228,17 +229,28 @@ def store_and_enqueue(
     """Store the job with its rows (lines rejected at load fail now) and start it: its rows
     wait for turns (worker.turns) and the free ones go out now, one task per row; in batch
     mode one batch submission."""
-    rejected = [
-        failed_row(err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err))
-        for line, err in loaded.errors
-    ]
-    store.create_job(config, loaded.rows, rejected)  # rejected lines counted already
+    store.create_job(config, loaded.rows, rejected_rows(config, loaded))  # counted already
     if not loaded.rows:
         finalize(store, config.job_id)
     elif config.mode == "batch":
         send(app, SUBMIT_BATCH, (config.job_id,), None)
     else:
         hand_out(store, settings, row_sender(app))
+
+
+def rejected_rows(config: JobConfig, loaded: LoadedDataset) -> list[RowResult]:
+    """The lines refused at load, failed now, each with its --group-by columns and its human
+    label as read, so it counts in its own group (not under "(no value)") in the summary."""
+    kept = set(config.group_by) | label_columns(config.metric, config.options)
+    rows = []
+    for line, err in loaded.errors:
+        columns = loaded.rejected_columns.get(line, {})
+        extra = {key: value for key, value in columns.items() if key in kept}
+        failed = failed_row(
+            err.row_id, line, "", "input_error", str(err), candidate=candidate_of(err), extra=extra
+        )
+        rows.append(failed)
+    return rows
 
 
 def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:

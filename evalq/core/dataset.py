@@ -39,6 +39,9 @@ class LoadedDataset:
     rows: list[RowInput] = field(default_factory=list)
     errors: list[tuple[int, InputError]] = field(default_factory=list)  # (line, error)
     warnings: list[str] = field(default_factory=list)
+    # line -> the short plain columns of a record refused at load, for the failed row it
+    # becomes (its --group-by value, its human label); a line that is no JSON object has none.
+    rejected_columns: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -205,6 +208,51 @@ def _parse(
     return row
 
 
+SHORT_COLUMN_CHARS = 200
+
+
+def short_columns(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A refused record's columns that can name a group or hold a label: text up to 200
+    characters, numbers and true/false. Long text and nested values stay out of the store."""
+    return {
+        key: value
+        for key, value in record.items()
+        if isinstance(value, (bool, int, float))
+        or (isinstance(value, str) and len(value) <= SHORT_COLUMN_CHARS)
+    }
+
+
+def _read_record(
+    spec: Metric[Any, Any],
+    metric: str,
+    number: int,
+    record: dict[str, Any],
+    cells: list[str] | None,
+    options: Mapping[str, Any],
+    loaded: LoadedDataset,
+    missing: dict[str, MissingField],
+    place: MediaPlace,
+    bounds: InputBounds,
+) -> None:
+    """One JSON record: its row (or one per candidate), or the errors that refuse it."""
+    try:
+        check_fields(number, record, row_id_of(number, record), bounds)
+    except InputError as exc:
+        loaded.errors += _line_errors(number, exc, cells)
+        return
+    if cells is not None:
+        _read_cells(spec, metric, number, record, cells, options, loaded, missing, place, bounds)
+        return
+    try:
+        row = _parse(spec, number, record, place, options, loaded.warnings, bounds)
+    except InputError as exc:
+        if isinstance(exc, MissingField):
+            missing.setdefault(exc.field, exc)
+        loaded.errors.append((number, exc))
+        return
+    loaded.rows.append(row)
+
+
 def _read_cells(
     spec: Metric[Any, Any],
     metric: str,
@@ -297,24 +345,10 @@ def load_dataset(
         record = rename_columns(number, read, renames, path)
         present |= {k for k, v in record.items() if has_value(v)}
         ids.append((number, row_id_of(number, record)))
-        try:
-            check_fields(number, record, row_id_of(number, record), bounds)
-        except InputError as exc:
-            loaded.errors += _line_errors(number, exc, cells)
-            continue
-        if cells is not None:
-            _read_cells(
-                spec, metric, number, record, cells, options, loaded, missing, place, bounds
-            )
-            continue
-        try:
-            row = _parse(spec, number, record, place, options, loaded.warnings, bounds)
-        except InputError as exc:
-            if isinstance(exc, MissingField):
-                missing.setdefault(exc.field, exc)
-            loaded.errors.append((number, exc))
-            continue
-        loaded.rows.append(row)
+        refused = len(loaded.errors)
+        _read_record(spec, metric, number, record, cells, options, loaded, missing, place, bounds)
+        if len(loaded.errors) > refused:
+            loaded.rejected_columns[number] = short_columns(record)
     if loaded.total == 0:
         raise DatasetError(f"{path}: no rows")
     if bad_lines * max(1, len(cells or ())) == loaded.total:
