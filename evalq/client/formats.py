@@ -42,3 +42,8 @@ def ago(seconds: float) -> str:
 
 def interval_text(bounds: tuple[float, float] | None) -> str:
     return "n/a" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def rows_text(count: int) -> str:
+    """ "1 row", "3 rows": a group of one reads as one."""
+    return f"{count} row" if count == 1 else f"{count} rows"

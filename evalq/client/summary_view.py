@@ -10,7 +10,14 @@ import time
 
 import click
 
-from evalq.client.formats import SIMULATED_BANNER, ago, figure_text, interval_text, money
+from evalq.client.formats import (
+    SIMULATED_BANNER,
+    ago,
+    figure_text,
+    interval_text,
+    money,
+    rows_text,
+)
 from evalq.client.human_view import status_lines
 from evalq.client.text_table import box_table, printable
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
@@ -31,7 +38,7 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
 
     scored_rows = s.rows_scored + s.rows_partial
     ci = (
-        f"{interval_text(s.ci95)} ({s.ci_method}, {scored_rows} rows)"
+        f"{interval_text(s.ci95)} ({s.ci_method}, {rows_text(scored_rows)})"
         if s.ci95
         else "n/a (no scored rows)"
     )
@@ -46,7 +53,7 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
         for name, c in s.candidates.items():
             add(f"candidate {name}", candidate_line(c))
             for tag, score in c.tag_scores.items():
-                add(f"  tag {tag}", f"{score:.3f} · {c.tag_counts.get(tag, 0)} rows")
+                add(f"  tag {tag}", f"{score:.3f} · {rows_text(c.tag_counts.get(tag, 0))}")
         add(f"mean score ({s.mean_score_scope})", f"{figure_text(s.mean_score)}  95% CI {ci}")
     else:
         add("mean score", f"{figure_text(s.mean_score)}  95% CI {ci}")
@@ -109,7 +116,7 @@ def tag_line(s: JobSummary, tag: str, score: float) -> str:
     bounds = s.tag_ci95.get(tag)
     method = s.tag_ci_method.get(tag)
     ci = f"  95% CI {interval_text(bounds)} ({method})" if bounds is not None else ""
-    return f"{score:.3f}{ci} · {s.tag_counts.get(tag, 0)} rows"
+    return f"{score:.3f}{ci} · {rows_text(s.tag_counts.get(tag, 0))}"
 
 
 def turns_line(s: JobSummary) -> str:
@@ -124,7 +131,11 @@ def turns_line(s: JobSummary) -> str:
 def candidate_line(c: CandidateSummary) -> str:
     """One candidate's mean with its interval and its rows (multi-candidate jobs)."""
     scored = c.rows_scored + c.rows_partial
-    ci = f"95% CI {interval_text(c.ci95)} ({c.ci_method}, {scored} rows)" if c.ci95 else "no CI"
+    ci = (
+        f"95% CI {interval_text(c.ci95)} ({c.ci_method}, {rows_text(scored)})"
+        if c.ci95
+        else "no CI"
+    )
     return (
         f"{figure_text(c.mean_score)}  {ci} · scored {c.rows_scored} · partial {c.rows_partial} · "
         f"failed {c.rows_failed}"
@@ -141,7 +152,7 @@ def group_line(g: GroupSummary) -> str:
     """One group's mean with its own interval and row count, then its tag scores."""
     ci = f"95% CI {interval_text(g.ci95)} ({g.ci_method})" if g.ci95 else "no CI"
     tags = "".join(f" · {tag} {score:.3f}" for tag, score in g.tag_scores.items())
-    return f"{figure_text(g.mean_score)}  {ci} · {g.rows} rows ({g.rows_scored} scored){tags}"
+    return f"{figure_text(g.mean_score)}  {ci} · {rows_text(g.rows)} ({g.rows_scored} scored){tags}"
 
 
 def role_tokens(tokens: dict[str, int], cost: float | None, s: JobSummary) -> str:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from fake_gemini.protocol import FakeMedia, FakeRequest, SeesImages
 
 LABEL = "[simulated judge]"
-_WORD_RE = re.compile(r"[a-z0-9]+")
+_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script: 大丈夫です is a word
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _PDF_STRING_RE = re.compile(rb"\((?P<s>(?:\\.|[^\\)])*)\)\s*Tj")
 _STOP_TEXT = """

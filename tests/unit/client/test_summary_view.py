@@ -77,3 +77,10 @@ def test_the_width_defaults_to_columns(
     monkeypatch.setenv("COLUMNS", "50")
     print_summary(summary(["animals", "text"]))
     assert max(cells(line) for line in capsys.readouterr().out.splitlines()) == 50
+
+
+def test_a_group_of_one_row_reads_as_one_row() -> None:
+    text = "\n".join(summary_lines(summary(["solo", "pair", "pair"]), width=120))
+    solo = next(line for line in text.splitlines() if "category=solo" in line)
+    assert "· 1 row (1 scored)" in solo
+    assert "· 2 rows (2 scored)" in next(line for line in text.splitlines() if "=pair" in line)
