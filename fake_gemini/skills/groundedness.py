@@ -10,7 +10,9 @@ is a judging request:
 each sentence of the response is labelled by word overlap with the context's sentences (a close
 match is supported, with that context sentence as the excerpt; a close match whose numbers or
 negation differ is contradictory; anything else unsupported; greetings and closings no_rad),
-and the response is eligible when it shares words with the query. So a faithful answer really
+and the response is eligible when it shares words with the query, itself or through the
+passages its supported sentences quote (a terse "Paris." answers a question about France's
+capital when the context says Paris is its capital). So a faithful answer really
 scores higher than one with an invented claim. Asked again for sentences its labelling left
 out (an untrusted block of kind unlabelled_sentences), it labels those the same way.
 Deterministic; labelled "[simulated judge]".
@@ -214,7 +216,8 @@ def judge_reply(query: str, context: str, response: str, only: str | None = None
     included, and judged without the marker."""
     passages = split_sentences(context)
     sentences: list[SentenceReply] = []
-    answered: set[str] = set()
+    answered: set[str] = set()  # the response's own words
+    quoted: set[str] = set()  # the words of the passages its supported sentences quote
     for span in split_sentences(response if only is None else only):
         bare = span.text.replace(LABEL, " ").strip()
         if not bare:
@@ -228,14 +231,21 @@ def judge_reply(query: str, context: str, response: str, only: str | None = None
         sentences.append(labelled.model_copy(update={"sentence": span.text}))
         if labelled.label != "no_rad":
             answered |= content(bare)
+        if labelled.label == "supported" and labelled.excerpt:
+            quoted |= content(labelled.excerpt)
     asked = content(query)
     shared = sorted(asked & answered)
-    eligible = bool(asked) and len(shared) >= max(1, round(0.25 * len(asked)))
-    reason = (
-        f"{LABEL} The response takes up the request's terms ({', '.join(shared)})."
-        if eligible
-        else f"{LABEL} The response does not take up the request's terms."
-    )
+    through = sorted(asked & quoted - answered)  # "Paris." from "Paris is the capital of France."
+    eligible = bool(asked) and len(shared) + len(through) >= max(1, round(0.25 * len(asked)))
+    if not eligible:
+        reason = f"{LABEL} The response does not take up the request's terms."
+    elif shared:
+        reason = f"{LABEL} The response takes up the request's terms ({', '.join(shared)})."
+    else:
+        reason = (
+            f"{LABEL} The response answers from the passage about the request's terms "
+            f"({', '.join(through)})."
+        )
     return GroundingReply(eligibility_rationale=reason, eligible=eligible, sentences=sentences)
 
 
