@@ -528,17 +528,6 @@ def test_skill_judging_depends_on_the_response() -> None:
     assert off_topic.eligible is False
 
 
-def test_a_terse_answer_quoting_the_passage_about_the_request_is_eligible() -> None:
-    context = "Paris is the capital of France. Berlin is the capital of Germany."
-    reply = skill.judge_reply("What is the capital of France?", context, "Paris.")
-    assert reply.eligible is True
-    assert "france" in reply.eligibility_rationale  # (stems, as the skill compares words)
-    unrelated = skill.judge_reply("What is the capital of France?", context, "Berlin.")
-    assert unrelated.eligible is True  # it quotes a passage about capitals: wrong, yet on topic
-    off_topic = skill.judge_reply("What is the capital of France?", context, "Cats sleep.")
-    assert off_topic.eligible is False
-
-
 def test_skill_without_a_schema_writes_the_seed_form() -> None:
     prompt = gp.judge_prompt(RETAIL_QUERY, RETAIL_CONTEXT, "Online retailing helps. Thanks!")
     text = skill.answer(fake_request(prompt), None)  # type: ignore[arg-type]
