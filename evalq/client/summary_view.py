@@ -5,6 +5,7 @@ evalq.client.render."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
@@ -213,16 +214,21 @@ def summary_lines(s: JobSummary, width: int) -> list[str]:
 
 def print_summary(s: JobSummary, *, width: int | None = None) -> None:
     """The summary on standard output: the simulated banner, the table, then batch mode's
-    figures and the warnings. Colour only on a terminal (click drops it elsewhere); the width is
-    COLUMNS, else the terminal's, else 80."""
+    figures and the warnings. Colour only on a terminal (click drops it elsewhere) and never
+    with NO_COLOR set, as rich did; the width is COLUMNS, else the terminal's, else 80."""
     width = width or shutil.get_terminal_size().columns
+    color = False if os.environ.get("NO_COLOR") else None
+
+    def echo(line: str) -> None:
+        click.echo(line, color=color)
+
     if s.simulated:
-        click.secho(SIMULATED_BANNER, fg="yellow", bold=True)
+        echo(click.style(SIMULATED_BANNER, fg="yellow", bold=True))
     bold = click.style("{}", bold=True)
     for line in box_table(summary_title(s), summary_rows(s), width, label_style=bold):
-        click.echo(line)
+        echo(line)
     if s.batch is not None:
-        click.echo(
+        echo(
             f"batch mode: {s.batch.get('submitted', 0)} batches sent, "
             f"{s.batch.get('ended_unanswered', 0)} ended unanswered; "
             f"{s.batch.get('on_expiry_means', '')}; priced at the {s.batch.get('price', '')}"
@@ -236,6 +242,6 @@ def print_summary(s: JobSummary, *, width: int | None = None) -> None:
         }
         for what, number in troubles.items():
             if number:
-                click.echo(f"{click.style('batch results:', fg='yellow')} {number} {what}")
+                echo(f"{click.style('batch results:', fg='yellow')} {number} {what}")
     for warning in s.warnings:
-        click.echo(f"{click.style('warning:', fg='yellow')} {printable(warning)}")
+        echo(f"{click.style('warning:', fg='yellow')} {printable(warning)}")

@@ -84,3 +84,18 @@ def test_a_group_of_one_row_reads_as_one_row() -> None:
     solo = next(line for line in text.splitlines() if "category=solo" in line)
     assert "· 1 row (1 scored)" in solo
     assert "· 2 rows (2 scored)" in next(line for line in text.splitlines() if "=pair" in line)
+
+
+def test_labels_are_bold_on_a_terminal_unless_no_color_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from click.testing import CliRunner
+
+    def printed() -> str:
+        with CliRunner().isolation(color=True) as streams:
+            print_summary(summary(["a", "b"]), width=100)
+            return streams[0].getvalue().decode()
+
+    assert "│ \x1b[1mstatus" in printed()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in printed()
