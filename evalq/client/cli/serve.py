@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from evalq.client.cli.common import apply_overrides, err_console, make_client, redis_option
+from evalq.client.cli.common import apply_overrides, err_console, make_client, redis_option, shown
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -99,7 +99,7 @@ def metrics(host: str, port: int, redis_url: str | None) -> None:
     if beyond_loopback(host):
         # The endpoint has no login: whoever reaches it reads the figures of every job.
         err_console().print(
-            f"[yellow]warning:[/] the metrics endpoint binds {host}, beyond this host's loopback: "
+            f"[yellow]warning:[/] the metrics endpoint binds {shown(host)}, beyond this host's loopback: "
             "anyone who can reach it reads every job id and its cost, rows and scores (no "
             "login). Keep it behind a firewall or an authenticating proxy, or use --host 127.0.0.1.",
             highlight=False,
