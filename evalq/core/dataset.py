@@ -222,72 +222,70 @@ def short_columns(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _read_record(
-    spec: Metric[Any, Any],
-    metric: str,
-    number: int,
-    record: dict[str, Any],
-    cells: list[str] | None,
-    options: Mapping[str, Any],
-    loaded: LoadedDataset,
-    missing: dict[str, MissingField],
-    place: MediaPlace,
-    bounds: InputBounds,
-) -> None:
-    """One JSON record: its row (or one per candidate), or the errors that refuse it."""
-    try:
-        check_fields(number, record, row_id_of(number, record), bounds)
-    except InputError as exc:
-        loaded.errors += _line_errors(number, exc, cells)
-        return
-    if cells is not None:
-        _read_cells(spec, metric, number, record, cells, options, loaded, missing, place, bounds)
-        return
-    try:
-        row = _parse(spec, number, record, place, options, loaded.warnings, bounds)
-    except InputError as exc:
-        if isinstance(exc, MissingField):
-            missing.setdefault(exc.field, exc)
-        loaded.errors.append((number, exc))
-        return
-    loaded.rows.append(row)
+@dataclass
+class _Reader:
+    """What reading each record of one dataset shares: the metric, its options, the candidate
+    columns (None: one row per record), where media may come from, the bounds, and what has
+    been read so far."""
 
+    spec: Metric[Any, Any]
+    metric: str
+    cells: list[str] | None
+    options: Mapping[str, Any]
+    place: MediaPlace
+    bounds: InputBounds
+    loaded: LoadedDataset
+    missing: dict[str, MissingField] = field(default_factory=dict)  # field -> first refused
 
-def _read_cells(
-    spec: Metric[Any, Any],
-    metric: str,
-    number: int,
-    record: dict[str, Any],
-    cells: list[str],
-    options: Mapping[str, Any],
-    loaded: LoadedDataset,
-    missing: dict[str, MissingField],
-    place: MediaPlace,
-    bounds: InputBounds,
-) -> None:
-    """One cell per candidate: the row with that candidate's column as the judged field. A bad
-    cell fails alone, named by row and candidate column; a warning about the row is said once."""
-    field = candidate_field(metric)
-    if has_value(record.get(field)) and field not in cells:
-        loaded.warnings.append(
-            f"row {row_id_of(number, record)} (line {number}): column {field!r} is not read: "
-            "--candidates names the columns judged"
-        )
-    seen: set[str] = set()  # this row's warnings, said once for all its cells
-    for candidate in cells:
-        said: list[str] = []
+    def read(self, number: int, record: dict[str, Any]) -> None:
+        """One JSON record: its row (or one per candidate), or the errors that refuse it."""
+        loaded = self.loaded
         try:
-            cell = cell_record(record, field, cells, candidate)
-            row = _parse(spec, number, cell, place, options, said, bounds)
+            check_fields(number, record, row_id_of(number, record), self.bounds)
         except InputError as exc:
-            error = cell_error(exc, field, candidate)
+            loaded.errors += _line_errors(number, exc, self.cells)
+            return
+        if self.cells is not None:
+            self._read_cells(number, record, self.cells)
+            return
+        try:
+            row = self._parse(number, record, loaded.warnings)
+        except InputError as exc:
             if isinstance(exc, MissingField):
-                missing.setdefault(error.field, MissingField(exc.row_id, error.field, exc.message))
-            loaded.errors.append((number, error))
-        else:
-            loaded.rows.append(row.model_copy(update={"candidate": candidate}))
-        loaded.warnings += [w for w in said if w not in seen]
-        seen.update(said)
+                self.missing.setdefault(exc.field, exc)
+            loaded.errors.append((number, exc))
+            return
+        loaded.rows.append(row)
+
+    def _parse(self, number: int, record: dict[str, Any], warnings: list[str]) -> RowInput:
+        return _parse(self.spec, number, record, self.place, self.options, warnings, self.bounds)
+
+    def _read_cells(self, number: int, record: dict[str, Any], cells: list[str]) -> None:
+        """One cell per candidate: the row with that candidate's column as the judged field. A
+        bad cell fails alone, named by row and candidate column; a warning about the row is said
+        once."""
+        loaded = self.loaded
+        field = candidate_field(self.metric)
+        if has_value(record.get(field)) and field not in cells:
+            loaded.warnings.append(
+                f"row {row_id_of(number, record)} (line {number}): column {field!r} is not read: "
+                "--candidates names the columns judged"
+            )
+        seen: set[str] = set()  # this row's warnings, said once for all its cells
+        for candidate in cells:
+            said: list[str] = []
+            try:
+                row = self._parse(number, cell_record(record, field, cells, candidate), said)
+            except InputError as exc:
+                error = cell_error(exc, field, candidate)
+                if isinstance(exc, MissingField):
+                    refused = MissingField(exc.row_id, error.field, exc.message)
+                    self.missing.setdefault(error.field, refused)
+                loaded.errors.append((number, error))
+            else:
+                loaded.rows.append(row.model_copy(update={"candidate": candidate}))
+            loaded.warnings += [w for w in said if w not in seen]
+            seen.update(said)
 
 
 def load_dataset(
@@ -323,9 +321,8 @@ def load_dataset(
     if cells is not None:
         required = required_with_candidates(required, candidate_field(metric), cells)
     loaded = LoadedDataset(path=path)
-    place = MediaPlace(path.parent, rules)
+    reader = _Reader(spec, metric, cells, options, MediaPlace(path.parent, rules), bounds, loaded)
     present: set[str] = set()  # columns with a value in at least one record
-    missing: dict[str, MissingField] = {}  # field -> the first row refused for lacking it
     ids: list[tuple[int, str]] = []  # (line, id) of every record, rejected ones included
     bad_lines = 0
     seen: set[str] = set()  # the dataset's own column names, before the map
@@ -346,7 +343,7 @@ def load_dataset(
         present |= {k for k, v in record.items() if has_value(v)}
         ids.append((number, row_id_of(number, record)))
         refused = len(loaded.errors)
-        _read_record(spec, metric, number, record, cells, options, loaded, missing, place, bounds)
+        reader.read(number, record)
         if len(loaded.errors) > refused:
             loaded.rejected_columns[number] = short_columns(record)
     if loaded.total == 0:
@@ -354,7 +351,7 @@ def load_dataset(
     if bad_lines * max(1, len(cells or ())) == loaded.total:
         raise DatasetError(f"{path}: no line is a JSON object; not a JSONL dataset")
     refuse_unseen(path, renames, seen)
-    refuse_missing_columns(path, metric, loaded, missing, present)
+    refuse_missing_columns(path, metric, loaded, reader.missing, present)
     if cells is not None and (absent := [c for c in cells if c not in present]):
         raise DatasetError(
             f"{path}: no row has a value for candidate column(s) {', '.join(map(repr, absent))} "
