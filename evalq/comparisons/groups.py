@@ -3,8 +3,9 @@
 A dataset's extra columns (Gecko's `category`, a promptfoo `topic`) travel with each row in
 RowResult.extra. Each paired row goes to the group of its value, the paired statistics run
 inside each group, and Holm's correction runs over every group of the pair (all columns
-together), since reading many groups is many tests. A row without the column, or with an
-empty value, goes to the group "(missing)" rather than out of sight.
+together), since reading many groups is many tests. A row's group is named as `evalq status`
+names it (evalq.core.groups.group_value): a row without the column, or with an empty value,
+goes to the group "(no value)" rather than out of sight.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
 from evalq.comparisons.paired_rows import PairedRow, PairStatus
+from evalq.core.groups import NO_VALUE, group_value
 from evalq.core.models import RowResult
 from evalq.stats.multiple import holm
 from evalq.stats.paired import PairedDifference
-
-MISSING_GROUP = "(missing)"
 
 Stats = Callable[[list[float], list[float]], PairedDifference]
 
@@ -36,18 +36,17 @@ class GroupDifference:
 
 
 def column_value(row: RowResult | None, column: str) -> str | None:
+    """The row's value of the column as a group's name; None where the row has none."""
     if row is None:
         return None
-    value = row.extra.get(column)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return value if isinstance(value, str) else str(value)
+    value = group_value(row.extra.get(column))
+    return None if value == NO_VALUE else value
 
 
 def group_of(a: RowResult | None, b: RowResult | None, column: str) -> str:
     """The row's value of the column: side A's, else side B's (the same dataset row on both
-    sides as a rule), else "(missing)"."""
-    return column_value(a, column) or column_value(b, column) or MISSING_GROUP
+    sides as a rule), else "(no value)"."""
+    return column_value(a, column) or column_value(b, column) or NO_VALUE
 
 
 def with_groups(rows: Sequence[PairedRow], columns: Sequence[str]) -> list[PairedRow]:
@@ -62,9 +61,9 @@ def compare_groups(
     """Every group of every column, in the order its values are first met, Holm over all."""
     out: list[GroupDifference] = []
     for column in columns:
-        values = list(dict.fromkeys(r.groups.get(column, MISSING_GROUP) for r in rows))
+        values = list(dict.fromkeys(r.groups.get(column, NO_VALUE) for r in rows))
         for value in values:
-            members = [r for r in rows if r.groups.get(column, MISSING_GROUP) == value]
+            members = [r for r in rows if r.groups.get(column, NO_VALUE) == value]
             paired = [r for r in members if r.status == "paired"]
             statuses = Counter(r.status for r in members)
             out.append(

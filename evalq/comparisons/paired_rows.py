@@ -51,7 +51,7 @@ class PairedRow:
     same_questions: bool = True  # False: the rubrics differ, the row scores are compared as is
     # What score_a and score_b are (its name and scale, e.g. "mean rating (1-5)").
     value: RowValue = QUESTION_SHARE
-    # The row's value of each --group-by column ("(missing)" where the row has none).
+    # The row's value of each --group-by column ("(no value)" where the row has none).
     groups: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -67,7 +67,7 @@ align_option = click.option(
     multiple=True,
     metavar="COLUMN",
     help="Also compare per value of this dataset column (repeatable), Holm over each pair's "
-    'groups; rows without it form the group "(missing)".',
+    'groups; rows without it form the group "(no value)".',
 )
 @click.option(
     "--fail-under",

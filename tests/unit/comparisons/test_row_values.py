@@ -10,9 +10,9 @@ import pytest
 
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import compare_sides, comparison_dict
-from evalq.comparisons.groups import MISSING_GROUP
 from evalq.comparisons.leaderboard import leaderboard, leaderboard_dict
 from evalq.comparisons.thresholds import shortfalls
+from evalq.core.groups import NO_VALUE
 from evalq.core.models import QuestionResult, RowResult
 from evalq.stats.multiple import holm
 from evalq.stats.paired import compare_paired
@@ -132,7 +132,7 @@ def test_group_by_a_column_with_holm_over_the_groups() -> None:
     )
     (pair,) = comparison.pairs
     groups = {g.value: g for g in pair.groups}
-    assert list(groups) == ["news", "science", MISSING_GROUP]
+    assert list(groups) == ["news", "science", NO_VALUE]
     assert all(g.column == "category" and g.stats.n == 4 for g in groups.values())
     news = [i for i in range(12) if i % 3 == 0]
     expected = sum(a[i].details["mean_rating"] - b[i].details["mean_rating"] for i in news) / len(
@@ -144,7 +144,7 @@ def test_group_by_a_column_with_holm_over_the_groups() -> None:
     assert all(g.p_holm is not None and g.p_holm >= g.stats.p_permutation for g in pair.groups)
     data = comparison_dict(comparison)
     assert data["group_by"] == ["category"]
-    assert [g["value"] for g in data["pairs"][0]["groups"]] == ["news", "science", "(missing)"]
+    assert [g["value"] for g in data["pairs"][0]["groups"]] == ["news", "science", "(no value)"]
     assert data["pairs"][0]["groups"][0]["p_holm_groups"] == pytest.approx(pair.groups[0].p_holm)
 
 
