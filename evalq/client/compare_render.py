@@ -17,7 +17,7 @@ from evalq.client.csv_safe import safe_writer
 from evalq.client.formats import SIMULATED_BANNER, figure_text, money, p_text
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import Comparison, PairComparison
-from evalq.comparisons.leaderboard import Standing
+from evalq.comparisons.leaderboard import GroupStandings, Standing
 from evalq.stats.paired import PairedDifference
 
 
@@ -191,13 +191,17 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
         console.print(f"[yellow]note:[/] {escape(note)}")
 
 
-def leaderboard_table(comparison: Comparison, standings: list[Standing]) -> Table:
+def leaderboard_table(
+    comparison: Comparison, standings: list[Standing], group: GroupStandings | None = None
+) -> Table:
     rows = standings[0].rows if standings else 0
+    where = "" if group is None else f" for {escape(group.column)}={escape(group.value)}"
     table = narrow_table(
-        f"leaderboard: {comparison.value.label} on the {rows} rows scored by every candidate"
+        f"leaderboard{where}: {comparison.value.label} on the {rows} rows scored by every candidate"
     )
+    holm = "Holm" if group is None else "Holm over groups"
     add_columns(
-        table, ("#", "candidate", "mean", "95% CI", "rows", "better than (Holm)"), ("95% CI",)
+        table, ("#", "candidate", "mean", "95% CI", "rows", f"better than ({holm})"), ("95% CI",)
     )
     for s in standings:
         ci = "n/a" if s.ci95 is None else f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]"
@@ -231,13 +235,20 @@ def tag_table(standings: list[Standing]) -> Table | None:
     return table
 
 
-def print_leaderboard(console: Console, comparison: Comparison, standings: list[Standing]) -> None:
+def print_leaderboard(
+    console: Console,
+    comparison: Comparison,
+    standings: list[Standing],
+    groups: Sequence[GroupStandings] = (),
+) -> None:
     if any(s.simulated for s in comparison.sides):
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
     console.print(leaderboard_table(comparison, standings))
     tags = tag_table(standings)
     if tags is not None:
         console.print(tags)
+    for group in groups:
+        console.print(leaderboard_table(comparison, group.standings, group))
     for line in side_lines(comparison.sides):
         console.print(escape(line))
     console.print(f"paired permutation test per pair at {comparison.alpha}; {comparison.holm_note}")
@@ -245,12 +256,19 @@ def print_leaderboard(console: Console, comparison: Comparison, standings: list[
         console.print(f"[yellow]note:[/] {escape(note)}")
 
 
-def leaderboard_csv(standings: list[Standing]) -> str:
-    tags = sorted({t for s in standings for t in s.tags})
+def leaderboard_csv(standings: list[Standing], groups: Sequence[GroupStandings] = ()) -> str:
+    """One line per candidate; with --group-by, then one per candidate of each group, the
+    first two columns naming the group (empty on the overall lines)."""
+    every = [*standings, *(s for g in groups for s in g.standings)]
+    tags = sorted({t for s in every for t in s.tags})
     buf = io.StringIO()
     writer = safe_writer(buf, lineterminator="\n")
+    grouped = [("", "", s) for s in standings] + [
+        (g.column, g.value, s) for g in groups for s in g.standings
+    ]
     writer.writerow(
         [
+            *(("group_column", "group_value") if groups else ()),
             "rank",
             "candidate",
             "mean",
@@ -263,9 +281,10 @@ def leaderboard_csv(standings: list[Standing]) -> str:
             "significantly_better_than",
         ]
     )
-    for s in standings:
+    for column, value, s in grouped:
         writer.writerow(
             [
+                *((column, value) if groups else ()),
                 s.rank,
                 s.label,
                 "" if s.mean is None else f"{s.mean:.6f}",

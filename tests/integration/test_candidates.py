@@ -35,6 +35,7 @@ def three_candidates(dest: Path) -> tuple[Path, int]:
     rows = [json.loads(line) for line in example.candidates.read_text().splitlines()]
     for i, row in enumerate(rows):
         row["copy"] = "images/gone.png" if i == 0 else row["exact"]
+        row["half"] = "first" if i < len(rows) // 2 else "second"  # a column to group by
     path = dest / "three.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path, len(rows)
@@ -119,6 +120,10 @@ def test_candidates_share_a_rubric_and_fail_alone(
 
     board = json.loads(cli(env, "leaderboard", job_id, "--json").stdout)
     assert board["candidates"][-1]["candidate"] == "sloppy"
+    halves = json.loads(cli(env, "leaderboard", job_id, "--group-by", "half", "--json").stdout)
+    assert [g["value"] for g in halves["groups"]] == ["first", "second"]
+    assert sum(g["rows_common"] for g in halves["groups"]) == board["rows_common"]
+    assert halves["candidates"] == board["candidates"]  # the overall board as without groups
 
     exported = list(
         csv.DictReader(io.StringIO(cli(env, "results", job_id, "--format", "csv").stdout))

@@ -146,27 +146,44 @@ def check_threshold(comparison: Comparison, threshold: float) -> None:
 @align_option
 @click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as one JSON object.")
 @file_option("--csv", "csv_path", "Also write the leaderboard as CSV.")
+@click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="COLUMN",
+    help="Also rank per value of this dataset column (repeatable); significance per group is "
+    "Holm-corrected over each pair's groups, as in compare --group-by.",
+)
 @redis_option
 def leaderboard(
-    sides: list[str], by: str | None, as_json: bool, csv_path: Path | None, redis_url: str | None
+    sides: list[str],
+    by: str | None,
+    as_json: bool,
+    csv_path: Path | None,
+    group_by: tuple[str, ...],
+    redis_url: str | None,
 ) -> None:
     """Rank candidates by mean score on the rows all of them scored, with intervals, per-tag
     columns and which differences are significant (paired tests, Holm-corrected). Sides are
     jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates)."""
     from evalq.client.compare import compare_jobs
+    from evalq.comparisons.leaderboard import group_leaderboards, leaderboard_dict
     from evalq.comparisons.leaderboard import leaderboard as standings_of
-    from evalq.comparisons.leaderboard import leaderboard_dict
 
-    comparison = compare_jobs(make_reader(redis_url), sides, by=align_by(by))
+    reader = make_reader(redis_url)
+    comparison = compare_jobs(reader, sides, by=align_by(by), group_by=list(group_by))
     standings = standings_of(comparison)
+    groups = group_leaderboards(comparison)
     if csv_path is not None:
         from evalq.client.compare_render import leaderboard_csv
 
-        csv_path.write_text(leaderboard_csv(standings), encoding="utf-8")
+        csv_path.write_text(leaderboard_csv(standings, groups), encoding="utf-8")
         err_console().print(f"wrote {csv_path}", markup=False)
     if as_json:
-        click.echo(json.dumps(leaderboard_dict(comparison, standings)))
+        click.echo(
+            json.dumps(leaderboard_dict(comparison, standings, groups if group_by else None))
+        )
     else:
         from evalq.client.compare_render import print_leaderboard
 
-        print_leaderboard(out_console(), comparison, standings)
+        print_leaderboard(out_console(), comparison, standings, groups)
