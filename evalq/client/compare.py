@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from evalq.comparisons.align import AlignBy, Side
 from evalq.comparisons.comparison import Comparison, compare_sides, comparison_dict, row_dict
-from evalq.comparisons.leaderboard import Standing, leaderboard, leaderboard_dict
+from evalq.comparisons.leaderboard import (
+    Standing,
+    group_leaderboards,
+    leaderboard,
+    leaderboard_dict,
+)
 from evalq.core.errors import EvalqError
 
 if TYPE_CHECKING:
@@ -178,6 +183,9 @@ class CompareResult:
     leaderboard: pd.DataFrame
     # One row per pair, --group-by column and value (empty without group_by).
     per_group: pd.DataFrame | None = None
+    # The leaderboard per --group-by column and value: a row per candidate of each (empty
+    # without group_by).
+    leaderboard_per_group: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return comparison_dict(self.comparison)
@@ -251,6 +259,23 @@ def frames(comparison: Comparison) -> CompareResult:
         }
         for s in leaderboard(comparison)
     ]
+    board_columns = ["column", "group", "rank", "candidate", "value", "mean", "ci_low", "ci_high"]
+    by_group = [
+        {
+            "column": g.column,
+            "group": g.value,
+            "rank": s.rank,
+            "candidate": s.label,
+            "value": value,
+            "mean": s.mean,
+            "ci_low": s.ci95[0] if s.ci95 else None,
+            "ci_high": s.ci95[1] if s.ci95 else None,
+            "rows": s.rows,
+            "significantly_better_than": ",".join(s.beats),
+        }
+        for g in group_leaderboards(comparison)
+        for s in g.standings
+    ]
     return CompareResult(
         comparison,
         pd.DataFrame.from_records(overall),
@@ -261,6 +286,7 @@ def frames(comparison: Comparison) -> CompareResult:
             per_group,
             columns=None if per_group else ["a", "b", "column", "group", "value", "rows"],
         ),
+        pd.DataFrame.from_records(by_group, columns=None if by_group else board_columns),
     )
 
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from evalq.client.compare import compare_jobs, frames
 from evalq.client.compare_render import print_comparison, print_leaderboard
 from evalq.comparisons.comparison import comparison_dict
-from evalq.comparisons.leaderboard import leaderboard, leaderboard_dict
+from evalq.comparisons.leaderboard import group_leaderboards, leaderboard, leaderboard_dict
 from evalq.core.models import JobSummary, RowResult
 from tests.support.summaries import job_summary
 
@@ -124,8 +124,9 @@ def test_the_terminal_fits_80_columns_without_cutting_a_figure() -> None:
     )
     console = Console(record=True, width=80)
     print_comparison(console, comparison)
-    print_leaderboard(console, comparison, leaderboard(comparison))
+    print_leaderboard(console, comparison, leaderboard(comparison), group_leaderboards(comparison))
     text = console.export_text()
+    assert "leaderboard for category=news" in text
     assert "…" not in text
     assert max(len(line) for line in text.splitlines()) <= 80
     pair = comparison.pairs[0]
@@ -143,6 +144,15 @@ def test_group_by_in_the_api_frames() -> None:
     assert set(result.per_group["value"]) == {"mean rating (1-5)"}
     assert result.overall.loc[0, "value"] == "mean rating (1-5)"
     assert set(result.per_row["group:category"]) == {"news", "science"}
+    board = result.leaderboard_per_group
+    assert board is not None
+    assert list(zip(board["group"], board["rank"], strict=True)) == [
+        ("science", 1),
+        ("science", 2),
+        ("news", 1),
+        ("news", 2),
+    ]
+    assert frames(compare_jobs(reader(), [JOB_A, JOB_B])).leaderboard_per_group.empty  # type: ignore[arg-type, union-attr]
 
 
 @pytest.mark.parametrize(
