@@ -78,9 +78,9 @@ class _Collector:
     """The garbage collector off while a command starts (cli_entry), on again once it has loaded
     what it runs (make_client, make_reader). Start-up makes only what lives as long as the
     process (modules, classes, pydantic schemas); each collection during it walks all of that
-    again, a twentieth of `evalq status`'s CPU. Frozen on resuming, so later collections in a
-    long `wait` skip it too. Only a pause cli_entry made is resumed: a test or a program calling
-    these functions keeps its collector as it set it."""
+    again: pausing took `evalq status` from 0.25 s to 0.19 s of CPU. Frozen on resuming, so
+    later collections in a long `wait` skip it too. Only a pause cli_entry made is resumed: a
+    test or a program calling these functions keeps its collector as it set it."""
 
     paused = False
 
