@@ -107,11 +107,12 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
 def wait(job_id: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
     """Re-attach to a job: a progress bar until it finishes, pauses or is cancelled, then its
     summary and exit code, as `evalq run --wait` would have given."""
-    from evalq.client.cli.submit import wait_with_progress
+    from evalq.client.cli.submit import ready_to_wait, wait_with_progress
 
     reader = make_reader(redis_url)
     total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
     note_job(job_id)
+    ready_to_wait()
     err_console().print(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)")
     finish(wait_with_progress(reader, job_id, total, quiet=as_json), as_json, fail_under)
 

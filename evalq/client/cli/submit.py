@@ -145,6 +145,8 @@ def submit_and_report(
     submitted = client.submit(metric, dataset, mode=mode, on_expiry=on_expiry, **common)
     job_id, loaded = submitted.job_id, submitted.dataset
     note_job(job_id)
+    if wait:
+        ready_to_wait()
     judges = ", ".join(judge_models) or client.settings.judge_model
     named = options.get("candidates") if metric != "rank" else None
     rows = (
@@ -176,6 +178,19 @@ def checked_name(name: str | None) -> str | None:
         return check_name(name)
     except DatasetError as exc:
         raise click.BadParameter(str(exc), param_hint="--name") from None
+
+
+def ready_to_wait() -> None:
+    """Load what waiting runs before the command says it waits. A Ctrl-C that lands inside an
+    import does not always surface as KeyboardInterrupt: in a class body it becomes a
+    RuntimeError, and a half-run import can end the process by the signal, not with exit 130
+    and the way to re-attach. With rich's console made on first use, the progress bar's import
+    was that window."""
+    import rich.progress  # noqa: F401
+
+    import evalq.client.watch  # noqa: F401
+
+    err_console()
 
 
 def wait_with_progress(client: Any, job_id: str, total: int, *, quiet: bool = False) -> Any:

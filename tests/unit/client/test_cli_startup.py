@@ -73,6 +73,22 @@ print(json.dumps(state))
 """
 
 
+# After `run --wait` or `wait` says it waits, a Ctrl-C must find no import running (one that
+# lands inside an import can end the process by the signal, not with exit 130): waiting imports
+# nothing ready_to_wait did not load.
+WAIT_PROBE = """
+import json, sys
+from evalq.client.cli.common import make_reader
+from evalq.client.cli.submit import ready_to_wait, wait_with_progress
+reader = make_reader(sys.argv[2])
+total = reader.rows_total(sys.argv[1])  # as `evalq wait` does before it says it waits
+ready_to_wait()
+before = set(sys.modules)
+wait_with_progress(reader, sys.argv[1], total, quiet=True)
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
 def _fresh(code: str, *args: str) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -115,3 +131,11 @@ def test_status_collects_no_garbage_while_it_loads_and_does_after(
     enabled, frozen, loaded_when_enabled = _fresh(GC_PROBE, job_id, scratch_url)
     assert enabled and frozen
     assert loaded_when_enabled == [["pydantic", "redis", "worker.store", "evalq.client.reads"]]
+
+
+def test_waiting_imports_nothing_once_the_command_says_it_waits(
+    store: Store, scratch_url: str
+) -> None:
+    job_id = plant_job(store, 0)
+    finalize(store, job_id)
+    assert _fresh(WAIT_PROBE, job_id, scratch_url) == []
