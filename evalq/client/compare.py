@@ -210,6 +210,21 @@ def _stats_record(stats: Any) -> dict[str, Any]:
     }
 
 
+def _standing_record(s: Standing, value: str) -> dict[str, Any]:
+    """A candidate's line of the leaderboard DataFrames."""
+    return {
+        "rank": s.rank,
+        "candidate": s.label,
+        "value": value,
+        "mean": s.mean,
+        "ci_low": s.ci95[0] if s.ci95 else None,
+        "ci_high": s.ci95[1] if s.ci95 else None,
+        "rows": s.rows,
+        **{f"tag:{t}": m for t, (m, _) in s.tags.items()},
+        "significantly_better_than": ",".join(s.beats),
+    }
+
+
 def frames(comparison: Comparison) -> CompareResult:
     import pandas as pd
 
@@ -243,16 +258,8 @@ def frames(comparison: Comparison) -> CompareResult:
             )
     costs = {s.label: s for s in comparison.sides}
     standings = [
-        {
-            "rank": s.rank,
-            "candidate": s.label,
-            "value": value,
-            "mean": s.mean,
-            "ci_low": s.ci95[0] if s.ci95 else None,
-            "ci_high": s.ci95[1] if s.ci95 else None,
-            "rows": s.rows,
-            **{f"tag:{t}": m for t, (m, _) in s.tags.items()},
-            "significantly_better_than": ",".join(s.beats),
+        _standing_record(s, value)
+        | {
             "cost_usd": costs[s.label].cost_usd,
             "cost_is_estimate": costs[s.label].simulated,
             "cost_shared_with": ",".join(costs[s.label].cost_shared_with),
@@ -261,18 +268,7 @@ def frames(comparison: Comparison) -> CompareResult:
     ]
     board_columns = ["column", "group", "rank", "candidate", "value", "mean", "ci_low", "ci_high"]
     by_group = [
-        {
-            "column": g.column,
-            "group": g.value,
-            "rank": s.rank,
-            "candidate": s.label,
-            "value": value,
-            "mean": s.mean,
-            "ci_low": s.ci95[0] if s.ci95 else None,
-            "ci_high": s.ci95[1] if s.ci95 else None,
-            "rows": s.rows,
-            "significantly_better_than": ",".join(s.beats),
-        }
+        {"column": g.column, "group": g.value} | _standing_record(s, value)
         for g in group_leaderboards(comparison)
         for s in g.standings
     ]
