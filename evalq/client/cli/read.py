@@ -129,6 +129,10 @@ def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
     if as_json:
         click.echo(json.dumps([s.model_dump() for s in summaries]))
         return
+    if not summaries:
+        # An empty table reads like a failure to list; say what is known instead.
+        err_console().print("no jobs in this Redis (none submitted yet, or all expired)")
+        return
     out_console().print(jobs_table(summaries))
 
 

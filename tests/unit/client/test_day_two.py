@@ -179,3 +179,13 @@ def test_a_resume_says_what_it_re_sent() -> None:
         == "job j was paused: 40 rows back in line"
     )
     assert ResumeOutcome("j", "finished").describe() == "job j is finished: nothing to resume"
+
+
+def test_jobs_on_an_empty_redis_says_so(scratch_url: str) -> None:
+    from evalq.client.cli import main
+
+    result = CliRunner().invoke(main, ["jobs", "--redis-url", scratch_url])
+    assert result.exit_code == 0, result.output
+    assert "no jobs in this Redis" in result.output
+    listed = CliRunner().invoke(main, ["jobs", "--json", "--redis-url", scratch_url])
+    assert listed.output.strip() == "[]"
