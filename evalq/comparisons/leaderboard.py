@@ -68,6 +68,8 @@ def leaderboard(comparison: Comparison) -> list[Standing]:
 def group_leaderboards(comparison: Comparison) -> list[GroupStandings]:
     """One leaderboard per value of each --group-by column, values in the order first met;
     a row's group is named as `evalq status` names it ("(no value)" for none)."""
+    if not comparison.group_by:
+        return []  # no alignment to redo for every leaderboard without --group-by
     alignment = align(comparison.sides, comparison.by)
     out = []
     for column in comparison.group_by:
