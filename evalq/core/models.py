@@ -148,6 +148,9 @@ class Verdict(Model):
     # Gecko --soft: the validator's probability of the expected answer, normalised over yes/no
     # (evalq.metrics.gecko.soft); None when not asked for or not readable (detail says why).
     probability: float | None = None
+    # The version the API said answered (the reply's modelVersion): an alias such as
+    # gemini-2.5-flash points at different versions over time. None: no reply was read.
+    model_version: str | None = None
 
 
 class QuestionResult(Model):
@@ -167,6 +170,7 @@ class QuestionResult(Model):
     # Gecko --soft: p(expected answer) normalised over yes/no, the question's soft score; the
     # hard answer and result above are kept beside it.
     probability: float | None = None
+    model_version: str | None = None  # the reply's modelVersion (Verdict.model_version)
 
 
 class RowResult(Model):
@@ -187,6 +191,11 @@ class RowResult(Model):
     details: dict[str, Any] = Field(default_factory=dict)  # metric-specific row output
     extra: dict[str, Any] = Field(default_factory=dict)
     candidate: str | None = None  # the candidate column of a multi-candidate job's cell
+    # Judge model -> the version(s) the API reported for the row's verdicts (comma-joined
+    # when one alias answered as several versions).
+    model_versions: dict[str, str] = Field(default_factory=dict)
+    # A fingerprint of the questions the row was scored on (Gecko's rubric); None elsewhere.
+    question_set: str | None = None
 
     @classmethod
     def of(cls, row: RowInput, **fields: Any) -> RowResult:
@@ -371,6 +380,11 @@ class JobSummary(Model):
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
     task_errors: TaskErrors | None = None  # None: no exception escaped a task of this job
+    # A fingerprint of every row's question set together (Gecko); None when rows have none.
+    question_set: str | None = None
+    # How the job was judged, for comparisons across months: judge models, the versions the
+    # API reported, prompt template versions, thinking, validator mode, samples.
+    judge_setup: dict[str, Any] = Field(default_factory=dict)
 
 
 # ---- structured replies the judge is asked for (response schemas) ----
