@@ -3,6 +3,8 @@
 The Python API: `evalq.evaluate(frame_or_path, metric, ...)` returns a `Job`; see evalq.client.api.
 `evalq.compare(job_a, job_b, ...)` compares jobs on their shared rows; see evalq.client.compare.
 `evalq.calibrate(data, human=..., setups={...})` ranks judge setups; see evalq.client.calibrate.
+`evalq.history(metric=..., since="30d")` is many jobs' rows as one DataFrame, from Redis and the
+archive; see evalq.client.history.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Job", "calibrate", "compare", "evaluate"]
+__all__ = ["Job", "calibrate", "compare", "evaluate", "history"]
 
 if TYPE_CHECKING:
     from evalq.client.api import Job, evaluate
     from evalq.client.calibrate import calibrate
     from evalq.client.compare import compare
+    from evalq.client.history import history
 
 
 def __getattr__(name: str) -> Any:
@@ -28,6 +31,10 @@ def __getattr__(name: str) -> Any:
         from evalq.client.calibrate import calibrate
 
         return calibrate
+    if name == "history":
+        from evalq.client.history import history
+
+        return history
     if name == "compare":
         from evalq.client.compare import compare
 

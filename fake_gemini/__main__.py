@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from evalq.core.addresses import beyond_loopback
-from fake_gemini.options import ServerOptions
+from fake_gemini.options import ServerOptions, check_suffix
 from fake_gemini.realism import BatchRealism
 from fake_gemini.script import ScriptError
 from fake_gemini.server import create_app
@@ -41,6 +41,14 @@ def _realism(value: str) -> BatchRealism:
         return BatchRealism.from_cli(value)
     except ValueError as exc:  # JSONDecodeError too
         raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _suffix(value: str) -> str:
+    try:
+        check_suffix(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=BatchRealism(),
         help="batch realism switches on from the start: 'reorder,no_metadata,late_output=3' "
         "or a JSON object (POST /batch-realism changes them)",
+    )
+    parser.add_argument(
+        "--model-version-suffix",
+        type=_suffix,
+        default=None,
+        metavar="X",
+        help="the simulated judge answers as modelVersion "
+        "evalq-fake-gemini/simulated-judge@X: another version of the same model "
+        "(POST /model-version changes it)",
     )
     parser.add_argument("--log-level", default="WARNING", help="logging level (to stderr)")
     return parser

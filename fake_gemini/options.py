@@ -3,6 +3,7 @@ the same names, and a bad value fails here, before anything is served."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -32,6 +33,10 @@ class ServerOptions:
     # JSON form ({"reorder": true, "late_output": 3}). POST /batch-realism replaces them and
     # POST /reset brings these back.
     batch_realism: BatchRealism | Mapping[str, object] | None = None
+    # The simulated judge answers as SIMULATED_MODEL_VERSION + "@" + this (still read as
+    # simulated): the same alias answering as another version, as real models do over time.
+    # POST /model-version changes it and POST /reset brings this back.
+    model_version_suffix: str | None = None
 
     @classmethod
     def from_args(cls, args: object) -> ServerOptions:
@@ -53,6 +58,15 @@ class ServerOptions:
                 raise ValueError(f"{name} must be a positive integer, got {limit}")
         if not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError(f"fault_rate must be within 0..1, got {self.fault_rate}")
+        check_suffix(self.model_version_suffix)
+
+
+def check_suffix(suffix: str | None) -> None:
+    """A version suffix is a short plain word: it goes into every reply's modelVersion."""
+    if suffix is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", suffix):
+        raise ValueError(
+            f"model_version_suffix must be 1-64 letters, digits, '.', '_' or '-', got {suffix!r}"
+        )
 
 
 class ServerOptionsArgs(TypedDict, total=False):
@@ -68,3 +82,4 @@ class ServerOptionsArgs(TypedDict, total=False):
     quota_window_s: float
     batch_delay_s: float
     batch_realism: BatchRealism | Mapping[str, object] | None
+    model_version_suffix: str | None

@@ -85,6 +85,7 @@ _FIELDS = frozenset(
         "body",
         "batch_state",
         "cached_tokens",
+        "model_version",
     }
 )
 _ACTIONS = (
@@ -129,6 +130,9 @@ class ScriptRule:
     # Prompt tokens the reply reports as served from a cache (cachedContentTokenCount), as
     # implicit caching reports them; capped at the prompt's own count, which includes them.
     cached_tokens: int = 0
+    # The modelVersion a text reply carries; None: the scripted version for a `reply`, the
+    # server's simulated one (with its suffix, if set) for the brain's text.
+    model_version: str | None = None
 
 
 def _number(rule: Mapping[str, object], name: str, default: float) -> float:
@@ -226,6 +230,15 @@ def _check_consistent(rule: Mapping[str, object], built: ScriptRule) -> None:
         raise ValueError("'batch_state' ends a whole batch; it takes no other action")
     if "cached_tokens" in rule and (built.status is not None or built.block_reason is not None):
         raise ValueError("'cached_tokens' goes with a reply, not an error or a blocked prompt")
+    if built.model_version is not None and not _sends_text(built):
+        raise ValueError("'model_version' goes with a reply that has text")
+
+
+def _sends_text(rule: ScriptRule) -> bool:
+    """The rule answers with a text reply (its own or the brain's), not an error or a block."""
+    if rule.status is not None or rule.block_reason is not None or rule.batch_state is not None:
+        return False
+    return rule.finish_reason in (None, *TEXT_FINISH_REASONS)
 
 
 def parse_rule(rule: object, index: int) -> ScriptRule:
@@ -250,6 +263,7 @@ def parse_rule(rule: object, index: int) -> ScriptRule:
         body=_body(rule),
         batch_state=_choice(rule, "batch_state", BATCH_END_STATES),
         cached_tokens=_cached_tokens(rule),
+        model_version=_optional_str(rule, "model_version"),
     )
     _check_consistent(rule, built)
     return built

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from evalq.core.judge import SIMULATED_MODEL_VERSION
 from fake_gemini.batches import BatchStore
 from fake_gemini.files import FileStore
 from fake_gemini.options import ServerOptions
@@ -60,10 +61,22 @@ class FakeGemini:
     stats: Stats = field(default_factory=Stats)
     files: FileStore = field(default_factory=FileStore)
     batches: BatchStore = field(default_factory=BatchStore)
+    # The suffix of the simulated judge's modelVersion now (POST /model-version).
+    model_version_suffix: str | None = None
+
+    def __post_init__(self) -> None:
+        self.model_version_suffix = self.options.model_version_suffix
+
+    def simulated_version(self) -> str:
+        """The modelVersion the simulated judge's replies carry: still read as simulated
+        (worker.gemini checks the prefix), and another version once a suffix is set."""
+        suffix = self.model_version_suffix
+        return f"{SIMULATED_MODEL_VERSION}@{suffix}" if suffix else SIMULATED_MODEL_VERSION
 
     def reset(self) -> None:
         """Start over as if freshly started, but keep the current script rules. The batch
-        realism switches go back to the ones the server was started with."""
+        realism switches and the model version go back to those the server was started
+        with."""
         self.stats.reset()
         self.quotas.reset()
         self.faults.reset()
@@ -71,6 +84,7 @@ class FakeGemini:
         self.files.reset()
         self.batches.reset()
         self.batches.realism = BatchRealism.parse(self.options.batch_realism)
+        self.model_version_suffix = self.options.model_version_suffix
 
 
 STATE: web.AppKey[FakeGemini] = web.AppKey("fake_gemini", FakeGemini)

@@ -1,24 +1,35 @@
 """Fixtures that start real processes: a private redis-server, the fake Gemini server over HTTP,
 and evalq worker processes, and a scratch Redis database no worker watches (`scratch_url`,
-`store`). Nothing is mocked but the judge's network peer."""
+`store`); a real PostgreSQL with an empty database per test (`postgres_url`) and a private
+server a test may stop (`private_postgres`). Nothing is mocked but the judge's network peer."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import tempfile
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
+from sqlalchemy.engine import make_url
 
 from devtools.local import (
     EVALQ,
     ROOT,
+    PostgresServer,
     RedisServer,
     WorkerPool,
+    libpq_url,
+    postgres_answers,
     start_fake_gemini,
+    start_postgres,
     start_redis,
     stop,
 )
@@ -27,6 +38,12 @@ from tests.support.stack import kill_workers, worker_env
 from worker.store import Store
 
 __all__ = ["EVALQ", "ROOT", "FakeGemini", "RedisServer", "WorkerPool", "worker_env"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process the tests start (workers, commands) keeps its default archive in a folder
+    of this test process, never in the user's ~/.local/share/evalq (worker.archive.place)."""
+    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="evalq-test-data-")
 
 
 @pytest.fixture(scope="session")
@@ -122,3 +139,53 @@ def scratch_url(redis_server: RedisServer) -> Iterator[str]:
 def store(scratch_url: str) -> Store:
     """A Store on the scratch database, for tests that plant jobs by hand (plant_job)."""
     return store_on(scratch_url)
+
+
+# The machine's own PostgreSQL, when one runs with Debian's defaults (trust for local TCP).
+SYSTEM_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """The PostgreSQL the archive tests use: EVALQ_TEST_POSTGRES_URL, else the machine's own
+    server, else a private one. Tests only create and drop databases of their own on it
+    (postgres_url), so sharing a running server is safe and saves each test process an initdb;
+    it is never stopped (private_postgres is for that)."""
+    if url := os.environ.get("EVALQ_TEST_POSTGRES_URL"):
+        if not postgres_answers(url):
+            shown = make_url(url).render_as_string(hide_password=True)
+            raise RuntimeError(f"EVALQ_TEST_POSTGRES_URL={shown} does not answer")
+        yield PostgresServer(url, port=make_url(url).port or 5432)
+        return
+    if postgres_answers(SYSTEM_POSTGRES_URL):
+        yield PostgresServer(SYSTEM_POSTGRES_URL, port=5432)
+        return
+    server = start_postgres(tmp_path_factory.mktemp("postgres"))
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh, empty database of this test's own on the shared server (its SQLAlchemy URL), so
+    tests and test processes never see each other's tables. Made from template0, which no one
+    connects to (CREATE DATABASE fails while the template has sessions); dropped WITH (FORCE),
+    so a connection the code under test left open can't keep it alive."""
+    name = f"evalq_test_{secrets.token_hex(8)}"
+    admin = libpq_url(postgres_server.url)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+    yield make_url(postgres_server.url).set(database=name).render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@pytest.fixture
+def private_postgres(tmp_path: Path) -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test's own, for tests that stop and restart it mid-job:
+    the shared server is never stopped. Its log is in the test's tmp_path/postgres."""
+    server = start_postgres(tmp_path / "postgres")
+    yield server
+    server.close()

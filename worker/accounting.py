@@ -1,7 +1,8 @@
 """The outermost layer of a job's judge stack: every call's attempts, tokens, cost, cache hits,
 limiter waits and 429s are added to the job, and the one rule for replies that did not end
 normally (evalq.core.judge.ensure_complete) is applied here, so that every metric gets it,
-cached replies included, after their tokens count."""
+cached replies included, after their tokens count. The model version each reply reports is
+noted here too, for the same reason: every reply a judge reads passes this layer."""
 
 from __future__ import annotations
 
@@ -35,9 +36,13 @@ class AccountingJudge(JudgeLayer):
         writes: UnitWrites | None = None,
         batch: bool = False,
         held: list[str] | None = None,
+        versions: set[str] | None = None,
     ) -> None:
         super().__init__(inner, store, job_id)
         self._writes = writes
+        # Where the replies' model versions go: the unit's writes, stamped on its verdict when
+        # it is recorded; else the caller's set (batch mode's sweep, which records per unit).
+        self._versions = writes.versions if writes is not None else versions
         self._held = held
         self._batch = batch
         self._candidate = role == "candidate"
@@ -78,6 +83,11 @@ class AccountingJudge(JudgeLayer):
         if usage is not None and usage.cost_nanos:
             pause_if_spent(self._store, self._job_id, spent_nanos, cap)
 
+    def _note_version(self, reply: JudgeReply) -> None:
+        # The model under test is not a judge: its version says nothing of how rows were judged.
+        if reply.model_version and self._versions is not None and not self._candidate:
+            self._versions.add(reply.model_version)
+
     def generate(self, request: JudgeRequest) -> JudgeReply:
         try:
             reply = self._inner.generate(request)
@@ -85,6 +95,7 @@ class AccountingJudge(JudgeLayer):
             server_429 = isinstance(exc, RateLimited) and not isinstance(exc, LimiterBusy)
             self._account(request, exc.cost, rate_limited=int(server_429))
             raise
+        self._note_version(reply)  # before ensure_complete: a cut-off reply was read too
         if reply.cached:
             hits = {"cache_hits": 1, "simulated_calls": int(reply.simulated)}
             if self._writes is not None:

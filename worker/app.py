@@ -157,7 +157,9 @@ def _concurrency(consumer: Any) -> int:
 def _start_watchdog(sender: Any = None, **_: Any) -> None:
     """Each worker runs the watchdog thread; a Redis lock lets one of them sweep at a time.
     Its heartbeat keeps the rows of its running tasks from looking stalled."""
+    from worker.archiving import Archiver
     from worker.heartbeat import Heartbeat, interval_for
+    from worker.jobs import on_job_end
     from worker.runtime import runtime
     from worker.turns import hand_out
     from worker.watchdog import BatchDriving, Watchdog
@@ -171,6 +173,8 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         get_app().send_task(name, args, countdown=countdown_s, queue=queue_for(name))
 
     name = getattr(sender, "hostname", None) or "worker"
+    archiver = Archiver(rt.store, rt.settings, name)
+    on_job_end(archiver.write)  # the worker that ends a job writes it to the archive
     Heartbeat(
         rt.store,
         interval_s=interval_for(rt.settings.stall_timeout_s),
@@ -190,4 +194,5 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
         max_redrives=rt.settings.max_redrives,
         batches=BatchDriving(rt.settings, send_batch_step),
         turns=rt.settings,
+        archiver=archiver,
     ).start()

@@ -15,6 +15,15 @@ from worker.store import Store
 
 log = logging.getLogger(__name__)
 
+# What this process does with a job it has just ended: a worker writes it to the archive
+# (worker.archiving, installed when the worker starts); a client leaves that to the workers.
+_end_hooks: list[Callable[[str], object]] = []
+
+
+def on_job_end(hook: Callable[[str], object]) -> None:
+    """Run `hook(job_id)` in this process after each job it finishes (replacing any before)."""
+    _end_hooks[:] = [hook]
+
 
 def current_summary(store: Store, job_id: str) -> JobSummary:
     """The stored final summary if the job finished, else one computed from what is there now."""
@@ -35,6 +44,8 @@ def finalize(store: Store, job_id: str) -> JobSummary:
     store.deactivate(job_id)
     summary = _summary_from_store(store, job_id, config, store.counters(job_id))
     store.save_summary(job_id, summary.model_dump_json())
+    for hook in _end_hooks:
+        hook(job_id)
     return summary
 
 

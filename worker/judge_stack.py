@@ -46,7 +46,8 @@ class JobCalls:
     """How a job's calls are shaped, cached and counted (from its config); `writes`: a unit's
     held writes, which its judges' counters, cache entries and corrections go into;
     `reservations`: without writes, the spend cap's reservations (worker.budget) of calls made
-    and not yet counted."""
+    and not yet counted; `versions`: without writes, where the replies' model versions go
+    (batch mode's sweep hands each unit's to its verdict; None: nowhere)."""
 
     job_id: str
     use_cache: bool
@@ -55,6 +56,7 @@ class JobCalls:
     writes: UnitWrites | None = None
     batch: bool = False  # priced at the batch rate
     reservations: list[str] = field(default_factory=list)
+    versions: set[str] | None = None
 
     def held(self) -> list[str]:
         """Where a call's reservation waits until its cost is counted."""
@@ -76,6 +78,7 @@ def job_layers(
             writes=writes,
             batch=calls.batch,
             held=calls.reservations,
+            versions=calls.versions,
         ),
         lambda j: FatalErrorGuard(j, store, job_id, settings.fatal_error_limit),
         # Thinking is applied before the cache, so it is part of the call-cache key.

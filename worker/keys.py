@@ -71,6 +71,15 @@ after call_cache_ttl_s.
     evalq:call:{sha256}                 STRING a judge reply, shared across jobs (call cache)
     evalq:limiter:{model}:requests|tokens STRING the global limiter's schedule (GCRA)
     evalq:watchdog:lock                 STRING which worker sweeps now
+    evalq:archive:pending               ZSET  job id -> when its archive write is next due: set
+                                              when the job ends (finished, cancelled), removed
+                                              once written (worker.archiving)
+    evalq:archive:writers               HASH  worker name -> "{archive}\t{epoch s}": the archive
+                                              each live worker writes to, for the warning when
+                                              they differ
+The job hash also holds the archive's fields: archived_at (epoch s of the last write),
+archive_error (the last failed write, with archive_tries) and archive_held (its keys made
+persistent until the write succeeds).
 """
 
 from __future__ import annotations
@@ -82,6 +91,14 @@ WORKERS = "evalq:workers"
 WORKER_SLOTS = "evalq:workers:slots"
 JOB_PREFIX = "evalq:job:"  # take_turns.lua builds each job's keys from it (see job())
 WATCHDOG_LOCK = "evalq:watchdog:lock"
+ARCHIVE_PENDING = "evalq:archive:pending"
+ARCHIVE_WRITERS = "evalq:archive:writers"
+
+# Fields of the job hash (job()) the archive keeps (worker.archiving).
+ARCHIVED_AT = "archived_at"  # when the job was last written to the archive, epoch s
+ARCHIVE_ERROR = "archive_error"  # why the last write failed
+ARCHIVE_TRIES = "archive_tries"  # failed writes since the job ended
+ARCHIVE_HELD = "archive_held"  # 1 while its keys are kept from expiring until it is written
 
 # Fields of the job hash (job()) recording exceptions that escaped a task's code
 # (Store.record_task_error, worker.task_errors).

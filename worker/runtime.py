@@ -125,10 +125,11 @@ def row_context(
     innermost: Innermost | None = None,
     batch: bool = False,
     probe: CacheProbe | None = None,
+    versions: set[str] | None = None,
 ) -> RowContext:
-    """What a metric sees of the runtime for the row on `line`; `writes`, `batch` as in
-    worker.judge_stack.JobCalls, `innermost` and `probe` as in Runtime.judge (a metric's own
-    counters are held in `writes` too)."""
+    """What a metric sees of the runtime for the row on `line`; `writes`, `batch`, `versions`
+    as in worker.judge_stack.JobCalls, `innermost` and `probe` as in Runtime.judge (a
+    metric's own counters are held in `writes` too)."""
     config, row = rt.store.config(job_id), rt.store.row(job_id, line)
 
     def media(field: str) -> MediaPart:
@@ -150,7 +151,9 @@ def row_context(
             rt.store.incr(job_id, **{name: amount})
 
     prices = job_prices(config.prices)
-    calls = JobCalls(job_id, config.use_cache, config.thinking, prices, writes, batch)
+    calls = JobCalls(
+        job_id, config.use_cache, config.thinking, prices, writes, batch, versions=versions
+    )
 
     def judge(model: str, role: str = "judge") -> Judge:
         return rt.judge(model, calls, role, innermost=innermost, probe=probe)

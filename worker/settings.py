@@ -154,6 +154,15 @@ class Settings(BaseSettings):
     task_error_backoff_s: float = Field(default=1.0, ge=0)
     task_error_backoff_max_s: float = Field(default=30.0, ge=0)
 
+    # The archive (worker.archive), the system of record for ended jobs: a SQLAlchemy URL,
+    # sqlite:///PATH or postgresql://user@host/db (every host of a team on one PostgreSQL).
+    # Unset: SQLite at default_archive_path(); "off": no archive, Redis only.
+    archive_url: str | None = None
+    # A job whose archive write failed (or whose writer died) is written again by a watchdog
+    # sweep this long after, the wait doubling per failure up to archive_retry_max_s.
+    archive_retry_s: float = Field(default=30.0, gt=0)
+    archive_retry_max_s: float = Field(default=600.0, gt=0)
+
     # Batch mode (worker.batch): how often a batch in flight is polled (the interval grows by
     # half each poll, up to the max), and how many times a job's batches may end EXPIRED,
     # FAILED or CANCELLED (not by us) and be sent again before the job pauses.
@@ -182,6 +191,17 @@ class Settings(BaseSettings):
             if text.startswith("["):
                 return json.loads(text)
             return [part for part in text.split(os.pathsep) if part.strip()]
+        return value
+
+    @field_validator("archive_url")
+    @classmethod
+    def _usable_archive_url(cls, value: str | None) -> str | None:
+        from worker.archive.place import ArchiveURLError, archive_place
+
+        try:
+            archive_place(value)
+        except ArchiveURLError as exc:
+            raise ValueError(f"EVALQ_ARCHIVE_URL: {exc}") from None
         return value
 
     @field_validator("media_allow_networks", mode="before")

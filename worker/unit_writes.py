@@ -13,8 +13,11 @@ prepare_row resolving it from the cache twice) and only one verdict is kept (fir
 
 The cost reservations of the unit's calls (worker.budget) are settled in the same step as
 its spent counters. Reply-cache entries and limiter corrections are written in every case: they describe calls
-that were made. What is lost: a worker killed between its call and the write loses that call's
-counters and cache entry (the redelivered unit asks again, and counts that request).
+that were made. `versions` are the model versions the API reported in the replies the unit
+read (cached ones too): the verdict is stamped with them when it is recorded
+(worker.lifecycle.units), so no metric has to carry them. What is lost: a worker killed
+between its call and the write loses that call's counters and cache entry (the redelivered
+unit asks again, and counts that request).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from evalq.core.pricing import Usage
+from evalq.core.versions import join_versions
 
 
 class NotCached(Exception):
@@ -41,11 +45,17 @@ class UnitWrites:
     corrections: list[tuple[str, float]] = field(default_factory=list)  # limiter key -> ms
     touch_at: float | None = None  # the row's next sign of life, when not now (a countdown)
     reservations: list[str] = field(default_factory=list)  # settled with `spent`
+    versions: set[str] = field(default_factory=set)  # the replies' modelVersion
 
     def spend(self, counters: dict[str, int], usage: Usage | None) -> None:
         self.spent.update({name: amount for name, amount in counters.items() if amount})
         if usage is not None:
             self.usage.append(usage)
+
+    def version(self) -> str | None:
+        """What the unit's verdict records: its replies' versions, sorted, comma-joined when
+        an alias answered as several (a re-ask landing on a newer version); None: no reply."""
+        return join_versions(self.versions)
 
     def count(self, **amounts: int) -> None:
         self.counted.update({name: amount for name, amount in amounts.items() if amount})
@@ -59,6 +69,7 @@ class UnitWrites:
         self.replies.clear()
         self.corrections.clear()
         self.reservations.clear()
+        self.versions.clear()
 
     def cost_nanos(self) -> int:
         return sum(usage.cost_nanos for usage in self.usage)

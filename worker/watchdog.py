@@ -29,6 +29,10 @@ max_redrives times without progress (no batch polled while it runs, ingested or 
 row finished, no resume), counted at most once per stall_timeout_s and not while a submit
 holds the job's lock, pauses with a reason saying so: its tasks die or hang, and `evalq resume`
 tries again once the cause is found.
+
+Ended jobs not yet in the archive (their worker died, or the archive was out of reach) are
+written by the sweep when due (worker.archiving), and every worker says on each tick which
+archive it writes to.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from worker import keys
+from worker.archiving import Archiver
 from worker.batch import ledger
 from worker.batch.flow import reattach
 from worker.batch.names import Send as BatchSend
@@ -74,7 +79,9 @@ class Watchdog:
         max_redrives: int = 5,
         batches: BatchDriving | None = None,
         turns: Settings | None = None,
+        archiver: Archiver | None = None,
     ) -> None:
+        self.archiver = archiver
         self.batches = batches
         self.turns = turns
         self.store = store
@@ -134,6 +141,8 @@ class Watchdog:
                 redriven[job_id] = count
         if self.turns is not None:  # makes up for a hand-out a killed task never made
             hand_out(self.store, self.turns, self.send)
+        if self.archiver is not None:  # ended jobs whose worker died or whose write failed
+            self.archiver.sweep()
         return redriven
 
     def within_cap(
@@ -227,8 +236,12 @@ class Watchdog:
         return self.sweep()
 
     def loop(self) -> None:
+        if self.archiver is not None:
+            self.archiver.check()
         while not self._stop.wait(self.interval_s):
             try:
+                if self.archiver is not None:
+                    self.archiver.register()
                 self.run_once_if_leader()
             except Exception:  # the watchdog must outlive Redis restarts and bad data
                 log.exception("watchdog sweep failed; trying again in %.0f s", self.interval_s)

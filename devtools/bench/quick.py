@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools.bench.common import AsyncJudge, Stack, bench_parser, dataset, stats, this_machine
-from evalq.core.models import RubricReply, VerdictReply
+from evalq.core.reply_schemas import RubricReply, VerdictReply
 from evalq.metrics.gecko.parsing import parse_rubric
 from evalq.metrics.gecko.prompts import rubric_prompt, validator_prompt
 
@@ -150,6 +150,10 @@ def main() -> int:
         from devtools.bench.submit import main as submit
 
         return submit([a for a in sys.argv[1:] if a != "--submit"])
+    if "--archive" in sys.argv[1:]:
+        from devtools.bench.archive import main as archive
+
+        return archive([a for a in sys.argv[1:] if a != "--archive"])
     if "--fairness" in sys.argv[1:]:
         from devtools.bench.fairness import main as fairness
 
@@ -169,6 +173,9 @@ def main() -> int:
         "--fairness",
         action="store_true",
         help="a small job behind a large one (devtools.bench.fairness)",
+    )
+    parser.add_argument(
+        "--archive", action="store_true", help="what the archive costs (devtools.bench.archive)"
     )
     parser.add_argument(
         "--only", choices=["overhead"], default=None, help="run one measurement (for profiling)"

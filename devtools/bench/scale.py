@@ -65,7 +65,7 @@ from devtools.bench.measure import (
     tree_memory_mb,
     units_received,
 )
-from evalq.core.models import VerdictReply
+from evalq.core.reply_schemas import VerdictReply
 from evalq.metrics.gecko.prompts import validator_prompt
 
 VERDICT = json.dumps({"explanation": "The image shows it.", "answer": "yes"})

@@ -61,7 +61,7 @@ class Client(JobReader):
                 check_backend(self.settings)
             except VertexNotSupported as exc:
                 raise EvalqError(str(exc)) from None
-        prepared = submit.prepare(self.settings, metric, dataset, job)
+        prepared = submit.prepare(self.settings, metric, dataset, job, self)
         config = prepared.config.model_copy(update={"mode": mode, "on_expiry": on_expiry})
         submit.store_and_enqueue(self.store, self.settings, self.app, config, prepared.dataset)
         return Submitted(job_id=config.job_id, dataset=prepared.dataset)
@@ -78,7 +78,7 @@ class Client(JobReader):
         its tokens, cost and time at the quota estimated, and nothing stored, enqueued or
         asked. Rubrics already in the cache are read (Redis), never written. `count_tokens`
         counts text with Gemini's count_tokens endpoint (requests, but no generate call)."""
-        prepared = submit.prepare(self.settings, metric, dataset, job)
+        prepared = submit.prepare(self.settings, metric, dataset, job, self)
         return client_dry_run.plan(self.settings, self.store, prepared, count_tokens=count_tokens)
 
     def resume(self, job_id: str, *, max_cost_usd: float | None = None) -> int:

@@ -8,6 +8,7 @@ Python API's result with DataFrames.
     result.per_row      # one row per aligned row and pair, unscored rows marked, never 0
 
     result.per_group    # with group_by=["category"]: one row per pair, column and value
+    result.setup_differences   # where the sides were not judged alike (versions, templates...)
 
 A side is a job id, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
 with a name to show in front: `exact=3f2a9c0d1b2e`. A multi-candidate job named whole stands
@@ -20,7 +21,7 @@ A side without a name in front is named by what it is: the job's --name, else it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from evalq.comparisons.align import AlignBy, Side
@@ -31,6 +32,7 @@ from evalq.comparisons.leaderboard import (
     leaderboard,
     leaderboard_dict,
 )
+from evalq.comparisons.setups import side_setup
 from evalq.core.errors import EvalqError
 
 if TYPE_CHECKING:
@@ -99,6 +101,8 @@ def load_side(client: JobReader, spec: str) -> Side:
         cost_usd=summary.cost_usd,
         cost_shared_with=shared,
         cost_note=summary.cost_note,
+        setup=side_setup(summary.judge_setup, rows),
+        question_set=summary.question_set,
     )
 
 
@@ -186,6 +190,14 @@ class CompareResult:
     # The leaderboard per --group-by column and value: a row per candidate of each (empty
     # without group_by).
     leaderboard_per_group: pd.DataFrame | None = None
+    # Where the sides were not judged alike (judge models, versions, templates, thinking...):
+    # one dict per difference, with its `line` as the terminal says it. Empty: judged alike.
+    setup_differences: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def mixed(self) -> bool:
+        """The sides differ in judge setup: their difference is not only the candidates'."""
+        return bool(self.setup_differences)
 
     def to_dict(self) -> dict[str, Any]:
         return comparison_dict(self.comparison)
@@ -283,6 +295,7 @@ def frames(comparison: Comparison) -> CompareResult:
             columns=None if per_group else ["a", "b", "column", "group", "value", "rows"],
         ),
         pd.DataFrame.from_records(by_group, columns=None if by_group else board_columns),
+        [d.as_dict() for d in comparison.setup_differences],
     )
 
 
@@ -295,7 +308,8 @@ def compare(
 ) -> CompareResult:
     """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles), or the candidates of
     one multi-candidate job, on their shared rows; ``group_by``: also per value of these
-    columns of the dataset (per_group)."""
+    columns of the dataset (per_group). The result's ``setup_differences`` (and ``mixed``)
+    say where the sides were not judged alike."""
     from evalq.client.reads import JobReader
 
     specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]

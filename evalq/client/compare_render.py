@@ -141,7 +141,15 @@ def pair_table(comparison: Comparison, pair: PairComparison) -> Table:
     return pair_tables(comparison, pair)[0]
 
 
+def print_setup_differences(console: Console, comparison: Comparison) -> None:
+    """Where the sides were not judged alike, before any figure: a difference read below may
+    be the judge's, not the candidates'."""
+    for difference in comparison.setup_differences:
+        console.print(f"[bold red]{escape(difference.line())}[/]")
+
+
 def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> None:
+    print_setup_differences(console, comparison)
     if any(s.simulated for s in comparison.sides):
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
     pairing = "question (the rubric both share)" if comparison.value.by_question else "row"
@@ -241,6 +249,7 @@ def print_leaderboard(
     standings: list[Standing],
     groups: Sequence[GroupStandings] = (),
 ) -> None:
+    print_setup_differences(console, comparison)
     if any(s.simulated for s in comparison.sides):
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
     console.print(leaderboard_table(comparison, standings))

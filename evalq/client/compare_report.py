@@ -116,6 +116,7 @@ th { background: #f2f2f2; text-align: left; }
 {{ row_css }}
 </style></head><body>
 <h1>evalq comparison: {% for s in c.sides %}{{ s.label }}{% if not loop.last %} · {% endif %}{% endfor %}</h1>
+{% for d in c.setup_differences %}<p class="banner mixed">{{ d.line() }}</p>{% endfor %}
 {% if simulated %}<p class="banner">SIMULATED JUDGE: these verdicts come from evalq's fake Gemini server, not a real model.</p>{% endif %}
 <table class="side-list"><tr><th>side</th><th>job</th><th>candidate</th><th>metric</th><th>rows</th><th>cost</th></tr>
 {% for s in c.sides %}<tr><td>{{ s.label }}</td><td>{{ s.job_id }}</td><td>{{ s.candidate or "" }}</td><td>{{ s.metric }}</td><td>{{ s.rows|length }}</td><td>{{ costs.get(s.label, "not known") }}</td></tr>{% endfor %}</table>

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from evalq.client.job_ids import new_job_id
 from evalq.client.job_names import check_name
@@ -35,6 +35,9 @@ from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings
 from worker.store import PRIORITIES, Store
 from worker.turns import SendRow, hand_out
+
+if TYPE_CHECKING:
+    from evalq.client.question_sets import Reader
 
 
 class JobSpec(TypedDict, total=False):
@@ -165,8 +168,15 @@ def refuse_unknown(given: Mapping[str, Any], spec: type[Any], where: str) -> Non
         raise TypeError(f"{where}() got unexpected keyword argument(s): {', '.join(unknown)}")
 
 
-def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec) -> Prepared:
-    """Every check a job passes before it is stored, shared by submit and the dry run."""
+def prepare(
+    settings: Settings,
+    metric: str,
+    dataset: str | Path,
+    spec: JobSpec,
+    reader: Reader | None = None,
+) -> Prepared:
+    """Every check a job passes before it is stored, shared by submit and the dry run.
+    `reader` reads the job named by the questions_from option (default: one on `settings`)."""
     refuse_unknown(spec, JobSpec, "submit")
     check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
     name = check_name(spec.get("name"))
@@ -180,6 +190,8 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
     rules = media_rules(settings, roots)
     column_map = spec.get("column_map")
     loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
+    if (source := options.get("questions_from")) is not None:
+        loaded = questions_from(settings, metric, str(source), loaded, options, reader)
     group_by = list(spec.get("group_by") or [])
     check_group_columns(group_by, loaded.rows)
     judge_model = spec.get("judge_model")
@@ -221,6 +233,30 @@ def prepare(settings: Settings, metric: str, dataset: str | Path, spec: JobSpec)
         column_map=check_column_map(column_map),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+
+def questions_from(
+    settings: Settings,
+    metric: str,
+    job_id: str,
+    loaded: LoadedDataset,
+    options: Mapping[str, Any],
+    reader: Reader | None,
+) -> LoadedDataset:
+    """--questions-from JOB: every row given the questions that job asked for its prompt
+    (evalq.client.question_sets), or refused before anything is stored."""
+    from evalq.client.job_ids import check_job_id
+    from evalq.client.question_sets import borrow_questions
+
+    try:
+        check_job_id(job_id)
+    except EvalqError as exc:
+        raise DatasetError(f"--questions-from: {exc}") from None
+    if reader is None:
+        from evalq.client.reads import JobReader
+
+        reader = JobReader(settings)
+    return borrow_questions(reader, metric, job_id, loaded, options)
 
 
 def store_and_enqueue(

@@ -38,7 +38,8 @@ def wait(
 ) -> JobSummary:
     """Poll until the job is finished, cancelled or paused; return its summary.
 
-    It never waits on a job that can not finish: one that vanished (Redis lost its data)
+    A job Redis no longer has is read from the archive (it ended). It never waits on a job
+    that can not finish: one that vanished (Redis lost its data)
     raises JobGone, one whose row list is gone raises EvalqError. While Redis is out of
     reach it keeps trying for up to redis_retry_max_s, telling `on_redis` why (and None
     once Redis answers again), then raises RedisUnavailable."""
@@ -48,6 +49,8 @@ def wait(
     def reachable(read: Callable[[], T]) -> T:
         return _reachable(reader, read, on_redis, deadline)
 
+    if not reachable(lambda: reader.is_live(job_id)):
+        return reader.summary(job_id)  # gone from Redis: ended, and read from the archive
     total = reachable(lambda: reader.store.config(job_id)).rows_total
     while True:
         try:

@@ -10,9 +10,9 @@ A repeated id or prompt pairs by occurrence (the second "a red circle" with the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from evalq.core.models import RowResult
 
@@ -37,6 +37,10 @@ class Side:
     cost_usd: float | None = None
     cost_shared_with: tuple[str, ...] = ()
     cost_note: str | None = None
+    # How the side was judged (evalq.comparisons.setups.side_setup): judge models, versions,
+    # templates, thinking...; empty when not read, and then nothing is compared.
+    setup: Mapping[str, Any] = field(default_factory=dict)
+    question_set: str | None = None  # its job's (JobSummary.question_set), Gecko's
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any, get_args
 from evalq.comparisons.align import AlignBy, Side, align
 from evalq.comparisons.groups import GroupDifference, compare_groups, group_dict, with_groups
 from evalq.comparisons.paired_rows import PairedRow, PairStatus, pair_rows
+from evalq.comparisons.setups import SetupDifference, sides_differences
 from evalq.comparisons.values import QUESTION_SHARE, RowValue, value_for
 from evalq.core.groups import check_group_columns
 from evalq.stats.multiple import HOLM_NOTE, holm
@@ -38,6 +39,50 @@ class TagDifference:
 
 
 @dataclass(frozen=True)
+class QuestionSets:
+    """Whether a pair's rows were asked the same questions (Gecko): of the paired rows, how
+    many share an identical question set and how many were compared on the questions both
+    sides asked only; and the row pairs left out for having no question in common."""
+
+    paired: int = 0  # paired rows that carry questions
+    identical: int = 0
+    common_only: int = 0
+    no_common: int = 0  # row pairs with no question asked and scored by both (left out)
+
+    def sentence(self) -> str | None:
+        """The line a reader needs, e.g. "question sets: 8 of 10 paired rows share an identical
+        set; 2 compared on the questions both asked"; None when no row carries questions."""
+        if not self.paired and not self.no_common:
+            return None
+        text = (
+            f"question sets: {self.identical} of {self.paired} paired rows share an identical "
+            f"set; {self.common_only} compared on the questions both asked"
+        )
+        if self.no_common:
+            text += f"; {self.no_common} row pairs left out with no question in common"
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "paired": self.paired,
+            "identical": self.identical,
+            "common_only": self.common_only,
+            "no_common": self.no_common,
+            "sentence": self.sentence(),
+        }
+
+
+def question_sets(rows: Sequence[PairedRow]) -> QuestionSets:
+    paired = [r for r in rows if r.status == "paired" and r.question_sets is not None]
+    return QuestionSets(
+        paired=len(paired),
+        identical=sum(r.question_sets == "identical" for r in paired),
+        common_only=sum(r.question_sets == "common" for r in paired),
+        no_common=sum(r.status == "no_common_questions" for r in rows),
+    )
+
+
+@dataclass(frozen=True)
 class PairComparison:
     """Side A against side B; differences are A minus B."""
 
@@ -50,6 +95,9 @@ class PairComparison:
     counts: dict[str, int] = field(default_factory=dict)
     value: RowValue = QUESTION_SHARE  # what the scores and differences are
     groups: list[GroupDifference] = field(default_factory=list)  # per --group-by value
+    # Gecko: how many paired rows were asked identical question sets, how many were compared
+    # on their common questions only (QuestionSets.sentence says it in one line).
+    question_sets: QuestionSets = field(default_factory=QuestionSets)
 
     @property
     def paired(self) -> list[PairedRow]:
@@ -76,6 +124,13 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     value: RowValue = QUESTION_SHARE
     group_by: list[str] = field(default_factory=list)
+    # Where the sides were not judged alike (evalq.comparisons.setups): said first, and a
+    # --fail-under check refuses to pass on it unless --allow-mixed.
+    setup_differences: list[SetupDifference] = field(default_factory=list)
+
+    @property
+    def mixed(self) -> bool:
+        return bool(self.setup_differences)
 
     @property
     def holm_note(self) -> str:
@@ -92,7 +147,7 @@ def pair_counts(rows: Sequence[PairedRow]) -> dict[str, int]:
     statuses = Counter(r.status for r in rows)
     counts = {s: statuses.get(s, 0) for s in get_args(PairStatus)}
     counts["questions_left_out"] = sum(r.questions_left_out for r in rows)
-    counts["rubric_differs"] = sum(1 for r in rows if r.status == "paired" and not r.same_questions)
+    counts["questions_not_shared"] = sum(r.questions_not_shared for r in rows)
     return counts
 
 
@@ -136,6 +191,7 @@ def compare_pair(
         counts=pair_counts(rows),
         value=value,
         groups=compare_groups(rows, group_by, stats),
+        question_sets=question_sets(rows),
     )
 
 
@@ -184,6 +240,7 @@ def compare_sides(
         notes,
         value,
         columns,
+        sides_differences(sides),
     )
 
 
@@ -219,6 +276,8 @@ def row_dict(row: PairedRow, with_questions: bool = False) -> dict[str, Any]:
         "diff": row.diff,
         "value": row.value.key,
         "questions_left_out": row.questions_left_out,
+        "questions_not_shared": row.questions_not_shared,
+        "question_sets": row.question_sets,
         **{f"group:{c}": v for c, v in row.groups.items()},
     }
     if with_questions:
@@ -264,6 +323,14 @@ def cost_dict(side: Side) -> dict[str, Any]:
     }
 
 
+def setup_dict(comparison: Comparison) -> dict[str, Any]:
+    """Whether the sides were judged alike, as JSON: `mixed`, and one entry per difference."""
+    return {
+        "mixed": comparison.mixed,
+        "setup_differences": [d.as_dict() for d in comparison.setup_differences],
+    }
+
+
 def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
     """The whole comparison as plain JSON data (`evalq compare --json`)."""
     return {
@@ -276,9 +343,12 @@ def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
                 "rows": len(s.rows),
                 "simulated": s.simulated,
                 **cost_dict(s),
+                "judge_setup": dict(s.setup),
+                "question_set": s.question_set,
             }
             for s in comparison.sides
         ],
+        **setup_dict(comparison),
         "value": comparison.value.as_dict(),
         "group_by": comparison.group_by,
         "aligned_by": comparison.by,
@@ -293,6 +363,7 @@ def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
                 "a": p.a,
                 "b": p.b,
                 "counts": p.counts,
+                "question_sets": p.question_sets.as_dict(),
                 "overall": {
                     **difference_dict(p.overall),
                     "p_holm": p.p_holm,

@@ -16,7 +16,7 @@ from statistics import fmean
 from typing import Any
 
 from evalq.comparisons.align import Key, align
-from evalq.comparisons.comparison import Comparison, PairComparison, cost_dict
+from evalq.comparisons.comparison import Comparison, PairComparison, cost_dict, setup_dict
 from evalq.comparisons.groups import column_value
 from evalq.comparisons.values import RowValue
 from evalq.core.groups import NO_VALUE
@@ -185,6 +185,7 @@ def leaderboard_dict(
         "value": comparison.value.as_dict(),
         "candidates": [{**standing_dict(s), **cost_dict(sides[s.label])} for s in standings],
         "rows_common": standings[0].rows if standings else 0,
+        **setup_dict(comparison),
         "aligned_by": comparison.by,
         "seed": comparison.seed,
         "alpha": comparison.alpha,

@@ -6,7 +6,7 @@ is a whole rating point. So each metric names the value its rows are compared on
 and the words a table prints above it:
 
 - gecko-image, gecko-video: the share of the rubric's questions answered as expected, paired
-  question by question (evalq.comparisons.paired_rows), since both sides share the rubric.
+  question by question on the questions both sides asked (evalq.comparisons.paired_rows).
 - pointwise: the row's mean rating on the 1-5 scale, so differences read in rating points.
 - pairwise: the share of the row's verdicts won by response A (a tie counts a half).
 - groundedness: the share of the row's judges that found the response grounded.

@@ -12,15 +12,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evalq.core.errors import InputError, StoredPlanError
-from evalq.core.judge import Judge, MediaPart
+from evalq.core.errors import DatasetError, InputError, StoredPlanError
+from evalq.core.judge import Judge, JudgeReply, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
-from evalq.core.registry import REGISTRY
+from evalq.core.models import JobConfig, Question, RowInput, RowResult, Rubric, Verdict
+from evalq.core.registry import REGISTRY, SETUPS
 
 if TYPE_CHECKING:  # annotations only: the media rules load with the loader, not the store
     from evalq.core.dry_run import DryEnv
@@ -146,6 +146,27 @@ class Metric(Protocol[PlanT, UnitT_contra]):
         ...
 
 
+@runtime_checkable
+class QuestionSetMetric(Protocol):
+    """What a metric that judges each row on a set of questions per prompt (Gecko) offers
+    beside the Metric protocol, so the client side can freeze those sets (`evalq rubrics`) and
+    run a job on another job's questions (`--questions-from`) without knowing which metric it
+    is. Metrics without question sets do not have these; ask with isinstance."""
+
+    def plan_questions(self, plan: Any) -> list[Question]:
+        """The questions a stored plan (its ``plan_model``) asked: the row's whole set."""
+        ...
+
+    def rubric_key(self, prompt: str, model: str) -> str:
+        """The name in the shared rubric cache of the questions `model` writes for `prompt`
+        (the key the workers read and write)."""
+        ...
+
+    def write_questions(self, judge: Judge, prompt: str) -> tuple[Rubric, list[JudgeReply]]:
+        """The prompt's questions as the workers' rubric judge writes them, and its replies."""
+        ...
+
+
 def get_metric(name: str) -> Metric[Any, Any]:
     from evalq.core.errors import DatasetError
 
@@ -155,3 +176,25 @@ def get_metric(name: str) -> Metric[Any, Any]:
     module, attribute = target.split(":")
     metric: Metric[Any, Any] = getattr(importlib.import_module(module), attribute)
     return metric
+
+
+# A metric's say in its job's judge setup (registry SETUPS): what its judges were asked with
+# beyond the judge models and thinking, as plain JSON values.
+MetricSetup = Callable[[JobConfig], dict[str, Any]]
+
+
+def metric_setup(job: JobConfig) -> dict[str, Any]:
+    """What the job's metric says of how its judges were set up (its prompt template versions,
+    validator mode, samples...); {} for a metric that says nothing. Looked up by name, as the
+    metric itself is, so the core never branches on one. Options the metric can not read
+    (checked at submit, so only a config stored by another evalq) say nothing either: the
+    summary they are part of must still be written."""
+    target = SETUPS.get(job.metric)
+    if target is None:
+        return {}
+    module, attribute = target.split(":")
+    setup: MetricSetup = getattr(importlib.import_module(module), attribute)
+    try:
+        return setup(job)
+    except DatasetError:
+        return {}

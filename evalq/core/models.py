@@ -385,28 +385,3 @@ class JobSummary(Model):
     # How the job was judged, for comparisons across months: judge models, the versions the
     # API reported, prompt template versions, thinking, validator mode, samples.
     judge_setup: dict[str, Any] = Field(default_factory=dict)
-
-
-# ---- structured replies the judge is asked for (response schemas) ----
-
-
-class RubricQuestionReply(Model):
-    question: str
-    answer: Literal["yes", "no"]
-    tag: Tag
-    keywords: list[str]
-    justification: str
-
-
-class RubricReply(Model):
-    """Schema for rubric generation: the prompt's keywords and one or more questions per keyword."""
-
-    keywords: list[str]
-    questions: list[RubricQuestionReply]
-
-
-class VerdictReply(Model):
-    """Schema for the validator: reasoning first, then the answer."""
-
-    explanation: str
-    answer: Literal["yes", "no"]

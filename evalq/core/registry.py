@@ -24,3 +24,15 @@ OPTIONS: dict[str, str] = {
     "pairwise": "evalq.metrics.ratings.options:RatingOptions",
     "rank": "evalq.metrics.ranking.options:RankOptions",
 }
+
+# name -> "module:function" that says how the metric's judges are set up (prompt template
+# versions, validator mode, samples...) from the job's config, for JobSummary.judge_setup
+# (evalq.core.metric.metric_setup). Each lives in its metric's package, beside its prompts.
+SETUPS: dict[str, str] = {
+    "gecko-image": "evalq.metrics.gecko.setup:image_setup",
+    "gecko-video": "evalq.metrics.gecko_video.setup:video_setup",
+    "groundedness": "evalq.metrics.groundedness.setup:groundedness_setup",
+    "pointwise": "evalq.metrics.ratings.setup:pointwise_setup",
+    "pairwise": "evalq.metrics.ratings.setup:pairwise_setup",
+    "rank": "evalq.metrics.ratings.setup:pairwise_setup",
+}

@@ -159,3 +159,20 @@ def parse_questions(
             )
         )
     return out
+
+
+def question_items(questions: list[Question]) -> list[dict[str, Any]]:
+    """Questions written back in the form parse_questions reads (a dataset's `questions`
+    column): question, answer, tag, keywords and justification, and choices for a multiple
+    choice question (a yes/no one has none). Read back, they are the same questions."""
+    items: list[dict[str, Any]] = []
+    for q in questions:
+        item: dict[str, Any] = {"question": q.question, "answer": q.expected, "tag": q.tag}
+        if not _is_yes_no(list(q.choices)):
+            item["choices"] = list(q.choices)
+        if q.keywords:
+            item["keywords"] = list(q.keywords)
+        if q.justification:
+            item["justification"] = q.justification
+        items.append(item)
+    return items

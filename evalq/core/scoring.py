@@ -95,6 +95,7 @@ def _question_result(q: Question, v: Verdict | None) -> QuestionResult:
         source=q.source,
         human=q.human,
         human_error=q.human_error,
+        model_version=v.model_version,
     )
 
 

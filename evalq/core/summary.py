@@ -8,9 +8,11 @@ from typing import Any, Literal, cast
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.groups import group_summaries
+from evalq.core.judge_setup import judge_setup
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import job_prices, summarize_cost, usd
+from evalq.core.question_sets import job_question_set
 from evalq.core.scoring import score_figures, tag_values
 from evalq.stats.intervals import mean_interval
 
@@ -136,6 +138,8 @@ def build_summary(
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
         task_errors=c.task_errors,
+        judge_setup=judge_setup(config, rows),  # models, versions, templates, thinking...
+        question_set=job_question_set(rows),  # Gecko: every row's questions together
     )
 
 

@@ -1,11 +1,12 @@
 """The knobs real Gemini does not have: ``/stats`` to check what a run actually sent, ``/script``
-for canned answers, ``/reset``, and the latency and batch delay and realism a test changes
-while the server runs."""
+for canned answers, ``/reset``, and the latency, batch delay and realism and the simulated
+judge's model version a test changes while the server runs."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from fake_gemini.options import check_suffix
 from fake_gemini.realism import BatchRealism
 from fake_gemini.rest import InvalidArgument, wire_mapping
 from fake_gemini.routes.responses import error_response
@@ -62,6 +63,26 @@ async def _set_latency(request: web.Request) -> web.Response:
     return web.json_response({"latency_ms": latency_ms})
 
 
+async def _model_version(request: web.Request) -> web.Response:
+    """GET: the modelVersion the simulated judge answers with now. POST ``{"suffix": "2"}``:
+    answer as SIMULATED_MODEL_VERSION@2 from now on (``null`` goes back to none), so a test
+    sees the same alias answer as another version, as a real model does over time."""
+    state = request.app[STATE]
+    if request.method == "POST":
+        try:
+            body = wire_mapping(await request.json(), "request body")
+            suffix = body["suffix"]
+            if suffix is not None and not isinstance(suffix, str):
+                raise ValueError(f"suffix must be a string or null, got {suffix!r}")
+            check_suffix(suffix)
+        except (KeyError, ValueError, TypeError, InvalidArgument) as exc:
+            return error_response(400, f"bad model version: {exc}")
+        state.model_version_suffix = suffix or None
+    return web.json_response(
+        {"suffix": state.model_version_suffix, "model_version": state.simulated_version()}
+    )
+
+
 async def _healthz(_request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
@@ -109,4 +130,6 @@ ROUTES = [
     web.get("/batch-realism", _batch_realism),
     web.post("/batch-realism", _batch_realism),
     web.post("/latency", _set_latency),
+    web.get("/model-version", _model_version),
+    web.post("/model-version", _model_version),
 ]

@@ -12,7 +12,6 @@ from typing import Any
 
 from aiohttp import web
 
-from evalq.core.judge import SIMULATED_MODEL_VERSION
 from fake_gemini.files import FilesError
 from fake_gemini.logprobs import LogprobsRefused
 from fake_gemini.logprobs import check as check_logprobs
@@ -85,7 +84,8 @@ def scripted(state: FakeGemini, request: FakeRequest, rule: ScriptRule) -> Outco
     if rule.reply is not None:
         text, version = rule.reply, SCRIPTED_MODEL_VERSION
     else:
-        text, version = state.brain.reply(request), SIMULATED_MODEL_VERSION
+        text, version = state.brain.reply(request), state.simulated_version()
+    version = rule.model_version or version
     if finish_reason == "MAX_TOKENS":
         text = truncate(text)
     body = text_reply_body(request, text, finish_reason, version, cached_tokens=rule.cached_tokens)
@@ -107,7 +107,7 @@ async def simulated(state: FakeGemini, parsed: ParsedRequest, fault: Fault | Non
         text = break_json(text)
     elif fault == "max_tokens":
         text, finish_reason = truncate(text), "MAX_TOKENS"
-    body = text_reply_body(request, text, finish_reason, SIMULATED_MODEL_VERSION)
+    body = text_reply_body(request, text, finish_reason, state.simulated_version())
     return Outcome(200, body, fault=fault)
 
 

@@ -8,6 +8,7 @@ reads the Prometheus exporter the same way: the `evalq metrics` command, started
 
 from __future__ import annotations
 
+import os
 import subprocess
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -21,8 +22,12 @@ TIMEOUT_S = 180
 
 def bare_env() -> dict[str, str]:
     """Only what starting evalq needs: no EVALQ_ setting leaks in from the caller's
-    environment, so the command sees exactly the options the test passes."""
-    return {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    environment, so the command sees exactly the options the test passes; and the tests'
+    data folder, where its default archive lives."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    if data_home := os.environ.get("XDG_DATA_HOME"):  # the tests' own (tests/conftest.py)
+        env["XDG_DATA_HOME"] = data_home
+    return env
 
 
 def run_command(

@@ -23,7 +23,7 @@ def compose() -> dict[str, Any]:
 
 def test_services_and_their_safety_settings() -> None:
     services = compose()["services"]
-    assert {"redis", "worker", "flower", "fake-gemini", "metrics"} <= set(services)
+    assert {"redis", "archive", "worker", "flower", "fake-gemini", "metrics"} <= set(services)
     redis_cmd = " ".join(map(str, services["redis"]["command"]))
     for flag in (
         "--appendonly yes",
@@ -51,7 +51,12 @@ def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
         pytest.skip(
             "docker-compose (Debian's package) is not installed; scripts/test installs it when it can"
         )
-    env = {**os.environ, "EVALQ_REDIS_PASSWORD": "s3cret", "FLOWER_BASIC_AUTH": "admin:pw"}
+    env = {
+        **os.environ,
+        "EVALQ_REDIS_PASSWORD": "s3cret",
+        "EVALQ_ARCHIVE_PASSWORD": "pg-s3cret",
+        "FLOWER_BASIC_AUTH": "admin:pw",
+    }
     done = subprocess.run(
         [binary, "-f", str(ROOT / "docker-compose.yml"), "--profile", "offline", "config"],
         capture_output=True,
@@ -63,6 +68,10 @@ def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     resolved = yaml.safe_load(done.stdout)
     assert "redis://:s3cret@redis:6379/0" in str(resolved["services"]["worker"]["environment"])
+    # every worker (and Flower, the metrics) on one archive: PostgreSQL in the stack
+    worker_env = resolved["services"]["worker"]["environment"]
+    assert worker_env["EVALQ_ARCHIVE_URL"] == "postgresql://evalq:pg-s3cret@archive:5432/evalq"
+    assert "archive" in resolved["services"]["worker"]["depends_on"]
     redis_cmd = resolved["services"]["redis"]["command"]
     assert redis_cmd[redis_cmd.index("--maxmemory") + 1] == "2gb"  # the default, overridable
     missing = subprocess.run(
@@ -72,7 +81,7 @@ def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
         env={
             k: v
             for k, v in os.environ.items()
-            if k not in ("EVALQ_REDIS_PASSWORD", "FLOWER_BASIC_AUTH")
+            if k not in ("EVALQ_REDIS_PASSWORD", "EVALQ_ARCHIVE_PASSWORD", "FLOWER_BASIC_AUTH")
         },
         timeout=60,
         check=False,

@@ -136,10 +136,13 @@ class BatchReplyJudge:
         return reply_from_response(self.model, response)
 
 
-def batch_row_context(rt: Runtime, job_id: str, line: str, collector: Collector) -> RowContext:
-    """The online row context with judges that answer from batch results, at the batch price."""
+def batch_row_context(
+    rt: Runtime, job_id: str, line: str, collector: Collector, versions: set[str] | None = None
+) -> RowContext:
+    """The online row context with judges that answer from batch results, at the batch price;
+    the model versions of the replies read go into `versions`."""
 
     def innermost(model: str) -> Judge:
         return BatchReplyJudge(model, rt.store, job_id, line, collector)
 
-    return row_context(rt, job_id, line, innermost=innermost, batch=True)
+    return row_context(rt, job_id, line, innermost=innermost, batch=True, versions=versions)

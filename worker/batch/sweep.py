@@ -68,7 +68,8 @@ def sweep(
 def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> Outcome:
     """The online row's life (worker.lifecycle) with the batch judges: every unit not answered
     is asked, and the row is scored once none waits or is held."""
-    ctx = batch_row_context(rt, job_id, line, collector)
+    versions: set[str] = set()  # of the replies read since it was last emptied
+    ctx = batch_row_context(rt, job_id, line, collector, versions)
     planned = plan_row(rt, job_id, line, ctx, None)
     if not isinstance(planned, Planned):
         return planned
@@ -76,6 +77,7 @@ def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> O
     for unit in planned.plan.units:
         if rt.store.verdict(job_id, line, unit.index) is not None:
             continue
+        versions.clear()  # the unit's own replies only, as a unit task's writes hold them
         answer = answer_unit(rt, job_id, ctx, planned.plan, unit, None)
         if isinstance(answer, Paused):
             return answer
@@ -83,8 +85,9 @@ def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> O
         held = held or isinstance(answer, Held)
         if isinstance(answer, Verdict):
             # The online write path: first write wins, the row's sign of life with it. The
-            # batch judges have accounted their calls already, so the writes hold nothing else.
-            record_unit(rt, job_id, line, answer, UnitWrites())
+            # batch judges have accounted their calls already, so the writes hold only the
+            # replies' versions, which the verdict is stamped with.
+            record_unit(rt, job_id, line, answer, UnitWrites(versions=set(versions)))
     if waiting:
         return Waiting()
     if held:

@@ -9,6 +9,7 @@ from typing import Any
 from evalq.core.metric import Plan, get_metric
 from evalq.core.models import UnscoredReason, Verdict
 from evalq.core.verdicts import failed_row
+from evalq.core.versions import verdict_versions
 from worker.jobs import finish_row
 from worker.lifecycle.outcomes import Finished
 from worker.store import Store
@@ -18,11 +19,14 @@ def aggregate_and_count(
     store: Store, job_id: str, line: str, plan: Plan[Any], verdicts: Mapping[int, Verdict]
 ) -> Finished:
     """Score the row from its verdicts and count it. The metric scores a candidate's cell as a
-    row; the cell's candidate is set here, once."""
+    row; the cell's candidate and the versions its judges answered as are set here, once, for
+    every metric."""
     config = store.config(job_id)
     given = store.row(job_id, line)
     result = get_metric(config.metric).aggregate(given, plan, dict(verdicts))
     result.candidate = given.candidate
+    if not result.model_versions:
+        result.model_versions = verdict_versions(verdicts.values(), config.judge_model)
     finish_row(store, job_id, result, config.rows_total)
     return Finished(result.status)
 

@@ -49,11 +49,22 @@ def record_units(
     rt: Runtime, job_id: str, line: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
 ) -> list[bool]:
     """record_unit for several units of a row at once (Store.record_units: one round trip,
-    which settles their calls' cost reservations with their spend)."""
-    recorded = rt.store.record_units(job_id, line, outcomes)
+    which settles their calls' cost reservations with their spend). Every verdict is stamped
+    here with the model version(s) its unit's replies reported: every way a verdict is
+    stored (a unit task, prepare_row's cached units, a batch sweep) passes this point."""
+    stamped = [(with_version(verdict, writes), writes) for verdict, writes in outcomes]
+    recorded = rt.store.record_units(job_id, line, stamped)
     for (_, writes), outcome in zip(outcomes, recorded, strict=True):
         cost = writes.cost_nanos()
         writes.clear()
         if cost:
             pause_if_spent(rt.store, job_id, outcome.spent_nanos, outcome.cap_nanos)
     return [outcome.written for outcome in recorded]
+
+
+def with_version(verdict: Verdict | None, writes: UnitWrites) -> Verdict | None:
+    """The verdict with its unit's reply version(s), unless its metric recorded one itself."""
+    version = writes.version()
+    if verdict is None or verdict.model_version is not None or version is None:
+        return verdict
+    return verdict.model_copy(update={"model_version": version})

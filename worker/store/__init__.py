@@ -15,13 +15,16 @@ object composed of its parts, each a module owning its keys and scripts:
 - shared: the call and rubric caches, uploads, leases and locks (SharedEntries, renew_claims);
 - schedule: the global rate limiter's schedules;
 - turns: which rows may be in the broker or running now, and the workers' slots;
-- batches: batch mode's ledger.
+- batches: batch mode's ledger;
+- archiving: which ended jobs are due for the archive, the outcome of each write, keys held
+  until one succeeds, the archive each worker writes to, a job's parts read in bulk.
 
 No secret is ever written: JobConfig has no credential fields.
 """
 
 from __future__ import annotations
 
+from worker.store.archiving import ArchiveState, ArchivingStore
 from worker.store.base import REDIS_DOWN, Memo, row_key
 from worker.store.batches import BatchesStore
 from worker.store.counters import COUNTERS, CountersStore, read_counters, usage_field
@@ -38,6 +41,7 @@ __all__ = [
     "PRIORITIES",
     "REDIS_DOWN",
     "TRANSITIONS",
+    "ArchiveState",
     "Finish",
     "Granted",
     "Memo",
@@ -65,5 +69,6 @@ class Store(
     ScheduleStore,
     BatchesStore,
     TurnsStore,
+    ArchivingStore,
 ):
     """Every part of the store on one connection (see the module's docstring)."""

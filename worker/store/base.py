@@ -87,6 +87,9 @@ class StoreBase:
     def __init__(self, client: redis.Redis, settings: Settings) -> None:
         self.r = client
         self.ttl_s = settings.result_ttl_s
+        # An ended job's archive write falls to the watchdog this long after the end, when the
+        # worker that ended it has not written it by then (worker.archiving).
+        self.archive_grace_s = settings.archive_retry_s
         self._scripts: dict[str, Script] = {}
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.

@@ -123,6 +123,24 @@ class JobsStore(StoreBase):
             self._memo.put(("config", job_id), JobConfig.model_validate_json(cast(str, raw))),
         )
 
+    def configs(self, job_ids: Sequence[str]) -> dict[str, JobConfig]:
+        """The configs of those of `job_ids` Redis still has, in one round trip; the ids of
+        jobs gone (expired) are dropped from the job list, so listing stays one trip per
+        page however long Redis has run."""
+        pipe = self.r.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(keys.job(job_id), "config")
+        found: dict[str, JobConfig] = {}
+        gone: list[str] = []
+        for job_id, raw in zip(job_ids, pipe.execute(), strict=True):
+            if raw is None:
+                gone.append(job_id)
+            else:
+                found[job_id] = JobConfig.model_validate_json(cast(str, raw))
+        if gone:
+            self.r.zrem(keys.JOBS, *gone)
+        return found
+
     def job_hash(self, job_id: str) -> dict[str, str]:
         """The job hash as stored, every field a string (for tests and debugging: the runtime
         reads it typed, through Store.counters)."""
@@ -153,9 +171,10 @@ class JobsStore(StoreBase):
         if status not in TRANSITIONS:
             raise ValueError(f"job {job_id}: no status {status!r} (known: {sorted(TRANSITIONS)})")
         sources = [before for before, targets in TRANSITIONS.items() if status in targets]
+        now = time.time()
         changed, before, done = self._script("transition")(
-            keys=[keys.job(job_id), keys.ACTIVE_JOBS],
-            args=[status, time.time(), rows_total, reason, job_id, *sources],
+            keys=[keys.job(job_id), keys.ACTIVE_JOBS, keys.ARCHIVE_PENDING],
+            args=[status, now, rows_total, reason, job_id, now + self.archive_grace_s, *sources],
         )
         return Transition(bool(changed), str(before), int(done))
 

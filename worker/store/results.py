@@ -7,6 +7,7 @@ turns."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -15,8 +16,11 @@ from worker import keys
 from worker.store.base import StoreBase, row_key
 
 
-def finish_args(job_id: str, result: RowResult, ttl_s: int) -> tuple[list[str], list[Any]]:
-    """finish_row.lua's KEYS and ARGV for one row's result."""
+def finish_args(
+    job_id: str, result: RowResult, ttl_s: int, archive_due: float = 0.0
+) -> tuple[list[str], list[Any]]:
+    """finish_row.lua's KEYS and ARGV for one row's result (`archive_due`: when the job's
+    archive write is due should the row land after a cancel)."""
     unscored: dict[str, int] = {}
     for q in result.questions:
         if q.reason:
@@ -24,16 +28,18 @@ def finish_args(job_id: str, result: RowResult, ttl_s: int) -> tuple[list[str], 
     args: list[Any] = [row_key(result), result.model_dump_json(), result.status, ttl_s]
     args.append(result.reason or "" if result.status == "failed" else "")
     args.append("" if result.score is None else repr(float(result.score)))  # running mean
+    args += [repr(archive_due), job_id]
     for reason, count in sorted(unscored.items()):
         args += [reason, count]
     names = [keys.done(job_id), keys.job(job_id), keys.results(job_id), keys.unscored(job_id)]
-    return [*names, keys.turns(job_id)], args
+    return [*names, keys.turns(job_id), keys.ARCHIVE_PENDING], args
 
 
 class ResultsStore(StoreBase):
     def finish_row(self, job_id: str, result: RowResult) -> int:
         """Record a row's result and count it; -1 when it was already counted."""
-        names, args = finish_args(job_id, result, self.ttl_s)
+        due = time.time() + self.archive_grace_s
+        names, args = finish_args(job_id, result, self.ttl_s, due)
         return int(self._script("finish_row")(keys=names, args=args))
 
     def unscored_counts(self, job_id: str) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """The `evalq` command line. Explicit flags win over EVALQ_* environment variables.
 
-One module per command group (submit: run, rank; control: resume, cancel; read: status, wait,
+One module per command group (submit: run, rank; rubrics; control: resume, cancel, turns, archive; read: status, wait,
 jobs, results, report; compare: compare, leaderboard; calibrate; serve: worker, metrics,
 fake-gemini). Each command imports what it uses when it runs, so `evalq --help` loads no client, and
 `evalq status` only the client's reads."""
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from evalq.client.cli import calibrate, compare, control, read, serve, submit
+from evalq.client.cli import calibrate, compare, control, read, rubrics, serve, submit
 from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console, pause_collector, shown
 
@@ -30,9 +30,11 @@ def main() -> None:
 for command in (
     submit.run,
     submit.rank,
+    rubrics.rubrics,
     control.resume,
     control.cancel,
     control.turns,
+    control.archive,
     read.status,
     read.wait,
     read.jobs,

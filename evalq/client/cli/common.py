@@ -36,9 +36,35 @@ def out_console() -> Console:
     return Console()
 
 
-redis_option = click.option(
-    "--redis-url", envvar=None, default=None, help="Redis URL (default: EVALQ_REDIS_URL)."
+def _archive_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """--archive-url becomes EVALQ_ARCHIVE_URL before any settings are built from it."""
+    if value:
+        os.environ["EVALQ_ARCHIVE_URL"] = value
+        from worker.settings import get_settings
+
+        get_settings.cache_clear()
+
+
+archive_option = click.option(
+    "--archive-url",
+    default=None,
+    expose_value=False,
+    callback=_archive_url,
+    metavar="URL",
+    help="The archive to read (default: EVALQ_ARCHIVE_URL, else SQLite in "
+    "~/.local/share/evalq): sqlite:///PATH or postgresql://USER@HOST/DB.",
 )
+
+
+def redis_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--redis-url, and --archive-url beside it: every command that reads Redis falls back
+    to the archive for a job Redis no longer has."""
+    with_redis = click.option(
+        "--redis-url", envvar=None, default=None, help="Redis URL (default: EVALQ_REDIS_URL)."
+    )(command)
+    return archive_option(with_redis)
+
+
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print the summary as one JSON object."
 )

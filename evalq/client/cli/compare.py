@@ -43,6 +43,14 @@ def align_by(value: str | None) -> AlignBy | None:
 
 
 sides_argument = click.argument("sides", nargs=-1, required=True, callback=_side_specs)
+allow_mixed_option = click.option(
+    "--allow-mixed",
+    "allow_mixed",
+    is_flag=True,
+    help="Accept sides judged differently (judge models or versions, templates, thinking, "
+    "validator mode, samples, question set): the differences are still named first, but do "
+    "not fail the command.",
+)
 align_option = click.option(
     "--by",
     type=click.Choice(["id", "prompt"]),
@@ -78,8 +86,10 @@ align_option = click.option(
     help="Exit 1 when a pair's mean paired difference A - B (A the first side named; in the "
     "compared value's units: rating points for pointwise, a share for the others) is below "
     "X, or the pair has no paired row; with --group-by, each group of each pair too. One "
-    "line per shortfall goes to stderr.",
+    "line per shortfall goes to stderr. Sides judged differently fail it too, unless "
+    "--allow-mixed.",
 )
+@allow_mixed_option
 @redis_option
 def compare(
     sides: list[str],
@@ -89,13 +99,15 @@ def compare(
     top: int,
     group_by: tuple[str, ...],
     fail_under: float | None,
+    allow_mixed: bool,
     redis_url: str | None,
 ) -> None:
     """Compare jobs (JOB, JOB:CANDIDATE, or NAME=JOB to name a side) on the rows they share:
     paired mean differences with intervals and p-values, per tag, and every pair with Holm's
     correction for more than two. One multi-candidate job alone compares its candidates.
     Each metric is compared on its own row value: Gecko's question share, pointwise's mean
-    rating (1-5), pairwise's win share of A, groundedness's grounded share."""
+    rating (1-5), pairwise's win share of A, groundedness's grounded share. Where the sides
+    were judged differently (judge versions, templates, thinking...), the first lines say so."""
     from evalq.client.compare import compare_jobs
     from evalq.comparisons.comparison import comparison_dict
 
@@ -122,23 +134,35 @@ def compare(
 
         print_comparison(out_console(), comparison, top=min(top, 5))
     if fail_under is not None:
-        check_threshold(comparison, fail_under)
+        check_threshold(comparison, fail_under, allow_mixed=allow_mixed)
 
 
-def check_threshold(comparison: Comparison, threshold: float) -> None:
-    """--fail-under: one line per pair or group below the threshold, then exit 1."""
-    from rich.markup import escape
-
+def check_threshold(comparison: Comparison, threshold: float, *, allow_mixed: bool) -> None:
+    """--fail-under: one line per setup difference (unless allowed) and per pair or group
+    below the threshold, then exit 1. A difference the judge may have made is no pass."""
     from evalq.comparisons.thresholds import shortfalls
 
+    refused = refuse_mixed(comparison, "not checked against --fail-under", allow_mixed)
     below = shortfalls(comparison, threshold)
     for shortfall in below:
-        err_console().print(
-            escape(f"below --fail-under: {shortfall.line(threshold, comparison.value.label)}"),
-            soft_wrap=True,
-        )
-    if below:
+        _say(f"below --fail-under: {shortfall.line(threshold, comparison.value.label)}")
+    if refused or below:
         raise SystemExit(1)
+
+
+def refuse_mixed(comparison: Comparison, what: str, allow_mixed: bool) -> bool:
+    """Unless --allow-mixed: a line on stderr per setup difference; True when there was one."""
+    if allow_mixed or not comparison.mixed:
+        return False
+    for difference in comparison.setup_differences:
+        _say(f"{what}: {difference.line()} (--allow-mixed accepts it)")
+    return True
+
+
+def _say(line: str) -> None:
+    from rich.markup import escape
+
+    err_console().print(escape(line), soft_wrap=True)
 
 
 @click.command()
@@ -154,6 +178,7 @@ def check_threshold(comparison: Comparison, threshold: float) -> None:
     help="Also rank per value of this dataset column (repeatable); significance per group is "
     "Holm-corrected over each pair's groups, as in compare --group-by.",
 )
+@allow_mixed_option
 @redis_option
 def leaderboard(
     sides: list[str],
@@ -161,11 +186,14 @@ def leaderboard(
     as_json: bool,
     csv_path: Path | None,
     group_by: tuple[str, ...],
+    allow_mixed: bool,
     redis_url: str | None,
 ) -> None:
     """Rank candidates by mean score on the rows all of them scored, with intervals, per-tag
     columns and which differences are significant (paired tests, Holm-corrected). Sides are
-    jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates)."""
+    jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates). Sides judged
+    differently (judge versions, templates, thinking...) are named first, and the board is
+    printed but exits 1, unless --allow-mixed: it would rank the judges as much as them."""
     from evalq.client.compare import compare_jobs
     from evalq.comparisons.leaderboard import group_leaderboards, leaderboard_dict
     from evalq.comparisons.leaderboard import leaderboard as standings_of
@@ -187,3 +215,5 @@ def leaderboard(
         from evalq.client.compare_render import print_leaderboard
 
         print_leaderboard(out_console(), comparison, standings, groups)
+    if refuse_mixed(comparison, "not a ranking of the candidates alone", allow_mixed):
+        raise SystemExit(1)

@@ -94,3 +94,28 @@ def turns(
         f"job {job_id}: priority {state.priority}, max in flight {cap}, "
         f"{state.holding} rows in flight, {state.waiting} waiting"
     )
+
+
+@click.command("archive")
+@click.argument("job_ids", nargs=-1)
+@click.option(
+    "--all", "every", is_flag=True, help="Every ended job Redis still has (after an upgrade)."
+)
+@redis_option
+def archive(job_ids: tuple[str, ...], every: bool, redis_url: str | None) -> None:
+    """Write ended jobs to the archive now. Workers write each job they end; this is for jobs
+    that ended before the archive existed, or to write one again (it replaces its record)."""
+    from evalq.client.archive_jobs import archive_job, ended_in_redis
+    from evalq.client.cli.common import make_reader, shown
+
+    reader = make_reader(redis_url)
+    ids = list(job_ids) + (ended_in_redis(reader) if every else [])
+    if not ids:
+        raise click.UsageError("name the jobs to archive, or give --all")
+    for job_id in dict.fromkeys(ids):
+        done = archive_job(reader, job_id)
+        if done.status == "archived":
+            line = f"job {job_id}: already in the archive at {done.where}, gone from Redis"
+        else:
+            line = f"job {job_id} ({done.status}, {done.rows} rows) archived to {done.where}"
+        err_console().print(shown(line), highlight=False)

@@ -59,14 +59,20 @@ def status(
     from evalq.client.reads import memory_warning
 
     reader = make_reader(redis_url)
-    used, limit = reader.store.memory()  # one INFO memory for the warning and the figures
     address = reader.redis_address()
-    if (warning := memory_warning(address, used, limit)) is not None:
-        err_console().print(f"[yellow]warning:[/] {shown(warning)}", highlight=False)
+    live = job_id is None or reader.is_live(job_id)
+    if live:
+        used, limit = reader.store.memory()  # one INFO memory for the warning and the figures
+        if (warning := memory_warning(address, used, limit)) is not None:
+            err_console().print(f"[yellow]warning:[/] {shown(warning)}", highlight=False)
     if job_id is None:
         _print_redis_memory(address, used, limit, as_json)
         return
     summary = reader.summary(job_id, group_by=group_by)
+    from evalq.client.archive_notes import archive_notes
+
+    for note in archive_notes(reader, job_id, summary.status, live):
+        click.echo(note, err=True)  # plain: status draws nothing with rich it can do without
     records = reader.batches(job_id) if summary.mode == "batch" else []
     bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
     if as_json and summary.mode == "batch":
@@ -118,20 +124,53 @@ def wait(job_id: str, as_json: bool, fail_under: float | None, redis_url: str | 
 
 
 @click.command()
-@click.option("--limit", default=20, show_default=True)
+@click.option("--metric", default=None, help="Only jobs of this metric.")
+@click.option("--name", default=None, help="Only jobs whose --name holds this text.")
+@click.option("--dataset", default=None, help="Only jobs whose dataset path holds this text.")
+@click.option(
+    "--since",
+    default=None,
+    metavar="WHEN",
+    help="Only jobs created since: a date (2026-11-01), a local date and time, or an age "
+    "(12h, 7d, 2w).",
+)
+@click.option("--limit", default=20, show_default=True, help="At most this many jobs.")
 @click.option("--json", "as_json", is_flag=True)
 @redis_option
-def jobs(limit: int, as_json: bool, redis_url: str | None) -> None:
-    """List recent jobs: name, dataset, when, metric, status, rows and mean (80 columns)."""
+def jobs(
+    metric: str | None,
+    name: str | None,
+    dataset: str | None,
+    since: str | None,
+    limit: int,
+    as_json: bool,
+    redis_url: str | None,
+) -> None:
+    """The history of jobs: live ones (running, paused) on top, then every ended job, from
+    Redis and the archive, the newest first: name, dataset, when, metric, status, rows and mean."""
+    from evalq.client.job_filters import SinceError, parse_since
     from evalq.client.jobs_table import jobs_table
+    from worker.archive.filters import JobFilter
 
-    summaries = list(make_reader(redis_url).iter_jobs(limit))
+    try:
+        start = None if since is None else parse_since(since)
+    except SinceError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from None
+    which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
+    summaries = make_reader(redis_url).jobs(
+        which, on_missing=lambda why: err_console().print(f"warning: {why}", markup=False)
+    )
     if as_json:
         click.echo(json.dumps([s.model_dump() for s in summaries]))
         return
     if not summaries:
         # An empty table reads like a failure to list; say what is known instead.
-        err_console().print("no jobs in this Redis (none submitted yet, or all expired)")
+        filtered = any(v is not None for v in (metric, name, dataset, since))
+        err_console().print(
+            "no jobs match these filters"
+            if filtered
+            else "no jobs in this Redis or the archive (none submitted yet)"
+        )
         return
     out_console().print(jobs_table(summaries))
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
+from evalq.core.judge import Judge, JudgeReply
 from evalq.core.kv import ClaimingKeyValue
 from evalq.core.media import MediaPlace
 from evalq.core.metric import Options, Record, RowContext
@@ -202,7 +203,7 @@ class GeckoMetric:
         if row.questions and not extend:
             return dataset_rubric(row)
         model = rubric_model(ctx.job)
-        key = rubric_cache_id(row.prompt, model, self.rubric_spec.template_version)
+        key = self.rubric_key(row.prompt, model)
         if ctx.job.use_cache and (cached := ctx.kv.get(key)):
             ctx.count("rubric_cache_hits", 1)
             rubric = Rubric.model_validate_json(cached)
@@ -219,7 +220,21 @@ class GeckoMetric:
 
     def _write_rubric(self, ctx: RowContext) -> Rubric:
         model = rubric_model(ctx.job)
-        return generate_rubric(ctx.judge(model), ctx.row.prompt, self.rubric_spec)[0]
+        return self.write_questions(ctx.judge(model), ctx.row.prompt)[0]
+
+    # ---- question sets (evalq.core.metric.QuestionSetMetric) ----
+
+    def plan_questions(self, plan: GeckoPlan) -> list[Question]:
+        """The questions the row's validators were asked: its rubric's, own ones included."""
+        return list(plan.rubric.questions)
+
+    def rubric_key(self, prompt: str, model: str) -> str:
+        """The prompt's rubric in the shared cache, as `plan` reads and writes it."""
+        return rubric_cache_id(prompt, model, self.rubric_spec.template_version)
+
+    def write_questions(self, judge: Judge, prompt: str) -> tuple[Rubric, list[JudgeReply]]:
+        """The prompt's rubric written by `judge` (with the one re-ask), and its replies."""
+        return generate_rubric(judge, prompt, self.rubric_spec)
 
     def placeholder_question(self, keyword: str) -> Question:
         """A question of the kind a rubric still to write would hold, for a dry run's sizes."""

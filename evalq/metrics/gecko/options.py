@@ -1,5 +1,5 @@
 """Gecko's options (gecko-image and gecko-video): the validator's calls, the rubric writer,
-what a row's own questions do, and soft scores. Read by the metric through validator_mode,
+what a row's own questions do, another job's questions, and soft scores. Read by the metric through validator_mode,
 questions_mode, rubric_model and soft_mode; this model is what the command line and the API
 check them against."""
 
@@ -31,5 +31,12 @@ class GeckoOptions(MetricOptions):
         Flag(
             "Gecko: score each yes/no question by the probability the validator gives the "
             "expected answer (needs a judge that returns log probabilities)."
+        ),
+    ] = None
+    questions_from: Annotated[
+        str | None,
+        Flag(
+            "Gecko: ask every row exactly the questions job JOB asked for its prompt, as if "
+            "the dataset's questions column held them (with --questions replace)."
         ),
     ] = None

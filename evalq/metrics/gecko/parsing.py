@@ -12,8 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from evalq.core.errors import UnparseableReply
-from evalq.core.models import TAGS, Question, RubricReply
+from evalq.core.models import TAGS, Question
 from evalq.core.replies import clip, extract_json, hedge, options_named
+from evalq.core.reply_schemas import RubricReply
 
 _LABELLED_RE = re.compile(
     r"\b(?P<final>final\s+)?(?:verdict|answer)\b\s*(?:is\s*)?[:=\-]?\s*[\"'(\[]?\s*(yes|no)\b",

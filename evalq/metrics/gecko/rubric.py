@@ -21,8 +21,8 @@ from evalq.core.models import (
     Question,
     RowInput,
     Rubric,
-    RubricReply,
 )
+from evalq.core.reply_schemas import RubricReply
 from evalq.core.scoring import (
     checked_keywords,
     covers,

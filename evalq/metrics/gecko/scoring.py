@@ -14,6 +14,7 @@ from evalq.core.models import (
     Rubric,
     Verdict,
 )
+from evalq.core.question_sets import question_set_fingerprint
 from evalq.core.scoring import (
     question_results,
     repeated_keywords,
@@ -40,7 +41,8 @@ def score_row(
     """The row's score from its questions' verdicts; with ``by_judge`` (several validator
     judges, each with its verdicts) the mean over the judges, and each judge's own figures in
     details["judges"]. With ``soft`` the scores are mean probabilities of the expected answers
-    and the share answered as expected is details["hard_score"]."""
+    and the share answered as expected is details["hard_score"]. The result records the
+    fingerprint of the rubric's questions (evalq.core.question_sets), whatever it scored."""
     details: dict[str, Any] = {}
     scorer: Scorer = soft_score_questions if soft else score_questions
     if by_judge is not None and len(by_judge) > 1:
@@ -77,6 +79,7 @@ def score_row(
         error=("no question could be scored" if status == "failed" else None),
         simulated=rubric.simulated or any(v.simulated for v in every),
         details=details,
+        question_set=question_set_fingerprint(rubric.questions),
     )
 
 

@@ -18,9 +18,9 @@ from evalq.core.judge import Judge, JudgeReply, JudgeRequest, MediaPart
 from evalq.core.models import (
     Question,
     Verdict,
-    VerdictReply,
 )
 from evalq.core.parsing_choice import split_batched_reply
+from evalq.core.reply_schemas import VerdictReply
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko.choices import (
     MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
@@ -54,11 +54,21 @@ class ValidatorSpec:
     batch_template_version: str
     # The template version(s) a row's questions are asked with, when they vary by question.
     versions: Callable[[Sequence[Question], bool], str] | None = None
+    # Where questions with choices have templates of their own (images): (per question,
+    # batched), so a job's setup names them even before any row asks one.
+    choice_template_versions: tuple[str, str] | None = None
 
     def version(self, questions: Sequence[Question], batched: bool) -> str:
         if self.versions is not None:
             return self.versions(questions, batched)
         return self.batch_template_version if batched else self.template_version
+
+    def templates(self, batched: bool) -> dict[str, str]:
+        """Every template this validator may ask with in one mode, by what it asks."""
+        asked = {"validator": self.batch_template_version if batched else self.template_version}
+        if self.choice_template_versions is not None:
+            asked["choice validator"] = self.choice_template_versions[batched]
+        return asked
 
 
 def validator_request(prompt: str, media: MediaPart, schema: type[BaseModel]) -> JudgeRequest:
@@ -98,6 +108,10 @@ IMAGE_VALIDATOR = ValidatorSpec(
     template_version=VALIDATOR_TEMPLATE_VERSION,
     batch_template_version=BATCH_VALIDATOR_TEMPLATE_VERSION,
     versions=_image_versions,
+    choice_template_versions=(
+        CHOICE_VALIDATOR_TEMPLATE_VERSION,
+        MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION,
+    ),
 )
 
 
@@ -184,19 +198,16 @@ def validate_batch(
 
 
 def expand_batch(unit: Verdict | None, count: int) -> dict[int, Verdict]:
-    """Per-question verdicts from a batched unit's verdict; a failed call unscores them all."""
+    """Per-question verdicts from a batched unit's verdict; a failed call unscores them all.
+    Each carries what the one reply was: simulated or not, and the version that wrote it."""
     if unit is None:
         return {}
+    shared = {"simulated": unit.simulated, "model_version": unit.model_version}
     if isinstance(unit.value, list) and unit.value:
         verdicts = [Verdict.model_validate(v) for v in unit.value]
-        return {
-            v.index: v.model_copy(update={"simulated": unit.simulated})
-            for v in verdicts
-            if 0 <= v.index < count
-        }
+        return {v.index: v.model_copy(update=shared) for v in verdicts if 0 <= v.index < count}
     reason = unit.reason or "judge_error"
     detail = unit.detail or "the batched validator call failed"
     return {
-        i: unscored(i, reason, detail, unit.raw).model_copy(update={"simulated": unit.simulated})
-        for i in range(count)
+        i: unscored(i, reason, detail, unit.raw).model_copy(update=shared) for i in range(count)
     }

@@ -3,4 +3,4 @@ response to judge). Parser: parsing (labelling replies), with sentences (our spl
 response), labels and label_alignment (labels matched to those sentences). Asking: judging (one
 judge's labelling and its re-ask). Scorer: scoring (one judge's verdict) with excerpts (is a
 quoted excerpt in the context?), and summary (the job's figures). The plugin: metric, on
-plan."""
+plan; the judge setup a job reports: setup."""

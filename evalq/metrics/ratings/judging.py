@@ -165,6 +165,7 @@ def unit_result(label: str, tag: str, verdict: Verdict) -> QuestionResult:
         status=verdict.status,
         reason=verdict.reason if verdict.status != "ok" else None,
         detail=verdict.detail,
+        model_version=verdict.model_version,
     )
 
 

@@ -4,7 +4,7 @@ uncovered."""
 
 from __future__ import annotations
 
-from evalq.core.models import RubricQuestionReply, RubricReply
+from evalq.core.reply_schemas import RubricQuestionReply, RubricReply
 from fake_gemini.skills.gecko_image.reading import Count, Mention, Reading, Relation, read
 from fake_gemini.skills.gecko_image.vocabulary import LABEL, LOCATION_TEXT, RELATION_TEXT
 

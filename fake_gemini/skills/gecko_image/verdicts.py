@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalq.core.models import VerdictReply
+from evalq.core.reply_schemas import VerdictReply
 from fake_gemini.skills.gecko_image.reading import Attr, Mention, Reading, Relation, read
 from fake_gemini.skills.gecko_image.rubric import indefinite
 from fake_gemini.skills.gecko_image.vocabulary import LABEL, LOCATION_TEXT, RELATION_TEXT

@@ -117,12 +117,22 @@ def test_questions_unscored_on_either_side_are_left_out_of_both_scores() -> None
     assert paired.tags_b == {"color": 0.0, "object": 1.0}
 
 
-def test_different_rubrics_compare_row_scores_as_they_are() -> None:
+def test_different_rubrics_are_compared_on_the_questions_both_asked() -> None:
+    a = row("r", "p", [("q1", "color", 1), ("q2", "object", 0)])
+    b = row("r", "p", [("q1", "color", 0), ("other question", "color", 1)])
+    paired = pair_rows(("r", 0), a, b)
+    assert paired.status == "paired" and not paired.same_questions
+    assert paired.question_sets == "common"
+    assert (paired.score_a, paired.score_b) == (1.0, 0.0)  # on q1 alone
+    assert paired.questions_not_shared == 2
+
+
+def test_rubrics_with_no_question_in_common_are_left_out() -> None:
     a = row("r", "p", [("q1", "color", 1), ("q2", "object", 0)])
     b = row("r", "p", [("other question", "color", 1)])
     paired = pair_rows(("r", 0), a, b)
-    assert paired.status == "paired" and not paired.same_questions
-    assert (paired.score_a, paired.score_b) == (0.5, 1.0)
+    assert paired.status == "no_common_questions" and paired.diff is None
+    assert paired.questions_not_shared == 3
 
 
 def test_no_question_scored_on_both_sides_is_not_a_pair() -> None:

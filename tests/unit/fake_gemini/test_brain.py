@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from evalq.core.models import Question, RubricReply, VerdictReply
+from evalq.core.models import Question
 from evalq.core.prompting import delimit
+from evalq.core.reply_schemas import RubricReply, VerdictReply
 from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
 from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prompt
 from fake_gemini import vision

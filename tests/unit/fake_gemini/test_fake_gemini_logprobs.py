@@ -16,7 +16,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from evalq.core.models import VerdictReply
+from evalq.core.reply_schemas import VerdictReply
 from fake_gemini.serving import running_server
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini_logprobs"

@@ -8,7 +8,7 @@ import pytest
 
 from evalq.core.errors import TransientJudgeError
 from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
-from evalq.core.models import RubricReply, VerdictReply
+from evalq.core.reply_schemas import RubricReply, VerdictReply
 from tests.conftest import RedisServer
 from worker import keys
 from worker.call_cache import CachingJudge, call_digest

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from devtools.local import ROOT
 from tests.conftest import RedisServer
@@ -33,12 +34,13 @@ def test_importing_the_api_and_the_app_module_builds_no_app() -> None:
 
 
 def test_a_client_with_explicit_settings_works_while_the_environment_is_bad(
-    scratch_url: str,
+    scratch_url: str, tmp_path: Path
 ) -> None:
+    archive = f"sqlite:///{tmp_path / 'empty.sqlite'}"  # the history it lists: empty too
     code = f"""
 from evalq.client import Client
 from worker.settings import Settings
-client = Client(Settings(redis_url={scratch_url!r}, visibility_timeout_s=3600))
+client = Client(Settings(redis_url={scratch_url!r}, archive_url={archive!r}, visibility_timeout_s=3600))
 assert client.app.conf.broker_transport_options["visibility_timeout"] == 3600
 assert client.store.r.ping()
 print(list(client.iter_jobs()))

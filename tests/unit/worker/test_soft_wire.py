@@ -11,7 +11,7 @@ from pathlib import Path
 from google.genai import types
 
 from evalq.core.judge import JudgeReply, JudgeRequest
-from evalq.core.models import VerdictReply
+from evalq.core.reply_schemas import VerdictReply
 from tests.support.memory_kv import MemoryKV
 from worker.call_cache import CachingJudge, call_digest
 from worker.gemini import reply_from_response, request_parts

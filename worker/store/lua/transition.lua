@@ -1,10 +1,12 @@
 -- Every status change, checked against worker.store.jobs.TRANSITIONS (the allowed sources
 -- come in as ARGV[6:]) and written in one atomic step: nothing can land between the check and
 -- the write. A job that runs is one the watchdog looks after; a cancelled or finished one is
--- not.
--- KEYS: 1 the job hash, 2 the active jobs set.
+-- not. A job that ends (finished, cancelled) is due for the archive in the same step, so no
+-- ended job can miss it; one that runs again (a resume) is not.
+-- KEYS: 1 the job hash, 2 the active jobs set, 3 the archive's pending set.
 -- ARGV: 1 the target status, 2 now (epoch s), 3 rows_total (finished needs rows_done >= it),
--- 4 the pause reason, 5 the job id; then the statuses the target may be reached from.
+-- 4 the pause reason, 5 the job id, 6 when the archive write is due if nobody writes it
+-- first; then the statuses the target may be reached from.
 -- Returns {changed, status found ('unknown' when the job is gone), rows_done}.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then
@@ -13,7 +15,7 @@ end
 local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
 local target = ARGV[1]
 local allowed = false
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   if ARGV[i] == status then allowed = true end
 end
 if not allowed or (target == 'finished' and done < tonumber(ARGV[3])) then
@@ -25,7 +27,11 @@ if target == 'paused' then
 elseif target == 'running' then
   redis.call('HDEL', KEYS[1], 'pause_reason')
   redis.call('SADD', KEYS[2], ARGV[5])
+  redis.call('ZREM', KEYS[3], ARGV[5])
 else
   redis.call('SREM', KEYS[2], ARGV[5])
+  if target == 'finished' or target == 'cancelled' then
+    redis.call('ZADD', KEYS[3], ARGV[6], ARGV[5])
+  end
 end
 return {1, status, done}

@@ -8,7 +8,8 @@ import pytest
 
 from evalq.core.errors import Blocked, JudgeError, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import MediaPart
-from evalq.core.models import MediaRef, Question, RowInput, RubricReply, Verdict, VerdictReply
+from evalq.core.models import MediaRef, Question, RowInput, Verdict
+from evalq.core.reply_schemas import RubricReply, VerdictReply
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko import metric as gecko
 from tests.support.contexts import row_context

@@ -1,0 +1,63 @@
+"""Many jobs' rows as one DataFrame, for people who analyse their history with pandas:
+
+    import evalq
+    df = evalq.history(metric="gecko-image", name="checkpoint", since="30d")
+    df.groupby("job_name")["score"].mean()
+
+Each row is one row's result (evalq.client.api.results_frame's columns) with its job in front:
+job_id, job_name, job_created_at (epoch s), metric, dataset, job_status. Jobs come from Redis
+and the archive, as `evalq jobs` lists them (evalq.client.reads.JobReader.jobs)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalq.client.job_filters import parse_since
+from worker.archive.filters import JobFilter
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalq.client.reads import JobReader
+    from worker.settings import Settings
+
+JOB_COLUMNS = ("job_id", "job_name", "job_created_at", "metric", "dataset", "job_status")
+
+
+def history(
+    *,
+    metric: str | None = None,
+    name: str | None = None,
+    dataset: str | None = None,
+    since: str | float | None = None,
+    limit: int | None = 100,
+    settings: Settings | None = None,
+    reader: JobReader | None = None,
+) -> pd.DataFrame:
+    """The rows of every job the filters select (as `evalq jobs` takes them; `since` a date,
+    an age such as "7d", or epoch seconds), the newest job first."""
+    import pandas as pd
+
+    from evalq.client.api import results_frame
+    from evalq.client.reads import JobReader
+
+    reader = reader or JobReader(settings)
+    start = parse_since(since) if isinstance(since, str) else since
+    which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
+    frames = []
+    for summary in reader.jobs(which):
+        frame = results_frame(reader.results(summary.job_id))
+        front = {
+            "job_id": summary.job_id,
+            "job_name": summary.name,
+            "job_created_at": summary.created_at,
+            "metric": summary.metric,
+            "dataset": summary.dataset,
+            "job_status": summary.status,
+        }
+        for position, (column, value) in enumerate(front.items()):
+            frame.insert(position, column, [value] * len(frame), allow_duplicates=True)
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=list(JOB_COLUMNS))
+    return pd.concat(frames, ignore_index=True, sort=False)

@@ -1,0 +1,209 @@
+"""Jobs gone from Redis read from the archive, byte for byte: for every metric, two jobs run on
+real workers against the fake judge, the reading commands' output is captured, the jobs' Redis
+keys are deleted (what their expiry does), and the same commands must print the same bytes,
+the comparisons the same figures. Once with a SQLite archive and once with PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.archive import BACKENDS, archive_url_for, forget_in_redis, wait_archived
+from tests.support.cli import run_evalq
+from tests.support.stack import stack
+
+pytestmark = pytest.mark.integration
+
+
+def _examples(folder: Path) -> dict[str, tuple[Path, list[str]]]:
+    """Each metric's example dataset and the flags `evalq run` (or `evalq rank`) takes."""
+    from evalq.examples.gecko import write_gecko_image_example
+    from evalq.examples.grounding import write_groundedness_example
+    from evalq.examples.ratings import (
+        write_pairwise_example,
+        write_pointwise_example,
+        write_rank_example,
+    )
+    from evalq.examples.video import write_gecko_video_example
+
+    return {
+        "gecko-image": (write_gecko_image_example(folder / "image"), []),
+        "gecko-video": (write_gecko_video_example(folder / "video"), []),
+        "groundedness": (write_groundedness_example(folder / "grounding"), []),
+        "pointwise": (
+            write_pointwise_example(folder / "pointwise"),
+            ["--template", "summarization_quality"],
+        ),
+        "pairwise": (write_pairwise_example(folder / "pairwise"), []),
+        "rank": (write_rank_example(folder / "rank"), ["--candidates", "terse,moderate,cited"]),
+    }
+
+
+GROUPS = [("gecko-image", "gecko-video"), ("groundedness", "pointwise"), ("pairwise", "rank")]
+
+
+def _submit(env: dict[str, str], metric: str, dataset: Path, flags: list[str], name: str) -> str:
+    command = ["rank", str(dataset)] if metric == "rank" else ["run", metric, str(dataset)]
+    done = run_evalq(env, *command, *flags, "--name", name, "--wait", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return str(json.loads(done.stdout)["job_id"])
+
+
+def _stdout(env: dict[str, str], *argv: str) -> str:
+    done = run_evalq(env, *argv)
+    assert done.returncode == 0, f"{argv}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def _history(env: dict[str, str]) -> dict[str, str]:
+    return {
+        "jobs": _stdout(env, "jobs", "--limit", "50"),
+        "jobs --json": _stdout(env, "jobs", "--json", "--limit", "50"),
+    }
+
+
+def _readings(env: dict[str, str], a: str, b: str, html: Path) -> dict[str, str]:
+    """What each reading command prints on stdout (and the report's bytes)."""
+    commands: dict[str, list[str]] = {
+        "status": ["status", a],
+        "status --json": ["status", a, "--json"],
+        "results jsonl": ["results", a, "--format", "jsonl"],
+        "results csv": ["results", a, "--format", "csv"],
+        "compare": ["compare", a, b],
+        "compare --json": ["compare", a, b, "--json"],
+        "leaderboard": ["leaderboard", a, b],
+        "wait": ["wait", a, "--json"],
+    }
+    out = {label: _stdout(env, *argv) for label, argv in commands.items()}
+    _stdout(env, "report", a, "--html", str(html))
+    out["report --html"] = html.read_text(encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("metrics", GROUPS, ids="+".join)
+def test_every_reading_command_prints_the_same_once_redis_forgot_the_job(
+    backend: str, metrics: tuple[str, ...], request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = archive_url_for(backend, request, tmp_path)
+    examples = _examples(tmp_path / "data")
+    with stack(tmp_path / "stack", EVALQ_ARCHIVE_URL=url) as s:
+        env = s.env()
+        redis = s.redis_client()
+        pairs = {}
+        for metric in metrics:
+            dataset, flags = examples[metric]
+            first = _submit(env, metric, dataset, flags, f"{metric} first")
+            second = _submit(env, metric, dataset, flags, f"{metric} second")
+            pairs[metric] = (first, second)
+        every = [job for pair in pairs.values() for job in pair]
+        wait_archived(redis, *every)
+        history = _history(env)
+        before = {
+            metric: _readings(env, a, b, tmp_path / f"{metric}-before.html")
+            for metric, (a, b) in pairs.items()
+        }
+        assert forget_in_redis(redis, *every) > 0
+        assert not any(redis.exists(f"evalq:job:{job}") for job in every)
+        after = {
+            metric: _readings(env, a, b, tmp_path / f"{metric}-after.html")
+            for metric, (a, b) in pairs.items()
+        }
+        assert _history(env) == history
+    assert {j["job_id"] for j in json.loads(history["jobs --json"])} == set(every)
+    for metric in metrics:
+        for label, text in before[metric].items():
+            assert after[metric][label] == text, (
+                f"{metric}: `{label}` differs once from the archive"
+            )
+        compared = json.loads(after[metric]["compare --json"])
+        assert compared == json.loads(before[metric]["compare --json"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_api_reads_the_archive_and_history_is_one_frame(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """evalq.Job, evalq.compare and evalq.history on jobs Redis forgot; and `evalq calibrate`
+    reading them."""
+    import evalq
+    from evalq.examples.calibration import HUMAN_COLUMN, write_calibration_example
+
+    url = archive_url_for(backend, request, tmp_path)
+    dataset = write_calibration_example(tmp_path / "data")
+    flags = ["--template", "summarization_quality"]
+    with stack(tmp_path / "stack", EVALQ_ARCHIVE_URL=url) as s:
+        env = s.env()
+        a = _submit(env, "pointwise", dataset, flags, "history a")
+        b = _submit(env, "pointwise", dataset, ["--template", "fluency"], "history b")
+        client = s.client(archive_url=url)
+        wait_archived(s.redis_client(), a, b)
+        calibrate = ["calibrate", "--human", HUMAN_COLUMN, "--job", f"a={a}", "--job", f"b={b}"]
+        calibrated = _stdout(env, *calibrate, "--json")
+        summary = evalq.Job(a, client).summary()
+        results = evalq.Job(a, client).results()
+        compared = evalq.compare(a, b, client=client).overall
+        forget_in_redis(s.redis_client(), a, b)
+        fresh = s.client(archive_url=url)  # no memo of the jobs from before
+        assert evalq.Job(a, fresh).summary() == summary
+        assert evalq.Job(a, fresh).results().equals(results)
+        assert evalq.Job(a, fresh).wait(timeout_s=5) == summary
+        assert evalq.compare(a, b, client=fresh).overall.equals(compared)
+        assert _stdout(env, *calibrate, "--json") == calibrated
+        frame = evalq.history(name="history", reader=fresh)
+    assert list(frame.columns[:6]) == [
+        "job_id",
+        "job_name",
+        "job_created_at",
+        "metric",
+        "dataset",
+        "job_status",
+    ]
+    assert set(frame["job_id"]) == {a, b}
+    assert len(frame) == 2 * len(results)
+    assert frame.loc[frame["job_id"] == a, "score"].tolist() == results["score"].tolist()
+
+
+def test_another_host_reads_the_job_from_postgresql(postgres_url: str, tmp_path: Path) -> None:
+    """A client elsewhere: another HOME, another working folder, a Redis that never had the
+    job, nothing in common with the workers but EVALQ_ARCHIVE_URL."""
+    from devtools.local import EVALQ
+    from tests.support.cli import bare_env, run_command
+
+    dataset, flags = _examples(tmp_path / "data")["gecko-image"]
+    with stack(tmp_path / "stack", EVALQ_ARCHIVE_URL=postgres_url) as s:
+        env = s.env()
+        a = _submit(env, "gecko-image", dataset, flags, "host a")
+        b = _submit(env, "gecko-image", dataset, flags, "host b")
+        wait_archived(s.redis_client(), a, b)
+        here = {label: _stdout(env, *argv) for label, argv in _elsewhere(a, b).items()}
+        home = tmp_path / "elsewhere" / "home"
+        cwd = tmp_path / "elsewhere" / "work"
+        home.mkdir(parents=True)
+        cwd.mkdir(parents=True)
+        other = bare_env()
+        other.pop("XDG_DATA_HOME", None)
+        other |= {
+            "HOME": str(home),
+            "EVALQ_ARCHIVE_URL": postgres_url,
+            "EVALQ_REDIS_URL": s.redis.url.rsplit("/", 1)[0] + "/9",  # a Redis without the job
+        }
+        there = {}
+        for label, argv in _elsewhere(a, b).items():
+            done = run_command([*EVALQ, *argv], other, cwd=cwd)
+            assert done.returncode == 0, f"{label}: {done.stdout}{done.stderr}"
+            there[label] = done.stdout
+    assert there == here
+    assert a in there["jobs"] and b in there["jobs"]
+    assert not (home / ".local").exists()  # no default archive made in that HOME
+
+
+def _elsewhere(a: str, b: str) -> dict[str, list[str]]:
+    return {
+        "jobs": ["jobs"],
+        "status": ["status", a],
+        "results": ["results", a, "--format", "csv"],
+        "compare": ["compare", a, b],
+    }

@@ -1,0 +1,40 @@
+"""Which archived jobs a listing selects: light, so the CLI builds one without SQLAlchemy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Which archived jobs to list: by metric, a name or dataset path holding a text (case
+    does not matter), created since (epoch s); the newest first, at most `limit`."""
+
+    metric: str | None = None
+    name: str | None = None
+    dataset: str | None = None
+    since: float | None = None
+    limit: int | None = 20
+    exact_name: bool = False  # the name, whole (resolving a job by its --name)
+
+    def where(self, table: sa.Table) -> list[sa.ColumnElement[bool]]:
+        import sqlalchemy as sa
+
+        clauses: list[sa.ColumnElement[bool]] = []
+        if self.metric:
+            clauses.append(table.c.metric == self.metric)
+        if self.name and self.exact_name:
+            clauses.append(table.c.name == self.name)
+        elif self.name:
+            clauses.append(sa.func.lower(table.c.name).contains(self.name.lower(), autoescape=True))
+        if self.dataset:
+            clauses.append(
+                sa.func.lower(table.c.dataset).contains(self.dataset.lower(), autoescape=True)
+            )
+        if self.since is not None:
+            clauses.append(table.c.created_at >= self.since)
+        return clauses
