@@ -83,7 +83,7 @@ def counts_line(pair: PairComparison) -> str:
         ("unscored_both", "unscored in both"),
         ("no_common_questions", "no question scored by both"),
         ("questions_left_out", "questions left out (unscored on a side)"),
-        ("rubric_differs", "rows with different rubrics (row scores compared as they are)"),
+        ("questions_not_shared", "questions asked by one side only (left out)"),
     ):
         if c.get(key):
             parts.append(f"{c[key]} {label}")
@@ -166,6 +166,8 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
         if pair.groups:
             console.print("p Holm for groups: over this pair's groups; for tags: over its tags")
         console.print(escape(counts_line(pair)))
+        if (asked := pair.question_sets.sentence()) is not None:
+            console.print(escape(asked))
         p = pair.p_holm if len(comparison.pairs) > 1 else pair.overall.p_permutation
         verdict = (
             f"significant at {comparison.alpha} (p = {p_text(p)})"

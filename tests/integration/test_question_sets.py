@@ -199,6 +199,9 @@ def test_gecko_image_questions_frozen_edited_and_reused(
         "1 compared on the questions both asked",
     }
     assert pair["counts"]["questions_not_shared"] == 2  # the question before and after its edit
+    said = " ".join(cli(env, "compare", plain, first).stdout.split())
+    assert pair["question_sets"]["sentence"] in said
+    assert "2 questions asked by one side only (left out)" in said
     results_plain, results_first = client.results(plain), client.results(first)
     (paired,) = [
         r

@@ -5,7 +5,7 @@ parts that need workers are in tests/integration/test_day_two.py."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 import pytest
@@ -181,11 +181,12 @@ def test_a_resume_says_what_it_re_sent() -> None:
     assert ResumeOutcome("j", "finished").describe() == "job j is finished: nothing to resume"
 
 
-def test_jobs_on_an_empty_redis_says_so(scratch_url: str) -> None:
+def test_jobs_on_an_empty_redis_says_so(scratch_url: str, tmp_path: Path) -> None:
     from evalq.client.cli import main
 
-    result = CliRunner().invoke(main, ["jobs", "--redis-url", scratch_url])
+    empty = ["--redis-url", scratch_url, "--archive-url", f"sqlite:///{tmp_path / 'a.sqlite'}"]
+    result = CliRunner().invoke(main, ["jobs", *empty])
     assert result.exit_code == 0, result.output
-    assert "no jobs in this Redis" in result.output
-    listed = CliRunner().invoke(main, ["jobs", "--json", "--redis-url", scratch_url])
+    assert "no jobs in this Redis or the archive" in result.output
+    listed = CliRunner().invoke(main, ["jobs", "--json", *empty])
     assert listed.output.strip() == "[]"
