@@ -19,7 +19,8 @@ def archive_notes(reader: JobReader, job_id: str, status: str, live: bool) -> li
     notes: list[str] = []
     if not live:
         assert place is not None  # read from the archive, so there is one
-        notes.append(f"read from the archive at {place.shown}: Redis no longer has this job")
+        why = reader.redis_error or "Redis no longer has this job"
+        notes.append(f"read from the archive at {place.shown}: {why}")
         return notes
     now = time.time()
     state = reader.store.archive_state(job_id)

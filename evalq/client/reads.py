@@ -68,6 +68,7 @@ class JobReader:
         self.settings = settings or get_settings()
         self.store = Store.from_settings(self.settings)
         self._archived: dict[str, ArchivedJob] = {}
+        self.redis_error: str | None = None  # why Redis was passed over for the archive
 
     # ---- where a job is read from ----
 
@@ -83,9 +84,10 @@ class JobReader:
         the job (an ended job reads the same from there), else the Redis error is raised."""
         try:
             return self.store.job_exists(check_job_id(job_id))
-        except REDIS_DOWN:
+        except REDIS_DOWN as exc:
             if self._from_archive(job_id) is None:
                 raise
+            self.redis_error = f"Redis at {self.store.address()} did not answer ({exc})"
             return False
 
     def archived(self, job_id: str) -> ArchivedJob:

@@ -52,8 +52,16 @@ def _submit(env: dict[str, str], metric: str, dataset: Path, flags: list[str], n
 
 
 def _stdout(env: dict[str, str], *argv: str) -> str:
-    done = run_evalq(env, *argv)
-    assert done.returncode == 0, f"{argv}: {done.stdout}{done.stderr}"
+    """What `evalq ARGV` prints on stdout, the command run in this process (the same click
+    command the shell runs; a child process per command cost most of this test's time), with
+    the Redis and the archive of `env` named as flags, so no setting read earlier is reused."""
+    from click.testing import CliRunner
+
+    from evalq.client.cli import main
+
+    named = ["--redis-url", env["EVALQ_REDIS_URL"], "--archive-url", env["EVALQ_ARCHIVE_URL"]]
+    done = CliRunner().invoke(main, [*argv, *named], catch_exceptions=False)
+    assert done.exit_code == 0, f"{argv}: {done.stdout}{done.stderr}"
     return done.stdout
 
 
