@@ -370,12 +370,35 @@ class FakeGeminiProcess:
     proc: subprocess.Popen[str]
 
 
-def start_fake_gemini(*args: str) -> FakeGeminiProcess:
-    proc = subprocess.Popen(
-        [*EVALQ, "fake-gemini", "--port", "0", *args], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
+def start_fake_gemini(*args: str, log: Path | None = None) -> FakeGeminiProcess:
+    """The fake server on a free port; its address read from the line it prints first. With
+    `log` its output goes to that file, so it holds no pipe of ours and can outlive this
+    process (the demo's --keep)."""
+    if log is None:
+        proc = subprocess.Popen(
+            [*EVALQ, "fake-gemini", "--port", "0", *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+    else:
+        with log.open("ab") as handle:
+            start = log.stat().st_size
+            proc = subprocess.Popen(
+                [*EVALQ, "fake-gemini", "--port", "0", *args],
+                cwd=ROOT,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        wait_for(
+            lambda: b"\n" in log.read_bytes()[start:] or proc.poll() is not None,
+            30,
+            "fake-gemini",
+        )
+        line = log.read_bytes()[start:].decode(errors="replace").splitlines()[0]
     if "listening on" not in line:
         stop(proc)
         raise RuntimeError(f"fake-gemini did not start: {line!r}")

@@ -209,6 +209,38 @@ def text_report(env: dict[str, str], job_id: str, folder: Path) -> None:
     subprocess.run([*EVALQ, "report", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True)
 
 
+def read_again(redis_url: str, default_url: str, *, kept_running: bool) -> str:
+    """What a new shell needs in front of `evalq status JOB` to read the job again: nothing
+    when the demo used the Redis evalq finds by default, or once the job is in the archive
+    (the default SQLite file, which a new shell reads too); else the private Redis's URL,
+    which lives only as long as the demo's processes (--keep)."""
+    if redis_url == default_url or not kept_running:
+        return ""
+    return f"EVALQ_REDIS_URL={redis_url} "
+
+
+def keep_running(
+    procs: list[subprocess.Popen[Any]], stop_script: Path, redis_url: str, gemini_url: str | None
+) -> None:
+    """--keep: leave the processes running and write the one command that stops them."""
+    pids = " ".join(str(p.pid) for p in procs if p.poll() is None)
+    stop_script.write_text(
+        "#!/bin/sh\n# Stops what `./scripts/demo --keep` left running.\n"
+        f"kill {pids} 2>/dev/null\necho 'stopped the demo (pids {pids})'\nrm -f \"$0\"\n",
+        encoding="utf-8",
+    )
+    stop_script.chmod(0o755)
+    console.print(
+        f"\nleft running (pids {pids}): Redis at {redis_url}, the workers, Flower", end=""
+    )
+    console.print(f", the fake server at {gemini_url}" if gemini_url else "")
+    console.print(f"stop them all: {stop_script}", soft_wrap=True)  # a path, whole
+    if gemini_url:
+        console.print(
+            f"more jobs on them: EVALQ_REDIS_URL={redis_url} EVALQ_GEMINI_BASE_URL={gemini_url} evalq run ..."
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
@@ -219,12 +251,23 @@ def main() -> int:
     parser.add_argument(
         "--only-image", action="store_true", help="skip the other metrics' examples"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave Redis, the workers, the fake server and Flower running, and say how to stop "
+        "them (everything printed for later then works as printed)",
+    )
     args = parser.parse_args()
 
     settings = Settings()
     work = Path(tempfile.mkdtemp(prefix="evalq-demo-"))
+    if args.keep:  # the logs outlive the demo with the processes writing them
+        work = args.keep_dir / "run"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
     procs: list[subprocess.Popen[Any]] = []
     pool: WorkerPool | None = None
+    kept = False
     try:
         redis_url = settings.redis_url
         if redis_answers(redis_url):
@@ -239,7 +282,7 @@ def main() -> int:
             )
         gemini_url = None
         if settings.uses_fake_judge:
-            fake = start_fake_gemini()
+            fake = start_fake_gemini(log=work / "fake-gemini.log" if args.keep else None)
             procs.append(fake.proc)
             gemini_url = fake.url
             console.print(
@@ -254,7 +297,10 @@ def main() -> int:
         console.print(f"workers: {args.workers} started (logs in {work / 'logs'})")
         flower_port = args.flower_port if args.flower_port else free_port()
         procs.append(start_flower(env, flower_port, work / "logs" / "flower.log"))
-        console.print(f"flower: http://127.0.0.1:{flower_port}")
+        console.print(
+            f"flower: http://127.0.0.1:{flower_port}"
+            + ("" if args.keep else " (until the demo ends; `./scripts/demo --keep` keeps it)")
+        )
 
         dataset = write_gecko_image_example(args.keep_dir)
         console.print(f"dataset: {dataset} (each image with a matching and a near-miss prompt)\n")
@@ -298,23 +344,34 @@ def main() -> int:
         subprocess.run(
             [*EVALQ, "report", job_id, "--html", str(report)], cwd=ROOT, env=env, check=True
         )
-        console.print(
-            f"read it again any time: evalq status {job_id} · evalq results {job_id} --format csv"
-            f" · HTML report: {report}"
+        again = read_again(redis_url, settings.redis_url, kept_running=args.keep)
+        console.print(  # one command a line, each whole: they are for copying
+            f"read it again any time:\n  {again}evalq status {job_id}\n  {again}evalq results "
+            f"{job_id} --format csv\n  HTML report: {report}",
+            soft_wrap=True,
         )
         if not args.only_image:
             compare_models(client, env, args.keep_dir)
             compare_ratings(client, env, args.keep_dir)
             other_metrics(client, env, args.keep_dir)
             calibrate_step(env, args.keep_dir)
+        if args.keep:
+            running = [*(pool.procs if pool else []), *procs]
+            keep_running(running, args.keep_dir / "stop", redis_url, gemini_url)
+            kept = True
+        console.print(
+            "evalq itself is in .venv/bin: `source .venv/bin/activate` puts `evalq` on your PATH"
+        )
         return 0
     finally:
-        if pool is not None:
-            pool.stop_all()
-        for proc in reversed(procs):
-            stop(proc)
-        shutil.rmtree(work, ignore_errors=True)
-        console.print("stopped everything the demo started")
+        if not kept:
+            if pool is not None:
+                pool.stop_all()
+            for proc in reversed(procs):
+                stop(proc)
+            if not args.keep:
+                shutil.rmtree(work, ignore_errors=True)
+            console.print("stopped everything the demo started")
 
 
 if __name__ == "__main__":

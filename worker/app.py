@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_ready
+from celery.signals import worker_init, worker_ready, worker_shutdown
 
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS, queue_for
 from worker.redis_tls import tls_options
@@ -104,8 +104,11 @@ def create_app(settings: Settings) -> Celery:
         task_track_started=settings.task_track_started,
         worker_send_task_events=settings.task_events,  # Flower
         # Flower learns of a task when a worker receives it; the "sent" event (a publish per
-        # task sent, from prepare_row) only adds the moment it was queued.
-        task_send_sent_event=settings.task_events and settings.task_sent_events,
+        # task sent, from prepare_row) only adds the moment it was queued. Workers turn it on
+        # as they start (send_sent_events): a client's app never publishes, since producers
+        # hold no pub/sub permission at all (scripts/redis/evalq-users.acl; README: Redis
+        # users) and may not command workers on Celery's remote-control channel.
+        task_send_sent_event=False,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )
@@ -127,6 +130,17 @@ def __getattr__(name: str) -> Any:
     if name == "app":
         return get_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def send_sent_events(app: Celery, settings: Settings) -> None:
+    """Celery's "task-sent" event for the tasks this process sends, when the settings ask for
+    it (EVALQ_TASK_SENT_EVENTS, with task events on). Only a worker calls this."""
+    app.conf.task_send_sent_event = settings.task_events and settings.task_sent_events
+
+
+@worker_init.connect
+def _workers_send_sent_events(sender: Any = None, **_: Any) -> None:
+    send_sent_events(get_app(), get_settings())
 
 
 @worker_init.connect
@@ -153,6 +167,19 @@ def _concurrency(consumer: Any) -> int:
     return int(given or os.cpu_count() or 1)
 
 
+_beating: list[Any] = []  # this process's Heartbeat, once the worker is ready
+
+
+@worker_shutdown.connect
+def _leave(sender: Any = None, **_: Any) -> None:
+    """A worker stopped cleanly (its tasks ended) stops counting as alive at once."""
+    while _beating:
+        try:
+            _beating.pop().unregister()
+        except Exception:  # Redis away: the registration lapses by itself
+            log.warning("could not take this worker's registration out", exc_info=True)
+
+
 @worker_ready.connect
 def _start_watchdog(sender: Any = None, **_: Any) -> None:
     """Each worker runs the watchdog thread; a Redis lock lets one of them sweep at a time.
@@ -175,12 +202,14 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     name = getattr(sender, "hostname", None) or "worker"
     archiver = Archiver(rt.store, rt.settings, name)
     on_job_end(archiver.write)  # the worker that ends a job writes it to the archive
-    Heartbeat(
+    beat = Heartbeat(
         rt.store,
         interval_s=interval_for(rt.settings.stall_timeout_s),
         max_hold_s=rt.settings.task_time_limit_s,
         slots=(name, _concurrency(sender)),
-    ).start()
+    )
+    beat.start()
+    _beating.append(beat)
     try:  # rows that waited for a worker to start get their turns now, not at the first sweep
         hand_out(rt.store, rt.settings, send)
     except Exception:

@@ -77,7 +77,9 @@ class Shared(Protocol):
 
     def record(self, job_id: str, digest: str) -> str | None: ...
 
-    def save_record(self, job_id: str, digest: str, value: str, ttl_s: int) -> None: ...
+    def save_record(self, job_id: str, digest: str, value: str) -> None:
+        """Keep the record as long as the job's other keys."""
+        ...
 
     def claim(self, job_id: str, digest: str, token: str, ttl_s: int) -> bool: ...
 
@@ -122,8 +124,8 @@ class RedisShared:
     def record(self, job_id: str, digest: str) -> str | None:
         return self._store.upload_record(job_id, digest)
 
-    def save_record(self, job_id: str, digest: str, value: str, ttl_s: int) -> None:
-        self._store.save_upload_record(job_id, digest, value, ttl_s)
+    def save_record(self, job_id: str, digest: str, value: str) -> None:
+        self._store.save_upload_record(job_id, digest, value, self._store.job_ttl(job_id))
 
     def claim(self, job_id: str, digest: str, token: str, ttl_s: int) -> bool:
         return self._store.claim_upload(job_id, digest, token, ttl_s)
@@ -168,9 +170,7 @@ class Uploader:
                         "mime_type": info.mime_type or part.mime_type,
                         "expires_at": info.expires_at,
                     }
-                    self._shared.save_record(
-                        job_id, digest, json.dumps(record), self._settings.result_ttl_s
-                    )
+                    self._shared.save_record(job_id, digest, json.dumps(record))
                     return MediaPart(mime_type=info.mime_type or part.mime_type, uri=info.uri)
                 finally:
                     self._shared.release(job_id, digest, token)

@@ -44,6 +44,7 @@ def finalize(store: Store, job_id: str) -> JobSummary:
     store.deactivate(job_id)
     summary = _summary_from_store(store, job_id, config, store.counters(job_id))
     store.save_summary(job_id, summary.model_dump_json())
+    store.settle_expiry(job_id)
     for hook in _end_hooks:
         hook(job_id)
     return summary

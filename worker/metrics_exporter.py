@@ -70,7 +70,7 @@ class JobCollector(Collector):
         )
         unscored = GaugeMetricFamily(
             "evalq_job_unscored_questions",
-            "unscored questions by reason",
+            "unscored verdicts by reason (the metric's units: questions, ratings, comparisons...)",
             labels=[*labels, "reason"],
         )
         counters = {

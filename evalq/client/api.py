@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from evalq.client.client import Client
+from evalq.client.judged_texts import judged_columns
 from evalq.client.result_columns import extra_names, metric_table
 from evalq.client.submit import JobSpec
 from evalq.core.dry_report import DryRunReport
@@ -57,15 +58,20 @@ def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
     return Path(handle.name)
 
 
-def results_frame(rows: list[RowResult]) -> pd.DataFrame:
+def results_frame(
+    rows: list[RowResult], texts: Sequence[Mapping[str, str]] | None = None
+) -> pd.DataFrame:
     """One row per result; a multi-candidate job's frame has a `candidate` column after the
     id (one row per dataset row and candidate). Each metric's own columns (rating,
-    explanation, winner, labels...: evalq.client.result_columns) come before `questions` and
-    `details`, and the dataset's extra columns keep their names (`extra:NAME` on a clash)."""
+    explanation, winner, labels...: evalq.client.result_columns), then what the judge was
+    shown (`texts`, each row's: evalq.client.judged_texts) under the dataset's column names,
+    come before `questions` and `details`, and the dataset's extra columns keep their names
+    (`extra:NAME` on a clash)."""
     import pandas as pd
 
     cells = any(r.candidate is not None for r in rows)
     names, metric = metric_table(rows)
+    shown = list(texts) if texts is not None else [{} for _ in rows]
     records = []
     for r, own in zip(rows, metric, strict=True):
         record: dict[str, Any] = {"id": r.id}
@@ -83,10 +89,14 @@ def results_frame(rows: list[RowResult]) -> pd.DataFrame:
         }
         record.update({f"tag:{t}": v for t, v in r.tag_scores.items()})
         record.update({name: own.get(name) for name in names})
+        records.append(record)
+    taken = {key for record in records for key in record} | {"questions", "details"}
+    judged = judged_columns(shown, metric, sorted(taken))
+    for r, record, seen in zip(rows, records, shown, strict=True):
+        record.update({header: seen.get(name) for name, header in judged.items()})
         record["questions"] = [q.model_dump() for q in r.questions]
         record["details"] = r.details
-        records.append(record)
-    taken = {key for record in records for key in record}
+    taken |= set(judged.values())
     renamed = extra_names(rows, sorted(taken))
     for r, record in zip(rows, records, strict=True):
         record.update({renamed[k]: v for k, v in r.extra.items()})
@@ -107,20 +117,35 @@ def progress_printer(job_id: str) -> Callable[[int, int], None]:
 
 
 class Job:
-    """A submitted job. Everything lives in Redis: a new Job(job_id) in another process works."""
+    """A submitted job. Everything lives in Redis and the archive: a new Job(ref) in another
+    process works, `ref` being the job's id, a unique prefix of it (4 hex digits or more) or
+    its --name (evalq.client.job_refs; a name several jobs have is refused, listing them)."""
 
     def __init__(self, job_id: str, client: Client | None = None) -> None:
-        self.job_id = job_id
+        from evalq.client.job_refs import resolve
+
         self.client = client or Client()
+        self.job_id = resolve(self.client, job_id)
 
     def __repr__(self) -> str:
         return f"Job({self.job_id!r})"
 
     def wait(self, timeout_s: float | None = None, *, progress: bool = False) -> dict[str, Any]:
         """The summary once the job finishes, pauses or is cancelled. `progress=True` prints
-        one line each time the count changes (whole lines: a notebook or a log shows every one)."""
-        on_progress = progress_printer(self.job_id) if progress else None
-        summary = self.client.wait(self.job_id, timeout_s=timeout_s, on_progress=on_progress)
+        one line each time the count changes (whole lines: a notebook or a log shows every one).
+
+        While the job runs with no worker alive in its Redis (evalq.client.workers_alive, said
+        within a few seconds), `progress=True` prints a line saying so and how to start one,
+        and another when a worker appears; without progress a NoWorkerWarning (warnings.warn)
+        says it. Either way it keeps waiting."""
+        from evalq.client.workers_alive import worker_notes
+
+        summary = self.client.wait(
+            self.job_id,
+            timeout_s=timeout_s,
+            on_progress=progress_printer(self.job_id) if progress else None,
+            on_workers=worker_notes(self.job_id, printed=progress),
+        )
         return summary.model_dump()
 
     def summary(self, group_by: list[str] | None = None) -> dict[str, Any]:
@@ -131,7 +156,10 @@ class Job:
         return self.client.summary(self.job_id, group_by=group_by)
 
     def results(self) -> pd.DataFrame:
-        return results_frame(self.client.results(self.job_id))
+        """One row per dataset row (and candidate): evalq's columns, the metric's, what the
+        judge was shown under the dataset's column names, then the extra columns."""
+        rows = self.client.results(self.job_id)
+        return results_frame(rows, self.client.judged_texts(self.job_id, rows))
 
     def cancel(self) -> dict[str, Any]:
         return self.client.cancel(self.job_id).model_dump()

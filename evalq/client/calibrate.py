@@ -106,14 +106,14 @@ def read_setups(
 ) -> list[SetupRows]:
     """Each job's summary and rows (waiting for it to end when ``wait``); the jobs must be
     on one dataset, one row per dataset row."""
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.job_refs import resolve
     from evalq.client.watch import wait as wait_for
 
     if len(jobs) < 2:
         raise CalibrateError(f"name at least two jobs to rank, got {len(jobs)}")
     out = []
-    for name, job_id in jobs.items():
-        check_job_id(job_id)
+    for name, ref in jobs.items():
+        job_id = resolve(reader, ref)  # an id, a unique id prefix or a --name
         if wait:
             wait_for(reader, job_id, timeout_s=timeout_s)
         summary = reader.summary(job_id)
@@ -224,8 +224,8 @@ def calibrate(
     **common: Any,
 ) -> CalibrateResult:
     """Rank judge setups by agreement with the labels in column ``human``: run ``setups``
-    (name -> evaluate's keywords) on ``data`` with ``metric``, or read ``jobs`` (name -> job
-    id) already run on one dataset. ``group_by`` names the column whose rows are paired for
+    (name -> evaluate's keywords) on ``data`` with ``metric``, or read ``jobs`` (name -> a
+    job's id, a unique prefix of it or its --name) already run on one dataset. ``group_by`` names the column whose rows are paired for
     pairwise accuracy (default: rows sharing a prompt). ``common`` keywords go to every
     setup's job (e.g. ``settings``)."""
     from evalq.client.reads import JobReader
@@ -241,7 +241,7 @@ def calibrate(
     read = read_setups(reader, jobs, timeout_s=timeout_s)
     check_labelled(read, human)
     result = calibration(read, human, group_by=group_by, seed=seed, resamples=resamples)
-    return frames(result, jobs)
+    return frames(result, {s.name: s.summary.job_id for s in read})  # names found as ids
 
 
 __all__ = ["CalibrateError", "CalibrateResult", "calibrate"]

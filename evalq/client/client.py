@@ -115,6 +115,7 @@ class Client(JobReader):
         on_progress: Callable[[int, int], None] | None = None,
         on_redis: watch.OnRedis | None = None,
         timeout_s: float | None = None,
+        on_workers: watch.OnWorkers | None = None,
     ) -> JobSummary:
         """Poll until the job is finished, cancelled or paused (evalq.client.watch.wait)."""
         return watch.wait(
@@ -124,6 +125,7 @@ class Client(JobReader):
             on_progress=on_progress,
             on_redis=on_redis,
             timeout_s=timeout_s,
+            on_workers=on_workers,
         )
 
     def serve_metrics(self, host: str, port: int) -> None:

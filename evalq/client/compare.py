@@ -10,9 +10,11 @@ Python API's result with DataFrames.
     result.per_group    # with group_by=["category"]: one row per pair, column and value
     result.setup_differences   # where the sides were not judged alike (versions, templates...)
 
-A side is a job id, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
-with a name to show in front: `exact=3f2a9c0d1b2e`. A multi-candidate job named whole stands
-for all its candidates, so `evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
+A side is a job, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
+with a name to show in front: `exact=3f2a9c0d1b2e`. JOB is the job's id, a unique prefix of
+it (4 hex digits or more) or its --name (evalq.client.job_refs): `evalq.compare("faithful",
+"sloppy")`. A multi-candidate job named whole stands for all its candidates, so
+`evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
 
 A side without a name in front is named by what it is: the job's --name, else its candidate
 (for one candidate of a job), else the model that generated its responses, else the job id.
@@ -51,6 +53,35 @@ def split_spec(spec: str) -> tuple[str, str | None, str]:
     label, _, rest = spec.rpartition("=")
     job_id, _, candidate = rest.partition(":")
     return job_id, (candidate or None), (label or rest)
+
+
+def resolve_spec(client: JobReader, spec: str) -> str:
+    """The side `spec` names with its job as an id: `[LABEL=]JOB[:CANDIDATE]`, JOB an id, a
+    unique id prefix or a --name (evalq.client.job_refs). A full id costs no lookup. A --name
+    may itself hold `=` or `:`: the spec whole, then its part after the label, is tried as a
+    name before the spec is split there."""
+    from evalq.client.job_refs import is_job_id, lookup, pick, resolve
+
+    job, candidate, label = split_spec(spec)
+    if is_job_id(job):
+        return spec
+    given = "=" in spec
+    rest = spec.rpartition("=")[2]
+    whole: list[tuple[str, str | None]] = []  # (a name that may hold "=" or ":", its label)
+    if given or candidate is not None:
+        whole.append((spec, None))
+    if given and ":" in rest:
+        whole.append((rest, label))
+    for name, named in whole:
+        if found := lookup(client, name):
+            return _spec(named, pick(client, name, found), None)
+    return _spec(label if given else None, resolve(client, job), candidate)
+
+
+def _spec(label: str | None, job_id: str, candidate: str | None) -> str:
+    return (
+        (f"{label}=" if label is not None else "") + job_id + (f":{candidate}" if candidate else "")
+    )
 
 
 def generating_model(rows: Sequence[Any]) -> str | None:
@@ -134,7 +165,7 @@ def expand_specs(client: JobReader, specs: Sequence[str]) -> list[str]:
 
 
 def load_sides(client: JobReader, specs: Sequence[str]) -> list[Side]:
-    specs = expand_specs(client, specs)
+    specs = expand_specs(client, [resolve_spec(client, spec) for spec in specs])
     if len(specs) < 2:
         raise CompareError(
             "name at least two jobs (or JOB:CANDIDATE), or one job with several candidates"
@@ -306,8 +337,9 @@ def compare(
     client: JobReader | None = None,
     group_by: str | Sequence[str] = (),
 ) -> CompareResult:
-    """Compare two or more jobs (ids, `JOB:CANDIDATE`, or Job handles), or the candidates of
-    one multi-candidate job, on their shared rows; ``group_by``: also per value of these
+    """Compare two or more jobs (ids, unique id prefixes or --names, `JOB:CANDIDATE`,
+    `LABEL=JOB`, or Job handles), or the candidates of one multi-candidate job, on their shared
+    rows; ``group_by``: also per value of these
     columns of the dataset (per_group). The result's ``setup_differences`` (and ``mixed``)
     say where the sides were not judged alike."""
     from evalq.client.reads import JobReader

@@ -146,6 +146,8 @@ def try_cancel(store: Store, settings: Settings, job_id: str) -> Transition:
     """Cancel unless the job is already finished or cancelled; says which it found."""
     config = store.config(check_job_id(job_id))
     transition = store.transition(job_id, "cancelled")
+    if transition.changed:
+        store.settle_expiry(job_id)  # ended: every key of it expires together
     if config.mode == "batch" and transition.changed:
         _cancel_batches(store, settings, job_id)
     return transition

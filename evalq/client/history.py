@@ -46,7 +46,8 @@ def history(
     which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
     frames = []
     for summary in reader.jobs(which):
-        frame = results_frame(reader.results(summary.job_id))
+        rows = reader.results(summary.job_id)
+        frame = results_frame(rows, reader.judged_texts(summary.job_id, rows))
         front = {
             "job_id": summary.job_id,
             "job_name": summary.name,

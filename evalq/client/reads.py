@@ -168,13 +168,22 @@ class JobReader:
         return out
 
     def _live_inputs(self, job_id: str) -> list[RowInput]:
-        rows = []
-        for key in self.store.row_keys(job_id):
-            try:
-                rows.append(self.store.row(job_id, key))
-            except JobNotFound:  # a rejected line: no row was stored
-                continue
-        return rows
+        """Every stored row, read in bulk (a rejected line has none)."""
+        keys = self.store.row_keys(job_id)
+        return [
+            RowInput.model_validate_json(raw)
+            for raw in self.store.raw_rows(job_id, keys)
+            if raw is not None
+        ]
+
+    def judged_texts(self, job_id: str, results: Sequence[RowResult]) -> list[dict[str, str]]:
+        """What the judge was shown of each of `results` (the job's, in their order), under
+        the dataset's column names: evalq.client.judged_texts. Every cell's stored row, from
+        Redis or the archive."""
+        from evalq.client.judged_texts import judged_texts
+
+        rows = self._read(job_id, lambda: self._live_inputs(job_id), lambda j: j.inputs)
+        return judged_texts(self.config(job_id), results, rows)
 
     def question_sets(self, job_id: str) -> QuestionSets:
         """The questions a Gecko job asked, by prompt (evalq.client.question_sets), for
@@ -246,6 +255,8 @@ class JobReader:
         so only those selected have their summary read), the newest first."""
         found = 0
         ids = self.store.list_jobs(limit=0)  # 0: every id, newest first
+        if which.id_prefix:  # only their configs are read
+            ids = [job_id for job_id in ids if job_id.startswith(which.id_prefix)]
         for start in range(0, len(ids), 200):
             configs = self.store.configs(ids[start : start + 200])
             for job_id, config in configs.items():
@@ -288,5 +299,7 @@ def _selected(config: JobConfig, which: JobFilter) -> bool:
     ):
         return False
     if which.dataset and which.dataset.lower() not in config.dataset.lower():
+        return False
+    if which.id_prefix and not config.job_id.startswith(which.id_prefix):
         return False
     return which.since is None or config.created_at >= which.since

@@ -3,7 +3,8 @@ as JSONL. The job summary, which `evalq status` prints, is evalq.client.summary_
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -18,10 +19,19 @@ if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
     from worker.batch.ledger import BatchRecord
 
 
-def results_jsonl(rows: Iterable[RowResult]) -> Iterable[str]:
-    for row in rows:
+def results_jsonl(
+    rows: Iterable[RowResult], texts: Sequence[Mapping[str, str]] | None = None
+) -> Iterable[str]:
+    """One JSON object per row: the result as stored, then with `texts` (each row's, in
+    order: evalq.client.judged_texts) `inputs`, what the judge was shown under the dataset's
+    column names."""
+    for n, row in enumerate(rows):
         # A one-candidate job's lines stay as they were: no candidate key.
-        yield row.model_dump_json(exclude={"candidate"} if row.candidate is None else None) + "\n"
+        line = row.model_dump_json(exclude={"candidate"} if row.candidate is None else None)
+        if texts is not None:
+            shown = json.dumps(texts[n], ensure_ascii=False, separators=(",", ":"))
+            line = f'{line[:-1]},"inputs":{shown}}}'
+        yield line + "\n"
 
 
 def _add(table: Table, *cells: str) -> None:

@@ -203,7 +203,7 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 <tr><th>status</th><td>{{ s.status }} ({{ s.rows_done }}/{{ s.rows_total }} rows){% if s.pause_reason %} · paused: {{ s.pause_reason }}{% endif %}</td></tr>
 <tr><th>mean score{% if s.mean_score_scope != "all rows" %}, {{ s.mean_score_scope }}{% elif s.candidates %}, all candidates pooled{% endif %}</th><td>{{ fmt(s.mean_score) }}{% if s.ci95 %} · 95% CI [{{ fmt(s.ci95[0]) }}, {{ fmt(s.ci95[1]) }}] ({{ s.ci_method }}, {{ s.rows_scored + s.rows_partial }} rows){% endif %}{% if s.candidates %} <span class="note">(each candidate's own figures below)</span>{% endif %}</td></tr>
 <tr><th>rows</th><td>scored {{ s.rows_scored }} · partial {{ s.rows_partial }} · failed {{ s.rows_failed }}{% for k, v in s.rows_failed_by_reason.items() %} · failed ({{ k }}) {{ v }}{% endfor %}</td></tr>
-<tr><th>unscored verdicts</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
+<tr><th>unscored {{ s.judged_units or "verdicts" }}</th><td>{% for k, v in s.unscored_by_reason.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td></tr>
 <tr><th>judge calls</th><td>{{ s.judge_calls }} · retries {{ s.retries }} · 429s {{ s.rate_limited }} · cache hits {{ s.cache_hits }} · limiter wait {{ fmt(s.limiter_wait_s) }} s</td></tr>
 <tr><th>tokens</th><td>prompt {{ s.prompt_tokens }} · output {{ s.output_tokens }}{% if s.candidate_calls %} · model under test: {{ s.candidate_calls }} calls, {{ s.candidate_prompt_tokens }} + {{ s.candidate_output_tokens }} tokens{% endif %}</td></tr>
 <tr><th>cost</th><td>{{ cost }}</td></tr>

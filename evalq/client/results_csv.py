@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from evalq.client.csv_safe import safe_writer
+from evalq.client.judged_texts import judged_columns
 from evalq.client.result_columns import extra_names, metric_table
 from evalq.core.models import RowResult
 
 
-def results_csv(rows: Iterable[RowResult]) -> str:
+def results_csv(rows: Iterable[RowResult], texts: Sequence[Mapping[str, str]] | None = None) -> str:
     """The results as one table: evalq's columns, each metric's own (rating, explanation,
-    winner, labels...: evalq.client.result_columns), then every extra column of the dataset
-    under its own name (`extra:NAME` where it clashes with one of ours)."""
+    winner, labels...: evalq.client.result_columns), what the judge was shown (`texts`, each
+    row's: evalq.client.judged_texts) under the dataset's column names, then every extra
+    column of the dataset under its own name (`extra:NAME` where it clashes with one of
+    ours)."""
     rows = list(rows)
+    shown = list(texts) if texts is not None else [{} for _ in rows]
     tags = sorted({t for r in rows for t in r.tag_scores})
     # Multi-candidate jobs: one line per row and candidate, the candidate next to the id.
     cells = any(r.candidate is not None for r in rows)
@@ -34,14 +38,14 @@ def results_csv(rows: Iterable[RowResult]) -> str:
         "simulated",
         *[f"tag:{t}" for t in tags],
         *names,
-        "questions",
-        "details",
     ]
+    judged = judged_columns(shown, metric, [*header, "questions", "details"])
+    header += [*judged.values(), "questions", "details"]
     extras = extra_names(rows, header)
     out = io.StringIO()
     writer = safe_writer(out)
     writer.writerow([*header, *extras.values()])
-    for r, own in zip(rows, metric, strict=True):
+    for r, own, seen in zip(rows, metric, shown, strict=True):
         writer.writerow(
             [
                 r.id,
@@ -56,6 +60,7 @@ def results_csv(rows: Iterable[RowResult]) -> str:
                 r.simulated,
                 *["" if t not in r.tag_scores else f"{r.tag_scores[t]:.6g}" for t in tags],
                 *[_csv_cell(own.get(name)) for name in names],
+                *[_csv_cell(seen.get(name)) for name in judged],
                 json.dumps([q.model_dump() for q in r.questions]),
                 json.dumps(r.details, default=str),
                 *[_csv_cell(r.extra.get(name)) for name in extras],

@@ -37,7 +37,7 @@ from worker.store import PRIORITIES, Store
 from worker.turns import SendRow, hand_out
 
 if TYPE_CHECKING:
-    from evalq.client.question_sets import Reader
+    from evalq.client.reads import JobReader
 
 
 class JobSpec(TypedDict, total=False):
@@ -173,7 +173,7 @@ def prepare(
     metric: str,
     dataset: str | Path,
     spec: JobSpec,
-    reader: Reader | None = None,
+    reader: JobReader | None = None,
 ) -> Prepared:
     """Every check a job passes before it is stored, shared by submit and the dry run.
     `reader` reads the job named by the questions_from option (default: one on `settings`)."""
@@ -191,7 +191,10 @@ def prepare(
     column_map = spec.get("column_map")
     loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
     if (source := options.get("questions_from")) is not None:
-        loaded = questions_from(settings, metric, str(source), loaded, options, reader)
+        reader = reader or _reader(settings)
+        source = questions_job(reader, str(source))
+        options = {**options, "questions_from": source}  # the job's id, whatever named it
+        loaded = questions_from(settings, metric, source, loaded, options, reader)
     group_by = list(spec.get("group_by") or [])
     check_group_columns(group_by, loaded.rows)
     judge_model = spec.get("judge_model")
@@ -231,8 +234,28 @@ def prepare(
         name=name,
         group_by=group_by,
         column_map=check_column_map(column_map),
+        ttl_s=settings.result_ttl_s,  # the submitter's: every key of the job keeps it
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+
+def _reader(settings: Settings) -> JobReader:
+    from evalq.client.reads import JobReader
+
+    return JobReader(settings)
+
+
+def questions_job(reader: JobReader, ref: str) -> str:
+    """--questions-from JOB as a job id: JOB is an id, a unique id prefix or a --name
+    (evalq.client.job_refs); a name or prefix that fits no job, or several, is refused with
+    the flag named."""
+    from evalq.client.job_refs import AmbiguousJob, resolve
+    from evalq.core.errors import JobNotFound
+
+    try:
+        return resolve(reader, ref)
+    except (JobNotFound, AmbiguousJob) as exc:
+        raise type(exc)(f"--questions-from {ref}: {exc}") from None
 
 
 def questions_from(
@@ -241,7 +264,7 @@ def questions_from(
     job_id: str,
     loaded: LoadedDataset,
     options: Mapping[str, Any],
-    reader: Reader | None,
+    reader: JobReader | None,
 ) -> LoadedDataset:
     """--questions-from JOB: every row given the questions that job asked for its prompt
     (evalq.client.question_sets), or refused before anything is stored."""
@@ -252,11 +275,7 @@ def questions_from(
         check_job_id(job_id)
     except EvalqError as exc:
         raise DatasetError(f"--questions-from: {exc}") from None
-    if reader is None:
-        from evalq.client.reads import JobReader
-
-        reader = JobReader(settings)
-    return borrow_questions(reader, metric, job_id, loaded, options)
+    return borrow_questions(reader or _reader(settings), metric, job_id, loaded, options)
 
 
 def store_and_enqueue(

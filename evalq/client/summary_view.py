@@ -64,8 +64,10 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
             "failed rows by reason",
             ", ".join(f"{k} {v}" for k, v in s.rows_failed_by_reason.items()),
         )
+    for label, value in row_error_rows(s):
+        add(label, value)
     unscored = ", ".join(f"{k} {v}" for k, v in s.unscored_by_reason.items()) or "none"
-    add("unscored questions", unscored)
+    add(f"unscored {s.judged_units or 'verdicts'}", unscored)  # the metric's own word
     for tag, score in s.tag_scores.items():
         label = f"  tag {tag}" + (" (pooled)" if s.candidates else "")
         add(label, tag_line(s, tag, score))
@@ -205,6 +207,19 @@ def task_errors_line(s: JobSummary, now: float) -> str | None:
     where = f" in {errors.task}" if errors.task else ""
     when = f" {ago(now - errors.at)} ago" if errors.at is not None else ""
     return f"{errors.count} · last{where}{when}: {errors.last_error or '?'}"
+
+
+def row_error_rows(s: JobSummary) -> list[tuple[str, str]]:
+    """The most common causes of failed rows, a row each ("6 × transport error: ..."), then
+    how many failed rows had other causes."""
+    errors = s.row_errors
+    if errors is None:
+        return []
+    values = [f"{e.rows} × {e.error}" for e in errors.top]
+    if errors.other_rows:
+        kinds = f"{errors.other_errors} other error{'s' if errors.other_errors != 1 else ''}"
+        values.append(f"{errors.other_rows} more with {kinds} (`evalq results {s.job_id}`)")
+    return [("row errors" if i == 0 else "", value) for i, value in enumerate(values)]
 
 
 def summary_lines(s: JobSummary, width: int) -> list[str]:

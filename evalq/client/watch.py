@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from evalq.client.job_ids import check_job_id
 from evalq.client.reads import JobReader
+from evalq.client.workers_alive import WorkerWatch
 from evalq.core.errors import EvalqError, JobGone, JobNotFound, RedisUnavailable
 from evalq.core.models import JobSummary
 from worker.jobs import finalize
@@ -16,6 +17,7 @@ from worker.store import REDIS_DOWN
 
 T = TypeVar("T")
 OnRedis = Callable[[str | None], None]
+OnWorkers = Callable[[int, str], None]  # workers alive now (0: none), what to say
 
 
 def gone_message(job_id: str) -> str:
@@ -35,6 +37,7 @@ def wait(
     on_progress: Callable[[int, int], None] | None = None,
     on_redis: OnRedis | None = None,
     timeout_s: float | None = None,
+    on_workers: OnWorkers | None = None,
 ) -> JobSummary:
     """Poll until the job is finished, cancelled or paused; return its summary.
 
@@ -42,7 +45,9 @@ def wait(
     that can not finish: one that vanished (Redis lost its data)
     raises JobGone, one whose row list is gone raises EvalqError. While Redis is out of
     reach it keeps trying for up to redis_retry_max_s, telling `on_redis` why (and None
-    once Redis answers again), then raises RedisUnavailable."""
+    once Redis answers again), then raises RedisUnavailable. While the job runs with no worker
+    alive in that Redis it tells `on_workers` so, once, and again when one is
+    (evalq.client.workers_alive: within SAID_WITHIN_S of waiting)."""
     check_job_id(job_id)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
 
@@ -52,6 +57,7 @@ def wait(
     if not reachable(lambda: reader.is_live(job_id)):
         return reader.summary(job_id)  # gone from Redis: ended, and read from the archive
     total = reachable(lambda: reader.store.config(job_id)).rows_total
+    workers = WorkerWatch(reader.store, reader.settings) if on_workers else None
     while True:
         try:
             job, listed = reachable(lambda: reader.store.job_progress(job_id))
@@ -70,6 +76,8 @@ def wait(
                 "listed in Redis (the list expired or was lost), so nothing can drive the "
                 "rest; rows already done stay readable with `evalq results`"
             )
+        if on_workers and workers and (said := reachable(workers.check)) is not None:
+            on_workers(*said)
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"job {job_id}: {done}/{total} rows done after {timeout_s} s")
         time.sleep(poll_s)

@@ -3,7 +3,8 @@
 Two jobs over the same dataset share ids, so rows pair by id. Two datasets written apart (one
 file per model) may number their rows differently but hold the same prompts, so rows pair by
 prompt. Ids pair only when they mean the same thing: every shared id must carry the same
-prompt on both sides, else the ids are line numbers of different files and prompts decide.
+prompt on both sides, else the ids are the default ones (ordinals) of different files and
+prompts decide.
 A repeated id or prompt pairs by occurrence (the second "a red circle" with the second).
 """
 

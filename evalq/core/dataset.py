@@ -49,15 +49,27 @@ class LoadedDataset:
 
 
 def row_id_of(number: int, record: Mapping[str, Any]) -> str:
+    """The record's id. The loader gives every record one before a metric reads it (its own,
+    or its ordinal: with_default_id); ``number`` stands in only for a record read otherwise."""
     raw_id = record.get("id")
     return str(raw_id).strip() if raw_id not in (None, "") else str(number)
+
+
+def with_default_id(record: dict[str, Any], ordinal: int) -> dict[str, Any]:
+    """The record with an id: its own when it has one, else its ordinal among the dataset's
+    records (1, 2, 3...: the header and blank lines do not count, so a CSV record spanning
+    several lines, a quoted cell with line breaks, still counts one). Rows stay keyed by
+    their line number inside evalq; only the id a user reads is the ordinal."""
+    if record.get("id") not in (None, ""):
+        return record
+    return {**record, "id": str(ordinal)}
 
 
 def refuse_duplicate_ids(path: Path, ids: list[tuple[int, str]], shown: int = 50) -> None:
     """Refuse a dataset whose ids repeat, naming every line involved.
 
     Results are read back by id, so two rows under one id would make one of them unreadable;
-    a rejected line counts with the id it has (or its default, the line number), because its
+    a rejected line counts with the id it has (or its default, its ordinal), because its
     failed result is reported under that id too. Workers key rows by line number, which the
     readers keep unique; a repeat there is a reader bug, refused rather than silently merged.
     """
@@ -80,7 +92,7 @@ def refuse_duplicate_ids(path: Path, ids: list[tuple[int, str]], shown: int = 50
             f"{len(repeated) - shown} more repeated ids on lines {', '.join(map(str, rest))}"
         )
     raise DatasetError(
-        f"{path}: row ids must be unique (a row without an id takes its line number); "
+        f"{path}: row ids must be unique (a row without an id takes its ordinal, 1, 2, 3...); "
         f"nothing was submitted: {'; '.join(parts)}"
     )
 
@@ -333,17 +345,20 @@ def load_dataset(
                 f"{path}: more than {len(ids):,} rows (line {number} is one too many), "
                 f"{bounds.over('max_rows_per_job', 'rows per job')}; nothing was submitted"
             )
+        ordinal = len(ids) + 1  # the record's place in the dataset: its default id
         if isinstance(read, str):
             bad_lines += 1
-            ids.append((number, str(number)))
-            loaded.errors += _line_errors(number, InputError(str(number), "(line)", read), cells)
+            ids.append((number, str(ordinal)))
+            refused_line = InputError(str(ordinal), "(line)", f"line {number}: {read}")
+            loaded.errors += _line_errors(number, refused_line, cells)
             continue
         seen.update(read)
         record = rename_columns(number, read, renames, path)
         present |= {k for k, v in record.items() if has_value(v)}
-        ids.append((number, row_id_of(number, record)))
+        identified = with_default_id(record, ordinal)
+        ids.append((number, row_id_of(number, identified)))
         refused = len(loaded.errors)
-        reader.read(number, record)
+        reader.read(number, identified)
         if len(loaded.errors) > refused:
             loaded.rejected_columns[number] = short_columns(record)
     if loaded.total == 0:

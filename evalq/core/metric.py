@@ -19,7 +19,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalq.core.errors import DatasetError, InputError, StoredPlanError
 from evalq.core.judge import Judge, JudgeReply, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.models import JobConfig, Question, RowInput, RowResult, Rubric, Verdict
+from evalq.core.models import (
+    JobConfig,
+    MediaRef,
+    Question,
+    RowInput,
+    RowResult,
+    Rubric,
+    Verdict,
+)
 from evalq.core.registry import REGISTRY, SETUPS
 
 if TYPE_CHECKING:  # annotations only: the media rules load with the loader, not the store
@@ -108,10 +116,23 @@ class RowContext:
 UnitT_contra = TypeVar("UnitT_contra", bound=Unit, contravariant=True)
 
 
+# What the judge was shown of a row, by the metric's field name: a text, or a media file.
+Judged = dict[str, str | MediaRef]
+
+
 class Metric(Protocol[PlanT, UnitT_contra]):
     name: str
     required_columns: tuple[str, ...]  # a CSV header without them is no dataset for this metric
     plan_model: type[PlanT]  # what the store loads the row's stored plan as
+    # What one unit's verdict is, in the metric's own words, plural ("questions", "ratings",
+    # "comparisons"...): the summary counts unscored ones under it (JobSummary.judged_units).
+    judged_units: str
+
+    def judged_inputs(self, row: RowInput, result: RowResult) -> Judged:
+        """What the judge was shown of a stored row, by field name (the data's or media's
+        key, or the prompt), in the order it was shown: every text it read, responses the
+        model under test wrote for it (from the result's details) included, and its media."""
+        ...
 
     def parse_row(
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]

@@ -10,7 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalq.core.human_models import HumanAgreement  # its models live apart, for size
+from evalq.core.error_models import RowErrors  # these models live apart, for size
+from evalq.core.error_models import TaskErrors as TaskErrors  # noqa: PLC0414 (re-exported)
+from evalq.core.human_models import HumanAgreement
 from evalq.stats.intervals import IntervalMethod
 
 
@@ -125,6 +127,10 @@ class RowInput(Model):
     # In a multi-candidate job (--candidates), the column this cell's media or response came
     # from: one dataset row becomes one cell per candidate, each scored on its own.
     candidate: str | None = None
+    # A field the metric read from a column of another name (groundedness's query from
+    # Vertex's `prompt`, a rubric's prompt from `instruction`): field -> that column (before
+    # --map), for exports. Stored only when there is one, so other rows read as before.
+    read_from: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
 
     @property
     def image(self) -> MediaRef:
@@ -251,6 +257,9 @@ class JobConfig(Model):
     name: str | None = None
     group_by: list[str] = Field(default_factory=list)
     column_map: dict[str, str] = Field(default_factory=dict)
+    # How long the job's keys stay in Redis after their last write (the submitter's
+    # EVALQ_RESULT_TTL_S); None in jobs stored before it was recorded: the writer's setting.
+    ttl_s: int | None = None
 
 
 class ScoreFigures(Model):
@@ -283,17 +292,6 @@ class CandidateSummary(ScoreFigures):
     # The metric's own figures over this candidate's cells (a pointwise candidate's mean
     # rating, ...); the job's metric_summary pools every candidate.
     metric_summary: dict[str, Any] = Field(default_factory=dict)
-
-
-class TaskErrors(Model):
-    """Exceptions that escaped a task's code (a bug, an SDK's unexpected error): how many, the
-    last one ("Type: message"), the task it escaped from and when (epoch s). Each was retried;
-    one that persisted failed its row (online) or paused the job (batch mode)."""
-
-    count: int
-    last_error: str | None = None
-    task: str | None = None
-    at: float | None = None
 
 
 class JobSummary(Model):
@@ -331,6 +329,9 @@ class JobSummary(Model):
     group_by: list[str] = Field(default_factory=list)
     groups: list[GroupSummary] = Field(default_factory=list)
     unscored_by_reason: dict[str, int]
+    # What those units are in the metric's words (Metric.judged_units: questions, ratings,
+    # comparisons...); None in summaries written before it was recorded.
+    judged_units: str | None = None
     rows_failed_by_reason: dict[str, int]
     judge_calls: int
     prompt_tokens: int
@@ -380,6 +381,8 @@ class JobSummary(Model):
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
     task_errors: TaskErrors | None = None  # None: no exception escaped a task of this job
+    # The most common causes of failed rows with their counts; None: no row failed.
+    row_errors: RowErrors | None = None
     # A fingerprint of every row's question set together (Gecko); None when rows have none.
     question_set: str | None = None
     # How the job was judged, for comparisons across months: judge models, the versions the

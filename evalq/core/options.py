@@ -27,11 +27,15 @@ class Flag:
     ``file="text"``: the flag names a file whose text is stored (read by the client, so workers
     on other hosts need no copy). ``file="text-or-name"``: a file's text goes into
     ``text_into`` and its name into the field; a value that names no file is stored as given.
+    ``listing``: the values the metric offers, (value, what it is), which the command's help
+    lists under ``listing_title`` (a rating metric's built-in templates).
     """
 
     help: str
     file: Literal["text", "text-or-name"] | None = None
     text_into: str | None = None
+    listing: tuple[tuple[str, str], ...] = ()
+    listing_title: str = ""
 
 
 class MetricOptions(BaseModel):

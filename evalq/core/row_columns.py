@@ -2,7 +2,7 @@
 
 An unknown column is kept in the row's ``extra``, so results carry the user's own fields
 through; the loader warns of them once per dataset (evalq.core.dataset.unknown_columns_warning).
-The id is the record's, or its line number.
+The id is the record's, or its ordinal (the loader sets it: evalq.core.dataset.with_default_id).
 """
 
 from __future__ import annotations

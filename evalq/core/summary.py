@@ -13,6 +13,7 @@ from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
 from evalq.core.pricing import job_prices, summarize_cost, usd
 from evalq.core.question_sets import job_question_set
+from evalq.core.row_errors import row_errors
 from evalq.core.scoring import score_figures, tag_values
 from evalq.stats.intervals import mean_interval
 
@@ -98,6 +99,7 @@ def build_summary(
         candidates=candidates,
         mean_score_scope=mean_scope(len(candidates)),
         unscored_by_reason=dict(unscored),
+        judged_units=get_metric(config.metric).judged_units,  # what unscored_by_reason counts
         rows_failed_by_reason=dict(c.failed_by_reason),
         judge_calls=c.judge_calls,
         prompt_tokens=c.prompt_tokens,
@@ -138,6 +140,7 @@ def build_summary(
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
         task_errors=c.task_errors,
+        row_errors=row_errors(rows),  # the most common causes of failed rows, counted
         judge_setup=judge_setup(config, rows),  # models, versions, templates, thinking...
         question_set=job_question_set(rows),  # Gecko: every row's questions together
     )

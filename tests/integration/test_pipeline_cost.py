@@ -179,10 +179,12 @@ def test_cli_max_cost_usd_on_run_and_resume(
     run = run_evalq(
         env, "run", "gecko-image", str(data), "--max-cost-usd", "0.0000001", "--wait", "--json"
     )
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 6, run.stderr  # paused (README: Exit codes)
     summary = json.loads(run.stdout)
     assert summary["status"] == "paused" and "cost cap reached" in summary["pause_reason"]
     job = summary["job_id"]
+    said = run.stderr.strip().splitlines()[-1]
+    assert said.startswith(f"job {job} is paused, ") and "cost cap reached" in said
     refused = run_evalq(env, "resume", job)
     assert refused.returncode == 2 and "--max-cost-usd" in refused.stderr
     resumed = run_evalq(env, "resume", job, "--max-cost-usd", "5", "--wait", "--json")

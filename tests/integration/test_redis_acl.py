@@ -4,15 +4,34 @@ and what each user must not do refused."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
+import socket
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from kombu.exceptions import OperationalError
 
-from devtools.local import ROOT, WorkerPool, start_fake_gemini, start_redis, stop
+from devtools.local import (
+    ROOT,
+    WorkerPool,
+    evalq_env,
+    free_port,
+    start_fake_gemini,
+    start_flower,
+    start_redis,
+    stop,
+    wait_for,
+)
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import worker_env
+from worker.app import create_app
+from worker.queues import QUEUE_ROWS
 from worker.settings import Settings
 from worker.store import Store
 
@@ -60,7 +79,10 @@ def test_worker_and_producer_users_run_a_job_and_nothing_more(tmp_path: Path) ->
 
         admin = server.client()
         admin.set("payroll:secret", "x")
-        for url in (worker_url, producer_url):
+        operator_url = as_user("operator").format(port=server.port)
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            redis.Redis.from_url(operator_url).zcard("evalq:jobs")  # no job, row or verdict
+        for url in (worker_url, producer_url, operator_url):
             user = redis.Redis.from_url(url)
             with pytest.raises(redis.exceptions.NoPermissionError):
                 user.get("payroll:secret")  # keys outside evalq's
@@ -68,11 +90,143 @@ def test_worker_and_producer_users_run_a_job_and_nothing_more(tmp_path: Path) ->
                 user.flushall()
             with pytest.raises(redis.exceptions.NoPermissionError):
                 user.config_set("maxmemory", "1")
+        producer = redis.Redis.from_url(producer_url)
         with pytest.raises(redis.exceptions.NoPermissionError):
-            redis.Redis.from_url(producer_url).brpop(["evalq.rows"], timeout=1)  # not a consumer
+            producer.brpop(["evalq.rows"], timeout=1)  # not a consumer
+        # A producer adds to the queues and kombu's tables of them, and takes nothing out.
+        for take_out in (
+            lambda: producer.delete("evalq.rows"),
+            lambda: producer.rpop("evalq.questions"),
+            lambda: producer.ltrim("evalq.rows", 0, 0),
+            lambda: producer.srem("_kombu.binding.evalq.rows", "x"),
+            lambda: producer.hgetall("unacked"),
+        ):
+            with pytest.raises(redis.exceptions.NoPermissionError):
+                take_out()
         with pytest.raises(redis.exceptions.AuthenticationError):
             Store.from_settings(Settings(redis_url=f"redis://127.0.0.1:{server.port}/0")).ping()
     finally:
+        pool.stop_all()
+        stop(fake.proc)
+        if server.proc is not None:
+            stop(server.proc)
+
+
+def get_json(url: str, auth: str) -> Any:
+    token = base64.b64encode(auth.encode()).decode()
+    request = urllib.request.Request(url, headers={"Authorization": f"Basic {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_a_producer_cannot_command_the_workers_and_flower_runs_as_operator(
+    tmp_path: Path,
+) -> None:
+    """Issue 34: as evalq-producer, Celery's broadcasts (cancel_consumer, shutdown,
+    pool_restart) were published and obeyed; now Redis refuses them, the worker keeps
+    consuming and the next job finishes. Flower and `celery inspect` run as evalq-operator."""
+    users = acl_with_passwords(tmp_path / "acl")
+    server = start_redis(
+        tmp_path / "redis", extra_args=["--aclfile", str(users)], url=as_user("admin")
+    )
+    worker_url, producer_url, operator_url = (
+        as_user(name).format(port=server.port) for name in ("worker", "producer", "operator")
+    )
+    fake = start_fake_gemini()
+    # Workers send "task-sent" events here (they may); a producer asked to must not publish.
+    pool = WorkerPool(
+        worker_env(worker_url, fake.url, EVALQ_TASK_SENT_EVENTS="true"), tmp_path / "logs"
+    )
+    flower_log = tmp_path / "flower.log"
+    flower = None
+    try:
+        worker = pool.start(concurrency=4, name="acl")
+        hostname = f"acl@{socket.gethostname()}"
+
+        producer_app = create_app(Settings(redis_url=producer_url))
+        broadcasts: dict[str, Callable[[], object]] = {
+            "cancel_consumer": lambda: producer_app.control.cancel_consumer(
+                QUEUE_ROWS, reply=False
+            ),
+            "shutdown": lambda: producer_app.control.shutdown(reply=False),
+            "pool_restart": lambda: producer_app.control.pool_restart(reply=False),
+        }
+        for name, broadcast in broadcasts.items():
+            try:
+                broadcast()  # a PUBLISH on Celery's remote-control channel
+            except (OperationalError, redis.exceptions.NoPermissionError) as exc:
+                assert "no permissions" in str(exc), (name, exc)
+            else:
+                pytest.fail(f"Redis let evalq-producer publish the {name} broadcast")
+        with pytest.raises(
+            (OperationalError, redis.exceptions.NoPermissionError), match="no permissions"
+        ):
+            producer_app.control.inspect(timeout=1).ping()  # and so is reading the replies
+
+        def consumes_rows(queues: Any) -> bool:  # an inspect reply's active_queues
+            return isinstance(queues, list) and QUEUE_ROWS in {q.get("name") for q in queues}
+
+        # The operator's remote control reaches the worker, which still consumes rows.
+        operator_app = create_app(Settings(redis_url=operator_url))
+        replies = operator_app.control.inspect(destination=[hostname], timeout=10).active_queues()
+        assert replies is not None and consumes_rows(replies.get(hostname)), replies
+        assert worker.poll() is None
+
+        auth = "ops:flower-pw"
+        port = free_port()
+        flower = start_flower(
+            evalq_env(operator_url, None, FLOWER_BASIC_AUTH=auth), port, flower_log
+        )
+        flower_at = f"http://127.0.0.1:{port}"
+
+        def flower_workers() -> dict[str, Any]:
+            try:
+                found: dict[str, Any] = get_json(f"{flower_at}/api/workers?refresh=1", auth)
+                return found
+            except OSError:  # not listening yet
+                return {}
+
+        def flower_lists_the_worker() -> bool:  # with what Flower's inspect broadcast brought
+            info = flower_workers().get(hostname)
+            return isinstance(info, dict) and consumes_rows(info.get("active_queues"))
+
+        wait_for(
+            lambda: flower_lists_the_worker() or flower.poll() is not None,
+            90,
+            "Flower (as evalq-operator) to list the worker and its queues",
+        )
+        assert flower.poll() is None, flower_log.read_text()
+
+        from evalq.client import Client
+
+        client = Client(
+            Settings(
+                redis_url=producer_url,
+                gemini_base_url=fake.url,
+                api_key=None,
+                task_sent_events=True,
+            )
+        )
+        job = client.submit("gecko-image", shapes_dataset(tmp_path / "data", 3)).job_id
+        summary = client.wait(job, timeout_s=180)
+        assert (summary.status, summary.rows_done) == ("finished", 3)
+        assert worker.poll() is None
+
+        def flower_tasks() -> dict[str, Any]:
+            found: dict[str, Any] = get_json(f"{flower_at}/api/tasks", auth)
+            return found
+
+        wait_for(
+            lambda: any(t.get("state") == "SUCCESS" for t in flower_tasks().values()),
+            60,
+            "Flower to show the job's tasks",
+        )
+        assert flower_lists_the_worker()
+        for log in (pool.logs(), flower_log.read_text(errors="replace")):
+            assert "NOPERM" not in log and "no permissions" not in log.lower()
+    finally:
+        if flower is not None:
+            stop(flower)
         pool.stop_all()
         stop(fake.proc)
         if server.proc is not None:

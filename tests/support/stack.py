@@ -7,8 +7,9 @@ import os
 import random
 import signal
 import socket
+import subprocess
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -110,6 +111,17 @@ def kill_workers(pool: WorkerPool) -> None:
     pool.stop_all()
 
 
+def _after(
+    fake: Future[FakeGeminiProcess],
+    start: Callable[..., subprocess.Popen[bytes]],
+    concurrency: int,
+    name: str,
+) -> subprocess.Popen[bytes]:
+    """A worker started once the fake server listens (a fake that failed to start raises)."""
+    fake.result()
+    return start(concurrency=concurrency, name=name)
+
+
 @contextmanager
 def stack(
     folder: Path,
@@ -119,8 +131,9 @@ def stack(
     appendonly: bool = False,
     **env_overrides: str,
 ) -> Iterator[Stack]:
-    """The fake server and the workers start together (the workers reach the fake only when
-    a task calls it, so its address is chosen first), each worker waited on until ready."""
+    """The fake server first, then the workers together, each waited on until ready: a worker
+    checks at start that its judge answers (worker.judge_check), and the fake's start on a
+    loaded machine may take longer than that check waits."""
     server = start_redis(folder / "redis", appendonly=appendonly)
     port = listening_port()
     fake_url = f"http://127.0.0.1:{port}"
@@ -131,7 +144,7 @@ def stack(
         with ThreadPoolExecutor(max_workers=workers + 1) as starting:
             fake = starting.submit(start_fake_gemini, *fake_args, "--port", str(port))
             started = [
-                starting.submit(pool.start, concurrency=concurrency, name=f"w{n}-{os.getpid()}")
+                starting.submit(_after, fake, pool.start, concurrency, f"w{n}-{os.getpid()}")
                 for n in range(workers)
             ]
         # A start that failed raises here, once the others have ended (and are stopped below).

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class JobFilter:
     """Which archived jobs to list: by metric, a name or dataset path holding a text (case
-    does not matter), created since (epoch s); the newest first, at most `limit`."""
+    does not matter), created since (epoch s), an id starting with a prefix; the newest
+    first, at most `limit`."""
 
     metric: str | None = None
     name: str | None = None
@@ -20,6 +21,7 @@ class JobFilter:
     since: float | None = None
     limit: int | None = 20
     exact_name: bool = False  # the name, whole (resolving a job by its --name)
+    id_prefix: str | None = None  # ids starting with it (resolving a job by an id prefix)
 
     def where(self, table: sa.Table) -> list[sa.ColumnElement[bool]]:
         import sqlalchemy as sa
@@ -37,4 +39,6 @@ class JobFilter:
             )
         if self.since is not None:
             clauses.append(table.c.created_at >= self.since)
+        if self.id_prefix:
+            clauses.append(table.c.job_id.startswith(self.id_prefix, autoescape=True))
         return clauses

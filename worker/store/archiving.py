@@ -67,7 +67,7 @@ class ArchivingStore(StoreBase):
             ],
         )
         if int(held):
-            self._expire_job_keys(job_id, self.ttl_s)
+            self._expire_job_keys(job_id, self.job_ttl(job_id))
 
     def archive_failed(self, job_id: str, error: str) -> int:
         """Record a failed write; the job's keys are held from expiring from now until a
@@ -104,6 +104,12 @@ class ArchivingStore(StoreBase):
             tries=int(tries or 0),
             held=bool(held),
         )
+
+    def settle_expiry(self, job_id: str) -> None:
+        """Give every key of an ended job the same expiry, the job's own (JobConfig.ttl_s) from
+        now: keys written at submit would otherwise go before the results, and the last ones
+        written would outlive the job's hash as orphans."""
+        self._expire_job_keys(job_id, self.job_ttl(job_id))
 
     def _job_key_names(self, job_id: str) -> list[str]:
         """Every key of the job (its hash and each of its parts), found by name."""

@@ -20,6 +20,7 @@ from redis.retry import Retry
 
 from evalq.core.errors import JobNotFound
 from evalq.core.models import RowInput, RowResult
+from worker import keys
 from worker.redis_tls import tls_options
 from worker.settings import Settings
 
@@ -68,6 +69,9 @@ def lua_source(name: str) -> str:
     return (resources.files("worker.store") / "lua" / f"{name}.lua").read_text()
 
 
+JOB_TTL = "ttl_s"  # the job hash's field holding the job's own expiry (JobConfig.ttl_s)
+
+
 def job_gone(job_id: str) -> JobNotFound:
     return JobNotFound(f"no job {job_id!r} in Redis (never created, or expired)")
 
@@ -114,6 +118,21 @@ class StoreBase:
             **(tls_options(settings) or {}),
         )
         return cls(client, settings)
+
+    def job_ttl(self, job_id: str) -> int:
+        """The expiry the job was submitted with (JobConfig.ttl_s, on its hash as ttl_s), for
+        every key of the job whoever writes it: a worker's own EVALQ_RESULT_TTL_S must not
+        give a job's keys other lifetimes than the submitter asked for. This process's setting
+        for a job stored before jobs carried their own (or one gone)."""
+        if (hit := self._memo.get(("ttl", job_id))) is not None:
+            return cast(int, hit)
+        config = self._memo.get(("config", job_id))  # read with a unit's inputs, most often
+        if config is not None:
+            return cast(int, config.ttl_s or self.ttl_s)
+        raw = self.r.hget(keys.job(job_id), JOB_TTL)
+        if raw is None:
+            return self.ttl_s
+        return cast(int, self._memo.put(("ttl", job_id), int(cast(str, raw))))
 
     def _script(self, name: str) -> Script:
         """The script worker/store/lua/{name}.lua on this connection, registered once."""

@@ -23,7 +23,7 @@ class BatchesStore(StoreBase):
         key = keys.batches(job_id)
         pipe = self.r.pipeline()
         pipe.hset(key, batch, record_json)
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, self.job_ttl(job_id))
         pipe.execute()
 
     def save_batch_units(self, job_id: str, batch: str, entries: Sequence[str]) -> None:
@@ -33,7 +33,7 @@ class BatchesStore(StoreBase):
         pipe.delete(key)
         for start in range(0, len(entries), 1000):
             pipe.rpush(key, *entries[start : start + 1000])
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, self.job_ttl(job_id))
         pipe.execute()
 
     def batch_units(self, job_id: str, batch: str, start: int = 0, end: int = -1) -> list[str]:
@@ -47,7 +47,7 @@ class BatchesStore(StoreBase):
         pipe = self.r.pipeline()
         for digest, value in replies.items():
             pipe.hsetnx(key, digest, value)
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, self.job_ttl(job_id))
         pipe.execute()
 
     def batch_reply(self, job_id: str, digest: str) -> str | None:
@@ -57,7 +57,7 @@ class BatchesStore(StoreBase):
         """True the first time a batch reply is handed to a metric (it is accounted then)."""
         pipe = self.r.pipeline()
         pipe.sadd(keys.batch_served(job_id), digest)
-        pipe.expire(keys.batch_served(job_id), self.ttl_s)
+        pipe.expire(keys.batch_served(job_id), self.job_ttl(job_id))
         added, _ = pipe.execute()
         return bool(added)
 
@@ -68,7 +68,7 @@ class BatchesStore(StoreBase):
         if self.r.hsetnx(key, f"{digest}@{batch}", 1):
             pipe = self.r.pipeline()
             pipe.hincrby(key, digest, 1)
-            pipe.expire(key, self.ttl_s)
+            pipe.expire(key, self.job_ttl(job_id))
             pipe.execute()
         return int(cast(str, self.r.hget(key, digest)) or 0)
 
@@ -79,13 +79,13 @@ class BatchesStore(StoreBase):
         key = keys.batch_meta(job_id)
         pipe = self.r.pipeline()
         pipe.hset(key, mapping={name: str(value) for name, value in fields.items()})
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, self.job_ttl(job_id))
         pipe.execute()
 
     def incr_batch_meta(self, job_id: str, name: str, amount: int = 1) -> int:
         key = keys.batch_meta(job_id)
         pipe = self.r.pipeline()
         pipe.hincrby(key, name, amount)
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, self.job_ttl(job_id))
         value, _ = pipe.execute()
         return int(value)

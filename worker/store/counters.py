@@ -149,7 +149,7 @@ class CountersStore(StoreBase):
     def _add(self, job_id: str, amounts: Mapping[str, int]) -> tuple[int, int | None]:
         pairs = [str(x) for name, amount in amounts.items() if amount for x in (name, amount)]
         _, spent, cap = self._script("add_counters")(
-            keys=[keys.job(job_id)], args=[self.ttl_s, *pairs]
+            keys=[keys.job(job_id)], args=[self.job_ttl(job_id), *pairs]
         )
         return int(spent), int(cap) if cap else None
 
@@ -167,7 +167,7 @@ class CountersStore(StoreBase):
         cost reserved as `member` for up to `hold_s` (reserve_call.lua)."""
         verdict, status, spent, reserved, cap = self._script("reserve_call")(
             keys=[keys.job(job_id), keys.reservations(job_id)],
-            args=[member, estimate_nanos, max(1, round(hold_s * 1000)), self.ttl_s],
+            args=[member, estimate_nanos, max(1, round(hold_s * 1000)), self.job_ttl(job_id)],
         )
         return CallAdmission(
             verdict=verdict,

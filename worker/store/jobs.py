@@ -17,7 +17,7 @@ from evalq.core.errors import JobNotFound
 from evalq.core.models import JobConfig, RowInput, RowResult
 from evalq.core.pricing import nanos
 from worker import keys
-from worker.store.base import StoreBase, job_gone, line_order, row_key
+from worker.store.base import JOB_TTL, StoreBase, job_gone, line_order, row_key
 from worker.store.counters import COUNTERS
 from worker.store.results import finish_args
 
@@ -68,6 +68,7 @@ class JobsStore(StoreBase):
         """Store the job, its rows and its rejected lines (already counted as failed) in one
         transaction: a producer that dies half way leaves no job that can never finish."""
         key = keys.job(config.job_id)
+        ttl = config.ttl_s or self.ttl_s  # the job's own, whoever writes its keys later
         lines = sorted(
             [row_key(row) for row in rows] + [row_key(r) for r in rejected], key=line_order
         )
@@ -90,20 +91,21 @@ class JobsStore(StoreBase):
                 ),
                 "priority": config.priority,
                 "max_in_flight": config.max_in_flight or 0,
+                JOB_TTL: ttl,
             },
         )
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, ttl)
         for row in rows:
-            pipe.set(keys.row(config.job_id, row_key(row)), row.model_dump_json(), ex=self.ttl_s)
+            pipe.set(keys.row(config.job_id, row_key(row)), row.model_dump_json(), ex=ttl)
         if lines:
             pipe.rpush(keys.job_rows(config.job_id), *lines)
-            pipe.expire(keys.job_rows(config.job_id), self.ttl_s)
+            pipe.expire(keys.job_rows(config.job_id), ttl)
         if rows and config.mode == "online":  # its rows wait for turns (worker.turns)
             pipe.rpush(keys.waiting(config.job_id), *sorted(map(row_key, rows), key=line_order))
-            pipe.expire(keys.waiting(config.job_id), self.ttl_s)
+            pipe.expire(keys.waiting(config.job_id), ttl)
             pipe.zadd(keys.TURNS, {config.job_id: config.created_at})
         for result in rejected:
-            names, args = finish_args(config.job_id, result, self.ttl_s)
+            names, args = finish_args(config.job_id, result, ttl)
             self._script("finish_row")(keys=names, args=args, client=pipe)
         pipe.zadd(keys.JOBS, {config.job_id: config.created_at})
         pipe.sadd(keys.ACTIVE_JOBS, config.job_id)
@@ -201,13 +203,15 @@ class JobsStore(StoreBase):
         return int(
             self._script("count_fatal")(
                 keys=[keys.fatal(job_id)],
-                args=[signature[:500], repr(max(0.0, call_s)), self.ttl_s, FATAL_SINCE],
+                args=[signature[:500], repr(max(0.0, call_s)), self.job_ttl(job_id), FATAL_SINCE],
             )
         )
 
     def clear_fatal(self, job_id: str) -> None:
         """Forget counted refusals, and note when, on resume: the cause may have been fixed."""
-        self._script("restart_fatal")(keys=[keys.fatal(job_id)], args=[self.ttl_s, FATAL_SINCE])
+        self._script("restart_fatal")(
+            keys=[keys.fatal(job_id)], args=[self.job_ttl(job_id), FATAL_SINCE]
+        )
 
     # ---- exceptions that escaped a task's code (worker.task_errors) ----
 

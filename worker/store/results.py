@@ -39,7 +39,7 @@ class ResultsStore(StoreBase):
     def finish_row(self, job_id: str, result: RowResult) -> int:
         """Record a row's result and count it; -1 when it was already counted."""
         due = time.time() + self.archive_grace_s
-        names, args = finish_args(job_id, result, self.ttl_s, due)
+        names, args = finish_args(job_id, result, self.job_ttl(job_id), due)
         return int(self._script("finish_row")(keys=names, args=args))
 
     def unscored_counts(self, job_id: str) -> dict[str, int]:
@@ -51,7 +51,7 @@ class ResultsStore(StoreBase):
             yield RowResult.model_validate_json(cast(str, raw))
 
     def save_summary(self, job_id: str, summary_json: str) -> None:
-        self.r.set(keys.summary(job_id), summary_json, ex=self.ttl_s)
+        self.r.set(keys.summary(job_id), summary_json, ex=self.job_ttl(job_id))
 
     def summary_json(self, job_id: str) -> str | None:
         return cast(str | None, self.r.get(keys.summary(job_id)))

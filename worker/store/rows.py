@@ -64,7 +64,7 @@ class RowsStore(StoreBase):
         First write wins: a redelivered prepare_row must not renumber the row's units."""
         key = keys.plan(job_id, row)
         pipe = self.r.pipeline(transaction=True)
-        pipe.set(key, plan.model_dump_json(), ex=self.ttl_s, nx=True)
+        pipe.set(key, plan.model_dump_json(), ex=self.job_ttl(job_id), nx=True)
         pipe.get(key)
         _, raw = pipe.execute()
         return self._remember_plan(job_id, row, cast(str, raw), type(plan)) or plan
@@ -139,7 +139,7 @@ class RowsStore(StoreBase):
         when = time.time() if at is None else at
         pipe = self.r.pipeline()
         pipe.zadd(key, dict.fromkeys(rows, when))
-        pipe.expire(key, self.ttl_s)
+        pipe.expire(key, self.job_ttl(job_id))
         pipe.execute()
 
     def quiet_since(self, job_id: str, before: float) -> list[str]:
@@ -181,6 +181,6 @@ class RowsStore(StoreBase):
                 strikes[row_id] = before
             entry = f"{strikes[row_id]}:{verdicts}" + ("" if at is None else f":{at!r}")
             write.hset(key, row_id, entry)
-        write.expire(key, self.ttl_s)
+        write.expire(key, self.job_ttl(job_id))
         write.execute()
         return strikes

@@ -59,7 +59,7 @@ class TurnsStore(StoreBase):
         pipe.delete(keys.turns(job_id), keys.waiting(job_id))
         if lines:
             pipe.rpush(keys.waiting(job_id), *lines)
-            pipe.expire(keys.waiting(job_id), self.ttl_s)
+            pipe.expire(keys.waiting(job_id), self.job_ttl(job_id))
             pipe.zadd(keys.TURNS, {job_id: created_at})
         pipe.execute()
 
@@ -79,7 +79,7 @@ class TurnsStore(StoreBase):
             return
         pipe = self.r.pipeline(transaction=True)
         pipe.rpush(keys.waiting(job_id), *lines)
-        pipe.expire(keys.waiting(job_id), self.ttl_s)
+        pipe.expire(keys.waiting(job_id), self.job_ttl(job_id))
         pipe.zadd(keys.TURNS, {job_id: created_at})
         pipe.execute()
 
@@ -125,6 +125,11 @@ class TurnsStore(StoreBase):
         pipe.hset(keys.WORKER_SLOTS, worker, slots)
         pipe.zadd(keys.WORKERS, {worker: time.time() + lapse_s})
         pipe.execute()
+
+    def live_workers(self) -> int:
+        """How many workers are registered and not lapsed now (each renews its registration
+        every heartbeat; one that stops beating lapses three beats later)."""
+        return int(self.r.zcount(keys.WORKERS, f"({time.time()}", "+inf"))
 
     def unregister_slots(self, worker: str) -> None:
         pipe = self.r.pipeline(transaction=True)

@@ -91,7 +91,7 @@ class VerdictsStore(StoreBase):
         args: list[Any] = [
             "" if verdict is None else verdict.index,
             "" if verdict is None else verdict.model_dump_json(),
-            self.ttl_s,
+            self.job_ttl(job_id),
             row,
             time.time() if writes.touch_at is None else writes.touch_at,
             len(digests),

@@ -13,7 +13,16 @@ from typing import Any
 
 import click
 
-from evalq.client.cli import calibrate, compare, control, read, rubrics, serve, submit
+from evalq.client.cli import (
+    calibrate,
+    compare,
+    control,
+    exit_codes,
+    read,
+    rubrics,
+    serve,
+    submit,
+)
 from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console, pause_collector, shown
 
@@ -69,6 +78,8 @@ def __getattr__(name: str) -> Any:
 
 
 def cli_entry() -> None:
+    """The `evalq` command: every exit code it ends with is one of evalq.client.cli.exit_codes
+    (the README's table)."""
     pause_collector()  # until the command has loaded what it runs (common._Collector)
     try:
         main(standalone_mode=False)
@@ -78,22 +89,40 @@ def cli_entry() -> None:
             Detached(job_id).show()
         else:
             err_console().print("aborted")
-        sys.exit(130)
+        sys.exit(exit_codes.INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:
-        # Imported only when something failed: `evalq --help` loads no models, no Redis client.
-        import redis
+        sys.exit(_failed(exc))
 
-        from evalq.core.errors import EvalqError
 
-        if isinstance(exc, EvalqError):
-            err_console().print(f"[red]error:[/] {shown(exc)}")
-            sys.exit(2)
-        if not isinstance(exc, redis.RedisError):
-            raise
+def _failed(exc: Exception) -> int:
+    """Say what went wrong in one line (a traceback only for evalq's own bugs) and return the
+    exit code. Imported only when something failed: `evalq --help` loads no models, no Redis
+    client."""
+    import redis
+
+    from evalq.core.errors import EvalqError, RedisUnavailable
+
+    if isinstance(exc, EvalqError):
+        # Each line of the message whole (the terminal wraps it): a path or a command in it
+        # copies as one piece, and a refusal's "one line" is one line.
+        err_console().print(f"[red]error:[/] {shown(exc)}", soft_wrap=True)
+        return exit_codes.REDIS_DOWN if isinstance(exc, RedisUnavailable) else exit_codes.ERROR
+    if isinstance(exc, redis.RedisError):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
         where = url.rsplit("@", 1)[-1]  # never print a password
         err_console().print(f"[red]error:[/] Redis ({shown(where)}) did not answer: {shown(exc)}")
-        sys.exit(3)
+        return exit_codes.REDIS_DOWN
+    if isinstance(exc, OSError):  # a file that can't be read or written: the user's to fix
+        err_console().print(f"[red]error:[/] {shown(exc)}")
+        return exit_codes.ERROR
+    import traceback
+
+    traceback.print_exception(exc)
+    err_console().print(
+        f"[red]error:[/] unexpected {type(exc).__name__}: evalq's own bug, please report it "
+        f"with the traceback above (exit {exit_codes.BUG})"
+    )
+    return exit_codes.BUG

@@ -1,6 +1,7 @@
 """Being attached to a running job (`run --wait`, `resume --wait`, `evalq wait`): what Ctrl-C
-means there, and the exit code a CI run reads at the end (--fail-under). The job lives on the
-workers, so leaving the wait must never look like stopping the job."""
+means there, and the exit code a CI run reads at the end: how the job ended (no scored row,
+cancelled, paused), then --fail-under. The job lives on the workers, so leaving the wait must
+never look like stopping the job."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import IO, Any
 
 import click
 
+from evalq.client.cli import exit_codes
 from evalq.client.cli.common import emit, err_console, shown
 
 # The job this command submitted or waits on, once there is one: a Ctrl-C anywhere after
@@ -30,7 +32,7 @@ def noted_job() -> str | None:
 class Detached(click.ClickException):
     """Ctrl-C while waiting: only this command stops. Exit 130, as a shell expects of SIGINT."""
 
-    exit_code = 130
+    exit_code = exit_codes.INTERRUPTED
 
     def __init__(self, job_id: str) -> None:
         super().__init__(f"stopped waiting for job {job_id}")
@@ -49,7 +51,7 @@ class Detached(click.ClickException):
 class BelowThreshold(click.ClickException):
     """--fail-under: a figure under the threshold (or with nothing scored). Exit 1."""
 
-    exit_code = 1
+    exit_code = exit_codes.BELOW_THRESHOLD
 
     def __init__(self, job_id: str, lines: list[str]) -> None:
         super().__init__("; ".join(lines))
@@ -73,9 +75,69 @@ fail_under_option = click.option(
 )
 
 
+class JobEnded(click.ClickException):
+    """A job waited on that ended without a result a pipeline can use. Each kind has its exit
+    code (a subclass below), and the last line printed says why: one line, never folded, so
+    `tail -n 1` of stderr reads it whole."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        err_console().print(f"[red]{shown(self.line)}[/]", highlight=False, soft_wrap=True)
+
+
+class NoScoredRow(JobEnded):
+    exit_code = exit_codes.NO_SCORED_ROW
+
+
+class Cancelled(JobEnded):
+    exit_code = exit_codes.CANCELLED
+
+
+class Paused(JobEnded):
+    exit_code = exit_codes.PAUSED
+
+
+def _reasons(counts: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda i: -i[1]))
+
+
+def ended_without_result(summary: Any) -> JobEnded | None:
+    """How a job waited on ended, when that leaves nothing to use: cancelled, paused, or with
+    no scored row (every row failed); None when it finished with scored rows."""
+    job = summary.job_id
+    done = f"{summary.rows_done} of {summary.rows_total} rows done"
+    scored = summary.rows_scored + summary.rows_partial
+    if summary.status == "cancelled":
+        return Cancelled(
+            f"job {job} was cancelled: {done}, {scored} scored "
+            f"(`evalq results {job}` has them); exit {Cancelled.exit_code}"
+        )
+    if summary.status == "paused":
+        why = summary.pause_reason or "no reason recorded"
+        return Paused(
+            f"job {job} is paused, {done}: {why}; `evalq resume {job}` continues it; "
+            f"exit {Paused.exit_code}"
+        )
+    if scored == 0:
+        reasons = _reasons(summary.rows_failed_by_reason)
+        return NoScoredRow(
+            f"job {job} ended with no scored row: {summary.rows_failed} of "
+            f"{summary.rows_total} rows failed"
+            + (f" ({reasons})" if reasons else "")
+            + f"; `evalq results {job}` has each row's error; exit {NoScoredRow.exit_code}"
+        )
+    return None
+
+
 def finish(summary: Any, as_json: bool, fail_under: float | None) -> None:
-    """Print the summary of a job waited on, then hold it to --fail-under (if given)."""
+    """Print the summary of a job waited on, then the exit code a CI run reads: how the job
+    ended when that left nothing to use, else --fail-under (if given)."""
     emit(summary, as_json)
+    if (ended := ended_without_result(summary)) is not None:
+        raise ended
     if fail_under is None:
         return
     from evalq.client.fail_under import under

@@ -112,20 +112,16 @@ def _setups(
 
 
 def _jobs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> dict[str, str]:
-    from evalq.client.job_ids import check_job_id
-    from evalq.core.errors import JobNotFound
-
+    """NAME=JOB per --job, JOB an id, a unique id prefix or a --name (found when the jobs are
+    read: evalq.client.calibrate.read_setups)."""
     out: dict[str, str] = {}
     for spec in value:
-        name, sep, job_id = spec.partition("=")
-        if not sep or not name.strip():
-            raise click.BadParameter(f"{spec!r}: expected NAME=JOB_ID")
+        name, sep, job = spec.partition("=")
+        if not sep or not name.strip() or not job.strip():
+            raise click.BadParameter(f"{spec!r}: expected NAME=JOB")
         if name.strip() in out:
             raise click.BadParameter(f"setup {name.strip()!r} is named twice")
-        try:
-            out[name.strip()] = check_job_id(job_id.strip())
-        except JobNotFound as exc:
-            raise click.BadParameter(f"{spec!r}: {exc}") from None
+        out[name.strip()] = job.strip()
     return out
 
 
@@ -146,8 +142,9 @@ def _jobs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) 
     "jobs",
     multiple=True,
     callback=_jobs,
-    metavar="NAME=JOB_ID",
-    help="Read a job already run instead (repeat, two or more, all on one dataset).",
+    metavar="NAME=JOB",
+    help="Read a job already run instead (its id, a unique id prefix or its --name; repeat, "
+    "two or more, all on one dataset).",
 )
 @click.option(
     "--metric",

@@ -146,18 +146,27 @@ def make_reader(redis_url: str | None) -> JobReader:
     return reader
 
 
-def _job_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    """A job id is checked before anything reaches Redis (it becomes part of key names)."""
-    from evalq.client.job_ids import check_job_id
-    from evalq.core.errors import JobNotFound
+def _job_ref(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A job as given: its id, a prefix of its id or its --name, found by the command once it
+    has its Redis and archive (job_of). Only an empty one is refused here."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "give a job: its id, a prefix of its id (4 hex digits or more) or its --name"
+        )
+    return value
 
-    try:
-        return check_job_id(value)
-    except JobNotFound as exc:
-        raise click.BadParameter(str(exc)) from None
+
+job_id_argument = click.argument("job", metavar="JOB", callback=_job_ref)
+optional_job_argument = click.argument("job", metavar="[JOB]", required=False, callback=_job_ref)
 
 
-job_id_argument = click.argument("job_id", callback=_job_id)
+def job_of(reader: JobReader, ref: str) -> str:
+    """The id of the job `ref` names (evalq.client.job_refs): a full id as given, with no
+    lookup; a unique id prefix or a --name found in Redis and the archive. A ref that fits
+    several jobs, or none, is refused (exit 2) saying which, or where it looked."""
+    from evalq.client.job_refs import resolve
+
+    return resolve(reader, ref)
 
 
 def emit(summary: Any, as_json: bool, brief: bool = False) -> None:

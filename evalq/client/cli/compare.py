@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from evalq.client.cli import exit_codes
 from evalq.client.cli.common import (
     err_console,
     file_option,
@@ -23,17 +24,13 @@ if TYPE_CHECKING:
 
 
 def _side_specs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> list[str]:
-    """JOB or JOB:CANDIDATE, optionally NAME=JOB; each job id checked before anything
-    reaches Redis."""
+    """JOB or JOB:CANDIDATE, optionally LABEL=JOB; JOB an id, a unique id prefix or a --name,
+    found once the command has its Redis and archive (evalq.client.compare.resolve_spec)."""
     from evalq.client.compare import split_spec
-    from evalq.client.job_ids import check_job_id
-    from evalq.core.errors import JobNotFound
 
-    try:
-        for spec in value:
-            check_job_id(split_spec(spec)[0])
-    except JobNotFound as exc:
-        raise click.BadParameter(str(exc)) from None
+    for spec in value:
+        if not split_spec(spec)[0].strip():
+            raise click.BadParameter(f"{spec!r}: no job in it (JOB, JOB:CANDIDATE, LABEL=JOB)")
     return list(value)
 
 
@@ -102,7 +99,8 @@ def compare(
     allow_mixed: bool,
     redis_url: str | None,
 ) -> None:
-    """Compare jobs (JOB, JOB:CANDIDATE, or NAME=JOB to name a side) on the rows they share:
+    """Compare jobs (JOB, JOB:CANDIDATE, or LABEL=JOB to label a side; JOB is an id, a unique
+    id prefix or the job's --name) on the rows they share:
     paired mean differences with intervals and p-values, per tag, and every pair with Holm's
     correction for more than two. One multi-candidate job alone compares its candidates.
     Each metric is compared on its own row value: Gecko's question share, pointwise's mean
@@ -147,7 +145,7 @@ def check_threshold(comparison: Comparison, threshold: float, *, allow_mixed: bo
     for shortfall in below:
         _say(f"below --fail-under: {shortfall.line(threshold, comparison.value.label)}")
     if refused or below:
-        raise SystemExit(1)
+        raise SystemExit(exit_codes.BELOW_THRESHOLD)
 
 
 def refuse_mixed(comparison: Comparison, what: str, allow_mixed: bool) -> bool:
@@ -191,9 +189,10 @@ def leaderboard(
 ) -> None:
     """Rank candidates by mean score on the rows all of them scored, with intervals, per-tag
     columns and which differences are significant (paired tests, Holm-corrected). Sides are
-    jobs, JOB:CANDIDATE, or one multi-candidate job (its candidates). Sides judged
-    differently (judge versions, templates, thinking...) are named first, and the board is
-    printed but exits 1, unless --allow-mixed: it would rank the judges as much as them."""
+    jobs (an id, a unique id prefix or a --name), JOB:CANDIDATE, LABEL=JOB, or one
+    multi-candidate job (its candidates). Sides judged differently (judge versions, templates,
+    thinking...) are named first, and the board is printed but exits 1, unless --allow-mixed:
+    it would rank the judges as much as them."""
     from evalq.client.compare import compare_jobs
     from evalq.comparisons.leaderboard import group_leaderboards, leaderboard_dict
     from evalq.comparisons.leaderboard import leaderboard as standings_of
@@ -216,4 +215,4 @@ def leaderboard(
 
         print_leaderboard(out_console(), comparison, standings, groups)
     if refuse_mixed(comparison, "not a ranking of the candidates alone", allow_mixed):
-        raise SystemExit(1)
+        raise SystemExit(exit_codes.BELOW_THRESHOLD)

@@ -7,11 +7,12 @@ from dataclasses import asdict
 
 import click
 
-from evalq.client.cli.attach import note_job
+from evalq.client.cli.attach import finish, note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
     job_id_argument,
+    job_of,
     json_option,
     make_client,
     redis_option,
@@ -31,20 +32,22 @@ from evalq.client.cli.common import (
 )
 @redis_option
 def resume(
-    job_id: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
+    job: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
 ) -> None:
     """Continue a paused or interrupted job with the rows not yet scored (cached calls are free).
-    A running job keeps its rows in flight; only rows that were lost are sent again."""
+    A running job keeps its rows in flight; only rows that were lost are sent again. With
+    --wait, the exit code says how it ended (README: Exit codes)."""
     from evalq.client.cli.submit import wait_with_progress
     from evalq.client.control import resume_outcome
 
     client = make_client(redis_url)
+    job_id = job_of(client, job)
     outcome = resume_outcome(client.store, client.settings, client.app, job_id, max_cost_usd)
     err_console().print(outcome.describe(), highlight=False, markup=False)
     note_job(job_id)
     if wait:
         total = client.rows_total(job_id)
-        emit(wait_with_progress(client, job_id, total, quiet=as_json), as_json)
+        finish(wait_with_progress(client, job_id, total, quiet=as_json), as_json, None)
     else:
         emit(client.summary(job_id), as_json, brief=not as_json)
 
@@ -53,9 +56,10 @@ def resume(
 @job_id_argument
 @json_option
 @redis_option
-def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
+def cancel(job: str, as_json: bool, redis_url: str | None) -> None:
     """Stop a job cleanly: queued tasks skip it; rows already scored are kept."""
     client = make_client(redis_url)
+    job_id = job_of(client, job)
     if not (outcome := client.try_cancel(job_id)).changed:
         err_console().print(f"job {job_id} already {outcome.before}: nothing to cancel")
     emit(client.summary(job_id), as_json)
@@ -78,14 +82,16 @@ def cancel(job_id: str, as_json: bool, redis_url: str | None) -> None:
 @json_option
 @redis_option
 def turns(
-    job_id: str,
+    job: str,
     priority: str | None,
     max_in_flight: int | None,
     as_json: bool,
     redis_url: str | None,
 ) -> None:
     """Show or change a job's turns on shared workers (also while it runs)."""
-    state = make_client(redis_url).set_turns(job_id, priority=priority, max_in_flight=max_in_flight)
+    client = make_client(redis_url)
+    job_id = job_of(client, job)
+    state = client.set_turns(job_id, priority=priority, max_in_flight=max_in_flight)
     if as_json:
         click.echo(json.dumps(asdict(state)))
         return
@@ -97,19 +103,20 @@ def turns(
 
 
 @click.command("archive")
-@click.argument("job_ids", nargs=-1)
+@click.argument("jobs", nargs=-1, metavar="[JOB]...")
 @click.option(
     "--all", "every", is_flag=True, help="Every ended job Redis still has (after an upgrade)."
 )
 @redis_option
-def archive(job_ids: tuple[str, ...], every: bool, redis_url: str | None) -> None:
+def archive(jobs: tuple[str, ...], every: bool, redis_url: str | None) -> None:
     """Write ended jobs to the archive now. Workers write each job they end; this is for jobs
-    that ended before the archive existed, or to write one again (it replaces its record)."""
+    that ended before the archive existed, or to write one again (it replaces its record).
+    Each JOB is an id, a unique prefix of one, or a --name."""
     from evalq.client.archive_jobs import archive_job, ended_in_redis
     from evalq.client.cli.common import make_reader, shown
 
     reader = make_reader(redis_url)
-    ids = list(job_ids) + (ended_in_redis(reader) if every else [])
+    ids = [job_of(reader, job) for job in jobs] + (ended_in_redis(reader) if every else [])
     if not ids:
         raise click.UsageError("name the jobs to archive, or give --all")
     for job_id in dict.fromkeys(ids):

@@ -140,6 +140,17 @@ class MetricCommand(click.Command):
             self._built = True
         return super().get_params(ctx)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """After the options, the values a metric flag offers, a line each (a rating
+        metric's built-in templates), as the metrics' options models list them."""
+        super().format_epilog(ctx, formatter)
+        from evalq.core.options import flag_fields
+
+        for _, _, flag in flag_fields():
+            if flag.listing:
+                with formatter.section(flag.listing_title):
+                    formatter.write_dl(list(flag.listing))
+
 
 def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
     """Flags shared by `run` and `rank` (the metric flags are added by MetricCommand)."""

@@ -15,24 +15,14 @@ from evalq.client.cli.common import (
     err_console,
     file_option,
     job_id_argument,
+    job_of,
     json_option,
     make_reader,
+    optional_job_argument,
     out_console,
     redis_option,
     shown,
 )
-
-
-def _optional_job_id(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """As job_id_argument checks a job id, with none given meaning Redis itself."""
-    from evalq.client.job_ids import check_job_id
-    from evalq.core.errors import JobNotFound
-
-    try:
-        return None if value is None else check_job_id(value)
-    except JobNotFound as exc:
-        raise click.BadParameter(str(exc)) from None
-
 
 group_by_option = click.option(
     "--group-by",
@@ -45,20 +35,23 @@ group_by_option = click.option(
 
 
 @click.command()
-@click.argument("job_id", required=False, callback=_optional_job_id)
+@optional_job_argument
 @json_option
 @group_by_option
 @redis_option
 def status(
-    job_id: str | None, as_json: bool, group_by: tuple[str, ...], redis_url: str | None
+    job: str | None, as_json: bool, group_by: tuple[str, ...], redis_url: str | None
 ) -> None:
     """Show a job's summary (also while it runs), with the errors that escaped its tasks (how
     many, the last, its task and age); batch mode adds each batch's state, request counts, age,
-    time since its last poll and last error. Without JOB, how much memory Redis uses. Either
-    way, a warning on stderr when Redis is near its maxmemory."""
+    time since its last poll and last error. JOB is its id, a unique prefix of it, or its
+    --name. A running job with no worker alive in its Redis gets a line on stderr saying so.
+    Without JOB, how much memory Redis uses. Either way, a warning on stderr when Redis
+    is near its maxmemory."""
     from evalq.client.reads import memory_warning
 
     reader = make_reader(redis_url)
+    job_id = None if job is None else job_of(reader, job)
     address = reader.redis_address()
     live = job_id is None or reader.is_live(job_id)
     if live:
@@ -73,6 +66,12 @@ def status(
 
     for note in archive_notes(reader, job_id, summary.status, live):
         click.echo(note, err=True)  # plain: status draws nothing with rich it can do without
+    if live:
+        from evalq.client.workers_alive import status_note
+
+        nobody = status_note(reader.store, reader.settings, job_id, summary.status)
+        if nobody is not None:  # a running job, and no worker alive to run it
+            click.echo(nobody, err=True)
     records = reader.batches(job_id) if summary.mode == "batch" else []
     bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
     if as_json and summary.mode == "batch":
@@ -110,12 +109,13 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
 @json_option
 @fail_under_option
 @redis_option
-def wait(job_id: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
+def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
     """Re-attach to a job: a progress bar until it finishes, pauses or is cancelled, then its
-    summary and exit code, as `evalq run --wait` would have given."""
+    summary and exit code, as `evalq run --wait` would have given (README: Exit codes)."""
     from evalq.client.cli.submit import ready_to_wait, wait_with_progress
 
     reader = make_reader(redis_url)
+    job_id = job_of(reader, job)
     total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
     note_job(job_id)
     ready_to_wait()
@@ -182,13 +182,16 @@ def jobs(
 )
 @file_option("--out", None, "Write here instead of stdout.")
 @redis_option
-def results(job_id: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
+def results(job: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
     """Write per-row results (also while the job runs)."""
     from evalq.client.render import results_jsonl
     from evalq.client.results_csv import results_csv
 
-    rows = make_reader(redis_url).results(job_id)
-    text = results_csv(rows) if fmt == "csv" else "".join(results_jsonl(rows))
+    reader = make_reader(redis_url)
+    job_id = job_of(reader, job)
+    rows = reader.results(job_id)
+    texts = reader.judged_texts(job_id, rows)  # what the judge was shown, per row
+    text = results_csv(rows, texts) if fmt == "csv" else "".join(results_jsonl(rows, texts))
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -214,13 +217,14 @@ def write_html(path: Path, html: str) -> None:
 @group_by_option
 @redis_option
 def report(
-    job_id: str, html_path: Path, max_rows: int, group_by: tuple[str, ...], redis_url: str | None
+    job: str, html_path: Path, max_rows: int, group_by: tuple[str, ...], redis_url: str | None
 ) -> None:
     """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
     from evalq.client.report import render_report
     from evalq.core.models import RowInput
 
     reader = make_reader(redis_url)
+    job_id = job_of(reader, job)
     inputs: dict[object, RowInput] = {i: row for i, row in reader.inputs(job_id).items()}
     for candidate in reader.candidates(job_id):  # every cell its own texts
         inputs.update({(i, candidate): row for i, row in reader.inputs(job_id, candidate).items()})

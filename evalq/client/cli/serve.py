@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from evalq.client.cli.common import apply_overrides, err_console, make_client, redis_option, shown
+
+if TYPE_CHECKING:
+    from worker.settings import Settings
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -27,6 +31,14 @@ from evalq.client.cli.common import apply_overrides, err_console, make_client, r
 )
 @click.option("--loglevel", "-l", default="INFO", show_default=True)
 @click.option("--hostname", "-n", default=None, help="Worker node name (default: evalq@HOST).")
+@click.option(
+    "--no-judge-check",
+    "judge_check",
+    flag_value=False,
+    default=True,
+    help="Start even with no judge it can reach (no key, Vertex AI settings or base URL that "
+    "answers); every judge call then fails and is retried as usual.",
+)
 @redis_option
 @click.pass_context
 def worker(
@@ -35,10 +47,16 @@ def worker(
     concurrency: int | None,
     loglevel: str,
     hostname: str | None,
+    judge_check: bool,
     redis_url: str | None,
 ) -> None:
     """Start a worker (judge calls wait on the network, so greenlets or threads). Extra args go
     to Celery.
+
+    First it checks it has a judge to ask (worker.judge_check): a base URL
+    (EVALQ_GEMINI_BASE_URL) that answers, else on Vertex AI its project, location and
+    application-default credentials, else a Gemini API key. Without one it does not start:
+    exit 7, one line on stderr saying what is missing (--no-judge-check skips the check).
 
     The process becomes `celery worker` (exec, same pid): Celery's own entry monkey-patches for
     gevent before it imports anything that uses sockets, ssl or threads, which this process has
@@ -49,6 +67,8 @@ def worker(
     from worker.settings import get_settings
 
     settings = get_settings()
+    if judge_check:
+        _refuse_without_a_judge(settings)
     pool = pool or settings.worker_pool
     concurrency = concurrency or settings.model_copy(update={"worker_pool": pool}).concurrency
     os.environ["EVALQ_WORKER_POOL"] = pool
@@ -73,6 +93,16 @@ def worker(
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, argv)
+
+
+def _refuse_without_a_judge(settings: Settings) -> None:
+    """Exit NO_JUDGE with worker.judge_check's one line when there is no judge to ask."""
+    from evalq.client.cli.exit_codes import NO_JUDGE
+    from worker.judge_check import judge_problem
+
+    if (problem := judge_problem(settings)) is not None:
+        click.echo(problem, err=True)
+        sys.exit(NO_JUDGE)
 
 
 def _raise_open_files_limit() -> None:

@@ -228,6 +228,14 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
             label = f"job {job_id}" + (": waiting for Redis" if waiting else "")
             progress.update(task, description=label)
 
+        def on_workers(alive: int, message: str) -> None:
+            """No worker alive (said once; the wait goes on), or one alive again."""
+            nobody = alive == 0
+            line = f"{message}; still waiting" if nobody else message
+            progress.console.print(shown(line), style="yellow" if nobody else None)
+            label = f"job {job_id}" + (": no worker alive" if nobody else "")
+            progress.update(task, description=label)
+
         from evalq.client.watch import wait
 
         return wait(
@@ -235,4 +243,5 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
             job_id,
             on_progress=lambda done, n: progress.update(task, completed=done, total=n),
             on_redis=on_redis,
+            on_workers=on_workers,
         )

@@ -21,7 +21,7 @@ from evalq.core.errors import DatasetError, InputError, JudgeError, must_propaga
 from evalq.core.judge import Judge, JudgeReply
 from evalq.core.kv import ClaimingKeyValue
 from evalq.core.media import MediaPlace
-from evalq.core.metric import Options, Record, RowContext
+from evalq.core.metric import Judged, Options, Record, RowContext
 from evalq.core.models import (
     Question,
     RowInput,
@@ -122,6 +122,7 @@ class GeckoMetric:
     rubric_spec: RubricSpec
     validator_spec: ValidatorSpec
     plan_model = GeckoPlan
+    judged_units = "questions"  # each unit answers a rubric question (or a row's, batched)
 
     def __init__(self) -> None:
         # Every Gecko dataset is a prompt and its media, with an optional id and own questions.
@@ -150,6 +151,13 @@ class GeckoMetric:
             questions=self.row_questions(record.get("questions"), row_id),
             extra=extra,
         )
+
+    def judged_inputs(self, row: RowInput, result: RowResult) -> Judged:
+        """The prompt the rubric was written from, and the media the validator looked at."""
+        out: Judged = {"prompt": row.prompt}
+        if (media := row.media.get(self.media_field)) is not None:
+            out[self.media_field] = media
+        return out
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         validator_mode(options)

@@ -36,7 +36,8 @@ class GeckoOptions(MetricOptions):
     questions_from: Annotated[
         str | None,
         Flag(
-            "Gecko: ask every row exactly the questions job JOB asked for its prompt, as if "
-            "the dataset's questions column held them (with --questions replace)."
+            "Gecko: ask every row exactly the questions job JOB (its id, a unique id prefix or "
+            "its --name) asked for its prompt, as if the dataset's questions column held them "
+            "(with --questions replace)."
         ),
     ] = None

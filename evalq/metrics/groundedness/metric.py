@@ -32,7 +32,7 @@ from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError, MissingField, UnparseableReply
 from evalq.core.judge import JudgeReply, JudgeRequest
 from evalq.core.media import MediaPlace
-from evalq.core.metric import Options, Record, RowContext
+from evalq.core.metric import Judged, Options, Record, RowContext
 from evalq.core.models import (
     QuestionResult,
     RowInput,
@@ -106,13 +106,16 @@ class Groundedness:
     required_columns: tuple[str, ...] = ("context",)
     known_columns = frozenset({"id", "query", "context", "response"})
     plan_model = GroundednessPlan
+    judged_units = "sentence labellings"  # each unit: one judge labels the response's sentences
 
     def parse_row(
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         known, required = self.known_columns, self.required_columns
+        read_from: dict[str, str] = {}
         if not has_value(record.get("query")) and has_value(record.get("prompt")):
             known |= {"prompt"}  # read as the query, not kept as an extra column
+            read_from["query"] = "prompt"
         row_id, extra = read_columns(number, record, known, required)
         data: dict[str, Any] = {
             "query": _query_of(record, row_id),
@@ -129,7 +132,19 @@ class Groundedness:
             prompt=data["query"],
             data=data,
             extra=extra,
+            read_from=read_from,
         )
+
+    def judged_inputs(self, row: RowInput, result: RowResult) -> Judged:
+        """The query, the context and the response judged: the dataset's, or the one the
+        model under test wrote (kept in the result's details)."""
+        out: Judged = {
+            key: row.data[key] for key in ("query", "context") if isinstance(row.data.get(key), str)
+        }
+        response = row.data.get("response") or result.details.get("response")
+        if isinstance(response, str) and response:
+            out["response"] = response
+        return out
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         warnings: list[str] = []

@@ -25,7 +25,7 @@ from statistics import fmean
 from typing import Any
 
 from evalq.core.dry_run import DryEnv
-from evalq.core.metric import Options, Record, RowContext
+from evalq.core.metric import Judged, Options, Record, RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
@@ -73,6 +73,12 @@ class Pairwise(RatingMetric):
     required_columns: tuple[str, ...] = ()
     plan_model = PairwisePlan
     template_kind = "pairwise"
+    judged_units = "comparisons"  # each unit: the pair compared once, in one order
+
+    def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
+        """Both responses, A then B: ours (response_a, response_b) or Vertex's (response,
+        baseline_model_response)."""
+        return {c: row.data[c] for c in row_pair(row) if isinstance(row.data.get(c), str)}
 
     def row_columns(
         self, number: int, record: Record, options: Options

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
-from evalq.core.metric import RowContext, Unit
+from evalq.core.metric import Judged, RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
@@ -80,6 +80,11 @@ class Pointwise(RatingMetric):
     required_columns: tuple[str, ...] = ()  # they depend on the template: see check()
     plan_model = PointwisePlan
     template_kind = "pointwise"
+    judged_units = "ratings"  # each unit: one judge's 1-5 rating, one sample
+
+    def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
+        response = row.data.get("response")
+        return {"response": response} if isinstance(response, str) else {}
 
     def plan(self, ctx: RowContext) -> PointwisePlan:
         template = row_template(ctx, "pointwise")

@@ -22,7 +22,7 @@ from typing import Any
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import Options, Record, RowContext
+from evalq.core.metric import Judged, Options, Record, RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
@@ -70,6 +70,18 @@ class Rank(RatingMetric):
     required_columns: tuple[str, ...] = ()  # the candidates: see check()
     plan_model = RankPlan
     template_kind = "pairwise"
+    judged_units = "comparisons"  # each unit: one pair of candidates compared in one order
+
+    def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
+        """Each candidate's response, in the order the candidates were named: the dataset's
+        column, or the one the model under test wrote for it (the result's details)."""
+        generated = result.details.get("generated") or {}
+        out: Judged = {}
+        for name in result.details.get("candidates") or []:  # none: the row failed early
+            text = row.data.get(name, generated.get(name))
+            if isinstance(text, str):
+                out[name] = text
+        return out
 
     def _known(self, options: Mapping[str, Any]) -> frozenset[str]:
         template = resolve_template(options, "pairwise")

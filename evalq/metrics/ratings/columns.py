@@ -96,9 +96,11 @@ def read_row(
         text = _text_value(record[column], row_id, column)
         if text is not None:
             data[column] = text
+    read_from: dict[str, str] = {}
     for alias in aliases:
         if alias in data and "prompt" not in data:
             data["prompt"] = data.pop(alias)
+            read_from["prompt"] = alias
     media = {}
     document = record.get(DOCUMENT)
     if document is not None and not (isinstance(document, str) and not document.strip()):
@@ -110,4 +112,5 @@ def read_row(
         media=media,
         data=data,
         extra=extra,
+        read_from=read_from,
     )

@@ -6,17 +6,36 @@ where they read more than the template, which columns a row may and must have.""
 from __future__ import annotations
 
 from evalq.core.media import MediaPlace
-from evalq.core.metric import Options, Record
-from evalq.core.models import RowInput
+from evalq.core.metric import Judged, Options, Record
+from evalq.core.models import RowInput, RowResult
 from evalq.metrics.ratings.columns import read_row
 from evalq.metrics.ratings.judging import TemplateKind, check_template
 from evalq.metrics.ratings.templates import resolve_template
 
 
 class RatingMetric:
-    """parse_row and check for a metric rated on a template (rubric or user file)."""
+    """parse_row and check for a metric rated on a template (rubric or user file), and what
+    its judge was shown of a row."""
 
     template_kind: TemplateKind
+
+    def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
+        """The response(s) the judge rated or compared, by column (each metric's own)."""
+        raise NotImplementedError
+
+    def judged_inputs(self, row: RowInput, result: RowResult) -> Judged:
+        """The prompt, the template's other columns and the document, then the response(s):
+        a rating prompt shows every column the row was read with."""
+        responses = self.judged_responses(row, result)
+        out: Judged = {}
+        if isinstance(row.data.get("prompt"), str):
+            out["prompt"] = row.data["prompt"]
+        for key, value in row.data.items():
+            if key not in responses and key not in out and isinstance(value, str):
+                out[key] = value
+        out.update(row.media)
+        out.update(responses)
+        return out
 
     def row_columns(
         self, number: int, record: Record, options: Options

@@ -8,15 +8,19 @@ from typing import Annotated
 from pydantic import Field
 
 from evalq.core.options import Flag, MetricOptions
+from evalq.metrics.ratings.rubrics import rubric_listing
 
 
 class RatingOptions(MetricOptions):
     template: Annotated[
         str | None,
         Flag(
-            "Pointwise: a built-in rubric name or a template file.",
+            "Pointwise/pairwise/rank: a built-in rating template (listed below) or a "
+            "template file of your own.",
             file="text-or-name",
             text_into="template_text",
+            listing=rubric_listing(),
+            listing_title="Built-in rating templates (--template NAME)",
         ),
     ] = None
     template_text: str | None = None  # a template file's text (--template FILE)

@@ -235,6 +235,22 @@ BUILTIN_RUBRICS: dict[str, RatingRubric] = {
 }
 
 
+def rubric_line(rubric: RatingRubric) -> str:
+    """What a built-in rubric judges and the columns it reads, in one line (`evalq run
+    --help`, the README): its definition's first clause, then the columns, those it needs
+    (one of each group) named apart."""
+    what = rubric.definition.split(":")[0].split(". ")[0].split(", ")[0].rstrip(".")
+    reads = ", ".join(spec.column for spec in rubric.inputs)
+    groups = sorted(rubric.requires, key=len)
+    needs = " and ".join(g[0] if len(g) == 1 else "one of " + "/".join(g) for g in groups)
+    return f"{what}. Reads {reads}; needs {needs}."
+
+
+def rubric_listing() -> tuple[tuple[str, str], ...]:
+    """Every built-in rubric's name and line, in the order they are defined."""
+    return tuple((name, rubric_line(rubric)) for name, rubric in BUILTIN_RUBRICS.items())
+
+
 def builtin_rubric(name: str) -> RatingRubric:
     rubric = BUILTIN_RUBRICS.get(name)
     if rubric is None:

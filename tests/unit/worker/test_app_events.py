@@ -1,12 +1,12 @@
 """Celery's per-task bookkeeping is chosen by settings: the STARTED state is off unless asked
 for (nothing of evalq reads it), Flower's task events are on unless turned off, and the
-"task-sent" event only when asked for as well."""
+"task-sent" event only when asked for as well, and then from workers only."""
 
 from __future__ import annotations
 
 import pytest
 
-from worker.app import create_app
+from worker.app import create_app, send_sent_events
 from worker.settings import Settings
 
 
@@ -16,11 +16,30 @@ def test_started_state_off_and_flower_events_on_by_default() -> None:
     assert (conf.worker_send_task_events, conf.task_send_sent_event) == (True, False)
 
 
-def test_sent_events_need_task_events() -> None:
-    on = create_app(Settings(task_sent_events=True)).conf
-    assert (on.worker_send_task_events, on.task_send_sent_event) == (True, True)
-    off = create_app(Settings(task_sent_events=True, task_events=False)).conf
-    assert (off.worker_send_task_events, off.task_send_sent_event) == (False, False)
+def test_sent_events_need_task_events_and_come_from_workers_only() -> None:
+    """A worker turns the "task-sent" event on as it starts (send_sent_events); the app a client
+    builds never publishes it: producers hold no pub/sub permission (evalq-users.acl)."""
+    settings = Settings(task_sent_events=True)
+    app = create_app(settings)
+    assert (app.conf.worker_send_task_events, app.conf.task_send_sent_event) == (True, False)
+    send_sent_events(app, settings)
+    assert app.conf.task_send_sent_event is True
+    settings = Settings(task_sent_events=True, task_events=False)
+    off = create_app(settings)
+    send_sent_events(off, settings)
+    assert (off.conf.worker_send_task_events, off.conf.task_send_sent_event) == (False, False)
+
+
+def test_a_worker_starting_turns_sent_events_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import worker.app
+
+    monkeypatch.setenv("EVALQ_TASK_SENT_EVENTS", "true")
+    app = create_app(Settings())
+    monkeypatch.setattr(worker.app, "get_app", lambda: app)
+    monkeypatch.setattr(worker.app, "get_settings", Settings)  # the environment, read now
+    assert app.conf.task_send_sent_event is False
+    worker.app._workers_send_sent_events()  # connected to Celery's worker_init
+    assert app.conf.task_send_sent_event is True
 
 
 def test_settings_turn_each_one_the_other_way() -> None:

@@ -150,7 +150,7 @@ class MemoryShared:
     def record(self, job_id: str, digest: str) -> str | None:
         return self.data.get(f"{job_id}/{digest}")
 
-    def save_record(self, job_id: str, digest: str, value: str, ttl_s: int) -> None:
+    def save_record(self, job_id: str, digest: str, value: str) -> None:
         self.data[f"{job_id}/{digest}"] = value
 
     def claim(self, job_id: str, digest: str, token: str, ttl_s: int) -> bool:
@@ -285,9 +285,9 @@ def test_a_recorded_upload_is_reused_until_it_nears_expiry() -> None:
     part = MediaPart("video/avi", VIDEO)
     digest = media_digest(part)
     record = {"name": "files/x", "uri": "https://files.test/old", "mime_type": "video/avi"}
-    shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 3600}), 60)
+    shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 3600}))
     assert deliver(StubFiles([], []), shared).uri == "https://files.test/old"
-    shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 60}), 60)
+    shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 60}))
     assert deliver(StubFiles([info()], []), shared).uri == "https://files.test/x"
 
 

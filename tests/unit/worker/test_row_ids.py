@@ -51,7 +51,7 @@ def test_a_rejected_line_and_a_valid_row_with_its_id_are_refused(folder: Path) -
     assert "id 'b' on lines 2, 3" in refusal(path)
 
 
-def test_a_garbage_line_takes_its_line_number_as_id(folder: Path) -> None:
+def test_a_garbage_line_takes_its_ordinal_as_id(folder: Path) -> None:
     path = jsonl(folder / "d.jsonl", ["{not json", {"id": "1", "prompt": "p", "image": "a.png"}])
     assert "id '1' on lines 1, 2" in refusal(path)
 
@@ -77,10 +77,24 @@ def test_number_and_string_ids_and_default_ids_collide(folder: Path) -> None:
     assert "nothing was submitted" in message
 
 
-def test_csv_bad_line_and_a_row_with_its_line_number_as_id(folder: Path) -> None:
+def test_csv_bad_line_and_a_row_with_its_ordinal_as_id(folder: Path) -> None:
+    """The CSV's first record (line 2, after the header) takes id 1, as a rejected one too."""
     path = folder / "d.csv"
-    path.write_text("id,prompt,image\n,p,a.png,surplus\n2,p,a.png\n")
-    assert "id '2' on lines 2, 3" in refusal(path)
+    path.write_text("id,prompt,image\n,p,a.png,surplus\n1,p,a.png\n")
+    assert "id '1' on lines 2, 3" in refusal(path)
+
+
+def test_default_ids_count_records_not_lines(folder: Path) -> None:
+    """A CSV record whose quoted cells hold line breaks counts once, and JSONL's blank lines
+    do not count: the default id is the record's ordinal in both; rows keep their lines."""
+    path = folder / "d.csv"
+    path.write_text('prompt,image\n"a red\nsquare",a.png\n"two\n\nlines",a.png\n\nthird,a.png\n')
+    loaded = load_dataset(path)
+    assert [(r.id, r.line) for r in loaded.rows] == [("1", 2), ("2", 4), ("3", 8)]
+    row = {"prompt": "p", "image": "a.png"}
+    lines = jsonl(folder / "d.jsonl", [row, "", {**row, "id": "own"}, "", row])
+    loaded = load_dataset(lines)
+    assert [(r.id, r.line) for r in loaded.rows] == [("1", 1), ("own", 3), ("3", 5)]
 
 
 def test_unique_ids_load(folder: Path) -> None:

@@ -142,3 +142,19 @@ def test_the_watchdog_leaves_waiting_rows_alone_and_hands_turns_out(store: Store
     )
     assert dog.sweep(time.time()) == {job: 1}
     assert sent == [(job, "1"), (job, "2")]  # row 1 driven again; row 2 given the free turn
+
+
+def test_workers_alive_are_those_not_lapsed_and_a_clean_stop_leaves_at_once(store: Store) -> None:
+    """What the waiting commands read to say that no worker is alive
+    (evalq.client.workers_alive)."""
+    from worker.heartbeat import Heartbeat
+
+    assert store.live_workers() == 0
+    register(store, "w1", 8, lapse_s=60)
+    store.r.zadd(keys.WORKERS, {"w2": time.time() - 1})  # lapsed: stopped beating
+    assert store.live_workers() == 1
+    beat = Heartbeat(store, interval_s=30, max_hold_s=60, slots=("w3", 4))
+    beat.start()  # registers at once
+    assert store.live_workers() == 2
+    beat.unregister()  # worker_shutdown: out at once, not three beats later
+    assert store.live_workers() == 1 and store.r.zscore(keys.WORKERS, "w3") is None

@@ -8,7 +8,8 @@
 -- puts a job back.
 -- KEYS: 1 the turns set (job -> created_at), 2 the workers' registrations, 3 their slots.
 -- ARGV: 1 the window (0: turns_per_slot x live workers' slots), 2 turns_per_slot, 3 the least
--- window, 4 now, 5 the job keys' prefix, 6 ttl_s, 7 most turns to hand out in this call.
+-- window, 4 now, 5 the job keys' prefix, 6 ttl_s for a job whose hash holds none (each job's
+-- own, its hash's ttl_s field, is used), 7 most turns to hand out in this call.
 -- Returns {window, held, job1, line1, job2, line2, ...}.
 local now = tonumber(ARGV[4])
 local window = tonumber(ARGV[1])
@@ -28,7 +29,7 @@ local prefix, ttl = ARGV[5], tonumber(ARGV[6])
 local held, open = 0, {}
 for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local hash = prefix .. job
-  local f = redis.call('HMGET', hash, 'status', 'priority', 'max_in_flight')
+  local f = redis.call('HMGET', hash, 'status', 'priority', 'max_in_flight', 'ttl_s')
   local holding = redis.call('SCARD', hash .. ':turns')
   local waiting = redis.call('LLEN', hash .. ':waiting')
   if f[1] ~= 'running' or (holding == 0 and waiting == 0) then
@@ -38,7 +39,7 @@ for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     if waiting > 0 then
       table.insert(open, {
         job = job, tier = tiers[f[2]] or 1, holding = holding, waiting = waiting,
-        cap = tonumber(f[3]) or 0
+        cap = tonumber(f[3]) or 0, ttl = tonumber(f[4]) or ttl
       })
     end
   end
@@ -63,9 +64,9 @@ while free > 0 do
     best.waiting = 0
   else
     redis.call('SADD', hash .. ':turns', line)
-    redis.call('EXPIRE', hash .. ':turns', ttl)
+    redis.call('EXPIRE', hash .. ':turns', best.ttl)
     redis.call('ZADD', hash .. ':activity', now, line)
-    redis.call('EXPIRE', hash .. ':activity', ttl)
+    redis.call('EXPIRE', hash .. ':activity', best.ttl)
     best.holding = best.holding + 1
     best.waiting = best.waiting - 1
     free = free - 1

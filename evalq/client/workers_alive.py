@@ -1,0 +1,118 @@
+"""Whether any worker is alive to run a job, as the waiting commands (`run --wait`, `resume
+--wait`, `wait`, the Python API's Job.wait) and `evalq status` say it.
+
+Every worker registers in the Redis it serves (worker.turns.register), when it is ready and on
+every heartbeat; its registration lapses three heartbeats after its last one (90 s at the
+default EVALQ_STALL_TIMEOUT_S), and a worker stopped cleanly takes it out at once. A running job
+in a Redis with no live registration makes no progress however long one waits, so:
+- a wait asks Redis once NO_WORKER_GRACE_S have passed (a worker started beside the command
+  gets that long to register) and then every CHECK_EVERY_S, and says that no worker is alive,
+  naming the Redis and the command that starts one: within SAID_WITHIN_S of starting to wait
+  (the grace, a poll, a read). It says it once, keeps waiting, and says so when one appears;
+- `evalq status` says it for a running job, at once.
+A worker killed without a clean stop counts as alive until its registration lapses."""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+import warnings
+from collections.abc import Callable
+
+from worker.settings import Settings
+from worker.store import Store
+
+NO_WORKER_GRACE_S = 2.0
+CHECK_EVERY_S = 1.0  # Redis is asked at most this often while waiting
+SAID_WITHIN_S = 5  # grace, a check, a poll: what the README promises
+DEFAULT_REDIS_URL = str(Settings.model_fields["redis_url"].default)
+
+
+def shown_redis_url(url: str) -> str:
+    """The URL as it may be printed: a password in it becomes <password>."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None and "password" not in parts.query.lower():
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    login = f"{parts.username or ''}:<password>@" if parts.password is not None else ""
+    return urllib.parse.urlunsplit((parts.scheme, login + host, parts.path, "", ""))
+
+
+def start_command(settings: Settings) -> str:
+    """The command that starts a worker on the Redis these settings name."""
+    if settings.redis_url == DEFAULT_REDIS_URL:
+        return "evalq worker"
+    return f"EVALQ_REDIS_URL={shown_redis_url(settings.redis_url)} evalq worker"
+
+
+def no_worker_message(store: Store, settings: Settings) -> str:
+    return (
+        f"no worker is alive on Redis {store.address()}: nothing runs the job until one "
+        f"starts there; start one with `{start_command(settings)}`"
+    )
+
+
+def worker_back_message(store: Store, count: int) -> str:
+    workers = "a worker is" if count == 1 else f"{count} workers are"
+    return f"{workers} alive on Redis {store.address()} now: the job goes on"
+
+
+def status_note(store: Store, settings: Settings, job_id: str, status: str) -> str | None:
+    """`evalq status`: a line for a running job when no worker is alive to run it."""
+    if status != "running" or store.live_workers() > 0:
+        return None
+    return f"job {job_id}: {no_worker_message(store, settings)}"
+
+
+class WorkerWatch:
+    """Told on every poll of a wait; returns what to say when that changes: that no worker is
+    alive (once none has been for `grace_s`), then that one is (once it is back)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        grace_s: float = NO_WORKER_GRACE_S,
+        every_s: float = CHECK_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store, self.settings = store, settings
+        self.grace_s, self.every_s, self._clock = grace_s, every_s, clock
+        self._started = clock()
+        self._checked: float | None = None
+        self.said_none = False
+
+    def check(self) -> tuple[int, str] | None:
+        """(workers alive, what to say) when that changed from nobody to somebody or back."""
+        now = self._clock()
+        if now - self._started < self.grace_s:
+            return None  # a worker started beside the command gets that long to register
+        if self._checked is not None and now - self._checked < self.every_s:
+            return None
+        self._checked = now
+        count = self.store.live_workers()
+        if count == 0 and not self.said_none:
+            self.said_none = True
+            return 0, no_worker_message(self.store, self.settings)
+        if count > 0 and self.said_none:
+            self.said_none = False
+            return count, worker_back_message(self.store, count)
+        return None
+
+
+class NoWorkerWarning(UserWarning):
+    """Job.wait without progress: the job runs in a Redis with no worker alive."""
+
+
+def worker_notes(job_id: str, *, printed: bool) -> Callable[[int, str], None]:
+    """The Python API's Job.wait: each change printed as a line (progress=True), or no worker
+    alive as a NoWorkerWarning (a worker back is then not said: the progress goes on)."""
+
+    def note(alive: int, message: str) -> None:
+        if printed:
+            print(f"{job_id}: {message}", flush=True)
+        elif alive == 0:
+            warnings.warn(f"job {job_id}: {message}", NoWorkerWarning, stacklevel=2)
+
+    return note

@@ -1,0 +1,158 @@
+"""Issue 33, item 2, through the CLI as a user runs it: in a Redis with no worker, `run --wait`
+says within SAID_WITHIN_S seconds that no worker is alive, naming the Redis and the command that
+starts one, and Ctrl-C still leaves with 130; `evalq status` says it for the running job;
+`evalq wait` says it, keeps waiting, says so when a worker appears and ends with the job; the
+Python API's wait prints it with progress and warns (NoWorkerWarning) without."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devtools.local import RedisServer, WorkerPool, start_redis, stop, wait_for
+from evalq.client.workers_alive import SAID_WITHIN_S, NoWorkerWarning
+from tests.conftest import FakeGemini
+from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
+from tests.support.datasets import write_rows
+from tests.support.stack import kill_workers, worker_env
+
+pytestmark = pytest.mark.integration
+
+
+class Said:
+    """A running command's stderr, read as it comes: each line with when it came."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self.proc = proc
+        self.lines: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            with self._lock:
+                self.lines.append((time.monotonic(), line))
+
+    def when(self, pattern: str) -> float | None:
+        """When the first line matching `pattern` came (None: not yet)."""
+        with self._lock:
+            return next((at for at, line in self.lines if re.search(pattern, line)), None)
+
+    def wait(self, pattern: str, timeout_s: float = 60) -> float:
+        wait_for(
+            lambda: self.when(pattern) is not None or self.proc.poll() is not None,
+            timeout_s,
+            pattern,
+        )
+        at = self.when(pattern)
+        assert at is not None, self.text()
+        return at
+
+    def text(self) -> str:
+        if self.proc.poll() is not None:  # ended: all it said, read to the end
+            self._thread.join(timeout=TIMEOUT_S)
+        with self._lock:
+            return "".join(line for _, line in self.lines)
+
+
+@pytest.fixture
+def empty_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis no worker has ever served."""
+    server = start_redis(tmp_path / "redis")
+    yield server
+    if server.proc is not None:
+        stop(server.proc)
+
+
+def pointwise_rows(folder: Path, rows: int = 3) -> Path:
+    marker = uuid.uuid4().hex[:8]
+    return write_rows(
+        folder / "d.jsonl",
+        ({"id": f"r{i}", "response": f"{marker} answer {i}"} for i in range(rows)),
+    )
+
+
+NO_WORKER = r"no worker is alive on Redis 127\.0\.0\.1:\d+"
+
+
+def test_no_worker_is_said_within_seconds_and_a_worker_started_later_finishes_the_job(
+    tmp_path: Path, empty_redis: RedisServer, fake: FakeGemini
+) -> None:
+    env = worker_env(empty_redis.url, fake.url, COLUMNS="400")
+    address = f"127.0.0.1:{empty_redis.port}"
+    start = f"`EVALQ_REDIS_URL={empty_redis.url} evalq worker`"
+    data = pointwise_rows(tmp_path)
+
+    run = start_evalq(env, "run", "pointwise", str(data), "--template", "fluency", "--wait")
+    said = Said(run)
+    submitted = said.wait(r"job [0-9a-f]{12}: pointwise")
+    told = said.wait(NO_WORKER)
+    assert told - submitted <= SAID_WITHIN_S, f"said after {told - submitted:.1f} s"
+    job = re.search(r"job ([0-9a-f]{12}): pointwise", said.text())
+    assert job, said.text()
+    job_id = job.group(1)
+    line = next(line for line in said.text().splitlines() if "no worker" in line)
+    assert f"no worker is alive on Redis {address}" in line
+    assert start in line and line.rstrip().endswith("still waiting")
+    run.send_signal(signal.SIGINT)  # a user's Ctrl-C
+    run.wait(timeout=TIMEOUT_S)
+    assert run.returncode == 130, said.text()
+    assert f"job {job_id} keeps running on the workers" in said.text()
+    assert len(re.findall(NO_WORKER, said.text())) == 1  # said once
+
+    status = run_evalq(env, "status", job_id)
+    assert status.returncode == 0, status.stderr
+    assert f"job {job_id}: no worker is alive on Redis {address}" in status.stderr
+    assert start in status.stderr
+
+    waiting = start_evalq(env, "wait", job_id)
+    said = Said(waiting)
+    said.wait(NO_WORKER)
+    pool = WorkerPool(env, tmp_path / "logs")
+    try:
+        pool.start(concurrency=4)
+        said.wait(rf"a worker is alive on Redis {re.escape(address)} now")
+        out, _ = waiting.communicate(timeout=TIMEOUT_S)
+        assert waiting.returncode == 0, said.text()
+        assert job_id in out and "finished (3/3 rows)" in out
+        status = run_evalq(env, "status", job_id)
+        assert status.returncode == 0 and "no worker" not in status.stderr, status.stderr
+    finally:
+        kill_workers(pool)
+        for proc in (run, waiting):
+            stop(proc)
+
+
+def test_the_python_api_prints_it_with_progress_and_warns_without(
+    tmp_path: Path, empty_redis: RedisServer, fake: FakeGemini, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalq.client import Client
+    from evalq.client.api import Job
+    from worker.settings import Settings
+
+    client = Client(Settings(redis_url=empty_redis.url, gemini_base_url=fake.url, api_key=None))
+    job = Job(client.submit("pointwise", pointwise_rows(tmp_path), options={"template": "fluency"}).job_id, client)  # fmt: skip
+    with pytest.raises(TimeoutError):
+        job.wait(timeout_s=SAID_WITHIN_S + 1, progress=True)
+    printed = capsys.readouterr().out
+    assert f"{job.job_id}: 0/3 rows" in printed
+    assert re.search(rf"{job.job_id}: {NO_WORKER}: .*`EVALQ_REDIS_URL=", printed), printed
+
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(TimeoutError):
+        warnings.simplefilter("always")
+        job.wait(timeout_s=SAID_WITHIN_S + 1)
+    (warned,) = [w for w in caught if issubclass(w.category, NoWorkerWarning)]
+    assert re.search(rf"job {job.job_id}: {NO_WORKER}", str(warned.message))
+    assert job.summary()["status"] == "running"  # it keeps waiting: nothing was stopped
