@@ -66,6 +66,9 @@ def wait(
         done, status = job.rows_done, job.status
         if on_progress:
             on_progress(done, total)
+        over = status in ("finished", "cancelled", "paused") or done >= total
+        if over and on_workers and workers and (said := reachable(workers.ended)) is not None:
+            on_workers(*said)
         if status in ("finished", "cancelled", "paused"):
             break
         if done >= total:  # the worker that counted the last row may have died

@@ -101,6 +101,16 @@ class WorkerWatch:
         return None
 
 
+    def ended(self) -> tuple[int, str] | None:
+        """The job ended: if it was said no worker was alive, a worker came and ran it, even
+        when it finished before a check could see it, so say that once."""
+        if not self.said_none:
+            return None
+        self.said_none = False
+        count = max(1, self.store.live_workers())  # one ran it, whether or not still there
+        return count, worker_back_message(self.store, count)
+
+
 class NoWorkerWarning(UserWarning):
     """Job.wait without progress: the job runs in a Redis with no worker alive."""
 
