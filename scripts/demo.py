@@ -237,7 +237,8 @@ def keep_running(
     console.print(f"stop them all: {stop_script}", soft_wrap=True)  # a path, whole
     if gemini_url:
         console.print(
-            f"more jobs on them: EVALQ_REDIS_URL={redis_url} EVALQ_GEMINI_BASE_URL={gemini_url} evalq run ..."
+            f"more jobs on them: EVALQ_REDIS_URL={redis_url} EVALQ_GEMINI_BASE_URL={gemini_url} evalq run ...",
+            soft_wrap=True,
         )
 
 

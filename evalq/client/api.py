@@ -46,7 +46,15 @@ def _cell(value: Any) -> Any:
 
 
 def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
-    """A DataFrame becomes a JSONL file in base_dir, so relative media paths resolve from there."""
+    """A DataFrame becomes a JSONL file in base_dir, so relative media paths resolve from there.
+    Two columns of one name (as the loader reads names: without the spaces around them) are
+    refused first: each record keeps one value per name, so one column would be lost unsaid."""
+    from evalq.core.column_names import MAP_KEYWORD, refuse_repeated_columns
+
+    names = [str(name) for name in frame.columns]
+    refuse_repeated_columns(
+        "DataFrame", names, "only the last would be read", mapped_by=MAP_KEYWORD
+    )
     with tempfile.NamedTemporaryFile(
         "w", suffix=".jsonl", prefix=".evalq-", dir=base_dir, delete=False, encoding="utf-8"
     ) as handle:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from rich.box import SIMPLE_HEAD
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.calibration import Calibration, SetupAgreement, counts_text
 from evalq.client.formats import SIMULATED_BANNER, p_text
 from evalq.client.html_page import render_page
+from evalq.client.visible import shown
 from evalq.stats.human import Estimate
 
 SHOWN_IDS = 5  # left-out row ids named per reason; `--json` has them all
@@ -106,7 +106,7 @@ def agreement_table(result: Calibration) -> Table:
     table = _table("Agreement", ["setup", "Spearman", "Kendall tau-b", "pairwise acc."])
     for s in result.setups:
         table.add_row(
-            escape(s.name),
+            shown(s.name),
             estimate_text(s.spearman),
             estimate_text(s.kendall),
             estimate_text(s.pairwise),
@@ -118,8 +118,8 @@ def rows_table(result: Calibration) -> Table:
     table = _table("Rows and cost", ["setup", "job", "rows used", "left out", "pairs", "cost/row"])
     for s in result.setups:
         table.add_row(
-            escape(s.name),
-            s.job_id,
+            shown(s.name),
+            shown(s.job_id),
             f"{s.used}/{s.rows}",
             str(sum(s.left_out.values())),
             str(s.pairwise.n),
@@ -134,8 +134,8 @@ def differences_table(result: Calibration) -> Table:
     table = _table(title, ["A", "B", "rows", "difference [95% CI]", "p", "p Holm"])
     for d in result.differences:
         table.add_row(
-            escape(d.a),
-            escape(d.b),
+            shown(d.a),
+            shown(d.b),
             str(d.difference.n),
             difference_text(d.difference),
             p_text(d.p_value),
@@ -147,18 +147,18 @@ def differences_table(result: Calibration) -> Table:
 def print_calibration(console: Console, result: Calibration) -> None:
     if result.simulated:
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
-    console.print(escape(headline(result)))
+    console.print(shown(headline(result)))
     console.print(agreement_table(result))
     console.print(rows_table(result))
     for line in left_out_lines(result):
-        console.print(escape(f"left out: {line}"))
+        console.print(shown(f"left out: {line}"))
     if result.differences:
         console.print(differences_table(result))
         console.print("* significant at 0.05 after Holm's correction")
     for line in note_lines(result):
-        console.print(escape(f"note: {line}"))
+        console.print(shown(f"note: {line}"))
     for line in verdict_lines(result):
-        console.print(escape(line))
+        console.print(shown(line))
 
 
 _PAGE = """<!doctype html>

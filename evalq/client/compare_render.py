@@ -10,11 +10,11 @@ import io
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.csv_safe import safe_writer
 from evalq.client.formats import SIMULATED_BANNER, figure_text, money, p_text
+from evalq.client.visible import shown
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.leaderboard import GroupStandings, Standing
@@ -39,9 +39,10 @@ def narrow_table(title: str | None = None) -> Table:
 
 
 def add_columns(table: Table, names: Sequence[str], nowrap: Sequence[str] = ()) -> None:
+    """Columns headed by `names` (a candidate's label among them: the user's text, shown)."""
     for name in names:
         table.add_column(
-            name,
+            shown(name),
             justify="left" if name in ("", "id", "prompt", "candidate", "tag") else "right",
             overflow="fold",
             no_wrap=name in nowrap,
@@ -107,12 +108,12 @@ def pair_tables(comparison: Comparison, pair: PairComparison) -> tuple[Table, Ta
     significant = pair.significant(comparison.alpha)
     lines = pair_lines(pair, len(comparison.pairs) > 1)
     title = f"A = {pair.a}, B = {pair.b}: {pair.value.label}, difference A - B"
-    figures = narrow_table(title)
+    figures = narrow_table(shown(title))
     add_columns(figures, ("", "rows", "A", "B", "A - B", "95% CI"), nowrap=("95% CI",))
-    tests = narrow_table(f"tests of A - B ({pair.a} - {pair.b})")
+    tests = narrow_table(shown(f"tests of A - B ({pair.a} - {pair.b})"))
     add_columns(tests, ("", "p perm", "p sign", "W/T/L", "p Holm"))
     for i, (label, s, holm_p) in enumerate(lines):
-        name = "[bold]overall[/]" if i == 0 else escape(label)
+        name = "[bold]overall[/]" if i == 0 else shown(label)
         diff = figure_text(s.mean_diff, True)
         if i == 0 and significant:
             diff = f"[bold green]{diff}[/]"
@@ -145,7 +146,7 @@ def print_setup_differences(console: Console, comparison: Comparison) -> None:
     """Where the sides were not judged alike, before any figure: a difference read below may
     be the judge's, not the candidates'."""
     for difference in comparison.setup_differences:
-        console.print(f"[bold red]{escape(difference.line())}[/]")
+        console.print(f"[bold red]{shown(difference.line())}[/]")
 
 
 def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> None:
@@ -153,21 +154,21 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
     if any(s.simulated for s in comparison.sides):
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
     pairing = "question (the rubric both share)" if comparison.value.by_question else "row"
-    console.print(f"compared on: {comparison.value.label}, paired by {pairing}")
+    console.print(shown(f"compared on: {comparison.value.label}, paired by {pairing}"))
     for line in side_lines(comparison.sides):
-        console.print(escape(line))
+        console.print(shown(line))
     for pair in comparison.pairs:
         figures, tests = pair_tables(comparison, pair)
         console.print(figures)
         console.print(tests)
         for label, s, _ in pair_lines(pair, len(comparison.pairs) > 1):
             if s.ci_note:
-                console.print(escape(f"* {label}: {s.ci_note}"))
+                console.print(shown(f"* {label}: {s.ci_note}"))
         if pair.groups:
             console.print("p Holm for groups: over this pair's groups; for tags: over its tags")
-        console.print(escape(counts_line(pair)))
+        console.print(shown(counts_line(pair)))
         if (asked := pair.question_sets.sentence()) is not None:
-            console.print(escape(asked))
+            console.print(shown(asked))
         p = pair.p_holm if len(comparison.pairs) > 1 else pair.overall.p_permutation
         verdict = (
             f"significant at {comparison.alpha} (p = {p_text(p)})"
@@ -181,8 +182,8 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
             add_columns(table, ("id", "prompt", "A", "B", "A - B"))
             for r in rows:
                 table.add_row(
-                    escape(r.row.id),
-                    escape(r.row.prompt[:60]),
+                    shown(r.row.id),
+                    shown(r.row.prompt[:60]),
                     figure_text(r.score_a),
                     figure_text(r.score_b),
                     figure_text(r.diff, True),
@@ -196,18 +197,21 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
         f"{comparison.by}"
     )
     if len(comparison.pairs) > 1:
-        console.print(comparison.holm_note + "; significance uses p Holm")
+        console.print(shown(comparison.holm_note + "; significance uses p Holm"))
     for note in comparison.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
+        console.print(f"[yellow]note:[/] {shown(note)}")
 
 
 def leaderboard_table(
     comparison: Comparison, standings: list[Standing], group: GroupStandings | None = None
 ) -> Table:
     rows = standings[0].rows if standings else 0
-    where = "" if group is None else f" for {escape(group.column)}={escape(group.value)}"
+    where = "" if group is None else f" for {group.column}={group.value}"
     table = narrow_table(
-        f"leaderboard{where}: {comparison.value.label} on the {rows} rows scored by every candidate"
+        shown(
+            f"leaderboard{where}: {comparison.value.label} on the {rows} rows scored by every "
+            "candidate"
+        )
     )
     holm = "Holm" if group is None else "Holm over groups"
     add_columns(
@@ -217,11 +221,11 @@ def leaderboard_table(
         ci = "n/a" if s.ci95 is None else f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]"
         table.add_row(
             str(s.rank),
-            escape(s.label),
+            shown(s.label),
             figure_text(s.mean),
             ci,
             str(s.rows),
-            escape(", ".join(s.beats)) or "-",
+            shown(", ".join(s.beats)) or "-",
         )
     return table
 
@@ -236,7 +240,7 @@ def tag_table(standings: list[Standing]) -> Table | None:
     add_columns(table, ("tag", *(s.label for s in standings)))
     for tag in tags:
         table.add_row(
-            escape(tag),
+            shown(tag),
             *[
                 f"{s.tags[tag][0]:.3f} ({s.tags[tag][1]})" if tag in s.tags else "n/a"
                 for s in standings
@@ -261,10 +265,12 @@ def print_leaderboard(
     for group in groups:
         console.print(leaderboard_table(comparison, group.standings, group))
     for line in side_lines(comparison.sides):
-        console.print(escape(line))
-    console.print(f"paired permutation test per pair at {comparison.alpha}; {comparison.holm_note}")
+        console.print(shown(line))
+    console.print(
+        shown(f"paired permutation test per pair at {comparison.alpha}; {comparison.holm_note}")
+    )
     for note in comparison.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
+        console.print(f"[yellow]note:[/] {shown(note)}")
 
 
 def leaderboard_csv(standings: list[Standing], groups: Sequence[GroupStandings] = ()) -> str:

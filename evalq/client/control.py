@@ -29,7 +29,8 @@ class ResumeOutcome:
     those, rows of a running job that had neither a turn nor a place in line. `left`: rows of
     a running job left as they were (holding a turn, so in the broker or running, or waiting
     for one). `in_batches`: batch mode's rows not yet scored, whose batches are polled again
-    (never sent again)."""
+    (never sent again). `finished`: there was nothing to resume, the job is finished (it was,
+    or every row of it was counted already and the resume finished it)."""
 
     job_id: str
     before: str
@@ -37,9 +38,14 @@ class ResumeOutcome:
     lost: int = 0
     left: int = 0
     in_batches: int = 0
+    finished: bool = False
 
     def describe(self) -> str:
         job = f"job {self.job_id}"
+        if self.finished:
+            if self.before == "finished":
+                return f"{job} is finished: nothing to resume"
+            return f"{job} was {self.before} with every row done: finished now, nothing to resume"
         if self.in_batches:
             return (
                 f"{job} was {self.before}: {self.in_batches} rows wait on its batches, "
@@ -50,9 +56,7 @@ class ResumeOutcome:
             return f"{job} is running: {self.left} rows in flight or waiting left as they are, " + (
                 lost if self.lost else "0 rows re-sent (none was lost)"
             )
-        if self.requeued:
-            return f"{job} was {self.before}: {self.requeued} rows back in line"
-        return f"{job} is finished: nothing to resume"
+        return f"{job} was {self.before}: {self.requeued} rows back in line"
 
 
 def resume(
@@ -74,7 +78,7 @@ def resume_outcome(
     spend already reached its cap needs one."""
     config = store.config(check_job_id(job_id))  # raises JobNotFound
     if store.status(job_id) == "finished":
-        return ResumeOutcome(job_id, "finished")
+        return ResumeOutcome(job_id, "finished", finished=True)
     spent, cap = store.budget(job_id)
     if max_cost_usd is not None:
         table = job_prices(config.prices)
@@ -97,8 +101,8 @@ def resume_outcome(
     holding, waiting = store.turn_places(job_id)  # before the rows not done: see _running
     store.clear_fatal(job_id)  # before running: a late refusal must not meet the old counts
     moved = store.transition(job_id, "running")
-    if not moved.changed:
-        return ResumeOutcome(job_id, moved.before)  # finished meanwhile: nothing to resume
+    if not moved.changed:  # finished meanwhile (the only status that can't run again)
+        return ResumeOutcome(job_id, moved.before, finished=True)
 
     def send_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
         send(app, name, args, countdown_s)
@@ -106,7 +110,7 @@ def resume_outcome(
     pending = store.not_done(job_id)
     if not pending:
         finalize(store, job_id)
-        return ResumeOutcome(job_id, moved.before)
+        return ResumeOutcome(job_id, moved.before, finished=True)
     if config.mode == "batch":
         store.touch(job_id, *pending)
         if reattach(store, settings, send_step, job_id, time.time(), force=True):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.job_lines import created, short_paths
+from evalq.client.visible import shown
 from evalq.core.models import JobSummary
 
 
@@ -32,11 +32,11 @@ def jobs_table(summaries: Iterable[JobSummary]) -> Table:
     table.add_column("mean", justify="right", no_wrap=True)
     for s in listed:
         mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
-        table.add_row(
-            f"{s.job_id}\n{escape(s.name or '-')}",
-            f"{escape(datasets.get(s.dataset, '-'))}\n{created(s.created_at)}",
-            s.metric,
-            s.status + ("\nsimulated" if s.simulated else ""),
+        table.add_row(  # names, paths, even a metric or a status read back: shown, never sent
+            f"{shown(s.job_id)}\n{shown(s.name or '-')}",
+            f"{shown(datasets.get(s.dataset, '-'))}\n{created(s.created_at)}",
+            shown(s.metric),
+            shown(s.status) + ("\nsimulated" if s.simulated else ""),
             f"{s.rows_done}/{s.rows_total}",
             mean,
         )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 from evalq.client.job_ids import check_job_id
 from evalq.core.candidates import cell_candidates
 from evalq.core.errors import JobNotFound
-from evalq.core.groups import check_group_columns, group_summaries
+from evalq.core.groups import check_group_columns, group_by_columns, group_summaries
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
 from worker.archive.filters import JobFilter
 from worker.jobs import current_summary
@@ -129,7 +129,7 @@ class JobReader:
         )
         if not group_by:
             return summary
-        columns = list(dict.fromkeys([*summary.group_by, *group_by]))
+        columns = list(dict.fromkeys([*summary.group_by, *group_by_columns(group_by)]))
         rows = self.results(job_id)
         check_group_columns(columns, rows)
         groups = group_summaries(rows, columns, self.candidates(job_id))

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from evalq.client.formats import ago, money
+from evalq.client.visible import shown, visible
 from evalq.core.models import RowResult
 
 if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
@@ -35,8 +35,9 @@ def results_jsonl(
 
 
 def _add(table: Table, *cells: str) -> None:
-    """A row of the user's datasets, models and errors: shown as written, never read as markup."""
-    table.add_row(*(escape(cell) for cell in cells))
+    """A row of the user's datasets, models and errors: shown as written, never read as markup,
+    nothing in it sent to the terminal raw (evalq.client.visible)."""
+    table.add_row(*(shown(cell) for cell in cells))
 
 
 def _duration(seconds: float) -> str:
@@ -53,7 +54,7 @@ def dry_run_table(p: DryRunReport) -> Table:
         f"evalq dry run · {p.metric} · judge {', '.join(p.judge_models)} · "
         "nothing enqueued, no model called"
     )
-    table = Table(title=escape(title), show_header=False, title_justify="left")
+    table = Table(title=shown(title), show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
     _add(table, "dataset", p.dataset)
@@ -104,7 +105,7 @@ def dry_run_table(p: DryRunReport) -> Table:
 def print_dry_run(console: Console, p: DryRunReport) -> None:
     console.print(dry_run_table(p))
     for warning in p.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(f"[yellow]warning:[/] {shown(warning)}")
 
 
 def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
@@ -133,7 +134,8 @@ def batches_table(records: Iterable[BatchRecord], now: float) -> Table:
 
 def batch_notes(records: Iterable[BatchRecord], now: float) -> list[str]:
     """One line per batch: the time since its last poll that answered, and the last error a
-    poll or an ingest of it met (kept out of the table, which a long error would not fit)."""
+    poll or an ingest of it met (kept out of the table, which a long error would not fit),
+    shown as evalq.client.visible shows text (plain: print it without markup)."""
     lines = []
     for r in records:
         polled = (
@@ -143,5 +145,5 @@ def batch_notes(records: Iterable[BatchRecord], now: float) -> list[str]:
         if r.last_error is not None:
             when = "" if r.last_error_at is None else f" {ago(now - r.last_error_at)} ago"
             line += f"; last error{when}: {r.last_error}"
-        lines.append(line)
+        lines.append(visible(line))
     return lines

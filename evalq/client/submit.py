@@ -16,7 +16,7 @@ from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
-from evalq.core.groups import check_group_columns
+from evalq.core.groups import check_group_columns, group_by_columns
 from evalq.core.human_labels import label_columns
 from evalq.core.media import MediaRules
 from evalq.core.metric import get_metric
@@ -189,13 +189,13 @@ def prepare(
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
     rules = media_rules(settings, roots)
     column_map = spec.get("column_map")
+    group_by = group_by_columns(spec.get("group_by") or [])  # before the dataset is read
     loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
     if (source := options.get("questions_from")) is not None:
         reader = reader or _reader(settings)
         source = questions_job(reader, str(source))
         options = {**options, "questions_from": source}  # the job's id, whatever named it
         loaded = questions_from(settings, metric, source, loaded, options, reader)
-    group_by = list(spec.get("group_by") or [])
     check_group_columns(group_by, loaded.rows)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))

@@ -20,7 +20,8 @@ from evalq.client.formats import (
     rows_text,
 )
 from evalq.client.human_view import status_lines
-from evalq.client.text_table import box_table, printable
+from evalq.client.text_table import box_table
+from evalq.client.visible import visible
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
 
 
@@ -244,9 +245,11 @@ def print_summary(s: JobSummary, *, width: int | None = None) -> None:
         echo(line)
     if s.batch is not None:
         echo(
-            f"batch mode: {s.batch.get('submitted', 0)} batches sent, "
-            f"{s.batch.get('ended_unanswered', 0)} ended unanswered; "
-            f"{s.batch.get('on_expiry_means', '')}; priced at the {s.batch.get('price', '')}"
+            visible(
+                f"batch mode: {s.batch.get('submitted', 0)} batches sent, "
+                f"{s.batch.get('ended_unanswered', 0)} ended unanswered; "
+                f"{s.batch.get('on_expiry_means', '')}; priced at the {s.batch.get('price', '')}"
+            )
         )
         troubles = {
             "results matched to no request (no key echoed)": s.batch.get("results_unmatched", 0),
@@ -259,4 +262,4 @@ def print_summary(s: JobSummary, *, width: int | None = None) -> None:
             if number:
                 echo(f"{click.style('batch results:', fg='yellow')} {number} {what}")
     for warning in s.warnings:
-        echo(f"{click.style('warning:', fg='yellow')} {printable(warning)}")
+        echo(f"{click.style('warning:', fg='yellow')} {visible(warning)}")

@@ -3,8 +3,8 @@
 `evalq status` is what scripts and `watch` call again and again, so it draws its one table
 itself: loading rich and laying the table out with it were a tenth of its start-up. Everything
 in a cell is the user's or the judge's text: control characters are shown escaped, never sent
-to the terminal, nothing is read as markup, and widths are counted in terminal cells so wide
-characters keep the borders straight."""
+to the terminal (evalq.client.visible), nothing is read as markup, and widths are counted in
+terminal cells so wide characters keep the borders straight."""
 
 from __future__ import annotations
 
@@ -12,22 +12,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from evalq.client.visible import visible
+
 BORDER_CELLS = 7  # "│ " + label + " │ " + value + " │"
 MIN_VALUE_CELLS = 20
-
-
-def printable(text: str) -> str:
-    """Text safe to print: line breaks and tabs become spaces, other control characters their
-    escape (\\x1b), so a tag or an error can not move the cursor or recolour the terminal."""
-    out = []
-    for char in text:
-        if char in "\t\n\r\v\f":
-            out.append(" ")
-        elif unicodedata.category(char) in ("Cc", "Cf") and char != "\u200d":
-            out.append(char.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def char_cells(char: str) -> int:
@@ -101,9 +89,9 @@ def box_table(
 ) -> list[str]:
     """The title, then the rows boxed, each cell wrapped to its column. `label_style` formats a
     padded label (the caller's bold); it must add no visible cells."""
-    clean = [(printable(a), printable(b)) for a, b in rows]
+    clean = [(visible(a), visible(b)) for a, b in rows]
     left, right = column_widths(clean, width)
-    lines = wrap(printable(title), left + right + BORDER_CELLS) if title else []
+    lines = wrap(visible(title), left + right + BORDER_CELLS) if title else []
     lines.append(f"┌{'─' * (left + 2)}┬{'─' * (right + 2)}┐")
     for label, value in clean:
         label_lines, value_lines = wrap(label, left), wrap(value, right)

@@ -100,7 +100,6 @@ class WorkerWatch:
             return count, worker_back_message(self.store, count)
         return None
 
-
     def ended(self) -> tuple[int, str] | None:
         """The job ended: if it was said no worker was alive, a worker came and ran it, even
         when it finished before a check could see it, so say that once."""

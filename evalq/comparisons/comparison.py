@@ -18,7 +18,7 @@ from evalq.comparisons.groups import GroupDifference, compare_groups, group_dict
 from evalq.comparisons.paired_rows import PairedRow, PairStatus, pair_rows
 from evalq.comparisons.setups import SetupDifference, sides_differences
 from evalq.comparisons.values import QUESTION_SHARE, RowValue, value_for
-from evalq.core.groups import check_group_columns
+from evalq.core.groups import check_group_columns, group_by_columns
 from evalq.stats.multiple import HOLM_NOTE, holm
 from evalq.stats.paired import (
     BOOTSTRAP_RESAMPLES,
@@ -214,7 +214,7 @@ def compare_sides(
     notes = [alignment.note] if alignment.note else []
     value, mixed = value_for([s.metric for s in sides])
     notes += [n for n in (mixed, value.note) if n]
-    columns = list(dict.fromkeys(group_by))
+    columns = group_by_columns(group_by)
     check_group_columns(columns, [row for side in sides for row in side.rows])  # as status does
     pairs = []
     for i, j in combinations(range(len(sides)), 2):

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalq.core.column_names import refuse_repeated_names
 from evalq.core.errors import CellInputError, DatasetError, InputError
 
 # The field each metric judges, which a candidate's column stands in for.
@@ -55,8 +56,7 @@ def cell_candidates(metric: str, options: Mapping[str, Any]) -> list[str] | None
         raise DatasetError(
             f"candidate names are column names without spaces, ':', '=', ',' or '/': {bad}"
         )
-    if len(set(names)) != len(names):
-        raise DatasetError(f"candidates repeat a name: {names}")
+    refuse_repeated_names("--candidates", names)
     if reserved := sorted(set(names) & _RESERVED):
         raise DatasetError(f"candidates can not be the row's own columns: {reserved}")
     if len(names) > MAX_CANDIDATES:

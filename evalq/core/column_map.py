@@ -16,12 +16,15 @@ from evalq.core.errors import DatasetError
 
 
 def check_column_map(column_map: Mapping[str, str] | None) -> dict[str, str]:
-    """The map as given, refused when it cannot mean one thing: an empty name, or two fields
-    read from one column (each row would be judged with one text in two roles)."""
+    """The map as given, refused when it cannot mean one thing: an empty name, a field mapped
+    twice (names are read without the spaces around them, so {"response": "a", "response ":
+    "b"} maps one field from two columns), or two fields read from one column (each row would
+    be judged with one text in two roles)."""
     if not column_map:
         return {}
     out: dict[str, str] = {}
     by_column: dict[str, str] = {}
+    by_field: dict[str, str] = {}
     for given_field, given_column in column_map.items():
         if not isinstance(given_field, str) or not isinstance(given_column, str):
             raise DatasetError(
@@ -30,6 +33,9 @@ def check_column_map(column_map: Mapping[str, str] | None) -> dict[str, str]:
         field, column = given_field.strip(), given_column.strip()
         if not field or not column:
             raise DatasetError(f"column map {field!r}={column!r}: write FIELD=COLUMN, both named")
+        if field in by_field:
+            raise DatasetError(mapped_twice("column map", field, [by_field[field], column]))
+        by_field[field] = column
         if column in by_column and by_column[column] != field:
             raise DatasetError(
                 f"column map: column {column!r} is mapped to both {by_column[column]!r} and "
@@ -41,15 +47,23 @@ def check_column_map(column_map: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
+def mapped_twice(flag: str, field: str, columns: list[str]) -> str:
+    said = ", ".join(f"{field}={column}" for column in columns)
+    return f"{flag}: field {field!r} is mapped twice ({said}); map each field once"
+
+
 def parse_assignments(items: Iterable[str], flag: str = "--map") -> dict[str, str]:
-    """FIELD=COLUMN items (a repeatable flag) as a map; a malformed item names itself."""
+    """FIELD=COLUMN items (a repeatable flag) as a map; a malformed item names itself, and a
+    field given twice (even from one column) is named with both."""
     out: dict[str, str] = {}
     for item in items:
         field, sep, column = item.partition("=")
         if not sep or not field.strip() or not column.strip():
             raise DatasetError(f"{flag} {item!r}: write FIELD=COLUMN (e.g. query=customer_message)")
         if field.strip() in out:
-            raise DatasetError(f"{flag}: field {field.strip()!r} is mapped twice")
+            raise DatasetError(
+                mapped_twice(flag, field.strip(), [out[field.strip()], column.strip()])
+            )
         out[field.strip()] = column.strip()
     return check_column_map(out)
 

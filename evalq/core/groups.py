@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from evalq.core.column_names import refuse_repeated_names
 from evalq.core.errors import DatasetError
 from evalq.core.models import GroupSummary, RowInput, RowResult
 from evalq.core.scoring import score_figures
@@ -43,6 +44,14 @@ def shared_with(row: RowResult, column: str | None) -> str:
 def extra_columns(rows: Iterable[RowInput | RowResult]) -> list[str]:
     """The columns rows can be grouped by: every extra column some row (or result) has."""
     return sorted({name for row in rows for name in row.extra})
+
+
+def group_by_columns(columns: Sequence[str]) -> list[str]:
+    """--group-by's columns as given (each read without the spaces around it, as every column
+    name is), refused in one line when one is named twice."""
+    names = [str(column).strip() for column in columns]
+    refuse_repeated_names("--group-by", names)
+    return names
 
 
 def check_group_columns(columns: Sequence[str], rows: Sequence[RowInput | RowResult]) -> None:

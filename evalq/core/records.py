@@ -3,7 +3,9 @@
 JSONL is read line by line and CSV with the csv module over the file itself, each record with
 the physical line it starts on. A record whose fields can't be stored or are too large fails
 alone (InputError naming the row, line and field); a file that is no dataset, or a CSV wider
-than its bound, raises DatasetError.
+than its bound, raises DatasetError. So does a column named twice (a CSV header's, a JSONL
+object's key, at any depth), which would keep only the last value in silence: column names
+are read without the spaces around them, in both formats (evalq.core.column_names).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evalq.core.bounds import InputBounds, short, some_names
+from evalq.core.column_names import RENAME, refuse_repeated_columns, repeats_said, said_list
 from evalq.core.errors import DatasetError, InputError
 
 # A row is stored as JSON and read back by every task; the JSON reader in between refuses values
@@ -81,22 +84,74 @@ def _undecodable_line(path: Path) -> int:
     return 1
 
 
+class _Objects:
+    """json.loads's object_pairs_hook: each object as a dict, as json builds it, keeping the
+    objects that name a key twice (json keeps the last value in silence) with their keys as
+    written, and the pairs of the last object built: for a line that is an object, its own."""
+
+    def __init__(self) -> None:
+        self.repeating: list[tuple[dict[str, Any], list[str]]] = []
+        self.last: list[tuple[str, Any]] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built = dict(pairs)
+        if len(built) < len(pairs):
+            self.repeating.append((built, [key for key, _ in pairs]))
+        self.last = pairs
+        return built
+
+
 def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     with _open(path, None) as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            objects = _Objects()
             try:
-                value = json.loads(line)
+                value = json.loads(line, object_pairs_hook=objects)
             except (ValueError, RecursionError) as exc:  # ValueError: an int of 4,300+ digits
                 yield number, f"not valid JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
                 continue
-            yield (
-                number,
-                value
-                if isinstance(value, dict)
-                else f"expected a JSON object, got {type(value).__name__}",
-            )
+            if not isinstance(value, dict):
+                yield number, f"expected a JSON object, got {type(value).__name__}"
+                continue
+            yield number, _columns(path, number, value, objects)
+
+
+def _columns(path: Path, number: int, value: dict[str, Any], objects: _Objects) -> dict[str, Any]:
+    """A line's object with its keys read as column names (without the spaces around them, as
+    a CSV header's), refused when a key repeats in it or in any object it holds: JSON would
+    keep only the last value, and the others would be lost in silence."""
+    keys = [key for key, _ in objects.last]
+    where = f"{path}: line {number}"
+    refuse_repeated_columns(where, keys, "JSON keeps only the last", what="key")
+    if objects.repeating:
+        at, inner = _repeating_at(value, objects.repeating)
+        raise DatasetError(
+            f"{where}: in {at}, {repeats_said(inner, 'key')}; JSON keeps only the last, so "
+            f"nothing was submitted: {RENAME}, or drop the one not meant"
+        )
+    if all(key == key.strip() for key in keys):
+        return value
+    return {key.strip(): item for key, item in value.items()}
+
+
+def _repeating_at(
+    value: dict[str, Any], repeating: list[tuple[dict[str, Any], list[str]]]
+) -> tuple[str, list[str]]:
+    """Where in a line's value (questions[0]) the first object naming a key twice is, and its
+    keys as written. (The objects are kept alive by `repeating`, so their ids are theirs.)"""
+    keys_of = {id(built): keys for built, keys in repeating}
+    stack: list[tuple[Any, str]] = [(item, str(key)) for key, item in reversed(value.items())]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            if id(item) in keys_of:
+                return at, keys_of[id(item)]
+            stack.extend((v, f"{at}.{k}") for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(item))))
+    return "an object of the line", repeating[0][1]  # only in an object a repeat dropped
 
 
 class _Lines:
@@ -147,6 +202,9 @@ def _csv_records(
                     f"{path}: the CSV header has {len(names):,} columns, "
                     f"{bounds.over('max_csv_columns', 'columns per CSV')}; nothing was submitted"
                 )
+            named = [h if h.strip() else f"\0{i}" for i, h in enumerate(header or [])]
+            refuse_repeated_columns(str(path), named, "only the last would be read")
+            unnamed = [i for i, n in enumerate(names) if not n]
             missing = [c for c in required if c not in names]
             if not header or missing:
                 raise DatasetError(
@@ -165,6 +223,8 @@ def _csv_records(
                         f"line {start}: its quotes do not pair up (a quote left open, or text"
                         f" after a closing quote); {read} read as one row, check it"
                     )
+                if len(unnamed) > 1:
+                    _refuse_unnamed_values(path, start, cells, unnamed)
                 extra = cells[len(names) :]
                 if any(c.strip() for c in extra):
                     yield (
@@ -179,6 +239,20 @@ def _csv_records(
                 )
         except csv.Error as exc:
             raise DatasetError(f"{path}: CSV error at line {reader.line_num}: {exc}") from None
+
+
+def _refuse_unnamed_values(path: Path, line: int, cells: list[str], unnamed: list[int]) -> None:
+    """Header cells left empty are one column, named "": its values are kept as an extra column
+    of that name. With several such columns, a row holding a value in any of them would keep
+    only the last one's: refused, unless every such cell of the row is empty (trailing commas)."""
+    held = [i for i in unnamed if i < len(cells) and cells[i].strip()]
+    if held:
+        places = said_list([str(i + 1) for i in unnamed])
+        raise DatasetError(
+            f"{path}: line {line}: position {held[0] + 1} holds a value, but the header leaves "
+            f"its column unnamed, as it does positions {places}; a row keeps only one unnamed "
+            "column, so nothing was submitted: name them in the header"
+        )
 
 
 _SURROGATE = "not valid Unicode text (a lone surrogate)"

@@ -105,3 +105,18 @@ def scrape_metrics(env: Mapping[str, str]) -> str:
         return scrape()
     finally:
         stop(proc)
+
+
+def run_evalq_bytes(
+    env: Mapping[str, str], *args: str, timeout_s: float = TIMEOUT_S
+) -> subprocess.CompletedProcess[bytes]:
+    """`evalq ARGS…`, finished, its stdout and stderr as the bytes it wrote: for a test of
+    what reaches a terminal, byte for byte."""
+    return subprocess.run(
+        [*EVALQ, *args],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        timeout=timeout_s,
+        check=False,
+    )

@@ -7,9 +7,10 @@ fake-gemini). Each command imports what it uses when it runs, so `evalq --help` 
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from typing import Any
+from typing import IO, Any, cast
 
 import click
 
@@ -24,7 +25,7 @@ from evalq.client.cli import (
     submit,
 )
 from evalq.client.cli.attach import Detached, forget_job, noted_job
-from evalq.client.cli.common import err_console, pause_collector, shown
+from evalq.client.cli.common import err_console, pause_collector, shown, visible
 
 __all__ = ["cli_entry", "main"]
 
@@ -81,6 +82,7 @@ def cli_entry() -> None:
     """The `evalq` command: every exit code it ends with is one of evalq.client.cli.exit_codes
     (the README's table)."""
     pause_collector()  # until the command has loaded what it runs (common._Collector)
+    _guard_stray_output()
     try:
         main(standalone_mode=False)
     except click.exceptions.Abort:
@@ -91,10 +93,50 @@ def cli_entry() -> None:
             err_console().print("aborted")
         sys.exit(exit_codes.INTERRUPTED)
     except click.ClickException as exc:
-        exc.show()
+        # click's own refusals quote what they refuse (a value, a file name, an option).
+        exc.show(file=cast(IO[Any], _VisibleStderr()))
         sys.exit(exc.exit_code)
     except Exception as exc:
         sys.exit(_failed(exc))
+
+
+class _VisibleStderr(io.TextIOBase):
+    """Standard error for click's own messages (a usage error, a refused value): written
+    through evalq.client.visible, line breaks kept."""
+
+    def write(self, s: str) -> int:
+        sys.stderr.write(visible(s, multiline=True))
+        return len(s)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+_guarded: list[bool] = []  # the warnings and logging hooks below, once per process
+
+
+def _guard_stray_output() -> None:
+    """What reaches standard error without evalq's printers, a Python warning or a log record
+    a library emits with no handler set up (logging's last resort), is shown through
+    evalq.client.visible as well: a message can quote a row's text."""
+    import logging
+    import warnings
+
+    if _guarded:
+        return
+    _guarded.append(True)
+    formatwarning = warnings.formatwarning
+
+    def visible_warning(*args: Any, **kwargs: Any) -> str:
+        return visible(formatwarning(*args, **kwargs), multiline=True)
+
+    class VisibleFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return visible(super().format(record), multiline=True)
+
+    warnings.formatwarning = visible_warning
+    if logging.lastResort is not None:
+        logging.lastResort.setFormatter(VisibleFormatter())
 
 
 def _failed(exc: Exception) -> int:
@@ -108,7 +150,7 @@ def _failed(exc: Exception) -> int:
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it
         # copies as one piece, and a refusal's "one line" is one line.
-        err_console().print(f"[red]error:[/] {shown(exc)}", soft_wrap=True)
+        err_console().print(f"[red]error:[/] {shown(exc, multiline=True)}", soft_wrap=True)
         return exit_codes.REDIS_DOWN if isinstance(exc, RedisUnavailable) else exit_codes.ERROR
     if isinstance(exc, redis.RedisError):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
@@ -120,7 +162,8 @@ def _failed(exc: Exception) -> int:
         return exit_codes.ERROR
     import traceback
 
-    traceback.print_exception(exc)
+    # The traceback's messages may quote a row's text too.
+    sys.stderr.write(visible("".join(traceback.format_exception(exc)), multiline=True))
     err_console().print(
         f"[red]error:[/] unexpected {type(exc).__name__}: evalq's own bug, please report it "
         f"with the traceback above (exit {exit_codes.BUG})"

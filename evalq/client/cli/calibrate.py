@@ -15,7 +15,15 @@ from typing import Any
 
 import click
 
-from evalq.client.cli.common import err_console, file_option, make_reader, out_console, redis_option
+from evalq.client.cli.common import (
+    echo_json,
+    err_console,
+    file_option,
+    make_reader,
+    out_console,
+    redis_option,
+    visible,
+)
 from evalq.core.registry import REGISTRY
 
 # evaluate keywords a setup does not set for itself: calibrate sets them, or they are the
@@ -189,7 +197,9 @@ def calibrate(
         raise click.UsageError("--job reads jobs already run: leave DATASET out")
     reader = make_reader(redis_url)
     if setups:
-        err_console().print(f"running {len(setups)} setups on {dataset} ({metric})", markup=False)
+        err_console().print(
+            visible(f"running {len(setups)} setups on {dataset} ({metric})"), markup=False
+        )
     result = run_calibration(
         dataset,
         human=human,
@@ -205,7 +215,7 @@ def calibrate(
 
         write_html(html_path, render_calibration_html(result))
     if as_json:
-        click.echo(json.dumps(calibration_dict(result)))
+        echo_json(json.dumps(calibration_dict(result)))
     else:
         from evalq.client.calibrate_render import print_calibration
 

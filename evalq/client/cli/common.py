@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+# The commands take both from here (a re-export: the `as` says so to mypy).
+from evalq.client.visible import shown as shown  # noqa: PLC0414
+from evalq.client.visible import visible as visible  # noqa: PLC0414
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -24,16 +28,19 @@ if TYPE_CHECKING:
 def err_console() -> Console:
     """Standard error's rich console, made when first used: `evalq status` prints its summary
     without rich and loads it only for a warning."""
-    from rich.console import Console
+    from evalq.client.console import TerminalConsole
 
-    return Console(stderr=True)
+    return TerminalConsole(stderr=True)
 
 
 @functools.cache
 def out_console() -> Console:
-    from rich.console import Console
+    """Standard output's rich console. Both consoles send no control character of the
+    user's or the judge's text (evalq.client.console), as every printer shows that text
+    through evalq.client.visible first."""
+    from evalq.client.console import TerminalConsole
 
-    return Console()
+    return TerminalConsole()
 
 
 def _archive_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -83,12 +90,11 @@ def file_option(
     )
 
 
-def shown(text: object) -> str:
-    """The user's text (a value, a column, an error, a path) in a rich print, shown as written
-    and never read as markup: "[/]" in a dataset once made `evalq run` fail with a traceback."""
-    from rich.markup import escape
-
-    return escape(str(text))
+def echo_json(text: str) -> None:
+    """A JSON document (or JSON Lines) on standard output, exact: the characters a terminal
+    would obey that JSON may hold raw (C1 controls, bidi overrides: pydantic writes them as
+    they are) are written as JSON escapes (\\u009b, \\u202e), the same values."""
+    click.echo(visible(text, as_json=True))
 
 
 def apply_overrides(redis_url: str | None) -> None:
@@ -172,7 +178,7 @@ def job_of(reader: JobReader, ref: str) -> str:
 def emit(summary: Any, as_json: bool, brief: bool = False) -> None:
     """A job's summary: JSON, one line saying where to watch it, or the summary table."""
     if as_json:
-        click.echo(summary.model_dump_json())
+        echo_json(summary.model_dump_json())
         return
     if brief:
         out_console().print(

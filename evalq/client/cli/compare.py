@@ -10,11 +10,14 @@ import click
 
 from evalq.client.cli import exit_codes
 from evalq.client.cli.common import (
+    echo_json,
     err_console,
     file_option,
     make_reader,
     out_console,
     redis_option,
+    shown,
+    visible,
 )
 from evalq.client.cli.read import write_html
 
@@ -126,7 +129,7 @@ def compare(
         )
         write_html(html_path, html)
     if as_json:
-        click.echo(json.dumps(comparison_dict(comparison, top=top)))
+        echo_json(json.dumps(comparison_dict(comparison, top=top)))
     else:
         from evalq.client.compare_render import print_comparison
 
@@ -158,9 +161,7 @@ def refuse_mixed(comparison: Comparison, what: str, allow_mixed: bool) -> bool:
 
 
 def _say(line: str) -> None:
-    from rich.markup import escape
-
-    err_console().print(escape(line), soft_wrap=True)
+    err_console().print(shown(line), soft_wrap=True)
 
 
 @click.command()
@@ -205,11 +206,9 @@ def leaderboard(
         from evalq.client.compare_render import leaderboard_csv
 
         csv_path.write_text(leaderboard_csv(standings, groups), encoding="utf-8")
-        err_console().print(f"wrote {csv_path}", markup=False)
+        err_console().print(f"wrote {visible(csv_path)}", markup=False)
     if as_json:
-        click.echo(
-            json.dumps(leaderboard_dict(comparison, standings, groups if group_by else None))
-        )
+        echo_json(json.dumps(leaderboard_dict(comparison, standings, groups if group_by else None)))
     else:
         from evalq.client.compare_render import print_leaderboard
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import click
 
-from evalq.client.cli.attach import finish, note_job
+from evalq.client.cli import exit_codes
+from evalq.client.cli.attach import JobEnded, finish, note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
@@ -18,6 +20,15 @@ from evalq.client.cli.common import (
     redis_option,
     wait_option,
 )
+
+if TYPE_CHECKING:
+    from evalq.client.client import Client
+
+
+class NothingToResume(JobEnded):
+    """`evalq resume` on a finished job: one line says so, and nothing waits (exit 8)."""
+
+    exit_code = exit_codes.NOTHING_TO_RESUME
 
 
 @click.command()
@@ -34,22 +45,50 @@ from evalq.client.cli.common import (
 def resume(
     job: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
 ) -> None:
-    """Continue a paused or interrupted job with the rows not yet scored (cached calls are free).
-    A running job keeps its rows in flight; only rows that were lost are sent again. With
-    --wait, the exit code says how it ended (README: Exit codes)."""
+    """Continue a paused, cancelled or interrupted job with the rows not yet scored (cached
+    calls are free). A running job keeps its rows in flight; only rows that were lost are sent
+    again. It says what it did in one line; a finished job has nothing to resume (exit 8).
+    With --wait, the exit code says how it ended (README: Exit codes)."""
     from evalq.client.cli.submit import wait_with_progress
     from evalq.client.control import resume_outcome
 
     client = make_client(redis_url)
     job_id = job_of(client, job)
+    if not client.store.job_exists(job_id):  # found in the archive only: its rows are gone
+        raise _archived_only(client, job_id)
     outcome = resume_outcome(client.store, client.settings, client.app, job_id, max_cost_usd)
-    err_console().print(outcome.describe(), highlight=False, markup=False)
+    if outcome.finished:
+        raise NothingToResume(
+            f"{outcome.describe()}; `evalq status {job_id}` shows it; "
+            f"exit {NothingToResume.exit_code}"
+        )
+    said = outcome.describe()
+    if not wait:
+        said += f"; watch it with `evalq status {job_id}`"
+    err_console().print(said, highlight=False, markup=False, soft_wrap=True)
     note_job(job_id)
     if wait:
         total = client.rows_total(job_id)
         finish(wait_with_progress(client, job_id, total, quiet=as_json), as_json, None)
-    else:
-        emit(client.summary(job_id), as_json, brief=not as_json)
+    elif as_json:
+        emit(client.summary(job_id), as_json)
+
+
+def _archived_only(client: Client, job_id: str) -> Exception:
+    """A job the archive has and Redis no longer does: finished, nothing to resume (exit 8);
+    else (cancelled) its rows left Redis with it, so it can't go on (exit 2)."""
+    from evalq.core.errors import EvalqError
+
+    status = client.archived(job_id).status
+    if status == "finished":
+        return NothingToResume(
+            f"job {job_id} is finished (in the archive): nothing to resume; "
+            f"`evalq status {job_id}` shows it; exit {NothingToResume.exit_code}"
+        )
+    return EvalqError(
+        f"job {job_id} was {status} and is only in the archive now: its rows are no longer "
+        "in Redis, so it can't be resumed; submit its dataset again"
+    )
 
 
 @click.command()

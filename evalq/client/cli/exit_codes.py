@@ -4,8 +4,9 @@ against MEANINGS word for word (tests/unit/client/test_exit_codes.py).
 
 A CI step reads one number: 1 is only ever a threshold not met (or sides judged differently), so
 a job that ended without a usable result (no scored row, cancelled, paused) has a code of its
-own, and an error that is evalq's own bug (70) is never mistaken for either. Nothing here is
-imported but names: `evalq --help` loads no more for it."""
+own, and an error that is evalq's own bug (70) is never mistaken for either. A resume that
+found nothing to resume (8) is neither done (0: something continued) nor refused (2). Nothing
+here is imported but names: `evalq --help` loads no more for it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ NO_SCORED_ROW = 4
 CANCELLED = 5
 PAUSED = 6
 NO_JUDGE = 7
+NOTHING_TO_RESUME = 8
 BUG = 70  # sysexits.h EX_SOFTWARE
 INTERRUPTED = 130  # 128 + SIGINT, as a shell expects
 
@@ -38,6 +40,8 @@ MEANINGS: dict[int, str] = {
     "(the last line gives the reason; `evalq resume JOB` continues it)",
     NO_JUDGE: "`evalq worker` did not start: no judge it can reach (no key, no Vertex AI "
     "settings or credentials, or a base URL that does not answer; one line on stderr says which)",
+    NOTHING_TO_RESUME: "`evalq resume`: nothing to resume, the job is finished (one line on "
+    "stderr says so; with `--wait` too, which then does not wait)",
     BUG: "an unexpected error, evalq's own bug: the traceback is printed",
     INTERRUPTED: "Ctrl-C: only the command stopped; a job it waited on runs on "
     "(`evalq wait JOB` re-attaches)",

@@ -110,14 +110,11 @@ def thinking_flags(budgets: tuple[str, ...], levels: tuple[str, ...]) -> dict[st
 
 
 def column_map_flags(items: tuple[str, ...]) -> dict[str, str]:
-    """--map FIELD=COLUMN items as the job's column map; a bad item names itself."""
+    """--map FIELD=COLUMN items as the job's column map; a bad item names itself, in one line
+    (a DatasetError: exit 2, as a refused dataset)."""
     from evalq.core.column_map import parse_assignments
-    from evalq.core.errors import DatasetError
 
-    try:
-        return parse_assignments(items)
-    except DatasetError as exc:
-        raise click.BadParameter(str(exc), param_hint="--map") from None
+    return parse_assignments(items)
 
 
 def choice_option(flag: str, choices: list[str], help: str) -> Callable[[Any], Any]:

@@ -4,6 +4,7 @@ alone (evalq.client.reads): no Celery app, dataset loader or google-genai is loa
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import click
 
 from evalq.client.cli.attach import fail_under_option, finish, note_job
 from evalq.client.cli.common import (
+    echo_json,
     emit,
     err_console,
     file_option,
@@ -22,6 +24,7 @@ from evalq.client.cli.common import (
     out_console,
     redis_option,
     shown,
+    visible,
 )
 
 group_by_option = click.option(
@@ -65,20 +68,21 @@ def status(
     from evalq.client.archive_notes import archive_notes
 
     for note in archive_notes(reader, job_id, summary.status, live):
-        click.echo(note, err=True)  # plain: status draws nothing with rich it can do without
+        # plain: status draws nothing with rich it can do without
+        click.echo(visible(note), err=True)
     if live:
         from evalq.client.workers_alive import status_note
 
         nobody = status_note(reader.store, reader.settings, job_id, summary.status)
         if nobody is not None:  # a running job, and no worker alive to run it
-            click.echo(nobody, err=True)
+            click.echo(visible(nobody), err=True)
     records = reader.batches(job_id) if summary.mode == "batch" else []
     bound = reader.batch_bound(job_id) if summary.mode == "batch" else None
     if as_json and summary.mode == "batch":
         data = json.loads(summary.model_dump_json())
         data["batches"] = [json.loads(r.model_dump_json()) for r in records]
         data["batches_max"] = bound
-        click.echo(json.dumps(data))
+        echo_json(json.dumps(data))
         return
     emit(summary, as_json)
     if records:
@@ -88,17 +92,17 @@ def status(
         out_console().print(batches_table(records, now))
         if bound is not None:
             out_console().print(f"{len(records)} batches of at most {bound} for this job")
-        for line in batch_notes(records, now):
+        for line in batch_notes(records, now):  # shown already (visible)
             out_console().print(line, markup=False, highlight=False)
 
 
 def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"redis": address, "used_memory": used, "maxmemory": limit}))
+        echo_json(json.dumps({"redis": address, "used_memory": used, "maxmemory": limit}))
         return
     bound = f"{limit / 2**20:.0f} MiB" if limit else "none (set maxmemory: README)"
     out_console().print(
-        f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}",
+        visible(f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}"),
         highlight=False,
         markup=False,
     )
@@ -119,7 +123,7 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
     total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
     note_job(job_id)
     ready_to_wait()
-    err_console().print(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)")
+    err_console().print(shown(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)"))
     finish(wait_with_progress(reader, job_id, total, quiet=as_json), as_json, fail_under)
 
 
@@ -158,10 +162,10 @@ def jobs(
         raise click.BadParameter(str(exc), param_hint="--since") from None
     which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
     summaries = make_reader(redis_url).jobs(
-        which, on_missing=lambda why: err_console().print(f"warning: {why}", markup=False)
+        which, on_missing=lambda why: err_console().print(f"warning: {visible(why)}", markup=False)
     )
     if as_json:
-        click.echo(json.dumps([s.model_dump() for s in summaries]))
+        echo_json(json.dumps([s.model_dump() for s in summaries]))
         return
     if not summaries:
         # An empty table reads like a failure to list; say what is known instead.
@@ -183,7 +187,9 @@ def jobs(
 @file_option("--out", None, "Write here instead of stdout.")
 @redis_option
 def results(job: str, fmt: str, out: Path | None, redis_url: str | None) -> None:
-    """Write per-row results (also while the job runs)."""
+    """Write per-row results (also while the job runs). JSON Lines hold no character a terminal
+    would obey raw (C1 controls, bidi overrides: JSON escapes, the same values); a CSV is the
+    data as it is, its control characters shown escaped only on a terminal."""
     from evalq.client.render import results_jsonl
     from evalq.client.results_csv import results_csv
 
@@ -191,18 +197,23 @@ def results(job: str, fmt: str, out: Path | None, redis_url: str | None) -> None
     job_id = job_of(reader, job)
     rows = reader.results(job_id)
     texts = reader.judged_texts(job_id, rows)  # what the judge was shown, per row
-    text = results_csv(rows, texts) if fmt == "csv" else "".join(results_jsonl(rows, texts))
+    if fmt == "csv":
+        text = results_csv(rows, texts)
+    else:  # pydantic escapes C0 itself, not C1 or U+202E: the same values, spelled safe
+        text = visible("".join(results_jsonl(rows, texts)), as_json=True)
     if out is None:
-        click.echo(text, nl=False)
+        if fmt == "csv" and sys.stdout.isatty():  # a CSV has no escapes of its own
+            text = visible(text, multiline=True)
+        click.echo(text, nl=False, color=True)  # color: click strips nothing from the data
     else:
         out.write_text(text, encoding="utf-8")
-        err_console().print(f"wrote {len(rows)} rows to {out}", markup=False)
+        err_console().print(f"wrote {len(rows)} rows to {visible(out)}", markup=False)
 
 
 def write_html(path: Path, html: str) -> None:
     """Write an HTML report and say where, with its size."""
     path.write_text(html, encoding="utf-8")
-    err_console().print(f"wrote {path} ({len(html) // 1024} KiB)", markup=False)
+    err_console().print(f"wrote {visible(path)} ({len(html) // 1024} KiB)", markup=False)
 
 
 @click.command()

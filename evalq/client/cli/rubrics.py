@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from evalq.client.cli.common import make_reader, redis_option
+from evalq.client.cli.common import make_reader, redis_option, visible
 
 
 @click.command()
@@ -76,7 +76,7 @@ def rubrics(
         use_cache=not no_cache,
         column_map=column_map_flags(column_map),
         data_roots=list(data_roots) or None,
-        progress=lambda line: click.echo(line, err=True),
+        progress=lambda line: click.echo(visible(line), err=True),
     )
-    for line in report.lines():
-        click.echo(line)
+    for line in report.lines():  # paths and a command: the user's text, shown
+        click.echo(visible(line))

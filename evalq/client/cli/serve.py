@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalq.client.cli.common import apply_overrides, err_console, make_client, redis_option, shown
+from evalq.client.cli.common import (
+    apply_overrides,
+    err_console,
+    make_client,
+    redis_option,
+    shown,
+    visible,
+)
 
 if TYPE_CHECKING:
     from worker.settings import Settings
@@ -101,7 +108,7 @@ def _refuse_without_a_judge(settings: Settings) -> None:
     from worker.judge_check import judge_problem
 
     if (problem := judge_problem(settings)) is not None:
-        click.echo(problem, err=True)
+        click.echo(visible(problem), err=True)
         sys.exit(NO_JUDGE)
 
 

@@ -11,6 +11,7 @@ import click
 
 from evalq.client.cli.attach import Detached, finish, note_job
 from evalq.client.cli.common import (
+    echo_json,
     emit,
     err_console,
     file_option,
@@ -136,7 +137,7 @@ def submit_and_report(
     if dry_run:
         plan = client.plan(metric, dataset, count_tokens=count_tokens, **common)
         if as_json:
-            click.echo(plan.model_dump_json())
+            echo_json(plan.model_dump_json())
         else:
             from evalq.client.render import print_dry_run
 
@@ -214,7 +215,8 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
     with Progress(
         *columns, console=err_console(), disable=quiet and not sys.stderr.isatty()
     ) as progress:
-        task = progress.add_task(f"job {job_id}", total=total)
+        # The description is read as markup ([bold] above): shown, as every text of a job.
+        task = progress.add_task(shown(f"job {job_id}"), total=total)
         waiting = False
 
         def on_redis(message: str | None) -> None:
@@ -226,7 +228,7 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
                 progress.console.print("Redis answers again")
             waiting = message is not None
             label = f"job {job_id}" + (": waiting for Redis" if waiting else "")
-            progress.update(task, description=label)
+            progress.update(task, description=shown(label))
 
         def on_workers(alive: int, message: str) -> None:
             """No worker alive (said once; the wait goes on), or one alive again."""
@@ -234,7 +236,7 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
             line = f"{message}; still waiting" if nobody else message
             progress.console.print(shown(line), style="yellow" if nobody else None)
             label = f"job {job_id}" + (": no worker alive" if nobody else "")
-            progress.update(task, description=label)
+            progress.update(task, description=shown(label))
 
         from evalq.client.watch import wait
 

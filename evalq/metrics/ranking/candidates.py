@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evalq.core.column_names import refuse_repeated_names
 from evalq.core.errors import DatasetError
 
 MAX_CANDIDATES = 20
@@ -19,8 +20,7 @@ def candidates_of(options: Mapping[str, Any]) -> list[str]:
     cleaned = [n.strip() for n in names if n.strip()]
     if len(cleaned) < 2:
         raise DatasetError(f"rank needs at least two candidates, got {cleaned}")
-    if len(set(cleaned)) != len(cleaned):
-        raise DatasetError(f"candidates repeat a name: {cleaned}")
+    refuse_repeated_names("--candidates", cleaned, "candidate")  # a column, or a generated one
     if len(cleaned) > MAX_CANDIDATES:
         raise DatasetError(f"at most {MAX_CANDIDATES} candidates, got {len(cleaned)}")
     return cleaned

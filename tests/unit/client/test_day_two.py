@@ -178,7 +178,10 @@ def test_a_resume_says_what_it_re_sent() -> None:
         ResumeOutcome("j", "paused", requeued=40).describe()
         == "job j was paused: 40 rows back in line"
     )
-    assert ResumeOutcome("j", "finished").describe() == "job j is finished: nothing to resume"
+    finished = ResumeOutcome("j", "finished", finished=True)
+    assert finished.describe() == "job j is finished: nothing to resume"
+    every_row_done = ResumeOutcome("j", "paused", finished=True).describe()
+    assert every_row_done == "job j was paused with every row done: finished now, nothing to resume"
 
 
 def test_jobs_on_an_empty_redis_says_so(scratch_url: str, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@ that keeps a row's spaces, and cell text that can not drive the terminal."""
 
 from __future__ import annotations
 
-from evalq.client.text_table import box_table, cells, column_widths, printable, wrap
+from evalq.client.text_table import box_table, cells, column_widths, wrap
+from evalq.client.visible import visible
 
 
 def test_cells_count_wide_characters_twice_and_combining_marks_not_at_all() -> None:
@@ -14,9 +15,11 @@ def test_cells_count_wide_characters_twice_and_combining_marks_not_at_all() -> N
 
 
 def test_control_characters_are_shown_escaped_not_sent() -> None:
-    assert printable("red\x1b[2Jtag") == "red\\x1b[2Jtag"
-    assert printable("a\tb\nc") == "a b c"
-    assert printable("left\u202eright") == "left\\u202eright"  # a bidi override, shown
+    assert visible("red\x1b[2Jtag") == "red\\x1b[2Jtag"
+    assert visible("a\tb\nc") == "a b c"
+    assert visible("left\u202eright") == "left\\u202eright"  # a bidi override, shown
+    (_, row, _) = box_table("", [("tag\x1b[2J", "0.5\x07")], 80)
+    assert row == "│ tag\\x1b[2J │ 0.5\\x07 │"
 
 
 def test_wrap_keeps_an_indent_and_double_spaces_but_starts_wrapped_lines_at_a_word() -> None:

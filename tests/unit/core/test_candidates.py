@@ -126,7 +126,7 @@ def test_pointwise_cells_take_one_response_column_per_model(folder: Path) -> Non
     ("metric", "names", "message"),
     [
         ("groundedness", ["a", "b"], "takes no candidates"),
-        ("gecko-image", ["a", "a"], "repeat"),
+        ("gecko-image", ["a", "a"], "names column 'a' 2 times"),
         ("gecko-image", ["a b"], "without spaces"),
         ("gecko-image", ["x:y"], "without spaces"),
         ("gecko-image", ["prompt", "b"], "row's own columns"),
