@@ -24,7 +24,7 @@ import redis
 
 EVALQ = [sys.executable, "-m", "evalq"]
 ROOT = Path(__file__).resolve().parent.parent
-SECRET_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+SECRET_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "EVALQ_VERTEX_API_KEY")
 # initdb and postgres refuse to run as root; as root we run them as Debian's system account.
 POSTGRES_ACCOUNT = "postgres"
 
@@ -370,16 +370,21 @@ class FakeGeminiProcess:
     proc: subprocess.Popen[str]
 
 
-def start_fake_gemini(*args: str, log: Path | None = None) -> FakeGeminiProcess:
+def start_fake_gemini(
+    *args: str, log: Path | None = None, env: Mapping[str, str] | None = None
+) -> FakeGeminiProcess:
     """The fake server on a free port; its address read from the line it prints first. With
     `log` its output goes to that file, so it holds no pipe of ours and can outlive this
-    process (the demo's --keep)."""
+    process (the demo's --keep). `env`: its environment (STORAGE_EMULATOR_HOST for Vertex AI's
+    batch jobs), else this process's."""
+    child_env = dict(env) if env is not None else None
     if log is None:
         proc = subprocess.Popen(
             [*EVALQ, "fake-gemini", "--port", "0", *args],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
+            env=child_env,
         )
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -392,6 +397,7 @@ def start_fake_gemini(*args: str, log: Path | None = None) -> FakeGeminiProcess:
                 stdout=handle,
                 stderr=subprocess.STDOUT,
                 text=True,
+                env=child_env,
             )
         wait_for(
             lambda: b"\n" in log.read_bytes()[start:] or proc.poll() is not None,
@@ -487,3 +493,60 @@ def start_flower(env: Mapping[str, str], port: int, log: Path) -> subprocess.Pop
     ]
     with log.open("ab") as fh:
         return subprocess.Popen(cmd, cwd=ROOT, env=dict(env), stdout=fh, stderr=subprocess.STDOUT)
+
+
+@dataclass
+class GcsEmulator:
+    """A Cloud Storage emulator (gcp-storage-emulator, in memory) at `url`: what
+    STORAGE_EMULATOR_HOST names for google-cloud-storage, in the fake server and the workers."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    port: int
+    buckets: tuple[str, ...] = ()
+
+
+def gcs_answers(url: str) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def start_gcs_emulator(
+    log: Path, buckets: Sequence[str] = (), port: int | None = None
+) -> GcsEmulator:
+    """A private Cloud Storage emulator on a free port, in memory; `buckets` are created in it
+    (through the real google-cloud-storage client, as a user would). Its output goes to
+    `log`."""
+    binary = shutil.which("gcp-storage-emulator") or str(
+        Path(sys.executable).parent / "gcp-storage-emulator"
+    )
+    if not Path(binary).exists():
+        raise RuntimeError("gcp-storage-emulator is not installed: pip install -e '.[dev]'")
+    port = port or free_port()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [binary, "start", "--host", "127.0.0.1", "--port", str(port), "--in-memory"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    wait_for(lambda: proc.poll() is not None or gcs_answers(url), 30, "gcp-storage-emulator")
+    if proc.poll() is not None:
+        raise RuntimeError(f"gcp-storage-emulator exited with {proc.returncode}: see {log}")
+    if buckets:
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import storage
+
+        client = storage.Client(
+            project="evalq-test",
+            credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+            client_options={"api_endpoint": url},
+        )
+        for bucket in buckets:
+            client.create_bucket(bucket)
+    return GcsEmulator(url=url, proc=proc, port=port, buckets=tuple(buckets))

@@ -161,6 +161,7 @@ def run_and_render(
                 client.results(job_a),
                 inputs=client.inputs(job_a),
                 data_roots=client.data_roots(job_a),
+                config=client.config(job_a),
             ),
             encoding="utf-8",
         )
@@ -189,6 +190,7 @@ def write_comparison(client: Client, job_a: str, job_b: str, metric: str, out: P
         inputs={label: client.inputs(s.job_id, s.candidate) for label, s in labels.items()},
         data_roots={label: client.data_roots(s.job_id) for label, s in labels.items()},
         summaries={label: client.summary(s.job_id) for label, s in labels.items()},
+        configs={label: client.config(s.job_id) for label, s in labels.items()},
     )
     path = out / f"compare-{metric}.html"
     path.write_text(html, encoding="utf-8")

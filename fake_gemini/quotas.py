@@ -124,6 +124,8 @@ class Stats:
     requests: int = 0
     by_status: Counter[str] = field(default_factory=Counter)
     by_model: Counter[str] = field(default_factory=Counter)
+    # generateContent requests per API dialect ("gemini", "vertex"): which routes a run used.
+    by_route: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     events: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     uploads: int = 0  # files finalized through the Files API (not counted in ``requests``)
@@ -151,13 +153,22 @@ class Stats:
         rule: int | None,
         fault: Fault | None,
         sent: JsonObject | None = None,
+        route: str = "gemini",
     ) -> None:
         self.requests += 1
         self.by_status[str(status)] += 1
         self.by_model[model] += 1
+        self.by_route[route] += 1
         if fault is not None:
             self.faults[fault] += 1
-        event = {"t": time.time(), "status": status, "model": model, "rule": rule, "fault": fault}
+        event = {
+            "t": time.time(),
+            "status": status,
+            "model": model,
+            "rule": rule,
+            "fault": fault,
+            "route": route,
+        }
         event.update(sent or {})
         self.events.append(event)
 
@@ -166,6 +177,7 @@ class Stats:
             "requests": self.requests,
             "by_status": dict(self.by_status),
             "by_model": dict(self.by_model),
+            "by_route": dict(self.by_route),
             "faults": {name: self.faults[name] for name in FAULTS},
             "script_rules_fired": {str(index): count for index, count in fired.items()},
             "events": list(self.events),
@@ -179,6 +191,7 @@ class Stats:
         self.requests = 0
         self.by_status.clear()
         self.by_model.clear()
+        self.by_route.clear()
         self.faults.clear()
         self.events.clear()
         self.uploads = 0

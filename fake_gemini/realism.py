@@ -113,6 +113,9 @@ class BatchRealism:
     file_answered_inline: bool = False
     unknown_fields: bool = False
     bad_line: bool = False
+    # Vertex AI: the results spread over several predictions*.jsonl files, as a job's output
+    # may be; the Gemini API's batches have one file and ignore it.
+    split_output: bool = False
 
     @classmethod
     def parse(cls, given: object) -> BatchRealism:

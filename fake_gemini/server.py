@@ -22,7 +22,7 @@ from fake_gemini.options import ServerOptions
 from fake_gemini.protocol import Brain
 from fake_gemini.quotas import FaultPicker, Quotas
 from fake_gemini.realism import BatchRealism
-from fake_gemini.routes import control
+from fake_gemini.routes import control, vertex_batches
 from fake_gemini.routes.api import route_api
 from fake_gemini.script import Script, load_script
 from fake_gemini.state import STATE, FakeGemini, Latency, default_brain
@@ -47,5 +47,6 @@ def create_app(brain: Brain | None = None, options: ServerOptions | None = None)
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[STATE] = state
     app.router.add_routes(control.ROUTES)
+    vertex_batches.setup(app)  # Vertex AI's batch prediction jobs, through Cloud Storage
     app.router.add_route("*", "/{tail:.*}", route_api)  # last: the Gemini API paths
     return app

@@ -23,12 +23,14 @@ from sqlalchemy.engine import make_url
 from devtools.local import (
     EVALQ,
     ROOT,
+    GcsEmulator,
     PostgresServer,
     RedisServer,
     WorkerPool,
     libpq_url,
     postgres_answers,
     start_fake_gemini,
+    start_gcs_emulator,
     start_postgres,
     start_redis,
     stop,
@@ -189,3 +191,21 @@ def private_postgres(tmp_path: Path) -> Iterator[PostgresServer]:
     server = start_postgres(tmp_path / "postgres")
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsEmulator]:
+    """A private Cloud Storage emulator (gcp-storage-emulator, in memory) with the bucket
+    `evalq-batches`, started as Redis is: a real process on a free port, for the session.
+    This process's google-cloud-storage clients reach it through STORAGE_EMULATOR_HOST, set
+    for the session (the fake server and the workers get it in their environment)."""
+    folder = tmp_path_factory.mktemp("gcs")
+    emulator = start_gcs_emulator(folder / "gcs-emulator.log", buckets=["evalq-batches"])
+    before = os.environ.get("STORAGE_EMULATOR_HOST")
+    os.environ["STORAGE_EMULATOR_HOST"] = emulator.url
+    yield emulator
+    if before is None:
+        os.environ.pop("STORAGE_EMULATOR_HOST", None)
+    else:
+        os.environ["STORAGE_EMULATOR_HOST"] = before
+    stop(emulator.proc)

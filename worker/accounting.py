@@ -60,7 +60,9 @@ class AccountingJudge(JudgeLayer):
         ):
             return None
         role = "candidate" if self._candidate else request.role
-        return priced_usage(role, self.model, spent.attempts, spent, self._price, batch=self._batch)
+        # A batch-mode call answered online (worker.batch.judge) is billed at the online rate.
+        batch = self._batch and not (isinstance(spent, JudgeReply) and spent.online)
+        return priced_usage(role, self.model, spent.attempts, spent, self._price, batch=batch)
 
     def _account(self, request: JudgeRequest, spent: JudgeReply | CallCost, **more: int) -> None:
         counters = {

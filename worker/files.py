@@ -7,7 +7,8 @@ every later unit (on any worker) sends that URI. A lock makes concurrent rows sh
 wait for the first upload instead of starting their own. Files get a name derived from their
 digest, so the URI, and with it the judge-call cache key, is the same in every job: a rerun of
 a finished job still makes no calls. gs:// URIs are passed through on Vertex AI, which reads
-Cloud Storage itself; the Gemini API cannot, so there they are a clear input_error.
+Cloud Storage itself; the Gemini API cannot, so there they are a clear input_error (the rule
+is evalq.core.media_backend's, which the submitter applies first, refusing the dataset).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from evalq.core.data_roots import DataRoots
 from evalq.core.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
 from evalq.core.judge import MediaPart
 from evalq.core.media import MediaRules, load_media
+from evalq.core.media_backend import refusal
 from evalq.core.media_fetch import NetworkRules
 from evalq.core.models import JobConfig, MediaRef
 from worker.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
@@ -328,14 +330,8 @@ def deliver_media(
     does not decode, or is in a place this job or backend may not read."""
     if ref.kind == "file_uri":
         part = load_media(ref, row_id, field, rules, allowed)
-        if not settings.use_vertexai:
-            raise InputError(
-                row_id,
-                field,
-                f"{ref.value}: gs:// URIs can only be read on Vertex AI "
-                "(GOOGLE_GENAI_USE_VERTEXAI=true); with the Gemini API give a local path, "
-                "an http(s) URL or a data: URI",
-            )
+        if why := refusal(ref, None, settings.use_vertexai, settings.inline_max_bytes):
+            raise InputError(row_id, field, why)
         return part
     memo_key = (job_id, ref, allowed, settings.inline_max_bytes, rules)
     if (done := _memo.get(memo_key)) is not None:
@@ -347,14 +343,8 @@ def deliver_media(
     size = len(part.data or b"")
     if part.data is None or size <= settings.inline_max_bytes:
         return part
-    if settings.use_vertexai:
-        raise InputError(
-            row_id,
-            field,
-            f"{size} bytes is over the {settings.inline_max_bytes} byte inline limit "
-            "(EVALQ_INLINE_MAX_BYTES) and Vertex AI has no Files API: put it in Cloud Storage "
-            "and give its gs:// URI",
-        )
+    if why := refusal(ref, size, settings.use_vertexai, settings.inline_max_bytes):
+        raise InputError(row_id, field, why)  # the submitter refuses what it can size too
     uploader = Uploader(settings, files or _service(settings), shared)
     delivered = uploader.deliver(part, job_id, row_id, field)
     _memo.put(memo_key, delivered)

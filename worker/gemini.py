@@ -186,10 +186,14 @@ def make_client(settings: Settings) -> genai.Client:
         client_args=_connection_limits(settings.connection_slots),
     )
     if settings.use_vertexai:
+        # EVALQ_VERTEX_API_KEY, given explicitly (with project and location), else ADC.
+        secret = settings.vertex_api_key
+        vertex_key = secret.get_secret_value().strip() if secret else None
         return genai.Client(
             vertexai=True,
             project=settings.vertex_project,
             location=settings.vertex_location,
+            api_key=vertex_key or None,
             http_options=options,
         )
     # Against the fake server no key is needed; the SDK insists on one, so send a placeholder.

@@ -6,13 +6,16 @@ judge_error per row. `evalq worker` asks `judge_problem` first and refuses to st
 answer (evalq.client.cli.serve), with one line naming what is missing and how to fix it.
 
 What is checked, in the order the judge client is built (worker.gemini.make_client):
+- Vertex AI (GOOGLE_GENAI_USE_VERTEXAI): GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION are set,
+  whatever else is (against the fake server too: without them the client builds no Vertex
+  route at all), then credentials: EVALQ_VERTEX_API_KEY (a Vertex API key; GEMINI_API_KEY and
+  GOOGLE_API_KEY are the Gemini API's and do not count), or application-default credentials
+  found (google.auth.default(), which reads files and the environment; no call to
+  Google's APIs).
 - EVALQ_GEMINI_BASE_URL set: an HTTP request to it gets an HTTP response (any status) within
   `timeout_s`; connection refused, a name that does not resolve and no reply until then do not
   count. A refused connection is tried again until then: a judge (the fake server) started
   beside the worker gets those seconds to listen.
-- else Vertex AI (GOOGLE_GENAI_USE_VERTEXAI): GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION are
-  set and application-default credentials are found (google.auth.default(), which reads files
-  and the environment; no call to Google's APIs).
 - else the Gemini API: GEMINI_API_KEY or GOOGLE_API_KEY is set.
 
 Only presence is checked: a key Google refuses is found out on the first call (a 4xx refusal,
@@ -58,6 +61,20 @@ def judge_problem(
 def _problem(
     settings: Settings, probe: Probe, find_credentials: FindCredentials, timeout_s: float
 ) -> str | None:
+    has_key = settings.api_key is not None and bool(settings.api_key.get_secret_value().strip())
+    if settings.use_vertexai:
+        if (missing := vertex_settings_problem(settings)) is not None:
+            return missing
+        vertex_key = settings.vertex_api_key
+        if (
+            not (vertex_key and vertex_key.get_secret_value().strip())
+            and (error := find_credentials()) is not None
+        ):
+            return (
+                f"Vertex AI: no application-default credentials ({error}): run `gcloud auth "
+                "application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service "
+                "account key file, or EVALQ_VERTEX_API_KEY to a Vertex API key"
+            )
     base_url = (settings.gemini_base_url or "").strip()
     if base_url:
         error = probe(base_url, timeout_s)
@@ -68,33 +85,33 @@ def _problem(
             f"({error}): start it (the fake server: evalq fake-gemini), or correct or unset "
             "EVALQ_GEMINI_BASE_URL"
         )
-    if settings.use_vertexai:
-        missing = [
-            name
-            for name, value in (
-                ("GOOGLE_CLOUD_PROJECT", settings.vertex_project),
-                ("GOOGLE_CLOUD_LOCATION", settings.vertex_location),
-            )
-            if not (value or "").strip()
-        ]
-        if missing:
-            return (
-                f"Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) needs {' and '.join(missing)}: set "
-                f"{'them' if len(missing) > 1 else 'it'} (a project id; a region such as "
-                "us-central1), or unset GOOGLE_GENAI_USE_VERTEXAI and set GEMINI_API_KEY "
-                "(Gemini API)"
-            )
-        error = find_credentials()
-        if error is None:
-            return None
-        return (
-            f"Vertex AI: no application-default credentials ({error}): run `gcloud auth "
-            "application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service "
-            "account key file"
-        )
-    if settings.api_key is not None and settings.api_key.get_secret_value().strip():
+    if settings.use_vertexai or has_key:
         return None
     return NO_JUDGE
+
+
+def vertex_settings_problem(settings: Settings) -> str | None:
+    """On Vertex AI, the one line naming the project or region setting that is missing (None
+    when both are set, or when Vertex AI is not used): every Vertex route is under them, so
+    nothing can be judged, or checked against Cloud Storage, without them."""
+    if not settings.use_vertexai:
+        return None
+    missing = [
+        name
+        for name, value in (
+            ("GOOGLE_CLOUD_PROJECT", settings.vertex_project),
+            ("GOOGLE_CLOUD_LOCATION", settings.vertex_location),
+        )
+        if not (value or "").strip()
+    ]
+    if not missing:
+        return None
+    return (
+        f"Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) needs {' and '.join(missing)}: set "
+        f"{'them' if len(missing) > 1 else 'it'} (a project id; a region such as "
+        "us-central1), or unset GOOGLE_GENAI_USE_VERTEXAI and set GEMINI_API_KEY "
+        "(Gemini API)"
+    )
 
 
 def shown_url(url: str) -> str:

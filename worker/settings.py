@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GEMINI_API_KEY", "GOOGLE_API_KEY")
     )
+    # A Vertex API key (express mode, or a key bound to a service account), sent on Vertex AI
+    # instead of application-default credentials. A setting of its own: GEMINI_API_KEY and
+    # GOOGLE_API_KEY name a Gemini API key, which Vertex would refuse, and google-genai itself
+    # ignores them once a project and location are set.
+    vertex_api_key: SecretStr | None = None
     use_vertexai: bool = Field(default=False, validation_alias="GOOGLE_GENAI_USE_VERTEXAI")
     vertex_project: str | None = Field(default=None, validation_alias="GOOGLE_CLOUD_PROJECT")
     vertex_location: str | None = Field(default=None, validation_alias="GOOGLE_CLOUD_LOCATION")
@@ -182,6 +187,9 @@ class Settings(BaseSettings):
     batch_results_max_bytes: int = Field(default=4 * 1024**3, gt=0)
     # At most this many requests per round (a sweep leaves the rest for the next round).
     batch_max_requests: int = Field(default=100_000, gt=0)
+    # Vertex AI batch mode: the Cloud Storage prefix (gs://BUCKET/FOLDER) a job's requests are
+    # written under and its results read from; `evalq run --vertex-batch-prefix` wins over it.
+    vertex_batch_prefix: str | None = None
 
     @field_validator("data_roots", mode="before")
     @classmethod

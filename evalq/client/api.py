@@ -205,6 +205,7 @@ class EvaluateSpec(TypedDict, total=False):
     count_tokens: bool
     mode: Literal["online", "batch"]
     on_expiry: Literal["resubmit", "online"]
+    vertex_batch_prefix: str | None
     priority: Literal["high", "normal", "low"]
     max_in_flight: int | None
     name: str | None
@@ -312,7 +313,14 @@ def evaluate(
         if dry_run:
             count_tokens = spec.get("count_tokens", False)
             return client.plan(metric, path, count_tokens=count_tokens, **job)
-        submitted = client.submit(metric, path, mode=mode, on_expiry=on_expiry, **job)
+        submitted = client.submit(
+            metric,
+            path,
+            mode=mode,
+            on_expiry=on_expiry,
+            vertex_batch_prefix=spec.get("vertex_batch_prefix"),
+            **job,
+        )
         return Job(submitted.job_id, client)
 
     if isinstance(data, (str, Path)):

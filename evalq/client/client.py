@@ -45,6 +45,7 @@ class Client(JobReader):
         *,
         mode: str = "online",
         on_expiry: str = "resubmit",
+        vertex_batch_prefix: str | None = None,
         **job: Unpack[JobSpec],
     ) -> Submitted:
         """Validate every row, store the job, enqueue one task per good row; bad rows fail now.
@@ -52,17 +53,22 @@ class Client(JobReader):
         The job's settings are JobSpec's (judges, options, media roots, thinking, spend cap).
         `mode="batch"` sends the judge calls through Gemini's Batch API at the batch price
         (worker.batch); `on_expiry` ("resubmit" or "online") says where the unanswered requests
-        of a batch that ends EXPIRED, FAILED or CANCELLED go."""
+        of a batch that ends EXPIRED, FAILED or CANCELLED go. On Vertex AI, batch mode goes
+        through Cloud Storage under `vertex_batch_prefix` (gs://BUCKET/FOLDER; default
+        EVALQ_VERTEX_BATCH_PREFIX), checked here before anything is stored."""
         submit.check_mode(mode, on_expiry)
+        prefix = None
         if mode == "batch":
-            from worker.batch.service import VertexNotSupported, check_backend
+            from worker.batch.service import BatchSetupError, batch_prefix
 
             try:
-                check_backend(self.settings)
-            except VertexNotSupported as exc:
+                prefix = batch_prefix(self.settings, vertex_batch_prefix)
+            except BatchSetupError as exc:
                 raise EvalqError(str(exc)) from None
         prepared = submit.prepare(self.settings, metric, dataset, job, self)
-        config = prepared.config.model_copy(update={"mode": mode, "on_expiry": on_expiry})
+        config = prepared.config.model_copy(
+            update={"mode": mode, "on_expiry": on_expiry, "vertex_batch_prefix": prefix}
+        )
         submit.store_and_enqueue(self.store, self.settings, self.app, config, prepared.dataset)
         return Submitted(job_id=config.job_id, dataset=prepared.dataset)
 

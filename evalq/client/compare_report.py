@@ -18,7 +18,7 @@ from evalq.client.row_views import TEXT_METRICS, input_for, row_view
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.paired_rows import PairedRow
 from evalq.core.data_roots import DataRoots
-from evalq.core.models import JobSummary, MediaRef, RowInput
+from evalq.core.models import JobConfig, JobSummary, MediaRef, RowInput
 from evalq.stats.paired import PairedDifference
 
 COLOR_A = "#4a7bd0"
@@ -200,9 +200,11 @@ def render_comparison(
     top: int = 10,
     inputs: Mapping[str, Mapping[Any, RowInput]] | None = None,
     summaries: Mapping[str, JobSummary] | None = None,
+    configs: Mapping[str, JobConfig] | None = None,
 ) -> str:
     """The comparison page. `inputs` (per side label, the stored rows) give each side's row
-    its texts; `summaries` (per side label) its cost."""
+    its texts, named by the dataset's columns as `configs` (per side label, its job's) say;
+    `summaries` (per side label) its cost."""
     roots = {
         label: DataRoots.of(list(folders)) if folders else None
         for label, folders in (data_roots or {}).items()
@@ -218,7 +220,9 @@ def render_comparison(
         side_inputs = (inputs or {}).get(label, {})
         view = None
         if result is not None:
-            view = row_view(metric, result, input_for(side_inputs, result))
+            view = row_view(
+                metric, result, input_for(side_inputs, result), (configs or {}).get(label)
+            )
         return {"key": which, "label": label, "thumb": thumb, "view": view}
 
     pairs: list[dict[str, Any]] = []

@@ -12,8 +12,8 @@ from evalq.client.submit import Sender, check_cap, check_turns, models_by_role, 
 from evalq.core.errors import EvalqError
 from evalq.core.pricing import job_prices, nanos, usd
 from worker.batch.flow import reattach
+from worker.batch.service import backend_for as batch_backend
 from worker.batch.service import cancel_all as cancel_batches
-from worker.batch.service import client_for as batch_client
 from worker.jobs import finalize
 from worker.settings import Settings
 from worker.store import Store, Transition, TurnState
@@ -161,7 +161,8 @@ def _cancel_batches(store: Store, settings: Settings, job_id: str) -> None:
     """Cancel the job's batches on the server now; a poll that finds the job cancelled
     does the same, so a failure here only delays it."""
     try:
-        cancel_batches(batch_client(settings), store, job_id)
+        prefix = store.config(job_id).vertex_batch_prefix
+        cancel_batches(batch_backend(settings, prefix), store, job_id)
     except Exception as exc:  # the API out of reach: the next poll cancels them
         log.warning("job %s: cancelling its batches failed (%s); a poll will", job_id, exc)
 

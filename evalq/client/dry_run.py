@@ -19,6 +19,7 @@ from evalq.core.kv import KeyValue
 from evalq.core.media import MediaRules, allowed_types, load_media
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
+from evalq.core.pricing import vertex_price_note
 from worker.call_cache import call_digest
 from worker.settings import Settings
 from worker.store import REDIS_DOWN, Store
@@ -127,6 +128,8 @@ def plan(
         warnings=config.warnings,
         quota=quota,
     )
+    if settings.use_vertexai:  # the workers' backend, read as they read it
+        report.price_note = vertex_price_note([c.model for c in report.calls], env.prices)
     cap = config.max_cost_usd
     if cap is not None and report.cost_usd is not None:
         over = report.cost_usd > cap

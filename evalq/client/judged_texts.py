@@ -11,11 +11,16 @@ column, a field the metric read from a column of another name by that column
 by the mapped column (JobConfig.column_map). Nothing is exported twice: the row's prompt under
 the name `prompt` is evalq's `prompt` column already, and a table leaves out a judged column
 whose name it already has for the same text (groundedness's `response`).
+
+The reports and comparison pages (evalq.client.row_views) show the same fields under the same
+names (named_inputs), so a Vertex-named dataset's `response` and `baseline_model_response` are
+on the page as they are in the export: one rule for every view of what was judged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalq.core.candidates import candidate_field, cell_candidates
@@ -34,12 +39,41 @@ def media_name(ref: MediaRef) -> str:
     return f"inline {ref.mime_type or 'data'}, {size} bytes"
 
 
-def _column(config: JobConfig, row: RowInput, field: str, judged_field: str | None) -> str:
+@dataclass(frozen=True)
+class JudgedInput:
+    """One thing the judge was shown of a row: the metric's field (what the view decorates,
+    e.g. pairwise's side A), the dataset's column it came from (what the user sees it as), and
+    its text or media."""
+
+    field: str
+    column: str
+    value: str | MediaRef
+
+
+def _column(
+    column_map: Mapping[str, str], row: RowInput, field: str, judged_field: str | None
+) -> str:
     """The dataset's name for one of the row's fields."""
     if row.candidate is not None and field == judged_field:
         return row.candidate
     read = row.read_from.get(field, field)
-    return config.column_map.get(read, read)
+    return column_map.get(read, read)
+
+
+def named_inputs(
+    metric: str, row: RowInput, result: RowResult, config: JobConfig | None = None
+) -> list[JudgedInput]:
+    """What the judge was shown of one stored row, in the order shown, each under the
+    dataset's column name. Without the job's config (a page built from rows alone) a --map or
+    --candidates column can't be known, so those fields keep the metric's names."""
+    column_map: Mapping[str, str] = config.column_map if config is not None else {}
+    judged_field = None
+    if config is not None and cell_candidates(config.metric, config.options) is not None:
+        judged_field = candidate_field(config.metric)
+    return [
+        JudgedInput(field, _column(column_map, row, field, judged_field), value)
+        for field, value in get_metric(metric).judged_inputs(row, result).items()
+    ]
 
 
 def judged_texts(
@@ -47,21 +81,18 @@ def judged_texts(
 ) -> list[dict[str, str]]:
     """Per result (in its order), what its judge was shown: column -> text or media name. A
     row refused at load was stored with no input, and shows nothing."""
-    metric = get_metric(config.metric)
-    cells = cell_candidates(config.metric, config.options)
-    judged_field = candidate_field(config.metric) if cells is not None else None
     by_cell = {(row.id, row.candidate): row for row in inputs}
     out: list[dict[str, str]] = []
     for result in results:
         row = by_cell.get((result.id, result.candidate))
         texts: dict[str, str] = {}
         if row is not None:
-            for field, value in metric.judged_inputs(row, result).items():
+            for judged in named_inputs(config.metric, row, result, config):
+                value = judged.value
                 text = media_name(value) if isinstance(value, MediaRef) else value
-                column = _column(config, row, field, judged_field)
-                if column == "prompt" and text == result.prompt:
+                if judged.column == "prompt" and text == result.prompt:
                     continue  # evalq's own prompt column holds it
-                texts.setdefault(column, text)
+                texts.setdefault(judged.column, text)
         out.append(texts)
     return out
 

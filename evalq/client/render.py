@@ -89,6 +89,8 @@ def dry_run_table(p: DryRunReport) -> Table:
         cost += f"; batch {money(p.cost_usd_batch)} with --mode batch (Batch API prices)"
     if p.cost_note:
         cost += f"; {p.cost_note}"
+    if p.price_note:
+        cost += f"; {p.price_note}"
     _add(table, "cost", cost)
     if p.time_s is None:
         _add(table, "time", p.time_note or "not estimated")

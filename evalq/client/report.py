@@ -23,7 +23,7 @@ from evalq.client.human_view import REPORT_HEADER, left_out_text, report_rows
 from evalq.client.row_views import TEXT_METRICS, input_for, row_view
 from evalq.client.summary_view import cost_line
 from evalq.core.data_roots import DataRoots, read_file
-from evalq.core.models import JobSummary, MediaRef, RowInput, RowResult
+from evalq.core.models import JobConfig, JobSummary, MediaRef, RowInput, RowResult
 
 _THUMB_PX = 160
 LABEL_COLORS = {
@@ -279,9 +279,11 @@ def render_report(
     inputs: Mapping[Any, RowInput] | None = None,
     max_rows: int = 500,
     data_roots: Iterable[str] = (),
+    config: JobConfig | None = None,
 ) -> str:
     """The report page. `inputs` are the stored rows by id, or by (id, candidate) to give a
-    multi-candidate job's every cell its own texts."""
+    multi-candidate job's every cell its own texts; `config` (the job's) names each judged
+    text by the dataset's column (--map, --candidates)."""
     results = list(results)
     inputs = inputs or {}
     roots = DataRoots.of(list(data_roots)) if data_roots else None
@@ -289,7 +291,7 @@ def render_report(
     for result in results[:max_rows]:
         row_input = input_for(inputs, result)
         ref = None if summary.metric in TEXT_METRICS else _media_of(row_input, result.candidate)
-        view = row_view(summary.metric, result, row_input)
+        view = row_view(summary.metric, result, row_input, config)
         rows.append({"view": view, "thumb": thumbnail(ref, roots), "details": result.details})
     return render_page(
         TEMPLATE,

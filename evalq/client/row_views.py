@@ -2,6 +2,10 @@
 words with the judge's own explanation, and (groundedness) the labelled sentences.
 
 The report and the comparison report both render these, so a row reads the same in either.
+The texts are the ones the metric says its judge read (Metric.judged_inputs), each under the
+dataset's own column name (evalq.client.judged_texts.named_inputs, the exports' rule too): a
+Vertex-named pairwise row shows `response` and `baseline_model_response`, a summarization row
+its `instruction`, never a guess from a fixed list of names.
 Everything here is plain data; the templates escape it (it comes from datasets and judges).
 A rating metric stores its units as questions with no expected answer (result None even when
 scored), so verdicts are read from the row's details, and only a unit whose status is not "ok"
@@ -14,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalq.core.models import QuestionResult, RowInput, RowResult
+from evalq.client.judged_texts import JudgedInput, named_inputs
+from evalq.core.models import JobConfig, MediaRef, QuestionResult, RowInput, RowResult
+from evalq.metrics.pairwise.sides import row_pair
 
 Tone = Literal["ok", "bad", "unscored", "plain"]
 
@@ -87,11 +93,15 @@ def _str(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _texts(data: Mapping[str, Any], names: Sequence[tuple[str, str]]) -> tuple[Text, ...]:
+def _texts(
+    named: Sequence[JudgedInput], labels: Mapping[str, str] | None = None
+) -> tuple[Text, ...]:
+    """The judged texts (media apart), each under its column name, worded as `labels` (by
+    field, "{column}" in it) says for some: pairwise's sides, who wrote a response."""
     return tuple(
-        Text(label, _str(data[key]))
-        for key, label in names
-        if isinstance(data.get(key), str | int | float) and _str(data[key]).strip()
+        Text((labels or {}).get(j.field, "{column}").replace("{column}", j.column), j.value)
+        for j in named
+        if isinstance(j.value, str) and j.value.strip()
     )
 
 
@@ -108,7 +118,9 @@ def _unscored_text(entry: Mapping[str, Any]) -> str:
 # ---- pointwise ------------------------------------------------------------------------------
 
 
-def _pointwise(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
+def _pointwise(
+    result: RowResult, named: Sequence[JudgedInput], row: RowInput | None
+) -> dict[str, Any]:
     details = result.details
     verdicts: list[VerdictLine] = []
     for judge, entry in (details.get("judges") or {}).items():
@@ -134,10 +146,7 @@ def _pointwise(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "headline": headline,
         "tone": "plain" if mean is not None else "unscored",
-        "texts": _texts(
-            data, [("prompt", "prompt"), ("instruction", "instruction"), ("context", "context")]
-        )
-        + _texts(data, [("reference", "reference"), ("response", "response")]),
+        "texts": _texts(named),
         "verdicts": tuple(verdicts),
     }
 
@@ -175,7 +184,9 @@ def _comparison_line(
     return VerdictLine(who, verdict, "ok" if consistent is not False else "plain", tuple(parts))
 
 
-def _pairwise(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
+def _pairwise(
+    result: RowResult, named: Sequence[JudgedInput], row: RowInput | None
+) -> dict[str, Any]:
     details = result.details
     sides: Mapping[str, str] = details.get("sides") or {"A": "response_a", "B": "response_b"}
     comparisons = details.get("comparisons") or []
@@ -197,15 +208,19 @@ def _pairwise(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
         if winner == "tie"
         else f"winner {_side_name(winner, sides)}",
         "tone": "plain" if winner is not None else "unscored",
-        "texts": _texts(data, [("prompt", "prompt"), ("context", "context")])
-        + _texts(data, [(column, f"{side} · {column}") for side, column in sides.items()]),
+        # The responses as "A · COLUMN" and "B · COLUMN": the side the verdicts name, then the
+        # user's column (ours, Vertex's, or a --map column).
+        "texts": _texts(
+            named, dict(zip(row_pair(row), ("A · {column}", "B · {column}"), strict=True))
+        )
+        if row is not None
+        else (),
         "verdicts": verdicts,
     }
 
 
-def _rank(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
+def _rank(result: RowResult, named: Sequence[JudgedInput], row: RowInput | None) -> dict[str, Any]:
     details = result.details
-    candidates = [str(c) for c in details.get("candidates") or []]
     comparisons = details.get("comparisons") or []
     verdicts = []
     for c in comparisons:
@@ -227,8 +242,7 @@ def _rank(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "headline": headline,
         "tone": "plain" if order else "unscored",
-        "texts": _texts(data, [("prompt", "prompt"), ("context", "context")])
-        + _texts(data, [(name, name) for name in candidates]),
+        "texts": _texts(named),
         "verdicts": tuple(verdicts),
     }
 
@@ -279,23 +293,18 @@ def _grounded_block(judge: str, entry: Mapping[str, Any]) -> SentenceBlock:
     return SentenceBlock(f"judge {judge}", outcome, tone, sentences, note)
 
 
-def _groundedness(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
+def _groundedness(
+    result: RowResult, named: Sequence[JudgedInput], row: RowInput | None
+) -> dict[str, Any]:
     details = result.details
     blocks = tuple(
         _grounded_block(judge, entry)
         for judge, entry in (details.get("judges") or {}).items()
         if isinstance(entry, Mapping)
     )
-    texts = _texts(data, [("query", "query"), ("prompt", "query"), ("context", "context")])
-    response = details.get("response") or data.get("response")
-    if response:
-        source = details.get("response_source")
-        label = "response" + (
-            f" (written by {details.get('candidate_model')})"
-            if source == "candidate" and details.get("candidate_model")
-            else ""
-        )
-        texts += (Text(label, _str(response)),)
+    writer = details.get("candidate_model")
+    written = details.get("response_source") == "candidate" and writer
+    texts = _texts(named, {"response": f"{{column}} (written by {writer})"} if written else {})
     if result.score is None:
         headline, tone = "unscored", "unscored"
     else:
@@ -309,7 +318,10 @@ def _groundedness(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
 # ---- Gecko (and any metric with expected answers) ------------------------------------------
 
 
-def _gecko(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
+def _gecko(result: RowResult, named: Sequence[JudgedInput], row: RowInput | None) -> dict[str, Any]:
+    # The prompt as the result keeps it (a row refused at load has no stored input), under
+    # the column it was read from (a --map column) when the input says.
+    column = next((j.column for j in named if j.field == "prompt"), "prompt")
     scored = [q for q in result.questions if q.result is not None]
     right = sum(q.result or 0 for q in scored)
     headline = (
@@ -320,7 +332,7 @@ def _gecko(result: RowResult, data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "headline": headline,
         "tone": "plain" if scored else "unscored",
-        "texts": (Text("prompt", result.prompt),) if result.prompt else (),
+        "texts": (Text(column, result.prompt),) if result.prompt else (),
         "questions": tuple(result.questions),
     }
 
@@ -333,17 +345,20 @@ _BY_METRIC = {
 }
 
 
-def row_view(metric: str, result: RowResult, row_input: RowInput | None) -> RowView:
-    """The row as a person reads it. Never raises on odd details: a report must render
-    whatever a job stored (a row from an older version, a failed row with no details)."""
-    data = dict(row_input.data) if row_input is not None else {}
+def row_view(
+    metric: str, result: RowResult, row_input: RowInput | None, config: JobConfig | None = None
+) -> RowView:
+    """The row as a person reads it; `config` (the job's) names --map and --candidates
+    columns as the dataset does. Never raises on odd details: a report must render whatever a
+    job stored (a row from an older version, a failed row with no details)."""
+    named = named_inputs(metric, row_input, result, config) if row_input is not None else []
     build = _BY_METRIC.get(metric, _gecko)
-    parts = build(result, data)
-    if build is not _gecko and row_input is not None:
+    parts = build(result, named, row_input)
+    if build is not _gecko:
         parts["texts"] += tuple(
-            Text(name, ref.value.rsplit("/", 1)[-1] if ref.kind == "path" else ref.value[:200])
-            for name, ref in row_input.media.items()
-            if ref.kind != "inline"
+            Text(j.column, ref.value.rsplit("/", 1)[-1] if ref.kind == "path" else ref.value[:200])
+            for j in named
+            if isinstance(ref := j.value, MediaRef) and ref.kind != "inline"
         )
     if result.status == "failed":
         parts["tone"] = "bad"

@@ -19,6 +19,7 @@ from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.groups import check_group_columns, group_by_columns
 from evalq.core.human_labels import label_columns
 from evalq.core.media import MediaRules
+from evalq.core.media_backend import check_rows as check_backend_media
 from evalq.core.metric import get_metric
 from evalq.core.models import JobConfig, RowResult
 from evalq.core.options import validate_options
@@ -31,6 +32,7 @@ from evalq.metrics.gecko.soft_models import refusal_message as soft_refusal
 from worker.batch.names import SUBMIT_BATCH
 from worker.files import media_rules
 from worker.jobs import finalize
+from worker.judge_check import vertex_settings_problem
 from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings
 from worker.store import PRIORITIES, Store
@@ -178,6 +180,8 @@ def prepare(
     """Every check a job passes before it is stored, shared by submit and the dry run.
     `reader` reads the job named by the questions_from option (default: one on `settings`)."""
     refuse_unknown(spec, JobSpec, "submit")
+    if (vertex := vertex_settings_problem(settings)) is not None:
+        raise EvalqError(vertex)  # its rows would be judged nowhere (and gs:// read nowhere)
     check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
     name = check_name(spec.get("name"))
     get_metric(metric)  # an unknown metric fails before anything else
@@ -197,6 +201,10 @@ def prepare(
         options = {**options, "questions_from": source}  # the job's id, whatever named it
         loaded = questions_from(settings, metric, source, loaded, options, reader)
     check_group_columns(group_by, loaded.rows)
+    # Media the workers' backend can't take (a gs:// URI on the Gemini API, a file over the
+    # inline limit on Vertex AI): refused now, not failed row by row after storing. The
+    # submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do (as soft_refusal below).
+    check_backend_media(loaded.rows, settings.use_vertexai, settings.inline_max_bytes)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
     judge_model = judges[0] if judges else settings.judge_model

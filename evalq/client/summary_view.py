@@ -257,6 +257,8 @@ def print_summary(s: JobSummary, *, width: int | None = None) -> None:
             "unreadable results lines": s.batch.get("results_unreadable", 0),
             "requests the batch returned nothing for": s.batch.get("results_missing", 0),
             "requests sent again after a transient error": s.batch.get("requests_retried", 0),
+            "requests answered online once, since results came back with no key to match "
+            "them by (never sent in another batch)": s.batch.get("requests_online", 0),
         }
         for what, number in troubles.items():
             if number:

@@ -62,6 +62,9 @@ class JobCounters(BaseModel):
     batch_results_unreadable: int = 0
     batch_results_missing: int = 0
     batch_requests_retried: int = 0
+    # Requests answered by one online call each because their batch's results came back with
+    # no key (item: unmatched results are never bought in another batch).
+    batch_requests_online: int = 0
 
     usage: list[Usage] = Field(default_factory=list)  # per role and model
     task_errors: TaskErrors | None = None  # None: none escaped

@@ -55,6 +55,8 @@ class DryRunReport(BaseModel):
     cost_by_role: dict[str, float | None] = Field(default_factory=dict)
     cost_note: str | None = None
     price_date: str | None = None
+    # On Vertex AI: the prices are the Gemini API's, not Vertex's (pricing.vertex_price_note).
+    price_note: str | None = None
     counts: dict[str, int] = Field(default_factory=dict)  # rubrics, questions, samples, pairs
     time_s: float | None = None  # at the configured quota (a lower bound)
     time_by_model_s: dict[str, float | None] = Field(default_factory=dict)

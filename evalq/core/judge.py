@@ -131,6 +131,9 @@ class JudgeReply:
     thought_tokens: int = 0
     cached_tokens: int = 0
     logprobs: ReplyLogprobs | None = None  # when the request asked for them and they came
+    # Batch mode: answered by an online call instead (its batch's results could not be matched
+    # to it), so priced at the online rate.
+    online: bool = False
 
 
 NORMAL_STOP = "STOP"

@@ -247,6 +247,9 @@ class JobConfig(Model):
     # the unanswered requests of a batch that ends EXPIRED, FAILED or CANCELLED (not by us).
     mode: Literal["online", "batch"] = "online"
     on_expiry: Literal["resubmit", "online"] = "resubmit"
+    # Vertex AI batch mode: the gs:// prefix the job's requests and results go under (the
+    # submitter's --vertex-batch-prefix or EVALQ_VERTEX_BATCH_PREFIX); None on the Gemini API.
+    vertex_batch_prefix: str | None = None
     # Turns between jobs (online mode, worker.turns), as asked at submit; the ones in force
     # live on the job hash (`evalq turns JOB` changes them on a running job).
     priority: Literal["high", "normal", "low"] = "normal"

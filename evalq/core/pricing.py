@@ -17,7 +17,7 @@ evalq sends no audio; cache storage is not billed here (evalq creates no explici
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Protocol
 
@@ -185,6 +185,22 @@ def usd(nanos: int) -> float:
 
 def nanos(amount_usd: float) -> int:
     return round(amount_usd * NANOS_PER_USD)
+
+
+def vertex_price_note(models: Iterable[str], table: Mapping[str, Price]) -> str | None:
+    """What an estimate on Vertex AI must say about its prices: the defaults are the Gemini
+    API's list prices, and Google publishes Vertex AI's apart (a price page evalq could not
+    source, so none is guessed). None when every model called is priced by EVALQ_PRICES (or
+    not priced at all: cost_note says so)."""
+    listed = {m: p for m in models if (p := price_for(m, table)) is not None}
+    listed = {m: p for m, p in listed.items() if p.source == PRICE_SOURCE}
+    if not listed:
+        return None
+    dates = ", ".join(sorted({p.date for p in listed.values()}))
+    return (
+        f"prices are the Gemini API's list prices (dated {dates}); Vertex AI bills its own "
+        f"(set EVALQ_PRICES to price {', '.join(sorted(listed))} at them)"
+    )
 
 
 def describe(price: Price) -> str:

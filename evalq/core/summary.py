@@ -167,6 +167,7 @@ def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
         "results_unreadable": c.batch_results_unreadable,
         "results_missing": c.batch_results_missing,
         "requests_retried": c.batch_requests_retried,
+        "requests_online": c.batch_requests_online,
         "on_expiry": config.on_expiry,
         "on_expiry_means": f"requests of a batch that ends unanswered are {on_expiry}",
         "price": "batch rate (50% of the standard price)",

@@ -1,5 +1,5 @@
-"""The catch-all for the Gemini paths: the ``{model}:{method}`` tail does not fit aiohttp's route
-syntax, so the path is matched here and handed to the route module of its API."""
+"""The catch-all for the Gemini and Vertex paths: the ``{model}:{method}`` tail does not fit
+aiohttp's route syntax, so the path is matched here and handed to the route module of its API."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from fake_gemini.routes.batches import batch, create_batch
 from fake_gemini.routes.files import download, file, upload
 from fake_gemini.routes.generate import count_tokens, generate
 from fake_gemini.routes.responses import not_found
+from fake_gemini.routes.vertex import route_vertex
 from fake_gemini.state import STATE
 
 _GENERATE_PATH = re.compile(r"/(?:v1|v1beta)/models/(?P<tail>[^/]+)")
@@ -23,6 +24,8 @@ _BATCH_PATH = re.compile(r"/(?:v1|v1beta)/batches/?(?P<tail>[^/]*)")
 
 async def route_api(request: web.Request) -> web.Response:
     """Catch-all: the ``{model}:{method}`` tail does not fit aiohttp's route syntax."""
+    if (vertex := await route_vertex(request)) is not None:
+        return vertex
     if _UPLOAD_PATH.fullmatch(request.path) and request.method == "POST":
         return await upload(request)
     if file_match := _FILE_PATH.fullmatch(request.path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,6 +52,16 @@ class Outcome:
     rule: int | None = None
     fault: Fault | None = None
     sent: JsonObject | None = None  # what the request asked for (thinking, output cap): /stats
+    recorded: bool = False  # a script rule's recorded body, replayed as it is on every route
+
+
+# How a route words an outcome on the wire: the Gemini API's as the fake writes it; Vertex's
+# (fake_gemini.routes.vertex) reshapes it.
+Wording = Callable[[Outcome], JsonObject | list[Any]]
+
+
+def gemini_wording(outcome: Outcome) -> JsonObject | list[Any]:
+    return outcome.body
 
 
 async def _sleep_ms(milliseconds: float) -> None:
@@ -69,7 +79,7 @@ async def _read_request(request: web.Request, model: str) -> ParsedRequest:
 
 def scripted(state: FakeGemini, request: FakeRequest, rule: ScriptRule) -> Outcome:
     if rule.body is not None:  # a recorded reply, replayed byte for byte
-        return Outcome(rule.status or 500, rule.body, rule.index)
+        return Outcome(rule.status or 500, rule.body, rule.index, recorded=True)
     if rule.status == 429:
         hit = QuotaHit(rule.quota, state.quotas.limit(rule.quota), rule.retry_delay_s)
         return Outcome(429, quota_error_body(request.model, hit), rule.index)
@@ -151,7 +161,16 @@ async def _answer_parsed(state: FakeGemini, parsed: ParsedRequest, model: str) -
     return await simulated(state, parsed, state.faults.pick(parsed.wants_json))
 
 
-async def generate(state: FakeGemini, request: web.Request, model: str) -> web.Response:
+async def generate(
+    state: FakeGemini,
+    request: web.Request,
+    model: str,
+    *,
+    route: str = "gemini",
+    wording: Wording = gemini_wording,
+) -> web.Response:
+    """One generateContent call on any route: the same judge, script, quotas and faults,
+    counted per route and worded in the route's dialect."""
     state.stats.arrived()
     try:
         outcome = await _answer(state, request, model)
@@ -161,9 +180,9 @@ async def generate(state: FakeGemini, request: web.Request, model: str) -> web.R
         outcome = Outcome(500, error_body(500))
     finally:
         state.stats.left()
-    state.stats.record(outcome.status, model, outcome.rule, outcome.fault, outcome.sent)
+    state.stats.record(outcome.status, model, outcome.rule, outcome.fault, outcome.sent, route)
     logger.info("POST %s -> %d", request.path, outcome.status)
-    return web.json_response(outcome.body, status=outcome.status)
+    return web.json_response(wording(outcome), status=outcome.status)
 
 
 async def count_tokens(state: FakeGemini, request: web.Request, model: str) -> web.Response:

@@ -11,42 +11,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.archive import BACKENDS, archive_url_for, forget_in_redis, wait_archived
+from tests.support.metric_examples import METRICS, metric_examples, submit_argv
 from tests.support.stack import Stack, stack
 
 pytestmark = pytest.mark.integration
 
 
-def _examples(folder: Path) -> dict[str, tuple[Path, list[str]]]:
-    """Each metric's example dataset and the flags `evalq run` (or `evalq rank`) takes."""
-    from evalq.examples.gecko import write_gecko_image_example
-    from evalq.examples.grounding import write_groundedness_example
-    from evalq.examples.ratings import (
-        write_pairwise_example,
-        write_pointwise_example,
-        write_rank_example,
-    )
-    from evalq.examples.video import write_gecko_video_example
-
-    return {
-        "gecko-image": (write_gecko_image_example(folder / "image"), []),
-        "gecko-video": (write_gecko_video_example(folder / "video"), []),
-        "groundedness": (write_groundedness_example(folder / "grounding"), []),
-        "pointwise": (
-            write_pointwise_example(folder / "pointwise"),
-            ["--template", "summarization_quality"],
-        ),
-        "pairwise": (write_pairwise_example(folder / "pairwise"), []),
-        "rank": (write_rank_example(folder / "rank"), ["--candidates", "terse,moderate,cited"]),
-    }
-
-
-METRICS = ("gecko-image", "gecko-video", "groundedness", "pointwise", "pairwise", "rank")
-
-
 def _submit(env: dict[str, str], metric: str, dataset: Path, flags: list[str], name: str) -> str:
     """`evalq run` (or `evalq rank`) without waiting; the job's id."""
-    command = ["rank", str(dataset)] if metric == "rank" else ["run", metric, str(dataset)]
-    return str(json.loads(_stdout(env, *command, *flags, "--name", name, "--json"))["job_id"])
+    argv = submit_argv(metric, dataset, flags)
+    return str(json.loads(_stdout(env, *argv, "--name", name, "--json"))["job_id"])
 
 
 def _finished(s: Stack, *job_ids: str) -> None:
@@ -100,7 +74,7 @@ def test_every_reading_command_prints_the_same_once_redis_forgot_the_job(
 ) -> None:
     """Every metric, two jobs each (the second on the first's cached replies), all at once."""
     url = archive_url_for(backend, request, tmp_path)
-    examples = _examples(tmp_path / "data")
+    examples = metric_examples(tmp_path / "data")
     metrics = METRICS
     with stack(tmp_path / "stack", EVALQ_ARCHIVE_URL=url) as s:
         env = s.env()
@@ -184,7 +158,7 @@ def test_another_host_reads_the_job_from_postgresql(postgres_url: str, tmp_path:
     from devtools.local import EVALQ
     from tests.support.cli import bare_env, run_command
 
-    dataset, flags = _examples(tmp_path / "data")["gecko-image"]
+    dataset, flags = metric_examples(tmp_path / "data")["gecko-image"]
     with stack(tmp_path / "stack", EVALQ_ARCHIVE_URL=postgres_url) as s:
         env = s.env()
         a = _submit(env, "gecko-image", dataset, flags, "host a")

@@ -7,24 +7,16 @@ import json
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from devtools.local import EVALQ, wait_for
 from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
+from tests.support.batches import FAST_POLLS, row_scores, shapes
 from tests.support.stack import stack
 from tests.support.summaries import comparable
 
 pytestmark = pytest.mark.integration
-FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
-
-
-def row_scores(client: Any, job_id: str) -> dict[str, Any]:
-    return {
-        r.id: (r.status, r.score, [(q.question, q.status, q.reason, q.result) for q in r.questions])
-        for r in client.results(job_id)
-    }
 
 
 def test_gecko_image_batch_scores_equal_online_and_cost_half(tmp_path: Path) -> None:
@@ -90,12 +82,6 @@ def test_groundedness_batch_scores_equal_online_with_its_candidate_stage(tmp_pat
         rounds = {r.round for r in client.batches(batch.job_id)}
         assert len(rounds) >= 2
         assert batch_summary.candidate_calls == online_summary.candidate_calls > 0
-
-
-def shapes(folder: Path, rows: int) -> Path:
-    from tests.integration.test_reliability import shapes_dataset
-
-    return shapes_dataset(folder, rows, own_questions=True)
 
 
 @pytest.mark.parametrize("reattach_by", ["watchdog", "resume"])
@@ -221,7 +207,7 @@ def test_two_thousand_rows_go_through_the_file_path(tmp_path: Path) -> None:
         )
 
 
-def test_cli_batch_run_status_dry_run_metrics_and_vertex_refusal(tmp_path: Path) -> None:
+def test_cli_batch_run_status_dry_run_metrics_and_vertex_without_a_prefix(tmp_path: Path) -> None:
     from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
 
     dataset = shapes(tmp_path / "data", 3)
@@ -258,10 +244,16 @@ def test_cli_batch_run_status_dry_run_metrics_and_vertex_refusal(tmp_path: Path)
         assert again["status"] == "finished" and again["mean_score"] == done["mean_score"]
         assert again["cache_hits"] == 9 and again["judge_calls"] == 0
         assert s.stats()["batches"]["created"] == created
-        vertex = {**env, "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}
+        # On Vertex AI batch mode needs a Cloud Storage prefix: one line naming the setting.
+        vertex = {
+            **env,
+            "GOOGLE_GENAI_USE_VERTEXAI": "true",
+            "GOOGLE_CLOUD_PROJECT": "p",
+            "GOOGLE_CLOUD_LOCATION": "us-central1",
+        }
         refused = run_evalq(vertex, "run", "gecko-image", str(dataset), "--mode", "batch")
         assert refused.returncode != 0
-        assert "not available on Vertex AI" in refused.stderr
+        assert "EVALQ_VERTEX_BATCH_PREFIX" in refused.stderr
 
 
 def test_cancelling_a_job_cancels_its_batches(tmp_path: Path) -> None:

@@ -106,24 +106,26 @@ def test_reordered_keyed_results_each_reach_their_own_request(s: Stack, tmp_path
         assert summary.batch is not None and summary.batch["results_unmatched"] == 0
 
 
-def test_results_without_a_key_are_never_used_for_a_verdict(s: Stack, tmp_path: Path) -> None:
+def test_results_without_a_key_are_never_used_and_never_bought_twice(
+    s: Stack, tmp_path: Path
+) -> None:
     """Reordered inlined responses with no metadata can't be matched: no row is scored from
-    another's reply. They are counted, the requests go into one more batch (the bound), then
-    each is an unscored judge_error saying the batch returned no result."""
+    another's reply, nothing is matched by position, and no second batch is sent with the same
+    requests. They are counted (and what they billed), and each request is answered online,
+    once, at the online price; the job says so."""
     data, _ = dataset(tmp_path / "data")
     s.post("/batch-realism", {"file_answered_inline": True, "reorder": True, "no_metadata": True})
     client = s.client()
+    online_before = s.stats()["requests"]
     job = client.submit("gecko-image", data, mode="batch")
     summary = client.wait(job.job_id, timeout_s=120)
     assert summary.status == "finished"
-    assert summary.rows_scored == 0 and summary.rows_failed == 3
-    assert summary.unscored_by_reason == {"judge_error": 9}
-    every = [q for r in client.results(job.job_id) for q in r.questions]
-    assert all(q.result is None for q in every)
-    assert all("returned no result" in (q.detail or "") for q in every)
-    assert summary.batch is not None and summary.batch["results_unmatched"] == 18  # 9 x 2
-    assert s.stats()["batches"]["created"] == 2  # the first, and one retry: bounded
-    # Billed all the same: the 18 replies count their tokens, under the role "unmatched".
+    assert summary.rows_scored == 3
+    assert summary.batch is not None and summary.batch["results_unmatched"] == 9
+    assert summary.batch["requests_online"] == 9
+    assert s.stats()["batches"]["created"] == 1  # never a second batch of the same requests
+    assert s.stats()["requests"] - online_before == 9  # each asked online once
+    # Billed all the same: the 9 keyless replies count their tokens, under "unmatched".
     s.post("/batch-realism", {})
     matched = client.submit("gecko-image", data, judge_model="gemini-2.5-flash-001", mode="batch")
     once = client.wait(matched.job_id, timeout_s=120)  # the same 9 requests, answered once
@@ -132,8 +134,10 @@ def test_results_without_a_key_are_never_used_for_a_verdict(s: Stack, tmp_path: 
         2 * once.prompt_tokens,
         2 * once.output_tokens,
     )
-    assert summary.tokens_by_role["unmatched"]["calls"] == 18
-    assert summary.tokens_by_role["unmatched"]["prompt"] == 2 * once.prompt_tokens
+    assert summary.tokens_by_role["unmatched"]["calls"] == 9
+    assert summary.tokens_by_role["unmatched"]["prompt"] == once.prompt_tokens
+    # The online answers at the online price, the keyless ones at the batch price.
+    assert summary.cost_usd == pytest.approx(3 * once.cost_usd, rel=1e-6)
 
 
 def test_grpc_coded_errors_retry_transient_ones_and_report_the_rest(

@@ -1,7 +1,8 @@
 """Media as users have it, end to end on an isolated stack: local paths (inline when small,
 through the Files API when large, uploaded once per job), http(s) URLs, data: URIs, the
-seeds' JSON content form, gs:// URIs; and every kind of bad media failing only its own row,
-with an input_error naming the row and the field."""
+seeds' JSON content form; and every kind of bad media failing only its own row, with an
+input_error naming the row and the field. (A gs:// URI on the Gemini API refuses the whole
+dataset at submit: tests/integration/test_vertex_media_refusals.py.)"""
 
 from __future__ import annotations
 
@@ -101,7 +102,6 @@ def test_every_video_form_users_have_and_every_bad_one(media_stack: Stack, tmp_p
     with http_server(videos) as web:
         good["url"] = f"{web}/small.avi"
         bad = {
-            "gs-on-gemini-api": ("gs://bucket/clip.mp4", "Vertex AI"),
             "missing-file": ("videos/nowhere.avi", "not found"),
             "a-folder": ("videos", "not a regular file"),
             "a-picture": ("videos/picture.png", "is not video"),

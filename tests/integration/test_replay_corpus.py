@@ -35,8 +35,9 @@ The rules evalq must follow, whatever the body:
 How: one job per body, holding the body's row (its response text carries a marker that the
 body's script rule matches) and two control rows the simulated judge answers. A control-only
 job run alongside gives the control rows' tokens, so each job's counters must equal the body's
-usage plus those. The 429 job runs on a judge model of its own, without control rows, so that
-the 26 s the body asks for parks no other job's calls. A few bodies also run in one batch-mode
+usage plus those. Each 429 job runs on a judge model of its own, without control rows, so that
+the delay it parks its model for (26 s asked by one body, evalq's own 10 s after Vertex's bare
+429) holds up no other job's calls. A few bodies also run in one batch-mode
 job (in a batch the raw 200 body becomes that request's response), beside a control-only batch
 job. Every job is submitted at once and awaited together (about 40 s, most of it the 429's
 delay and the first batch poll); each test then reads one job's outcome. All jobs use
@@ -76,7 +77,11 @@ BATCH = [
     "stop_function_call_no_text",
     "empty_object",
 ]
-OWN_MODEL = {"retry_429_retryinfo_26s": "gemini-2.0-flash"}  # a 429 parks its model's calls
+# A 429 parks its model's calls (26 s asked; Vertex's asks nothing, so evalq's own 10 s).
+OWN_MODEL = {
+    "retry_429_retryinfo_26s": "gemini-2.0-flash",
+    "vertex_retry_429_resource_exhausted": "gemini-2.0-flash-lite",
+}
 OPTIONS = {"template": "fluency"}
 CONTROLS = [
     {

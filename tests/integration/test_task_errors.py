@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from devtools.local import wait_for
-from tests.integration.test_batch_mode import FAST_POLLS, shapes
 from tests.integration.test_reliability import shapes_dataset
+from tests.support.batches import FAST_POLLS, shapes
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.stack import stack
 from worker import keys

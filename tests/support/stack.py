@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,11 +129,13 @@ def stack(
     workers: int = 1,
     concurrency: int = 8,
     appendonly: bool = False,
+    fake_env: Mapping[str, str] | None = None,
     **env_overrides: str,
 ) -> Iterator[Stack]:
     """The fake server first, then the workers together, each waited on until ready: a worker
     checks at start that its judge answers (worker.judge_check), and the fake's start on a
-    loaded machine may take longer than that check waits."""
+    loaded machine may take longer than that check waits. `fake_env`: more of the fake
+    server's environment (STORAGE_EMULATOR_HOST)."""
     server = start_redis(folder / "redis", appendonly=appendonly)
     port = listening_port()
     fake_url = f"http://127.0.0.1:{port}"
@@ -142,7 +144,13 @@ def stack(
     fake: Future[FakeGeminiProcess] | None = None
     try:
         with ThreadPoolExecutor(max_workers=workers + 1) as starting:
-            fake = starting.submit(start_fake_gemini, *fake_args, "--port", str(port))
+            fake = starting.submit(
+                start_fake_gemini,
+                *fake_args,
+                "--port",
+                str(port),
+                env={**os.environ, **fake_env} if fake_env else None,
+            )
             started = [
                 starting.submit(_after, fake, pool.start, concurrency, f"w{n}-{os.getpid()}")
                 for n in range(workers)

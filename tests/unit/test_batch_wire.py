@@ -64,7 +64,7 @@ def test_a_file_line_is_the_request_the_sdk_would_send_keyed_by_digest() -> None
 def test_the_collector_writes_every_request_to_a_keyed_file() -> None:
     """Always the JSONL file: its results carry each request's key back, where inlined
     responses may come back reordered and without their metadata."""
-    collector = Collector(client(), 512)
+    collector = Collector(lambda inlined: file_line(client(), inlined), 512)
     try:
         collector.want("1", "m", "d1", request("one"))
         collector.want("2", "m", "d1", request("one"))  # the same call: asked once

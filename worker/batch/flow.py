@@ -11,6 +11,7 @@ import uuid
 
 from evalq.core.models import JobConfig
 from worker.batch import ledger, service
+from worker.batch.backends import BatchBackend
 from worker.batch.ledger import TERMINAL
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, Send
 from worker.batch.reading import TooLarge
@@ -23,6 +24,11 @@ from worker.store import Store
 
 log = logging.getLogger(__name__)
 HELD_RECHECK_S = 5.0
+
+
+def _backend(rt: Runtime, job_id: str) -> BatchBackend:
+    """The job's batch service, with its own Cloud Storage prefix on Vertex AI."""
+    return service.backend_for(rt.settings, rt.store.config(job_id).vertex_batch_prefix)
 
 
 def submit_round(rt: Runtime, job_id: str, send: Send) -> str:
@@ -43,15 +49,15 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
         return "idle"
     if store.batch_meta(job_id).get("fallback") == "online":
         return "online"
-    client = service.client_for(settings)
+    backend = _backend(rt, job_id)
     for record in ledger.in_flight(store, job_id):
         if record.name is None:  # recorded, then the submitter died: adopt it or abandon it
-            made = service.create(client, store, job_id, record, None)
+            made = service.create(backend, store, job_id, record, None)
             if made.name is not None:
                 _start_polling(store, job_id, made, send, settings.batch_poll_initial_s)
     if ledger.in_flight(store, job_id):
         return "in flight"
-    collector = service.new_collector(settings, client)
+    collector = service.new_collector(settings, backend)
     try:
         store.set_batch_meta(
             job_id, last_sweep_at=time.time(), max_batches=settings.batch_max_batches
@@ -87,7 +93,7 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
         round_number = store.incr_batch_meta(job_id, "round")
         records = service.plan_round(store, job_id, collector, round_number)
         for record, group in zip(records, collector.groups.values(), strict=True):
-            made = service.create(client, store, job_id, record, group)
+            made = service.create(backend, store, job_id, record, group)
             store.incr(job_id, batches_submitted=1)
             _start_polling(store, job_id, made, send, settings.batch_poll_initial_s)
         return "submitted"
@@ -105,17 +111,17 @@ def _start_polling(
 
 def poll_one(rt: Runtime, job_id: str, batch_id: str, chain: str, send: Send) -> bool:
     """Poll a batch once; True while it is still running (poll again later)."""
-    store, settings = rt.store, rt.settings
+    store = rt.store
     record = ledger.get(store, job_id, batch_id)
     if record is None or record.finished or record.name is None:
         return False
     if record.poll_chain and chain != record.poll_chain:
         return False  # a newer chain polls this batch
-    client = service.client_for(settings)
+    backend = _backend(rt, job_id)
     if store.status(job_id) == "cancelled":
-        service.cancel_all(client, store, job_id)
+        service.cancel_all(backend, store, job_id)
         return False
-    record = service.poll(client, store, job_id, record)
+    record = service.poll(backend, store, job_id, record)
     if record.state not in TERMINAL:
         return True
     if record.awaiting_output:
@@ -177,9 +183,9 @@ def ingest_one(rt: Runtime, job_id: str, batch_id: str, send: Send) -> None:
     store = rt.store
     record = ledger.get(store, job_id, batch_id)
     if record is not None and not record.ingested and record.name is not None:
-        client = service.client_for(rt.settings)
+        backend = _backend(rt, job_id)
         try:
-            done = service.ingest(client, store, job_id, record, rt.settings)
+            done = service.ingest(backend, store, job_id, record, rt.settings)
         except TooLarge as exc:
             store.pause(
                 job_id,

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from google import genai
 from google.genai import types
 
 from evalq.core.errors import CallCost, JudgeError
-from evalq.core.judge import Judge, JudgeReply, JudgeRequest
+from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ReplyLogprobs
 from evalq.core.metric import RowContext
-from worker.batch.wire import describe, file_line, inlined_request
+from worker.batch.wire import describe, inlined_request
 from worker.call_cache import call_digest
-from worker.gemini import reply_from_response, unreadable_reply
+from worker.gemini import get_judge, reply_from_response, unreadable_reply
 from worker.lifecycle.outcomes import AwaitingReply
 from worker.runtime import Runtime, row_context
 from worker.store import Store
@@ -54,8 +54,8 @@ class Group:
 class Collector:
     """What a sweep found unanswered, per model, deduplicated by call digest."""
 
-    def __init__(self, client: genai.Client, max_output_tokens: int) -> None:
-        self._client = client
+    def __init__(self, line: Callable[[types.InlinedRequest], str], max_output_tokens: int) -> None:
+        self._line = line  # the batch service's JSONL line for a request (worker.batch.backends)
         self._max_output_tokens = max_output_tokens
         self._dir = tempfile.TemporaryDirectory(prefix="evalq-batch-")
         self.groups: dict[str, Group] = {}
@@ -71,7 +71,7 @@ class Collector:
         group.digests.add(digest)
         group.units.append(f"{row}\t{digest}")
         inlined = inlined_request(model, request, self._max_output_tokens, digest)
-        group.handle.write(file_line(self._client, inlined) + "\n")
+        group.handle.write(self._line(inlined) + "\n")
 
     @property
     def empty(self) -> bool:
@@ -99,6 +99,7 @@ class BatchReplyJudge:
     job_id: str
     line: str
     collector: Collector
+    online: Callable[[], Judge] | None = None  # the online judge, for unmatchable results
 
     def generate(self, request: JudgeRequest) -> JudgeReply:
         digest = call_digest(self.model, request)
@@ -107,6 +108,8 @@ class BatchReplyJudge:
             self.collector.want(self.line, self.model, digest, request)
             raise AwaitingBatch(digest)
         result = json.loads(raw)
+        if "online" in result:
+            return self._online_once(digest, request)
         # Accounted the first time it is handed out; a later sweep replaying it is a cache hit,
         # and so is a failure read again: its tokens were counted the first time.
         first = self.store.batch_first_serve(self.job_id, digest)
@@ -117,6 +120,29 @@ class BatchReplyJudge:
             served = exc.costing(attempts=1) if first else exc.costing(**vars(CallCost(0)))
             raise served from None
         return replace(reply, cached=not first, attempts=1 if first else 0)
+
+    def _online_once(self, digest: str, request: JudgeRequest) -> JudgeReply:
+        """A request whose batch's results could not be matched to it (they came back with no
+        key): asked online, once. The answer is kept with the batch replies, so a later sweep
+        reads it (a cache hit) instead of asking again; it is priced at the online rate."""
+        slot = f"online:{digest}"
+        stored = self.store.batch_reply(self.job_id, slot)
+        if stored is not None:
+            kept = json.loads(stored)
+            if "error" in kept:
+                raise BatchRequestFailed(kept["error"]) from None
+            kept["logprobs"] = ReplyLogprobs.from_json(kept.get("logprobs"))
+            return replace(JudgeReply(**kept), cached=True, attempts=0)
+        if self.online is None:
+            raise BatchRequestFailed("no online judge to answer an unmatched batch request")
+        try:
+            reply = replace(self.online().generate(request), online=True)
+        except JudgeError as exc:
+            message = f"asked online after its batch's results came back unmatched: {exc}"
+            self.store.save_batch_replies(self.job_id, {slot: json.dumps({"error": message})})
+            raise
+        self.store.save_batch_replies(self.job_id, {slot: json.dumps(asdict(reply))})
+        return reply
 
     def _read(self, result: dict[str, Any]) -> JudgeReply:
         """A stored result as a reply, read by the SDK's forgiving reader (fields it does not
@@ -143,6 +169,13 @@ def batch_row_context(
     the model versions of the replies read go into `versions`."""
 
     def innermost(model: str) -> Judge:
-        return BatchReplyJudge(model, rt.store, job_id, line, collector)
+        return BatchReplyJudge(
+            model,
+            rt.store,
+            job_id,
+            line,
+            collector,
+            online=lambda: get_judge(model, rt.settings, rt.limiter),
+        )
 
     return row_context(rt, job_id, line, innermost=innermost, batch=True, versions=versions)

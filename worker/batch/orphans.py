@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import logging
 
-from worker.batch import reading
 from worker.batch.ledger import TERMINAL
-from worker.batch.service import client_for, display_name
+from worker.batch.service import backend_for, display_name
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -18,14 +17,14 @@ _SEARCHED = 500  # the newest batches of the account looked through, as for adop
 
 def cancel_orphan(settings: Settings, job_id: str, batch_id: str) -> str | None:
     """Cancel the gone job's batch if it still runs; returns its server name when cancelled."""
-    client = client_for(settings)
+    backend = backend_for(settings)
     wanted = display_name(job_id, batch_id)
-    for view in reading.list_batches(client, _SEARCHED):
+    for view in backend.list(_SEARCHED):
         if view.display_name != wanted or not view.name:
             continue
         if view.state in TERMINAL:
             return None
-        client.batches.cancel(name=view.name)
+        backend.cancel(view.name)
         log.warning("job %s is gone: cancelled its batch %s (%s)", job_id, view.name, batch_id)
         return view.name
     return None

@@ -41,10 +41,16 @@ class BatchView:
     responses_file: str | None
     inlined: list[Any] | None  # raw inlined responses, in whatever order they came
     error: str | None
+    # Vertex AI: the gs:// folder the job wrote its predictions*.jsonl files to.
+    output_dir: str | None = None
 
     @property
     def has_output(self) -> bool:
-        return self.responses_file is not None or self.inlined is not None
+        return (
+            self.responses_file is not None
+            or self.inlined is not None
+            or self.output_dir is not None
+        )
 
 
 def _int(value: Any) -> int:

@@ -1,28 +1,26 @@
-"""Batch mode's steps against the Batch API, each safe to run again after a crash: submit a
-round (adopting a batch created just before a crash instead of creating it twice), poll one
-batch, ingest its results in chunks, cancel a job's batches."""
+"""Batch mode's steps, each safe to run again after a crash: submit a round (adopting a batch
+created just before a crash instead of creating it twice), poll one batch, ingest its results
+in chunks, cancel a job's batches. The same steps on either service (worker.batch.backends):
+the Gemini API's Batch API, or Vertex AI's batch prediction jobs through Cloud Storage."""
 
 from __future__ import annotations
 
 import json
 import logging
 import resource
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from google import genai
-from google.genai import types
 
 from evalq.core.errors import CallCost
 from evalq.core.pricing import job_prices, price_for, priced_usage
-from worker.batch import ledger, reading
+from worker.batch import gcs, ledger
+from worker.batch.backends import BatchBackend, GeminiApiBackend
 from worker.batch.judge import Collector, Group
 from worker.batch.ledger import TERMINAL, BatchRecord
 from worker.batch.reading import BatchView, ResultEntry
+from worker.batch.vertex import VertexBackend
 from worker.batch.wire import no_result, retryable
 from worker.budget import pause_if_spent
 from worker.gemini import make_client, usage_in
@@ -34,35 +32,50 @@ INGEST_CHUNK = 500  # results written to Redis per round trip; never all of them
 _ADOPT_PAGES = 5  # how far back the server's list is searched for a batch made before a crash
 
 
-class VertexNotSupported(ValueError):
-    """Vertex AI batches read from Cloud Storage or BigQuery, which evalq does not write."""
+class BatchSetupError(ValueError):
+    """Batch mode can't run with these settings (Vertex AI without a usable Cloud Storage
+    prefix): one line that names the setting to change, said before anything is stored."""
 
 
-def check_backend(settings: Settings) -> None:
-    if settings.use_vertexai:
-        raise VertexNotSupported(
-            "--mode batch is not available on Vertex AI: Vertex batches read their requests "
-            "from Cloud Storage or BigQuery, which evalq does not write. Use the Gemini "
-            "Developer API (GEMINI_API_KEY) for batch mode, or run this job online."
+def batch_prefix(settings: Settings, flag: str | None) -> str | None:
+    """The job's Cloud Storage prefix on Vertex AI, checked (the bucket exists and can be
+    listed): the flag wins over EVALQ_VERTEX_BATCH_PREFIX. None on the Gemini API."""
+    if not settings.use_vertexai:
+        return None
+    source, given = (
+        (gcs.PREFIX_FLAG, flag) if flag else (gcs.PREFIX_SETTING, settings.vertex_batch_prefix)
+    )
+    if not given:
+        raise BatchSetupError(
+            "--mode batch on Vertex AI writes its requests to Cloud Storage: set "
+            f"{gcs.PREFIX_SETTING}=gs://BUCKET/FOLDER or pass {gcs.PREFIX_FLAG}"
         )
+    try:
+        prefix = gcs.GcsPath.parse(given, source)
+        gcs.check_prefix(gcs.storage_client(settings.vertex_project), prefix, source)
+    except gcs.StorageSetupError as exc:
+        raise BatchSetupError(str(exc)) from None
+    return prefix.uri
 
 
-def client_for(settings: Settings) -> genai.Client:
-    check_backend(settings)
-    return make_client(settings)
+def backend_for(settings: Settings, prefix: str | None = None) -> BatchBackend:
+    """The batch service of these settings: Vertex AI's batch prediction jobs (through Cloud
+    Storage under `prefix`, the job's) or the Gemini API's Batch API."""
+    if settings.use_vertexai:
+        return VertexBackend(
+            make_client(settings),
+            lambda: gcs.storage_client(settings.vertex_project),
+            gcs.GcsPath.parse(prefix) if prefix else None,
+        )
+    return GeminiApiBackend(make_client(settings))
 
 
-def new_collector(settings: Settings, client: genai.Client) -> Collector:
-    return Collector(client, settings.max_output_tokens)
+def new_collector(settings: Settings, backend: BatchBackend) -> Collector:
+    return Collector(backend.request_line, settings.max_output_tokens)
 
 
-def _state(job: types.BatchJob) -> str:
-    value = job.state.value if job.state is not None else "JOB_STATE_UNSPECIFIED"
-    return value.removeprefix("JOB_STATE_")
-
-
-def _find(client: genai.Client, display_name: str) -> BatchView | None:
-    for view in reading.list_batches(client, _ADOPT_PAGES * 100):
+def _find(backend: BatchBackend, display_name: str) -> BatchView | None:
+    for view in backend.list(_ADOPT_PAGES * 100):
         if view.display_name == display_name:
             return view
     return None
@@ -95,31 +108,23 @@ def display_name(job_id: str, batch_id: str) -> str:
 
 
 def create(
-    client: genai.Client, store: Store, job_id: str, record: BatchRecord, group: Group | None
+    backend: BatchBackend, store: Store, job_id: str, record: BatchRecord, group: Group | None
 ) -> BatchRecord:
     """Create the batch, or adopt the one a crashed attempt already created (same display
     name). Without its requests (the attempt that collected them died before creating it),
     a batch not on the server is ABANDONED: the next sweep collects its requests again.
 
-    Requests always go as a JSONL file: its results carry each request's key back, while
-    inlined responses may come back reordered and without the metadata that keyed them."""
+    Requests always go as a JSONL file whose lines carry their keys back with the results,
+    while inlined responses may come back reordered and without the metadata that keyed them."""
     if record.name is not None:
         return record
-    found = _find(client, record.display_name)
+    found = _find(backend, record.display_name)
     if found is None:
         if group is None:
             record = record.model_copy(update={"state": "ABANDONED"})
             ledger.save(store, job_id, record)
             return record
-        config = types.CreateBatchJobConfig(display_name=record.display_name)
-        upload = types.UploadFileConfig(
-            mime_type="application/jsonl", display_name=record.display_name
-        )
-        uploaded = client.files.upload(file=group.path, config=upload)
-        if uploaded.name is None:
-            raise RuntimeError("the Files API gave the uploaded requests no name")
-        made = client.batches.create(model=group.model, src=uploaded.name, config=config)
-        name, state = made.name, _state(made)
+        name, state = backend.create(group.model, group.path, record.display_name)
         log.info("job %s: created %s (%d requests)", job_id, name, record.requests)
     else:
         name, state = found.name, found.state
@@ -129,11 +134,11 @@ def create(
     return record
 
 
-def poll(client: genai.Client, store: Store, job_id: str, record: BatchRecord) -> BatchRecord:
+def poll(backend: BatchBackend, store: Store, job_id: str, record: BatchRecord) -> BatchRecord:
     """Look at the batch once. SUCCEEDED counts as done only once its output is attached: the
     API has reported success before the results were there."""
     assert record.name is not None
-    view = reading.get_batch(client, record.name)
+    view = backend.get(record.name)
     now = time.time()
     waiting_output = view.state == "SUCCEEDED" and not view.has_output
     since = record.output_missing_since
@@ -163,6 +168,7 @@ class Tally:
     unknown: int = 0  # keys this batch never sent (or sent twice): ignored
     unreadable: int = 0  # entries that could not be read and named no key of the batch
     missing: int = 0  # requests the batch returned no result for
+    online: int = 0  # requests left unanswered beside unmatched results: answered online once
     # What the results that were never used (no key, a key the batch never sent) billed: a
     # reply is paid for whether or not it can be matched, so its tokens count all the same.
     unused_calls: int = 0
@@ -188,6 +194,7 @@ class Tally:
             "batch_results_unreadable": self.unreadable,
             "batch_results_missing": self.missing,
             "batch_requests_retried": self.retried,
+            "batch_requests_online": self.online,
         }
 
 
@@ -216,6 +223,14 @@ class _Writer:
         else:
             self.tally.answered += 1
         self.chunk[digest] = json.dumps(result, separators=(",", ":"))
+        if len(self.chunk) >= INGEST_CHUNK:
+            self.flush()
+
+    def put_online(self, digest: str, reason: str) -> None:
+        """The request is answered by one online call at its next sweep (worker.batch.judge),
+        never by another batch."""
+        self.tally.online += 1
+        self.chunk[digest] = json.dumps({"online": reason}, separators=(",", ":"))
         if len(self.chunk) >= INGEST_CHUNK:
             self.flush()
 
@@ -248,46 +263,59 @@ def _store_results(writer: _Writer, entries: Iterator[ResultEntry], sent: set[st
             )
         else:
             writer.put(entry.key, entry.result)
-    for digest in sorted(sent - seen):
-        tally.missing += 1
-        writer.put(digest, {"error": no_result("the batch returned no result for this request")})
+    unanswered = sorted(sent - seen)
+    if tally.unmatched and unanswered:
+        # Results came back that name no request: some of these requests were answered and
+        # billed, and which is unknown. Another batch could buy them all again, and matching
+        # by position is no answer; so each is asked online, once.
+        reason = (
+            f"{tally.unmatched} results of the batch came back without a key; matching by "
+            "position is never done"
+        )
+        for digest in unanswered:
+            writer.put_online(digest, reason)
+    else:
+        for digest in unanswered:
+            tally.missing += 1
+            writer.put(
+                digest, {"error": no_result("the batch returned no result for this request")}
+            )
     writer.flush()
     return tally
 
 
 def ingest(
-    client: genai.Client, store: Store, job_id: str, record: BatchRecord, settings: Settings
+    backend: BatchBackend, store: Store, job_id: str, record: BatchRecord, settings: Settings
 ) -> BatchRecord | None:
-    """Read a SUCCEEDED batch's results into the job's reply store, a chunk at a time: a file
-    batch's results are streamed to disk by the SDK (up to EVALQ_BATCH_RESULTS_MAX_BYTES) and
-    read line by line. None while the batch has no output attached yet (poll again)."""
+    """Read a SUCCEEDED batch's results into the job's reply store, a chunk at a time: the
+    results are streamed (to disk by the SDK on the Gemini API, from Cloud Storage on Vertex
+    AI), up to EVALQ_BATCH_RESULTS_MAX_BYTES, and read line by line. None while the batch has
+    no output attached yet (poll again)."""
     if record.ingested:
         return record
     assert record.name is not None
     peak_before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    view = reading.get_batch(client, record.name)
+    view = backend.get(record.name)
     if not view.has_output:
         return None
     sent = {unit.split("\t", 1)[1] for unit in store.batch_units(job_id, record.id)}
     writer = _Writer(store, job_id, record.id, settings.batch_request_retries)
-    if view.responses_file is not None:
-        with tempfile.TemporaryDirectory(prefix="evalq-results-") as folder:
-            path = Path(folder) / "results.jsonl"
-            sink = reading.BoundedSink(path, settings.batch_results_max_bytes)
-            try:
-                client.files.download(file=view.responses_file, destination=sink)
-            finally:
-                sink.close()
-            with path.open("r", encoding="utf-8", errors="replace") as lines:
-                tally = _store_results(writer, reading.file_results(lines), sent)
-    else:
-        tally = _store_results(writer, reading.inline_results(view.inlined or []), sent)
+    tally = _store_results(writer, backend.results(view, settings.batch_results_max_bytes), sent)
     if any(tally.counters().values()):
         store.incr(job_id, **{k: v for k, v in tally.counters().items() if v})
     if tally.unused_calls and store.batch_first_serve(job_id, f"unused@{record.id}"):
         _account_unused(store, job_id, record.model, tally, settings)
     if tally.unmatched or tally.unknown or tally.unreadable:
         log.warning("job %s: batch %s results not matched: %s", job_id, record.name, tally)
+    if tally.online:
+        log.warning(
+            "job %s: batch %s: %d results came back with no key; %d requests are answered "
+            "online once instead of in another batch",
+            job_id,
+            record.name,
+            tally.unmatched,
+            tally.online,
+        )
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     record = record.model_copy(
         update={
@@ -325,13 +353,13 @@ def _account_unused(
         pause_if_spent(store, job_id, spend, cap)
 
 
-def cancel_all(client: genai.Client, store: Store, job_id: str) -> int:
+def cancel_all(backend: BatchBackend, store: Store, job_id: str) -> int:
     """Cancel every batch of the job still running on the server; returns how many."""
     cancelled = 0
     for record in ledger.records(store, job_id):
         if record.name is None or record.state in TERMINAL or record.ingested:
             continue
-        client.batches.cancel(name=record.name)
+        backend.cancel(record.name)
         ledger.save(
             store,
             job_id,

@@ -126,6 +126,7 @@ def compare(
             top=top,
             inputs=inputs,
             summaries={label: reader.summary(s.job_id) for label, s in labels.items()},
+            configs={label: reader.config(s.job_id) for label, s in labels.items()},
         )
         write_html(html_path, html)
     if as_json:

@@ -220,13 +220,21 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 "--mode",
                 ["online", "batch"],
                 "batch: send the judge calls through Gemini's Batch API at half the "
-                "price; turnaround up to 24 hours (not on Vertex AI).",
+                "price; turnaround up to 24 hours (on Vertex AI through Cloud Storage: "
+                "--vertex-batch-prefix).",
             ),
             choice_option(
                 "--on-expiry",
                 ["resubmit", "online"],
                 "--mode batch: a batch that ends EXPIRED/FAILED has its unanswered "
                 "requests sent again in a new batch, or online.",
+            ),
+            click.option(
+                "--vertex-batch-prefix",
+                default=None,
+                metavar="gs://BUCKET/FOLDER",
+                help="--mode batch on Vertex AI: where the requests are written and the "
+                "results read in Cloud Storage (default: EVALQ_VERTEX_BATCH_PREFIX).",
             ),
             click.option(
                 "--thinking-level",

@@ -245,5 +245,6 @@ def report(
         inputs=inputs,
         max_rows=max_rows,
         data_roots=reader.data_roots(job_id),
+        config=reader.config(job_id),
     )
     write_html(html_path, html)

@@ -105,6 +105,7 @@ def submit_and_report(
     count_tokens: bool = False,
     mode: str = "online",
     on_expiry: str = "resubmit",
+    vertex_batch_prefix: str | None = None,
     priority: str = "normal",
     max_in_flight: int | None = None,
     name: str | None = None,
@@ -143,7 +144,14 @@ def submit_and_report(
 
             print_dry_run(out_console(), plan)
         return
-    submitted = client.submit(metric, dataset, mode=mode, on_expiry=on_expiry, **common)
+    submitted = client.submit(
+        metric,
+        dataset,
+        mode=mode,
+        on_expiry=on_expiry,
+        vertex_batch_prefix=vertex_batch_prefix,
+        **common,
+    )
     job_id, loaded = submitted.job_id, submitted.dataset
     note_job(job_id)
     if wait:

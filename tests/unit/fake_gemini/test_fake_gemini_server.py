@@ -306,6 +306,7 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "requests",
         "by_status",
         "by_model",
+        "by_route",
         "faults",
         "script_rules_fired",
         "events",
@@ -316,6 +317,7 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
         "started",
     }
     assert stats["started"] == stats["requests"] == 1  # begun, and answered
+    assert stats["by_route"] == {"gemini": 1}
     assert stats["batches"] == {
         "created": 0,
         "requests": 0,

@@ -41,11 +41,10 @@ def test_results_are_matched_by_key_and_the_rest_is_counted_never_used(store: St
     assert tally == {
         "answered": 1,
         "failed": 2,
-        "retried": 1,
         "unmatched": 1,
         "unknown": 2,
         "unreadable": 1,
-        "missing": 1,
+        "online": 1,  # beside a result with no key: asked online once, never batched again
     }
     assert stored(store, job, "d3") == OK
     d1 = stored(store, job, "d1")
@@ -56,8 +55,27 @@ def test_results_are_matched_by_key_and_the_rest_is_counted_never_used(store: St
     }
     d2 = stored(store, job, "d2")
     assert d2 is not None and "results line 6 is not JSON" in str(d2["error"])
-    assert stored(store, job, "d4") is None  # no result: held back for the next batch
+    assert stored(store, job, "d4") == {  # it may be what the keyless result answered
+        "online": "1 results of the batch came back without a key; matching by position is "
+        "never done"
+    }
     assert stored(store, job, "zz") is None
+
+
+def test_requests_left_beside_keyless_results_are_answered_online_never_batched_again(
+    store: Store,
+) -> None:
+    """Item 7: a result that names no request was billed for one of those left unanswered;
+    which one is unknown, so none goes into another batch (none is matched by position)."""
+    job = uuid.uuid4().hex[:12]
+    lines = [json.dumps(OK), json.dumps({"key": "d1", **OK})]
+    assert ingest(store, job, "r1-0", list(file_results(lines)), {"d1", "d2", "d3"}) == {
+        "answered": 1,
+        "unmatched": 1,
+        "online": 2,
+    }
+    assert stored(store, job, "d1") == OK
+    assert all("online" in (stored(store, job, d) or {}) for d in ("d2", "d3"))
 
 
 def test_a_transient_error_goes_into_one_more_batch_then_is_the_answer(store: Store) -> None:

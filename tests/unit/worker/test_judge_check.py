@@ -20,6 +20,7 @@ from worker.settings import Settings
 def settings(**fields: Any) -> Settings:
     base: dict[str, Any] = {
         "api_key": None,
+        "vertex_api_key": None,
         "use_vertexai": False,
         "vertex_project": None,
         "vertex_location": None,
@@ -92,6 +93,38 @@ def test_vertex_needs_credentials() -> None:
     assert "no application-default credentials (File /x.json was not found)" in line
     assert "gcloud auth application-default login" in line
     assert "GOOGLE_APPLICATION_CREDENTIALS" in line
+
+
+def on_fake_vertex(**fields: Any) -> Settings:
+    """Vertex AI against the fake server, with a Vertex API key unless `fields` say otherwise."""
+    base: dict[str, Any] = {
+        "use_vertexai": True,
+        "vertex_project": "p",
+        "vertex_location": "us-central1",
+        "gemini_base_url": "http://127.0.0.1:8765",
+        "vertex_api_key": SecretStr("vertex-key"),
+    }
+    return settings(**{**base, **fields})
+
+
+def test_vertex_project_and_location_are_checked_before_a_base_url() -> None:
+    """Against the fake server too: without them the client builds no Vertex route."""
+    for field, name in (("vertex_location", "LOCATION"), ("vertex_project", "PROJECT")):
+        line = check(on_fake_vertex(**{field: None}))  # neither probed nor credentials sought
+        assert line is not None and f"needs GOOGLE_CLOUD_{name}: set it" in line
+        assert "\n" not in line
+
+
+def test_vertex_with_a_vertex_key_needs_no_adc_and_its_base_url_is_probed() -> None:
+    """EVALQ_VERTEX_API_KEY stands for ADC there; a Gemini API key does not."""
+    vertex = on_fake_vertex()
+    assert check(vertex, probe=lambda _u, _t: None) is None
+    line = check(vertex, probe=lambda _u, _t: "ConnectionRefusedError")
+    assert line is not None and "does not answer" in line and "vertex-key" not in line
+    gemini_key = on_fake_vertex(vertex_api_key=None, api_key=SecretStr("a Gemini API key"))
+    line = check(gemini_key, find_credentials=lambda: "no ADC")  # the probe is never reached
+    assert line is not None and "no application-default credentials (no ADC)" in line
+    assert "EVALQ_VERTEX_API_KEY" in line
 
 
 def test_shown_url_keeps_scheme_host_port_path() -> None:

@@ -1,0 +1,293 @@
+"""Batch mode on Vertex AI, end to end on real processes: Redis, a Cloud Storage emulator
+(gcp-storage-emulator, driven by the real google-cloud-storage client), the fake server's
+batchPredictionJobs routes, and evalq's workers with google-genai in Vertex mode. One stack is
+shared by the module's tests (each test its own jobs, counted by differences); nothing waits a
+fixed time or asserts on how long anything took."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.cloud import storage
+
+from devtools.local import GcsEmulator, wait_for
+from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
+from tests.support.batches import FAST_POLLS, row_scores, shapes
+from tests.support.cli import run_evalq
+from tests.support.stack import Stack, stack
+from tests.support.summaries import comparable
+
+pytestmark = pytest.mark.integration
+BUCKET = "evalq-batches"
+PREFIX = f"gs://{BUCKET}/runs"
+VERTEX = {
+    "GOOGLE_GENAI_USE_VERTEXAI": "true",
+    "GOOGLE_CLOUD_PROJECT": "evalq-test",
+    "GOOGLE_CLOUD_LOCATION": "us-central1",
+    # An express-mode key stands in for Google credentials: the fake reads no credentials.
+    "EVALQ_VERTEX_API_KEY": "offline-express-key",
+}
+
+
+@pytest.fixture(scope="module")
+def vertex(gcs_emulator: GcsEmulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    env = {
+        **VERTEX,
+        **FAST_POLLS,
+        "STORAGE_EMULATOR_HOST": gcs_emulator.url,
+        "EVALQ_VERTEX_BATCH_PREFIX": PREFIX,
+        "EVALQ_STALL_TIMEOUT_S": "1",
+        "EVALQ_WATCHDOG_INTERVAL_S": "3600",
+    }
+    folder = tmp_path_factory.mktemp("vertex-stack")
+    with stack(folder, fake_env={"STORAGE_EMULATOR_HOST": gcs_emulator.url}, **env) as s:
+        yield s
+
+
+@pytest.fixture
+def fresh(vertex: Stack) -> Iterator[Stack]:
+    """The shared stack with the fake's script, batch delay and realism as started."""
+    vertex.post("/script", [])
+    vertex.post("/batch-realism", {})
+    vertex.post("/batch-delay", {"delay_s": 0})
+    yield vertex
+    vertex.post("/script", [])
+    vertex.post("/batch-realism", {})
+    vertex.post("/batch-delay", {"delay_s": 0})
+
+
+def client(s: Stack) -> Any:
+    from evalq.client import Client
+    from worker.settings import Settings
+
+    return Client(
+        Settings(
+            redis_url=s.redis.url,
+            gemini_base_url=s.gemini_url,
+            use_vertexai=True,
+            vertex_project=VERTEX["GOOGLE_CLOUD_PROJECT"],
+            vertex_location=VERTEX["GOOGLE_CLOUD_LOCATION"],
+            vertex_api_key=VERTEX["EVALQ_VERTEX_API_KEY"],
+            vertex_batch_prefix=PREFIX,
+        )
+    )
+
+
+def jobs_stats(s: Stack) -> dict[str, Any]:
+    import urllib.request
+
+    with urllib.request.urlopen(s.gemini_url + "/stats/vertex-batches", timeout=10) as reply:
+        return dict(json.loads(reply.read()))
+
+
+def objects(prefix: str) -> list[str]:
+    return sorted(b.name for b in storage.Client().list_blobs(BUCKET, prefix=prefix))
+
+
+def test_a_clean_run_goes_through_cloud_storage_at_the_batch_price(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    dataset = shapes(tmp_path / "data", 4)
+    c = client(fresh)
+    created = jobs_stats(fresh)["created"]
+    job_id = c.submit("gecko-image", dataset, mode="batch").job_id
+    summary = c.wait(job_id, timeout_s=300)
+    assert summary.status == "finished" and summary.rows_scored == 4
+    (record,) = c.batches(job_id)
+    assert record.ingested and record.state == "SUCCEEDED" and record.requests == 12
+    assert record.succeeded == 12 and record.name.startswith(
+        "projects/evalq-test/locations/us-central1/batchPredictionJobs/"
+    )
+    assert jobs_stats(fresh)["created"] == created + 1
+    assert fresh.stats()["requests"] == 0  # not one online call
+    # The requests went to the job's folder under the prefix; the results came back there.
+    names = objects(f"runs/evalq-{job_id}-{record.id}/")
+    assert f"runs/evalq-{job_id}-{record.id}/requests.jsonl" in names
+    assert any("/prediction-model-" in n and n.endswith("/predictions.jsonl") for n in names)
+    price = price_for("gemini-2.5-flash", price_table())
+    assert price is not None
+    online_rate = call_cost_nanos(
+        price,
+        summary.prompt_tokens,
+        summary.output_tokens,
+        summary.thought_tokens,
+        summary.cached_tokens,
+    )
+    assert summary.cost_usd == pytest.approx(usd(online_rate) / 2, rel=1e-6)
+
+
+def test_results_out_of_order_over_several_files_are_matched_by_their_labels(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    """Reversed lines, split over two predictions files, with fields evalq does not know: the
+    same scores as a plain run (both without the call cache, so both send every request)."""
+    dataset = shapes(tmp_path / "data", 4)
+    c = client(fresh)
+    plain = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    c.wait(plain, timeout_s=300)
+    fresh.post("/batch-realism", {"reorder": True, "split_output": True, "unknown_fields": True})
+    shuffled = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    summary = c.wait(shuffled, timeout_s=300)
+    assert summary.status == "finished"
+    assert row_scores(c, shuffled) == row_scores(c, plain)
+    assert comparable(summary, digits=None) == comparable(c.summary(plain), digits=None)
+    (record,) = c.batches(shuffled)
+    assert record.succeeded == 12 and record.unmatched == 0
+    names = objects(f"runs/evalq-{shuffled}-{record.id}/")
+    assert sum(1 for n in names if "/predictions_" in n) == 2
+
+
+def test_a_failed_line_is_unscored_with_its_reason_and_a_transient_one_goes_again(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    dataset = shapes(tmp_path / "data", 3)
+    c = client(fresh)
+    fresh.post(
+        "/script",
+        [
+            {"match": "star\\? \\(check 1\\)", "status": 400},
+            {"match": "star\\? \\(check 2\\)", "status": 503, "times": 1},
+        ],
+    )
+    created = jobs_stats(fresh)["created"]
+    job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    summary = c.wait(job_id, timeout_s=300)
+    rows = {r.id: r for r in c.results(job_id)}
+    failed = [q for q in rows["row0001"].questions if "star" in q.question]
+    assert [(q.status, q.reason, q.result) for q in failed] == [("unscored", "judge_error", None)]
+    assert "400" in (failed[0].detail or "")
+    again = [q for q in rows["row0002"].questions if "star" in q.question]
+    assert [q.status for q in again] == ["ok"]  # its 503 went into the next batch once
+    assert summary.unscored_by_reason == {"judge_error": 1}
+    assert jobs_stats(fresh)["created"] == created + 2
+
+
+def test_cancelling_the_job_mid_batch_cancels_its_batch_prediction_job(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    dataset = shapes(tmp_path / "data", 3)
+    c = client(fresh)
+    fresh.post("/batch-delay", {"pending_s": 0, "running_s": 3600})
+    ended = jobs_stats(fresh)["ended"].get("CANCELLED", 0)
+    job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    wait_for(lambda: any(r.state == "RUNNING" for r in c.batches(job_id)), 120, "a batch RUNNING")
+    c.cancel(job_id)
+    (record,) = c.batches(job_id)
+    assert record.state == "CANCELLED" and record.cancelled_by_us
+    wait_for(
+        lambda: jobs_stats(fresh)["ended"].get("CANCELLED", 0) == ended + 1,
+        60,
+        "the batch prediction job CANCELLED on the server",
+    )
+    assert c.summary(job_id).status == "cancelled"
+
+
+def test_a_bucket_cloud_storage_does_not_have_is_one_error_line_and_nothing_is_stored(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    dataset = shapes(tmp_path / "data", 2)
+    env = fresh.env()
+    before = len(client(fresh).store.list_jobs(1000))
+    by_flag = run_evalq(
+        env,
+        "run",
+        "gecko-image",
+        str(dataset),
+        "--mode",
+        "batch",
+        "--vertex-batch-prefix",
+        "gs://no-such-bucket/runs",
+    )
+    by_setting = run_evalq(
+        {**env, "EVALQ_VERTEX_BATCH_PREFIX": "gs://no-such-bucket/runs"},
+        "run",
+        "gecko-image",
+        str(dataset),
+        "--mode",
+        "batch",
+    )
+    for refused, named in (
+        (by_flag, "--vertex-batch-prefix"),
+        (by_setting, "EVALQ_VERTEX_BATCH_PREFIX"),
+    ):
+        assert refused.returncode != 0
+        lines = [line for line in refused.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, refused.stderr
+        assert named in lines[0] and "no-such-bucket" in lines[0]
+    assert len(client(fresh).store.list_jobs(1000)) == before
+
+
+def test_a_worker_killed_while_reading_results_then_reattach_loses_and_doubles_nothing(
+    fresh: Stack, gcs_emulator: GcsEmulator, tmp_path: Path
+) -> None:
+    """The job says SUCCEEDED without its output (late_output); Cloud Storage is stopped
+    (SIGSTOP), the output attached, and the worker's ingest starts reading and hangs on it; the
+    worker is SIGKILLed there. A new worker and `evalq resume` re-attach: no batch is created
+    again, and the figures equal a run that was never interrupted."""
+    dataset = shapes(tmp_path / "data", 4)
+    c = client(fresh)
+    calm_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    calm = c.wait(calm_id, timeout_s=300)
+    fresh.post("/batch-realism", {"late_output": -1})
+    job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    wait_for(lambda: any(r.awaiting_output for r in c.batches(job_id)), 120, "SUCCEEDED, no output")
+    created = jobs_stats(fresh)["created"]
+    gcs_emulator.proc.send_signal(signal.SIGSTOP)
+    try:
+        fresh.post("/vertex-batches/attach-output", {})
+        # The poll that saw the output handed the batch to an ingest, which reads it (hung).
+        wait_for(
+            lambda: all(
+                r.state == "SUCCEEDED" and not r.awaiting_output for r in c.batches(job_id)
+            ),
+            60,
+            "the output seen",
+        )
+        wait_for(lambda: jobs_stats(fresh)["gets_after_output"] >= 2, 60, "the ingest reading it")
+        for proc in fresh.pool.procs:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        fresh.pool.procs.clear()
+    finally:
+        gcs_emulator.proc.send_signal(signal.SIGCONT)
+    assert not any(r.ingested for r in c.batches(job_id))
+    fresh.pool.start(concurrency=8, name="after-kill")
+    from tests.support.cli import evalq_stdout
+
+    evalq_stdout(fresh.env(), "resume", job_id)
+    summary = c.wait(job_id, timeout_s=300)
+    assert jobs_stats(fresh)["created"] == created
+    assert summary.rows_done == summary.rows_total == 4
+    assert comparable(summary, digits=None) == comparable(calm, digits=None)
+    assert row_scores(c, job_id) == row_scores(c, calm_id)
+
+
+def test_results_with_no_key_are_answered_online_once_and_the_job_says_so(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    """Lines come back without the labels that key them (no_metadata): nothing is matched by
+    position, no second batch prediction job is created with the same requests, and each
+    request is answered online once; `evalq status` says so."""
+    dataset = shapes(tmp_path / "data", 3)
+    c = client(fresh)
+    plain = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    c.wait(plain, timeout_s=300)
+    fresh.post("/batch-realism", {"no_metadata": True})
+    created, online = jobs_stats(fresh)["created"], fresh.stats()["requests"]
+    job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    summary = c.wait(job_id, timeout_s=300)
+    assert summary.status == "finished" and summary.rows_scored == 3
+    assert row_scores(c, job_id) == row_scores(c, plain)
+    assert jobs_stats(fresh)["created"] == created + 1
+    assert fresh.stats()["requests"] - online == 9
+    assert summary.batch is not None
+    assert (summary.batch["results_unmatched"], summary.batch["requests_online"]) == (9, 9)
+    from tests.support.cli import evalq_stdout
+
+    shown = evalq_stdout(fresh.env(), "status", job_id)
+    assert "9 requests answered online once" in shown

@@ -1,0 +1,25 @@
+"""What the batch-mode tests share, on either service (the Gemini API's Batch API, Vertex AI's
+batch prediction jobs): fast polls, a dataset, and a row-by-row view of a job's scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# Batches are polled at once and often: the tests wait on conditions, never on the clock.
+FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
+
+
+def row_scores(client: Any, job_id: str) -> dict[str, Any]:
+    """Every row's status, score and questions: two runs of the same replies compare equal."""
+    return {
+        r.id: (r.status, r.score, [(q.question, q.status, q.reason, q.result) for q in r.questions])
+        for r in client.results(job_id)
+    }
+
+
+def shapes(folder: Path, rows: int) -> Path:
+    """A gecko-image dataset with its own three questions per row (no rubric stage)."""
+    from tests.integration.test_reliability import shapes_dataset
+
+    return shapes_dataset(folder, rows, own_questions=True)

@@ -1,0 +1,103 @@
+"""Cloud Storage for Vertex AI batch mode: where a job's requests are written and its results
+read. Google's own client (google-cloud-storage) does the talking: it finds the user's
+credentials (ADC, a service account) the way every Google library does, uploads large files
+resumably, streams downloads, and honours STORAGE_EMULATOR_HOST, so the tests drive a real
+emulator through the same code."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from google.api_core import exceptions as gcs_errors
+from google.cloud import storage
+
+PREFIX_SETTING = "EVALQ_VERTEX_BATCH_PREFIX"
+PREFIX_FLAG = "--vertex-batch-prefix"
+# A bucket name as Cloud Storage allows it (3-222 characters of lowercase letters, digits,
+# dots, dashes and underscores), then an optional folder.
+_URI = re.compile(r"gs://(?P<bucket>[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])(?:/(?P<path>.*))?")
+# Vertex names its results predictions*.jsonl (errors go into the same lines' `status`).
+_RESULTS = re.compile(r"predictions[^/]*\.jsonl")
+
+
+class StorageSetupError(ValueError):
+    """The Cloud Storage prefix is missing, malformed, or names a bucket that can't be used."""
+
+
+@dataclass(frozen=True)
+class GcsPath:
+    bucket: str
+    path: str  # no leading or trailing slash; "" for the bucket's root
+
+    @classmethod
+    def parse(cls, uri: str, what: str = PREFIX_SETTING) -> GcsPath:
+        match = _URI.fullmatch(uri.strip())
+        if match is None:
+            raise StorageSetupError(
+                f"{what}={uri!r} is not a Cloud Storage prefix: give gs://BUCKET or "
+                "gs://BUCKET/FOLDER"
+            )
+        return cls(match["bucket"], (match["path"] or "").strip("/"))
+
+    def join(self, *parts: str) -> GcsPath:
+        path = "/".join(p.strip("/") for p in (self.path, *parts) if p.strip("/"))
+        return GcsPath(self.bucket, path)
+
+    @property
+    def uri(self) -> str:
+        return f"gs://{self.bucket}/{self.path}" if self.path else f"gs://{self.bucket}"
+
+
+@lru_cache(maxsize=4)
+def storage_client(project: str | None) -> storage.Client:
+    """One client per process and project (its HTTP session is thread-safe)."""
+    return storage.Client(project=project)
+
+
+def check_prefix(client: storage.Client, prefix: GcsPath, source: str) -> None:
+    """Before anything is stored: the bucket exists and its objects can be listed (what
+    reading the results needs). `source` names where the prefix came from (the setting or
+    the flag), so the one error line says what to change."""
+    try:
+        next(iter(client.list_blobs(prefix.bucket, prefix=prefix.path, max_results=1)), None)
+    except gcs_errors.NotFound:
+        raise StorageSetupError(
+            f"{source}={prefix.uri}: Cloud Storage has no bucket {prefix.bucket!r}; create it "
+            "or name one that exists"
+        ) from None
+    except gcs_errors.Forbidden as exc:
+        raise StorageSetupError(
+            f"{source}={prefix.uri}: not allowed to list objects in bucket {prefix.bucket!r} "
+            f"({exc.message}); batch mode needs storage.objects.create, get and list there"
+        ) from None
+
+
+def upload(client: storage.Client, target: GcsPath, source: Path) -> None:
+    client.bucket(target.bucket).blob(target.path).upload_from_filename(
+        str(source), content_type="application/jsonl"
+    )
+
+
+@dataclass(frozen=True)
+class ResultsFile:
+    name: str
+    size: int
+
+
+def results_files(client: storage.Client, folder: GcsPath) -> list[ResultsFile]:
+    """Every results file Vertex wrote under the job's output folder, in name order."""
+    found = []
+    for blob in client.list_blobs(folder.bucket, prefix=folder.path + "/" if folder.path else ""):
+        if _RESULTS.fullmatch(blob.name.rsplit("/", 1)[-1]):
+            found.append(ResultsFile(blob.name, int(blob.size or 0)))
+    return sorted(found, key=lambda f: f.name)
+
+
+def read_lines(client: storage.Client, bucket: str, name: str) -> Iterator[str]:
+    """A results file's lines, streamed: never the whole file in memory."""
+    with client.bucket(bucket).blob(name).open("r", encoding="utf-8", errors="replace") as lines:
+        yield from lines
