@@ -363,6 +363,11 @@ def main() -> int:
         console.print(
             "evalq itself is in .venv/bin: `source .venv/bin/activate` puts `evalq` on your PATH"
         )
+        console.print(  # the seeds' platform: where the same steps go on Vertex AI
+            "on Vertex AI: GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and "
+            "GOOGLE_CLOUD_LOCATION, credentials from `gcloud auth application-default login`; "
+            "batch mode adds --vertex-batch-prefix gs://BUCKET/PATH (README: Running on Vertex AI)"
+        )
         return 0
     finally:
         if not kept:
