@@ -8,6 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import FakeGemini
+from tests.support.held import hold, release
+
 POOLS = ("gevent", "threads")
 # The modules whose every test runs in each pool: killed workers, quotas, Redis restarts and
 # outages, the many-calls-in-flight check.
@@ -27,3 +30,13 @@ def worker_pool(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     if pool is not None:
         monkeypatch.setenv("EVALQ_WORKER_POOL", pool)
     yield pool or ""
+
+
+@pytest.fixture
+def held(fake: FakeGemini) -> Iterator[FakeGemini]:
+    """The fake server holds every call open until the test releases it or ends."""
+    hold(fake)
+    try:
+        yield fake
+    finally:
+        release(fake)

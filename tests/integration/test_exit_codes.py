@@ -9,7 +9,6 @@ import json
 import re
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,6 @@ from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
 from tests.support.datasets import png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
-
-HOLD_MS = 600_000  # calls wait this long unless released: the job runs until the test says
 
 
 def last_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -65,16 +62,6 @@ def test_a_job_whose_every_row_failed_exits_4_and_says_why(
     assert again.returncode == 4, again.stdout + again.stderr
     assert last_line(again) == said
     assert json.loads(again.stdout)["rows_failed"] == 2
-
-
-@pytest.fixture
-def held(fake: FakeGemini) -> Iterator[FakeGemini]:
-    """The fake server holds every call open until the test ends (latency 0 again)."""
-    fake._call("/latency", {"latency_ms": HOLD_MS})
-    try:
-        yield fake
-    finally:
-        fake._call("/latency", {"latency_ms": 0})
 
 
 def test_a_job_cancelled_from_another_process_while_waiting_exits_5(

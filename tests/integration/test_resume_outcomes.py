@@ -10,7 +10,6 @@ import json
 import re
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +19,12 @@ from evalq.client.cli import exit_codes
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
 from tests.support.datasets import write_rows
+from tests.support.held import release
 from worker import keys
 
 pytestmark = pytest.mark.integration
 
-HOLD_MS = 600_000  # calls wait this long unless released: the job runs until the test says
 QA = ("--template", "question_answering_quality")
-
-
-@pytest.fixture
-def held(fake: FakeGemini) -> Iterator[FakeGemini]:
-    """The fake server holds every call open until the test releases it (latency 0)."""
-    fake._call("/latency", {"latency_ms": HOLD_MS})
-    try:
-        yield fake
-    finally:
-        fake._call("/latency", {"latency_ms": 0})
-
-
-def release(fake: FakeGemini) -> None:
-    fake._call("/latency", {"latency_ms": 0})
 
 
 def dataset(folder: Path, marker: str, rows: int = 4) -> str:
