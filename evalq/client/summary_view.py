@@ -79,10 +79,9 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
     if s.column_map:
         mapped = ", ".join(f"{field} <- {column}" for field, column in s.column_map.items())
         add("columns mapped", mapped)
-    add(
-        "judge calls",
-        f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}, rubric cache hits {s.rubric_cache_hits})",
-    )
+    writes_rubrics = s.rubric_cache_hits or "rubric" in s.thinking  # Gecko's question writer
+    reused = f", rubric cache hits {s.rubric_cache_hits}" if writes_rubrics else ""
+    add("judge calls", f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}{reused})")
     add("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")
     for role, tokens in s.tokens_by_role.items():
         add(f"  {role}", role_tokens(tokens, s.cost_by_role.get(role), s))

@@ -127,6 +127,10 @@ class Metric(Protocol[PlanT, UnitT_contra]):
     # What one unit's verdict is, in the metric's own words, plural ("questions", "ratings",
     # "comparisons"...): the summary counts unscored ones under it (JobSummary.judged_units).
     judged_units: str
+    # The roles whose calls the metric makes (evalq.core.thinking.Role; the model under test's
+    # "candidate" aside): the summary shows thinking and rubric reuse for these roles only, so
+    # a rating job is not described in a question-writing job's words.
+    judge_roles: tuple[str, ...]
 
     def judged_inputs(self, row: RowInput, result: RowResult) -> Judged:
         """What the judge was shown of a stored row, by field name (the data's or media's

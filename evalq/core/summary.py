@@ -119,7 +119,7 @@ def build_summary(
         thought_tokens=c.thought_tokens,
         candidate_thought_tokens=c.candidate_thought_tokens,
         cached_tokens=c.cached_tokens + c.candidate_cached_tokens,
-        thinking=config.thinking,
+        thinking=roles_thinking(config, c.candidate_calls),
         cost_usd=cost.cost_usd,
         cost_by_role=cost.by_role,
         cost_by_model=cost.by_model,
@@ -187,3 +187,13 @@ def _agreement(rows: list[RowResult], config: JobConfig) -> Any:
     from evalq.core.human_agreement import human_agreement
 
     return human_agreement(rows, config, sources)
+
+
+def roles_thinking(config: JobConfig, candidate_calls: int) -> dict[str, Any]:
+    """The job's thinking settings for the roles its metric calls (and the model under test's,
+    once it was called): the others were never used, and listing them would describe the job
+    in another metric's words."""
+    used = set(get_metric(config.metric).judge_roles) | (
+        {"candidate"} if candidate_calls else set()
+    )
+    return {role: value for role, value in config.thinking.items() if role in used}

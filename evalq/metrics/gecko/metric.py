@@ -123,6 +123,7 @@ class GeckoMetric:
     validator_spec: ValidatorSpec
     plan_model = GeckoPlan
     judged_units = "questions"  # each unit answers a rubric question (or a row's, batched)
+    judge_roles = ("rubric", "validator")
 
     def __init__(self) -> None:
         # Every Gecko dataset is a prompt and its media, with an optional id and own questions.

@@ -107,6 +107,7 @@ class Groundedness:
     known_columns = frozenset({"id", "query", "context", "response"})
     plan_model = GroundednessPlan
     judged_units = "sentence labellings"  # each unit: one judge labels the response's sentences
+    judge_roles = ("judge",)
 
     def parse_row(
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]

@@ -74,6 +74,7 @@ class Pairwise(RatingMetric):
     plan_model = PairwisePlan
     template_kind = "pairwise"
     judged_units = "comparisons"  # each unit: the pair compared once, in one order
+    judge_roles = ("judge",)
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         """Both responses, A then B: ours (response_a, response_b) or Vertex's (response,

@@ -81,6 +81,7 @@ class Pointwise(RatingMetric):
     plan_model = PointwisePlan
     template_kind = "pointwise"
     judged_units = "ratings"  # each unit: one judge's 1-5 rating, one sample
+    judge_roles = ("judge",)
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         response = row.data.get("response")

@@ -71,6 +71,7 @@ class Rank(RatingMetric):
     plan_model = RankPlan
     template_kind = "pairwise"
     judged_units = "comparisons"  # each unit: one pair of candidates compared in one order
+    judge_roles = ("judge",)
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         """Each candidate's response, in the order the candidates were named: the dataset's

@@ -70,7 +70,7 @@ def test_a_gecko_jobs_setup_names_its_models_versions_templates_and_modes() -> N
         "judge_models": ["flash", "pro"],
         "model_versions": {"flash": "flash-001,flash-002", "pro": "pro-001"},
         # The model under test's thinking is not the judge's.
-        "thinking": {"judge": "min", "rubric": "modest", "validator": 0},
+        "thinking": {"rubric": "modest", "validator": 0},  # the roles Gecko calls
         "templates": {
             "rubric": RUBRIC_TEMPLATE_VERSION,
             "validator": VALIDATOR_TEMPLATE_VERSION,

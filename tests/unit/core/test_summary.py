@@ -75,3 +75,27 @@ def test_the_terminal_table_shows_each_tag_interval_method_and_rows() -> None:
     low, high = wilson(2, 3) or (0.0, 0.0)
     assert f"[{low:.3f}, {high:.3f}]" in spatial
     assert "3 rows" in spatial
+
+
+def test_each_metric_is_summarised_with_the_roles_it_calls_only() -> None:
+    """A rating job's status named Gecko's question writer and validator ("rubric cache hits",
+    "rubric modest · validator min") though it never called either."""
+    thinking = {"rubric": "modest", "validator": "min", "judge": "min", "candidate": "default"}
+    counters = JobCounters(status="finished", rows_done=1, rows_scored=1)
+    done = [row(0, 1.0, {})]
+
+    def lines(metric: str, calls: JobCounters = counters) -> tuple[JobSummary, str]:
+        job = config(1).model_copy(update={"metric": metric, "thinking": thinking})
+        summary = build_summary(job, calls, {}, done, now=1.0)
+        return summary, "\n".join(summary_lines(summary, width=200))
+
+    rated, text = lines("pointwise")
+    assert rated.thinking == {"judge": "min"}
+    assert rated.judge_setup["thinking"] == {"judge": "min"}
+    assert "rubric" not in text and "validator" not in text
+    gecko, text = lines("gecko-image")
+    assert gecko.thinking == {"rubric": "modest", "validator": "min"}
+    assert "rubric cache hits 0" in text
+    # The model under test's thinking is shown once it was called.
+    generated, _ = lines("pointwise", counters.model_copy(update={"candidate_calls": 2}))
+    assert generated.thinking == {"judge": "min", "candidate": "default"}
