@@ -23,6 +23,7 @@ from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.gemini_replies import load_replies
 from tests.support.metric_examples import METRICS, metric_examples, submit_argv
+from tests.support.secrets import assert_not_in_redis
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
@@ -108,6 +109,10 @@ def test_every_metric_runs_on_vertex_through_its_routes(tmp_path: Path) -> None:
             assert summary.simulated, metric  # the fake's judge answered, through Vertex
             rate_limited += summary.rate_limited
         stats = s.stats()
+        # The Vertex key is a secret like the Gemini API's: in no key or value, in no log.
+        assert assert_not_in_redis(s.redis_client(), VERTEX_ENV["EVALQ_VERTEX_API_KEY"]) > 10
+        logs = s.pool.logs()
+    assert "ready." in logs and VERTEX_ENV["EVALQ_VERTEX_API_KEY"] not in logs
 
     assert rate_limited == 1  # the worker read the Vertex 429 as a rate limit, and retried
 
