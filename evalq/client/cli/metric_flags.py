@@ -15,6 +15,16 @@ import click
 from evalq.client.cli.attach import fail_under_option
 from evalq.client.cli.common import json_option, redis_option, wait_option
 
+# Where a command may read local media from: `run`, `rank` and `rubrics` read it alike.
+data_root_option = click.option(
+    "--data-root",
+    "data_roots",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Read local media only under this folder; repeat for several "
+    "(default: EVALQ_DATA_ROOTS, else the dataset's folder).",
+)
+
 
 def read_text(path: Path, flag: str) -> str:
     try:
@@ -166,14 +176,7 @@ def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:
                 is_flag=True,
                 help="Ask the judge again instead of reusing cached rubrics and replies.",
             ),
-            click.option(
-                "--data-root",
-                "data_roots",
-                multiple=True,
-                type=click.Path(file_okay=False, path_type=Path),
-                help="Read local media only under this folder; repeat for several "
-                "(default: EVALQ_DATA_ROOTS, else the dataset's folder).",
-            ),
+            data_root_option,
             click.option(
                 "--thinking-budget",
                 "thinking_budgets",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from evalq.client.cli.common import make_reader, redis_option, visible
+from evalq.client.cli.metric_flags import data_root_option
 
 
 @click.command()
@@ -41,14 +42,7 @@ from evalq.client.cli.common import make_reader, redis_option, visible
     metavar="FIELD=COLUMN",
     help="Read the dataset's COLUMN as the metric's FIELD. Repeatable.",
 )
-@click.option(
-    "--data-root",
-    "data_roots",
-    multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Read local media only under this folder; repeat for several "
-    "(default: EVALQ_DATA_ROOTS, else the dataset's folder).",
-)
+@data_root_option
 @redis_option
 def rubrics(
     dataset: Path,
