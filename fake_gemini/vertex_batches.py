@@ -22,14 +22,14 @@ import asyncio
 import json
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 
 from google.api_core import exceptions as gcs_errors
 from google.cloud import storage
 
-from fake_gemini.batches import Answered
+from fake_gemini.batches import Answered, BatchCounters
 from fake_gemini.protocol import JsonObject
 from fake_gemini.realism import UNKNOWN_LINE_FIELD, UNKNOWN_RESPONSE_FIELD, BatchRealism
 from fake_gemini.rest import InvalidArgument, break_json, wire_mapping
@@ -38,15 +38,6 @@ from fake_gemini.script import Script
 logger = logging.getLogger(__name__)
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED", "PARTIALLY_SUCCEEDED"})
 _POLL_S = 0.02
-_REASONS = {
-    400: "Bad Request",
-    403: "Forbidden",
-    404: "Not Found",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-    504: "Gateway Timeout",
-}
 # The job's own error when it ends FAILED or EXPIRED: a google.rpc.Status (gRPC code).
 _ENDINGS = {
     "EXPIRED": {"code": 4, "message": "The batch prediction job expired before it finished."},
@@ -163,24 +154,14 @@ class VertexJob:
 
 
 @dataclass
-class VertexCounters:
-    """What GET /stats/vertex-batches shows: creations (what a crash test counts), ends."""
+class VertexCounters(BatchCounters):
+    """What GET /stats/vertex-batches shows: the Gemini API batches' counters, and GETs that
+    found a job's output attached, since POST /vertex-batches/attach-output."""
 
-    created: int = 0
-    requests: int = 0
-    ended: Counter[str] = field(default_factory=Counter)
-    output_missing_gets: int = 0
-    # GETs that found a job's output attached, since POST /vertex-batches/attach-output.
     gets_after_output: int = 0
 
     def snapshot(self) -> JsonObject:
-        return {
-            "created": self.created,
-            "requests": self.requests,
-            "ended": dict(self.ended),
-            "output_missing_gets": self.output_missing_gets,
-            "gets_after_output": self.gets_after_output,
-        }
+        return {**super().snapshot(), "gets_after_output": self.gets_after_output}
 
 
 def _line(job: VertexJob, request: JsonObject, answered: Answered | None, at: float) -> JsonObject:
@@ -200,7 +181,7 @@ def _line(job: VertexJob, request: JsonObject, answered: Answered | None, at: fl
         line["response"] = response
     else:
         error = answered.body.get("error") if not answered.recorded else answered.body
-        reason = _REASONS.get(answered.status, "Error")
+        reason = _reason(answered.status)
         line["status"] = f"{reason}: {json.dumps({'error': error}, separators=(',', ':'))}"
     if realism.unknown_fields:
         line[UNKNOWN_LINE_FIELD] = {"queuedDuration": "0.5s"}
@@ -441,3 +422,11 @@ def _write_results(job: VertexJob, lines: list[JsonObject]) -> str:
 
 
 __all__ = ["VertexBatchError", "VertexJob", "VertexJobStore"]
+
+
+def _reason(status: int) -> str:
+    """The HTTP reason phrase a failed line's `status` text starts with."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"

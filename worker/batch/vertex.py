@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,18 +37,9 @@ _LABEL_RE = {name: re.compile(rf'"{name}"\s*:\s*"([0-9a-zA-Z_-]*)"') for name in
 # Vertex's JobState, less the prefix, as the ledger knows states (worker.batch.ledger):
 # queued is pending; partly succeeded has output to read, line by line, like success.
 _STATES = {"QUEUED": "PENDING", "PARTIALLY_SUCCEEDED": "SUCCEEDED"}
+# The HTTP reason phrases a failed line's `status` text may start with, to their codes.
 _REASONS = {
-    reason.lower(): code
-    for code, reason in {
-        400: "Bad Request",
-        401: "Unauthorized",
-        403: "Forbidden",
-        404: "Not Found",
-        429: "Too Many Requests",
-        500: "Internal Server Error",
-        503: "Service Unavailable",
-        504: "Gateway Timeout",
-    }.items()
+    HTTPStatus(code).phrase.lower(): code for code in (400, 401, 403, 404, 429, 500, 503, 504)
 }
 
 
