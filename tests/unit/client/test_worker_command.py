@@ -9,11 +9,15 @@ from click.testing import CliRunner
 from evalq.client import cli
 from evalq.client.cli import serve
 
+# What `evalq worker` puts in its own environment for the celery it becomes: a test that runs
+# it in-process must restore them, or a later test's Settings() reads the worker's sizes.
+WORKER_ENV = ("EVALQ_WORKER_POOL", "EVALQ_WORKER_CONCURRENCY")
+
 
 def _argv(monkeypatch: pytest.MonkeyPatch, *args: str, **env: str) -> list[str]:
     from worker.settings import get_settings
 
-    for name in ("EVALQ_WORKER_POOL", "EVALQ_WORKER_CONCURRENCY"):  # the command sets both:
+    for name in WORKER_ENV:  # the command sets both:
         monkeypatch.setenv(name, "unset")  # recorded, so monkeypatch restores them afterwards
         monkeypatch.delenv(name)
     for name, value in env.items():
@@ -51,6 +55,9 @@ def test_no_judge_refuses_before_celery_and_the_flag_skips_the_check(
 
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "EVALQ_GEMINI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+    for name in WORKER_ENV:  # the started command sets them: restored afterwards
+        monkeypatch.setenv(name, "unset")
+        monkeypatch.delenv(name)
     monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "false")
     get_settings.cache_clear()
     seen: list[list[str]] = []
