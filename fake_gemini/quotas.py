@@ -138,10 +138,12 @@ class Stats:
     # the calls a client started by some moment, where ``requests`` counts those answered.
     started: int = 0
 
-    def arrived(self) -> None:
+    def arrived(self) -> float:
+        """Count a call begun; returns when (its event's "arrived")."""
         self.started += 1
         self.in_flight += 1
         self.in_flight_peak = max(self.in_flight_peak, self.in_flight)
+        return time.time()
 
     def left(self) -> None:
         self.in_flight -= 1
@@ -154,6 +156,7 @@ class Stats:
         fault: Fault | None,
         sent: JsonObject | None = None,
         route: str = "gemini",
+        arrived: float | None = None,
     ) -> None:
         self.requests += 1
         self.by_status[str(status)] += 1
@@ -161,8 +164,10 @@ class Stats:
         self.by_route[route] += 1
         if fault is not None:
             self.faults[fault] += 1
+        now = time.time()
         event = {
-            "t": time.time(),
+            "t": now,  # answered
+            "arrived": now if arrived is None else arrived,  # begun, before any latency
             "status": status,
             "model": model,
             "rule": rule,

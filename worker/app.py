@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_ready, worker_shutdown
+from celery.signals import before_task_publish, worker_init, worker_ready, worker_shutdown
 
 from worker.queues import PREPARE_ROW, QUEUE_QUESTIONS, QUEUE_ROWS, queue_for
 from worker.redis_tls import tls_options
@@ -112,6 +112,9 @@ def create_app(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )
+    from worker.pace import stamp_sent
+
+    before_task_publish.connect(stamp_sent, weak=False)  # the waits a worker's pace reads
     app.steps["consumer"].add(batching_step(settings.task_event_flush_s))
     from worker.broker_teardown import GiveBackAfterReconnect
 
@@ -161,13 +164,13 @@ def _survive_broker_restarts(sender: Any = None, **_: Any) -> None:
 
 
 def _concurrency(consumer: Any) -> int:
-    """The worker's task slots (the pool's size), which widen the turns' window."""
+    """The worker's task slots (the pool's size), which cap its share of the turns' window."""
     controller = getattr(consumer, "controller", None)
     given = getattr(controller, "concurrency", None) or get_app().conf.worker_concurrency
     return int(given or os.cpu_count() or 1)
 
 
-_beating: list[Any] = []  # this process's Heartbeat, once the worker is ready
+_beating: list[Any] = []  # this process's Heartbeat and pace Meter, once the worker is ready
 
 
 @worker_shutdown.connect
@@ -187,6 +190,7 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     from worker.archiving import Archiver
     from worker.heartbeat import Heartbeat, interval_for
     from worker.jobs import on_job_end
+    from worker.pace import start_pace
     from worker.runtime import runtime
     from worker.turns import hand_out
     from worker.watchdog import BatchDriving, Watchdog
@@ -202,14 +206,16 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     name = getattr(sender, "hostname", None) or "worker"
     archiver = Archiver(rt.store, rt.settings, name)
     on_job_end(archiver.write)  # the worker that ends a job writes it to the archive
+    meter = start_pace(rt.store, rt.settings, name, _concurrency(sender))
     beat = Heartbeat(
         rt.store,
         interval_s=interval_for(rt.settings.stall_timeout_s),
         max_hold_s=rt.settings.task_time_limit_s,
-        slots=(name, _concurrency(sender)),
+        share=(name, lambda: meter.pace.rows),
     )
     beat.start()
     _beating.append(beat)
+    _beating.append(meter)  # stopped first at shutdown, before the heartbeat unregisters
     try:  # rows that waited for a worker to start get their turns now, not at the first sweep
         hand_out(rt.store, rt.settings, send)
     except Exception:

@@ -50,10 +50,10 @@ class Heartbeat:
         interval_s: float,
         max_hold_s: float,
         clock: Callable[[], float] = time.monotonic,
-        slots: tuple[str, int] | None = None,
+        share: tuple[str, Callable[[], int]] | None = None,
     ) -> None:
         self.store = store
-        self.slots = slots  # (worker name, concurrency), counted in the turns' window
+        self.share = share  # (worker name, its share of the turns' window now: worker.pace)
         self.interval_s = interval_s
         self.max_hold_s = max_hold_s
         self._clock = clock
@@ -80,8 +80,8 @@ class Heartbeat:
                     by_job.setdefault(job_id, set()).add(row_id)
         for job_id, rows in by_job.items():
             self.store.touch(job_id, *sorted(rows))
-        if self.slots is not None:  # lapses after three missed beats: a dead worker drops out
-            register(self.store, *self.slots, lapse_s=claim_lease_s(self.interval_s))
+        if self.share is not None:  # lapses after three missed beats: a dead worker drops out
+            self._register(self.share)
         renew_claims(self.store, claim_lease_s(self.interval_s))
         return sum(map(len, by_job.values()))
 
@@ -98,12 +98,16 @@ class Heartbeat:
         own thread) and beat for them until stop()."""
         task_prerun.connect(self._on_prerun, weak=False)
         task_postrun.connect(self._on_postrun, weak=False)
-        if self.slots is not None:
-            register(self.store, *self.slots, lapse_s=claim_lease_s(self.interval_s))
+        if self.share is not None:
+            self._register(self.share)
         thread = threading.Thread(target=self._loop, name="evalq-heartbeat", daemon=True)
         thread.start()
         self._thread = thread
         return thread
+
+    def _register(self, share: tuple[str, Callable[[], int]]) -> None:
+        name, rows = share
+        register(self.store, name, rows(), lapse_s=claim_lease_s(self.interval_s))
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -124,8 +128,8 @@ class Heartbeat:
         self.stop()
         if self._thread is not None:
             self._thread.join(join_s)  # a beat under way must not register it again after this
-        if self.slots is not None:
-            self.store.unregister_slots(self.slots[0])
+        if self.share is not None:
+            self.store.unregister(self.share[0])
 
 
 def claim_lease_s(interval_s: float) -> int:

@@ -15,7 +15,7 @@ after call_cache_ttl_s.
     evalq:turns                         ZSET  job id -> created_at: online jobs with rows waiting
                                               for a turn or holding one (worker.turns)
     evalq:workers                       ZSET  worker name -> when its registration lapses
-    evalq:workers:slots                 HASH  worker name -> its concurrency (task slots)
+    evalq:workers:shares                HASH  worker name -> its share of the turns' window, rows
     evalq:job:{job}                     HASH  config (JSON), status, pause_reason, counters
                                               (rows_done, rows_scored/partial/failed,
                                               failed:{reason}, judge_calls, prompt_tokens,
@@ -24,7 +24,8 @@ after call_cache_ttl_s.
                                               simulated_calls, redriven, unit_tasks,
                                               units_inline), spent_nanos, budget_nanos,
                                               reserved_nanos, {status}_at; priority,
-                                              max_in_flight (turns); what escaped a
+                                              max_in_flight (turns);
+                                              calls_open_at_cancel; what escaped a
                                               task's code: task_errors (how many),
                                               task_error_last ("Type: message", clipped),
                                               task_error_task, task_error_at (epoch s)
@@ -88,7 +89,7 @@ JOBS = "evalq:jobs"
 ACTIVE_JOBS = "evalq:jobs:active"
 TURNS = "evalq:turns"
 WORKERS = "evalq:workers"
-WORKER_SLOTS = "evalq:workers:slots"
+WORKER_SHARES = "evalq:workers:shares"
 JOB_PREFIX = "evalq:job:"  # take_turns.lua builds each job's keys from it (see job())
 WATCHDOG_LOCK = "evalq:watchdog:lock"
 ARCHIVE_PENDING = "evalq:archive:pending"

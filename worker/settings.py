@@ -140,10 +140,12 @@ class Settings(BaseSettings):
     task_event_flush_s: float = Field(default=0.5, ge=0)
 
     # Turns between jobs (worker.turns): at most turn_window rows of running online jobs are
-    # in the broker or running at once, cluster-wide; 0 sizes it as turns_per_slot x the task
-    # slots of the workers alive now (each registers its concurrency), and never below
-    # turn_window_min, so a job submitted before any worker starts still has turns waiting.
+    # in the broker or running at once, cluster-wide; 0 adds up the shares of the workers alive
+    # now, each sized by the worker (worker.pace) so that a task queued now waits about
+    # turn_wait_s, and at most turns_per_slot x its task slots; never below turn_window_min,
+    # so a job submitted before any worker starts still has turns waiting.
     turn_window: int = Field(default=0, ge=0)
+    turn_wait_s: float = Field(default=0.2, gt=0)
     turns_per_slot: float = Field(default=1.5, gt=0)
     turn_window_min: int = Field(default=4, ge=1)
 

@@ -2,8 +2,9 @@
 
 A job's rows do not all go to the broker when it is submitted: they wait in the job's list in
 Redis, and only rows holding a turn are in the broker or running. The number of turns is a
-cluster-wide window (EVALQ_TURN_WINDOW; by default 1.5 x the task slots of the workers alive
-now, each worker registering its concurrency every heartbeat, so adding a host widens it). A
+cluster-wide window (EVALQ_TURN_WINDOW; by default the shares of the workers alive now added
+up, each worker sizing its own from the wait it measures (worker.pace) and registering it, so
+adding a host widens the window and a busy CPU narrows it). A
 turn is free when a row holding one is counted (finish_row.lua ends it), and free turns are
 handed out (take_turns.lua, one atomic step, so any number of producers and workers on any
 hosts may ask at once) to the job of the best priority (high, normal, low) that has rows
@@ -28,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from worker.pace import demand
 from worker.settings import Settings
 from worker.store import Granted, Store
 
@@ -36,12 +38,10 @@ SendRow = Callable[[str, str], None]
 
 
 def hand_out(store: Store, settings: Settings, send: SendRow) -> Granted:
-    """Give every free turn to a waiting row and send its prepare_row task."""
-    granted = store.take_turns(
-        window=settings.turn_window,
-        turns_per_slot=settings.turns_per_slot,
-        least=settings.turn_window_min,
-    )
+    """Give every free turn to a waiting row and send its prepare_row task; rows left waiting
+    are the demand this process's pace (worker.pace) grows its share on."""
+    granted = store.take_turns(window=settings.turn_window, least=settings.turn_window_min)
+    demand.saw(granted.waiting)
     for job_id, line in granted.rows:
         send(job_id, line)
     if granted.rows:
@@ -49,7 +49,7 @@ def hand_out(store: Store, settings: Settings, send: SendRow) -> Granted:
     return granted
 
 
-def register(store: Store, worker: str, slots: int, lapse_s: float) -> None:
-    """Count a worker's task slots in the window until `lapse_s` from now (renewed by its
-    heartbeat; a worker that dies stops counting once it lapses)."""
-    store.register_slots(worker, max(1, slots), lapse_s)
+def register(store: Store, worker: str, rows: int, lapse_s: float) -> None:
+    """Count a worker alive, with its share of the window, until `lapse_s` from now (renewed by
+    its heartbeat; a worker that dies stops counting once it lapses)."""
+    store.register_share(worker, max(1, rows), lapse_s)

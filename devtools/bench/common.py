@@ -28,18 +28,20 @@ def bench_parser(
     *,
     prog: str | None = None,
     latency_ms: int,
-    concurrency: int,
+    concurrency: int | None,
     concurrency_help: str | None = None,
     out: str,
 ) -> argparse.ArgumentParser:
     """A benchmark's command line, its module docstring as the help, with the options of the
-    stack every benchmark runs (the fake's latency, a worker's slots, the results' file) and
+    stack every benchmark runs (the fake's latency, a worker's slots unless the benchmark has
+    its own setups, the results' file) and
     their defaults for this benchmark; it adds its own options after."""
     parser = argparse.ArgumentParser(
         prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--latency-ms", type=int, default=latency_ms)
-    parser.add_argument("--concurrency", type=int, default=concurrency, help=concurrency_help)
+    if concurrency is not None:  # None: the benchmark runs setups of its own widths
+        parser.add_argument("--concurrency", type=int, default=concurrency, help=concurrency_help)
     parser.add_argument("--out", type=Path, default=Path(out))
     return parser
 

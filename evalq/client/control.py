@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from evalq.client.job_ids import check_job_id
 from evalq.client.submit import Sender, check_cap, check_turns, models_by_role, row_sender, send
 from evalq.core.errors import EvalqError
+from evalq.core.metric import get_metric
 from evalq.core.pricing import job_prices, nanos, usd
 from worker.batch.flow import reattach
 from worker.batch.service import backend_for as batch_backend
@@ -152,9 +153,23 @@ def try_cancel(store: Store, settings: Settings, job_id: str) -> Transition:
     transition = store.transition(job_id, "cancelled")
     if transition.changed:
         store.settle_expiry(job_id)  # ended: every key of it expires together
+        if config.mode == "online":
+            store.note_open_calls(job_id, open_calls(store, job_id, config.metric))
     if config.mode == "batch" and transition.changed:
         _cancel_batches(store, settings, job_id)
     return transition
+
+
+def open_calls(store: Store, job_id: str, metric: str) -> int:
+    """Units of the rows holding a turn that have no verdict: the calls sent and not answered
+    (the window keeps these rows few, so reading each one's plan is cheap)."""
+    plan_model = get_metric(metric).plan_model
+    count = 0
+    for line in store.holding_turns(job_id):
+        plan = store.row_plan(job_id, line, plan_model)
+        if plan is not None:
+            count += max(0, len(plan.units) - len(store.verdicts(job_id, line)))
+    return count
 
 
 def _cancel_batches(store: Store, settings: Settings, job_id: str) -> None:

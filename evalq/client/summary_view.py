@@ -47,6 +47,8 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
     add("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
     if s.pause_reason:
         add("paused because", f"{s.pause_reason}; continue with `evalq resume {s.job_id}`")
+    if s.calls_open_at_cancel is not None:
+        add("cancelled with", cancel_line(s.calls_open_at_cancel))
     if (errors := task_errors_line(s, time.time())) is not None:
         add("task errors", errors)
     if s.mode == "online" and s.status != "finished":
@@ -120,6 +122,15 @@ def tag_line(s: JobSummary, tag: str, score: float) -> str:
     method = s.tag_ci_method.get(tag)
     ci = f"  95% CI {interval_text(bounds)} ({method})" if bounds is not None else ""
     return f"{score:.3f}{ci} · {rows_text(s.tag_counts.get(tag, 0))}"
+
+
+def cancel_line(open_calls: int) -> str:
+    """What a cancel left under way: no call starts after it (run_unit and the spend check
+    read the status first); those already running finish and their verdicts are kept."""
+    return (
+        f"{open_calls} judge calls sent and not answered: those already running finish and are "
+        "kept, the rest are skipped; no call starts after the cancel"
+    )
 
 
 def turns_line(s: JobSummary) -> str:

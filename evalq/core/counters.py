@@ -19,6 +19,9 @@ class JobCounters(BaseModel):
     paused_at: float | None = None
     cancelled_at: float | None = None
     finished_at: float | None = None
+    # Judge calls sent and not answered when the job was cancelled (worker.turns keeps them
+    # few): those already running finish and are kept, the rest are skipped.
+    calls_open_at_cancel: int | None = None
 
     rows_done: int = 0
     rows_scored: int = 0

@@ -372,6 +372,7 @@ class JobSummary(Model):
     max_cost_usd: float | None = None  # the spend cap in force (--max-cost-usd)
     spent_usd: float = 0.0  # priced spend so far, what the cap is checked against
     pause_reason: str | None = None
+    calls_open_at_cancel: int | None = None  # calls sent, not answered at the cancel
     # Turns between jobs (online mode): its priority and cap now, its rows holding a turn
     # (queued or running) and those waiting for one.
     priority: Literal["high", "normal", "low"] = "normal"

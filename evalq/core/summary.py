@@ -135,6 +135,7 @@ def build_summary(
         batch=_batch_figures(config, c) if config.mode == "batch" else None,
         spent_usd=usd(c.spent_nanos),
         pause_reason=c.pause_reason if status == "paused" else None,
+        calls_open_at_cancel=c.calls_open_at_cancel if status == "cancelled" else None,
         metric_summary=get_metric(config.metric).summarize(rows),
         human_agreement=_agreement(rows, config),
         warnings=config.warnings,

@@ -171,7 +171,7 @@ async def generate(
 ) -> web.Response:
     """One generateContent call on any route: the same judge, script, quotas and faults,
     counted per route and worded in the route's dialect."""
-    state.stats.arrived()
+    arrived = state.stats.arrived()
     try:
         outcome = await _answer(state, request, model)
     except Exception:
@@ -180,7 +180,9 @@ async def generate(
         outcome = Outcome(500, error_body(500))
     finally:
         state.stats.left()
-    state.stats.record(outcome.status, model, outcome.rule, outcome.fault, outcome.sent, route)
+    state.stats.record(
+        outcome.status, model, outcome.rule, outcome.fault, outcome.sent, route, arrived
+    )
     logger.info("POST %s -> %d", request.path, outcome.status)
     return web.json_response(wording(outcome), status=outcome.status)
 

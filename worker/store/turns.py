@@ -1,9 +1,10 @@
 """Turns: which rows of which jobs may be in the broker or running now (worker.turns has the
 rules). A row waits in its job's waiting list until take_turns.lua moves it to the job's turns
 set; finish_row.lua takes it out of that set when the row is counted. Workers register their
-task slots here, which sizes the cluster-wide window.
+share of the window here (worker.pace sizes it); the live workers' shares add up to the
+cluster-wide window.
 
-Keys (worker.keys): TURNS, WORKERS, WORKER_SLOTS, waiting, turns, and the job hash's priority
+Keys (worker.keys): TURNS, WORKERS, WORKER_SHARES, waiting, turns, and the job hash's priority
 and max_in_flight fields."""
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ PRIORITIES = ("high", "normal", "low")
 
 @dataclass(frozen=True)
 class Granted:
-    """What one take_turns call did: the window it used, the turns held before it, and the
-    (job, line) pairs it gave a turn to, in order."""
+    """What one take_turns call did: the window it used, the turns held before it, the
+    (job, line) pairs it gave a turn to, in order, and the rows still in line after it that a
+    free turn could go to (more than 0: the window holds work back)."""
 
     window: int
     held: int
     rows: list[tuple[str, str]]
+    waiting: int = 0
 
 
 @dataclass(frozen=True)
@@ -40,17 +43,15 @@ class TurnState:
 
 
 class TurnsStore(StoreBase):
-    def take_turns(
-        self, *, window: int, turns_per_slot: float, least: int, most: int = 1000
-    ) -> Granted:
-        """Hand free turns out (take_turns.lua); `window` 0 sizes it from live workers."""
+    def take_turns(self, *, window: int, least: int, most: int = 1000) -> Granted:
+        """Hand free turns out (take_turns.lua); `window` 0 adds up the live workers' shares."""
         found = self._script("take_turns")(
-            keys=[keys.TURNS, keys.WORKERS, keys.WORKER_SLOTS],
-            args=[window, turns_per_slot, least, time.time(), keys.JOB_PREFIX, self.ttl_s, most],
+            keys=[keys.TURNS, keys.WORKERS, keys.WORKER_SHARES],
+            args=[window, least, time.time(), keys.JOB_PREFIX, self.ttl_s, most],
         )
-        flat = [str(v) for v in found[2:]]
+        flat = [str(v) for v in found[3:]]
         pairs = list(zip(flat[0::2], flat[1::2], strict=True))
-        return Granted(int(found[0]), int(found[1]), pairs)
+        return Granted(int(found[0]), int(found[1]), pairs, int(found[2]))
 
     def wait_for_turns(self, job_id: str, lines: Sequence[str], created_at: float) -> None:
         """Put the job's `lines` (and only those) in line for turns: what it held before is let
@@ -106,6 +107,10 @@ class TurnsStore(StoreBase):
             pipe.hset(keys.job(job_id), "max_in_flight", max_in_flight)
         pipe.execute()
 
+    def note_open_calls(self, job_id: str, calls: int) -> None:
+        """The judge calls a cancel found sent and not answered (JobCounters)."""
+        self.r.hset(keys.job(job_id), "calls_open_at_cancel", calls)
+
     def turn_state(self, job_id: str) -> TurnState:
         pipe = self.r.pipeline(transaction=False)
         pipe.hmget(keys.job(job_id), ["priority", "max_in_flight"])
@@ -119,20 +124,24 @@ class TurnsStore(StoreBase):
             waiting=int(waiting),
         )
 
-    def register_slots(self, worker: str, slots: int, lapse_s: float) -> None:
-        """Count this worker's task slots in the window until `lapse_s` from now."""
+    def register_share(self, worker: str, rows: int, lapse_s: float) -> None:
+        """Count this worker alive, and its share of the window, until `lapse_s` from now."""
         pipe = self.r.pipeline(transaction=True)
-        pipe.hset(keys.WORKER_SLOTS, worker, slots)
+        pipe.hset(keys.WORKER_SHARES, worker, rows)
         pipe.zadd(keys.WORKERS, {worker: time.time() + lapse_s})
         pipe.execute()
+
+    def set_share(self, worker: str, rows: int) -> None:
+        """A registered worker's new share of the window (its liveness is the heartbeat's)."""
+        self.r.hset(keys.WORKER_SHARES, worker, rows)
 
     def live_workers(self) -> int:
         """How many workers are registered and not lapsed now (each renews its registration
         every heartbeat; one that stops beating lapses three beats later)."""
         return int(self.r.zcount(keys.WORKERS, f"({time.time()}", "+inf"))
 
-    def unregister_slots(self, worker: str) -> None:
+    def unregister(self, worker: str) -> None:
         pipe = self.r.pipeline(transaction=True)
         pipe.zrem(keys.WORKERS, worker)
-        pipe.hdel(keys.WORKER_SLOTS, worker)
+        pipe.hdel(keys.WORKER_SHARES, worker)
         pipe.execute()

@@ -16,7 +16,7 @@ from worker.watchdog import Watchdog
 
 
 def take(store: Store, window: int) -> list[tuple[str, str]]:
-    return store.take_turns(window=window, turns_per_slot=1.5, least=1).rows
+    return store.take_turns(window=window, least=1).rows
 
 
 def finish(store: Store, job: str, line: str) -> int:
@@ -105,18 +105,33 @@ def test_idle_jobs_hold_no_turns_and_resume_puts_their_rows_back(store: Store) -
     assert take(store, 2) == [(paused, "1")]
 
 
-def test_the_window_is_sized_from_the_workers_alive(store: Store) -> None:
+def test_the_window_adds_up_the_shares_of_the_workers_alive(store: Store) -> None:
     job = job_of(store, 100)
-    auto = store.take_turns(window=0, turns_per_slot=1.5, least=2)
-    assert (auto.window, len(auto.rows)) == (2, 2)  # no worker yet: the least window
-    register(store, "w1", 8, lapse_s=60)
-    register(store, "w2", 4, lapse_s=60)
-    wider = store.take_turns(window=0, turns_per_slot=1.5, least=2)
+    auto = store.take_turns(window=0, least=2)
+    assert (auto.window, len(auto.rows), auto.waiting) == (2, 2, 98)  # no worker: the least
+    register(store, "w1", 12, lapse_s=60)
+    register(store, "w2", 6, lapse_s=60)
+    wider = store.take_turns(window=0, least=2)
     assert (wider.window, wider.held, len(wider.rows)) == (18, 2, 16)
+    store.set_share("w1", 30)  # w1's pace grew its share
+    assert store.take_turns(window=0, least=2).window == 36
     store.r.zadd(keys.WORKERS, {"w2": time.time() - 1})  # w2 stopped beating
-    assert store.take_turns(window=0, turns_per_slot=1.5, least=2).window == 12
-    assert store.r.hget(keys.WORKER_SLOTS, "w2") is not None  # its slots are kept, not counted
-    assert store.turn_state(job).holding == 18
+    assert store.take_turns(window=0, least=2).window == 30
+    assert store.r.hget(keys.WORKER_SHARES, "w2") is not None  # its share is kept, not counted
+    assert store.turn_state(job).holding == 36  # what it held before stays held
+
+
+def test_waiting_counts_only_rows_a_free_turn_could_go_to(store: Store) -> None:
+    """What a worker's pace calls demand: a job at its own cap holds nothing back."""
+    capped = job_of(store, 10, max_in_flight=2)
+    assert store.take_turns(window=5, least=1).waiting == 0
+    free = job_of(store, 4)
+    granted = store.take_turns(window=6, least=1)
+    assert (len(granted.rows), granted.waiting) == (4, 0)
+    assert store.turn_state(capped).waiting == 8
+    job_of(store, 3)
+    assert store.take_turns(window=6, least=1).waiting == 3
+    assert store.turn_state(free).holding == 4
 
 
 def test_hand_out_sends_each_row_given_a_turn(store: Store) -> None:
@@ -153,7 +168,7 @@ def test_workers_alive_are_those_not_lapsed_and_a_clean_stop_leaves_at_once(stor
     register(store, "w1", 8, lapse_s=60)
     store.r.zadd(keys.WORKERS, {"w2": time.time() - 1})  # lapsed: stopped beating
     assert store.live_workers() == 1
-    beat = Heartbeat(store, interval_s=30, max_hold_s=60, slots=("w3", 4))
+    beat = Heartbeat(store, interval_s=30, max_hold_s=60, share=("w3", lambda: 4))
     beat.start()  # registers at once
     assert store.live_workers() == 2
     beat.unregister()  # worker_shutdown: out at once, not three beats later

@@ -6,26 +6,28 @@
 -- now, so the watchdog drives it again if its message is lost before a worker takes it.
 -- Jobs that are gone, not running, or have nothing waiting or held leave the turns set; resume
 -- puts a job back.
--- KEYS: 1 the turns set (job -> created_at), 2 the workers' registrations, 3 their slots.
--- ARGV: 1 the window (0: turns_per_slot x live workers' slots), 2 turns_per_slot, 3 the least
--- window, 4 now, 5 the job keys' prefix, 6 ttl_s for a job whose hash holds none (each job's
--- own, its hash's ttl_s field, is used), 7 most turns to hand out in this call.
--- Returns {window, held, job1, line1, job2, line2, ...}.
-local now = tonumber(ARGV[4])
+-- KEYS: 1 the turns set (job -> created_at), 2 the workers' registrations, 3 their shares.
+-- ARGV: 1 the window (0: the live workers' shares added up), 2 the least window, 3 now, 4 the
+-- job keys' prefix, 5 ttl_s for a job whose hash holds none (each job's own, its hash's ttl_s
+-- field, is used), 6 most turns to hand out in this call.
+-- Returns {window, held, waiting, job1, line1, job2, line2, ...}: waiting counts the rows
+-- still in line after this call that a free turn could go to (their job under its cap), so a
+-- worker knows whether the window holds work back.
+local now = tonumber(ARGV[3])
 local window = tonumber(ARGV[1])
 if window <= 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   local live = redis.call('ZRANGE', KEYS[2], 0, -1)
-  local slots = 0
+  local shares = 0
   if #live > 0 then
     for _, n in ipairs(redis.call('HMGET', KEYS[3], unpack(live))) do
-      slots = slots + (tonumber(n) or 0)
+      shares = shares + (tonumber(n) or 0)
     end
   end
-  window = math.max(tonumber(ARGV[3]), math.floor(slots * tonumber(ARGV[2]) + 0.5))
+  window = math.max(tonumber(ARGV[2]), shares)
 end
 local tiers = {high = 0, normal = 1, low = 2}
-local prefix, ttl = ARGV[5], tonumber(ARGV[6])
+local prefix, ttl = ARGV[4], tonumber(ARGV[5])
 local held, open = 0, {}
 for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local hash = prefix .. job
@@ -44,8 +46,8 @@ for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     end
   end
 end
-local out = {window, held}
-local free = math.min(window - held, tonumber(ARGV[7]))
+local out = {window, held, 0}
+local free = math.min(window - held, tonumber(ARGV[6]))
 while free > 0 do
   local best = nil
   for _, j in ipairs(open) do
@@ -74,4 +76,11 @@ while free > 0 do
     table.insert(out, line)
   end
 end
+local left = 0
+for _, j in ipairs(open) do
+  if j.waiting > 0 and (j.cap <= 0 or j.holding < j.cap) then
+    left = left + j.waiting
+  end
+end
+out[3] = left
 return out
