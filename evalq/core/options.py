@@ -94,6 +94,7 @@ def validate_options(metric: str, options: Mapping[str, Any] | None) -> dict[str
     """The options checked against the metric's model, as the dict a job stores; a bad one is
     a DatasetError naming the metric and the option."""
     model = options_model(metric)
+    refuse_others_flags(metric, options or {})
     try:
         checked = model.model_validate(dict(options or {}))
     except ValidationError as exc:
@@ -103,3 +104,35 @@ def validate_options(metric: str, options: Mapping[str, Any] | None) -> dict[str
         field = ".".join(str(part) for part in first["loc"]) or "(options)"
         raise DatasetError(f"{metric}: option {field}: {problem(first)}") from None
     return checked.model_dump(exclude_unset=True)
+
+
+def flag_of_field(model: type[MetricOptions], name: str) -> Flag | None:
+    info = model.model_fields.get(name)
+    return None if info is None else flag_of(info)
+
+
+def refuse_others_flags(metric: str, options: Mapping[str, Any]) -> None:
+    """An option the command line offers for other metrics, given to one that does not take
+    it, is refused in one line: kept, it was stored and silently ignored (`evalq run pointwise
+    --validator batched` planned a job as if the flag meant something). Keys no metric offers
+    as a flag (what the client derives, such as a file's text) pass as before."""
+    model = options_model(metric)
+    offered = {name for name, _, _ in flag_fields()}
+    foreign = [key for key in options if key in offered and key not in model.model_fields]
+    if not foreign:
+        return
+    from evalq.core.errors import DatasetError
+
+    own = sorted(
+        flag_name(name) for name, info in model.model_fields.items() if flag_of(info) is not None
+    )
+    others = [m for m in OPTIONS if any(flag_of_field(options_model(m), k) for k in foreign)]
+    raise DatasetError(
+        f"{metric} does not take {', '.join(flag_name(k) for k in foreign)} (options of "
+        f"{', '.join(others)}); {metric} takes {', '.join(own) or 'no metric options'}"
+    )
+
+
+def flag_name(field: str) -> str:
+    """A field's command-line flag (underscores become dashes)."""
+    return "--" + field.replace("_", "-")

@@ -33,10 +33,6 @@ def read_text(path: Path, flag: str) -> str:
         raise click.BadParameter(f"cannot read {path}: {exc}", param_hint=flag) from None
 
 
-def flag_name(field: str) -> str:
-    return "--" + field.replace("_", "-")
-
-
 def _click_type(annotation: Any, file: str | None) -> Any:
     """The click type of a field: a file path, a choice of its Literal's values, int, or text."""
     if file == "text":
@@ -55,7 +51,7 @@ def _is_switch(annotation: Any) -> bool:
 
 def metric_flags() -> list[click.Option]:
     """One option per field the options models offer as a flag (the union over metrics)."""
-    from evalq.core.options import flag_fields
+    from evalq.core.options import flag_fields, flag_name
 
     return [
         click.Option([flag_name(name)], is_flag=True, default=None, help=flag.help)
@@ -76,7 +72,7 @@ def job_options(**values: Any) -> dict[str, Any]:
     by the model that declares it; a bad one names its flag."""
     from pydantic import ValidationError
 
-    from evalq.core.options import flag_fields, problem
+    from evalq.core.options import flag_fields, flag_name, problem
 
     options: dict[str, Any] = {}
     for name, info, flag in flag_fields():

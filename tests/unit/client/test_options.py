@@ -165,3 +165,47 @@ def test_run_hands_the_flags_to_the_client_as_options(
     refused = CliRunner().invoke(main, ["run", "pointwise", str(data), "--samples", "0"])
     assert refused.exit_code == 2 and "--samples" in refused.output
     assert json.loads(result.output) == {}
+
+
+def test_a_flag_of_another_metric_is_refused_naming_the_metric_and_what_it_takes() -> None:
+    """Kept, `evalq run pointwise --validator batched` was stored and silently ignored."""
+    with pytest.raises(DatasetError) as caught:
+        validate_options(
+            "pointwise", {"template": "fluency", "validator": "batched", "questions": "extend"}
+        )
+    assert str(caught.value) == (
+        "pointwise does not take --validator, --questions (options of gecko-image, "
+        "gecko-video); pointwise takes --human, --samples, --template"
+    )
+    assert validate_options("gecko-image", {"validator": "batched"}) == {"validator": "batched"}
+
+
+def test_run_refuses_another_metrics_flag_in_one_line_and_stores_nothing(
+    scratch_url: str, tmp_path: Path
+) -> None:
+    """The command as a user runs it (its exit codes are cli_entry's)."""
+    import os
+    import subprocess
+    import sys
+
+    from redis import Redis
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "p", "response": "r"}\n', encoding="utf-8")
+    flags = ["--template", "fluency", "--validator", "batched", "--redis-url", scratch_url]
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "EVALQ_API_KEY": ""}
+    for dry_run in ([], ["--dry-run"]):
+        refused = subprocess.run(
+            [sys.executable, "-m", "evalq", "run", "pointwise", str(data), *flags, *dry_run],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.splitlines() == [
+            "error: pointwise does not take --validator (options of gecko-image, gecko-video); "
+            "pointwise takes --human, --samples, --template"
+        ]
+    assert Redis.from_url(scratch_url).dbsize() == 0
