@@ -2,8 +2,10 @@
 a round of batches; poll_batch looks at one batch, its Celery countdown retries being the timer
 (the interval backs off); ingest_batch reads a finished batch's results in chunks.
 
-Infrastructure trouble (Redis, the Batch API answering 5xx or not at all) retries the task
-later and writes nothing; a refusal (4xx) pauses the job with the server's message, since
+Every task runs in the one guard (tasks.guard), as the row tasks do: Redis out of reach retries
+the task later, writing nothing, until EVALQ_REDIS_RETRY_MAX_S, then it fails and the next
+sweep (the watchdog) or `evalq resume` takes the job up again. The Batch API answering 5xx or
+not at all retries the task later; a refusal (4xx) pauses the job with the server's message, since
 sending the same request again would get the same answer. Any other exception is a task error
 (worker.task_errors): recorded on the job, retried a few times with backoff, then the job
 pauses with it, for `evalq resume` once the cause is fixed. A poll or an ingest that fails
@@ -23,9 +25,9 @@ from typing import Any
 from celery import Task
 from celery.exceptions import TaskPredicate
 from google.genai import errors as genai_errors
-from kombu.exceptions import OperationalError
 
 from evalq.core.errors import JobNotFound
+from tasks.guard import OUT_OF_REACH, Driver, Reply, gone, guarded
 from worker.app import app
 from worker.batch import ledger, orphans
 from worker.batch.flow import ingest_one, poll_one, submit_round
@@ -34,63 +36,55 @@ from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
 from worker.batch.service import display_name
 from worker.runtime import runtime
 from worker.scheduling import scheduler
-from worker.store import REDIS_DOWN
 from worker.task_errors import describe, retry_or_give_up
 
 log = logging.getLogger(__name__)
 _RETRY_MAX_S = 60.0
-_OUT_OF_REACH: tuple[type[Exception], ...] = (
-    *REDIS_DOWN,
-    OperationalError,
-    ConnectionError,
-    TimeoutError,
-)
+# The Batch API out of reach (its SDK's socket errors); Redis out of reach is tasks.guard's.
+_API_OUT_OF_REACH: tuple[type[Exception], ...] = (ConnectionError, TimeoutError)
 
 
 def _guarded(
     task: Task,
     job_id: str,
-    body: Callable[[], dict[str, Any]],
+    down_since: float | None,
+    body: Callable[[], Reply],
     batch_id: str | None = None,
-    *,
-    task_errors_too: bool = True,
-) -> dict[str, Any]:
-    """Run a task's body (`batch_id`: the batch a poll or an ingest works on). What handling a
-    task error meets itself is guarded the same way, less that last branch."""
-    try:
-        return body()
-    except TaskPredicate:
-        raise
-    except JobNotFound as exc:
-        log.warning("%s: job %s is gone: %s", task.name, job_id, exc)
+) -> Reply:
+    """Run a batch task's body in the one guard (tasks.guard); `batch_id`: the batch a poll or
+    an ingest works on, cancelled on the server when its job is gone."""
+
+    def gone_job(exc: JobNotFound) -> Reply:
         if batch_id is None:
-            return {"gone": True}
-        return _guarded(
-            task, job_id, lambda: _cancel_orphan(task, job_id, batch_id), task_errors_too=False
+            return gone(task, job_id, exc)
+        log.warning("%s: job %s is gone: %s", task.name, job_id, exc)
+        orphan = Driver(gone=lambda again: gone(task, job_id, again), known=api_error)
+        return guarded(
+            task, job_id, down_since, lambda: _cancel_orphan(task, job_id, batch_id), orphan
         )
-    except genai_errors.APIError as exc:
-        _note(job_id, batch_id, exc)
-        if exc.code is not None and 400 <= exc.code < 500 and exc.code not in (408, 429):
-            message = f"the Batch API refused a request: {exc.code} {exc.status}: {exc.message}"
-            runtime().store.pause(job_id, message)
-            log.error("%s: job %s paused: %s", task.name, job_id, message)
-            return {"paused": True}
-        raise _again(task, exc) from None
-    except _OUT_OF_REACH as exc:
-        raise _again(task, exc) from None
-    except Exception as exc:
-        if type(exc).__module__.split(".")[0] in ("httpx", "httpcore"):  # the SDK's transport
+
+    def api_error(exc: Exception) -> Reply | None:
+        """The Batch API's errors: a refusal (4xx) pauses the job with the server's message;
+        the API out of reach or failing (5xx, 408, 429, its transport) is tried again later."""
+        if isinstance(exc, genai_errors.APIError):
+            _note(job_id, batch_id, exc)
+            if exc.code is not None and 400 <= exc.code < 500 and exc.code not in (408, 429):
+                message = f"the Batch API refused a request: {exc.code} {exc.status}: {exc.message}"
+                runtime().store.pause(job_id, message)
+                log.error("%s: job %s paused: %s", task.name, job_id, message)
+                return {"paused": True}
+            raise _again(task, exc) from None
+        transport = type(exc).__module__.split(".")[0] in ("httpx", "httpcore")
+        if transport or isinstance(exc, _API_OUT_OF_REACH):
             _note(job_id, batch_id, exc)
             raise _again(task, exc) from None
-        if not task_errors_too:
-            raise
-        error = exc  # `exc` is unbound once the except clause ends; the closure keeps `error`
-        return _guarded(
-            task,
-            job_id,
-            lambda: _task_error(task, job_id, batch_id, error),
-            task_errors_too=False,
-        )
+        return None
+
+    def task_error(exc: Exception) -> Reply:
+        return _task_error(task, job_id, batch_id, exc)
+
+    driver = Driver(gone=gone_job, task_error=task_error, known=api_error)
+    return guarded(task, job_id, down_since, body, driver)
 
 
 def _task_error(task: Task, job_id: str, batch_id: str | None, exc: Exception) -> dict[str, Any]:
@@ -108,7 +102,7 @@ def _note(job_id: str, batch_id: str | None, exc: Exception) -> None:
     """A poll or an ingest failed: say so on its batch's record, if Redis lets us."""
     if batch_id is None:
         return
-    with contextlib.suppress(*_OUT_OF_REACH):  # the retry that follows is what matters
+    with contextlib.suppress(*OUT_OF_REACH):  # the retry that follows is what matters
         ledger.note_error(runtime().store, job_id, batch_id, describe(exc), time.time())
 
 
@@ -119,7 +113,7 @@ def _cancel_orphan(task: Task, job_id: str, batch_id: str) -> dict[str, Any]:
     try:
         name = orphans.cancel_orphan(rt.settings, job_id, batch_id)
     except Exception as exc:
-        if isinstance(exc, (TaskPredicate, *_OUT_OF_REACH)):
+        if isinstance(exc, (TaskPredicate, *OUT_OF_REACH)):
             raise
         why = retry_or_give_up(task, rt.store, rt.settings, job_id, exc)
         log.error(
@@ -147,9 +141,14 @@ def _again(task: Task, exc: Exception) -> Exception:
 
 
 @app.task(bind=True, name=SUBMIT_BATCH, max_retries=None, ignore_result=True)
-def submit_batch(self: Task, job_id: str, task_errors: int = 0) -> dict[str, Any]:
+def submit_batch(
+    self: Task, job_id: str, task_errors: int = 0, down_since: float | None = None
+) -> Reply:
     return _guarded(
-        self, job_id, lambda: {"outcome": submit_round(runtime(), job_id, scheduler().send)}
+        self,
+        job_id,
+        down_since,
+        lambda: {"outcome": submit_round(runtime(), job_id, scheduler().send)},
     )
 
 
@@ -161,8 +160,9 @@ def poll_batch(
     chain: str,
     interval_s: float | None = None,
     task_errors: int = 0,
-) -> dict[str, Any]:
-    def body() -> dict[str, Any]:
+    down_since: float | None = None,
+) -> Reply:
+    def body() -> Reply:
         settings = runtime().settings
         interval = interval_s or settings.batch_poll_initial_s
         _job_exists(job_id)
@@ -174,14 +174,16 @@ def poll_batch(
             self, countdown=interval, kwargs={"interval_s": later}, max_retries=None
         )
 
-    return _guarded(self, job_id, body, batch_id)
+    return _guarded(self, job_id, down_since, body, batch_id)
 
 
 @app.task(bind=True, name=INGEST_BATCH, max_retries=None, ignore_result=True)
-def ingest_batch(self: Task, job_id: str, batch_id: str, task_errors: int = 0) -> dict[str, Any]:
-    def body() -> dict[str, Any]:
+def ingest_batch(
+    self: Task, job_id: str, batch_id: str, task_errors: int = 0, down_since: float | None = None
+) -> Reply:
+    def body() -> Reply:
         _job_exists(job_id)
         ingest_one(runtime(), job_id, batch_id, scheduler().send)
         return {"batch": batch_id, "ingested": True}
 
-    return _guarded(self, job_id, body, batch_id)
+    return _guarded(self, job_id, down_since, body, batch_id)

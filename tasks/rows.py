@@ -12,37 +12,34 @@ allowed). A unit task reads what it needs in one round trip and writes its outco
 activity, counters, cache entries, limiter correction) in one more (worker.unit_writes).
 
 Retry policies come from the error classes (evalq.core.errors), read in one handler
-(worker.lifecycle.judge_errors, shared with batch mode): "countdown" (429, or our limiter's next slot is far) becomes a Celery retry;
+(worker.lifecycle.judge_errors, shared with batch mode): "countdown" (429, or our limiter's
+next slot is far) becomes a Celery retry;
 "pause" (a spent daily quota, a job halted by repeated refusals) pauses the job, leaving its
 rows for `evalq resume`; anything else fails the row being prepared, or is the unit's unscored
 verdict (metrics make those verdicts themselves; the handler covers what gets past them).
 
-Infrastructure is not the judge: when Redis (or the broker on it) is out of reach, the task runs
-again later with backoff and writes nothing in the meantime. Any other exception that escapes a
-task (a bug of ours, an SDK's unexpected error) is a task error (worker.task_errors): recorded
-on the job, retried a few times with backoff, then it fails the row (prepare_row,
-aggregate_row) or is the unit's unscored judge_error verdict (run_unit). Rows are named by their
-line number (see worker.store).
+What escapes a task's body is sorted by the one guard every task runs in (tasks.guard):
+Redis out of reach is retried later, bounded, writing nothing; any other exception is a task
+error (worker.task_errors): recorded on the job, retried a few times with backoff, then it
+fails the row (prepare_row, aggregate_row) or is the unit's unscored judge_error verdict
+(run_unit). Rows are named by their line number (see worker.store).
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 from celery import Task
-from celery.exceptions import TaskPredicate
-from kombu.exceptions import OperationalError
 
-from evalq.core.errors import JobNotFound
 from evalq.core.verdicts import unscored
+from tasks.guard import Driver, Reply, gone, guarded
 from worker.app import PREPARE_ROW, app
 from worker.lifecycle import online
 from worker.lifecycle.ending import fail_row
-from worker.lifecycle.judge_errors import Attempt
+from worker.lifecycle.modes import Online
 from worker.lifecycle.outcomes import (
     Answered,
     Duplicate,
@@ -56,123 +53,71 @@ from worker.lifecycle.outcomes import (
 from worker.lifecycle.units import record_unit
 from worker.runtime import Runtime, runtime
 from worker.scheduling import scheduler
-from worker.store import REDIS_DOWN
-from worker.task_errors import describe, retry_or_give_up
+from worker.task_errors import retry_or_give_up
 from worker.turns import hand_out
 from worker.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
-# Redis itself, or publishing to the broker on it (kombu's error once its own retries are spent)
-_OUT_OF_REACH: tuple[type[Exception], ...] = (*REDIS_DOWN, OperationalError)
-_BACKOFF_MAX_S = 30.0
+
+GiveUp = Callable[[str], Reply]
 
 
-def _redis_down(task: Task, rt: Runtime, exc: Exception, down_since: float | None) -> Exception:
-    """The whole task again later, with jittered backoff that roughly doubles, so nothing it
-    would have written is replaced by a verdict. `down_since` (when this task first found Redis
-    out of reach) travels with the retry; past redis_retry_max_s the error propagates and the
-    task fails without a verdict, leaving the row to the watchdog or `evalq resume`."""
-    now = time.time()
-    since = now if down_since is None else down_since
-    waited = now - since
-    if waited >= rt.settings.redis_retry_max_s:
-        log.error("%s: Redis out of reach for %.0f s, giving up: %s", task.name, waited, exc)
-        raise exc
-    delay = min(_BACKOFF_MAX_S, max(1.0, waited)) * random.uniform(0.5, 1.0)
-    log.warning("%s: Redis out of reach (%s); again in %.1f s", task.name, exc, delay)
-    kwargs = {**(task.request.kwargs or {}), "down_since": since}  # keeps first_429_at
-    return scheduler().retry(task, countdown=delay, kwargs=kwargs, max_retries=None, exc=exc)
-
-
-GiveUp = Callable[[str], dict[str, Any]]
-
-
-def _guarded(
+def _driver(
     task: Task,
     job_id: str,
-    down_since: float | None,
-    body: Callable[[], dict[str, Any]],
-    give_up: GiveUp | None = None,
+    give_up: GiveUp,
     waiting: Callable[[float], None] | None = None,
     *,
     header_part: bool = False,
-) -> dict[str, Any]:
-    """Run a task's body; Redis out of reach becomes a retry of the whole task (never a
-    verdict), a job gone from Redis drops the task, and Celery's own control flow passes.
-    Anything else is a task error (worker.task_errors): recorded, retried with backoff, then
-    `give_up` with its text (the row fails, or the unit's verdict says so). What that handling
-    meets itself is guarded the same way, less the last step; a chord `header_part` whose
-    handling fails too (not for Redis out of reach) still ends, without a verdict, so the
-    callback fires and scores the unit unscored."""
-    try:
-        return body()
-    except TaskPredicate:  # Retry, Reject
-        raise
-    except _OUT_OF_REACH as exc:
-        raise _redis_down(task, runtime(), exc, down_since) from None
-    except JobNotFound as exc:
-        return _gone(task, job_id, exc)
-    except Exception as exc:
-        if give_up is None:
-            raise
-        error = exc  # `exc` is unbound once the except clause ends; the closure keeps `error`
-    try:
-        return _guarded(
-            task, job_id, down_since, lambda: _task_error(task, job_id, error, give_up, waiting)
-        )
-    except (TaskPredicate, *_OUT_OF_REACH):
-        raise
-    except Exception:
-        if not header_part:
-            raise
-        log.exception(
-            "%s: job %s: a task error's handling failed too; the part ends", task.name, job_id
-        )
-        return {"unrecorded": True, "error": describe(error)}
+) -> Driver:
+    """How a row task meets what its body lets escape (tasks.guard): a task error is recorded
+    and retried (worker.task_errors), then `give_up` with its text (the row fails, or the
+    unit's verdict says so)."""
+
+    def task_error(exc: Exception) -> Reply:
+        rt = runtime()
+        return give_up(retry_or_give_up(task, rt.store, rt.settings, job_id, exc, waiting=waiting))
+
+    return Driver(
+        gone=lambda exc: gone(task, job_id, exc), task_error=task_error, header_part=header_part
+    )
 
 
-def _task_error(
-    task: Task,
-    job_id: str,
-    exc: Exception,
-    give_up: GiveUp,
-    waiting: Callable[[float], None] | None,
-) -> dict[str, Any]:
-    rt = runtime()
-    return give_up(retry_or_give_up(task, rt.store, rt.settings, job_id, exc, waiting=waiting))
-
-
-RowBody = Callable[[Task, Runtime, str, str], dict[str, Any]]
+RowBody = Callable[[Task, Runtime, str, str], Outcome]
 
 
 def _row_task(
-    task: Task, job_id: str, row: str, down_since: float | None, body: RowBody
-) -> dict[str, Any]:
+    task: Task,
+    job_id: str,
+    row: str,
+    down_since: float | None,
+    body: RowBody,
+    reply: Callable[[Outcome], Reply] | None = None,
+) -> Reply:
     """prepare_row and aggregate_row: on a task error the row waits (not stalled) for the
-    retry, and once retries are spent the row fails with the error."""
+    retry, and once retries are spent the row fails with the error. A row task whose outcome
+    lets the row's turn go (worker.lifecycle.outcomes: all but Planned), or whose job is gone,
+    hands the freed turn to a waiting row."""
     rt = runtime()
+    ended: list[Outcome] = []
 
-    def give_up(why: str) -> dict[str, Any]:
-        fail_row(rt.store, job_id, row, "judge_error", why)
+    def run() -> Reply:
+        outcome = body(task, rt, job_id, row)
+        ended.append(outcome)
+        return {"row": row, **(reply or _reply)(outcome)}
+
+    def give_up(why: str) -> Reply:
+        ended.append(fail_row(rt.store, job_id, row, "judge_error", why))
         return {"row": row, "status": "failed", "error": why}
 
     def waiting(delay: float) -> None:
         rt.store.touch(job_id, row, at=time.time() + delay)
 
-    reply = _guarded(
-        task, job_id, down_since, lambda: body(task, rt, job_id, row), give_up, waiting
-    )
-    if _turn_free(reply):
+    answer = guarded(task, job_id, down_since, run, _driver(task, job_id, give_up, waiting))
+    if not ended or ended[-1].frees_turn:
         _hand_out_turns(rt)
-    return reply
-
-
-def _turn_free(reply: dict[str, Any]) -> bool:
-    """Whether the row task let its turn go: it counted the row (a "status", also when
-    prepare_row answered every unit itself: "units" 0), or let the row go (paused, skipped, a
-    duplicate), rather than sending its units as a chord (only "units")."""
-    return "status" in reply or "units" not in reply
+    return answer
 
 
 def _hand_out_turns(rt: Runtime) -> None:
@@ -188,19 +133,15 @@ def _hand_out_turns(rt: Runtime) -> None:
         log.warning("turns: handing out failed; the watchdog's next sweep does it", exc_info=True)
 
 
-def _gone(task: Task, job_id: str, exc: JobNotFound) -> dict[str, Any]:
-    """The job is no longer in Redis (expired, or Redis lost its data): nothing to write to."""
-    log.warning("%s: job %s is gone, task dropped: %s", task.name, job_id, exc)
-    return {"gone": True}
+def _online(task: Task) -> Online:
+    return Online(task.request.retries, (task.request.kwargs or {}).get("first_429_at"))
 
 
-def _attempt(task: Task) -> Attempt:
-    return Attempt(task.request.retries, (task.request.kwargs or {}).get("first_429_at"))
-
-
-def _reply(outcome: Outcome) -> dict[str, Any]:
+def _reply(outcome: Outcome) -> Reply:
     """What a task returns for how its step ended (its row or unit named by the caller)."""
     match outcome:
+        case Planned(units=units):
+            return {"units": len(units)}
         case Finished(status=status, units=units):
             return {"status": status} if units is None else {"status": status, "units": units}
         case Answered(status=status):
@@ -238,14 +179,13 @@ def prepare_row(
     return _row_task(self, job_id, row, down_since, _prepare_row)
 
 
-def _prepare_row(task: Task, rt: Runtime, job_id: str, line: str) -> dict[str, Any]:
-    outcome = online.prepare(rt, job_id, line, _attempt(task))
+def _prepare_row(task: Task, rt: Runtime, job_id: str, line: str) -> Outcome:
+    outcome = online.prepare(rt, job_id, line, _online(task))
     _countdown(task, rt, outcome)
     if isinstance(outcome, Planned):
         header = [run_unit.s(job_id, line, index) for index in outcome.units]
         scheduler().chord(header, aggregate_row.s(job_id, line))
-        return {"row": line, "units": len(outcome.units)}
-    return {"row": line, **_reply(outcome)}
+    return outcome
 
 
 @app.task(bind=True, name="evalq.run_unit", max_retries=None)
@@ -267,26 +207,24 @@ def run_unit(
         writes.touch_at = time.time() + delay
         record_unit(rt, job_id, row, None, writes)
 
-    def give_up(why: str) -> dict[str, Any]:
+    def give_up(why: str) -> Reply:
         writes.touch_at = None
         record_unit(rt, job_id, row, unscored(index, "judge_error", why), writes)
         return {"index": index, "status": "unscored", "error": why}
 
-    return _guarded(
+    return guarded(
         self,
         job_id,
         down_since,
         lambda: _run_unit(self, rt, job_id, row, index, writes),
-        give_up,
-        waiting,
-        header_part=True,
+        _driver(self, job_id, give_up, waiting, header_part=True),
     )
 
 
 def _run_unit(
     task: Task, rt: Runtime, job_id: str, line: str, index: int, writes: UnitWrites
 ) -> dict[str, Any]:
-    outcome = online.run_unit(rt, job_id, line, index, writes, _attempt(task))
+    outcome = online.run_unit(rt, job_id, line, index, writes, _online(task))
     _countdown(task, rt, outcome)
     return {"index": index, **_reply(outcome)}
 
@@ -300,10 +238,16 @@ def aggregate_row(
     down_since: float | None = None,
     task_errors: int = 0,
 ) -> dict[str, Any]:
-    return _row_task(self, job_id, row, down_since, _aggregate_row)
+    return _row_task(self, job_id, row, down_since, _aggregate_row, _aggregate_reply)
 
 
-def _aggregate_row(task: Task, rt: Runtime, job_id: str, line: str) -> dict[str, Any]:
+def _aggregate_reply(outcome: Outcome) -> Reply:
+    if isinstance(outcome, Skipped):
+        return {"left": "for resume"}  # not counted: resume finishes it
+    return _reply(outcome)
+
+
+def _aggregate_row(task: Task, rt: Runtime, job_id: str, line: str) -> Outcome:
     early_retries_left = task.request.retries < _EARLY_CALLBACK_RETRIES
     outcome = online.aggregate(rt, job_id, line, early_retries_left=early_retries_left)
     if isinstance(outcome, RetryAfter):  # the chord completed early: wait for the stragglers
@@ -311,6 +255,4 @@ def _aggregate_row(task: Task, rt: Runtime, job_id: str, line: str) -> dict[str,
             task, countdown=outcome.delay_s, max_retries=_EARLY_CALLBACK_RETRIES
         )
         raise again
-    if isinstance(outcome, Skipped):
-        return {"row": line, "left": "for resume"}  # not counted: resume finishes it
-    return {"row": line, **_reply(outcome)}
+    return outcome

@@ -206,7 +206,13 @@ def _start_watchdog(sender: Any = None, **_: Any) -> None:
     name = getattr(sender, "hostname", None) or "worker"
     archiver = Archiver(rt.store, rt.settings, name)
     on_job_end(archiver.write)  # the worker that ends a job writes it to the archive
-    meter = start_pace(rt.store, rt.settings, name, _concurrency(sender))
+    meter = start_pace(
+        rt.store,
+        rt.settings,
+        name,
+        _concurrency(sender),
+        lambda: hand_out(rt.store, rt.settings, send),
+    )
     beat = Heartbeat(
         rt.store,
         interval_s=interval_for(rt.settings.stall_timeout_s),

@@ -22,20 +22,25 @@ tick (TICK_S), and steers its share by:
 Over the target wait (EVALQ_TURN_WAIT_S), or busier than BUSY_HIGH, the share shrinks, by
 15%, and not again until what that freed has had time to show (CUT_TICKS); well under the
 target and under BUSY_LOW, while rows are waiting for turns, it grows, by a tenth a tick until
-the first cut and by a row a tick after (the way TCP finds a link's width: fast to the first
-sign of a queue, then gently around it); in between it holds. Faster steps were tried on the
-2-core machine: growing by a quarter a tick overshot to 140 rows before the CPU's answer came
-back, and a small job submitted then waited 2.5x its time alone. So the window grows until the workers are
-busy, by CPU or by slots, whichever binds first, and stops there: what is queued ahead of a new
-job stays about the target, at 8 slots or 200, on one worker or many. The share stays within
-[1, turns_per_slot x slots] (the most is the window slots alone gave). It starts small, and
-starts small again whenever no row waits for a turn (as this process's last hand-out of turns
-found): a large job submitted to idle workers then finds its way up from a few rows instead of
-filling the broker with the share a job before it ended with (TCP restarts its window after
-idle for the same reason). Growth needs a task started this
-tick (fresh evidence). None of this costs a Redis command per call: the samples are
-taken in the worker, and the share is written only when it changes. Hosts' clocks are taken to
-agree (NTP), as the archive's times already assume; a negative wait counts as none.
+the first cut and by a twentieth (at least a row) after: the way TCP finds a link's width,
+fast to the first sign of a queue, then gently around it. In between it holds. Faster steps
+were tried on the 2-core machine: growing by a quarter a tick overshot to 140 rows before the
+CPU's answer came back, and a small job submitted then waited 2.5x its time alone. So the
+window grows until the workers are busy, by CPU or by slots, whichever binds first, and stops
+there: what is queued ahead of a new job stays about the target, at 8 slots or 200, on one
+worker or many.
+
+The share stays within [1, turns_per_slot x slots] (the most is the window slots alone gave).
+It starts small, and starts small again whenever no row waits for a turn (as this process's
+last hand-out of turns found), so a large job submitted to idle workers finds its way up from
+a few rows instead of filling the broker with the share a job before it ended with (TCP
+restarts its window after idle for the same reason). Growth needs fresh evidence: a task
+started this tick, or a slot free with no task waiting here for one. When no row has ended here for HAND_OUT_S (a slow judge), the pace hands
+turns out itself, which puts what the share grew by to use and reads the rows waiting again.
+
+None of this costs a Redis command per call: the samples are taken in the worker, and the
+share is written only when it changes. Hosts' clocks are taken to agree (NTP), as the
+archive's times already assume; a negative wait counts as none.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from celery.signals import task_prerun
+from celery.worker import state
 
 from worker.settings import Settings
 from worker.store import Store
@@ -58,11 +64,12 @@ from worker.store import Store
 log = logging.getLogger(__name__)
 
 TICK_S = 0.2
-GROW = 1.1  # the share's step up at first (until the first cut; a row a tick after)
+GROW = 1.1  # the share's step up at first (until the first cut; CREEP after)
 SHRINK = 0.85  # its step down, over the target or too busy
 CUT_TICKS = 5  # ticks between two steps down: what a cut frees shows only as rows end
 START_ROWS = 4  # a new worker's share before it has measured anything
-DEMAND_S = 2.0  # rows seen waiting this recently count as demand
+HAND_OUT_S = 1.0  # no hand-out of turns in this process for this long: the pace hands out
+CREEP = 1.05  # the step up after the first cut (at least a row)
 SMOOTHING = 0.5  # weight of the newest sample in the averages of busy and waits
 BUSY_HIGH = 0.97  # busier than this (of one core): the worker's CPU is what binds
 BUSY_LOW = 0.92  # growing only under this
@@ -77,7 +84,7 @@ class Pace:
     most: int
     least: int = 1
     share: float = START_ROWS
-    starting: bool = True  # grows by GROW until the first cut, then by a row a tick
+    starting: bool = True  # grows by GROW until the first cut, then by CREEP
     since_cut: int = CUT_TICKS
 
     def __post_init__(self) -> None:
@@ -100,15 +107,15 @@ class Pace:
                 self.share = max(float(self.least), self.share * SHRINK)
                 self.since_cut, self.starting = 0, False
         elif fresh and wait_s < self.target_s / 2 and busy < BUSY_LOW:
-            grown = self.share * GROW if self.starting else self.share + 1
+            grown = self.share * (GROW if self.starting else CREEP)
             self.share = min(float(self.most), max(grown, self.share + 1))
         return self.rows
 
 
 class Demand:
-    """Whether rows wait for a turn: what this process's last hand-out of turns (worker.turns)
-    left waiting, if that was within DEMAND_S (rows end in every busy worker, each handing
-    out turns, so an older reading means this worker is idle)."""
+    """Whether rows wait for a turn, as this process's last hand-out of turns (worker.turns)
+    left them, and when that was. Nothing but a hand-out takes a waiting row, so the reading
+    holds until the next one."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -118,8 +125,12 @@ class Demand:
     def saw(self, waiting: int) -> None:
         self._seen, self._waiting = self._clock(), waiting
 
-    def recent(self) -> bool:
-        return self._waiting > 0 and self._clock() - self._seen < DEMAND_S
+    def waiting(self) -> bool:
+        return self._waiting > 0
+
+    def quiet_s(self) -> float:
+        """Seconds since this process last handed turns out."""
+        return self._clock() - self._seen
 
 
 demand = Demand()
@@ -159,8 +170,18 @@ class Meter:
     """Runs the ticks in a thread of the worker (a greenlet under gevent, whose own lag is the
     loop's): measures, steps the Pace, and publishes the share when it changes."""
 
-    def __init__(self, store: Store, worker: str, pace: Pace, waits: Waits) -> None:
+    def __init__(
+        self,
+        store: Store,
+        worker: str,
+        pace: Pace,
+        waits: Waits,
+        hand_out: Callable[[], object] | None = None,
+        room: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.store, self.worker, self.pace, self.waits = store, worker, pace, waits
+        self._hand_out = hand_out  # turns to waiting rows (worker.turns.hand_out)
+        self._room = room  # a slot free and no task waiting here for one
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.busy = 0.0  # both averaged over ticks (SMOOTHING)
@@ -184,6 +205,13 @@ class Meter:
             busy = (used - used_before) / max(now - before, 1e-3)
             before, used_before = now, used
             self.tick(busy, self.waits.take())
+            if self._hand_out is not None and demand.quiet_s() > HAND_OUT_S:
+                # No row has ended here lately (a slow judge): what the share grew by, and
+                # whether rows still wait, come from a hand-out of the pace's own.
+                try:
+                    self._hand_out()
+                except Exception:  # Redis away: the watchdog's sweeps hand out too
+                    log.debug("pace: handing turns out failed", exc_info=True)
             if self.pace.rows != published:
                 log.debug(
                     "pace: share %d rows (wait %.3f s, busy %.2f)",
@@ -201,10 +229,14 @@ class Meter:
         """One measurement: how busy the CPU was this tick, and the mean wait of the tasks that
         started in it (None: none started)."""
         self.busy += SMOOTHING * (busy - self.busy)
+        if queued_s is None and self._room():
+            # No task started, a slot is free and nothing waits here for one: nothing was
+            # sent to start (what a wider share changes), and a task sent now would wait none.
+            queued_s = 0.0
         if queued_s is not None:
             self.wait_s += SMOOTHING * (queued_s - self.wait_s)
-        fresh = queued_s is not None
-        return self.pace.step(self.wait_s, demand.recent(), busy=self.busy, fresh=fresh)
+        fresh = queued_s is not None  # else the wait is an old one: it may shrink, not grow
+        return self.pace.step(self.wait_s, demand.waiting(), busy=self.busy, fresh=fresh)
 
 
 _SCHEDSTAT = Path("/proc/self/schedstat")
@@ -226,8 +258,11 @@ def stamp_sent(headers: dict[str, Any] | None = None, **_: Any) -> None:
         headers[SENT_HEADER] = time.time()
 
 
-def start_pace(store: Store, settings: Settings, worker: str, slots: int) -> Meter:
-    """This worker's pace, ticking from now on; its share is registered by the heartbeat."""
+def start_pace(
+    store: Store, settings: Settings, worker: str, slots: int, hand_out: Callable[[], object]
+) -> Meter:
+    """This worker's pace, ticking from now on; its share is registered by the heartbeat.
+    `hand_out`: turns to waiting rows, when no row ending here has handed them out lately."""
     waits = Waits()
 
     def started(task: Any = None, **_: Any) -> None:
@@ -235,6 +270,12 @@ def start_pace(store: Store, settings: Settings, worker: str, slots: int) -> Met
 
     task_prerun.connect(started, weak=False)
     most = max(1, math.ceil(settings.turns_per_slot * slots))
-    meter = Meter(store, worker, Pace(target_s=settings.turn_wait_s, most=most), waits)
+    pace = Pace(target_s=settings.turn_wait_s, most=most)
+
+    def room() -> bool:
+        active, reserved = len(state.active_requests), len(state.reserved_requests)
+        return active < slots and reserved <= active
+
+    meter = Meter(store, worker, pace, waits, hand_out, room)
     meter.start()
     return meter

@@ -260,7 +260,7 @@ def test_questions_from_refusals_store_nothing(
         ),
         (
             ["pointwise", str(unasked), "--template", "fluency", "--map", "response=prompt"],
-            "that job is gecko-image and this one is pointwise",
+            "pointwise does not take --questions-from (options of gecko-image, gecko-video)",
         ),
     ]
     for args, message in cases:

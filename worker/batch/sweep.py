@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from evalq.core.models import Verdict
 from worker.batch.judge import Collector, batch_row_context
 from worker.lifecycle.ending import aggregate_and_count
+from worker.lifecycle.modes import BATCH
 from worker.lifecycle.online import IDLE
 from worker.lifecycle.outcomes import Finished, Held, Outcome, Paused, Planned, Waiting
 from worker.lifecycle.planning import plan_row
@@ -70,7 +71,7 @@ def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> O
     is asked, and the row is scored once none waits or is held."""
     versions: set[str] = set()  # of the replies read since it was last emptied
     ctx = batch_row_context(rt, job_id, line, collector, versions)
-    planned = plan_row(rt, job_id, line, ctx, None)
+    planned = plan_row(rt, job_id, line, ctx, BATCH)
     if not isinstance(planned, Planned):
         return planned
     waiting = held = False
@@ -78,7 +79,7 @@ def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> O
         if rt.store.verdict(job_id, line, unit.index) is not None:
             continue
         versions.clear()  # the unit's own replies only, as a unit task's writes hold them
-        answer = answer_unit(rt, job_id, ctx, planned.plan, unit, None)
+        answer = answer_unit(rt, job_id, ctx, planned.plan, unit, BATCH)
         if isinstance(answer, Paused):
             return answer
         waiting = waiting or isinstance(answer, Waiting)

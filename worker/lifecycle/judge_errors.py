@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import dataclass
 
 from evalq.core.errors import JobHalted, JudgeError, LimiterBusy, policy_of
+from worker.lifecycle.modes import Mode, Online
 from worker.lifecycle.outcomes import GaveUp, Held, Paused, RetryAfter
 from worker.runtime import Runtime
 from worker.settings import Settings
@@ -19,27 +19,17 @@ from worker.settings import Settings
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """What an online task knows of its tries: how many retries it has had, and when its unit
-    first met a server 429 (the time rides along in the task's kwargs, so it survives the
-    countdowns). Batch mode has none: it does not retry, a later sweep looks again."""
-
-    retries: int = 0
-    first_429_at: float | None = None
-
-
 def on_judge_error(
-    rt: Runtime, job_id: str, exc: JudgeError, attempt: Attempt | None
+    rt: Runtime, job_id: str, exc: JudgeError, mode: Mode
 ) -> Paused | RetryAfter | Held | GaveUp:
-    """What to do with a judge error, online (`attempt`) or in batch mode (None)."""
+    """What to do with a judge error, online or in a batch sweep (worker.lifecycle.modes)."""
     match policy_of(exc):
         case "pause":
-            why = "daily quota exhausted" if attempt is not None else "paused in batch mode"
-            _pause(rt, job_id, exc, why)
+            online = isinstance(mode, Online)
+            _pause(rt, job_id, exc, "daily quota exhausted" if online else "paused in batch mode")
             return Paused()
         case "countdown":
-            return Held() if attempt is None else _countdown(rt.settings, exc, attempt)
+            return _countdown(rt.settings, exc, mode) if isinstance(mode, Online) else Held()
         case _:  # "never", and "backoff" once the judge client's own attempts are spent
             return GaveUp(exc.message)
 
@@ -51,7 +41,7 @@ def _pause(rt: Runtime, job_id: str, exc: JudgeError, why: str) -> None:
         log.warning("job %s paused: %s", job_id, exc.message)
 
 
-def _countdown(settings: Settings, exc: JudgeError, attempt: Attempt) -> RetryAfter | GaveUp:
+def _countdown(settings: Settings, exc: JudgeError, attempt: Online) -> RetryAfter | GaveUp:
     """A retry after the delay asked for (jittered), or giving up when retries are spent: too
     many of them, or EVALQ_RATE_LIMIT_MAX_TOTAL_S since the unit's first server 429."""
     if attempt.retries >= settings.rate_limit_max_retries:
@@ -65,7 +55,7 @@ def _countdown(settings: Settings, exc: JudgeError, attempt: Attempt) -> RetryAf
     return RetryAfter(delay, first)
 
 
-def _gave_up(settings: Settings, exc: JudgeError, attempt: Attempt) -> str:
+def _gave_up(settings: Settings, exc: JudgeError, attempt: Online) -> str:
     """Why a unit stopped retrying a rate limit, for its judge_error verdict."""
     first = attempt.first_429_at
     if first is not None and time.time() - first >= settings.rate_limit_max_total_s:

@@ -12,14 +12,15 @@ from evalq.core.metric import Plan, get_metric
 from evalq.core.models import Verdict
 from worker.lifecycle.ending import aggregate_and_count
 from worker.lifecycle.inline_units import resolve_inline
-from worker.lifecycle.judge_errors import Attempt
+from worker.lifecycle.modes import Online
 from worker.lifecycle.outcomes import (
     Answered,
     Duplicate,
-    Outcome,
+    OnlineOutcome,
     Planned,
     RetryAfter,
     Skipped,
+    online_only,
 )
 from worker.lifecycle.planning import plan_row
 from worker.lifecycle.units import answer_unit, record_unit
@@ -30,7 +31,7 @@ IDLE = ("cancelled", "paused")
 EARLY_CALLBACK_DELAY_S = 2.0
 
 
-def prepare(rt: Runtime, job_id: str, line: str, attempt: Attempt) -> Outcome:
+def prepare(rt: Runtime, job_id: str, line: str, attempt: Online) -> OnlineOutcome:
     """Planned with the units still to ask (counted as sent), or the row finished here (every
     unit answered), failed, skipped, paused or to retry."""
     # Read now, not cached: a row skipped for a pause that a resume has just lifted would wait
@@ -40,7 +41,7 @@ def prepare(rt: Runtime, job_id: str, line: str, attempt: Attempt) -> Outcome:
     rt.store.touch(job_id, line)
     planned = plan_row(rt, job_id, line, row_context(rt, job_id, line), attempt)
     if not isinstance(planned, Planned):
-        return planned
+        return online_only(planned)
     asked = resolve_inline(rt, job_id, line, planned.plan)
     if not asked:  # every unit answered: no chord (an empty header is not allowed)
         verdicts = rt.store.verdicts(job_id, line)
@@ -51,8 +52,8 @@ def prepare(rt: Runtime, job_id: str, line: str, attempt: Attempt) -> Outcome:
 
 
 def run_unit(
-    rt: Runtime, job_id: str, line: str, index: int, writes: UnitWrites, attempt: Attempt
-) -> Outcome:
+    rt: Runtime, job_id: str, line: str, index: int, writes: UnitWrites, attempt: Online
+) -> OnlineOutcome:
     """One read (UnitInputs), the metric's call(s), one write (record_unit) on every way out
     but a duplicate or an idle job: a verdict, a countdown retry, a pause."""
     seen = rt.store.unit_inputs(job_id, line, index, lambda c: get_metric(c.metric).plan_model)
@@ -70,10 +71,10 @@ def run_unit(
     if isinstance(answer, RetryAfter):  # what the unit's calls spent (a 429 counts), with
         writes.touch_at = time.time() + answer.delay_s  # the row's sign of life ahead
     record_unit(rt, job_id, line, None, writes)  # what the unit spent before the retry or pause
-    return answer
+    return online_only(answer)
 
 
-def aggregate(rt: Runtime, job_id: str, line: str, *, early_retries_left: bool) -> Outcome:
+def aggregate(rt: Runtime, job_id: str, line: str, *, early_retries_left: bool) -> OnlineOutcome:
     """Score the row and count it (once); Skipped when the job is idle with units unanswered
     (not counted: resume finishes it)."""
     if rt.store.is_done(job_id, line):

@@ -1,11 +1,13 @@
 """How a step of a row's life ended, for whoever runs it to act on: a row task (tasks.rows:
 a chord, a Celery retry, a return value) or a batch sweep (worker.batch.sweep: counted as
-waiting, held or finished)."""
+waiting, held or finished). Each driver's outcomes are a type of their own (OnlineOutcome,
+BatchOutcome); `frees_turn` says whether a row task that ends with it lets its row's turn go
+(worker.turns): not when its units go on as a chord (Planned) or it tries again (RetryAfter)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from evalq.core.metric import Plan
 
@@ -19,6 +21,7 @@ class AwaitingReply(Exception):
 class Planned:
     """The row's plan, stored, and the indexes of its units still to ask."""
 
+    frees_turn: ClassVar[bool] = False
     plan: Plan[Any]
     units: list[int] = field(default_factory=list)
 
@@ -28,6 +31,8 @@ class Finished:
     """The row is counted: scored, partial or failed. `units`: how many went to tasks, when
     prepare_row finished it itself (every unit answered inline)."""
 
+    frees_turn: ClassVar[bool] = True
+
     status: str
     units: int | None = None
 
@@ -36,12 +41,16 @@ class Finished:
 class Answered:
     """A unit's verdict is recorded."""
 
+    frees_turn: ClassVar[bool] = True
+
     status: str
 
 
 @dataclass(frozen=True)
 class Duplicate:
     """Done before this run (a redelivery): nothing written. `status`: a unit's verdict's."""
+
+    frees_turn: ClassVar[bool] = True
 
     status: str | None = None
 
@@ -50,16 +59,22 @@ class Duplicate:
 class Skipped:
     """Nothing to do now: the row is done, or the job idle (left for `evalq resume`)."""
 
+    frees_turn: ClassVar[bool] = True
+
 
 @dataclass(frozen=True)
 class Paused:
     """The job is paused (by this step, or before it): the row's work stops here."""
+
+    frees_turn: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
 class RetryAfter:
     """Run the step again after `delay_s`; `first_429_at`: when the unit first met a server
     429, carried to the next try (None: not rate limited by the server)."""
+
+    frees_turn: ClassVar[bool] = False  # the row tries again, holding its turn
 
     delay_s: float
     first_429_at: float | None = None
@@ -69,11 +84,15 @@ class RetryAfter:
 class Waiting:
     """Batch mode: the row waits on a batch reply."""
 
+    frees_turn: ClassVar[bool] = False  # batch rows take no turns
+
 
 @dataclass(frozen=True)
 class Held:
     """Batch mode: the row waits on work another task is doing (a shared rubric) or on a rate
     limit: a later sweep looks again."""
+
+    frees_turn: ClassVar[bool] = False  # batch rows take no turns
 
 
 @dataclass(frozen=True)
@@ -83,4 +102,14 @@ class GaveUp:
     why: str
 
 
-Outcome = Planned | Finished | Answered | Duplicate | Skipped | Paused | RetryAfter | Waiting | Held
+OnlineOutcome = Planned | Finished | Answered | Duplicate | Skipped | Paused | RetryAfter
+BatchOutcome = Planned | Finished | Paused | Waiting | Held
+Outcome = OnlineOutcome | BatchOutcome
+
+
+def online_only(outcome: Outcome) -> OnlineOutcome:
+    """A step shared by both drivers, run online: what only a batch sweep can meet (a reply
+    awaited, a row held for a later sweep) cannot come back here."""
+    if isinstance(outcome, Waiting | Held):
+        raise AssertionError(f"an online step ended as only a batch sweep can: {outcome}")
+    return outcome

@@ -8,7 +8,8 @@ import time
 from evalq.core.errors import InputError, JudgeError
 from evalq.core.metric import RowContext, check_plan_size, get_metric
 from worker.lifecycle.ending import fail_row
-from worker.lifecycle.judge_errors import Attempt, on_judge_error
+from worker.lifecycle.judge_errors import on_judge_error
+from worker.lifecycle.modes import Mode
 from worker.lifecycle.outcomes import (
     AwaitingReply,
     Finished,
@@ -23,7 +24,7 @@ from worker.runtime import Runtime
 
 
 def plan_row(
-    rt: Runtime, job_id: str, line: str, ctx: RowContext, attempt: Attempt | None
+    rt: Runtime, job_id: str, line: str, ctx: RowContext, mode: Mode
 ) -> Planned | Finished | Paused | RetryAfter | Held | Waiting:
     """Planned with every unit's index; a row that cannot be planned fails (Finished), and a
     judge error goes by its policy (worker.lifecycle.judge_errors)."""
@@ -38,7 +39,7 @@ def plan_row(
         except InputError as exc:
             return fail_row(rt.store, job_id, line, "input_error", f"bad input: {exc}")
         except JudgeError as exc:
-            decided = on_judge_error(rt, job_id, exc, attempt)
+            decided = on_judge_error(rt, job_id, exc, mode)
             if isinstance(decided, GaveUp):
                 why = f"preparing the row failed: {decided.why}"
                 return fail_row(rt.store, job_id, line, exc.reason, why)

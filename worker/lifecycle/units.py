@@ -10,7 +10,8 @@ from evalq.core.metric import Plan, RowContext, Unit, get_metric
 from evalq.core.models import Verdict
 from evalq.core.verdicts import unscored
 from worker.budget import pause_if_spent
-from worker.lifecycle.judge_errors import Attempt, on_judge_error
+from worker.lifecycle.judge_errors import on_judge_error
+from worker.lifecycle.modes import Mode
 from worker.lifecycle.outcomes import AwaitingReply, GaveUp, Held, Paused, RetryAfter, Waiting
 from worker.runtime import Runtime
 from worker.unit_writes import UnitWrites
@@ -22,7 +23,7 @@ def answer_unit(
     ctx: RowContext,
     plan: Plan[Any],
     unit: Unit,
-    attempt: Attempt | None,
+    mode: Mode,
 ) -> Verdict | Paused | RetryAfter | Held | Waiting:
     """The unit's verdict (unscored when a judge error gives up), or why it has none yet.
     Nothing is written: the caller records it, with what the unit's calls held."""
@@ -31,7 +32,7 @@ def answer_unit(
     except AwaitingReply:
         return Waiting()
     except JudgeError as exc:
-        decided = on_judge_error(rt, job_id, exc, attempt)
+        decided = on_judge_error(rt, job_id, exc, mode)
         if isinstance(decided, GaveUp):
             return unscored(unit.index, exc.reason, decided.why)
         return decided

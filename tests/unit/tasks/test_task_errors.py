@@ -240,6 +240,35 @@ def run_batch_job(runner: TaskRunner) -> list[Outcome]:
 
 
 @pytest.mark.parametrize("task", list(BATCH))
+def test_a_batch_task_meets_redis_out_of_reach_as_a_row_task_does(
+    runner: TaskRunner, fake: FakeGemini, task: str
+) -> None:
+    """tasks.guard for both: retried later with when Redis was first found out of reach
+    riding along, and past EVALQ_REDIS_RETRY_MAX_S the task fails with the error, as a row
+    task does (test_task_branches); the watchdog's re-attach takes the job up after."""
+    fake.script([{"match": "Te-batch-down", "reply": rating(3)}])
+    job = submit(runner, "Te-batch-down", mode="batch")
+    while runner.queue[0].task != task:
+        assert step(runner).state == "done"
+    call = runner.queue.popleft()
+    before = time.time()
+    with runner.redis_unreachable():
+        down = runner.run(call)
+    assert down.state == "retry" and down.retry is not None
+    assert before <= down.retry.kwargs["down_since"] <= time.time()
+    late = Call(call.task, call.args, {**call.kwargs, "down_since": time.time() - 3600})
+    with runner.redis_unreachable():
+        failed = runner.run(late)
+    assert failed.state == "failed"
+    assert "Connection" in type(failed.error).__name__
+    summary = runner.client.summary(job)
+    assert summary.status == "running" and summary.task_errors is None  # not a task error
+    runner.queue.appendleft(down.retry)  # Redis is back: the job goes on from there
+    run_batch_job(runner)
+    assert runner.client.summary(job).rows_scored == 1
+
+
+@pytest.mark.parametrize("task", list(BATCH))
 def test_a_batch_task_error_pauses_the_job_and_resume_finishes_it(
     runner: TaskRunner, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch, task: str
 ) -> None:
