@@ -26,8 +26,9 @@ from evalq.client import Client
 from evalq.client.compare import compare_jobs
 from evalq.client.compare_report import media_lookup, render_comparison
 from evalq.client.report import render_report
+from evalq.core.registry import metric_names
+from evalq.examples.datasets import write_rows
 
-METRICS = ("gecko-image", "gecko-video", "groundedness", "pointwise", "pairwise", "rank")
 WINDOW_PX = (1200, 1800)
 
 
@@ -45,14 +46,9 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _altered(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Path:
     """The dataset beside `path` with each row changed (the other side of a comparison)."""
-    return _write(path.with_name("other-" + path.name), [change(dict(r)) for r in _rows(path)])
+    return write_rows(path.with_name("other-" + path.name), [change(dict(r)) for r in _rows(path)])
 
 
 def _shorter(row: dict[str, Any], *fields: str) -> dict[str, Any]:
@@ -78,7 +74,7 @@ def _with_off_topic_row(path: Path) -> Path:
         "context": source["context"],
         "response": first,
     }
-    return _write(path, [off_topic, *rows])  # first, so the screenshot shows it
+    return write_rows(path, [off_topic, *rows])  # first, so the screenshot shows it
 
 
 def example_runs(folder: Path) -> list[Run]:
@@ -307,7 +303,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--html-dir", type=Path, default=None, help="keep the HTML pages here")
-    parser.add_argument("--only", action="append", choices=METRICS, help="these metrics only")
+    parser.add_argument(
+        "--only", action="append", choices=metric_names(), help="these metrics only"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="evalq-screens-"))
     server = start_redis(work / "redis")

@@ -20,14 +20,14 @@ import json
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from fake_gemini.files import FilesError, FileStore
 from fake_gemini.protocol import JsonObject
 from fake_gemini.realism import UNKNOWN_LINE_FIELD, UNKNOWN_RESPONSE_FIELD, BatchRealism
-from fake_gemini.rest import InvalidArgument, break_json, wire_field, wire_mapping
+from fake_gemini.rest import InvalidArgument, break_json, rfc3339, wire_field, wire_mapping
 from fake_gemini.script import Script
 
 # Google's documented ceiling for a batch sent inline; above it, requests go in a JSONL file.
@@ -60,10 +60,6 @@ class BatchError(FilesError):
     """A refusal of the batches API: the same error body as the Files API's."""
 
 
-def _rfc3339(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
-
-
 @dataclass(frozen=True)
 class BatchRequest:
     """One request of a batch: its body, and the key (file) or metadata (inline) it came with."""
@@ -73,36 +69,51 @@ class BatchRequest:
     metadata: JsonObject | None = None
 
 
-@dataclass
-class FakeBatch:
-    id: str
-    model: str
-    display_name: str
-    requests: list[BatchRequest]
-    from_file: bool
+@dataclass(kw_only=True)
+class BatchLife:
+    """A batch's state and clocks, as both batch APIs keep them (a Gemini API batch here, a
+    Vertex batch prediction job in fake_gemini.vertex_batches): wall-clock stamps for the
+    resource, ``state_since`` on the monotonic clock for the delays, and the task that runs it."""
+
+    terminal: ClassVar[frozenset[str]] = TERMINAL
+    realism: BatchRealism = field(default_factory=BatchRealism)
     created: float = field(default_factory=time.time)
     state: str = "PENDING"
     state_since: float = field(default_factory=time.monotonic)
     updated: float = field(default_factory=time.time)
     ended: float | None = None
-    answers: list[Answered] = field(default_factory=list)
-    responses_file: str | None = None
     error: JsonObject | None = None
     task: asyncio.Task[None] | None = None
-    realism: BatchRealism = field(default_factory=BatchRealism)
-    file_name: str | None = None
     gets_without_output: int = 0
+
+    def move(self, state: str) -> None:
+        self.state, self.state_since, self.updated = state, time.monotonic(), time.time()
+        if state in self.terminal:
+            self.ended = self.updated
+
+    def output_withheld(self) -> bool:
+        """late_output: SUCCEEDED is reported before the output is attached, as other clients
+        found when they had to keep polling a finished batch."""
+        late = self.realism.late_output
+        if self.state != "SUCCEEDED" or late == 0:
+            return False
+        return late == -1 or self.gets_without_output < late
+
+
+@dataclass
+class FakeBatch(BatchLife):
+    id: str
+    model: str
+    display_name: str
+    requests: list[BatchRequest]
+    from_file: bool
+    answers: list[Answered] = field(default_factory=list)
+    responses_file: str | None = None
+    file_name: str | None = None
 
     @property
     def name(self) -> str:
         return f"batches/{self.id}"
-
-    def move(self, state: str) -> None:
-        self.state = state
-        self.state_since = time.monotonic()
-        self.updated = time.time()
-        if state in TERMINAL:
-            self.ended = self.updated
 
     def stats(self) -> JsonObject:
         failed = sum(1 for a in self.answers if a.status != 200)
@@ -117,14 +128,6 @@ class FakeBatch:
         # proto3 JSON leaves out an int64 that is zero; the documented examples print it.
         omit = self.realism.omit_zero_counts
         return {name: str(n) for name, n in counts.items() if n or not omit}
-
-    def output_withheld(self) -> bool:
-        """late_output: SUCCEEDED is reported before the output is attached, as other clients
-        found when they had to keep polling a finished batch."""
-        late = self.realism.late_output
-        if self.state != "SUCCEEDED" or late == 0:
-            return False
-        return late == -1 or self.gets_without_output < late
 
     def result(self, index: int, *, inline: bool) -> JsonObject:
         """One request's result as the output carries it: inline ``{response|error,
@@ -184,15 +187,15 @@ class FakeBatch:
             metadata["inputConfig"] = {"fileName": self.file_name}
         metadata.update(
             {
-                "createTime": _rfc3339(self.created),
-                "updateTime": _rfc3339(self.updated),
+                "createTime": rfc3339(self.created),
+                "updateTime": rfc3339(self.updated),
                 "batchStats": self.stats(),
                 "state": f"BATCH_STATE_{self.state}",
                 "name": self.name,
             }
         )
         if self.ended is not None:
-            metadata["endTime"] = _rfc3339(self.ended)
+            metadata["endTime"] = rfc3339(self.ended)
         body: JsonObject = {"name": self.name, "metadata": metadata, "done": self.state in TERMINAL}
         if (output := self.output()) is not None:
             metadata["output"] = output
@@ -220,29 +223,38 @@ def _inline_requests(config: Mapping[str, Any]) -> list[BatchRequest]:
     return requests
 
 
-def _file_requests(files: FileStore, file_name: str) -> list[BatchRequest]:
-    """Each line a ``{"key": ..., "request": {...}}`` object, as the documentation shows."""
-    file_id = file_name.removeprefix("files/")
-    data = bytes(files.get(file_id).data)
-    requests = []
+def jsonl_requests(data: bytes, source: str) -> Iterator[tuple[Mapping[str, Any], JsonObject]]:
+    """Each line of a batch's JSONL input, as the line and the GenerateContentRequest in its
+    ``request`` field; blank lines are skipped. Both batch APIs (the Gemini API's files, Vertex's
+    Cloud Storage) take their requests in this form; a bad line is an InvalidArgument that names
+    it as ``SOURCE line N``."""
     for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
+        where = f"{source} line {number}"
         try:
-            entry = json.loads(line)
+            decoded = json.loads(line)
         except ValueError as exc:
-            raise InvalidArgument(f"{file_name} line {number} is not JSON: {exc}") from exc
-        entry = wire_mapping(entry, f"{file_name} line {number}")
-        body = wire_mapping(entry.get("request"), f"{file_name} line {number}.request")
-        key = entry.get("key")
-        requests.append(BatchRequest(dict(body), key=None if key is None else str(key)))
+            raise InvalidArgument(f"{where} is not JSON: {exc}") from exc
+        entry = wire_mapping(decoded, where)
+        yield entry, dict(wire_mapping(entry.get("request"), f"{where}.request"))
+
+
+def _file_requests(files: FileStore, file_name: str) -> list[BatchRequest]:
+    """Each line a ``{"key": ..., "request": {...}}`` object, as the documentation shows."""
+    data = bytes(files.get(file_name.removeprefix("files/")).data)
+    requests = [
+        BatchRequest(body, key=None if entry.get("key") is None else str(entry["key"]))
+        for entry, body in jsonl_requests(data, file_name)
+    ]
     if not requests:
         raise InvalidArgument(f"{file_name} holds no requests")
     return requests
 
 
-def _request_text(body: JsonObject) -> str:
-    """The request's text parts as the script sees them (system instruction first)."""
+def request_text(body: JsonObject) -> str:
+    """The request's text parts as the script sees them (system instruction first): what a
+    script rule's batch_state matches, in either batch API."""
     texts: list[str] = []
     sources = [wire_field(body, "systemInstruction"), *(body.get("contents") or [])]
     for content in sources:
@@ -390,7 +402,7 @@ class BatchStore:
         batch.move("RUNNING")
         if not await self._wait(batch):
             return
-        ending = script.take_batch_end(_request_text(r.body) for r in batch.requests)
+        ending = script.take_batch_end(request_text(r.body) for r in batch.requests)
         if ending is not None and ending.batch_state is not None:
             self._end(batch, ending.batch_state)
             return

@@ -17,6 +17,7 @@ from fake_gemini.protocol import (
     FakeMedia,
     JsonObject,
 )
+from fake_gemini.rest import rfc3339
 
 # Uploaded bytes are kept in memory; beyond this, the oldest files are forgotten.
 FILES_MAX_BYTES = 512 * 1024 * 1024
@@ -61,7 +62,7 @@ class StoredFile:
         return "PROCESSING" if self.processing else "ACTIVE"
 
     def resource(self, base_url: str) -> JsonObject:
-        stamp = _rfc3339(self.created)
+        stamp = rfc3339(self.created)
         resource: JsonObject = {
             "name": self.name,
             "displayName": self.display_name,
@@ -69,7 +70,7 @@ class StoredFile:
             "sizeBytes": str(len(self.data)),
             "createTime": stamp,
             "updateTime": stamp,
-            "expirationTime": _rfc3339(self.created + FILE_TTL_S),
+            "expirationTime": rfc3339(self.created + FILE_TTL_S),
             "sha256Hash": base64.b64encode(hashlib.sha256(self.data).digest()).decode(),
             "uri": f"{base_url}/v1beta/{self.name}",
             "state": self.state(),
@@ -78,10 +79,6 @@ class StoredFile:
         if self.source == "GENERATED":
             resource["downloadUri"] = f"{base_url}/download/v1beta/{self.name}:download?alt=media"
         return resource
-
-
-def _rfc3339(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
 
 
 class FileStore:

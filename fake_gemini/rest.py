@@ -8,6 +8,7 @@ import base64
 import binascii
 import json
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +58,12 @@ class ParsedRequest:
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def rfc3339(t: float) -> str:
+    """A Unix time as Google's resources stamp it (createTime, updateTime...): RFC 3339, UTC,
+    in microseconds."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
 
 
 def wire_field(data: Mapping[str, Any], camel: str) -> Any:

@@ -23,16 +23,23 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http import HTTPStatus
+from typing import ClassVar
 
 from google.api_core import exceptions as gcs_errors
 from google.cloud import storage
 
-from fake_gemini.batches import Answered, BatchCounters
+from fake_gemini.batches import (
+    Answered,
+    BatchCounters,
+    BatchLife,
+    jsonl_requests,
+    request_text,
+)
 from fake_gemini.protocol import JsonObject
 from fake_gemini.realism import UNKNOWN_LINE_FIELD, UNKNOWN_RESPONSE_FIELD, BatchRealism
-from fake_gemini.rest import InvalidArgument, break_json, wire_mapping
+from fake_gemini.rest import InvalidArgument, break_json, rfc3339, wire_mapping
 from fake_gemini.script import Script
 
 logger = logging.getLogger(__name__)
@@ -59,10 +66,6 @@ class VertexBatchError(Exception):
         return {"error": {"code": self.code, "message": self.message, "status": self.status}}
 
 
-def _rfc3339(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
-
-
 def _gs(uri: str, what: str) -> tuple[str, str]:
     if not uri.startswith("gs://") or len(uri) <= 5:
         raise InvalidArgument(f"{what} must be a gs:// URI, got {uri!r}")
@@ -76,7 +79,8 @@ def storage_client() -> storage.Client:
 
 
 @dataclass
-class VertexJob:
+class VertexJob(BatchLife):
+    terminal: ClassVar[frozenset[str]] = TERMINAL
     id: str
     parent: str  # projects/{p}/locations/{l}
     model: str  # as given: publishers/google/models/{m}
@@ -84,21 +88,12 @@ class VertexJob:
     input_uri: str
     output_prefix: str
     body: JsonObject  # the create body, echoed (inputConfig, outputConfig, labels)
-    realism: BatchRealism
-    created: float = field(default_factory=time.time)
-    state: str = "PENDING"
-    state_since: float = field(default_factory=time.monotonic)
-    updated: float = field(default_factory=time.time)
     started: float | None = None
-    ended: float | None = None
     requests: int = 0
     succeeded: int = 0
     failed: int = 0
     output_dir: str | None = None
-    error: JsonObject | None = None
     cancel_asked: bool = False
-    gets_without_output: int = 0
-    task: asyncio.Task[None] | None = None
 
     @property
     def name(self) -> str:
@@ -109,17 +104,9 @@ class VertexJob:
         return self.model.rsplit("/", 1)[-1]
 
     def move(self, state: str) -> None:
-        self.state, self.state_since, self.updated = state, time.monotonic(), time.time()
+        super().move(state)
         if state == "RUNNING":
             self.started = self.updated
-        if state in TERMINAL:
-            self.ended = self.updated
-
-    def output_withheld(self) -> bool:
-        late = self.realism.late_output
-        if self.state != "SUCCEEDED" or late == 0:
-            return False
-        return late == -1 or self.gets_without_output < late
 
     def resource(self) -> JsonObject:
         """The BatchPredictionJob as the REST reference shows it (int64 counts as strings)."""
@@ -130,13 +117,13 @@ class VertexJob:
             "inputConfig": self.body.get("inputConfig"),
             "outputConfig": self.body.get("outputConfig"),
             "state": f"JOB_STATE_{self.state}",
-            "createTime": _rfc3339(self.created),
-            "updateTime": _rfc3339(self.updated),
+            "createTime": rfc3339(self.created),
+            "updateTime": rfc3339(self.updated),
         }
         if self.started is not None:
-            job["startTime"] = _rfc3339(self.started)
+            job["startTime"] = rfc3339(self.started)
         if self.ended is not None:
-            job["endTime"] = _rfc3339(self.ended)
+            job["endTime"] = rfc3339(self.ended)
         if self.state in TERMINAL or self.state == "RUNNING":
             done = self.succeeded + self.failed
             job["completionStats"] = {
@@ -171,7 +158,7 @@ def _line(job: VertexJob, request: JsonObject, answered: Answered | None, at: fl
     echoed = dict(request)
     if realism.no_metadata:
         echoed.pop("labels", None)
-    line: JsonObject = {"status": "", "processed_time": _rfc3339(at), "request": echoed}
+    line: JsonObject = {"status": "", "processed_time": rfc3339(at), "request": echoed}
     if answered is None:
         line["status"] = "Internal Server Error: the request was not run"
     elif answered.status == 200:
@@ -236,7 +223,8 @@ class VertexJobStore:
         )
         self.jobs[job.id] = job
         self.counters.created += 1
-        job.task = asyncio.get_running_loop().create_task(self._run(job, delays, script, answer))
+        work = self._work(job, delays, script, answer)
+        job.task = asyncio.get_running_loop().create_task(self._guarded(job, work))
         return job
 
     def get(self, parent: str, job_id: str) -> VertexJob:
@@ -306,15 +294,10 @@ class VertexJobStore:
                 return True
             await asyncio.sleep(_POLL_S)
 
-    async def _run(
-        self,
-        job: VertexJob,
-        delays: Callable[[], tuple[float, float]],
-        script: Script,
-        answer: Answer,
-    ) -> None:
+    async def _guarded(self, job: VertexJob, work: Awaitable[None]) -> None:
+        """A job whose work raised ends FAILED, as a real one would, rather than stay RUNNING."""
         try:
-            await self._work(job, delays, script, answer)
+            await work
         except Exception:
             logger.exception("fake-gemini: batch prediction job %s failed", job.name)
             if job.state not in TERMINAL:
@@ -344,7 +327,7 @@ class VertexJobStore:
             if job.cancel_asked:
                 await self._write_and_end(job, [], "CANCELLED")
             return
-        ending = script.take_batch_end(_text(r) for r in requests)
+        ending = script.take_batch_end(request_text(r) for r in requests)
         if ending is not None and ending.batch_state is not None:
             self._end(job, ending.batch_state)
             return
@@ -370,31 +353,10 @@ class VertexJobStore:
         self._end(job, state)
 
 
-def _text(request: JsonObject) -> str:
-    texts = []
-    sources = [request.get("systemInstruction"), *(request.get("contents") or [])]
-    for content in sources:
-        if isinstance(content, dict):
-            for part in content.get("parts") or []:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    texts.append(part["text"])
-    return "\n".join(texts)
-
-
 def _read_requests(uri: str) -> list[JsonObject]:
     bucket, path = _gs(uri, "the input")
     data = storage_client().bucket(bucket).blob(path).download_as_bytes()
-    requests = []
-    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError as exc:
-            raise InvalidArgument(f"{uri} line {number} is not JSON: {exc}") from exc
-        request = wire_mapping(wire_mapping(entry, f"line {number}").get("request"), "request")
-        requests.append(dict(request))
-    return requests
+    return [request for _, request in jsonl_requests(data, uri)]
 
 
 def _write_results(job: VertexJob, lines: list[JsonObject]) -> str:

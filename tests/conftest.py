@@ -60,6 +60,16 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     stop(server.proc)
 
 
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of this test's own, that no worker has served and no other test sees;
+    stopped after the test (its files in the test's tmp_path/redis)."""
+    server = start_redis(tmp_path / "redis")
+    yield server
+    if server.proc is not None:
+        stop(server.proc)
+
+
 @dataclass
 class FakeGemini:
     url: str
@@ -113,6 +123,14 @@ def workers(
     pool.start()
     yield pool
     kill_workers(pool)
+
+
+@pytest.fixture(scope="session")
+def workers_env(
+    redis_server: RedisServer, fake_gemini: FakeGemini, workers: WorkerPool
+) -> dict[str, str]:
+    """The environment of an `evalq` command that submits to the shared workers."""
+    return worker_env(redis_server.url, fake_gemini.url)
 
 
 @pytest.fixture(scope="session")

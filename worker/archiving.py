@@ -110,11 +110,7 @@ def _batches(store: Store, job_id: str) -> tuple[str | None, int | None]:
     from worker.batch import ledger
 
     records = ledger.records(store, job_id)
-    value = store.batch_meta(job_id).get("max_batches")
-    return (
-        json.dumps([json.loads(r.model_dump_json()) for r in records]),
-        int(value) if value else None,
-    )
+    return json.dumps([json.loads(r.model_dump_json()) for r in records]), store.max_batches(job_id)
 
 
 @dataclass

@@ -32,7 +32,6 @@ import sqlalchemy as sa
 
 from devtools.bench.common import Stack, bench_parser, dataset, this_machine
 from devtools.local import EVALQ, ROOT, PostgresServer, postgres_answers, start_postgres
-from evalq.client import Client
 from worker.archive.archive import Archive
 from worker.archiving import collect
 from worker.settings import Settings
@@ -201,14 +200,16 @@ def main(argv: list[str]) -> int:
                 EVALQ_ARCHIVE_URL=sqlite_url,
             )
             try:
-                client = Client(Settings(redis_url=stack.redis.url, archive_url=sqlite_url))
+                store = Store.from_settings(
+                    Settings(redis_url=stack.redis.url, archive_url=sqlite_url)
+                )
                 wall, summary = stack.run(
                     dataset(work / "big-data", args.rows, "big", 1), use_cache=False
                 )
                 results["job"] = {"rows": args.rows, "wall_s": round(wall, 1)}
                 print(json.dumps(results["job"]), file=sys.stderr)
                 results["write"] = write_cost(
-                    client.store,
+                    store,
                     summary.job_id,
                     {
                         "sqlite": f"sqlite:///{work / 'write.sqlite'}",
@@ -218,7 +219,7 @@ def main(argv: list[str]) -> int:
                 print(json.dumps(results["write"]), file=sys.stderr)
                 small = stack.run(dataset(work / "small-data", 50, "small", 1), use_cache=False)
                 results["history"] = many_jobs(
-                    client.store,
+                    store,
                     stack.redis.url,
                     small[1].job_id,
                     {"sqlite": f"sqlite:///{work / 'many.sqlite'}", "postgresql": databases[1]},

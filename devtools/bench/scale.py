@@ -228,7 +228,7 @@ def one_run(
         requests = stats(stack.fake.url)["requests"]
         # A rerun takes well under a second: polled finely, so the poll does not set its wall.
         rerun_wall, rerun = stack.run(path, poll_s=0.01)
-        counters, _ = stack.client.store.job_progress(rerun.job_id)
+        counters, _ = stack.client.job_reads.progress(rerun.job_id)
         unit_tasks, source = counters.unit_tasks, "job counter unit_tasks"
         cached = {
             "wall_s": round(rerun_wall, 3),

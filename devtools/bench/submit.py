@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
             )
             loaded_wall, loaded_cpu = time.monotonic() - wall, cpu_s() - cpu
             submit.store_and_enqueue(
-                client.store, settings, client.app, prepared.config, prepared.dataset
+                client.job_control, client.app, prepared.config, prepared.dataset
             )
             total_wall, total_cpu = time.monotonic() - wall, cpu_s() - cpu
             grown = int(r.info("memory")["used_memory"]) - memory_before
@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
                 "redis_bytes": grown,
                 "redis_bytes_per_row": round(grown / args.rows, 1),
                 "broker_messages": int(r.llen(QUEUE_ROWS)),
-                "rows_waiting": client.store.turn_state(prepared.config.job_id).waiting,
+                "rows_waiting": client.job_reads.turn_state(prepared.config.job_id).waiting,
             }
         finally:
             if server.proc is not None:

@@ -179,7 +179,7 @@ class Job:
         from evalq.client.control import resume_outcome
 
         c = self.client
-        outcome = resume_outcome(c.store, c.settings, c.app, self.job_id, max_cost_usd)
+        outcome = resume_outcome(c.job_control, c.app, self.job_id, max_cost_usd)
         return {**asdict(outcome), "message": outcome.describe()}
 
     def set_turns(

@@ -4,13 +4,12 @@ person wants done now, with the outcome printed."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from evalq.client.job_ids import check_job_id
 from evalq.client.reads import JobReader
 from evalq.core.errors import EvalqError
-from worker.archiving import ENDED, collect
+from worker.archiving import ENDED
 
 
 @dataclass(frozen=True)
@@ -24,15 +23,15 @@ class Archived:
 def archive_job(reader: JobReader, job_id: str) -> Archived:
     """Write one ended job from Redis to the reader's archive (replacing any earlier record);
     a running or paused job is refused: it is written when it ends."""
-    store, archive = reader.store, reader.archive
+    reads, archive = reader.job_reads, reader.archive
     if archive is None:
         raise EvalqError("the archive is off (EVALQ_ARCHIVE_URL=off): nothing to write to")
-    status = store.status(check_job_id(job_id))
+    status = reads.status(check_job_id(job_id))
     if status == "unknown":
         if archive.job(job_id) is not None:
             return Archived(job_id, "archived", 0, archive.place.shown)
         raise EvalqError(
-            f"no job {job_id!r} in Redis at {store.address()}: only a job Redis still has can "
+            f"no job {job_id!r} in Redis at {reads.address()}: only a job Redis still has can "
             f"be archived (the archive at {archive.place.shown} does not have it either)"
         )
     if status not in ENDED:
@@ -40,17 +39,14 @@ def archive_job(reader: JobReader, job_id: str) -> Archived:
             f"job {job_id} is {status}: a job is archived when it ends (finished or cancelled); "
             f"`evalq cancel {job_id}` ends it now"
         )
-    due = store.archive_pending_since(job_id)
-    record = collect(store, job_id, written_by="evalq archive")
-    archive.write(record)
-    store.archive_written(job_id, due, time.time())
+    record = reader.job_control.archive(job_id, archive, written_by="evalq archive")
     return Archived(job_id, status, len(record.rows), archive.place.shown)
 
 
 def ended_in_redis(reader: JobReader) -> list[str]:
     """Every ended job Redis has (for `evalq archive --all`), oldest first."""
     out = []
-    for job_id in reversed(reader.store.list_jobs(limit=0)):
-        if reader.store.status(job_id) in ENDED:
+    for job_id in reversed(reader.job_reads.job_ids(limit=0)):
+        if reader.job_reads.status(job_id) in ENDED:
             out.append(job_id)
     return out

@@ -23,7 +23,7 @@ def archive_notes(reader: JobReader, job_id: str, status: str, live: bool) -> li
         notes.append(f"read from the archive at {place.shown}: {why}")
         return notes
     now = time.time()
-    state = reader.store.archive_state(job_id)
+    state = reader.job_reads.archive_state(job_id)
     if status in ENDED and state.due is not None:
         if state.tries:
             notes.append(
@@ -33,7 +33,7 @@ def archive_notes(reader: JobReader, job_id: str, status: str, live: bool) -> li
             )
         else:
             notes.append(f"archive: write pending (a worker writes it {_when(state.due, now)})")
-    writers = reader.store.archive_writers(
+    writers = reader.job_reads.archive_writers(
         since=now - writers_fresh_s(reader.settings.watchdog_interval_s)
     )
     mine = "off" if place is None else place.identity

@@ -17,7 +17,7 @@ Each setup is a job on the same data with its own keywords, exactly those `evalq
 takes (the metric's options, judge_models, thinking...): they are submitted together, so
 the workers run them side by side and share the reply cache, then waited on. Or read jobs
 already run on one dataset: `evalq.calibrate(human="human", jobs={"a": JOB1, "b": JOB2})`.
-The figures are evalq.client.calibration's.
+The figures are evalq.core.calibration's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalq.client.calibration import (
+from evalq.core.calibration import (
     RESAMPLES,
     SEED,
     Calibration,

@@ -8,10 +8,10 @@ from rich.box import SIMPLE_HEAD
 from rich.console import Console
 from rich.table import Table
 
-from evalq.client.calibration import Calibration, SetupAgreement, counts_text
 from evalq.client.formats import SIMULATED_BANNER, p_text
 from evalq.client.html_page import render_page
 from evalq.client.visible import shown
+from evalq.core.calibration import Calibration, SetupAgreement, counts_text
 from evalq.stats.human import Estimate
 
 SHOWN_IDS = 5  # left-out row ids named per reason; `--json` has them all

@@ -1,5 +1,6 @@
 """The client side of a job: submit a dataset, watch it, read it back. The one evalq module
-(with the CLI that calls it) that touches Redis and Celery, through worker.store and tasks.
+(with the CLI that calls it) that touches Redis and Celery: Redis through worker.job_reads and
+worker.job_control only, never the Store.
 
 `Client` is a facade: the checks and enqueueing are in evalq.client.submit, the dry run in
 evalq.client.dry_run, resume and cancel in evalq.client.control, waiting in
@@ -21,8 +22,8 @@ from evalq.client.submit import JobSpec, Prepared, Submitted
 from evalq.core.dry_report import DryRunReport
 from evalq.core.errors import EvalqError
 from evalq.core.models import JobSummary
+from worker.job_control import Transition, TurnState
 from worker.settings import Settings
-from worker.store import Transition, TurnState
 
 __all__ = ["JOB_ID", "Client", "Prepared", "Submitted", "check_job_id", "new_job_id"]
 
@@ -69,7 +70,7 @@ class Client(JobReader):
         config = prepared.config.model_copy(
             update={"mode": mode, "on_expiry": on_expiry, "vertex_batch_prefix": prefix}
         )
-        submit.store_and_enqueue(self.store, self.settings, self.app, config, prepared.dataset)
+        submit.store_and_enqueue(self.job_control, self.app, config, prepared.dataset)
         return Submitted(job_id=config.job_id, dataset=prepared.dataset)
 
     def plan(
@@ -85,11 +86,13 @@ class Client(JobReader):
         asked. Rubrics already in the cache are read (Redis), never written. `count_tokens`
         counts text with Gemini's count_tokens endpoint (requests, but no generate call)."""
         prepared = submit.prepare(self.settings, metric, dataset, job, self)
-        return client_dry_run.plan(self.settings, self.store, prepared, count_tokens=count_tokens)
+        return client_dry_run.plan(
+            self.settings, self.job_reads, prepared, count_tokens=count_tokens
+        )
 
     def resume(self, job_id: str, *, max_cost_usd: float | None = None) -> int:
         """Continue a paused, stopped or interrupted job (evalq.client.control.resume)."""
-        return control.resume(self.store, self.settings, self.app, job_id, max_cost_usd)
+        return control.resume(self.job_control, self.app, job_id, max_cost_usd)
 
     def cancel(self, job_id: str) -> JobSummary:
         """Stop a job: queued tasks skip it, rows already counted stay, the rest are not run."""
@@ -101,17 +104,12 @@ class Client(JobReader):
     ) -> TurnState:
         """Change a job's priority or cap on rows in flight (evalq.client.control.set_turns)."""
         return control.set_turns(
-            self.store,
-            self.settings,
-            self.app,
-            job_id,
-            priority=priority,
-            max_in_flight=max_in_flight,
+            self.job_control, self.app, job_id, priority=priority, max_in_flight=max_in_flight
         )
 
     def try_cancel(self, job_id: str) -> Transition:
         """Cancel unless the job is already finished or cancelled; says which it found."""
-        return control.try_cancel(self.store, self.settings, job_id)
+        return control.try_cancel(self.job_control, job_id)
 
     def wait(
         self,
@@ -136,6 +134,4 @@ class Client(JobReader):
 
     def serve_metrics(self, host: str, port: int) -> None:
         """Serve the job-level figures for Prometheus (worker.metrics_exporter) until stopped."""
-        from worker.metrics_exporter import serve
-
-        serve(self.store, host, port)
+        self.job_reads.serve_metrics(host, port)

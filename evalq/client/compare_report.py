@@ -14,7 +14,7 @@ from evalq.client.compare_render import counts_line
 from evalq.client.formats import figure_text, money, p_text
 from evalq.client.html_page import render_page
 from evalq.client.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, thumbnail
-from evalq.client.row_views import TEXT_METRICS, input_for, row_view
+from evalq.client.row_views import input_for, row_view, shows_media
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.paired_rows import PairedRow
 from evalq.core.data_roots import DataRoots
@@ -215,7 +215,7 @@ def render_comparison(
         result = row.row_a if which == "a" else row.row_b
         metric = metrics.get(label, "")
         thumb = Markup("")
-        if media_of is not None and metric not in TEXT_METRICS:
+        if media_of is not None and shows_media(metric):
             thumb = thumbnail(media_of(label, row, which), roots.get(label))
         side_inputs = (inputs or {}).get(label, {})
         view = None

@@ -20,9 +20,8 @@ from evalq.core.media import MediaRules, allowed_types, load_media
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
 from evalq.core.pricing import vertex_price_note
-from worker.call_cache import call_digest
+from worker.job_reads import REDIS_DOWN, JobReads
 from worker.settings import Settings
-from worker.store import REDIS_DOWN, Store
 
 
 def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput, str], MediaPart]:
@@ -53,7 +52,7 @@ def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput,
 
 def plan(
     settings: Settings,
-    store: Store,
+    reads: JobReads,
     prepared: Prepared,
     *,
     count_tokens: bool = False,
@@ -71,19 +70,19 @@ def plan(
         counter, reason = local_counter()
         if reason:
             notes.append(reason)
-    kv: KeyValue | None = store.rubrics()
+    kv: KeyValue | None = reads.rubrics()
     try:
-        store.ping()
+        reads.ping()
     except REDIS_DOWN as exc:
         kv = None
         notes.append(
-            f"the rubric cache was not read (Redis at {store.address()}: {exc}): "
+            f"the rubric cache was not read (Redis at {reads.address()}: {exc}): "
             "every rubric is counted as to write"
         )
 
     def cached_call(model: str, request: JudgeRequest) -> bool:
         """Whether the judge-call cache holds this request's reply."""
-        return store.has_cached_call(call_digest(model, request))
+        return reads.has_cached_reply(model, request)
 
     env = DryEnv(
         job=config,

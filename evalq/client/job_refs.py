@@ -22,7 +22,7 @@ from evalq.core.errors import EvalqError, JobNotFound
 
 if TYPE_CHECKING:
     from evalq.client.reads import JobReader
-    from worker.store import Store
+    from worker.job_reads import JobReads
 
 MIN_PREFIX = 4
 PREFIX = re.compile(rf"[0-9a-f]{{{MIN_PREFIX},11}}")
@@ -63,13 +63,13 @@ def lookup(reader: JobReader, ref: str) -> list[Found]:
     if not isinstance(ref, str) or not ref:
         raise JobNotFound(f"{ref!r} is not a job: give its id, a prefix of its id or its --name")
     from worker.archive.errors import ArchiveUnavailable
-    from worker.store import REDIS_DOWN
+    from worker.job_reads import REDIS_DOWN
 
     prefix = ref if PREFIX.fullmatch(ref) else None
     found: dict[str, Found] = {}
     redis_down: Exception | None = None
     try:
-        for job in _in_redis(reader.store, ref, prefix):
+        for job in _in_redis(reader.job_reads, ref, prefix):
             found.setdefault(job.job_id, job)
     except REDIS_DOWN as exc:
         redis_down = exc
@@ -83,19 +83,19 @@ def lookup(reader: JobReader, ref: str) -> list[Found]:
         from evalq.core.errors import RedisUnavailable
 
         raise RedisUnavailable(
-            f"Redis at {reader.store.address()} did not answer ({redis_down}) while looking "
+            f"Redis at {reader.redis_address()} did not answer ({redis_down}) while looking "
             f"for job {ref!r}"
         )
     return sorted(found.values(), key=lambda j: (-(j.created_at or 0.0), j.job_id))
 
 
-def _in_redis(store: Store, ref: str, prefix: str | None) -> list[Found]:
+def _in_redis(reads: JobReads, ref: str, prefix: str | None) -> list[Found]:
     """Redis's jobs named `ref` or with an id starting with `prefix`, from their configs (a
     page at a time; no summary is built)."""
-    ids = store.list_jobs(limit=0)  # 0: every id
+    ids = reads.job_ids(limit=0)  # 0: every id
     out = []
     for start in range(0, len(ids), PAGE):
-        for job_id, config in store.configs(ids[start : start + PAGE]).items():
+        for job_id, config in reads.configs(ids[start : start + PAGE]).items():
             if config.name == ref or (prefix is not None and job_id.startswith(prefix)):
                 out.append(Found(job_id, config.name, config.dataset, config.created_at))
     return out
@@ -119,7 +119,7 @@ def _in_archive(reader: JobReader, ref: str, prefix: str | None) -> list[Found]:
 
 def places(reader: JobReader) -> str:
     """Where a job is looked for: Redis's host:port and the archive's URL as shown."""
-    redis = f"Redis at {reader.store.address()}"
+    redis = f"Redis at {reader.redis_address()}"
     archive = reader.archive
     if archive is None:
         return f"{redis} (the archive is off: EVALQ_ARCHIVE_URL=off)"

@@ -20,12 +20,12 @@ on the page as they are in the export: one rule for every view of what was judge
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from evalq.core.candidates import candidate_field, cell_candidates
 from evalq.core.metric import get_metric
 from evalq.core.models import JobConfig, MediaRef, RowInput, RowResult
+from evalq.core.row_view import JudgedInput
 
 INPUT_PREFIX = "input:"  # a judged column whose name evalq's columns use for something else
 
@@ -37,17 +37,6 @@ def media_name(ref: MediaRef) -> str:
         return ref.value
     size = len("".join(ref.value.split()).rstrip("=")) * 3 // 4  # base64: 4 characters, 3 bytes
     return f"inline {ref.mime_type or 'data'}, {size} bytes"
-
-
-@dataclass(frozen=True)
-class JudgedInput:
-    """One thing the judge was shown of a row: the metric's field (what the view decorates,
-    e.g. pairwise's side A), the dataset's column it came from (what the user sees it as), and
-    its text or media."""
-
-    field: str
-    column: str
-    value: str | MediaRef
 
 
 def _column(

@@ -18,7 +18,7 @@ from evalq.core.dataset import LoadedDataset
 from evalq.core.errors import DatasetError, JobNotFound
 from evalq.core.metric import QuestionSetMetric, get_metric
 from evalq.core.models import JobSummary, Question, RowInput
-from worker.store import Store
+from worker.job_reads import JobReads
 
 ROWS_NAMED = 10  # rows named in a refusal; the count says how many there are
 
@@ -31,23 +31,23 @@ class QuestionSets(dict[str, list[Question]]):
         self.metric = metric
 
 
-def stored_question_sets(store: Store, job_id: str) -> QuestionSets:
+def stored_question_sets(reads: JobReads, job_id: str) -> QuestionSets:
     """prompt -> the questions of that prompt's stored plan (the first row's, in dataset order,
     when several rows share a prompt). JobNotFound when the job is not in Redis; a job whose
     metric asks no question sets has none (its metric says which it is)."""
-    config = store.config(job_id)  # raises JobNotFound
+    config = reads.config(job_id)  # raises JobNotFound
     metric = get_metric(config.metric)
     sets = QuestionSets(config.metric)
     if not isinstance(metric, QuestionSetMetric):
         return sets
-    for key in store.row_keys(job_id):
+    for key in reads.row_keys(job_id):
         try:
-            row = store.row(job_id, key)
+            row = reads.row(job_id, key)
         except JobNotFound:  # a line rejected at load: no row, no plan
             continue
         if row.prompt in sets:
             continue
-        plan = store.row_plan(job_id, key, metric.plan_model)
+        plan = reads.plan(job_id, key, metric.plan_model)
         if plan is not None:  # a row that failed before it was planned asked nothing
             sets[row.prompt] = metric.plan_questions(plan)
     return sets

@@ -20,15 +20,15 @@ from evalq.core.errors import JobNotFound
 from evalq.core.groups import check_group_columns, group_by_columns, group_summaries
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
 from worker.archive.filters import JobFilter
-from worker.jobs import current_summary
+from worker.job_reads import REDIS_DOWN, JobReads
 from worker.settings import Settings, get_settings
-from worker.store import REDIS_DOWN, Store
 
 if TYPE_CHECKING:
     from evalq.client.question_sets import QuestionSets
     from worker.archive.archive import Archive
     from worker.archive.reader import ArchivedJob
     from worker.batch.ledger import BatchRecord
+    from worker.job_control import JobControl
 
 NEAR_LIMIT = 0.8  # of maxmemory: past it, `evalq status` warns
 T = TypeVar("T")
@@ -61,14 +61,20 @@ def _place(config: JobConfig) -> Callable[[RowResult], tuple[int, str, int, str]
 
 
 class JobReader:
-    """Reads of stored jobs; the Client builds on it. `store` is read at each call, so a test
-    may swap it."""
+    """Reads of stored jobs; the Client builds on it. Redis is read through worker.job_reads
+    alone, and steered through worker.job_control alone."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
-        self.store = Store.from_settings(self.settings)
+        self.job_reads = JobReads.from_settings(self.settings)
         self._archived: dict[str, ArchivedJob] = {}
         self.redis_error: str | None = None  # why Redis was passed over for the archive
+
+    @cached_property
+    def job_control(self) -> JobControl:
+        """Steering the jobs of this Redis, built on first use: the read-only commands never
+        load it, and a wait needs it only to finish a job whose last row's worker died."""
+        return self.job_reads.control(self.settings)
 
     # ---- where a job is read from ----
 
@@ -83,11 +89,11 @@ class JobReader:
         """Whether Redis has the job now. With Redis out of reach, False when the archive has
         the job (an ended job reads the same from there), else the Redis error is raised."""
         try:
-            return self.store.job_exists(check_job_id(job_id))
+            return self.job_reads.exists(check_job_id(job_id))
         except REDIS_DOWN as exc:
             if self._from_archive(job_id) is None:
                 raise
-            self.redis_error = f"Redis at {self.store.address()} did not answer ({exc})"
+            self.redis_error = f"Redis at {self.redis_address()} did not answer ({exc})"
             return False
 
     def archived(self, job_id: str) -> ArchivedJob:
@@ -100,7 +106,7 @@ class JobReader:
                 else f"nor in the archive at {self.archive.place.shown}"
             )
             raise JobNotFound(
-                f"no job {job_id!r} in Redis at {self.store.address()} (never created there, "
+                f"no job {job_id!r} in Redis at {self.redis_address()} (never created there, "
                 f"expired, or lost when Redis restarted without its append-only file), {where}"
             )
         return found
@@ -117,7 +123,7 @@ class JobReader:
         return live() if self.is_live(job_id) else archived(self.archived(job_id))
 
     def config(self, job_id: str) -> JobConfig:
-        return self._read(job_id, lambda: self.store.config(job_id), lambda job: job.config)
+        return self._read(job_id, lambda: self.job_reads.config(job_id), lambda job: job.config)
 
     # ---- a job's parts ----
 
@@ -125,7 +131,7 @@ class JobReader:
         """The job's summary; `group_by` adds figures per value of those columns for this read
         (to the job's own --group-by), refusing a column no row has."""
         summary = self._read(
-            job_id, lambda: current_summary(self.store, job_id), lambda job: job.summary
+            job_id, lambda: self.job_reads.summary(job_id), lambda job: job.summary
         )
         if not group_by:
             return summary
@@ -144,7 +150,7 @@ class JobReader:
         its candidates were named)."""
         config = self.config(job_id)  # raises JobNotFound
         rows = self._read(
-            job_id, lambda: list(self.store.iter_results(job_id)), lambda job: job.results
+            job_id, lambda: list(self.job_reads.results(job_id)), lambda job: job.results
         )
         return sorted(rows, key=_place(config))
 
@@ -161,20 +167,11 @@ class JobReader:
         """The validated rows as the producer stored them (for reports: media, prompts), by id;
         in a multi-candidate job, the cells of `candidate` (the first candidate's if None)."""
         out: dict[str, RowInput] = {}
-        for row in self._read(job_id, lambda: self._live_inputs(job_id), lambda j: j.inputs):
+        for row in self._read(job_id, lambda: self.job_reads.rows(job_id), lambda j: j.inputs):
             if candidate is not None and row.candidate != candidate:
                 continue
             out.setdefault(row.id, row)
         return out
-
-    def _live_inputs(self, job_id: str) -> list[RowInput]:
-        """Every stored row, read in bulk (a rejected line has none)."""
-        keys = self.store.row_keys(job_id)
-        return [
-            RowInput.model_validate_json(raw)
-            for raw in self.store.raw_rows(job_id, keys)
-            if raw is not None
-        ]
 
     def judged_texts(self, job_id: str, results: Sequence[RowResult]) -> list[dict[str, str]]:
         """What the judge was shown of each of `results` (the job's, in their order), under
@@ -182,7 +179,7 @@ class JobReader:
         Redis or the archive."""
         from evalq.client.judged_texts import judged_texts
 
-        rows = self._read(job_id, lambda: self._live_inputs(job_id), lambda j: j.inputs)
+        rows = self._read(job_id, lambda: self.job_reads.rows(job_id), lambda j: j.inputs)
         return judged_texts(self.config(job_id), results, rows)
 
     def question_sets(self, job_id: str) -> QuestionSets:
@@ -194,7 +191,7 @@ class JobReader:
             assert self.archive is not None
             return QuestionSets(job.config.metric, self.archive.question_sets(job_id))
 
-        return self._read(job_id, lambda: stored_question_sets(self.store, job_id), archived)
+        return self._read(job_id, lambda: stored_question_sets(self.job_reads, job_id), archived)
 
     def batches(self, job_id: str) -> list[BatchRecord]:
         """A batch-mode job's batches as its ledger records them (empty for online jobs)."""
@@ -204,17 +201,15 @@ class JobReader:
             raw = json.loads(job.batches_json) if job.batches_json else []
             return [ledger.BatchRecord.model_validate(item) for item in raw]
 
-        return self._read(job_id, lambda: ledger.records(self.store, job_id), archived)
+        return self._read(job_id, lambda: self.job_reads.batches(job_id), archived)
 
     def batch_bound(self, job_id: str) -> int | None:
         """The most batches the job may send (EVALQ_BATCH_MAX_BATCHES as its workers apply
         it, recorded by each sweep); None before the first sweep."""
 
-        def live() -> int | None:
-            value = self.store.batch_meta(job_id).get("max_batches")
-            return int(value) if value else None
-
-        return self._read(job_id, live, lambda job: job.batch_bound)
+        return self._read(
+            job_id, lambda: self.job_reads.max_batches(job_id), lambda job: job.batch_bound
+        )
 
     # ---- many jobs ----
 
@@ -233,7 +228,7 @@ class JobReader:
         except REDIS_DOWN as exc:
             if on_missing is None:
                 raise
-            on_missing(f"Redis at {self.store.address()} did not answer ({exc}): ended jobs only")
+            on_missing(f"Redis at {self.redis_address()} did not answer ({exc}): ended jobs only")
             live = []
         seen = {s.job_id for s in live}
         try:
@@ -254,18 +249,18 @@ class JobReader:
         """Redis's jobs that `which` selects (checked on their config, read a page at a time,
         so only those selected have their summary read), the newest first."""
         found = 0
-        ids = self.store.list_jobs(limit=0)  # 0: every id, newest first
+        ids = self.job_reads.job_ids(limit=0)  # 0: every id, newest first
         if which.id_prefix:  # only their configs are read
             ids = [job_id for job_id in ids if job_id.startswith(which.id_prefix)]
         for start in range(0, len(ids), 200):
-            configs = self.store.configs(ids[start : start + 200])
+            configs = self.job_reads.configs(ids[start : start + 200])
             for job_id, config in configs.items():
                 if which.limit is not None and found >= which.limit:
                     return
                 if not _selected(config, which):
                     continue
                 try:
-                    summary = current_summary(self.store, job_id)
+                    summary = self.job_reads.summary(job_id)
                 except Exception:  # a job expiring as we read must not hide the others
                     continue
                 found += 1
@@ -278,12 +273,12 @@ class JobReader:
 
     def memory_warning(self) -> str | None:
         """A warning when Redis is near its maxmemory (one INFO memory), else None."""
-        used, limit = self.store.memory()
-        return memory_warning(self.store.address(), used, limit)
+        used, limit = self.job_reads.memory()
+        return memory_warning(self.redis_address(), used, limit)
 
     def redis_address(self) -> str:
         """host:port of Redis, without any password the URL may hold."""
-        return self.store.address()
+        return self.job_reads.address()
 
 
 def _selected(config: JobConfig, which: JobFilter) -> bool:

@@ -20,7 +20,7 @@ from evalq.client.figures import figure_tables
 from evalq.client.formats import money
 from evalq.client.html_page import render_page
 from evalq.client.human_view import REPORT_HEADER, left_out_text, report_rows
-from evalq.client.row_views import TEXT_METRICS, input_for, row_view
+from evalq.client.row_views import input_for, row_view, shows_media
 from evalq.client.summary_view import cost_line
 from evalq.core.data_roots import DataRoots, read_file
 from evalq.core.models import JobConfig, JobSummary, MediaRef, RowInput, RowResult
@@ -290,7 +290,7 @@ def render_report(
     rows: list[dict[str, Any]] = []
     for result in results[:max_rows]:
         row_input = input_for(inputs, result)
-        ref = None if summary.metric in TEXT_METRICS else _media_of(row_input, result.candidate)
+        ref = _media_of(row_input, result.candidate) if shows_media(summary.metric) else None
         view = row_view(summary.metric, result, row_input, config)
         rows.append({"view": view, "thumb": thumbnail(ref, roots), "details": result.details})
     return render_page(

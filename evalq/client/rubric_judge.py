@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from evalq.core.errors import JudgeError, RateLimited
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
+from worker.job_control import JobControl
 from worker.settings import Settings
-from worker.store import Store
 
 
 @dataclass
@@ -92,7 +92,7 @@ class WaitingJudge:
                 waited += delay
 
 
-def rubric_judge(settings: Settings, store: Store, model: str, use_cache: bool) -> Judge:
+def rubric_judge(settings: Settings, control: JobControl, model: str, use_cache: bool) -> Judge:
     """The rubric model's judge as a worker builds it, minus a job's accounting: thinking
     (the rubric role's setting, part of the call-cache key), the call cache, the limiter's
     token correction and the rate-limited Gemini client."""
@@ -101,18 +101,18 @@ def rubric_judge(settings: Settings, store: Store, model: str, use_cache: bool) 
     from worker.call_cache import CachingJudge
     from worker.gemini import GeminiJudge
     from worker.judge_stack import TokenCorrection, build_stack
-    from worker.limiter import Limit, RateLimiter
+    from worker.limiter import Limit
 
     thinking, _ = job_thinking_settings(settings.thinking, None, [model], {}, model)
     limits = {m: Limit(rpm=x.rpm, tpm=x.tpm) for m, x in settings.rate_limits.items()}
-    limiter = RateLimiter(store, limits, max_wait_s=settings.limiter_max_wait_s)
+    limiter = control.rate_limiter(limits, settings.limiter_max_wait_s)
     inner = GeminiJudge(model, settings, limiter=limiter)
     ttl = settings.call_cache_ttl_s
     return build_stack(
         inner,
         [
             lambda j: ThinkingJudge(j, thinking, settings.max_output_tokens),
-            lambda j: CachingJudge(j, store.call_replies(), ttl, read=use_cache),
+            lambda j: CachingJudge(j, control.call_replies(), ttl, read=use_cache),
             lambda j: WaitingJudge(j, settings.rate_limit_max_total_s),
             lambda j: TokenCorrection(j, limiter, None),
         ],

@@ -35,8 +35,8 @@ from evalq.core.models import RowInput, Rubric
 from evalq.core.options import validate_options
 from evalq.core.records import records
 from evalq.core.shared_work import CLAIM_TTL_S, RECHECK_S
+from worker.job_control import JobControl
 from worker.settings import Settings
-from worker.store import Store
 
 THREADS = 4  # rubric calls in flight at once: the global limiter still spaces them
 ERRORS_SHOWN = 10
@@ -116,7 +116,7 @@ def choose_metric(path: Path, metric: str | None, column_map: Mapping[str, str])
 
 def write_rubrics(
     settings: Settings,
-    store: Store,
+    control: JobControl,
     dataset: str | Path,
     out: str | Path,
     *,
@@ -152,7 +152,7 @@ def write_rubrics(
     refuse_bad_rows(loaded)
     need = list(dict.fromkeys(r.prompt for r in loaded.rows if not r.questions))
     say(f"{path}: {loaded.total} rows, {len(need)} prompts need a question set ({name})")
-    kv = store.rubrics()
+    kv = control.rubrics()
     tally = Tally()
     found: dict[str, Rubric] = {}
     if use_cache:
@@ -165,7 +165,7 @@ def write_rubrics(
     to_write = [p for p in need if p not in found]
     judge: Judge | None = None
     if to_write:
-        judge = TallyingJudge(rubric_judge(settings, store, model, use_cache), tally)
+        judge = TallyingJudge(rubric_judge(settings, control, model, use_cache), tally)
     written, failed = _write_all(
         spec, judge, kv, model, to_write, use_cache, settings.rubric_ttl_s, threads, say
     )

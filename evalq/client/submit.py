@@ -28,15 +28,11 @@ from evalq.core.thinking import Setting, ThinkingError
 from evalq.core.thinking import check_job as check_thinking
 from evalq.core.thinking import effective as thinking_effective
 from evalq.core.verdicts import failed_row
-from evalq.metrics.gecko.soft_models import refusal_message as soft_refusal
-from worker.batch.names import SUBMIT_BATCH
 from worker.files import media_rules
-from worker.jobs import finalize
+from worker.job_control import PRIORITIES, JobControl, Send, SendRow
 from worker.judge_check import vertex_settings_problem
 from worker.queues import PREPARE_ROW, queue_for
 from worker.settings import Settings
-from worker.store import PRIORITIES, Store
-from worker.turns import SendRow, hand_out
 
 if TYPE_CHECKING:
     from evalq.client.reads import JobReader
@@ -203,15 +199,13 @@ def prepare(
     check_group_columns(group_by, loaded.rows)
     # Media the workers' backend can't take (a gs:// URI on the Gemini API, a file over the
     # inline limit on Vertex AI): refused now, not failed row by row after storing. The
-    # submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do (as soft_refusal below).
+    # submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do (as the metric's refusal below).
     check_backend_media(loaded.rows, settings.use_vertexai, settings.inline_max_bytes)
     judge_model = spec.get("judge_model")
     judges = list(spec.get("judge_models") or ([judge_model] if judge_model else []))
     judge_model = judges[0] if judges else settings.judge_model
-    if options.get("soft") and (
-        why := soft_refusal(judges or [judge_model], settings.use_vertexai)
-    ):
-        raise DatasetError(why)  # the API would refuse every validator call
+    if why := get_metric(metric).refusal(options, judges or [judge_model], settings.use_vertexai):
+        raise DatasetError(why)  # e.g. the API would refuse every validator call
     job_thinking, thinking_warnings = job_thinking_settings(
         settings.thinking, spec.get("thinking"), judges or [judge_model], options, judge_model
     )
@@ -287,18 +281,13 @@ def questions_from(
 
 
 def store_and_enqueue(
-    store: Store, settings: Settings, app: Sender, config: JobConfig, loaded: LoadedDataset
+    control: JobControl, app: Sender, config: JobConfig, loaded: LoadedDataset
 ) -> None:
     """Store the job with its rows (lines rejected at load fail now) and start it: its rows
     wait for turns (worker.turns) and the free ones go out now, one task per row; in batch
-    mode one batch submission."""
-    store.create_job(config, loaded.rows, rejected_rows(config, loaded))  # counted already
-    if not loaded.rows:
-        finalize(store, config.job_id)
-    elif config.mode == "batch":
-        send(app, SUBMIT_BATCH, (config.job_id,), None)
-    else:
-        hand_out(store, settings, row_sender(app))
+    mode one batch submission (JobControl.create)."""
+    rejected = rejected_rows(config, loaded)  # counted already
+    control.create(config, loaded.rows, rejected, row_sender(app), step_sender(app))
 
 
 def rejected_rows(config: JobConfig, loaded: LoadedDataset) -> list[RowResult]:
@@ -319,6 +308,15 @@ def rejected_rows(config: JobConfig, loaded: LoadedDataset) -> list[RowResult]:
 def send(app: Sender, name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
     """Enqueue one task by name (batch mode's steps; a row on the rows queue)."""
     app.send_task(name, args, countdown=countdown_s, queue=queue_for(name))
+
+
+def step_sender(app: Sender) -> Send:
+    """Sends batch mode's next step (worker.batch.names)."""
+
+    def send_step(name: str, args: tuple[object, ...], countdown_s: float | None) -> None:
+        send(app, name, args, countdown_s)
+
+    return send_step
 
 
 def row_sender(app: Sender) -> SendRow:

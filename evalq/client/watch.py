@@ -7,13 +7,13 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import worker.job_control  # noqa: F401  (loaded before the wait: it may finish the job)
 from evalq.client.job_ids import check_job_id
 from evalq.client.reads import JobReader
 from evalq.client.workers_alive import WorkerWatch
 from evalq.core.errors import EvalqError, JobGone, JobNotFound, RedisUnavailable
 from evalq.core.models import JobSummary
-from worker.jobs import finalize
-from worker.store import REDIS_DOWN
+from worker.job_reads import REDIS_DOWN
 
 T = TypeVar("T")
 OnRedis = Callable[[str | None], None]
@@ -56,11 +56,11 @@ def wait(
 
     if not reachable(lambda: reader.is_live(job_id)):
         return reader.summary(job_id)  # gone from Redis: ended, and read from the archive
-    total = reachable(lambda: reader.store.config(job_id)).rows_total
-    workers = WorkerWatch(reader.store, reader.settings) if on_workers else None
+    total = reachable(lambda: reader.job_reads.config(job_id)).rows_total
+    workers = WorkerWatch(reader.job_reads, reader.settings) if on_workers else None
     while True:
         try:
-            job, listed = reachable(lambda: reader.store.job_progress(job_id))
+            job, listed = reachable(lambda: reader.job_reads.progress(job_id))
         except JobNotFound:
             raise JobGone(gone_message(job_id)) from None
         done, status = job.rows_done, job.status
@@ -72,7 +72,7 @@ def wait(
         if status in ("finished", "cancelled", "paused"):
             break
         if done >= total:  # the worker that counted the last row may have died
-            return reachable(lambda: finalize(reader.store, job_id))
+            return reachable(lambda: reader.job_control.finish(job_id))
         if listed < total:
             raise EvalqError(
                 f"job {job_id} can not finish: only {listed} of its {total} rows are "

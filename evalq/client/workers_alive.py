@@ -19,8 +19,8 @@ import urllib.parse
 import warnings
 from collections.abc import Callable
 
+from worker.job_reads import JobReads
 from worker.settings import Settings
-from worker.store import Store
 
 NO_WORKER_GRACE_S = 2.0
 CHECK_EVERY_S = 1.0  # Redis is asked at most this often while waiting
@@ -45,23 +45,23 @@ def start_command(settings: Settings) -> str:
     return f"EVALQ_REDIS_URL={shown_redis_url(settings.redis_url)} evalq worker"
 
 
-def no_worker_message(store: Store, settings: Settings) -> str:
+def no_worker_message(reads: JobReads, settings: Settings) -> str:
     return (
-        f"no worker is alive on Redis {store.address()}: nothing runs the job until one "
+        f"no worker is alive on Redis {reads.address()}: nothing runs the job until one "
         f"starts there; start one with `{start_command(settings)}`"
     )
 
 
-def worker_back_message(store: Store, count: int) -> str:
+def worker_back_message(reads: JobReads, count: int) -> str:
     workers = "a worker is" if count == 1 else f"{count} workers are"
-    return f"{workers} alive on Redis {store.address()} now: the job goes on"
+    return f"{workers} alive on Redis {reads.address()} now: the job goes on"
 
 
-def status_note(store: Store, settings: Settings, job_id: str, status: str) -> str | None:
+def status_note(reads: JobReads, settings: Settings, job_id: str, status: str) -> str | None:
     """`evalq status`: a line for a running job when no worker is alive to run it."""
-    if status != "running" or store.live_workers() > 0:
+    if status != "running" or reads.live_workers() > 0:
         return None
-    return f"job {job_id}: {no_worker_message(store, settings)}"
+    return f"job {job_id}: {no_worker_message(reads, settings)}"
 
 
 class WorkerWatch:
@@ -70,14 +70,14 @@ class WorkerWatch:
 
     def __init__(
         self,
-        store: Store,
+        reads: JobReads,
         settings: Settings,
         *,
         grace_s: float = NO_WORKER_GRACE_S,
         every_s: float = CHECK_EVERY_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.store, self.settings = store, settings
+        self.reads, self.settings = reads, settings
         self.grace_s, self.every_s, self._clock = grace_s, every_s, clock
         self._started = clock()
         self._checked: float | None = None
@@ -91,13 +91,13 @@ class WorkerWatch:
         if self._checked is not None and now - self._checked < self.every_s:
             return None
         self._checked = now
-        count = self.store.live_workers()
+        count = self.reads.live_workers()
         if count == 0 and not self.said_none:
             self.said_none = True
-            return 0, no_worker_message(self.store, self.settings)
+            return 0, no_worker_message(self.reads, self.settings)
         if count > 0 and self.said_none:
             self.said_none = False
-            return count, worker_back_message(self.store, count)
+            return count, worker_back_message(self.reads, count)
         return None
 
     def ended(self) -> tuple[int, str] | None:
@@ -106,8 +106,8 @@ class WorkerWatch:
         if not self.said_none:
             return None
         self.said_none = False
-        count = max(1, self.store.live_workers())  # one ran it, whether or not still there
-        return count, worker_back_message(self.store, count)
+        count = max(1, self.reads.live_workers())  # one ran it, whether or not still there
+        return count, worker_back_message(self.reads, count)
 
 
 class NoWorkerWarning(UserWarning):

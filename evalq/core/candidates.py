@@ -1,13 +1,13 @@
 """Several candidates in one job: a dataset row names each model's output in a column of its
 own (`--candidates sdxl,flux`), and becomes one cell per candidate when it is read.
 
-A cell is the row with the candidate's column standing in for the field the metric judges (a
-Gecko image or video, a pointwise response), so planning, storage and aggregation stay per row
+A cell is the row with the candidate's column standing in for the field the metric judges
+(Metric.candidate_field: a Gecko image or video, a pointwise response), so planning, storage and aggregation stay per row
 as for any job, and every candidate of a prompt is judged on the same rubric. A cell that is
 bad (its file missing, its column empty) fails alone; the prompt's other candidates score.
 
-Rank keeps its own meaning of --candidates (the columns it compares pairwise inside each
-row): the flag names columns for every metric that takes it.
+A metric may keep its own meaning of --candidates (Metric.own_candidates: rank's columns,
+compared pairwise inside each row): the flag names columns for every metric that takes it.
 """
 
 from __future__ import annotations
@@ -18,15 +18,9 @@ from typing import Any
 
 from evalq.core.column_names import refuse_repeated_names
 from evalq.core.errors import CellInputError, DatasetError, InputError
+from evalq.core.metric import get_metric
+from evalq.core.registry import metric_names
 
-# The field each metric judges, which a candidate's column stands in for.
-CANDIDATE_FIELDS: dict[str, str] = {
-    "gecko-image": "image",
-    "gecko-video": "video",
-    "pointwise": "response",
-}
-# Rank reads its candidates itself: each row holds every candidate, compared in pairs.
-OWN_CANDIDATES = frozenset({"rank"})
 MAX_CANDIDATES = 20
 # A name is a column and a part of `JOB:CANDIDATE` and of row keys: no spaces, no ":" or "=".
 _NAME = re.compile(r"[^\s:=,/]+")
@@ -36,13 +30,12 @@ _RESERVED = frozenset({"id", "prompt", "questions"})
 
 def cell_candidates(metric: str, options: Mapping[str, Any]) -> list[str] | None:
     """The candidate columns of a multi-candidate job, checked; None for a one-candidate job
-    (and for rank, which reads its candidates itself)."""
+    (and for a metric that reads its candidates itself, as rank does)."""
     raw = options.get("candidates")
-    if raw is None or metric in OWN_CANDIDATES:
+    if raw is None or get_metric(metric).own_candidates:
         return None
-    field = CANDIDATE_FIELDS.get(metric)
-    if field is None:
-        takes = ", ".join(sorted([*CANDIDATE_FIELDS, *OWN_CANDIDATES]))
+    if get_metric(metric).candidate_field is None:
+        takes = ", ".join(m for m in metric_names() if _takes_candidates(m))
         raise DatasetError(f"metric {metric} takes no candidates (--candidates): only {takes}")
     if isinstance(raw, str):
         raw = [part for part in raw.split(",")]
@@ -64,8 +57,17 @@ def cell_candidates(metric: str, options: Mapping[str, Any]) -> list[str] | None
     return names
 
 
+def _takes_candidates(metric: str) -> bool:
+    taker = get_metric(metric)
+    return taker.own_candidates or taker.candidate_field is not None
+
+
 def candidate_field(metric: str) -> str:
-    return CANDIDATE_FIELDS[metric]
+    """The field a candidate's column stands in for (for a metric cell_candidates accepts)."""
+    field = get_metric(metric).candidate_field
+    if field is None:
+        raise DatasetError(f"metric {metric} takes no candidates (--candidates)")
+    return field
 
 
 def required_with_candidates(

@@ -30,6 +30,7 @@ from evalq.core.human_labels import (
     BadLabel,
     LabelSources,
     label_sources,
+    metric_labels,
     preference,
     rating_label,
     row_number,
@@ -46,7 +47,7 @@ from evalq.stats import human as stats
 
 EXAMPLES_SHOWN = 10  # left-out labels named in the summary, the rest counted
 MIN_SLICE_LABELS = 10  # a tag or group gets its own figures from this many labels
-RATING_SCALE = (1, 5)  # pointwise's
+RATING_SCALE = (1, 5)  # what HumanLabels.row == "rating" reads
 
 
 @dataclass
@@ -267,7 +268,8 @@ def human_agreement(
 
     group_by = list(config.group_by)
     levels: list[HumanLevelAgreement] = []
-    if column is not None and config.metric == "pairwise":
+    reads = metric_labels(config.metric).row
+    if column is not None and reads == "preference":
         levels.append(
             _level(
                 "preference",
@@ -279,7 +281,7 @@ def human_agreement(
             )
         )
     elif column is not None:
-        ordinal = config.metric == "pointwise"
+        ordinal = reads == "rating"
         levels.append(
             _level(
                 "row",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalq.core.errors import DatasetError
+from evalq.core.label_reading import HumanLabels
 from evalq.core.models import JobConfig, RowInput, RowResult
 from evalq.core.row_questions import yes_no_answer
 
@@ -34,6 +35,15 @@ _SIDE_COLUMNS = {
     "baseline_model_response": "B",
 }
 PREFERENCES = ("A", "B", "tie")
+
+
+def metric_labels(metric: str) -> HumanLabels:
+    """The metric's way of reading labels; a metric this evalq does not have (a stored job of
+    a metric package since removed) reads the --human column as scores, as most do."""
+    from evalq.core.metric import known_metric
+
+    known = known_metric(metric)
+    return HumanLabels() if known is None else known.human_labels
 
 
 def has_value(value: Any) -> bool:
@@ -60,7 +70,7 @@ def label_sources(rows: Sequence[RowResult], config: JobConfig) -> LabelSources:
     return LabelSources(
         column=column if isinstance(column, str) and column else None,
         questions=any(q.human or q.human_error for r in rows for q in r.questions),
-        sentences=config.metric == "groundedness"
+        sentences=metric_labels(config.metric).sentences
         and any(has_value(r.extra.get(SENTENCE_LABELS_COLUMN)) for r in rows),
     )
 
@@ -177,4 +187,5 @@ def label_columns(metric: str, options: Mapping[str, Any]) -> frozenset[str]:
     """The extra columns read as human labels (not 'unknown' to the loader's warning)."""
     column = options.get("human")
     named = {column} if isinstance(column, str) else set()
-    return frozenset(named | ({SENTENCE_LABELS_COLUMN} if metric == "groundedness" else set()))
+    sentences = {SENTENCE_LABELS_COLUMN} if metric_labels(metric).sentences else set()
+    return frozenset(named | sentences)

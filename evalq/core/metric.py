@@ -28,11 +28,14 @@ from evalq.core.models import (
     Rubric,
     Verdict,
 )
-from evalq.core.registry import REGISTRY, SETUPS
+from evalq.core.registry import metric_names, metrics
 
 if TYPE_CHECKING:  # annotations only: the media rules load with the loader, not the store
     from evalq.core.dry_run import DryEnv
+    from evalq.core.label_reading import HumanLabels
     from evalq.core.media import MediaPlace
+    from evalq.core.row_value import RowValue
+    from evalq.core.row_view import JudgedInput, ViewParts
 
 
 Record = dict[str, Any]  # one dataset record, as read from the file
@@ -121,16 +124,76 @@ Judged = dict[str, str | MediaRef]
 
 
 class Metric(Protocol[PlanT, UnitT_contra]):
-    name: str
-    required_columns: tuple[str, ...]  # a CSV header without them is no dataset for this metric
-    plan_model: type[PlanT]  # what the store loads the row's stored plan as
-    # What one unit's verdict is, in the metric's own words, plural ("questions", "ratings",
-    # "comparisons"...): the summary counts unscored ones under it (JobSummary.judged_units).
-    judged_units: str
-    # The roles whose calls the metric makes (evalq.core.thinking.Role; the model under test's
-    # "candidate" aside): the summary shows thinking and rubric reuse for these roles only, so
-    # a rating job is not described in a question-writing job's words.
-    judge_roles: tuple[str, ...]
+    """What a metric is. Its attributes are read-only here, so a metric class may declare
+    them as plain class attributes of narrower types (judge_roles = ("judge",))."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        """A CSV header without them is no dataset for this metric."""
+        ...
+
+    @property
+    def plan_model(self) -> type[PlanT]:
+        """What the store loads the row's stored plan as."""
+        ...
+
+    @property
+    def judged_units(self) -> str:
+        """What one unit's verdict is, in the metric's own words, plural ("questions",
+        "ratings", "comparisons"...): the summary counts unscored ones under it."""
+        ...
+
+    @property
+    def judge_roles(self) -> tuple[str, ...]:
+        """The roles whose calls the metric makes (evalq.core.thinking.Role; the model under
+        test's "candidate" aside): the summary shows thinking and rubric reuse for these roles
+        only, so a rating job is not described in a question-writing job's words."""
+        ...
+
+    # What the metric says of itself to the client, the comparisons and the core, which ask
+    # it instead of branching on its name (tests/unit/test_metric_names.py walks the tree for
+    # such branches).
+
+    @property
+    def candidate_field(self) -> str | None:
+        """The field a --candidates column stands in for (a Gecko image, a pointwise
+        response); None for a metric whose rows are not judged one candidate at a time."""
+        ...
+
+    @property
+    def own_candidates(self) -> bool:
+        """True: --candidates names the columns the metric compares inside each row (rank)."""
+        ...
+
+    @property
+    def shows_media(self) -> bool:
+        """True: a report shows the row's media as a thumbnail, not its name among texts."""
+        ...
+
+    @property
+    def compared_on(self) -> RowValue:
+        """The value two jobs' rows are compared on (`evalq compare`), with its scale."""
+        ...
+
+    @property
+    def human_labels(self) -> HumanLabels:
+        """How a rater's labels are read: the --human column's, and sentence labels."""
+        ...
+
+    def view(self, result: RowResult, named: list[JudgedInput], row: RowInput | None) -> ViewParts:
+        """The row as a person reads it in a report: a headline, the texts (``named``: what
+        the judge was shown, under the dataset's names), each verdict with its explanation.
+        Never raises on odd details: a report renders whatever a job stored."""
+        ...
+
+    def refusal(self, options: Options, judges: list[str], vertexai: bool) -> str | None:
+        """Why a job with these options can not run on these judge models (a --soft Gecko
+        job on a judge that refuses log probabilities), before anything is stored; None
+        when it can."""
+        ...
 
     def judged_inputs(self, row: RowInput, result: RowResult) -> Judged:
         """What the judge was shown of a stored row, by field name (the data's or media's
@@ -192,19 +255,28 @@ class QuestionSetMetric(Protocol):
         ...
 
 
-def get_metric(name: str) -> Metric[Any, Any]:
-    from evalq.core.errors import DatasetError
-
-    target = REGISTRY.get(name)
-    if target is None:
-        raise DatasetError(f"unknown metric {name!r}; available: {', '.join(sorted(REGISTRY))}")
+def load_target(target: str) -> Any:
+    """The object a registry entry names ("module:attribute")."""
     module, attribute = target.split(":")
-    metric: Metric[Any, Any] = getattr(importlib.import_module(module), attribute)
+    return getattr(importlib.import_module(module), attribute)
+
+
+def get_metric(name: str) -> Metric[Any, Any]:
+    entry = metrics().get(name)
+    if entry is None:
+        raise DatasetError(f"unknown metric {name!r}; available: {', '.join(metric_names())}")
+    metric: Metric[Any, Any] = load_target(entry.metric)
     return metric
 
 
-# A metric's say in its job's judge setup (registry SETUPS): what its judges were asked with
-# beyond the judge models and thinking, as plain JSON values.
+def known_metric(name: str) -> Metric[Any, Any] | None:
+    """The metric of a stored job, or None when this evalq does not have it (a job run with
+    a metric package since uninstalled): its views fall back to what every row has."""
+    return get_metric(name) if name in metrics() else None
+
+
+# A metric's say in its job's judge setup (registry MetricEntry.setup): what its judges were
+# asked with beyond the judge models and thinking, as plain JSON values.
 MetricSetup = Callable[[JobConfig], dict[str, Any]]
 
 
@@ -214,11 +286,10 @@ def metric_setup(job: JobConfig) -> dict[str, Any]:
     metric itself is, so the core never branches on one. Options the metric can not read
     (checked at submit, so only a config stored by another evalq) say nothing either: the
     summary they are part of must still be written."""
-    target = SETUPS.get(job.metric)
-    if target is None:
+    entry = metrics().get(job.metric)
+    if entry is None or entry.setup is None:
         return {}
-    module, attribute = target.split(":")
-    setup: MetricSetup = getattr(importlib.import_module(module), attribute)
+    setup: MetricSetup = load_target(entry.setup)
     try:
         return setup(job)
     except DatasetError:

@@ -1,6 +1,6 @@
 """A metric's options as a typed model: what `evalq run` offers as flags, what the Python API
 checks, what the dry run reads. Each metric declares its model in a light module of its own
-(evalq/metrics/*/options.py), named in evalq.core.registry.OPTIONS, so the command line builds
+(evalq/metrics/*/options.py), named by its evalq.core.registry.MetricEntry, so the command line builds
 its flags without importing a metric's code.
 
 What a job stores stays a plain dict (the model's dump without unset fields): the workers and
@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
-from evalq.core.registry import OPTIONS
+from evalq.core.registry import metrics
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,10 @@ class Flag:
 
 class MetricOptions(BaseModel):
     """Options every metric may be given. Values are checked strictly (no "3" for 3), so the
-    stored dict is what was given; options a model does not declare are kept as they are."""
+    stored dict is what was given; an option the metric's model does not declare is refused
+    (refuse_undeclared), never stored and ignored."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     candidates: list[str] | str | None = None  # several models in one job (--candidates)
     # The dataset column holding a rater's label for the row, so the summary can say how well
@@ -58,10 +59,10 @@ class MetricOptions(BaseModel):
 
 def options_model(metric: str) -> type[MetricOptions]:
     """The options model of a metric (MetricOptions for one that declares none)."""
-    target = OPTIONS.get(metric)
-    if target is None:
+    entry = metrics().get(metric)
+    if entry is None:
         return MetricOptions
-    module, attribute = target.split(":")
+    module, attribute = entry.options.split(":")
     model: type[MetricOptions] = getattr(importlib.import_module(module), attribute)
     return model
 
@@ -74,7 +75,7 @@ def flag_fields() -> Iterator[tuple[str, FieldInfo, Flag]]:
     """Every field offered as a flag, over all metrics in registry order, each once (the
     first model that declares it says its type and help)."""
     seen: set[str] = set()
-    for metric in OPTIONS:
+    for metric in metrics():
         for name, info in options_model(metric).model_fields.items():
             flag = flag_of(info)
             if flag is not None and name not in seen:
@@ -94,7 +95,7 @@ def validate_options(metric: str, options: Mapping[str, Any] | None) -> dict[str
     """The options checked against the metric's model, as the dict a job stores; a bad one is
     a DatasetError naming the metric and the option."""
     model = options_model(metric)
-    refuse_others_flags(metric, options or {})
+    refuse_undeclared(metric, options or {})
     try:
         checked = model.model_validate(dict(options or {}))
     except ValidationError as exc:
@@ -111,14 +112,13 @@ def flag_of_field(model: type[MetricOptions], name: str) -> Flag | None:
     return None if info is None else flag_of(info)
 
 
-def refuse_others_flags(metric: str, options: Mapping[str, Any]) -> None:
-    """An option the command line offers for other metrics, given to one that does not take
-    it, is refused in one line: kept, it was stored and silently ignored (`evalq run pointwise
-    --validator batched` planned a job as if the flag meant something). Keys no metric offers
-    as a flag (what the client derives, such as a file's text) pass as before."""
+def refuse_undeclared(metric: str, options: Mapping[str, Any]) -> None:
+    """An option the metric's model does not declare is refused in one line naming the
+    metric and what it takes: kept, it was stored and silently ignored (`evalq run pointwise
+    --validator batched` planned a job as if the flag meant something). One another metric
+    takes is named with that metric."""
     model = options_model(metric)
-    offered = {name for name, _, _ in flag_fields()}
-    foreign = [key for key in options if key in offered and key not in model.model_fields]
+    foreign = [key for key in options if key not in model.model_fields]
     if not foreign:
         return
     from evalq.core.errors import DatasetError
@@ -126,10 +126,14 @@ def refuse_others_flags(metric: str, options: Mapping[str, Any]) -> None:
     own = sorted(
         flag_name(name) for name, info in model.model_fields.items() if flag_of(info) is not None
     )
-    others = [m for m in OPTIONS if any(flag_of_field(options_model(m), k) for k in foreign)]
+    offered = {name for name, _, _ in flag_fields()}
+    flags = [k for k in foreign if k in offered]
+    others = [m for m in metrics() if any(flag_of_field(options_model(m), k) for k in flags)]
+    said = [flag_name(k) if k in offered else f"the option {k!r}" for k in foreign]
+    whose = f" (options of {', '.join(others)})" if others else ""
     raise DatasetError(
-        f"{metric} does not take {', '.join(flag_name(k) for k in foreign)} (options of "
-        f"{', '.join(others)}); {metric} takes {', '.join(own) or 'no metric options'}"
+        f"{metric} does not take {', '.join(said)}{whose}; {metric} takes "
+        f"{', '.join(own) or 'no metric options'}"
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,22 @@ def write_rows(path: Path, rows: Iterable[Mapping[str, Any]], *, ensure_ascii: b
     return path
 
 
-def match_rows(
-    stem: str, match: str, near_miss: str, column: str, ref: str
-) -> list[dict[str, str]]:
-    """The picture ``ref`` (in ``column``) under the prompt it matches (id STEM-match) and
-    under its near miss (STEM-near-miss)."""
-    return [
-        {"id": f"{stem}-match", "prompt": match, column: ref},
-        {"id": f"{stem}-near-miss", "prompt": near_miss, column: ref},
-    ]
+@dataclass(frozen=True)
+class MatchedPicture:
+    """A Gecko example picture's prompts: the one it matches and its near miss. An image
+    (evalq.examples.gecko) or a clip (evalq.examples.video) adds what is drawn, after the stem;
+    the prompts and the background are given by name."""
+
+    stem: str
+    _: KW_ONLY
+    match: str
+    near_miss: str
+    background: str = "white"
+
+    def rows(self, column: str, ref: str) -> list[dict[str, str]]:
+        """The picture ``ref`` (in ``column``) under the prompt it matches (id STEM-match)
+        and under its near miss (STEM-near-miss)."""
+        return [
+            {"id": f"{self.stem}-match", "prompt": self.match, column: ref},
+            {"id": f"{self.stem}-near-miss", "prompt": self.near_miss, column: ref},
+        ]

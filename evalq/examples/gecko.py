@@ -9,12 +9,13 @@ flat coloured shapes because those are what the fake server's simulated judge ca
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from evalq.examples.datasets import match_rows, write_rows
+from evalq.examples.datasets import MatchedPicture, write_rows
 
 DATASET_FILE = "gecko_image.jsonl"
 IMAGES_DIR = "images"
@@ -46,12 +47,8 @@ class DrawnShape:
 
 
 @dataclass(frozen=True)
-class ExampleImage:
-    stem: str
+class ExampleImage(MatchedPicture):
     shapes: tuple[DrawnShape, ...]
-    match: str
-    near_miss: str
-    background: str = "white"
 
 
 def shapes_in_a_row(
@@ -139,16 +136,21 @@ def write_gecko_image_example(dest: Path, *, size_px: int = 256) -> Path:
         name = f"{example.stem}.png"
         draw_example(example, size_px).save(images / name, format="PNG")
         ref = f"{IMAGES_DIR}/{name}"
-        rows += match_rows(example.stem, example.match, example.near_miss, "image", ref)
+        rows += example.rows("image", ref)
     return write_rows(dest / DATASET_FILE, rows)
 
 
 def draw_example(example: ExampleImage, size_px: int = 256) -> Image.Image:
     """Render one example; drawing is pure integer geometry, so output is byte-for-byte stable."""
+    return draw_shapes(example.shapes, example.background, size_px)
+
+
+def draw_shapes(shapes: Iterable[DrawnShape], background: str, size_px: int = 256) -> Image.Image:
+    """The shapes on a square canvas: an example image, or one frame of a clip."""
     side = size_px * _SUPERSAMPLE
-    canvas = Image.new("RGB", (side, side), RGB[example.background])
+    canvas = Image.new("RGB", (side, side), RGB[background])
     draw = ImageDraw.Draw(canvas)
-    for shape in example.shapes:
+    for shape in shapes:
         _draw_shape(draw, shape, side)
     return canvas.reduce(_SUPERSAMPLE)
 

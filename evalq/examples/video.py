@@ -21,8 +21,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from evalq.examples.datasets import match_rows, write_rows
-from evalq.examples.gecko import DrawnShape, ExampleImage, draw_example
+from evalq.examples.datasets import MatchedPicture, write_rows
+from evalq.examples.gecko import DrawnShape, draw_shapes
 
 DATASET_FILE = "gecko_video.jsonl"
 VIDEOS_DIR = "videos"
@@ -56,12 +56,8 @@ class Track:
 
 
 @dataclass(frozen=True)
-class ExampleClip:
-    stem: str
+class ExampleClip(MatchedPicture):
     tracks: tuple[Track, ...]
-    match: str
-    near_miss: str
-    background: str = "white"
 
 
 GECKO_VIDEO_EXAMPLES: tuple[ExampleClip, ...] = (
@@ -115,14 +111,7 @@ def clip_frames(clip: ExampleClip, frames: int = FRAMES, size_px: int = 128) -> 
     out = []
     for i in range(frames):
         t = i / (frames - 1) if frames > 1 else 0.0
-        still = ExampleImage(
-            clip.stem,
-            tuple(track.at(t) for track in clip.tracks),
-            clip.match,
-            clip.near_miss,
-            clip.background,
-        )
-        out.append(draw_example(still, size_px))
+        out.append(draw_shapes([track.at(t) for track in clip.tracks], clip.background, size_px))
     return out
 
 
@@ -218,5 +207,5 @@ def write_gecko_video_example(dest: Path) -> Path:
         name = f"{clip.stem}.avi"
         (videos / name).write_bytes(clip_bytes(clip))
         ref = f"{VIDEOS_DIR}/{name}"
-        rows += match_rows(clip.stem, clip.match, clip.near_miss, "video", ref)
+        rows += clip.rows("video", ref)
     return write_rows(dest / DATASET_FILE, rows)

@@ -14,9 +14,10 @@ import sqlalchemy as sa
 
 from devtools.local import free_port
 from evalq.core.counters import JobCounters
-from evalq.core.models import JobConfig, Question, RowInput, RowResult, Verdict
+from evalq.core.models import Question, RowInput, RowResult, Verdict
 from evalq.core.summary import build_summary
 from tests.support.archive import BACKENDS, archive_url_for
+from tests.support.job_configs import job_config
 from worker.archive import schema
 from worker.archive.archive import Archive
 from worker.archive.engine import HEAD, VERSION_TABLE, head_revision, open_archive
@@ -48,14 +49,8 @@ def record(
     created_at: float = 1_700_000_000.0,
     score: float = 1.0,
 ) -> JobRecord:
-    config = JobConfig(
-        job_id=job_id,
-        metric=metric,
-        judge_model="gemini-2.5-flash",
-        dataset=dataset,
-        rows_total=rows,
-        created_at=created_at,
-        name=name,
+    config = job_config(
+        metric, job_id=job_id, dataset=dataset, rows_total=rows, created_at=created_at, name=name
     )
     results = [
         RowResult(

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from devtools.local import EVALQ, wait_for
-from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
-from tests.support.batches import FAST_POLLS, row_scores, shapes
+from tests.support.batches import FAST_POLLS, online_cost_usd, row_scores, shapes
 from tests.support.stack import stack
+from tests.support.stores import store_of
 from tests.support.summaries import comparable
 
 pytestmark = pytest.mark.integration
@@ -49,16 +49,7 @@ def test_gecko_image_batch_scores_equal_online_and_cost_half(tmp_path: Path) -> 
         asked = online_summary.judge_calls + online_summary.cache_hits
         assert batch_summary.judge_calls + batch_summary.cache_hits == asked
         assert batch_summary.judge_calls == sum(r.requests for r in records)
-        price = price_for("gemini-2.5-flash", price_table())
-        assert price is not None
-        online_rate = call_cost_nanos(
-            price,
-            batch_summary.prompt_tokens,
-            batch_summary.output_tokens,
-            batch_summary.thought_tokens,
-            batch_summary.cached_tokens,
-        )
-        assert batch_summary.cost_usd == pytest.approx(usd(online_rate) / 2, rel=1e-6)
+        assert batch_summary.cost_usd == pytest.approx(online_cost_usd(batch_summary) / 2, rel=1e-6)
         assert online_summary.cost_usd is not None
 
 
@@ -107,8 +98,8 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for(lambda: bool(client.store.list_jobs(1)), 120, "the producer's job")
-        job_id = client.store.list_jobs(1)[0]
+        wait_for(lambda: bool(store_of(client).list_jobs(1)), 120, "the producer's job")
+        job_id = store_of(client).list_jobs(1)[0]
         wait_for(
             lambda: any(r.state == "RUNNING" for r in client.batches(job_id)),
             120,

@@ -51,7 +51,7 @@ def s(shared: Stack) -> Iterator[Stack]:
     shared.post("/batch-realism", {})
 
 
-def dataset(folder: Path, rows: int = 3) -> tuple[Path, str]:
+def case_rows(folder: Path, rows: int = 3) -> tuple[Path, str]:
     """Rows whose questions no other test asks (a case tag in each), so nothing is served
     from the call cache and every question is a batch request."""
     case = f"case{next(_cases)}x{folder.name[-6:]}"
@@ -90,7 +90,7 @@ def details(client: Any, job_id: str) -> dict[str, str]:
 def test_reordered_keyed_results_each_reach_their_own_request(s: Stack, tmp_path: Path) -> None:
     """Answered inline, in reverse order, with the key echoed in metadata; and as a results
     file in another order: every verdict equals the same job's online verdict."""
-    data, _ = dataset(tmp_path / "data")
+    data, _ = case_rows(tmp_path / "data")
     client = s.client()
     online = client.submit("gecko-image", data, judge_model="gemini-2.5-flash")
     assert client.wait(online.job_id, timeout_s=120).status == "finished"
@@ -113,7 +113,7 @@ def test_results_without_a_key_are_never_used_and_never_bought_twice(
     another's reply, nothing is matched by position, and no second batch is sent with the same
     requests. They are counted (and what they billed), and each request is answered online,
     once, at the online price; the job says so."""
-    data, _ = dataset(tmp_path / "data")
+    data, _ = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"file_answered_inline": True, "reorder": True, "no_metadata": True})
     client = s.client()
     online_before = s.stats()["requests"]
@@ -145,7 +145,7 @@ def test_grpc_coded_errors_retry_transient_ones_and_report_the_rest(
 ) -> None:
     """{code: 13, message} with no status name is INTERNAL: into the next batch, then scored.
     {code: 3} is INVALID_ARGUMENT: judge_error at once, with the server's message."""
-    data, case = dataset(tmp_path / "data")
+    data, case = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"grpc_errors": True})
     rules = [
         {"match": rf"star\? \({case} q0c\)", "status": 500, "times": 1},
@@ -169,7 +169,7 @@ def test_grpc_coded_errors_retry_transient_ones_and_report_the_rest(
 def test_errors_with_rpc_details_do_not_stop_the_polling(s: Stack, tmp_path: Path) -> None:
     """google-genai's batches.get fails to validate google.rpc `details`; evalq reads the raw
     body instead, so the job ends and the refused request carries the server's message."""
-    data, case = dataset(tmp_path / "data")
+    data, case = case_rows(tmp_path / "data")
     s.post(
         "/batch-realism",
         {"file_answered_inline": True, "grpc_errors": True, "rpc_details": True},
@@ -186,7 +186,7 @@ def test_errors_with_rpc_details_do_not_stop_the_polling(s: Stack, tmp_path: Pat
 def test_succeeded_before_its_output_is_polled_again_not_sent_again(
     s: Stack, tmp_path: Path
 ) -> None:
-    data, _ = dataset(tmp_path / "data")
+    data, _ = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"late_output": 3})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
@@ -203,7 +203,7 @@ def test_output_that_never_comes_pauses_the_job_and_resume_looks_again(
     """The batch never gets its output (the fake's batch keeps that shape for its life): the
     job pauses with the reason, having sent nothing twice; resume polls the same batch again
     (and pauses again, as nothing came), still without a new batch."""
-    data, _ = dataset(tmp_path / "data")
+    data, _ = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"late_output": -1})
     client = s.client()
     job_id = client.submit("gecko-image", data, mode="batch").job_id
@@ -227,7 +227,7 @@ def test_output_that_never_comes_pauses_the_job_and_resume_looks_again(
 
 
 def test_results_lines_with_unmodelled_fields_are_read(s: Stack, tmp_path: Path) -> None:
-    data, _ = dataset(tmp_path / "data")
+    data, _ = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"unknown_fields": True})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
@@ -239,7 +239,7 @@ def test_results_lines_with_unmodelled_fields_are_read(s: Stack, tmp_path: Path)
 def test_a_results_line_that_is_not_json_fails_only_its_own_request(
     s: Stack, tmp_path: Path
 ) -> None:
-    data, _ = dataset(tmp_path / "data")
+    data, _ = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"bad_line": True})
     client = s.client()
     job = client.submit("gecko-image", data, mode="batch")
@@ -257,7 +257,7 @@ def test_billed_replies_that_are_no_verdict_count_their_tokens_in_batch(
     """Replayed in a batch: a blocked prompt (12,559 prompt tokens, as recorded), a MODEL_ARMOR
     stop and a body with neither candidates nor promptFeedback. Each is unscored with its own
     reason, and the job counts exactly their usage."""
-    data, case = dataset(tmp_path / "data", rows=1)
+    data, case = case_rows(tmp_path / "data", rows=1)
     blocked = {
         "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
         "usageMetadata": {"promptTokenCount": 12559, "totalTokenCount": 12559},

@@ -19,6 +19,7 @@ from kombu import Connection
 from devtools.local import ROOT, start_redis, stop, wait_for
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import stack
+from tests.support.stores import store_of
 from worker.broker_teardown import give_back_unreturned, guard_restore_at_teardown
 
 pytestmark = pytest.mark.integration
@@ -63,7 +64,7 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path, worker_pool
         worker = s.pool.procs[0]
 
         def rows_done() -> int:
-            return int(client.store.job_hash(job).get("rows_done", 0))
+            return int(store_of(client).job_hash(job).get("rows_done", 0))
 
         def wait_or_show_log(
             predicate: Callable[[], bool], what: str, timeout_s: float = 120

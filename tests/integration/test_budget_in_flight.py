@@ -23,6 +23,7 @@ from evalq.core.thinking import Setting, apply, effective
 from evalq.metrics.gecko.validation import IMAGE_VALIDATOR
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import Stack, stack
+from tests.support.stores import store_of
 from worker.budget import estimated_cost_nanos
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
@@ -37,7 +38,7 @@ ESTIMATES_AT_ONCE = 200  # the cap has room for this many calls' estimates
 def settled(s: Stack, client: Any) -> bool:
     """No message of any job left to run, and no call open at the fake."""
     r = s.redis_client()
-    idle = r.hlen("unacked") == 0 and client.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
+    idle = r.hlen("unacked") == 0 and store_of(client).queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
     return idle and s.stats()["in_flight"] == 0
 
 
@@ -79,7 +80,7 @@ def test_a_cap_holds_with_hundreds_of_calls_racing_for_it(tmp_path: Path) -> Non
         job = client.submit(
             "gecko-image", data, judge_model=model, use_cache=False, max_cost_usd=usd(cap_nanos)
         ).job_id
-        assert client.store.config(job).thinking == thinking  # the estimates' requests are its
+        assert store_of(client).config(job).thinking == thinking  # the estimates' requests are its
 
         def reservations() -> int:
             return int(s.redis_client().zcard(f"evalq:job:{job}:reservations"))
@@ -88,7 +89,7 @@ def test_a_cap_holds_with_hundreds_of_calls_racing_for_it(tmp_path: Path) -> Non
         # wait (countdown retries) without pausing the job: the held calls may cost less.
         def full() -> bool:
             taken = reservations()
-            room = cap_nanos - client.store.reserved(job)
+            room = cap_nanos - store_of(client).reserved(job)
             return (
                 taken >= ESTIMATES_AT_ONCE * 3 // 4
                 and room < max(each)
@@ -103,7 +104,7 @@ def test_a_cap_holds_with_hundreds_of_calls_racing_for_it(tmp_path: Path) -> Non
         wait_for(lambda: settled(s, client), 240, "every call answered and every message handled")
         paused = client.summary(job)
         stats = s.stats()
-        left = client.store.reserved(job)
+        left = store_of(client).reserved(job)
     spent = nanos(paused.spent_usd)
     print(
         f"\ncap ${usd(cap_nanos):.6f} ({ESTIMATES_AT_ONCE} x the smallest estimate "

@@ -13,11 +13,12 @@ from PIL import Image
 
 from tests.conftest import FakeGemini
 from tests.support.datasets import write_rows
+from tests.support.results import scores
 
 pytestmark = pytest.mark.integration
 
 
-def dataset(folder: Path, rows: int) -> Path:
+def colour_rows(folder: Path, rows: int) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for i, color in zip(range(rows), ["red", "green", "blue", "white"], strict=False):
@@ -39,14 +40,10 @@ def dataset(folder: Path, rows: int) -> Path:
     return write_rows(folder / "data.jsonl", out)
 
 
-def scores(client: Any, job: str) -> list[tuple[str, str, float | None]]:
-    return sorted((r.id, r.status, r.score) for r in client.results(job))
-
-
 def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    data = dataset(tmp_path / "data", 4)
+    data = colour_rows(tmp_path / "data", 4)
     first = client.wait(client.submit("gecko-image", data).job_id, timeout_s=120)
     assert (first.rows_done, first.units_inline) == (4, 0)
     assert first.unit_tasks == first.judge_calls == fake.stats()["requests"] == 8

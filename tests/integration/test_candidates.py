@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,13 +16,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import evalq_ok
+from tests.support.cli import evalq_long_ok
 
 pytestmark = pytest.mark.integration
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return evalq_ok(env, *args, timeout_s=300)
 
 
 def three_candidates(dest: Path) -> tuple[Path, int]:
@@ -96,10 +91,10 @@ def test_candidates_share_a_rubric_and_fail_alone(
     assert exact.mean_score > sloppy.mean_score and exact.ci95 is not None
 
     env = worker_env(redis_server.url, fake.url, COLUMNS="200")
-    status = cli(env, "status", job_id).stdout
+    status = evalq_long_ok(env, "status", job_id).stdout
     assert "candidate exact" in status and "candidate copy" in status
 
-    data = json.loads(cli(env, "compare", job_id, "--json").stdout)
+    data = json.loads(evalq_long_ok(env, "compare", job_id, "--json").stdout)
     pairs = {(p["a"], p["b"]): p for p in data["pairs"]}
     assert set(pairs) == {("exact", "sloppy"), ("exact", "copy"), ("sloppy", "copy")}
     assert data["aligned_by"] == "id"
@@ -114,22 +109,26 @@ def test_candidates_share_a_rubric_and_fail_alone(
     assert pairs[("exact", "copy")]["counts"]["unscored_b"] == 1
     assert pairs[("exact", "copy")]["overall"]["mean_diff"] == pytest.approx(0.0)
 
-    named = json.loads(cli(env, "compare", f"{job_id}:exact", f"{job_id}:sloppy", "--json").stdout)
+    named = json.loads(
+        evalq_long_ok(env, "compare", f"{job_id}:exact", f"{job_id}:sloppy", "--json").stdout
+    )
     (only,) = named["pairs"]
     assert only["overall"]["mean_diff"] == pytest.approx(pair["overall"]["mean_diff"])
 
-    board = json.loads(cli(env, "leaderboard", job_id, "--json").stdout)
+    board = json.loads(evalq_long_ok(env, "leaderboard", job_id, "--json").stdout)
     assert board["candidates"][-1]["candidate"] == "sloppy"
-    halves = json.loads(cli(env, "leaderboard", job_id, "--group-by", "half", "--json").stdout)
+    halves = json.loads(
+        evalq_long_ok(env, "leaderboard", job_id, "--group-by", "half", "--json").stdout
+    )
     assert [g["value"] for g in halves["groups"]] == ["first", "second"]
     assert sum(g["rows_common"] for g in halves["groups"]) == board["rows_common"]
     assert halves["candidates"] == board["candidates"]  # the overall board as without groups
 
     exported = list(
-        csv.DictReader(io.StringIO(cli(env, "results", job_id, "--format", "csv").stdout))
+        csv.DictReader(io.StringIO(evalq_long_ok(env, "results", job_id, "--format", "csv").stdout))
     )
     assert [r["candidate"] for r in exported[:3]] == names
-    lines = [json.loads(x) for x in cli(env, "results", job_id).stdout.splitlines()]
+    lines = [json.loads(x) for x in evalq_long_ok(env, "results", job_id).stdout.splitlines()]
     assert {x["candidate"] for x in lines} == set(names)
 
     import evalq

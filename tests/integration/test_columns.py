@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 CONTEXT = "Orders ship within one day. Returns are accepted for 30 days."
 
 
-def vertex_rows() -> list[dict[str, str]]:
+def vertex_groundedness_rows() -> list[dict[str, str]]:
     """Vertex's groundedness shape (prompt, response, context) with a category of our own."""
     return [
         {
@@ -43,7 +43,7 @@ def test_vertex_groundedness_grouped_by_category_through_the_cli(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     env = worker_env(redis_server.url, fake.url)
-    data = write_rows(tmp_path / "vertex.jsonl", vertex_rows())
+    data = write_rows(tmp_path / "vertex.jsonl", vertex_groundedness_rows())
     ran = evalq_ok(
         env, "run", "groundedness", str(data), "--group-by", "category", "--wait", "--json"
     )

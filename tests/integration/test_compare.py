@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from scipy import stats as sp
 
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.chromium import assert_rendered
-from tests.support.cli import evalq_ok
+from tests.support.cli import evalq_long_ok
 
 pytestmark = pytest.mark.integration
 
@@ -26,10 +25,6 @@ pytestmark = pytest.mark.integration
 def add_row(dataset: Path, row: dict[str, str]) -> None:
     with dataset.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(row) + "\n")
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return evalq_ok(env, *args, timeout_s=300)
 
 
 def test_compare_and_leaderboard_of_two_models(
@@ -60,7 +55,7 @@ def test_compare_and_leaderboard_of_two_models(
 
     env = worker_env(redis_server.url, fake.url, COLUMNS="200")
     html = tmp_path / "compare.html"
-    out = cli(env, "compare", job_a, job_b, "--json", "--html", str(html))
+    out = evalq_long_ok(env, "compare", job_a, job_b, "--json", "--html", str(html))
     data = json.loads(out.stdout)
     (pair,) = data["pairs"]
     assert data["aligned_by"] == "id" and data["seed"] == 15
@@ -100,13 +95,13 @@ def test_compare_and_leaderboard_of_two_models(
     assert top["diff"] == pytest.approx(max(diffs))
     assert any(q["result_a"] == 1 and q["result_b"] == 0 for q in top["questions"])
 
-    table = cli(env, "compare", job_a, job_b)
+    table = evalq_long_ok(env, "compare", job_a, job_b)
     assert "SIMULATED" in table.stdout and "significant at 0.05" in table.stdout
     assert "1 unscored in" in table.stdout
 
     csv_path = tmp_path / "board.csv"
     board = json.loads(
-        cli(
+        evalq_long_ok(
             env,
             "leaderboard",
             f"sloppy={job_b}",

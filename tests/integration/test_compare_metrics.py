@@ -6,7 +6,6 @@ with a real p-value, where Gecko's question pairing found nothing to pair."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +15,13 @@ import pytest
 from evalq.examples.grounding import write_groundedness_example
 from evalq.examples.ratings import write_pairwise_example
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import evalq_ok, run_evalq
+from tests.support.cli import evalq_long_ok, run_evalq
 from tests.support.datasets import write_rows
+from tests.support.rating_replies import rating
 
 pytestmark = pytest.mark.integration
 
 GOOD = {"PwCmpFive": 5, "PwCmpFour": 4, "PwCmpTwo": 2, "PwCmpThree": 3}
-
-
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return evalq_ok(env, *args, timeout_s=300)
 
 
 def script_ratings(fake: FakeGemini) -> None:
@@ -90,7 +82,9 @@ def test_two_pointwise_jobs_compare_on_the_mean_rating(
     client.wait(strong, timeout_s=120)
     client.wait(weak, timeout_s=120)
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
-    data = json.loads(cli(env, "compare", strong, weak, "--json", "--group-by", "category").stdout)
+    data = json.loads(
+        evalq_long_ok(env, "compare", strong, weak, "--json", "--group-by", "category").stdout
+    )
     assert data["value"]["label"] == "mean rating (1-5)"
     assert [s["label"] for s in data["sides"]] == ["strong-summaries", weak]  # --name, else id
     (pair,) = data["pairs"]
@@ -98,13 +92,13 @@ def test_two_pointwise_jobs_compare_on_the_mean_rating(
     assert [g["value"] for g in pair["groups"]] == ["news", "science"]
     assert all(g["rows"] == 4 and g["p_holm_groups"] is not None for g in pair["groups"])
 
-    table = cli(env, "compare", strong, weak).stdout
+    table = evalq_long_ok(env, "compare", strong, weak).stdout
     assert "…" not in table and "mean rating (1-5)" in table
     assert "8 rows paired" in table and "no question scored by both" not in table
     failing = run_evalq(env, "compare", strong, weak, "--fail-under", "2.5")
     assert failing.returncode == 1
     assert "below --fail-under: strong-summaries vs" in failing.stderr
-    cli(env, "compare", strong, weak, "--fail-under", "1.5")  # exits 0
+    evalq_long_ok(env, "compare", strong, weak, "--fail-under", "1.5")  # exits 0
 
     import evalq
 
@@ -130,7 +124,7 @@ def test_the_candidates_of_one_pointwise_job_compare(
     ).job_id
     client.wait(job, timeout_s=120)
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
-    data = json.loads(cli(env, "compare", job, "--json").stdout)
+    data = json.loads(evalq_long_ok(env, "compare", job, "--json").stdout)
     assert [s["label"] for s in data["sides"]] == ["response", "baseline_model_response"]
     assert data["sides"][0]["cost_shared_with"] == ["baseline_model_response"]
     assert data["sides"][0]["cost_usd"] == data["sides"][1]["cost_usd"]  # the job's, shared
@@ -140,7 +134,7 @@ def test_the_candidates_of_one_pointwise_job_compare(
         mean_ratings(client, job, "response"),
         mean_ratings(client, job, "baseline_model_response"),
     )
-    board = cli(env, "leaderboard", job).stdout
+    board = evalq_long_ok(env, "leaderboard", job).stdout
     assert "…" not in board and "shared with" in " ".join(board.split())
 
 
@@ -159,7 +153,7 @@ def test_pairwise_jobs_compare_on_the_win_share_of_a(
     b = {r.id: r.score for r in client.results(second)}
     assert all(v is not None for v in [*a.values(), *b.values()])
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
-    data = json.loads(cli(env, "compare", first, second, "--json").stdout)
+    data = json.loads(evalq_long_ok(env, "compare", first, second, "--json").stdout)
     assert data["value"]["label"] == "win share of response A (0-1)"
     (pair,) = data["pairs"]
     assert pair["counts"]["paired"] == len(a)
@@ -189,7 +183,7 @@ def test_groundedness_jobs_compare_on_the_grounded_share(
     a = {r.id: r.score for r in client.results(generated)}
     b = {r.id: r.score for r in client.results(written)}
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
-    data = json.loads(cli(env, "compare", generated, written, "--json").stdout)
+    data = json.loads(evalq_long_ok(env, "compare", generated, written, "--json").stdout)
     assert data["value"]["label"] == "grounded share (0-1)"
     assert data["value"]["paired_by"] == "row"
     assert [s["label"] for s in data["sides"]] == ["cmp-ground-model", written]  # its model

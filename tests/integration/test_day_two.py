@@ -6,7 +6,6 @@ README's "Your own data" recipe runs as written."""
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import uuid
@@ -17,28 +16,14 @@ import pytest
 
 from devtools.local import ROOT, wait_for
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
-from tests.support.datasets import write_rows
+from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
+from tests.support.datasets import qa_rows
 from tests.support.held import release
+from tests.support.rating_replies import rating
+from tests.support.stores import store_of
 from worker import keys
 
 pytestmark = pytest.mark.integration
-
-
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
-def qa_rows(folder: Path, marker: str, rows: int = 4) -> Path:
-    """Pointwise rows whose judge calls a script rule can find by `marker`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return write_rows(
-        folder / "d.jsonl",
-        (
-            {"id": f"r{i}", "prompt": f"{marker} question {i}?", "response": f"answer {i}"}
-            for i in range(rows)
-        ),
-    )
 
 
 def interrupted(proc: subprocess.Popen[str], ready: str) -> tuple[str, str, str]:
@@ -71,9 +56,7 @@ def test_ctrl_c_leaves_the_job_running_and_wait_re_attaches(
         "--judge-model", judge, "--wait", "--fail-under", "0.5",
     )  # fmt: skip
     header, err, _ = interrupted(run, "rejected at load")
-    match = re.search(r"job ([0-9a-f]{12}):", header)
-    assert match, header
-    job = match.group(1)
+    job = announced_job(header)
     assert f"job {job} keeps running on the workers" in err
     assert f"evalq wait {job}" in err and f"evalq cancel {job}" in err
     assert "aborted" not in err
@@ -108,7 +91,7 @@ def test_resume_on_a_running_job_re_sends_only_lost_rows(
         options={"template": "question_answering_quality"},
         max_in_flight=1,
     ).job_id
-    turns = lambda: client.store.turn_state(job)  # noqa: E731
+    turns = lambda: store_of(client).turn_state(job)  # noqa: E731
     wait_for(lambda: (turns().holding, turns().waiting) == (1, rows - 1), 60, "1 row in flight")
     r = redis_server.client()
     lost = r.rpop(keys.waiting(job))  # a row that lost its place: no task will ever take it
@@ -172,9 +155,7 @@ def test_the_own_data_recipe_runs_as_written(
         "--map", "prompt=customer_message", "--map", "response=reply",
         "--judge-model", f"judge-{marker}", "--name", "support v1", "--wait",
     )  # fmt: skip
-    job = re.search(r"job ([0-9a-f]{12}):", ran.stderr)
-    assert job, ran.stderr
-    job_id = job.group(1)
+    job_id = announced_job(ran.stderr)
     listed = evalq("jobs").stdout
     assert job_id in listed and "support v1" in listed and "support.csv" in listed
     assert max(len(line) for line in listed.splitlines()) <= 80 and "…" not in listed
@@ -212,7 +193,7 @@ def test_the_api_takes_options_and_a_name_as_keywords(
         "api keywords",
         0.75,
     )
-    assert client.store.config(job.job_id).options == {
+    assert store_of(client).config(job.job_id).options == {
         "template": "question_answering_quality",
         "samples": 1,
     }

@@ -20,7 +20,7 @@ from tests.support.cli import bare_env, run_command, run_evalq
 pytestmark = pytest.mark.integration
 
 
-def demo(folder: Path, *flags: str) -> tuple[str, dict[str, str]]:
+def run_demo(folder: Path, *flags: str) -> tuple[str, dict[str, str]]:
     env = bare_env() | {
         "HOME": str(folder / "home"),
         "EVALQ_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",  # nothing there: a private one
@@ -52,7 +52,7 @@ def alive(pid: int) -> bool:
 
 
 def test_demo_keep_leaves_everything_running_and_says_how_to_stop_it(tmp_path: Path) -> None:
-    output, env = demo(tmp_path, "--keep")
+    output, env = run_demo(tmp_path, "--keep")
     flat = " ".join(output.split())
     pids = [int(p) for p in re.search(r"left running \(pids ([\d ]+)\)", flat).group(1).split()]  # type: ignore[union-attr]
     stop_script = re.search(r"stop them all: (\S+)", output).group(1)  # type: ignore[union-attr]
@@ -83,7 +83,7 @@ def test_demo_keep_leaves_everything_running_and_says_how_to_stop_it(tmp_path: P
 
 
 def test_without_keep_the_printed_status_line_reads_the_archive(tmp_path: Path) -> None:
-    output, env = demo(tmp_path)
+    output, env = run_demo(tmp_path)
     flat = " ".join(output.split())
     assert "stopped everything the demo started" in flat
     assert "`./scripts/demo --keep` keeps it" in flat

@@ -14,16 +14,13 @@ import pytest
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import run_evalq
 from tests.support.datasets import png, write_rows, yes_no
+from tests.support.scratch import job_keys
+from tests.support.stores import store_of
 
 pytestmark = pytest.mark.integration
 
 
-def job_keys(redis_server: RedisServer) -> list[str]:
-    r = redis_server.client()
-    return sorted(str(k) for k in r.scan_iter("evalq:job*"))
-
-
-def dataset(tmp_path: Path, tag: str) -> Path:
+def dry_run_rows(tmp_path: Path, tag: str) -> Path:
     good = png(tmp_path / "a.png", "red")
     broken = tmp_path / "broken.png"
     broken.write_bytes(good.read_bytes()[:40])  # a PNG signature and little else
@@ -49,14 +46,14 @@ def dataset(tmp_path: Path, tag: str) -> Path:
 def test_dry_run_plans_what_the_run_does_without_calling_or_storing(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    data = dataset(tmp_path, "Dp")
-    before = job_keys(redis_server)
+    data = dry_run_rows(tmp_path, "Dp")
+    before = job_keys(redis_server.url)
     judges = ["gemini-2.5-flash", "gemini-2.5-flash-lite"]
     plan = client.plan("gecko-image", data, judge_models=judges, count_tokens=True)
     # Nothing was asked, stored or enqueued; only count_tokens requests were made.
     stats = fake.stats()
     assert stats["requests"] == 0 and stats["count_tokens"] > 0
-    assert job_keys(redis_server) == before
+    assert job_keys(redis_server.url) == before
     # Bad rows are reported as a run reports them: the missing field at load, the image that
     # does not decode when its media is checked.
     assert plan.rows_total == 4 and plan.rows_planned == 2 and plan.rows_rejected == 2
@@ -110,7 +107,7 @@ def test_dry_run_counts_rubrics_to_write_minus_the_cached_ones(
     # Write the rubric of one prompt, then plan again: it is read from the cache, exactly.
     only_c = write_rows(tmp_path / "c.jsonl", [rows[2]])
     client.wait(client.submit("gecko-image", only_c, use_cache=True).job_id, timeout_s=120)
-    real = client.results(client.store.list_jobs(1)[0])[0]
+    real = client.results(store_of(client).list_jobs(1)[0])[0]
     fake.reset()
     second = client.plan("gecko-image", data, use_cache=True)
     assert second.counts["rubrics_cached"] == 1 and second.counts["rubrics_to_write"] == 1
@@ -121,14 +118,14 @@ def test_dry_run_counts_rubrics_to_write_minus_the_cached_ones(
 def test_cli_dry_run_prints_one_table_or_json_and_runs_nothing(
     redis_server: RedisServer, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    data = dataset(tmp_path, "Dc")
+    data = dry_run_rows(tmp_path, "Dc")
     env = worker_env(
         redis_server.url,
         fake.url,
         COLUMNS="300",
         EVALQ_RATE_LIMITS=json.dumps({"gemini-2.5-flash": {"rpm": 60, "tpm": 1000000}}),
     )
-    before = job_keys(redis_server)
+    before = job_keys(redis_server.url)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return run_evalq(env, "run", "gecko-image", str(data), "--dry-run", *args)
@@ -148,7 +145,7 @@ def test_cli_dry_run_prints_one_table_or_json_and_runs_nothing(
         counted.returncode == 0 and "count_tokens API" in json.loads(counted.stdout)["token_method"]
     )
     assert fake.stats()["requests"] == 0
-    assert job_keys(redis_server) == before
+    assert job_keys(redis_server.url) == before
     alone = run_evalq(env, "run", "gecko-image", str(data), "--count-tokens")
     assert alone.returncode != 0 and "--dry-run" in alone.stderr
 
@@ -158,15 +155,15 @@ def test_dry_run_refuses_what_submit_refuses(
 ) -> None:
     from evalq.core.errors import DatasetError
 
-    data = dataset(tmp_path, "Dr")
-    before = job_keys(redis_server)
+    data = dry_run_rows(tmp_path, "Dr")
+    before = job_keys(redis_server.url)
     with pytest.raises(DatasetError, match=r"gemini-2\.5-pro takes .*128\.\.32768"):
         client.plan("gecko-image", data, judge_model="gemini-2.5-pro", thinking={"validator": 0})
     with pytest.raises(DatasetError, match="no price is known for gemini-unpriced"):
         client.plan("gecko-image", data, judge_model="gemini-unpriced", max_cost_usd=1.0)
     capped = client.plan("gecko-image", data, max_cost_usd=1e-9)
     assert any("the job would pause before it finishes" in note for note in capped.notes)
-    assert fake.stats()["requests"] == 0 and job_keys(redis_server) == before
+    assert fake.stats()["requests"] == 0 and job_keys(redis_server.url) == before
 
 
 def test_evaluate_dry_run_returns_the_plan(settings: Any, fake: FakeGemini, tmp_path: Path) -> None:

@@ -11,20 +11,18 @@ after them it holds no job, and a submit of the fixed file (the control) does st
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-import redis
 
 import evalq
-from evalq.client.cli import exit_codes
 from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini, worker_env
-from tests.support.cli import run_evalq
+from tests.support.cli import one_line_refusal, run_evalq
 from tests.support.datasets import write_rows
+from tests.support.scratch import job_keys
 from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -34,23 +32,20 @@ RENAME = "rename one of them"
 BY_NAME = "--map reads a column by its name, so it can't pick one of two"
 
 
-def job_keys(url: str) -> list[str]:
-    """Every key a stored job would leave: its own keys and its place in the jobs index."""
-    r = redis.Redis.from_url(url, decode_responses=True)
-    try:
-        return sorted(r.keys("evalq:job:*")) + (["evalq:jobs"] if r.exists("evalq:jobs") else [])
-    finally:
-        r.close()
-
-
-def one_line_refusal(done: subprocess.CompletedProcess[str]) -> str:
-    """The command was refused (exit 2) in one line on stderr and printed nothing on stdout."""
-    assert done.returncode == exit_codes.ERROR, done.stdout + done.stderr
-    assert done.stdout == ""
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ")
-    return lines[0]
+def evaluate_qa(
+    frame: pd.DataFrame, redis_url: str, fake: FakeGemini, folder: Path, **given: Any
+) -> Any:
+    """evalq.evaluate() of `frame` as a question-answering pointwise job, stored in the Redis at
+    `redis_url`: the Python API's way to the refusals the CLI gives."""
+    settings = Settings(redis_url=redis_url, gemini_base_url=fake.url, api_key=None)
+    return evalq.evaluate(
+        frame,
+        "pointwise",
+        template="question_answering_quality",
+        base_dir=folder,
+        settings=settings,
+        **given,
+    )
 
 
 def test_a_csv_naming_a_column_twice_is_refused_and_nothing_is_stored(
@@ -118,20 +113,12 @@ def test_a_jsonl_object_with_a_key_twice_is_refused_and_nothing_is_stored(
 def test_a_dataframe_with_two_columns_of_one_name_is_refused_and_nothing_is_stored(
     scratch_url: str, fake_gemini: FakeGemini, tmp_path: Path
 ) -> None:
-    settings = Settings(redis_url=scratch_url, gemini_base_url=fake_gemini.url, api_key=None)
     frame = pd.DataFrame(
         [["r1", "What is 2+2?", "4", "five"]], columns=["id", "prompt", "response", "response"]
     )
     for dry_run in (False, True):
         with pytest.raises(DatasetError) as refused:
-            evalq.evaluate(
-                frame,
-                "pointwise",
-                template="question_answering_quality",
-                base_dir=tmp_path,
-                settings=settings,
-                dry_run=dry_run,
-            )
+            evaluate_qa(frame, scratch_url, fake_gemini, tmp_path, dry_run=dry_run)
         said = str(refused.value)
         assert said.startswith("DataFrame: column 'response' appears 2 times, at positions 3 and 4")
         assert "nothing was submitted" in said and RENAME in said
@@ -170,7 +157,6 @@ def test_a_name_given_twice_to_candidates_group_by_or_map_is_refused_in_one_line
     assert job_keys(scratch_url) == []
 
     # The same from Python: evaluate() refuses each before anything is stored.
-    settings = Settings(redis_url=scratch_url, gemini_base_url=fake_gemini.url, api_key=None)
     frame = pd.DataFrame([row])
     for given, message in [
         ({"candidates": ["a", "b", "a"]}, "--candidates names column 'a' 2 times"),
@@ -181,14 +167,7 @@ def test_a_name_given_twice_to_candidates_group_by_or_map_is_refused_in_one_line
         ({"column_map": {"response": "a", "response ": "b"}}, "field 'response' is mapped twice"),
     ]:
         with pytest.raises(DatasetError, match=message):
-            evalq.evaluate(
-                frame,
-                "pointwise",
-                template="question_answering_quality",
-                base_dir=tmp_path,
-                settings=settings,
-                **given,
-            )
+            evaluate_qa(frame, scratch_url, fake_gemini, tmp_path, **given)
     assert job_keys(scratch_url) == []
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from evalq.client.cli import exit_codes
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
+from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
 from tests.support.datasets import png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
@@ -26,13 +26,6 @@ def last_line(done: subprocess.CompletedProcess[str]) -> str:
     lines = done.stderr.strip().splitlines()
     assert lines, done.stdout
     return lines[-1]
-
-
-def job_of(stderr: str) -> str:
-    """The job id `evalq run` announces on stderr ("job 0123456789ab: ...")."""
-    found = re.search(r"job ([0-9a-f]{12}):", stderr)
-    assert found, stderr
-    return found.group(1)
 
 
 def test_a_job_whose_every_row_failed_exits_4_and_says_why(
@@ -48,7 +41,7 @@ def test_a_job_whose_every_row_failed_exits_4_and_says_why(
 
     ran = run_evalq(env, "run", "gecko-image", str(data), "--wait")
     assert ran.returncode == exit_codes.NO_SCORED_ROW == 4, ran.stdout + ran.stderr
-    job = job_of(ran.stderr)
+    job = announced_job(ran.stderr)
     said = (
         f"job {job} ended with no scored row: 2 of 2 rows failed (input_error 2); "
         f"`evalq results {job}` has each row's error; exit 4"
@@ -85,7 +78,7 @@ def test_a_job_cancelled_from_another_process_while_waiting_exits_5(
         seen.append(line)
         if "rejected at load" in line:
             break
-    job = job_of("".join(seen))
+    job = announced_job("".join(seen))
 
     cancelled = run_evalq(env, "cancel", name)  # by its --name, from another process
     assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import base64
 import io
-import json
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,7 +28,7 @@ PUBLIC = ("127.0.0.2/32",)  # where the tests' stand-in for a public media host 
 EXAMPLE = GECKO_IMAGE_EXAMPLES[0]
 
 
-def png(size: int = 128) -> bytes:
+def example_png(size: int = 128) -> bytes:
     buffer = io.BytesIO()
     draw_example(EXAMPLE, size_px=size).save(buffer, format="PNG")
     return buffer.getvalue()
@@ -57,16 +54,6 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, P
         yield s, data
 
 
-def script(s: Stack, rules: list[dict[str, Any]]) -> None:
-    request = urllib.request.Request(
-        s.gemini_url + "/script",
-        data=json.dumps(rules).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    urllib.request.urlopen(request, timeout=10).close()
-
-
 def secrets_sent(s: Stack) -> int:
     """How many judge requests carried any of the secrets (the script's rule 0 matches them)."""
     return int(s.stats()["script_rules_fired"].get("0", 0))
@@ -77,7 +64,7 @@ def test_local_secrets_are_never_read_nor_sent(guarded: tuple[Stack, Path]) -> N
     (data.parent / "deploy-token.txt").write_text("DEPLOY-TOKEN-7d2e\n")
     (data / "innocent.txt").symlink_to(data.parent / "deploy-token.txt")
     (data / "bees.txt").write_text("Honeybees live in colonies with one queen and many workers.")
-    script(s, [{"match": SECRETS, "reply": '{"explanation": "leaked", "rating": 5}'}])
+    s.post("/script", [{"match": SECRETS, "reply": '{"explanation": "leaked", "rating": 5}'}])
     hostile = {
         "etc-passwd": "/etc/passwd",
         "proc-status": "/proc/self/status",
@@ -134,11 +121,11 @@ def test_local_secrets_are_never_read_nor_sent(guarded: tuple[Stack, Path]) -> N
 
 def test_internal_urls_are_never_fetched(guarded: tuple[Stack, Path]) -> None:
     s, data = guarded
-    (data / "a.png").write_bytes(png())
+    (data / "a.png").write_bytes(example_png())
     garbage = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"garbage" * 20).decode()
     with (
-        hostile_server({"/secret.png": Body(png())}) as inside,
-        hostile_server({"/good.png": Body(png(), "image/png")}, host="127.0.0.2") as public,
+        hostile_server({"/secret.png": Body(example_png())}) as inside,
+        hostile_server({"/good.png": Body(example_png(), "image/png")}, host="127.0.0.2") as public,
     ):
         port = inside.url.rsplit(":", 1)[1]
         public.routes["/to-loopback"] = Redirect(inside.url + "/secret.png")
@@ -194,7 +181,7 @@ def test_a_dripping_download_ends_at_its_deadline_and_other_jobs_go_on(
     routes = {
         "/slow-a.png": Drip(interval_s=0.5, max_s=60),
         "/slow-b.png": Drip(interval_s=0.5, max_s=60),
-        "/cut.png": Truncated(png()[:68], content_length=len(png())),
+        "/cut.png": Truncated(example_png()[:68], content_length=len(example_png())),
     }
     with hostile_server(routes, host="127.0.0.2") as slow:
         rows = [
@@ -203,7 +190,7 @@ def test_a_dripping_download_ends_at_its_deadline_and_other_jobs_go_on(
         client = s.client(media_allow_networks=PUBLIC)
         dripping = client.submit("gecko-image", write_rows(data / "slow.jsonl", rows))
         wait_for(lambda: slow.open_now >= 2, 60, "both dripping downloads to start")
-        (data / "b.png").write_bytes(png())
+        (data / "b.png").write_bytes(example_png())
         other_rows = [{"id": f"b{i}", "prompt": EXAMPLE.match, "image": "b.png"} for i in range(3)]
         other = client.submit("gecko-image", write_rows(data / "other.jsonl", other_rows))
         other_summary = client.wait(other.job_id, timeout_s=120)

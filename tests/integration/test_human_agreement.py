@@ -25,15 +25,12 @@ from tests.support.grounding import (
     YELLOW_BANANAS,
     labels,
 )
+from tests.support.rating_replies import rating
 
 pytestmark = pytest.mark.integration
 
 RATINGS = [1, 2, 3, 4, 5, 2, 3, 4, 5, 1]
 LABELS = [1, 3, 3, 5, 4, 2, 2, 4, 5, 2]
-
-
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
 
 
 def test_a_pointwise_job_reports_its_agreement_with_the_raters(

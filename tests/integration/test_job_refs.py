@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.archive import forget_in_redis, wait_archived
-from tests.support.cli import evalq_ok, run_evalq
+from tests.support.cli import evalq_ok, refusal_lines, run_evalq
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
@@ -27,14 +27,6 @@ def flat(text: str) -> str:
 
 def minute(created_at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(created_at))
-
-
-def refusal(done: Any) -> list[str]:
-    """The lines of a refusal (exit 2) after `error: `."""
-    assert done.returncode == 2, done.stdout + done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert lines[0].startswith("error: "), done.stderr
-    return [lines[0].removeprefix("error: "), *lines[1:]]
 
 
 def test_jobs_by_name_and_id_prefix_live_and_archived(
@@ -118,13 +110,13 @@ def test_jobs_by_name_and_id_prefix_live_and_archived(
             for job in (f_id, twin)
         }
 
-        header, *candidates = refusal(run_evalq(env, "compare", "faithful", "sloppy"))
+        header, *candidates = refusal_lines(run_evalq(env, "compare", "faithful", "sloppy"))
         assert header == "the name 'faithful' fits 2 jobs; give its id (or enough of it):"
         assert candidates == [  # the newest first: id, date (local, to the minute), dataset
             f"  {twin}  {minute(created[twin])}  pairwise.jsonl",
             f"  {f_id}  {minute(created[f_id])}  pairwise.jsonl",
         ]
-        header, *candidates = refusal(run_evalq(env, "status", f_id[:5]))
+        header, *candidates = refusal_lines(run_evalq(env, "status", f_id[:5]))
         assert header.startswith(f"the id prefix '{f_id[:5]}' fits 2 jobs")
         assert [line.split()[0] for line in candidates] == [twin, f_id]
         assert all(line.endswith("pairwise.jsonl  faithful") for line in candidates)
@@ -138,11 +130,11 @@ def test_jobs_by_name_and_id_prefix_live_and_archived(
         assert json.loads(shown)["job_id"] == s_id
 
         # Nothing fits: one line naming the Redis and the archive it looked in.
-        (nowhere,) = refusal(run_evalq(env, "compare", "faithful-v9", "sloppy"))
+        (nowhere,) = refusal_lines(run_evalq(env, "compare", "faithful-v9", "sloppy"))
         assert nowhere == (
             f"no job named 'faithful-v9' in Redis at {s.redis.url.split('//')[1].split('/')[0]} "
             f"or the archive at sqlite:///{archive.resolve()}, and 'faithful-v9' is not a job "
             "id (12 hex digits, 0-9 a-f) nor a prefix of one"
         )
-        (short,) = refusal(run_evalq(env, "wait", "abc"))
+        (short,) = refusal_lines(run_evalq(env, "wait", "abc"))
         assert "an id prefix takes at least 4 hex digits" in short

@@ -26,9 +26,11 @@ from typing import Any
 import pytest
 
 import evalq
-from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import RedisServer
 from tests.support.cli import bare_env, evalq_ok
 from tests.support.datasets import png, write_rows, yes_no
+from tests.support.jobs import submitted_job, wait_finished
+from tests.support.metric_examples import metric_examples, submit_argv
 
 pytestmark = pytest.mark.integration
 
@@ -52,15 +54,9 @@ def _records(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _datasets(folder: Path) -> dict[str, tuple[Path, list[str]]]:
-    """Each job's dataset and `evalq run` (or `evalq rank`) arguments after the dataset."""
-    from evalq.examples.grounding import write_groundedness_example
-    from evalq.examples.ratings import (
-        write_pairwise_example,
-        write_pointwise_example,
-        write_rank_example,
-    )
-    from evalq.examples.video import write_gecko_video_example
-
+    """Each job's dataset and `evalq run` (or `evalq rank`) arguments after the dataset: every
+    metric's example, and datasets of our own for what the examples do not show."""
+    examples = metric_examples(folder / "examples")
     image = png(folder / "square.png")
     inline = "data:image/png;base64," + base64.b64encode(image.read_bytes()).decode()
     gecko = [
@@ -93,13 +89,7 @@ def _datasets(folder: Path) -> dict[str, tuple[Path, list[str]]]:
             write_rows(folder / "cells.jsonl", models),
             ["--candidates", "sdxl,flux"],
         ),
-        "gecko-video": (write_gecko_video_example(folder / "video"), []),
-        "groundedness": (write_groundedness_example(folder / "grounding"), []),
-        "pointwise": (
-            write_pointwise_example(folder / "pointwise"),
-            ["--template", "summarization_quality"],
-        ),
-        "pairwise": (write_pairwise_example(folder / "pairwise"), []),
+        **{m: examples[m] for m in ("gecko-video", "groundedness", "pointwise", "pairwise")},
         "pairwise vertex": (write_rows(folder / "vertex.jsonl", vertex), []),
         "pairwise mapped": (
             write_rows(folder / "mapped.jsonl", mapped),
@@ -108,33 +98,24 @@ def _datasets(folder: Path) -> dict[str, tuple[Path, list[str]]]:
                 *("--map", "response_a=model_x", "--map", "response_b=model_y"),
             ],
         ),
-        "rank": (write_rank_example(folder / "rank"), ["--candidates", "terse,moderate,cited"]),
+        "rank": examples["rank"],
     }
 
 
 @pytest.fixture(scope="module")
-def env(redis_server: RedisServer, fake_gemini: FakeGemini, workers: WorkerPool) -> dict[str, str]:
-    return worker_env(redis_server.url, fake_gemini.url)
-
-
-@pytest.fixture(scope="module")
-def jobs(
-    env: dict[str, str], redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+def every_metric_jobs(
+    workers_env: dict[str, str], redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Ran]]:
     """Every job above, submitted together through `evalq run` and waited on."""
-    from evalq.client import Client
-    from worker.settings import Settings
-
-    folder = tmp_path_factory.mktemp("judged")
-    submitted = {}
-    for name, (dataset, flags) in _datasets(folder).items():
-        metric = name.split()[0]
-        command = ["rank", str(dataset)] if metric == "rank" else ["run", metric, str(dataset)]
-        done = evalq_ok(env, *command, *flags, "--json")
-        submitted[name] = Ran(json.loads(done.stdout)["job_id"], dataset, _records(dataset))
-    client = Client(Settings(redis_url=redis_server.url, api_key=None))
-    for name, ran in submitted.items():
-        assert client.wait(ran.job_id, timeout_s=300).status == "finished", name
+    submitted = {
+        name: Ran(
+            submitted_job(workers_env, *submit_argv(name.split()[0], dataset, flags)),
+            dataset,
+            _records(dataset),
+        )
+        for name, (dataset, flags) in _datasets(tmp_path_factory.mktemp("judged")).items()
+    }
+    wait_finished(redis_server.url, ((name, ran.job_id) for name, ran in submitted.items()))
     yield submitted
 
 
@@ -162,64 +143,70 @@ def _check_texts(env: dict[str, str], ran: Ran, columns: dict[str, str]) -> None
 
 
 def test_pairwise_in_our_vertexs_and_mapped_column_names(
-    env: dict[str, str], jobs: dict[str, Ran]
+    workers_env: dict[str, str], every_metric_jobs: dict[str, Ran]
 ) -> None:
     ours = {c: c for c in ("context", "response_a", "response_b")}
-    _check_texts(env, jobs["pairwise"], ours)
+    _check_texts(workers_env, every_metric_jobs["pairwise"], ours)
 
-    vertex = jobs["pairwise vertex"]
+    vertex = every_metric_jobs["pairwise vertex"]
     vertex_columns = {"response": "response", "baseline_model_response": "baseline_model_response"}
-    _check_texts(env, vertex, vertex_columns)
-    header, table, objects = _exports(env, vertex.job_id)
+    _check_texts(workers_env, vertex, vertex_columns)
+    header, table, objects = _exports(workers_env, vertex.job_id)
     assert header.count("prompt") == 1 and "input:prompt" not in header  # the prompt once
     assert [r["prompt"] for r in table] == [r["prompt"] for r in vertex.records.values()]
     assert [r["winner_is"] for r in table] != ["", ""]
     assert all(set(o["inputs"]) == set(vertex_columns) for o in objects)
 
-    mapped = jobs["pairwise mapped"]
-    _check_texts(env, mapped, {c: c for c in ("ask", "notes", "model_x", "model_y")})
-    header, _, objects = _exports(env, mapped.job_id)
+    mapped = every_metric_jobs["pairwise mapped"]
+    _check_texts(workers_env, mapped, {c: c for c in ("ask", "notes", "model_x", "model_y")})
+    header, _, objects = _exports(workers_env, mapped.job_id)
     assert not {"response_a", "response_b", "context"} & set(header)  # the user's names only
     assert all(list(o["inputs"]) == ["ask", "notes", "model_x", "model_y"] for o in objects)
 
 
 def test_every_other_metric_exports_its_texts_and_names_its_media(
-    env: dict[str, str], jobs: dict[str, Ran], redis_server: RedisServer
+    workers_env: dict[str, str], every_metric_jobs: dict[str, Ran], redis_server: RedisServer
 ) -> None:
-    _check_texts(env, jobs["pointwise"], {"context": "context", "response": "response"})
-    _check_texts(env, jobs["rank"], {c: c for c in ("context", "terse", "moderate", "cited")})
+    _check_texts(
+        workers_env, every_metric_jobs["pointwise"], {"context": "context", "response": "response"}
+    )
+    _check_texts(
+        workers_env,
+        every_metric_jobs["rank"],
+        {c: c for c in ("context", "terse", "moderate", "cited")},
+    )
 
     # Groundedness: query and context under their names; the response judged once, in the
     # metric's `response` column, whether the dataset gave it or the model under test wrote it.
-    grounded = jobs["groundedness"]
-    _check_texts(env, grounded, {"query": "query", "context": "context"})
-    header, table, objects = _exports(env, grounded.job_id)
+    grounded = every_metric_jobs["groundedness"]
+    _check_texts(workers_env, grounded, {"query": "query", "context": "context"})
+    header, table, objects = _exports(workers_env, grounded.job_id)
     assert header.count("response") == 1 and "input:response" not in header
     for row, obj in zip(table, objects, strict=True):
         given = grounded.records[row["id"]].get("response")
         assert obj["inputs"]["response"] == row["response"] == (given or obj["details"]["response"])
 
     # Media by path, or by what inline data is and its size; never its bytes.
-    image = jobs["gecko-image"]
-    header, table, objects = _exports(env, image.job_id)
+    image = every_metric_jobs["gecko-image"]
+    header, table, objects = _exports(workers_env, image.job_id)
     size = len(base64.b64decode(image.records["inline"]["image"].split(",", 1)[1]))
     by_id = {r["id"]: r for r in table}
     assert by_id["inline"]["image"] == f"inline image/png, {size} bytes"
     assert by_id["file"]["image"] == str((image.dataset.parent / "square.png").resolve())
     assert [o["inputs"] for o in objects] == [{"image": r["image"]} for r in table]
-    text = evalq_ok(env, "results", image.job_id, "--format", "csv").stdout
+    text = evalq_ok(workers_env, "results", image.job_id, "--format", "csv").stdout
     assert "base64" not in text and "iVBOR" not in text
 
-    cells = jobs["gecko-image cells"]
-    header, table, objects = _exports(env, cells.job_id)
+    cells = every_metric_jobs["gecko-image cells"]
+    header, table, objects = _exports(workers_env, cells.job_id)
     assert [(r["candidate"], r["sdxl"], r["flux"]) for r in table] == [
         ("sdxl", by_id["file"]["image"], ""),
         ("flux", "", f"inline image/png, {size} bytes"),
     ]
     assert [list(o["inputs"]) for o in objects] == [["sdxl"], ["flux"]]
 
-    video = jobs["gecko-video"]
-    header, table, objects = _exports(env, video.job_id)
+    video = every_metric_jobs["gecko-video"]
+    header, table, objects = _exports(workers_env, video.job_id)
     for row, obj in zip(table, objects, strict=True):
         assert Path(row["video"]).name == Path(video.records[row["id"]]["video"]).name
         assert obj["inputs"] == {"video": row["video"]}
@@ -229,14 +216,14 @@ def test_every_other_metric_exports_its_texts_and_names_its_media(
     from worker.settings import Settings
 
     reader = Client(Settings(redis_url=redis_server.url, api_key=None))
-    frame = evalq.Job(jobs["pairwise vertex"].job_id, reader).results()
-    header, table, _ = _exports(env, jobs["pairwise vertex"].job_id)
+    frame = evalq.Job(every_metric_jobs["pairwise vertex"].job_id, reader).results()
+    header, table, _ = _exports(workers_env, every_metric_jobs["pairwise vertex"].job_id)
     assert list(frame.columns) == header
     assert list(frame["baseline_model_response"]) == [r["baseline_model_response"] for r in table]
 
 
 def test_status_counts_unscored_units_in_the_metrics_own_words(
-    env: dict[str, str], jobs: dict[str, Ran]
+    workers_env: dict[str, str], every_metric_jobs: dict[str, Ran]
 ) -> None:
     words = {
         "pointwise": "unscored ratings",
@@ -246,10 +233,12 @@ def test_status_counts_unscored_units_in_the_metrics_own_words(
         "gecko-image": "unscored questions",
     }
     for name, label in words.items():
-        text = evalq_ok(env, "status", jobs[name].job_id).stdout
+        text = evalq_ok(workers_env, "status", every_metric_jobs[name].job_id).stdout
         assert label in text, (name, text)
         assert name.startswith("gecko") or "questions" not in text, (name, text)
-        summary = json.loads(evalq_ok(env, "status", jobs[name].job_id, "--json").stdout)
+        summary = json.loads(
+            evalq_ok(workers_env, "status", every_metric_jobs[name].job_id, "--json").stdout
+        )
         assert summary["judged_units"] == label.removeprefix("unscored ")
 
 
@@ -264,7 +253,9 @@ def test_run_and_rank_help_list_the_built_in_templates() -> None:
             assert f" {name} {rubric_line(rubric)} " in words + " ", (command, name)
 
 
-def test_a_csv_with_multi_line_cells_gets_ids_1_2_3(env: dict[str, str], tmp_path: Path) -> None:
+def test_a_csv_with_multi_line_cells_gets_ids_1_2_3(
+    workers_env: dict[str, str], tmp_path: Path
+) -> None:
     """Records, not lines, are counted; an explicit id column still wins."""
     png(tmp_path / "a.png")
     prompts = ("a red\nsquare", "a red square,\n\non white", "a red square")
@@ -277,9 +268,9 @@ def test_a_csv_with_multi_line_cells_gets_ids_1_2_3(env: dict[str, str], tmp_pat
             for n, prompt in enumerate(prompts):
                 own = [given[n]] if given else []
                 writer.writerow([*own, prompt, "a.png", json.dumps(QUESTIONS)])
-        ran = evalq_ok(env, "run", "gecko-image", str(path), "--wait", "--json")
+        ran = evalq_ok(workers_env, "run", "gecko-image", str(path), "--wait", "--json")
         job_id = json.loads(ran.stdout)["job_id"]
-        text = evalq_ok(env, "results", job_id, "--format", "csv").stdout
+        text = evalq_ok(workers_env, "results", job_id, "--format", "csv").stdout
         table = list(csv.DictReader(io.StringIO(text)))
         expected = ["first", "2", "7"] if given else ["1", "2", "3"]
         assert [(r["id"], r["line"], r["status"]) for r in table] == [

@@ -11,7 +11,6 @@ import functools
 import io
 import json
 import threading
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +23,7 @@ from evalq.core.media import sniff_mime
 from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, draw_example
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.support.datasets import write_rows
+from tests.support.fake_http import files_stats
 from tests.support.stack import Stack, stack
 
 pytestmark = pytest.mark.integration
@@ -49,11 +49,6 @@ def http_server(folder: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def files_stats(s: Stack) -> dict[str, Any]:
-    with urllib.request.urlopen(s.gemini_url + "/stats/files", timeout=10) as response:
-        return dict(json.loads(response.read()))
 
 
 def content_form(uri: str, mime: str) -> str:
@@ -124,7 +119,7 @@ def test_every_video_form_users_have_and_every_bad_one(media_stack: Stack, tmp_p
         rows += [{"id": row_id, "prompt": red.match, "video": v} for row_id, (v, _) in bad.items()]
         dataset = tmp_path / "rows.jsonl"
         write_rows(dataset, rows)
-        uploads_before = files_stats(media_stack)["uploads"]
+        uploads_before = files_stats(media_stack.gemini_url)["uploads"]
         client = media_stack.client(media_allow_private=True)
         job = client.submit("gecko-video", dataset, judge_model="gemini-media-forms")
         summary = client.wait(job.job_id, timeout_s=120)
@@ -145,7 +140,7 @@ def test_every_video_form_users_have_and_every_bad_one(media_stack: Stack, tmp_p
     assert summary.rows_failed_by_reason == {"input_error": len(bad)}
     # The large clip went through the Files API once, though two rows and all their questions
     # (and the rubric's coverage re-asks, if any) used it.
-    stats = files_stats(media_stack)
+    stats = files_stats(media_stack.gemini_url)
     assert stats["uploads"] - uploads_before == 1
     assert [f["size_bytes"] for f in stats["files"]] == [len(large)]
 
@@ -170,7 +165,7 @@ def test_large_images_use_the_files_api_too(media_stack: Stack, tmp_path: Path) 
     (tmp_path / "v.avi").write_bytes(clip_bytes(GECKO_VIDEO_EXAMPLES[0]))
     dataset = tmp_path / "rows.jsonl"
     write_rows(dataset, rows)
-    uploads_before = files_stats(media_stack)["uploads"]
+    uploads_before = files_stats(media_stack.gemini_url)["uploads"]
     client = media_stack.client()
     job = client.submit("gecko-image", dataset, judge_model="gemini-media-images")
     client.wait(job.job_id, timeout_s=120)
@@ -180,4 +175,4 @@ def test_large_images_use_the_files_api_too(media_stack: Stack, tmp_path: Path) 
     assert results["big-near-miss"].score < 1.0
     assert results["a-video"].reason == "input_error"
     assert "is not image" in (results["a-video"].error or "")
-    assert files_stats(media_stack)["uploads"] - uploads_before == 1
+    assert files_stats(media_stack.gemini_url)["uploads"] - uploads_before == 1

@@ -11,19 +11,17 @@ import signal
 import subprocess
 import threading
 import time
-import uuid
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devtools.local import RedisServer, WorkerPool, start_redis, stop, wait_for
+from devtools.local import RedisServer, WorkerPool, stop, wait_for
 from evalq.client.workers_alive import SAID_WITHIN_S, NoWorkerWarning
 from tests.conftest import FakeGemini
-from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
-from tests.support.datasets import write_rows
+from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
+from tests.support.datasets import uncached_fluency_rows
 from tests.support.stack import kill_workers, worker_env
 
 pytestmark = pytest.mark.integration
@@ -67,42 +65,23 @@ class Said:
             return "".join(line for _, line in self.lines)
 
 
-@pytest.fixture
-def empty_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    """A Redis no worker has ever served."""
-    server = start_redis(tmp_path / "redis")
-    yield server
-    if server.proc is not None:
-        stop(server.proc)
-
-
-def pointwise_rows(folder: Path, rows: int = 3) -> Path:
-    marker = uuid.uuid4().hex[:8]
-    return write_rows(
-        folder / "d.jsonl",
-        ({"id": f"r{i}", "response": f"{marker} answer {i}"} for i in range(rows)),
-    )
-
-
 NO_WORKER = r"no worker is alive on Redis 127\.0\.0\.1:\d+"
 
 
 def test_no_worker_is_said_within_seconds_and_a_worker_started_later_finishes_the_job(
-    tmp_path: Path, empty_redis: RedisServer, fake: FakeGemini
+    tmp_path: Path, private_redis: RedisServer, fake: FakeGemini
 ) -> None:
-    env = worker_env(empty_redis.url, fake.url, COLUMNS="400")
-    address = f"127.0.0.1:{empty_redis.port}"
-    start = f"`EVALQ_REDIS_URL={empty_redis.url} evalq worker`"
-    data = pointwise_rows(tmp_path)
+    env = worker_env(private_redis.url, fake.url, COLUMNS="400")
+    address = f"127.0.0.1:{private_redis.port}"
+    start = f"`EVALQ_REDIS_URL={private_redis.url} evalq worker`"
+    data = uncached_fluency_rows(tmp_path)
 
     run = start_evalq(env, "run", "pointwise", str(data), "--template", "fluency", "--wait")
     said = Said(run)
     submitted = said.wait(r"job [0-9a-f]{12}: pointwise")
     told = said.wait(NO_WORKER)
     assert told - submitted <= SAID_WITHIN_S, f"said after {told - submitted:.1f} s"
-    job = re.search(r"job ([0-9a-f]{12}): pointwise", said.text())
-    assert job, said.text()
-    job_id = job.group(1)
+    job_id = announced_job(said.text())
     line = next(line for line in said.text().splitlines() if "no worker" in line)
     assert f"no worker is alive on Redis {address}" in line
     assert start in line and line.rstrip().endswith("still waiting")
@@ -136,14 +115,14 @@ def test_no_worker_is_said_within_seconds_and_a_worker_started_later_finishes_th
 
 
 def test_the_python_api_prints_it_with_progress_and_warns_without(
-    tmp_path: Path, empty_redis: RedisServer, fake: FakeGemini, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, private_redis: RedisServer, fake: FakeGemini, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from evalq.client import Client
     from evalq.client.api import Job
     from worker.settings import Settings
 
-    client = Client(Settings(redis_url=empty_redis.url, gemini_base_url=fake.url, api_key=None))
-    job = Job(client.submit("pointwise", pointwise_rows(tmp_path), options={"template": "fluency"}).job_id, client)  # fmt: skip
+    client = Client(Settings(redis_url=private_redis.url, gemini_base_url=fake.url, api_key=None))
+    job = Job(client.submit("pointwise", uncached_fluency_rows(tmp_path), options={"template": "fluency"}).job_id, client)  # fmt: skip
     with pytest.raises(TimeoutError):
         job.wait(timeout_s=SAID_WITHIN_S + 1, progress=True)
     printed = capsys.readouterr().out

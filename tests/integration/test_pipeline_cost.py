@@ -18,6 +18,7 @@ from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
 from tests.support.datasets import one_question_row, png, write_rows, yes_no
 from tests.support.stack import stack
+from tests.support.stores import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -130,7 +131,7 @@ def test_the_spend_cap_pauses_the_job_across_workers_and_resume_continues(
         assert client.wait(job, timeout_s=180).status == "paused"
         # The calls in flight at the pause land, and settle their reservations.
         wait_for(
-            lambda: s.stats()["in_flight"] == 0 and client.store.reserved(job) == 0,
+            lambda: s.stats()["in_flight"] == 0 and store_of(client).reserved(job) == 0,
             60,
             "the calls in flight to be counted",
         )

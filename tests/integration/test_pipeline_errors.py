@@ -13,15 +13,14 @@ import pytest
 
 from tests.conftest import FakeGemini
 from tests.support.datasets import marked_rows, one_row, png, write_rows, yes_no
+from tests.support.recorded import recorded_error
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_errors"
-
 
 def body(name: str) -> Any:
-    return json.loads((FIXTURES / f"{name}.json").read_text())["body"]
+    return recorded_error(name)["body"]
 
 
 def test_the_same_refusal_on_every_call_stops_the_job_with_that_reason(

@@ -3,28 +3,23 @@ questions, end to end: real Redis, real worker processes, the fake server over H
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image, ImageDraw
 
 from evalq.stats.agreement import fleiss_kappa
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import evalq_stdout
 from tests.support.datasets import write_rows
+from tests.support.images import circle_png
 
 pytestmark = pytest.mark.integration
 
 
-def circle_png(path: Path, color: str, shift: int = 0) -> Path:
-    image = Image.new("RGB", (128, 128), "white")
-    ImageDraw.Draw(image).ellipse((32 + shift, 32, 96 + shift, 96), fill=color)
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
-    path.write_bytes(buf.getvalue())
+def circle_file(path: Path, color: str, shift: int = 0) -> Path:
+    path.write_bytes(circle_png(color, shift))
     return path
 
 
@@ -37,12 +32,12 @@ def test_two_judges_report_per_judge_scores_and_agreement(
         {
             "id": "match",
             "prompt": "a red circle",
-            "image": str(circle_png(tmp_path / "a.png", "red")),
+            "image": str(circle_file(tmp_path / "a.png", "red")),
         },
         {
             "id": "near-miss",
             "prompt": "a blue circle",
-            "image": str(circle_png(tmp_path / "b.png", "red", shift=4)),
+            "image": str(circle_file(tmp_path / "b.png", "red", shift=4)),
         },
     ]
     data = write_rows(tmp_path / "d.jsonl", rows)
@@ -115,7 +110,7 @@ def test_two_judges_report_per_judge_scores_and_agreement(
 def test_hand_written_multiple_choice_questions_score_correctly(
     client: Any, fake: FakeGemini, tmp_path: Path, mode: str
 ) -> None:
-    image = circle_png(tmp_path / "blue.png", "blue")
+    image = circle_file(tmp_path / "blue.png", "blue")
     questions = [
         {
             "question": "What colour is the circle?",

@@ -18,11 +18,11 @@ from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini, RedisServer
 from tests.support.cli import evalq_stdout
 from tests.support.datasets import marked_rows, png, write_rows, yes_no
+from tests.support.recorded import recorded_logprobs
 from tests.support.stack import worker_env
 
 pytestmark = pytest.mark.integration
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_logprobs"
 JUDGE = "gemini-2.0-flash"  # gives log probabilities on the Gemini API (python-genai#1921)
 
 # The validator's scripted verdict per question (the reply text is what the fake's
@@ -115,7 +115,7 @@ def test_a_refusal_at_the_first_calls_pauses_the_job_with_the_api_message(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     model = "gemini-unlisted-judge"  # not in evalq's table: sent, and refused by the API
-    recorded = json.loads((FIXTURES / "400_logprobs_not_enabled.json").read_text())
+    recorded = recorded_logprobs("400_logprobs_not_enabled")
     body = json.loads(json.dumps(recorded["body"]).replace("gemini-2.5-pro", model))
     image = png(tmp_path / "a.png", "red")
     rows = marked_rows(image, "Refuse", 8, 2)

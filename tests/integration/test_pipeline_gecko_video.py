@@ -11,7 +11,7 @@ import pytest
 
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
-from tests.support.cli import run_evalq
+from tests.support.cli import waited_summary
 from tests.support.datasets import write_rows
 
 pytestmark = pytest.mark.integration
@@ -189,20 +189,9 @@ def test_cli_runs_a_batched_video_job(
     from evalq.examples.video import write_gecko_video_example
 
     dataset = write_gecko_video_example(tmp_path / "example")
-    done = run_evalq(
-        worker_env(redis_server.url, fake.url),
-        "run",
-        "gecko-video",
-        str(dataset),
-        "--validator",
-        "batched",
-        "--judge-model",
-        "gemini-video-cli",
-        "--wait",
-        "--json",
-    )
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)
+    env = worker_env(redis_server.url, fake.url)
+    flags = ["--validator", "batched", "--judge-model", "gemini-video-cli"]
+    summary = waited_summary(env, "run", "gecko-video", str(dataset), *flags)
     assert summary["metric"] == "gecko-video"
     assert summary["rows_scored"] == summary["rows_total"] == 2 * len(GECKO_VIDEO_EXAMPLES)
     assert summary["judge_calls"] == 2 * summary["rows_total"]

@@ -21,7 +21,7 @@ from devtools.local import wait_for
 from evalq.core.errors import DatasetError
 from evalq.examples.grounding import ETHANOL_CONTEXT, ETHANOL_QUERY, write_groundedness_example
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
-from tests.support.cli import run_evalq
+from tests.support.cli import waited_summary
 from tests.support.datasets import write_rows
 from tests.support.grounding import (
     CLOSING,
@@ -273,21 +273,10 @@ def test_generation_then_two_judges(
     template = tmp_path / "answer.txt"
     template.write_text("Kindly answer (gx-user-template).\n{query}\n\nSource:\n{context}\n")
     fake.script([{"match": r"gx-user-template", "delay_ms": 1}])  # counts, then the brain answers
-    done = run_evalq(
-        worker_env(redis_server.url, fake.url),
-        "run",
-        "groundedness",
-        str(dataset),
-        "--wait",
-        "--json",
-        "--candidate-model",
-        "gx-gen-candidate",
-        "--prompt-template",
-        str(template),
-        *[arg for j in judges for arg in ("--judge-model", j)],
-    )
-    assert done.returncode == 0, done.stderr
-    again = json.loads(done.stdout)
+    env = worker_env(redis_server.url, fake.url)
+    flags = ["--candidate-model", "gx-gen-candidate", "--prompt-template", str(template)]
+    judged_by = [arg for j in judges for arg in ("--judge-model", j)]
+    again = waited_summary(env, "run", "groundedness", str(dataset), *flags, *judged_by)
     assert again["candidate_calls"] == 4
     assert fake.stats()["script_rules_fired"] == {"0": 4}
     assert again["judge_calls"] == 0

@@ -19,19 +19,12 @@ from evalq.examples.ratings import (
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import evalq_stdout, run_evalq
 from tests.support.datasets import write_rows
+from tests.support.rating_replies import choice, rating
 
 pytestmark = pytest.mark.integration
 
 
-def rating(value: Any, explanation: str = "scripted") -> str:
-    return json.dumps({"explanation": explanation, "rating": value})
-
-
-def choice(value: str, explanation: str = "scripted") -> str:
-    return json.dumps({"explanation": explanation, "pairwise_choice": value})
-
-
-def judged(
+def run_judged(
     client: Any, metric: str, data: Path, judge_model: str, *, timeout_s: float = 60, **options: Any
 ) -> tuple[Any, dict[str, Any]]:
     """A job of `data` for `judge_model` with the metric `options`, waited for: its summary
@@ -41,7 +34,7 @@ def judged(
     return summary, {r.id: r for r in client.results(job)}
 
 
-def prefers(marker: str) -> list[dict[str, Any]]:
+def prefers_rules(marker: str) -> list[dict[str, Any]]:
     """Script rules for a pairwise judge that picks the response holding `marker` whichever
     side it is shown on (the rules match the block each response is delimited in)."""
     return [
@@ -54,7 +47,7 @@ def test_pointwise_example_rates_faithful_summaries_higher(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     dataset = write_pointwise_example(tmp_path / "example")
-    summary, rows = judged(
+    summary, rows = run_judged(
         client,
         "pointwise",
         dataset,
@@ -92,7 +85,7 @@ def test_ratings_are_read_from_structured_replies_and_bad_ones_are_unscored(
     data = write_rows(
         tmp_path / "d.jsonl", [{"id": n, "response": f"Pw-{n} response."} for n in names]
     )
-    summary, rows = judged(client, "pointwise", data, "judge-ratings-parse", template="fluency")
+    summary, rows = run_judged(client, "pointwise", data, "judge-ratings-parse", template="fluency")
     assert [rows[n].details["ratings"] for n in names] == [[4], [4], [], [], []]
     for n in ("range", "zero", "prose"):
         assert (rows[n].status, rows[n].score, rows[n].reason) == ("failed", None, "parse_error")
@@ -141,7 +134,7 @@ def test_repeated_samples_show_each_rating_their_mean_and_spread(
         tmp_path / "d.jsonl",
         [{"id": "spread", "response": "Rs-spread."}, {"id": "steady", "response": "Rs-steady."}],
     )
-    summary, rows = judged(
+    summary, rows = run_judged(
         client, "pointwise", data, "judge-ratings-samples", template="fluency", samples=3
     )
     spread = rows["spread"].details
@@ -178,7 +171,10 @@ def test_pairwise_judges_both_orders_and_position_bias_becomes_inconsistent_ties
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     fake.script(
-        [{"match": "Pb-bias", "reply": choice("A", "the first one, always")}, *prefers("Pb-good")]
+        [
+            {"match": "Pb-bias", "reply": choice("A", "the first one, always")},
+            *prefers_rules("Pb-good"),
+        ]
     )
     rows = [
         {"id": "biased", "prompt": "q1", "response_a": "Pb-bias one.", "response_b": "Pb-bias 2."},
@@ -186,7 +182,7 @@ def test_pairwise_judges_both_orders_and_position_bias_becomes_inconsistent_ties
         {"id": "b-wins", "prompt": "q3", "response_a": "Pb-poor.", "response_b": "Pb-good."},
     ]
     data = write_rows(tmp_path / "d.jsonl", rows)
-    summary, results = judged(client, "pairwise", data, "judge-pairwise-bias")
+    summary, results = run_judged(client, "pairwise", data, "judge-pairwise-bias")
     assert [results[k].details["winner"] for k in ("biased", "a-wins", "b-wins")] == [
         "tie",
         "A",
@@ -207,7 +203,9 @@ def test_pairwise_example_with_the_simulated_judge(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     dataset = write_pairwise_example(tmp_path / "example")
-    summary, results = judged(client, "pairwise", dataset, "judge-pairwise-example", timeout_s=120)
+    summary, results = run_judged(
+        client, "pairwise", dataset, "judge-pairwise-example", timeout_s=120
+    )
     for row in results.values():
         expected = {"a-better": "A", "b-better": "B", "same": "tie"}[row.id.rsplit("-", 1)[0]]
         assert row.details["winner"] == expected, row.id
@@ -219,7 +217,7 @@ def test_rank_cli_recovers_a_scripted_order(
     redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
     # The judge prefers the higher Rk level whichever side it is shown on.
-    fake.script([*prefers("Rk-3"), *prefers("Rk-2")])
+    fake.script([*prefers_rules("Rk-3"), *prefers_rules("Rk-2")])
     rows = [
         {
             "id": f"q{i}",
@@ -259,7 +257,7 @@ def test_rank_cli_recovers_a_scripted_order(
 def test_rank_example_puts_cited_first(client: Any, fake: FakeGemini, tmp_path: Path) -> None:
     dataset = write_rank_example(tmp_path / "example")
     candidates = ["terse", "moderate", "cited"]
-    summary, _ = judged(
+    summary, _ = run_judged(
         client, "rank", dataset, "judge-rank-example", timeout_s=120, candidates=candidates
     )
     stats = summary.metric_summary
@@ -316,13 +314,13 @@ def test_vertex_style_datasets_run_as_they_are(
     # Pairwise with Vertex's columns: `response` is the candidate (shown as A in the original
     # order), `baseline_model_response` the baseline. The scripted judge prefers Vx-good on
     # whichever side it is shown.
-    fake.script(prefers("Vx-good"))
+    fake.script(prefers_rules("Vx-good"))
     pairs = [
         {"id": "cand", "prompt": "q1", "response": "Vx-good.", "baseline_model_response": "Vx-x."},
         {"id": "base", "prompt": "q2", "response": "Vx-y.", "baseline_model_response": "Vx-good."},
     ]
     data = write_rows(tmp_path / "pairs.jsonl", pairs)
-    summary, results = judged(client, "pairwise", data, "judge-vertex-pairs")
+    summary, results = run_judged(client, "pairwise", data, "judge-vertex-pairs")
     assert summary.status == "finished" and summary.rows_scored == 2
     assert (results["cand"].score, results["base"].score) == (1.0, 0.0)
     stats = summary.metric_summary
@@ -345,7 +343,7 @@ def test_vertex_style_datasets_run_as_they_are(
         )
     ]
     data = write_rows(tmp_path / "summaries.jsonl", rows)
-    summary, results = judged(
+    summary, results = run_judged(
         client, "pointwise", data, "judge-vertex-summaries", template="summarization_quality"
     )
     assert summary.status == "finished" and summary.rows_scored == 2

@@ -14,6 +14,7 @@ from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import run_evalq
 from tests.support.datasets import one_question_row, one_row, png, write_rows, yes_no
+from tests.support.stores import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -78,7 +79,7 @@ def test_a_budget_the_model_refuses_is_refused_at_submit(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     data = one_question_row(tmp_path)
-    jobs_before = client.store.list_jobs()
+    jobs_before = store_of(client).list_jobs()
     with pytest.raises(DatasetError) as caught:
         client.submit("gecko-image", data, judge_model="gemini-2.5-pro", thinking={"validator": 0})
     assert "gemini-2.5-pro" in str(caught.value)
@@ -87,7 +88,7 @@ def test_a_budget_the_model_refuses_is_refused_at_submit(
         DatasetError, match=r"gemini-2\.5-flash takes a thinking budget, not a level"
     ):
         client.submit("gecko-image", data, thinking={"judge": "high"})
-    assert client.store.list_jobs() == jobs_before  # nothing was stored or enqueued
+    assert store_of(client).list_jobs() == jobs_before  # nothing was stored or enqueued
     assert fake.stats()["requests"] == 0
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,21 +22,20 @@ from evalq.core.models import Rubric
 from evalq.core.row_questions import question_items
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.archive import forget_in_redis, wait_archived
-from tests.support.cli import evalq_ok, run_evalq
+from tests.support.cli import evalq_long_ok, run_evalq
 from tests.support.datasets import png, write_rows
+from tests.support.stores import store_of
 
 pytestmark = pytest.mark.integration
 
 EDITED = "Is there anything a person edited by hand here?"
 
 
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return evalq_ok(env, *args, timeout_s=300)
-
-
 def run_job(env: dict[str, str], *args: str) -> dict[str, Any]:
     """`evalq run ... --wait --json`: the finished job's summary."""
-    summary: dict[str, Any] = json.loads(cli(env, "run", *args, "--wait", "--json").stdout)
+    summary: dict[str, Any] = json.loads(
+        evalq_long_ok(env, "run", *args, "--wait", "--json").stdout
+    )
     assert summary["status"] == "finished", summary
     return summary
 
@@ -70,7 +68,7 @@ def write_file(path: Path, rows: list[dict[str, Any]]) -> None:
     write_rows(path, rows)
 
 
-def asked(client: Any, job_id: str) -> dict[str, list[tuple[str, str, str]]]:
+def questions_asked(client: Any, job_id: str) -> dict[str, list[tuple[str, str, str]]]:
     """Each row's questions as the job asked them: (text, expected answer, tag)."""
     return {
         r.id: [(q.question, q.expected, q.tag) for q in r.questions] for r in client.results(job_id)
@@ -102,10 +100,10 @@ def freeze_edit_run_reuse(
     # Two prompts' rubrics are in the cache already (another file asked for them), the rest
     # are generated: the report says which, and the tokens the generated ones took.
     subset = write_rows(dataset.parent / "subset.jsonl", records[:2])
-    part = cli(env, "rubrics", str(subset), "--out", str(dataset.parent / "part.jsonl"),
+    part = evalq_long_ok(env, "rubrics", str(subset), "--out", str(dataset.parent / "part.jsonl"),
                "--rubric-model", model)  # fmt: skip
     assert "2 prompts: 0 from the rubric cache, 2 generated" in part.stdout
-    done = cli(env, "rubrics", str(dataset), "--out", str(out), "--rubric-model", model)
+    done = evalq_long_ok(env, "rubrics", str(dataset), "--out", str(out), "--rubric-model", model)
     generated = len(prompts) - len(set(prompts) & {r["prompt"] for r in records[:2]})
     assert (
         f"{len(prompts)} prompts: {len(prompts) - generated} from the rubric cache, "
@@ -122,7 +120,7 @@ def freeze_edit_run_reuse(
         assert set(row) == set(record) | {"questions"}
         assert row["prompt"] == record["prompt"]
         assert (out.parent / row[media]).resolve() == (dataset.parent / record[media]).resolve()
-        stored = client.store.rubrics().get(spec.rubric_key(row["prompt"], model))
+        stored = store_of(client).rubrics().get(spec.rubric_key(row["prompt"], model))
         assert stored is not None
         assert row["questions"] == question_items(Rubric.model_validate_json(stored).questions)
     moved = out.parent.resolve() != dataset.parent.resolve()
@@ -134,7 +132,7 @@ def freeze_edit_run_reuse(
     write_file(out, written)
     first = run_job(env, metric, str(out), "--questions", "replace", "--judge-model", model,
                     *roots)  # fmt: skip
-    first_asked = asked(client, first["job_id"])
+    first_asked = questions_asked(client, first["job_id"])
     expected = {
         r["id"]: [
             (q["question"], q["answer"].split(")")[0].strip(), q["tag"]) for q in r["questions"]
@@ -151,11 +149,11 @@ def freeze_edit_run_reuse(
     flush_caches(redis_server.url)
     second = run_job(env, metric, str(dataset), "--questions-from", first["job_id"],
                      "--judge-model", model)  # fmt: skip
-    assert asked(client, second["job_id"]) == first_asked
+    assert questions_asked(client, second["job_id"]) == first_asked
     assert fingerprints(client, second["job_id"]) == fingerprints(client, first["job_id"])
     assert second["question_set"] == first["question_set"]
-    assert client.store.config(second["job_id"]).options["questions_from"] == first["job_id"]
-    assert all(client.store.rubrics().get(spec.rubric_key(p, model)) is None for p in prompts)
+    assert store_of(client).config(second["job_id"]).options["questions_from"] == first["job_id"]
+    assert all(store_of(client).rubrics().get(spec.rubric_key(p, model)) is None for p in prompts)
 
     # Months later: the first job has expired from Redis too (the archive has it, and its
     # questions), and every cache again. --questions-from still asks exactly its questions.
@@ -165,7 +163,7 @@ def freeze_edit_run_reuse(
     flush_caches(redis_server.url)
     third = run_job(env, metric, str(dataset), "--questions-from", first["job_id"],
                     "--judge-model", model)  # fmt: skip
-    assert asked(client, third["job_id"]) == first_asked
+    assert questions_asked(client, third["job_id"]) == first_asked
     assert third["question_set"] == first["question_set"]
     return first["job_id"], second["job_id"], written
 
@@ -187,7 +185,7 @@ def test_gecko_image_questions_frozen_edited_and_reused(
     env = worker_env(redis_server.url, fake.url, COLUMNS="300")
     model = client.config(first).judge_model  # first is in the archive only, by now
     plain = run_job(env, "gecko-image", str(dataset), "--judge-model", model)["job_id"]
-    data = json.loads(cli(env, "compare", plain, first, "--json").stdout)
+    data = json.loads(evalq_long_ok(env, "compare", plain, first, "--json").stdout)
     (pair,) = data["pairs"]
     rows = len(written)
     assert pair["question_sets"] == {
@@ -199,7 +197,7 @@ def test_gecko_image_questions_frozen_edited_and_reused(
         "1 compared on the questions both asked",
     }
     assert pair["counts"]["questions_not_shared"] == 2  # the question before and after its edit
-    said = " ".join(cli(env, "compare", plain, first).stdout.split())
+    said = " ".join(evalq_long_ok(env, "compare", plain, first).stdout.split())
     assert pair["question_sets"]["sentence"] in said
     assert "2 questions asked by one side only (left out)" in said
     results_plain, results_first = client.results(plain), client.results(first)
@@ -213,7 +211,7 @@ def test_gecko_image_questions_frozen_edited_and_reused(
     kept = [q.result for q in edited_row.questions if q.question != EDITED]
     assert paired.score_b == pytest.approx(sum(kept) / len(kept))  # type: ignore[arg-type]
     # The jobs asked the same questions compare as identical.
-    same = json.loads(cli(env, "compare", first, second, "--json").stdout)["pairs"][0]
+    same = json.loads(evalq_long_ok(env, "compare", first, second, "--json").stdout)["pairs"][0]
     assert same["question_sets"]["identical"] == rows
 
 
@@ -247,7 +245,7 @@ def test_questions_from_refusals_store_nothing(
     unasked = write_rows(
         tmp_path / "unasked.jsonl", [{"id": "r", "prompt": "a red square", "image": "a.png"}, *new]
     )
-    before = client.store.list_jobs(100_000)
+    before = store_of(client).list_jobs(100_000)
     cases = [
         (
             ["gecko-video", str(video)],
@@ -278,7 +276,7 @@ def test_questions_from_refusals_store_nothing(
         "error: --questions-from 000000000000: no job 000000000000 in Redis or the archive "
         "(never created, or expired)"
     )
-    assert client.store.list_jobs(100_000) == before
+    assert store_of(client).list_jobs(100_000) == before
 
 
 def test_rubrics_names_the_row_whose_prompt_got_no_questions_and_writes_nothing(

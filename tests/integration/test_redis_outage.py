@@ -22,6 +22,7 @@ from evalq.core.models import JobSummary
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.cli import start_evalq
 from tests.support.stack import stack
+from tests.support.stores import store_of
 from tests.support.summaries import comparable
 
 FREEZE_S = 30  # how long Redis is frozen (SIGSTOP) mid-job
@@ -56,7 +57,7 @@ def run_cli(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], Tai
 
 
 def rows_done(client: object, job: str) -> int:
-    return int(client.store.job_hash(job).get("rows_done", 0))  # type: ignore[attr-defined]
+    return int(store_of(client).job_hash(job).get("rows_done", 0))
 
 
 def test_redis_frozen_for_30_s_mid_job_changes_nothing(tmp_path: Path) -> None:
@@ -75,8 +76,8 @@ def test_redis_frozen_for_30_s_mid_job_changes_nothing(tmp_path: Path) -> None:
         cli, out, err = run_cli(
             s.env(), "run", "gecko-image", str(data), "--wait", "--json", "--no-cache"
         )
-        wait_for(lambda: len(client.store.list_jobs()) == 2, 60, "the CLI's job")
-        job = client.store.list_jobs()[0]
+        wait_for(lambda: len(store_of(client).list_jobs()) == 2, 60, "the CLI's job")
+        job = store_of(client).list_jobs()[0]
         wait_for(lambda: rows_done(client, job) >= 8, 120, "8 rows done")
         assert s.redis.proc is not None
         before = rows_done(client, job)
@@ -118,8 +119,8 @@ def test_client_waits_for_redis_then_says_a_job_lost_in_a_restart_is_gone(tmp_pa
     with stack(tmp_path, "--latency-ms", "400", concurrency=2) as s:
         client = s.client()
         cli, _out, err = run_cli(s.env(), "run", "gecko-image", str(data), "--wait")
-        wait_for(lambda: len(client.store.list_jobs()) == 1, 60, "the CLI's job")
-        job = client.store.list_jobs()[0]
+        wait_for(lambda: len(store_of(client).list_jobs()) == 1, 60, "the CLI's job")
+        job = store_of(client).list_jobs()[0]
         wait_for(lambda: rows_done(client, job) >= 1, 120, "a row done")
         assert s.redis.proc is not None
         stop(s.redis.proc)  # no append-only file, no snapshot: its data is gone

@@ -19,6 +19,7 @@ from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.secrets import assert_not_in_redis
 from tests.support.stack import stack
+from tests.support.stores import store_of
 from tests.support.summaries import comparable
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
@@ -114,7 +115,7 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
         job = client.submit("gecko-image", data, use_cache=False).job_id
 
         def rows_done() -> int:
-            return int(client.store.job_hash(job).get("rows_done", 0))
+            return int(store_of(client).job_hash(job).get("rows_done", 0))
 
         rng = random.Random(1)
         kills, killed_at = 0, 0
@@ -230,7 +231,9 @@ def test_redis_restarted_from_its_aof_then_resume(tmp_path: Path) -> None:
         client = s.client()
         job = client.submit("gecko-image", data).job_id
         wait_for(
-            lambda: int(client.store.job_hash(job).get("rows_done", 0)) >= 10, 120, "10 rows done"
+            lambda: int(store_of(client).job_hash(job).get("rows_done", 0)) >= 10,
+            120,
+            "10 rows done",
         )
         # Everything stops: workers die, Redis goes down (its AOF stays), the producer is gone.
         for proc in s.pool.procs:
@@ -242,7 +245,7 @@ def test_redis_restarted_from_its_aof_then_resume(tmp_path: Path) -> None:
         done_before = None
         restarted = start_redis(tmp_path / "redis", appendonly=True, port=s.redis.port)
         s.redis.proc = restarted.proc
-        done_before = int(client.store.job_hash(job)["rows_done"])
+        done_before = int(store_of(client).job_hash(job)["rows_done"])
         assert 10 <= done_before < 60
         s.pool.start(concurrency=4)
         resumed = run_evalq(s.env(), "resume", job, "--wait", "--json", timeout_s=300)
@@ -269,7 +272,7 @@ def test_cancel_stops_a_job_cleanly(tmp_path: Path) -> None:
         r = s.redis_client()
         wait_for(
             lambda: (
-                r.hlen("unacked") == 0 and client.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
+                r.hlen("unacked") == 0 and store_of(client).queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
             ),
             60,
             "every message of the cancelled job to be handled",

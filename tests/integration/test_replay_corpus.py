@@ -140,7 +140,7 @@ def counted(job: Job) -> Tokens:
     return Tokens(s.prompt_tokens, s.output_tokens, s.thought_tokens, s.cached_tokens)
 
 
-def rules_for(reply: Reply, tag: str, mode: str) -> list[dict[str, Any]]:
+def replay_rules(reply: Reply, tag: str, mode: str) -> list[dict[str, Any]]:
     match = re.escape(marker(reply.name, tag, mode))
     if reply.outcome != "retried":
         return [{"match": match, "status": reply.status, "body": reply.body}]
@@ -152,7 +152,7 @@ def rules_for(reply: Reply, tag: str, mode: str) -> list[dict[str, Any]]:
     ]
 
 
-def finish(client: Any, job: Job, deadline: float) -> None:
+def wait_out(client: Any, job: Job, deadline: float) -> None:
     try:
         job.summary = client.wait(job.job_id, timeout_s=max(1.0, deadline - time.monotonic()))
     except TimeoutError as exc:
@@ -162,7 +162,7 @@ def finish(client: Any, job: Job, deadline: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def run(
+def replayed(
     settings: Any,
     workers: WorkerPool,
     fake_gemini: FakeGemini,
@@ -180,8 +180,8 @@ def run(
         rules.extend(new)
         return list(range(start, len(rules)))
 
-    online_rules = {n: take(rules_for(REPLIES[n], tag, "online")) for n in ONLINE}
-    batch_rules = take([r for n in BATCH for r in rules_for(REPLIES[n], tag, "batch")])
+    online_rules = {n: take(replay_rules(REPLIES[n], tag, "online")) for n in ONLINE}
+    batch_rules = take([r for n in BATCH for r in replay_rules(REPLIES[n], tag, "batch")])
     fake_gemini.script(rules)
     fake_gemini.reset()
 
@@ -209,7 +209,7 @@ def run(
             online[name] = Job(submit(name, rows, judge_model=model), "online", online_rules[name])
         deadline = started + WAIT_S
         for job in [control_online, *online.values(), control_batch, batch]:
-            finish(client, job, deadline)
+            wait_out(client, job, deadline)
         stats = fake_gemini.stats()
         yield Run(
             online=online,
@@ -288,9 +288,9 @@ def test_the_corpus_holds_at_least_30_sourced_bodies() -> None:
 
 
 @pytest.mark.parametrize("name", ONLINE)
-def test_outcome(run: Run, name: str) -> None:
+def test_outcome(replayed: Run, name: str) -> None:
     reply = REPLIES[name]
-    job = run.online[name]
+    job = replayed.online[name]
     check_outcome(reply, job)
     controls = [job.rows[c["id"]].status for c in CONTROLS if c["id"] in job.rows]
     assert controls == ["scored"] * len(controls), f"control rows beside {name}: {controls}"
@@ -299,11 +299,11 @@ def test_outcome(run: Run, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ONLINE)
-def test_tokens_are_the_body_usage(run: Run, name: str) -> None:
+def test_tokens_are_the_body_usage(replayed: Run, name: str) -> None:
     reply = REPLIES[name]
-    job = run.online[name]
+    job = replayed.online[name]
     assert job.summary is not None, job.error
-    controls = Tokens() if name in OWN_MODEL else run.control_tokens("online")
+    controls = Tokens() if name in OWN_MODEL else replayed.control_tokens("online")
     want = reply.tokens + controls
     got = counted(job)
     assert got.as_dict() == want.as_dict(), (
@@ -313,25 +313,25 @@ def test_tokens_are_the_body_usage(run: Run, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ONLINE)
-def test_asked_once_or_retried_once(run: Run, name: str) -> None:
+def test_asked_once_or_retried_once(replayed: Run, name: str) -> None:
     """A 200 body is asked for once, whatever it holds (an unreadable one is not retried); an
     error body fails once and the retry gets the follow-up reply."""
     reply = REPLIES[name]
-    fired = [run.fired.get(str(i), 0) for i in run.online[name].rules]
+    fired = [replayed.fired.get(str(i), 0) for i in replayed.online[name].rules]
     want = [1, 1] if reply.outcome == "retried" else [1]
     assert fired == want, f"{name}: its script rules fired {fired} times"
 
 
-def test_controls_alone_are_scored_and_billed(run: Run) -> None:
-    for job in (run.control_online, run.control_batch):
+def test_controls_alone_are_scored_and_billed(replayed: Run) -> None:
+    for job in (replayed.control_online, replayed.control_batch):
         assert job.error is None, job.error
         assert [r.status for r in job.rows.values()] == ["scored"] * len(CONTROLS)
         tokens = counted(job)
         assert tokens.prompt > 0 and tokens.output > 0
 
 
-def test_the_429_job_was_rate_limited_once(run: Run) -> None:
-    job = run.online["retry_429_retryinfo_26s"]
+def test_the_429_job_was_rate_limited_once(replayed: Run) -> None:
+    job = replayed.online["retry_429_retryinfo_26s"]
     assert job.summary is not None
     assert job.summary.rate_limited == 1
 
@@ -340,34 +340,34 @@ def test_the_429_job_was_rate_limited_once(run: Run) -> None:
 
 
 @pytest.mark.parametrize("name", BATCH)
-def test_batch_outcome(run: Run, name: str) -> None:
-    check_outcome(REPLIES[name], run.batch)
+def test_batch_outcome(replayed: Run, name: str) -> None:
+    check_outcome(REPLIES[name], replayed.batch)
 
 
-def test_batch_tokens_are_the_bodies_usage(run: Run) -> None:
-    job = run.batch
+def test_batch_tokens_are_the_bodies_usage(replayed: Run) -> None:
+    job = replayed.batch
     assert job.summary is not None, job.error
     bodies = Tokens()
     for name in BATCH:
         bodies = bodies + REPLIES[name].tokens
-    want = bodies + run.control_tokens("batch")
+    want = bodies + replayed.control_tokens("batch")
     assert counted(job).as_dict() == want.as_dict(), (
         f"batch counters {counted(job).as_dict()}; the bodies bill {bodies.as_dict()} and the "
-        f"control rows {run.control_tokens('batch').as_dict()}"
+        f"control rows {replayed.control_tokens('batch').as_dict()}"
     )
 
 
-def test_batch_asked_each_body_once(run: Run) -> None:
-    fired = [run.fired.get(str(i), 0) for i in run.batch.rules]
+def test_batch_asked_each_body_once(replayed: Run) -> None:
+    fired = [replayed.fired.get(str(i), 0) for i in replayed.batch.rules]
     assert fired == [1] * len(BATCH)
     want: dict[str, int] = {}
     for name in BATCH:
         if REPLIES[name].outcome == "unscored":
             reason = str(REPLIES[name].reason)
             want[reason] = want.get(reason, 0) + 1
-    assert run.batch.summary.unscored_by_reason == want
+    assert replayed.batch.summary.unscored_by_reason == want
 
 
-def test_the_whole_corpus_ran_in_bounded_time(run: Run) -> None:
-    assert run.wall_s < WAIT_S
-    print(f"replay corpus: {len(run.online) + 4} jobs in {run.wall_s:.1f} s")
+def test_the_whole_corpus_ran_in_bounded_time(replayed: Run) -> None:
+    assert replayed.wall_s < WAIT_S
+    print(f"replay corpus: {len(replayed.online) + 4} jobs in {replayed.wall_s:.1f} s")

@@ -15,13 +15,13 @@ import pytest
 from devtools.screenshots import (
     OFF_TOPIC_ID,
     _rows,
-    _write,
     dump_dom,
     example_runs,
     layout_problems,
     run_and_render,
 )
 from evalq.client.report import render_report
+from evalq.examples.datasets import write_rows
 from tests.conftest import FakeGemini
 from tests.support.chromium import chromium_or_skip
 
@@ -138,7 +138,7 @@ def test_a_candidates_report_has_a_section_per_candidate(
 
     source = write_pointwise_example(tmp_path / "pointwise")
     rows = [dict(r, baseline=r["response"].split(". ")[0] + ".") for r in _rows(source)]
-    dataset = _write(source.with_name("candidates.jsonl"), rows)
+    dataset = write_rows(source.with_name("candidates.jsonl"), rows)
     job = client.submit(
         "pointwise",
         dataset,

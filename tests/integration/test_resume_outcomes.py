@@ -17,8 +17,8 @@ import pytest
 
 from evalq.client.cli import exit_codes
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import TIMEOUT_S, run_evalq, start_evalq
-from tests.support.datasets import write_rows
+from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
+from tests.support.datasets import qa_rows
 from tests.support.held import release
 from worker import keys
 
@@ -27,25 +27,17 @@ pytestmark = pytest.mark.integration
 QA = ("--template", "question_answering_quality")
 
 
-def dataset(folder: Path, marker: str, rows: int = 4) -> str:
-    return str(
-        write_rows(
-            folder / "d.jsonl",
-            (
-                {"id": f"r{i}", "prompt": f"{marker} question {i}?", "response": f"answer {i}"}
-                for i in range(rows)
-            ),
-        )
-    )
-
-
-def submitted(env: dict[str, str], data: str, marker: str) -> str:
-    """A job submitted without waiting; its id, from the line `evalq run` says it in."""
+def held_job(
+    held: FakeGemini, redis_url: str, folder: Path, name: str
+) -> tuple[dict[str, str], str]:
+    """A job of four rows submitted without waiting, to workers whose judge holds every call:
+    the environment that reaches them, and the job's id (from the line `evalq run` says it in)."""
+    marker = f"{name}-{uuid.uuid4().hex[:8]}"
+    env = worker_env(redis_url, held.url, COLUMNS="80")
+    data = str(qa_rows(folder, marker))
     ran = run_evalq(env, "run", "pointwise", data, *QA, "--judge-model", f"judge-{marker}")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    found = re.search(r"job ([0-9a-f]{12}):", ran.stderr)
-    assert found, ran.stderr
-    return found.group(1)
+    return env, announced_job(ran.stderr)
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -55,12 +47,35 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def resumed(env: dict[str, str], job: str) -> str:
+    """`evalq resume JOB` exits 0 and says one line on stderr, nothing on stdout; that line."""
+    done = run_evalq(env, "resume", job)
+    assert done.returncode == exit_codes.OK, done.stdout + done.stderr
+    assert done.stdout == ""
+    return one_line(done)
+
+
+def resume_waits_for_the_end(env: dict[str, str], held: FakeGemini, job: str, said: str) -> None:
+    """`evalq resume JOB --wait --json` says its one line (starting `said`) before it waits;
+    once the held judge is released, it exits 0 with the finished job's summary and never says
+    it enqueued anything."""
+    waiting = start_evalq(env, "resume", job, "--wait", "--json")
+    assert waiting.stderr is not None
+    first = waiting.stderr.readline()
+    assert first.startswith(said), first
+    release(held)
+    out, err = waiting.communicate(timeout=TIMEOUT_S)
+    assert waiting.returncode == exit_codes.OK, out + err
+    assert json.loads(out)["status"] == "finished"
+    assert "enqueued" not in out + err
+
+
 def test_resume_on_a_finished_job_says_so_in_one_line_and_exits_8(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     marker = f"ResumeDone-{uuid.uuid4().hex[:8]}"
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
-    data = dataset(tmp_path, marker)
+    data = str(qa_rows(tmp_path, marker))
     ran = run_evalq(
         env, "run", "pointwise", data, *QA, "--judge-model", f"judge-{marker}", "--wait", "--json"
     )
@@ -95,57 +110,32 @@ def test_resume_on_a_finished_job_says_so_in_one_line_and_exits_8(
 def test_resume_on_a_cancelled_job_continues_it_in_one_line(
     client: Any, held: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    marker = f"ResumeCancelled-{uuid.uuid4().hex[:8]}"
-    env = worker_env(redis_server.url, held.url, COLUMNS="80")
-    job = submitted(env, dataset(tmp_path, marker), marker)
+    env, job = held_job(held, redis_server.url, tmp_path, "ResumeCancelled")
     assert run_evalq(env, "cancel", job).returncode == 0
 
-    done = run_evalq(env, "resume", job)
-    assert done.returncode == exit_codes.OK, done.stdout + done.stderr
+    said = resumed(env, job)
     assert re.fullmatch(
         rf"job {job} was cancelled: [1-4] rows back in line; watch it with `evalq status {job}`",
-        one_line(done),
-    ), done.stderr
-    assert done.stdout == ""
+        said,
+    ), said
     status = json.loads(run_evalq(env, "status", job, "--json").stdout)
     assert status["status"] == "running"
 
     # Cancelled again, then resumed with --wait: the one line, then the wait, and the exit
     # code of how the job ended (here: finished with scored rows).
     assert run_evalq(env, "cancel", job).returncode == 0
-    waiting = start_evalq(env, "resume", job, "--wait", "--json")
-    assert waiting.stderr is not None
-    first = waiting.stderr.readline()
-    assert first.startswith(f"job {job} was cancelled: "), first
-    release(held)
-    out, err = waiting.communicate(timeout=TIMEOUT_S)
-    assert waiting.returncode == exit_codes.OK, out + err
-    assert json.loads(out)["status"] == "finished"
-    assert "enqueued" not in out + err
+    resume_waits_for_the_end(env, held, job, f"job {job} was cancelled: ")
 
 
 def test_resume_on_a_running_job_leaves_its_rows_in_one_line(
     client: Any, held: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    marker = f"ResumeRunning-{uuid.uuid4().hex[:8]}"
-    env = worker_env(redis_server.url, held.url, COLUMNS="80")
-    job = submitted(env, dataset(tmp_path, marker), marker)
+    env, job = held_job(held, redis_server.url, tmp_path, "ResumeRunning")
 
-    done = run_evalq(env, "resume", job)
-    assert done.returncode == exit_codes.OK, done.stdout + done.stderr
-    assert one_line(done) == (
+    assert resumed(env, job) == (
         f"job {job} is running: 4 rows in flight or waiting left as they are, 0 rows re-sent "
         f"(none was lost); watch it with `evalq status {job}`"
     )
-    assert done.stdout == ""
 
     # --wait attaches to it: the one line first, then the summary once it ends.
-    waiting = start_evalq(env, "resume", job, "--wait", "--json")
-    assert waiting.stderr is not None
-    first = waiting.stderr.readline()
-    assert first.startswith(f"job {job} is running: 4 rows in flight or waiting"), first
-    release(held)
-    out, err = waiting.communicate(timeout=TIMEOUT_S)
-    assert waiting.returncode == exit_codes.OK, out + err
-    assert json.loads(out)["status"] == "finished"
-    assert "enqueued" not in out + err
+    resume_waits_for_the_end(env, held, job, f"job {job} is running: 4 rows in flight or waiting")

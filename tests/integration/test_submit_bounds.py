@@ -5,7 +5,6 @@ columns make one warning for the job."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,13 @@ import redis
 from evalq.client import Client
 from evalq.core.errors import DatasetError
 from tests.conftest import FakeGemini
-from tests.support.datasets import png
+from tests.support.datasets import png, write_csv
 from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 
 
-def asked(count: int) -> list[dict[str, str]]:
+def red_questions(count: int) -> list[dict[str, str]]:
     return [{"question": f"Is the square red ({i})?", "answer": "yes"} for i in range(count)]
 
 
@@ -30,13 +29,13 @@ def test_rows_over_a_bound_fail_alone_and_the_others_are_scored(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     png(tmp_path / "a.png")
-    row = {"prompt": "a red square", "image": "a.png", "questions": asked(1)}
+    row = {"prompt": "a red square", "image": "a.png", "questions": red_questions(1)}
     deep: Any = "leaf"
     for _ in range(255):
         deep = [deep]
     lines = [
         json.dumps({"id": "ok1", **row, "note": "kept"}),
-        json.dumps({**row, "id": "many", "questions": asked(4)}),
+        json.dumps({**row, "id": "many", "questions": red_questions(4)}),
         json.dumps({**row, "id": "wide", **{f"n{i}": "x" * 400 for i in range(4)}}),
         json.dumps({**row, "id": "deep", "meta": deep}),
         '{"id": "huge", "prompt": "p", "image": "a.png", "n": 1' + "0" * 5000 + "}",
@@ -68,15 +67,6 @@ def test_rows_over_a_bound_fail_alone_and_the_others_are_scored(
     ]
 
 
-def write_csv(path: Path, header: list[str], rows: int) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        for n in range(rows):
-            writer.writerow([f"r{n}", "red", "a.png", *["v"] * (len(header) - 3)])
-    return path
-
-
 @pytest.mark.parametrize(
     ("bound", "says"),
     [
@@ -94,7 +84,9 @@ def test_a_dataset_over_a_bound_is_refused_with_nothing_written(
     """On a database no worker watches: the refused submit leaves it empty (no job, no row, no
     message in the broker), and the same submit within its bounds writes the job."""
     png(tmp_path / "a.png")
-    data = write_csv(tmp_path / "d.csv", ["id", "prompt", "image", *(f"c{i}" for i in range(3))], 4)
+    header = ["id", "prompt", "image", *(f"c{i}" for i in range(3))]
+    rows = ([f"r{n}", "red", "a.png", "v", "v", "v"] for n in range(4))
+    data = write_csv(tmp_path / "d.csv", [header, *rows])
     db = redis.Redis.from_url(scratch_url)
     try:
         refusing = Client(Settings(redis_url=scratch_url, api_key=None, **bound))

@@ -21,6 +21,7 @@ from tests.integration.test_reliability import shapes_dataset
 from tests.support.batches import FAST_POLLS, shapes
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.stack import stack
+from tests.support.stores import store_of
 from worker import keys
 
 pytestmark = pytest.mark.integration
@@ -56,7 +57,7 @@ def held_until_planted(client: Any) -> Iterator[None]:
 
 
 def plant_foreign_plan(client: Any, job_id: str, line: str) -> None:
-    client.store.r.set(keys.plan(job_id, line), FOREIGN_PLAN, ex=3600)
+    store_of(client).r.set(keys.plan(job_id, line), FOREIGN_PLAN, ex=3600)
 
 
 def status_json(env: dict[str, str], job_id: str) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def test_a_task_error_in_a_batch_sweep_pauses_the_job_and_resume_finishes_it(
         assert (shown["count"], shown["task"]) == (3, "submit_batch")
         assert "task errors" in evalq_stdout(env, "status", job_id)
         assert client.batches(job_id) == []  # nothing was sent
-        client.store.r.delete(keys.plan(job_id, "2"))  # the cause is fixed
+        store_of(client).r.delete(keys.plan(job_id, "2"))  # the cause is fixed
         evalq_stdout(env, "resume", job_id)
         summary = client.wait(job_id, timeout_s=300)
         assert (summary.status, summary.rows_scored) == ("finished", 3)

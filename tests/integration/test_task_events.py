@@ -25,10 +25,6 @@ pytestmark = pytest.mark.integration
 ROWS, QUESTIONS = 4, 6
 
 
-def dataset(folder: Path) -> Path:
-    return uncached_gecko_rows(folder, ROWS, QUESTIONS, "blue")
-
-
 @dataclass
 class View:
     events: list[dict[str, Any]] = field(default_factory=list)  # as Flower gets them
@@ -81,7 +77,7 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None
 def test_every_task_shows_received_and_succeeded_and_events_go_in_batches(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    data = dataset(tmp_path / "data")
+    data = uncached_gecko_rows(tmp_path / "data", ROWS, QUESTIONS, "blue")
     with flower_view(redis_server.url) as view:
         events = view.events
         job = client.submit("gecko-image", data).job_id

@@ -15,6 +15,7 @@ from devtools.local import start_redis, stop, wait_for
 from evalq.client import Client
 from tests.support.datasets import uncached_gecko_rows, write_rows
 from tests.support.stack import Stack, stack
+from tests.support.stores import store_of
 from worker.queues import QUEUE_ROWS
 from worker.settings import Settings
 
@@ -109,7 +110,7 @@ def test_a_large_submit_puts_only_the_window_in_the_broker(tmp_path: Path) -> No
         job = client.submit("pointwise", data, options={"template": "fluency"}).job_id
         grown = int(r.info("memory")["used_memory"]) - before
         assert r.llen(QUEUE_ROWS) == 4
-        state = client.store.turn_state(job)
+        state = store_of(client).turn_state(job)
         assert (state.holding, state.waiting) == (4, rows - 4)
         assert grown / rows < 1024  # bytes a tiny row takes in Redis, its broker message none
     finally:

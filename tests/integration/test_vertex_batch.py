@@ -16,10 +16,10 @@ import pytest
 from google.cloud import storage
 
 from devtools.local import GcsEmulator, wait_for
-from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
-from tests.support.batches import FAST_POLLS, row_scores, shapes
+from tests.support.batches import FAST_POLLS, online_cost_usd, row_scores, shapes
 from tests.support.cli import run_evalq
 from tests.support.stack import Stack, stack
+from tests.support.stores import store_of
 from tests.support.summaries import comparable
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,9 @@ VERTEX = {
 
 
 @pytest.fixture(scope="module")
-def vertex(gcs_emulator: GcsEmulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def vertex_stack(
+    gcs_emulator: GcsEmulator, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
     env = {
         **VERTEX,
         **FAST_POLLS,
@@ -50,18 +52,18 @@ def vertex(gcs_emulator: GcsEmulator, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture
-def fresh(vertex: Stack) -> Iterator[Stack]:
+def fresh(vertex_stack: Stack) -> Iterator[Stack]:
     """The shared stack with the fake's script, batch delay and realism as started."""
-    vertex.post("/script", [])
-    vertex.post("/batch-realism", {})
-    vertex.post("/batch-delay", {"delay_s": 0})
-    yield vertex
-    vertex.post("/script", [])
-    vertex.post("/batch-realism", {})
-    vertex.post("/batch-delay", {"delay_s": 0})
+    vertex_stack.post("/script", [])
+    vertex_stack.post("/batch-realism", {})
+    vertex_stack.post("/batch-delay", {"delay_s": 0})
+    yield vertex_stack
+    vertex_stack.post("/script", [])
+    vertex_stack.post("/batch-realism", {})
+    vertex_stack.post("/batch-delay", {"delay_s": 0})
 
 
-def client(s: Stack) -> Any:
+def vertex_client(s: Stack) -> Any:
     from evalq.client import Client
     from worker.settings import Settings
 
@@ -93,7 +95,7 @@ def test_a_clean_run_goes_through_cloud_storage_at_the_batch_price(
     fresh: Stack, tmp_path: Path
 ) -> None:
     dataset = shapes(tmp_path / "data", 4)
-    c = client(fresh)
+    c = vertex_client(fresh)
     created = jobs_stats(fresh)["created"]
     job_id = c.submit("gecko-image", dataset, mode="batch").job_id
     summary = c.wait(job_id, timeout_s=300)
@@ -109,16 +111,7 @@ def test_a_clean_run_goes_through_cloud_storage_at_the_batch_price(
     names = objects(f"runs/evalq-{job_id}-{record.id}/")
     assert f"runs/evalq-{job_id}-{record.id}/requests.jsonl" in names
     assert any("/prediction-model-" in n and n.endswith("/predictions.jsonl") for n in names)
-    price = price_for("gemini-2.5-flash", price_table())
-    assert price is not None
-    online_rate = call_cost_nanos(
-        price,
-        summary.prompt_tokens,
-        summary.output_tokens,
-        summary.thought_tokens,
-        summary.cached_tokens,
-    )
-    assert summary.cost_usd == pytest.approx(usd(online_rate) / 2, rel=1e-6)
+    assert summary.cost_usd == pytest.approx(online_cost_usd(summary) / 2, rel=1e-6)
 
 
 def test_results_out_of_order_over_several_files_are_matched_by_their_labels(
@@ -127,7 +120,7 @@ def test_results_out_of_order_over_several_files_are_matched_by_their_labels(
     """Reversed lines, split over two predictions files, with fields evalq does not know: the
     same scores as a plain run (both without the call cache, so both send every request)."""
     dataset = shapes(tmp_path / "data", 4)
-    c = client(fresh)
+    c = vertex_client(fresh)
     plain = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
     c.wait(plain, timeout_s=300)
     fresh.post("/batch-realism", {"reorder": True, "split_output": True, "unknown_fields": True})
@@ -146,7 +139,7 @@ def test_a_failed_line_is_unscored_with_its_reason_and_a_transient_one_goes_agai
     fresh: Stack, tmp_path: Path
 ) -> None:
     dataset = shapes(tmp_path / "data", 3)
-    c = client(fresh)
+    c = vertex_client(fresh)
     fresh.post(
         "/script",
         [
@@ -171,7 +164,7 @@ def test_cancelling_the_job_mid_batch_cancels_its_batch_prediction_job(
     fresh: Stack, tmp_path: Path
 ) -> None:
     dataset = shapes(tmp_path / "data", 3)
-    c = client(fresh)
+    c = vertex_client(fresh)
     fresh.post("/batch-delay", {"pending_s": 0, "running_s": 3600})
     ended = jobs_stats(fresh)["ended"].get("CANCELLED", 0)
     job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
@@ -192,7 +185,7 @@ def test_a_bucket_cloud_storage_does_not_have_is_one_error_line_and_nothing_is_s
 ) -> None:
     dataset = shapes(tmp_path / "data", 2)
     env = fresh.env()
-    before = len(client(fresh).store.list_jobs(1000))
+    before = len(store_of(vertex_client(fresh)).list_jobs(1000))
     by_flag = run_evalq(
         env,
         "run",
@@ -219,7 +212,7 @@ def test_a_bucket_cloud_storage_does_not_have_is_one_error_line_and_nothing_is_s
         lines = [line for line in refused.stderr.splitlines() if line.strip()]
         assert len(lines) == 1, refused.stderr
         assert named in lines[0] and "no-such-bucket" in lines[0]
-    assert len(client(fresh).store.list_jobs(1000)) == before
+    assert len(store_of(vertex_client(fresh)).list_jobs(1000)) == before
 
 
 def test_a_worker_killed_while_reading_results_then_reattach_loses_and_doubles_nothing(
@@ -230,7 +223,7 @@ def test_a_worker_killed_while_reading_results_then_reattach_loses_and_doubles_n
     worker is SIGKILLed there. A new worker and `evalq resume` re-attach: no batch is created
     again, and the figures equal a run that was never interrupted."""
     dataset = shapes(tmp_path / "data", 4)
-    c = client(fresh)
+    c = vertex_client(fresh)
     calm_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
     calm = c.wait(calm_id, timeout_s=300)
     fresh.post("/batch-realism", {"late_output": -1})
@@ -274,7 +267,7 @@ def test_results_with_no_key_are_answered_online_once_and_the_job_says_so(
     position, no second batch prediction job is created with the same requests, and each
     request is answered online once; `evalq status` says so."""
     dataset = shapes(tmp_path / "data", 3)
-    c = client(fresh)
+    c = vertex_client(fresh)
     plain = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
     c.wait(plain, timeout_s=300)
     fresh.post("/batch-realism", {"no_metadata": True})

@@ -21,9 +21,9 @@ import pytest
 from PIL import Image
 
 from tests.conftest import FakeGemini, worker_env
-from tests.integration.test_duplicate_columns import job_keys, one_line_refusal
-from tests.support.cli import run_evalq
+from tests.support.cli import one_line_refusal, run_evalq
 from tests.support.datasets import png, write_rows
+from tests.support.scratch import job_keys
 
 pytestmark = pytest.mark.integration
 

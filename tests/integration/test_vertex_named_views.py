@@ -12,16 +12,16 @@ every (column, text) pair of each row must be on the page as a labelled text.
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
+from tests.conftest import RedisServer
 from tests.support.cli import evalq_ok
 from tests.support.datasets import write_rows
+from tests.support.jobs import submitted_job, wait_finished
 
 pytestmark = pytest.mark.integration
 
@@ -74,42 +74,33 @@ def expected(name: str, record: dict[str, str]) -> set[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def env(redis_server: RedisServer, fake_gemini: FakeGemini, workers: WorkerPool) -> dict[str, str]:
-    return worker_env(redis_server.url, fake_gemini.url)
-
-
-@pytest.fixture(scope="module")
-def jobs(
-    env: dict[str, str], redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+def jobs_run_twice(
+    workers_env: dict[str, str], redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, tuple[str, str]]]:
     """Each dataset run twice through `evalq run`, all submitted before any is waited on."""
-    from evalq.client import Client
-    from worker.settings import Settings
-
     folder = tmp_path_factory.mktemp("vertex-named")
     ids: dict[str, tuple[str, str]] = {}
     for name, (rows, args) in JOBS.items():
-        dataset = write_rows(folder / f"{name}.jsonl", rows)
-        runs = [
-            json.loads(evalq_ok(env, "run", args[0], str(dataset), *args[1:], "--json").stdout)
-            for _ in range(2)
-        ]
-        ids[name] = (runs[0]["job_id"], runs[1]["job_id"])
-    client = Client(Settings(redis_url=redis_server.url, api_key=None))
-    for name, pair in ids.items():
-        for job_id in pair:
-            assert client.wait(job_id, timeout_s=300).status == "finished", name
+        dataset = str(write_rows(folder / f"{name}.jsonl", rows))
+        first, second = (
+            submitted_job(workers_env, "run", args[0], dataset, *args[1:]) for _ in range(2)
+        )
+        ids[name] = (first, second)
+    wait_finished(redis_server.url, ((name, job) for name, pair in ids.items() for job in pair))
     yield ids
 
 
 @pytest.mark.parametrize("name", list(JOBS))
 def test_report_and_compare_show_each_judged_text_under_its_column(
-    name: str, env: dict[str, str], jobs: dict[str, tuple[str, str]], tmp_path: Path
+    name: str,
+    workers_env: dict[str, str],
+    jobs_run_twice: dict[str, tuple[str, str]],
+    tmp_path: Path,
 ) -> None:
-    first, second = jobs[name]
+    first, second = jobs_run_twice[name]
     rows = JOBS[name][0]
     report = tmp_path / "report.html"
-    evalq_ok(env, "report", first, "--html", str(report))
+    evalq_ok(workers_env, "report", first, "--html", str(report))
     shown = labelled_texts(report.read_text(encoding="utf-8"))
     for record in rows:
         want = expected(name, record)
@@ -118,7 +109,7 @@ def test_report_and_compare_show_each_judged_text_under_its_column(
         assert not any(label == "prompt" for label, _ in shown)
 
     page = tmp_path / "compare.html"
-    evalq_ok(env, "compare", first, second, "--html", str(page))
+    evalq_ok(workers_env, "compare", first, second, "--html", str(page))
     compared = labelled_texts(page.read_text(encoding="utf-8"))
     for record in rows:
         want = expected(name, record)

@@ -20,18 +20,14 @@ pytestmark = pytest.mark.integration
 ROWS, QUESTIONS = 6, 8
 
 
-def dataset(folder: Path) -> Path:
-    return uncached_gecko_rows(folder, ROWS, QUESTIONS, "red")
-
-
-def calls(stats: dict[str, Any], command: str) -> int:
+def command_calls(stats: dict[str, Any], command: str) -> int:
     return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
 def test_tasks_reuse_connections_and_subscribe_to_nothing(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    data = dataset(tmp_path / "data")
+    data = uncached_gecko_rows(tmp_path / "data", ROWS, QUESTIONS, "red")
     redis = redis_server.client()
     redis.config_resetstat()
     opened_before = int(redis.info("stats")["total_connections_received"])
@@ -41,7 +37,7 @@ def test_tasks_reuse_connections_and_subscribe_to_nothing(
     assert (status.status, status.rows_done, status.unit_tasks) == ("finished", ROWS, 48)
     tasks = ROWS * (QUESTIONS + 2)  # prepare_row, a run_unit per question, aggregate_row
     commands = redis.info("commandstats")
-    assert calls(commands, "subscribe") == calls(commands, "unsubscribe") == 0
+    assert command_calls(commands, "subscribe") == command_calls(commands, "unsubscribe") == 0
     opened = int(redis.info("stats")["total_connections_received"]) - opened_before
     # Pools fill up to the worker's concurrency at most; one connection per task was the bug.
     assert opened < tasks // 2, f"{opened} connections opened for {tasks} tasks"

@@ -6,38 +6,21 @@ closed port) shows its top row error with its count in `evalq status` and `statu
 from __future__ import annotations
 
 import json
-import re
-import socket
 import subprocess
-import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from devtools.local import EVALQ, ROOT, RedisServer, start_redis, stop, wait_for
+from devtools.local import EVALQ, ROOT, RedisServer, free_port, stop, wait_for
 from evalq.client.cli.exit_codes import NO_JUDGE
-from tests.support.cli import bare_env, run_evalq
-from tests.support.datasets import write_rows
+from tests.support.cli import announced_job, bare_env, run_evalq
+from tests.support.datasets import uncached_fluency_rows
 from tests.support.stack import worker_env
 
 pytestmark = pytest.mark.integration
 
 SECRET = "AIza-test-key-never-printed"
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    server = start_redis(tmp_path / "redis")
-    yield server
-    if server.proc is not None:
-        stop(server.proc)
 
 
 def refused(env: Mapping[str, str]) -> str:
@@ -63,7 +46,7 @@ def test_a_worker_refuses_to_start_for_each_missing_judge_setting(
     )
     assert refused({**env, "GEMINI_API_KEY": " "}) == line  # blank is not a key
 
-    port = closed_port()
+    port = free_port()
     line = refused({**env, "EVALQ_GEMINI_BASE_URL": f"http://127.0.0.1:{port}"})
     assert f"EVALQ_GEMINI_BASE_URL=http://127.0.0.1:{port} does not answer" in line
     assert "Connection refused" in line and "evalq fake-gemini" in line
@@ -137,20 +120,14 @@ def test_status_names_the_top_row_error_with_its_count(
 ) -> None:
     """The issue's first hour: a worker whose judge is not there (started past the check),
     every row failed as judge_error, and now `evalq status` says why."""
-    dead = f"http://127.0.0.1:{closed_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     env = worker_env(private_redis.url, dead, COLUMNS="200")
     worker = start_worker(env, tmp_path / "nojudge.log", "--no-judge-check")
     try:
-        marker = uuid.uuid4().hex[:8]
-        data = write_rows(
-            tmp_path / "d.jsonl",
-            ({"id": f"r{i}", "response": f"{marker} answer {i}"} for i in range(3)),
-        )
+        data = uncached_fluency_rows(tmp_path)
         ran = run_evalq(env, "run", "pointwise", str(data), "--template", "fluency")
         assert ran.returncode == 0, ran.stderr
-        job = re.search(r"job ([0-9a-f]{12}):", ran.stderr)
-        assert job, ran.stderr
-        job_id = job.group(1)
+        job_id = announced_job(ran.stderr)
 
         def as_json() -> dict[str, object]:
             done = run_evalq(env, "status", job_id, "--json")

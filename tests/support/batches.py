@@ -1,10 +1,13 @@
 """What the batch-mode tests share, on either service (the Gemini API's Batch API, Vertex AI's
-batch prediction jobs): fast polls, a dataset, and a row-by-row view of a job's scores."""
+batch prediction jobs): fast polls, a dataset, a row-by-row view of a job's scores, and what
+its tokens would have cost online (a batch pays half)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
 
 # Batches are polled at once and often: the tests wait on conditions, never on the clock.
 FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
@@ -23,3 +26,18 @@ def shapes(folder: Path, rows: int) -> Path:
     from tests.integration.test_reliability import shapes_dataset
 
     return shapes_dataset(folder, rows, own_questions=True)
+
+
+def online_cost_usd(summary: Any, model: str = "gemini-2.5-flash") -> float:
+    """What the job's tokens would cost online at `model`'s price."""
+    price = price_for(model, price_table())
+    assert price is not None
+    return usd(
+        call_cost_nanos(
+            price,
+            summary.prompt_tokens,
+            summary.output_tokens,
+            summary.thought_tokens,
+            summary.cached_tokens,
+        )
+    )

@@ -8,16 +8,22 @@ reads the Prometheus exporter the same way: the `evalq metrics` command, started
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from devtools.local import EVALQ, ROOT, free_port, stop, wait_for
+from evalq.client.cli import exit_codes
 
 # A cap so a hung child fails its test instead of the whole run; not a timing expectation.
 TIMEOUT_S = 180
+# The same cap for a command that waits on whole jobs (`run --wait`, `compare` of fresh runs).
+LONG_TIMEOUT_S = 300
 
 
 def bare_env() -> dict[str, str]:
@@ -61,11 +67,49 @@ def evalq_ok(
     return done
 
 
+def evalq_long_ok(env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """evalq_ok with the cap of a command that waits on whole jobs (LONG_TIMEOUT_S)."""
+    return evalq_ok(env, *args, timeout_s=LONG_TIMEOUT_S)
+
+
+def waited_summary(env: Mapping[str, str], *args: str) -> dict[str, Any]:
+    """The summary `evalq ARGS… --wait --json` prints once its job has ended; the command must
+    succeed."""
+    return dict(json.loads(evalq_ok(env, *args, "--wait", "--json").stdout))
+
+
 def evalq_stdout(env: Mapping[str, str], *args: str) -> str:
     """The stdout of `evalq ARGS…`, which must succeed; a failure shows its stderr."""
     done = run_evalq(env, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def announced_job(said: str) -> str:
+    """The job id `evalq run` (or `rank`) announces on stderr ("job 0123456789ab: ..."); the
+    first, where `said` holds several lines."""
+    found = re.search(r"job ([0-9a-f]{12}):", said)
+    assert found, said
+    return found.group(1)
+
+
+def one_line_refusal(done: subprocess.CompletedProcess[str]) -> str:
+    """The command was refused (exit 2) in one line on stderr, `error: …`, and printed nothing
+    on stdout; that line."""
+    assert done.returncode == exit_codes.ERROR, done.stdout + done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def refusal_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The lines of a refusal (exit 2) of any length, after its `error: `."""
+    assert done.returncode == exit_codes.ERROR, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error: "), done.stderr
+    return [lines[0].removeprefix("error: "), *lines[1:]]
 
 
 def start_evalq(env: Mapping[str, str], *args: str) -> subprocess.Popen[str]:

@@ -1,15 +1,21 @@
-"""Datasets as the tests write them: JSON Lines, one row per line."""
+"""Datasets as the tests write them (JSON Lines, one row per line, or CSV) and read them back
+through the dataset loader, and the images their rows name."""
 
 from __future__ import annotations
 
-import io
+import csv
 import json
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+import pytest
+
+from evalq.core.dataset import load_dataset
+from evalq.core.errors import DatasetError
+from evalq.core.models import RowInput
+from tests.support.images import png_bytes
 
 
 def write_rows(path: Path, rows: Iterable[object]) -> Path:
@@ -19,11 +25,35 @@ def write_rows(path: Path, rows: Iterable[object]) -> Path:
     return path
 
 
+def loaded_rows(folder: Path, metric: str, rows: list[Any], **options: Any) -> list[RowInput]:
+    """`rows` written as `folder`/d.jsonl and read back by the dataset loader for `metric`
+    (`options`: load_dataset's)."""
+    return load_dataset(write_rows(folder / "d.jsonl", rows), metric, **options).rows
+
+
+def loaded_row(folder: Path, metric: str, record: dict[str, Any], **options: Any) -> RowInput:
+    """The one row a dataset of `record` alone loads as (see loaded_rows)."""
+    (row,) = loaded_rows(folder, metric, [record], **options)
+    return row
+
+
+def load_refusal(path: Path, *args: Any) -> str:
+    """Why the dataset loader refuses `path`, as it must (`args`: load_dataset's after it)."""
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path, *args)
+    return str(caught.value)
+
+
+def write_csv(path: Path, rows: Iterable[list[str]]) -> Path:
+    """Write each row as one CSV record (the first is the header). Returns the path."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    return path
+
+
 def png(path: Path, color: str = "red") -> Path:
     """A 64x64 image of one colour, written to `path`."""
-    buf = io.BytesIO()
-    Image.new("RGB", (64, 64), color).save(buf, format="PNG")
-    path.write_bytes(buf.getvalue())
+    path.write_bytes(png_bytes(color=color))
     return path
 
 
@@ -63,9 +93,7 @@ def uncached_gecko_rows(folder: Path, rows: int, questions: int, color: str = "r
     afresh on every call so that no reply an earlier test cached answers them: each question is
     one run_unit task. Returns the dataset's path."""
     folder.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    Image.new("RGB", (32, 32), color).save(buf, format="PNG")
-    (folder / f"{color}.png").write_bytes(buf.getvalue())
+    (folder / f"{color}.png").write_bytes(png_bytes(32, color=color))
     tag = uuid.uuid4().hex[:8]
     return write_rows(
         folder / "data.jsonl",
@@ -81,4 +109,28 @@ def uncached_gecko_rows(folder: Path, rows: int, questions: int, color: str = "r
             }
             for i in range(rows)
         ),
+    )
+
+
+def qa_rows(folder: Path, marker: str, rows: int = 4) -> Path:
+    """Pointwise rows r0, r1, …, each a question and its answer, whose judge calls a script
+    rule finds by `marker`; written as `folder`/d.jsonl."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_rows(
+        folder / "d.jsonl",
+        (
+            {"id": f"r{i}", "prompt": f"{marker} question {i}?", "response": f"answer {i}"}
+            for i in range(rows)
+        ),
+    )
+
+
+def uncached_fluency_rows(folder: Path, rows: int = 3) -> Path:
+    """Pointwise rows r0, r1, … of a response alone (all the fluency template reads), worded
+    afresh on every call so that no reply an earlier test cached answers them; written as
+    `folder`/d.jsonl."""
+    marker = uuid.uuid4().hex[:8]
+    return write_rows(
+        folder / "d.jsonl",
+        ({"id": f"r{i}", "response": f"{marker} answer {i}"} for i in range(rows)),
     )

@@ -34,9 +34,22 @@ class RecordingBrain:
         return self._answer(request)
 
 
-def serve_module(brain: Brain) -> Callable[[], Iterator[str]]:
-    """A module-scoped ``base_url`` fixture: one in-process fake server with this brain for
-    the test module (``base_url = serve_module(MyBrain())``)."""
+class UpperBrain:
+    """Answers each request with its text upper-cased, so a reply shows which request it
+    answers (a batch's replies, in whatever order they come back)."""
+
+    def reply(self, request: FakeRequest) -> str:
+        return request.user_text.upper()
+
+
+def user_request(text: str) -> dict[str, Any]:
+    """A generateContent request body of one user turn, as the wire carries it."""
+    return {"contents": [{"parts": [{"text": text}], "role": "user"}]}
+
+
+def serve_module(brain: Brain | None = None) -> Callable[[], Iterator[str]]:
+    """A module-scoped ``base_url`` fixture: one in-process fake server with this brain (the
+    simulated judge's without one) for the test module (``base_url = serve_module(MyBrain())``)."""
 
     @pytest.fixture(scope="module")
     def base_url() -> Iterator[str]:
@@ -68,6 +81,14 @@ def http(
         return status, json.loads(body)
     except ValueError:
         return status, body.decode()
+
+
+def files_stats(base_url: str) -> dict[str, Any]:
+    """The fake server's Files API counters (/stats/files): the uploads so far and the files it
+    holds."""
+    status, body = http(base_url, "/stats/files")
+    assert status == 200, body
+    return dict(body)
 
 
 def reset_server(base_url: str, *, batches: bool = False) -> genai.Client:

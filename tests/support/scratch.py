@@ -16,7 +16,8 @@ from typing import Any
 
 import redis
 
-from evalq.core.models import JobConfig, MediaRef, RowInput
+from evalq.core.models import MediaRef, RowInput
+from tests.support.job_configs import job_config
 from worker import keys
 from worker.settings import Settings
 from worker.store import Store
@@ -40,6 +41,16 @@ def scratch_db(redis_url: str) -> Iterator[str]:
         yield url
     finally:
         r.flushdb()
+        r.close()
+
+
+def job_keys(url: str) -> list[str]:
+    """Every key a stored job leaves in the database at `url` (its own keys and its place in
+    the jobs index), sorted: a refused job must leave none, a dry run none more."""
+    r = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return sorted(r.scan_iter("evalq:job*"))
+    finally:
         r.close()
 
 
@@ -67,15 +78,7 @@ def plant_job(
     has that id instead, as a producer that checked nothing would store them. Each names an
     image path that does not exist: nothing here reads it."""
     job_id = uuid.uuid4().hex[:12]
-    config = JobConfig(
-        job_id=job_id,
-        metric="gecko-image",
-        judge_model="m",
-        dataset="d",
-        rows_total=rows,
-        created_at=time.time(),
-        mode=mode,
-    )
+    config = job_config(job_id=job_id, rows_total=rows, created_at=time.time(), mode=mode)
     ref = MediaRef(kind="path", value="/x.png")
     inputs = [
         RowInput(

@@ -45,10 +45,12 @@ from celery.canvas import Signature
 from celery.exceptions import Retry
 
 import tasks.rows
-from devtools.local import SECRET_ENV, free_port
+from devtools.local import SECRET_ENV, free_port, wait_for
 from evalq.client import Client  # the client side: moves with it
 from tests.support.datasets import write_rows
+from tests.support.stores import store_of
 from worker.app import PREPARE_ROW, get_app
+from worker.batch.names import POLL_BATCH
 from worker.gemini import forget_judges
 from worker.runtime import runtime
 from worker.scheduling import Scheduler, use_scheduler
@@ -189,7 +191,7 @@ class TaskRunner:
 
     @property
     def store(self) -> Store:
-        return self.client.store
+        return store_of(self.client)
 
     # ---- what the client would publish ----
 
@@ -198,6 +200,17 @@ class TaskRunner:
         calls are queued."""
         path = write_rows(self.folder / f"rows-{next(self._names)}.jsonl", rows)
         return self.client.submit(metric, path, **options).job_id
+
+    def submit_pointwise(self, text: str, rows: int = 1, samples: int = 1, **options: Any) -> str:
+        """A pointwise job (the fluency template) of `rows` rows, r0, r1, …, row i responding
+        "TEXT response i.": one judge call per row and sample, each its own unit, all answered
+        by a script rule matching TEXT. `options` go to Client.submit (mode, use_cache, …)."""
+        return self.submit(
+            "pointwise",
+            [{"id": f"r{i}", "response": f"{text} response {i}."} for i in range(rows)],
+            options={"template": "fluency", "samples": samples},
+            **options,
+        )
 
     def _record_chord(self, header: list[Any], body: Any) -> None:
         index = len(self.chords)
@@ -266,6 +279,23 @@ class TaskRunner:
     def next(self) -> Outcome:
         """Run the oldest queued call."""
         return self.run(self.queue.popleft())
+
+    def next_settled(self) -> Outcome:
+        """Run the oldest queued call; a poll of a batch still running is run again until the
+        batch has ended (the fake server ends it on its own), as its countdown retries would.
+        Any other retry, a task error's among them, is the test's to run."""
+        outcome = self.next()
+
+        def ended() -> bool:
+            nonlocal outcome
+            retry = outcome.retry
+            if outcome.call.task != POLL_BATCH or retry is None or retry.kwargs.get("task_errors"):
+                return True
+            outcome = self.run(retry)
+            return False
+
+        wait_for(ended, 60, "the batch to end")
+        return outcome
 
     def drain(self, limit: int = 1000) -> list[Outcome]:
         """Run queued calls, and the ones they queue, until none is left (retries are not

@@ -26,7 +26,7 @@ class Answer(BaseModel):
     answer: Literal["yes", "no"]
 
 
-def client() -> genai.Client:
+def offline_client() -> genai.Client:
     return genai.Client(api_key="offline", http_options=types.HttpOptions(base_url="http://x"))
 
 
@@ -43,7 +43,7 @@ def request(prompt: str = "Is there a cat?") -> JudgeRequest:
 
 def test_a_file_line_is_the_request_the_sdk_would_send_keyed_by_digest() -> None:
     line = json.loads(
-        file_line(client(), inlined_request("gemini-2.5-flash", request(), 512, "k1"))
+        file_line(offline_client(), inlined_request("gemini-2.5-flash", request(), 512, "k1"))
     )
     assert set(line) == {"key", "request"} and line["key"] == "k1"
     body = line["request"]
@@ -64,7 +64,7 @@ def test_a_file_line_is_the_request_the_sdk_would_send_keyed_by_digest() -> None
 def test_the_collector_writes_every_request_to_a_keyed_file() -> None:
     """Always the JSONL file: its results carry each request's key back, where inlined
     responses may come back reordered and without their metadata."""
-    collector = Collector(lambda inlined: file_line(client(), inlined), 512)
+    collector = Collector(lambda inlined: file_line(offline_client(), inlined), 512)
     try:
         collector.want("1", "m", "d1", request("one"))
         collector.want("2", "m", "d1", request("one"))  # the same call: asked once

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.support.cli import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,14 +58,8 @@ def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
         "EVALQ_ARCHIVE_PASSWORD": "pg-s3cret",
         "FLOWER_BASIC_AUTH": "admin:pw",
     }
-    done = subprocess.run(
-        [binary, "-f", str(ROOT / "docker-compose.yml"), "--profile", "offline", "config"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    compose = [binary, "-f", str(ROOT / "docker-compose.yml")]
+    done = run_command([*compose, "--profile", "offline", "config"], env, timeout_s=60)
     assert done.returncode == 0, done.stderr
     resolved = yaml.safe_load(done.stdout)
     assert "redis://:s3cret@redis:6379/0" in str(resolved["services"]["worker"]["environment"])
@@ -74,16 +69,7 @@ def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
     assert "archive" in resolved["services"]["worker"]["depends_on"]
     redis_cmd = resolved["services"]["redis"]["command"]
     assert redis_cmd[redis_cmd.index("--maxmemory") + 1] == "2gb"  # the default, overridable
-    missing = subprocess.run(
-        [binary, "-f", str(ROOT / "docker-compose.yml"), "config"],
-        capture_output=True,
-        text=True,
-        env={
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("EVALQ_REDIS_PASSWORD", "EVALQ_ARCHIVE_PASSWORD", "FLOWER_BASIC_AUTH")
-        },
-        timeout=60,
-        check=False,
-    )
+    secrets = ("EVALQ_REDIS_PASSWORD", "EVALQ_ARCHIVE_PASSWORD", "FLOWER_BASIC_AUTH")
+    without = {k: v for k, v in os.environ.items() if k not in secrets}
+    missing = run_command([*compose, "config"], without, timeout_s=60)
     assert missing.returncode != 0  # no password, no stack: the file refuses to start without one

@@ -100,29 +100,40 @@ def view_from_body(body: dict[str, Any]) -> BatchView:
     )
 
 
-def _get_json(client: genai.Client, path: str) -> dict[str, Any]:
+def get_json(client: genai.Client, path: str) -> dict[str, Any]:
+    """A GET through the SDK's own HTTP client (Gemini API or Vertex), its body as raw JSON."""
     response = client._api_client.request("get", path, {}, None)
     body = json.loads(response.body) if response.body else {}
     return body if isinstance(body, dict) else {}
 
 
+def listed(
+    client: genai.Client, resource: str, fields: tuple[str, ...], max_items: int
+) -> Iterator[dict[str, Any]]:
+    """A listing's items page by page, until a page ends past max_items or none follows: both
+    batch services page alike, each item under the first of ``fields`` a page holds."""
+    token, seen = "", 0
+    while seen < max_items:
+        query = {"pageSize": 100, **({"pageToken": token} if token else {})}
+        page = get_json(client, f"{resource}?{urlencode(query)}")
+        items: list[Any] = next((page[name] for name in fields if page.get(name)), [])
+        for item in items:
+            if isinstance(item, dict):
+                seen += 1
+                yield item
+        token = str(page.get("nextPageToken") or "")
+        if not token:
+            return
+
+
 def get_batch(client: genai.Client, name: str) -> BatchView:
-    return view_from_body(_get_json(client, name))
+    return view_from_body(get_json(client, name))
 
 
 def list_batches(client: genai.Client, max_items: int) -> Iterator[BatchView]:
     """The account's batches, newest first, as far as max_items."""
-    token, seen = "", 0
-    while seen < max_items:
-        query = {"pageSize": 100, **({"pageToken": token} if token else {})}
-        page = _get_json(client, f"batches?{urlencode(query)}")
-        for operation in page.get("operations") or page.get("batches") or []:
-            if isinstance(operation, dict):
-                seen += 1
-                yield view_from_body(operation)
-        token = str(page.get("nextPageToken") or "")
-        if not token:
-            return
+    for operation in listed(client, "batches", ("operations", "batches"), max_items):
+        yield view_from_body(operation)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import urlencode
 
 from google import genai
 from google.cloud import storage
@@ -29,7 +28,7 @@ from google.genai import models as genai_models
 
 from worker.batch import gcs
 from worker.batch.gcs import GcsPath, StorageSetupError
-from worker.batch.reading import BatchView, ResultEntry, TooLarge
+from worker.batch.reading import BatchView, ResultEntry, TooLarge, get_json, listed
 from worker.batch.wire import HTTP_NAMES, error_result
 
 KEY_LABELS = ("evalq_key_a", "evalq_key_b")
@@ -184,27 +183,13 @@ class VertexBackend:
         state = state.removeprefix("JOB_STATE_")
         return str(made.name), _STATES.get(state, state)
 
-    def _get_json(self, path: str) -> dict[str, Any]:
-        response = self.client._api_client.request("get", path, {}, None)
-        body = json.loads(response.body) if response.body else {}
-        return body if isinstance(body, dict) else {}
-
     def get(self, name: str) -> BatchView:
         job_id = name.rsplit("/", 1)[-1]
-        return view_from_job(self._get_json(f"batchPredictionJobs/{job_id}"))
+        return view_from_job(get_json(self.client, f"batchPredictionJobs/{job_id}"))
 
     def list(self, max_items: int) -> Iterator[BatchView]:
-        token, seen = "", 0
-        while seen < max_items:
-            query = {"pageSize": 100, **({"pageToken": token} if token else {})}
-            page = self._get_json(f"batchPredictionJobs?{urlencode(query)}")
-            for job in page.get("batchPredictionJobs") or []:
-                if isinstance(job, dict):
-                    seen += 1
-                    yield view_from_job(job)
-            token = str(page.get("nextPageToken") or "")
-            if not token:
-                return
+        for job in listed(self.client, "batchPredictionJobs", ("batchPredictionJobs",), max_items):
+            yield view_from_job(job)
 
     def results(self, view: BatchView, max_bytes: int) -> Iterator[ResultEntry]:
         """Every predictions*.jsonl file of the job's output folder, streamed line by line;

@@ -1,9 +1,11 @@
 """Redis store: every key evalq writes, split by what it keeps, and the atomic steps (Lua, in
 worker/store/lua/, one script a file) that keep counts exact.
 
-Every key's name, and the table of what each holds, is in worker.keys; no other module talks
-to Redis, so the Store's methods are the whole of what evalq does with it. The Store is one
-object composed of its parts, each a module owning its keys and scripts:
+Every key's name is in worker.keys (what each holds: worker.key_table); no other module talks
+to Redis, so the Store's methods are the whole of what evalq does with it. The client side
+never sees the Store: it reads jobs through worker.job_reads and steers them through
+worker.job_control. The Store is one object composed of its parts, each a module owning its
+keys and scripts:
 
 - jobs: create, config, list, status and the transition state machine (TRANSITIONS), pause,
   the active set, refusals counted toward a pause, task errors;
@@ -25,7 +27,7 @@ No secret is ever written: JobConfig has no credential fields.
 from __future__ import annotations
 
 from worker.store.archiving import ArchiveState, ArchivingStore
-from worker.store.base import REDIS_DOWN, Memo, row_key
+from worker.store.base import REDIS_DOWN, REDIS_ERROR, Memo, row_key
 from worker.store.batches import BatchesStore
 from worker.store.counters import COUNTERS, CountersStore, read_counters, usage_field
 from worker.store.jobs import TRANSITIONS, Finish, JobsStore, Transition, clip_error
@@ -40,6 +42,7 @@ __all__ = [
     "COUNTERS",
     "PRIORITIES",
     "REDIS_DOWN",
+    "REDIS_ERROR",
     "TRANSITIONS",
     "ArchiveState",
     "Finish",

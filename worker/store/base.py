@@ -36,6 +36,9 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
     redis.exceptions.ClusterDownError,
 )
 
+# Any error of the Redis client, for a command that says Redis failed it in one line (exit 3).
+REDIS_ERROR: type[Exception] = redis.exceptions.RedisError
+
 K = TypeVar("K")
 V = TypeVar("V")
 

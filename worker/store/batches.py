@@ -75,6 +75,12 @@ class BatchesStore(StoreBase):
     def batch_meta(self, job_id: str) -> dict[str, str]:
         return cast(dict[str, str], self.r.hgetall(keys.batch_meta(job_id)))
 
+    def max_batches(self, job_id: str) -> int | None:
+        """The most batches the job may send (EVALQ_BATCH_MAX_BATCHES as its workers apply
+        it, recorded by each sweep); None before the first sweep."""
+        value = self.r.hget(keys.batch_meta(job_id), "max_batches")
+        return int(cast(str, value)) if value else None
+
     def set_batch_meta(self, job_id: str, **fields: str | int | float) -> None:
         key = keys.batch_meta(job_id)
         pipe = self.r.pipeline()

@@ -10,7 +10,7 @@ and max_in_flight fields."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -18,6 +18,16 @@ from worker import keys
 from worker.store.base import StoreBase
 
 PRIORITIES = ("high", "normal", "low")
+# The keys take_turns.lua names for each job it finds, in the order it reads them.
+JOB_KEYS = (keys.job, keys.turns, keys.waiting, keys.activity)
+_ID = "\x00"  # no job id holds it
+
+
+def around_job(key: Callable[[str], str]) -> tuple[str, str]:
+    """The text before and after a job's id in the job's key `key`: how a Lua script is given
+    the keys of jobs it finds itself (take_turns.lua), spelled by worker.keys all the same."""
+    before, _, after = key(_ID).partition(_ID)
+    return before, after
 
 
 @dataclass(frozen=True)
@@ -45,9 +55,10 @@ class TurnState:
 class TurnsStore(StoreBase):
     def take_turns(self, *, window: int, least: int, most: int = 1000) -> Granted:
         """Hand free turns out (take_turns.lua); `window` 0 adds up the live workers' shares."""
+        around = [part for key in JOB_KEYS for part in around_job(key)]
         found = self._script("take_turns")(
             keys=[keys.TURNS, keys.WORKERS, keys.WORKER_SHARES],
-            args=[window, least, time.time(), keys.JOB_PREFIX, self.ttl_s, most],
+            args=[window, least, time.time(), self.ttl_s, most, *around],
         )
         flat = [str(v) for v in found[3:]]
         pairs = list(zip(flat[0::2], flat[1::2], strict=True))

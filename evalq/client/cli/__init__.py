@@ -143,16 +143,15 @@ def _failed(exc: Exception) -> int:
     """Say what went wrong in one line (a traceback only for evalq's own bugs) and return the
     exit code. Imported only when something failed: `evalq --help` loads no models, no Redis
     client."""
-    import redis
-
     from evalq.core.errors import EvalqError, RedisUnavailable
+    from worker.job_reads import REDIS_ERROR
 
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it
         # copies as one piece, and a refusal's "one line" is one line.
         err_console().print(f"[red]error:[/] {shown(exc, multiline=True)}", soft_wrap=True)
         return exit_codes.REDIS_DOWN if isinstance(exc, RedisUnavailable) else exit_codes.ERROR
-    if isinstance(exc, redis.RedisError):
+    if isinstance(exc, REDIS_ERROR):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
         where = url.rsplit("@", 1)[-1]  # never print a password
         err_console().print(f"[red]error:[/] Redis ({shown(where)}) did not answer: {shown(exc)}")

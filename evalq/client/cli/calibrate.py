@@ -24,7 +24,7 @@ from evalq.client.cli.common import (
     redis_option,
     visible,
 )
-from evalq.core.registry import REGISTRY
+from evalq.core.registry import metric_names
 
 # evaluate keywords a setup does not set for itself: calibrate sets them, or they are the
 # whole run's.
@@ -156,7 +156,7 @@ def _jobs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) 
 )
 @click.option(
     "--metric",
-    type=click.Choice(sorted(REGISTRY)),
+    type=click.Choice(metric_names()),
     default="pointwise",
     show_default=True,
     help="The metric every setup runs.",
@@ -187,7 +187,7 @@ def calibrate(
     accuracy, cost per row, paired differences (Holm across pairs), and the best per unit of
     cost. Run setups on DATASET (--setup) or read jobs already run (--job)."""
     from evalq.client.calibrate import calibrate as run_calibration
-    from evalq.client.calibration import calibration_dict
+    from evalq.core.calibration import calibration_dict
 
     if bool(setups) == bool(jobs):
         raise click.UsageError("give --setup (with DATASET) or --job, not both")

@@ -54,9 +54,9 @@ def resume(
 
     client = make_client(redis_url)
     job_id = job_of(client, job)
-    if not client.store.job_exists(job_id):  # found in the archive only: its rows are gone
+    if not client.job_reads.exists(job_id):  # found in the archive only: its rows are gone
         raise _archived_only(client, job_id)
-    outcome = resume_outcome(client.store, client.settings, client.app, job_id, max_cost_usd)
+    outcome = resume_outcome(client.job_control, client.app, job_id, max_cost_usd)
     if outcome.finished:
         raise NothingToResume(
             f"{outcome.describe()}; `evalq status {job_id}` shows it; "

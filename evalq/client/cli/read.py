@@ -58,7 +58,7 @@ def status(
     address = reader.redis_address()
     live = job_id is None or reader.is_live(job_id)
     if live:
-        used, limit = reader.store.memory()  # one INFO memory for the warning and the figures
+        used, limit = reader.job_reads.memory()  # one INFO memory for the warning and the figures
         if (warning := memory_warning(address, used, limit)) is not None:
             err_console().print(f"[yellow]warning:[/] {shown(warning)}", highlight=False)
     if job_id is None:
@@ -73,7 +73,7 @@ def status(
     if live:
         from evalq.client.workers_alive import status_note
 
-        nobody = status_note(reader.store, reader.settings, job_id, summary.status)
+        nobody = status_note(reader.job_reads, reader.settings, job_id, summary.status)
         if nobody is not None:  # a running job, and no worker alive to run it
             click.echo(visible(nobody), err=True)
     records = reader.batches(job_id) if summary.mode == "batch" else []

@@ -62,7 +62,7 @@ def rubrics(
     reader = make_reader(redis_url)
     report = write_rubrics(
         reader.settings,
-        reader.store,
+        reader.job_control,
         dataset,
         out,
         metric=metric,

@@ -27,7 +27,7 @@ from evalq.client.cli.metric_flags import (
     shared_flags,
     thinking_flags,
 )
-from evalq.core.registry import REGISTRY
+from evalq.core.registry import metric_names
 
 dataset_argument = click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -37,7 +37,7 @@ def candidate_names(value: str) -> list[str]:
 
 
 @click.command(cls=MetricCommand)
-@click.argument("metric", type=click.Choice(sorted(REGISTRY)))
+@click.argument("metric", type=click.Choice(metric_names()))
 @dataset_argument
 @click.option(
     "--candidates",
@@ -51,8 +51,12 @@ def run(metric: str, dataset: Path, candidates: str | None, **flags: Any) -> Non
     """Evaluate DATASET (JSONL or CSV) with METRIC."""
     options: dict[str, Any] = {}
     if candidates is not None:
-        if metric == "rank":
-            raise click.BadParameter("use `evalq rank --candidates`", param_hint="--candidates")
+        from evalq.core.metric import get_metric
+
+        if get_metric(metric).own_candidates:
+            raise click.BadParameter(
+                f"use `evalq {metric} --candidates`", param_hint="--candidates"
+            )
         options["candidates"] = candidate_names(candidates)
     submit_and_report(metric, dataset, options, **flags)
 
@@ -157,7 +161,9 @@ def submit_and_report(
     if wait:
         ready_to_wait()
     judges = ", ".join(judge_models) or client.settings.judge_model
-    named = options.get("candidates") if metric != "rank" else None
+    from evalq.core.metric import get_metric
+
+    named = None if get_metric(metric).own_candidates else options.get("candidates")
     rows = (
         f"{loaded.total} rows" if not named else f"{loaded.total} cells ({len(named)} candidates)"
     )

@@ -20,8 +20,9 @@ from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
 from evalq.core.judge import Judge, JudgeReply
 from evalq.core.kv import ClaimingKeyValue
+from evalq.core.label_reading import HumanLabels
 from evalq.core.media import MediaPlace
-from evalq.core.metric import Judged, Options, Record, RowContext
+from evalq.core.metric import Judged, Metric, Options, Record, RowContext
 from evalq.core.models import (
     Question,
     RowInput,
@@ -31,6 +32,8 @@ from evalq.core.models import (
 )
 from evalq.core.row_columns import read_columns
 from evalq.core.row_questions import parse_questions
+from evalq.core.row_value import QUESTION_SHARE
+from evalq.core.row_view import JudgedInput, ViewParts, questions_view
 from evalq.core.shared_work import written_once
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko.dry import dry_questions, dry_validations
@@ -62,6 +65,7 @@ from evalq.metrics.gecko.rubric import (
     rubric_cache_id,
 )
 from evalq.metrics.gecko.scoring import score_row, verdicts_by_judge
+from evalq.metrics.gecko.soft_models import refusal_message as soft_refusal
 from evalq.metrics.gecko.validation import (
     IMAGE_VALIDATOR,
     ValidatorSpec,
@@ -124,11 +128,24 @@ class GeckoMetric:
     plan_model = GeckoPlan
     judged_units = "questions"  # each unit answers a rubric question (or a row's, batched)
     judge_roles = ("rubric", "validator")
+    own_candidates = False
+    shows_media = True  # a report shows the image or video
+    compared_on = QUESTION_SHARE  # paired question by question on the questions both asked
+    human_labels = HumanLabels()  # --human: a number or yes/no per row; questions[].human too
 
     def __init__(self) -> None:
         # Every Gecko dataset is a prompt and its media, with an optional id and own questions.
         self.required_columns = ("prompt", self.media_field)
         self.known_columns = frozenset({"id", "prompt", self.media_field, "questions"})
+        self.candidate_field: str | None = self.media_field  # --candidates: a column each
+
+    def view(self, result: RowResult, named: list[JudgedInput], row: RowInput | None) -> ViewParts:
+        return questions_view(result, named)
+
+    def refusal(self, options: Options, judges: list[str], vertexai: bool) -> str | None:
+        """--soft reads the validators' log probabilities, which some models refuse on every
+        call (evalq.metrics.gecko.soft_models)."""
+        return soft_refusal(judges, vertexai) if options.get("soft") else None
 
     def row_questions(self, value: Any, row_id: str) -> list[Question] | None:
         """The row's own questions (the dataset's `questions` field), validated."""
@@ -323,4 +340,4 @@ class GeckoImage(GeckoMetric):
     validator_spec = IMAGE_VALIDATOR
 
 
-GECKO_IMAGE = GeckoImage()
+GECKO_IMAGE: Metric[GeckoPlan, GeckoUnit] = GeckoImage()

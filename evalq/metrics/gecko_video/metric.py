@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalq.core.judge import JudgeRequest, MediaPart
+from evalq.core.metric import Metric
 from evalq.core.models import Question
 from evalq.core.parsing_choice import label_choices
 from evalq.core.row_questions import parse_questions
 from evalq.metrics.gecko.metric import GeckoMetric
+from evalq.metrics.gecko.plan import GeckoPlan, GeckoUnit
 from evalq.metrics.gecko.rubric import RubricSpec
 from evalq.metrics.gecko.validation import ValidatorSpec, validator_request
 from evalq.metrics.gecko_video.parsing import (
@@ -90,4 +92,4 @@ class GeckoVideo(GeckoMetric):
         )
 
 
-GECKO_VIDEO = GeckoVideo()
+GECKO_VIDEO: Metric[GeckoPlan, GeckoUnit] = GeckoVideo()

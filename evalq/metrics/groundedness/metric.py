@@ -31,8 +31,9 @@ from evalq.core.dataset import has_value, require_text
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError, MissingField, UnparseableReply
 from evalq.core.judge import JudgeReply, JudgeRequest
+from evalq.core.label_reading import HumanLabels
 from evalq.core.media import MediaPlace
-from evalq.core.metric import Judged, Options, Record, RowContext
+from evalq.core.metric import Judged, Metric, Options, Record, RowContext
 from evalq.core.models import (
     QuestionResult,
     RowInput,
@@ -40,6 +41,8 @@ from evalq.core.models import (
     Verdict,
 )
 from evalq.core.row_columns import read_columns
+from evalq.core.row_value import RowValue
+from evalq.core.row_view import JudgedInput, ViewParts
 from evalq.metrics.groundedness.judging import judge_response
 from evalq.metrics.groundedness.parsing import (
     GroundingReply,
@@ -61,6 +64,7 @@ from evalq.metrics.groundedness.scoring import (
 )
 from evalq.metrics.groundedness.sentences import split_sentences
 from evalq.metrics.groundedness.summary import summarize_rows
+from evalq.metrics.groundedness.view import groundedness_view
 
 __all__ = [
     "GROUNDEDNESS",
@@ -108,6 +112,17 @@ class Groundedness:
     plan_model = GroundednessPlan
     judged_units = "sentence labellings"  # each unit: one judge labels the response's sentences
     judge_roles = ("judge",)
+    candidate_field = None  # the model under test writes the response (--candidate-model)
+    own_candidates = False
+    shows_media = False
+    compared_on = RowValue("grounded_share", "grounded share")  # of the row's judges
+    human_labels = HumanLabels(sentences=True)  # and the human_labels column's sentence labels
+
+    def view(self, result: RowResult, named: list[JudgedInput], row: RowInput | None) -> ViewParts:
+        return groundedness_view(result, named)
+
+    def refusal(self, options: Options, judges: list[str], vertexai: bool) -> str | None:
+        return None  # every judge model labels sentences
 
     def parse_row(
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
@@ -295,4 +310,4 @@ class Groundedness:
         return summarize_rows(rows)
 
 
-GROUNDEDNESS = Groundedness()
+GROUNDEDNESS: Metric[GroundednessPlan, JudgeUnit] = Groundedness()

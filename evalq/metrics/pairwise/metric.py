@@ -25,8 +25,11 @@ from statistics import fmean
 from typing import Any
 
 from evalq.core.dry_run import DryEnv
-from evalq.core.metric import Judged, Options, Record, RowContext
+from evalq.core.label_reading import HumanLabels
+from evalq.core.metric import Judged, Metric, Options, Record, RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.row_value import RowValue
+from evalq.core.row_view import JudgedInput, ViewParts
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
     ComparisonUnit,
@@ -45,6 +48,7 @@ from evalq.metrics.pairwise.sides import (
     row_pair,
     sides_of,
 )
+from evalq.metrics.pairwise.view import pairwise_view
 from evalq.metrics.ratings.judging import (
     RatingPlan,
     dry_template,
@@ -75,6 +79,11 @@ class Pairwise(RatingMetric):
     template_kind = "pairwise"
     judged_units = "comparisons"  # each unit: the pair compared once, in one order
     judge_roles = ("judge",)
+    compared_on = RowValue("win_share_a", "win share of response A")  # a tie counts a half
+    human_labels = HumanLabels(row="preference")  # --human: A, B, tie or the preferred column
+
+    def view(self, result: RowResult, named: list[JudgedInput], row: RowInput | None) -> ViewParts:
+        return pairwise_view(result, named, row)
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         """Both responses, A then B: ours (response_a, response_b) or Vertex's (response,
@@ -197,4 +206,4 @@ def win_rates(winners: Sequence[str]) -> dict[str, Any]:
     }
 
 
-PAIRWISE = Pairwise()
+PAIRWISE: Metric[PairwisePlan, ComparisonUnit] = Pairwise()

@@ -19,8 +19,11 @@ from typing import Any, Literal
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
-from evalq.core.metric import Judged, RowContext, Unit
+from evalq.core.label_reading import HumanLabels
+from evalq.core.metric import Judged, Metric, RowContext, Unit
 from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.row_value import RowValue
+from evalq.core.row_view import JudgedInput, ViewParts
 from evalq.core.scoring import mean_ci95
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.judging import (
@@ -44,6 +47,7 @@ from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, parse_rating
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
+from evalq.metrics.ratings.views import pointwise_view
 from evalq.stats.agreement import rating_agreement
 
 
@@ -82,6 +86,16 @@ class Pointwise(RatingMetric):
     template_kind = "pointwise"
     judged_units = "ratings"  # each unit: one judge's 1-5 rating, one sample
     judge_roles = ("judge",)
+    candidate_field = "response"  # --candidates: each model's response in a column
+    # Compared on the mean rating, so differences read in rating points (a row score of 0.75
+    # is a rating of 4, and 0.25 a whole point).
+    compared_on = RowValue(
+        "mean_rating", "mean rating", float(RATING_MIN), float(RATING_MAX), detail="mean_rating"
+    )
+    human_labels = HumanLabels(row="rating")  # --human: a 1-5 rating, ordinal
+
+    def view(self, result: RowResult, named: list[JudgedInput], row: RowInput | None) -> ViewParts:
+        return pointwise_view(result, named)
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         response = row.data.get("response")
@@ -214,4 +228,4 @@ class Pointwise(RatingMetric):
         return out
 
 
-POINTWISE = Pointwise()
+POINTWISE: Metric[PointwisePlan, RatingUnit] = Pointwise()

@@ -22,8 +22,10 @@ from typing import Any
 from evalq.core.dry_run import DryEnv, placeholder_response
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.metric import Judged, Options, Record, RowContext
+from evalq.core.metric import Judged, Metric, Options, Record, RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.row_value import RowValue
+from evalq.core.row_view import JudgedInput, ViewParts
 from evalq.metrics.pairwise.comparisons import (
     OUTCOME_SCORE,
     comparison_questions,
@@ -56,6 +58,7 @@ from evalq.metrics.ratings.judging import (
 )
 from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.templates import placeholders_of, resolve_template
+from evalq.metrics.ratings.views import rank_view
 from evalq.stats import bradley_terry
 from evalq.stats.agreement import label_agreement
 
@@ -72,6 +75,22 @@ class Rank(RatingMetric):
     template_kind = "pairwise"
     judged_units = "comparisons"  # each unit: one pair of candidates compared in one order
     judge_roles = ("judge",)
+    own_candidates = True  # --candidates: the columns compared inside each row
+    # The row score is the judge's consistency, not a candidate's quality: a rank job ranks
+    # its candidates inside the job (the summary's Bradley-Terry strengths over all rows),
+    # which has no per-row value to pair. The note says so.
+    compared_on = RowValue(
+        "judge_consistency",
+        "judge consistency",
+        note=(
+            "rank rows are compared on the share of candidate pairs whose verdict survived the "
+            "order swap (the judge's consistency), not on a candidate's quality; the ranking of "
+            "candidates is in each job's metric summary"
+        ),
+    )
+
+    def view(self, result: RowResult, named: list[JudgedInput], row: RowInput | None) -> ViewParts:
+        return rank_view(result, named)
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         """Each candidate's response, in the order the candidates were named: the dataset's
@@ -313,4 +332,4 @@ def _by_judge(candidates: list[str], rows: list[RowResult], judges: list[str]) -
     return {"ranking_by_judge": orders, "agreement": label_agreement(labels)}
 
 
-RANK = Rank()
+RANK: Metric[RankPlan, RankUnit] = Rank()

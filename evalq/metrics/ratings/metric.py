@@ -5,6 +5,7 @@ where they read more than the template, which columns a row may and must have.""
 
 from __future__ import annotations
 
+from evalq.core.label_reading import HumanLabels
 from evalq.core.media import MediaPlace
 from evalq.core.metric import Judged, Options, Record
 from evalq.core.models import RowInput, RowResult
@@ -18,6 +19,13 @@ class RatingMetric:
     its judge was shown of a row."""
 
     template_kind: TemplateKind
+    candidate_field: str | None = None  # no --candidates cells, unless a metric says
+    own_candidates = False
+    shows_media = False  # a document or image is named beside the texts, not shown
+    human_labels = HumanLabels()
+
+    def refusal(self, options: Options, judges: list[str], vertexai: bool) -> str | None:
+        return None  # every judge model rates
 
     def judged_responses(self, row: RowInput, result: RowResult) -> Judged:
         """The response(s) the judge rated or compared, by column (each metric's own)."""

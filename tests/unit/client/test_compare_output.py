@@ -15,7 +15,7 @@ from evalq.comparisons.leaderboard import leaderboard
 from evalq.core.models import QuestionResult, RowResult
 
 
-def result(row_id: str, prompt: str, colour: int) -> RowResult:
+def coloured_row(row_id: str, prompt: str, colour: int) -> RowResult:
     questions = [
         QuestionResult(
             question="shape?", tag="object", expected="yes", answer="yes", result=1, status="ok"
@@ -41,17 +41,21 @@ def result(row_id: str, prompt: str, colour: int) -> RowResult:
     )
 
 
-def sides() -> list[Side]:
+def hostile_sides() -> list[Side]:
     hostile = "<script>alert(1)</script> a red circle"
-    good = Side("good", [result(str(i), f"{hostile} {i}", 1) for i in range(8)], simulated=True)
+    good = Side(
+        "good", [coloured_row(str(i), f"{hostile} {i}", 1) for i in range(8)], simulated=True
+    )
     bad = Side(
-        "bad", [result(str(i), f"{hostile} {i}", i % 4 == 0) for i in range(8)], simulated=True
+        "bad",
+        [coloured_row(str(i), f"{hostile} {i}", i % 4 == 0) for i in range(8)],
+        simulated=True,
     )
     return [good, bad]
 
 
 def test_terminal_table_names_the_figures_and_the_seed() -> None:
-    comparison = compare_sides(sides())
+    comparison = compare_sides(hostile_sides())
     console = Console(record=True, width=200)
     print_comparison(console, comparison)
     text = console.export_text()
@@ -63,7 +67,7 @@ def test_terminal_table_names_the_figures_and_the_seed() -> None:
 
 
 def test_leaderboard_csv_and_table() -> None:
-    comparison = compare_sides(sides())
+    comparison = compare_sides(hostile_sides())
     standings = leaderboard(comparison)
     records = list(csv.DictReader(io.StringIO(leaderboard_csv(standings))))
     assert [r["candidate"] for r in records] == ["good", "bad"]
@@ -74,7 +78,7 @@ def test_leaderboard_csv_and_table() -> None:
 
 
 def test_html_escapes_what_the_data_holds() -> None:
-    html = render_comparison(compare_sides(sides()))
+    html = render_comparison(compare_sides(hostile_sides()))
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;" in html
     assert 'aria-label="per-tag comparison"' in html
@@ -98,7 +102,7 @@ def test_html_shows_each_groups_paired_difference_with_holm() -> None:
         ]
         return Side(side.label, rows, simulated=True)
 
-    comparison = compare_sides([grouped(s) for s in sides()], group_by=["category"])
+    comparison = compare_sides([grouped(s) for s in hostile_sides()], group_by=["category"])
     html = render_comparison(comparison)
     assert "<h3>Per group</h3>" in html
     groups = comparison.pairs[0].groups
@@ -106,4 +110,4 @@ def test_html_shows_each_groups_paired_difference_with_holm() -> None:
     for g in groups:
         assert f"<td>{g.column}={g.value}</td><td>{g.stats.n}</td>" in html
     assert "p Holm (groups)" in html
-    assert "<h3>Per group</h3>" not in render_comparison(compare_sides(sides()))
+    assert "<h3>Per group</h3>" not in render_comparison(compare_sides(hostile_sides()))

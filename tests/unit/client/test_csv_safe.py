@@ -48,7 +48,9 @@ def test_only_texts_a_spreadsheet_reads_as_formulas_are_quoted(
     assert safe_cell(given) == written
 
 
-def result(row_id: str, prompt: str, score: float | None, error: str | None = None) -> RowResult:
+def exported_row(
+    row_id: str, prompt: str, score: float | None, error: str | None = None
+) -> RowResult:
     return RowResult(
         id=row_id,
         line=1,
@@ -62,9 +64,9 @@ def result(row_id: str, prompt: str, score: float | None, error: str | None = No
 
 def test_results_csv_quotes_formula_texts_and_keeps_negative_scores_numbers() -> None:
     rows = [
-        result("=1+1", "@SUM(A1)", -0.5),
-        result("-x", "+plain", None, error="-cmd failed"),
-        result("ok", "a red circle", 0.25),
+        exported_row("=1+1", "@SUM(A1)", -0.5),
+        exported_row("-x", "+plain", None, error="-cmd failed"),
+        exported_row("ok", "a red circle", 0.25),
     ]
     records = list(csv.DictReader(io.StringIO(results_csv(rows))))
     assert [r["id"] for r in records] == ["'=1+1", "'-x", "ok"]
@@ -75,8 +77,8 @@ def test_results_csv_quotes_formula_texts_and_keeps_negative_scores_numbers() ->
 
 
 def test_leaderboard_csv_quotes_labels_that_would_be_formulas() -> None:
-    rows = [result(str(i), "p", 0.5 + 0.5 * (i % 2)) for i in range(4)]
-    worse = [result(str(i), "p", 0.5) for i in range(4)]
+    rows = [exported_row(str(i), "p", 0.5 + 0.5 * (i % 2)) for i in range(4)]
+    worse = [exported_row(str(i), "p", 0.5) for i in range(4)]
     standings = leaderboard(compare_sides([Side("=HYPERLINK(1)", rows), Side("@evil", worse)]))
     records = list(csv.DictReader(io.StringIO(leaderboard_csv(standings))))
     assert sorted(r["candidate"] for r in records) == ["'=HYPERLINK(1)", "'@evil"]

@@ -23,7 +23,7 @@ from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
 from tests.support.summaries import job_summary
 
 
-def summary(**overrides: Any) -> JobSummary:
+def day_two_summary(**overrides: Any) -> JobSummary:
     base = {"job_id": "3f2a9c1b7d0e", "mean_score": 0.75, "prompt_tokens": 1, "output_tokens": 1}
     return job_summary(40, **(base | overrides))
 
@@ -59,7 +59,7 @@ def test_run_refuses_a_bad_name_naming_the_flag(tmp_path: Any) -> None:
 def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
     long_name = "baseline against the tuned summaries second try with the longer template"
     jobs = [
-        summary(
+        day_two_summary(
             name=long_name,
             dataset="/home/me/data/customer_support_conversations_2026_q3.csv",
             created_at=1_764_000_000.0,
@@ -70,8 +70,8 @@ def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
             mean_score=0.123456,
             simulated=True,
         ),
-        summary(job_id="aaaaaaaaaaaa", name="x" * 100, dataset="/d/" + "y" * 90 + ".jsonl"),
-        summary(job_id="bbbbbbbbbbbb", created_at=None, mean_score=None),
+        day_two_summary(job_id="aaaaaaaaaaaa", name="x" * 100, dataset="/d/" + "y" * 90 + ".jsonl"),
+        day_two_summary(job_id="bbbbbbbbbbbb", created_at=None, mean_score=None),
     ]
     console = Console(width=80, record=True, color_system=None)
     console.print(jobs_table(jobs))
@@ -97,9 +97,11 @@ def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
 
 
 def test_fail_under_holds_the_job_mean() -> None:
-    assert under(summary(mean_score=0.75), 0.7) == []
-    assert under(summary(mean_score=0.75), 0.8) == ["job mean: mean 0.750 is under 0.8"]
-    assert under(summary(mean_score=None), 0.0) == ["job mean: no scored rows (fail-under 0)"]
+    assert under(day_two_summary(mean_score=0.75), 0.7) == []
+    assert under(day_two_summary(mean_score=0.75), 0.8) == ["job mean: mean 0.750 is under 0.8"]
+    assert under(day_two_summary(mean_score=None), 0.0) == [
+        "job mean: no scored rows (fail-under 0)"
+    ]
 
 
 def test_fail_under_holds_each_candidate_and_each_group() -> None:
@@ -119,7 +121,7 @@ def test_fail_under_holds_each_candidate_and_each_group() -> None:
             ci95=None,
         )
 
-    pooled = summary(
+    pooled = day_two_summary(
         mean_score=0.9,  # pooled over both: high, but one candidate is under
         candidates={"tuned": cand(0.95), "base": cand(0.5)},
         groups=[group("billing", 0.9, "tuned"), group("refunds", None, "base")],
@@ -128,7 +130,7 @@ def test_fail_under_holds_each_candidate_and_each_group() -> None:
         "candidate base: mean 0.500 is under 0.6",
         "group category=refunds (candidate base): no scored rows (fail-under 0.6)",
     ]
-    grouped = summary(mean_score=0.8, groups=[group("billing", 0.9), group("refunds", 0.4)])
+    grouped = day_two_summary(mean_score=0.8, groups=[group("billing", 0.9), group("refunds", 0.4)])
     assert under(grouped, 0.5) == ["group category=refunds: mean 0.400 is under 0.5"]
 
 

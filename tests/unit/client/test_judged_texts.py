@@ -17,38 +17,21 @@ from evalq.client.api import results_frame
 from evalq.client.judged_texts import judged_columns, judged_texts, media_name
 from evalq.client.render import results_jsonl
 from evalq.client.results_csv import results_csv
-from evalq.core.dataset import load_dataset
 from evalq.core.metric import get_metric
-from evalq.core.models import JobConfig, MediaRef, RowInput, RowResult
-from evalq.core.registry import REGISTRY
+from evalq.core.models import MediaRef, RowInput, RowResult
+from evalq.core.registry import metric_names
+from tests.support.datasets import loaded_rows
+from tests.support.job_configs import job_config
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
 
-def config(metric: str, **fields: Any) -> JobConfig:
-    return JobConfig(
-        job_id="abcdefabcdef",
-        metric=metric,
-        judge_model="m",
-        dataset="d",
-        rows_total=1,
-        created_at=0.0,
-        **fields,
-    )
-
-
-def result(row: RowInput, **fields: Any) -> RowResult:
+def scored_result(row: RowInput, **fields: Any) -> RowResult:
     return RowResult.of(row, status="scored", score=1.0, candidate=row.candidate, **fields)
 
 
-def loaded(tmp_path: Path, metric: str, rows: list[dict[str, Any]], **kw: Any) -> list[RowInput]:
-    path = tmp_path / "d.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return load_dataset(path, metric, **kw).rows
-
-
 def test_every_metric_says_what_it_judges_and_in_what_words() -> None:
-    words = {name: get_metric(name).judged_units for name in REGISTRY}
+    words = {name: get_metric(name).judged_units for name in metric_names()}
     assert words == {
         "gecko-image": "questions",
         "gecko-video": "questions",
@@ -72,22 +55,22 @@ def test_a_mapped_field_and_an_alias_are_named_as_the_dataset_names_them(
 ) -> None:
     """--map reads `reply` as the response; a built-in rubric reads `instruction` as its
     prompt: the export names both as the dataset does."""
-    rows = loaded(
+    rows = loaded_rows(
         tmp_path,
         "pointwise",
         [{"id": "a", "instruction": "Summarise.", "context": "Text.", "reply": "Short."}],
         options={"template": "summarization_quality"},
         column_map={"response": "reply"},
     )
-    cfg = config("pointwise", column_map={"response": "reply"})
-    (texts,) = judged_texts(cfg, [result(rows[0])], rows)
+    cfg = job_config("pointwise", column_map={"response": "reply"})
+    (texts,) = judged_texts(cfg, [scored_result(rows[0])], rows)
     assert texts == {"instruction": "Summarise.", "context": "Text.", "reply": "Short."}
 
 
 def test_vertex_prompt_read_as_groundedness_query_is_the_prompt_column_once(
     tmp_path: Path,
 ) -> None:
-    rows = loaded(
+    rows = loaded_rows(
         tmp_path,
         "groundedness",
         [
@@ -95,7 +78,7 @@ def test_vertex_prompt_read_as_groundedness_query_is_the_prompt_column_once(
             {"id": "q", "query": "Q2?", "context": "C.", "response": "R."},
         ],
     )
-    texts = judged_texts(config("groundedness"), [result(r) for r in rows], rows)
+    texts = judged_texts(job_config("groundedness"), [scored_result(r) for r in rows], rows)
     assert texts == [
         {"context": "C.", "response": "R."},  # `prompt` is evalq's prompt column already
         {"query": "Q2?", "context": "C.", "response": "R."},
@@ -106,31 +89,33 @@ def test_candidate_cells_name_their_own_column_and_generated_responses_come_from
     tmp_path: Path,
 ) -> None:
     (tmp_path / "a.png").write_bytes(PNG)
-    cells = loaded(
+    cells = loaded_rows(
         tmp_path,
         "gecko-image",
         [{"id": "r", "prompt": "p", "sdxl": "a.png", "flux": "https://example.com/b.png"}],
         options={"candidates": ["sdxl", "flux"]},
     )
-    cfg = config("gecko-image", options={"candidates": ["sdxl", "flux"]})
-    texts = judged_texts(cfg, [result(c) for c in cells], cells)
+    cfg = job_config("gecko-image", options={"candidates": ["sdxl", "flux"]})
+    texts = judged_texts(cfg, [scored_result(c) for c in cells], cells)
     assert texts == [
         {"sdxl": str((tmp_path / "a.png").resolve())},
         {"flux": "https://example.com/b.png"},
     ]
 
     options = {"candidates": "a,b", "candidate_prompts": {"b": "Answer briefly."}}
-    ranked = loaded(tmp_path, "rank", [{"id": "k", "prompt": "p", "a": "A says."}], options=options)
+    ranked = loaded_rows(
+        tmp_path, "rank", [{"id": "k", "prompt": "p", "a": "A says."}], options=options
+    )
     details = {"candidates": ["a", "b"], "generated": {"b": "B wrote this."}}
     (texts_rank,) = judged_texts(
-        config("rank", options=options), [result(ranked[0], details=details)], ranked
+        job_config("rank", options=options), [scored_result(ranked[0], details=details)], ranked
     )
     assert texts_rank == {"a": "A says.", "b": "B wrote this."}
 
 
 def test_a_row_refused_at_load_shows_nothing() -> None:
     failed = RowResult(id="7", line=7, prompt="", status="failed", score=None)
-    assert judged_texts(config("pairwise"), [failed], []) == [{}]
+    assert judged_texts(job_config("pairwise"), [failed], []) == [{}]
 
 
 def test_a_name_the_table_has_is_left_out_when_it_holds_the_same_text_else_prefixed() -> None:
@@ -197,7 +182,7 @@ def test_the_summary_counts_unscored_units_in_the_metrics_words(metric: str, lab
     from evalq.core.counters import JobCounters
     from evalq.core.summary import build_summary
 
-    cfg = config(metric)
+    cfg = job_config(metric)
     s = build_summary(cfg, JobCounters(status="finished"), {"parse_error": 2}, [], now=1.0)
     assert (label, "parse_error 2") in summary_rows(s)
     older = s.model_copy(update={"judged_units": None})  # a summary stored before the word

@@ -17,7 +17,7 @@ from evalq.client.cli import job_options, main
 from evalq.client.cli import submit as submit_command
 from evalq.core.errors import DatasetError
 from evalq.core.options import validate_options
-from evalq.core.registry import OPTIONS, REGISTRY
+from evalq.core.registry import BUILT_IN, metrics
 
 # flags given (by field name) -> the options dict the hand-written flags made of them
 FLAG_TABLE: list[tuple[dict[str, Any], dict[str, Any]]] = [
@@ -78,14 +78,22 @@ def test_samples_below_one_names_the_flag() -> None:
 
 
 def test_every_metric_names_an_options_model() -> None:
-    assert set(OPTIONS) == set(REGISTRY)
-    for metric in OPTIONS:
+    for metric in metrics():
         assert validate_options(metric, {}) == {}
+    assert all(entry.options != "evalq.core.options:MetricOptions" for entry in BUILT_IN.values())
 
 
-def test_the_model_keeps_what_it_does_not_declare_and_drops_nothing() -> None:
-    given = {"candidates": ["a", "b"], "samples": 2, "temperature": 0, "bootstrap": 10, "x": 1}
+def test_the_model_drops_nothing_it_declares() -> None:
+    given = {"candidates": ["a", "b"], "samples": 2, "temperature": 0, "bootstrap": 10}
     assert validate_options("rank", given) == given
+
+
+def test_an_option_no_metric_declares_is_refused_naming_it_and_what_the_metric_takes() -> None:
+    with pytest.raises(DatasetError) as caught:
+        validate_options("rank", {"samples": 2, "x": 1})
+    said = str(caught.value)
+    assert said.startswith("rank does not take the option 'x'; rank takes ")
+    assert "--samples" in said and "\n" not in said
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ ASKED = [
 ]
 
 
-class Reader:
+class QuestionSetReader:
     def __init__(self, sets: dict[str, QuestionSets]) -> None:
         self.sets = sets
 
@@ -32,10 +32,12 @@ class Reader:
         raise AssertionError("the metric comes with the question sets")
 
 
-READER = Reader({"aaaaaaaaaaaa": QuestionSets("gecko-image", {"a cat": ASKED, "a dog": ASKED[:1]})})
+READER = QuestionSetReader(
+    {"aaaaaaaaaaaa": QuestionSets("gecko-image", {"a cat": ASKED, "a dog": ASKED[:1]})}
+)
 
 
-def dataset(*prompts: str, own: list[Question] | None = None) -> LoadedDataset:
+def loaded_prompts(*prompts: str, own: list[Question] | None = None) -> LoadedDataset:
     rows = [RowInput(id=f"r{i}", line=i, prompt=p, questions=own) for i, p in enumerate(prompts, 1)]
     return LoadedDataset(path=Path("d.jsonl"), rows=rows)
 
@@ -43,7 +45,7 @@ def dataset(*prompts: str, own: list[Question] | None = None) -> LoadedDataset:
 def test_every_row_is_given_the_questions_that_job_asked_for_its_prompt() -> None:
     own = [Question(question="mine?", expected="yes")]
     loaded = borrow_questions(
-        READER, "gecko-image", "aaaaaaaaaaaa", dataset("a cat", "a dog", own=own), {}
+        READER, "gecko-image", "aaaaaaaaaaaa", loaded_prompts("a cat", "a dog", own=own), {}
     )
     cat, dog = loaded.rows
     assert [q.question for q in cat.questions or []] == ["Is there a cat?", "Is it black?"]
@@ -57,16 +59,16 @@ def test_every_row_is_given_the_questions_that_job_asked_for_its_prompt() -> Non
 
 def test_a_job_of_another_metric_is_refused_naming_both() -> None:
     with pytest.raises(DatasetError, match="that job is gecko-image and this one is gecko-video"):
-        borrow_questions(READER, "gecko-video", "aaaaaaaaaaaa", dataset("a cat"), {})
-    other = Reader({"bbbbbbbbbbbb": QuestionSets("pointwise")})
+        borrow_questions(READER, "gecko-video", "aaaaaaaaaaaa", loaded_prompts("a cat"), {})
+    other = QuestionSetReader({"bbbbbbbbbbbb": QuestionSets("pointwise")})
     with pytest.raises(DatasetError, match="that job is pointwise and this one is gecko-image"):
-        borrow_questions(other, "gecko-image", "bbbbbbbbbbbb", dataset("a cat"), {})
+        borrow_questions(other, "gecko-image", "bbbbbbbbbbbb", loaded_prompts("a cat"), {})
 
 
 def test_rows_whose_prompt_that_job_never_asked_about_are_named_and_counted() -> None:
     prompts = ["a cat", *[f"new {i}" for i in range(12)]]
     with pytest.raises(DatasetError) as caught:
-        borrow_questions(READER, "gecko-image", "aaaaaaaaaaaa", dataset(*prompts), {})
+        borrow_questions(READER, "gecko-image", "aaaaaaaaaaaa", loaded_prompts(*prompts), {})
     message = str(caught.value)
     assert "12 row(s) have a prompt that job never asked about" in message
     assert "r2 (line 2)" in message and "r11 (line 11)" in message
@@ -75,10 +77,10 @@ def test_rows_whose_prompt_that_job_never_asked_about_are_named_and_counted() ->
 
 def test_a_job_that_exists_nowhere_and_extend_are_refused() -> None:
     with pytest.raises(JobNotFound, match="no job cccccccccccc in Redis or the archive"):
-        borrow_questions(READER, "gecko-image", "cccccccccccc", dataset("a cat"), {})
+        borrow_questions(READER, "gecko-image", "cccccccccccc", loaded_prompts("a cat"), {})
     with pytest.raises(DatasetError, match="--questions extend does not go with it"):
         borrow_questions(
-            READER, "gecko-image", "aaaaaaaaaaaa", dataset("a cat"), {"questions": "extend"}
+            READER, "gecko-image", "aaaaaaaaaaaa", loaded_prompts("a cat"), {"questions": "extend"}
         )
 
 
@@ -100,8 +102,8 @@ def test_relative_media_paths_name_the_same_files_from_the_new_folder(tmp_path: 
 def test_rubrics_names_the_rows_it_cannot_read_and_writes_nothing(tmp_path: Path) -> None:
     from evalq.client.rubrics import write_rubrics
     from tests.support.datasets import png, write_rows
+    from worker.job_control import JobControl
     from worker.settings import Settings
-    from worker.store import Store
 
     png(tmp_path / "a.png")
     dataset = write_rows(
@@ -113,11 +115,12 @@ def test_rubrics_names_the_rows_it_cannot_read_and_writes_nothing(tmp_path: Path
     )
     settings = Settings(redis_url="redis://127.0.0.1:9/0", api_key=None)  # never reached
     out = tmp_path / "q.jsonl"
+    control = JobControl.from_settings(settings)
     with pytest.raises(DatasetError) as caught:
-        write_rubrics(settings, Store.from_settings(settings), dataset, out)
+        write_rubrics(settings, control, dataset, out)
     assert "row gone: field 'image': file not found: missing.png" in str(caught.value)
     assert "nothing was written" in str(caught.value) and not out.exists()
     with pytest.raises(DatasetError, match="is the dataset itself"):
-        write_rubrics(settings, Store.from_settings(settings), dataset, dataset)
+        write_rubrics(settings, control, dataset, dataset)
     with pytest.raises(DatasetError, match="it asks no question sets"):
-        write_rubrics(settings, Store.from_settings(settings), dataset, out, metric="pointwise")
+        write_rubrics(settings, control, dataset, out, metric="pointwise")

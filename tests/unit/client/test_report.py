@@ -32,7 +32,7 @@ REPORTED: dict[str, Any] = {
 }
 
 
-def summary(**overrides: Any) -> JobSummary:
+def reported_summary(**overrides: Any) -> JobSummary:
     return job_summary(2, **(REPORTED | overrides))
 
 
@@ -82,7 +82,7 @@ def test_report_content_and_escaping(tmp_path: Path) -> None:
             id="r1", line=1, prompt="p", media={"image": MediaRef(kind="path", value=str(image))}
         )
     }
-    html = render_report(summary(), rows, inputs=inputs, data_roots=[str(image.parent)])
+    html = render_report(reported_summary(), rows, inputs=inputs, data_roots=[str(image.parent)])
     assert "<script>alert" not in html
     assert "&lt;script&gt;" in html
     assert "SIMULATED JUDGE" in html
@@ -113,16 +113,16 @@ def test_a_preview_reads_only_under_the_jobs_data_roots(tmp_path: Path) -> None:
             id="link", line=2, media={"image": MediaRef(kind="path", value=str(swapped))}
         ),
     }
-    html = render_report(summary(), rows, inputs=inputs, data_roots=[str(data)])
+    html = render_report(reported_summary(), rows, inputs=inputs, data_roots=[str(data)])
     assert html.count("data:image/jpeg;base64,") == 1  # only the file under the roots
     assert "no preview (b.png)" in html
-    without_roots = render_report(summary(), rows[:1], inputs=inputs)
+    without_roots = render_report(reported_summary(), rows[:1], inputs=inputs)
     assert "data:image/jpeg;base64," not in without_roots
 
 
 def test_report_shows_the_interval_method_and_rows_per_tag() -> None:
     html = render_report(
-        summary(
+        reported_summary(
             mean_score=1.0,
             ci95=(0.7225, 1.0),
             ci_method="wilson",
@@ -168,7 +168,9 @@ def test_report_ranking_as_tables_and_sentences() -> None:
     }
     rows = [RowResult(id="g", line=1, prompt="", status="scored", score=1.0, details=details)]
     html = render_report(
-        summary(metric="groundedness", tag_scores={}, tag_counts={}, metric_summary=metric_summary),
+        reported_summary(
+            metric="groundedness", tag_scores={}, tag_counts={}, metric_summary=metric_summary
+        ),
         rows,
     )
     assert "<h3>Win matrix</h3>" in html

@@ -26,7 +26,7 @@ from tests.support.summaries import job_summary
 HOSTILE = "<script>alert(1)</script>"
 
 
-def job(metric: str, **overrides: Any) -> JobSummary:
+def metric_summary(metric: str, **overrides: Any) -> JobSummary:
     base = {
         "metric": metric,
         "simulated": True,
@@ -69,7 +69,9 @@ def pointwise_row(explanation: str = "Faithful and complete.") -> RowResult:
 
 def test_a_scored_rating_reads_as_its_rating_with_the_response_and_explanation() -> None:
     row_input = RowInput(id="user-7", line=1, data={"response": "Tides follow the Moon."})
-    html = render_report(job("pointwise"), [pointwise_row()], inputs={"user-7": row_input})
+    html = render_report(
+        metric_summary("pointwise"), [pointwise_row()], inputs={"user-7": row_input}
+    )
     assert "unscored: None" not in html
     assert "unscored" not in html.split("<h2>Rows")[1]
     assert "rating 4" in html
@@ -80,7 +82,9 @@ def test_a_scored_rating_reads_as_its_rating_with_the_response_and_explanation()
 
 def test_untrusted_text_from_data_and_judge_stays_escaped() -> None:
     row_input = RowInput(id="user-7", line=1, data={"response": HOSTILE})
-    html = render_report(job("pointwise"), [pointwise_row(HOSTILE)], inputs={"user-7": row_input})
+    html = render_report(
+        metric_summary("pointwise"), [pointwise_row(HOSTILE)], inputs={"user-7": row_input}
+    )
     assert HOSTILE not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
@@ -117,7 +121,7 @@ def test_pairwise_shows_both_responses_the_choice_per_order_and_win_rates_as_tab
     }
     data = {"response_a": "Spring tides align.", "response_b": "Warm water expands."}
     html = render_report(
-        job("pairwise", metric_summary=figures),
+        metric_summary("pairwise", metric_summary=figures),
         [row],
         inputs={"q1": RowInput(id="q1", line=1, data=data)},
     )
@@ -144,7 +148,7 @@ def test_an_ineligible_groundedness_row_greys_its_labels_and_says_why() -> None:
         },
     }
     row = RowResult(id="g", line=1, prompt="", status="scored", score=0.0, details=details)
-    html = render_report(job("groundedness"), [row])
+    html = render_report(metric_summary("groundedness"), [row])
     body = html.split("<h2>Rows")[1]
     assert "response not eligible: it answers another question" in body
     assert 'class="sentence void"' in body
@@ -170,7 +174,7 @@ def test_candidates_and_groups_have_their_own_tables() -> None:
         )
     ]
     html = render_report(
-        job("pointwise", candidates=candidates, group_by=["category"], groups=groups), []
+        metric_summary("pointwise", candidates=candidates, group_by=["category"], groups=groups), []
     )
     assert "<h2>Per candidate</h2>" in html
     assert '<td><b>baseline</b></td><td class="num">0.400</td>' in html
@@ -208,7 +212,10 @@ def test_a_text_comparison_shows_both_sides_texts_and_costs() -> None:
     html = render_comparison(
         compare_sides([a, b]),
         inputs={"a": inputs_a, "b": inputs_b},
-        summaries={"a": job("pointwise", cost_usd=0.0123), "b": job("pointwise")},
+        summaries={
+            "a": metric_summary("pointwise", cost_usd=0.0123),
+            "b": metric_summary("pointwise"),
+        },
     )
     assert "Long faithful summary." in html and "Short." in html
     assert "a explanation" in html and "b explanation" in html

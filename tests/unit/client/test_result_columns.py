@@ -12,7 +12,7 @@ from evalq.client.results_csv import results_csv
 from evalq.core.models import RowResult
 
 
-def result(details: dict[str, Any], extra: dict[str, Any] | None = None) -> RowResult:
+def detailed_row(details: dict[str, Any], extra: dict[str, Any] | None = None) -> RowResult:
     return RowResult(
         id="r1", line=1, prompt="p", status="scored", score=0.75, details=details, extra=extra or {}
     )
@@ -30,7 +30,7 @@ POINTWISE = {
 
 
 def test_pointwise_rows_have_rating_and_explanation_columns() -> None:
-    rows = [result(POINTWISE, {"category": "billing", "prompt": "clash"})]
+    rows = [detailed_row(POINTWISE, {"category": "billing", "prompt": "clash"})]
     (line,) = csv_rows(rows)
     assert (line["rating"], line["explanation"]) == ("4", "Clear.")
     assert line["category"] == "billing"  # an extra column under its own name
@@ -45,7 +45,7 @@ def test_several_judges_get_a_column_each() -> None:
         "j1": {"mean_rating": 4.0, "samples": [{"explanation": "Good."}]},
         "j2": {"mean_rating": 2.0, "samples": [{"explanation": "Vague."}]},
     }
-    (line,) = csv_rows([result({"mean_rating": 3.0, "judges": judges})])
+    (line,) = csv_rows([detailed_row({"mean_rating": 3.0, "judges": judges})])
     assert line["rating:j2"] == "2" and line["explanation:j2"] == "Vague."
     assert line["explanation"] == "Good."
 
@@ -56,7 +56,7 @@ def test_pairwise_rows_have_winner_and_explanation() -> None:
         "winner": "B",
         "comparisons": [{"explanations": {"original": "B cites the source.", "swapped": "B."}}],
     }
-    (line,) = csv_rows([result(details)])
+    (line,) = csv_rows([detailed_row(details)])
     assert (line["winner"], line["winner_is"]) == ("B", "response_b")
     assert line["explanation"] == "B cites the source."
 
@@ -72,7 +72,7 @@ def test_groundedness_rows_have_grounded_eligible_and_labels() -> None:
     }
     details = {"response": "Boxes ship daily. Hope this helps!", "response_source": "dataset"}
     details |= {"judges": {"j": judge}, "mean": {"grounded": 1}}
-    (line,) = csv_rows([result(details)])
+    (line,) = csv_rows([detailed_row(details)])
     assert (line["grounded"], line["eligible"]) == ("1", "True")
     assert line["labels"] == "[1] supported: Boxes ship daily. | [2] no_rad: Hope this helps!"
     assert line["response"] == "Boxes ship daily. Hope this helps!"
@@ -80,11 +80,11 @@ def test_groundedness_rows_have_grounded_eligible_and_labels() -> None:
 
 def test_rank_rows_have_their_order_and_winner() -> None:
     details = {"points": {"a": 1.0, "b": 3.0, "c": 2.0}, "comparisons": [{}]}
-    (line,) = csv_rows([result(details)])
+    (line,) = csv_rows([detailed_row(details)])
     assert line["winner"] == "b" and line["order"] == "b (3) > c (2) > a (1)"
 
 
 def test_an_unscored_rating_is_empty_never_zero() -> None:
     details = {"mean_rating": None, "judges": {"j": {"mean_rating": None, "samples": []}}}
-    (line,) = csv_rows([result(details)])
+    (line,) = csv_rows([detailed_row(details)])
     assert line["rating"] == "" and line["explanation"] == ""

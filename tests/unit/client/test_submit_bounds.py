@@ -14,7 +14,7 @@ from tests.support.datasets import png, write_rows
 from worker.settings import Settings
 
 
-def dataset(folder: Path, rows: int = 1, questions: int = 3) -> Path:
+def red_square_rows(folder: Path, rows: int = 1, questions: int = 3) -> Path:
     png(folder / "a.png")
     asked = [{"question": f"Is part {i} red?", "answer": "yes"} for i in range(questions)]
     return write_rows(
@@ -32,7 +32,7 @@ def test_the_settings_bound_a_row_and_a_submit_argument_wins(
     monkeypatch.setenv("EVALQ_MAX_QUESTIONS_PER_ROW", "2")
     settings = Settings(api_key=None)
     assert settings.input_bounds().max_questions_per_row == 2
-    path = dataset(tmp_path)
+    path = red_square_rows(tmp_path)
     ((_, error),) = prepare(settings, "gecko-image", path, {}).dataset.errors
     assert "over the limit of 2 questions per row (EVALQ_MAX_QUESTIONS_PER_ROW)" in error.message
     assert prepare(settings, "gecko-image", path, {"max_questions_per_row": 3}).dataset.rows
@@ -44,7 +44,7 @@ def test_the_settings_bound_a_row_and_a_submit_argument_wins(
 def test_the_dataset_bounds_come_from_the_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = dataset(tmp_path, rows=3)
+    path = red_square_rows(tmp_path, rows=3)
     monkeypatch.setenv("EVALQ_MAX_ROWS_PER_JOB", "2")
     with pytest.raises(DatasetError, match=r"over the limit of 2 rows per job"):
         prepare(Settings(api_key=None), "gecko-image", path, {})
@@ -57,5 +57,8 @@ def test_the_dataset_bounds_come_from_the_settings(
 def test_a_submit_argument_that_is_no_bound_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="max_questions_per_row must be a whole number"):
         prepare(
-            Settings(api_key=None), "gecko-image", dataset(tmp_path), {"max_questions_per_row": 0}
+            Settings(api_key=None),
+            "gecko-image",
+            red_square_rows(tmp_path),
+            {"max_questions_per_row": 0},
         )

@@ -13,7 +13,7 @@ from evalq.core.models import JobConfig, JobSummary, RowResult
 from evalq.core.summary import build_summary
 
 
-def summary(values: list[str], **update: object) -> JobSummary:
+def grouped_summary(values: list[str], **update: object) -> JobSummary:
     rows = [
         RowResult(
             id=str(i),
@@ -41,7 +41,7 @@ def summary(values: list[str], **update: object) -> JobSummary:
 
 def test_a_group_value_that_looks_like_markup_is_shown_as_written() -> None:
     """rich read "[/]" in a cell as a closing tag and the whole status command failed."""
-    s = summary(["[/]", "[bold]x", "[/]", "[bold]x"])
+    s = grouped_summary(["[/]", "[bold]x", "[/]", "[bold]x"])
     text = "\n".join(summary_lines(s, width=120))
     assert "category=[/]" in text and "category=[bold]x" in text
 
@@ -49,7 +49,7 @@ def test_a_group_value_that_looks_like_markup_is_shown_as_written() -> None:
 def test_a_terminal_escape_in_a_group_value_is_printed_escaped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    s = summary(["\x1b[2Jwiped", "plain"])
+    s = grouped_summary(["\x1b[2Jwiped", "plain"])
     print_summary(s, width=100)
     out = capsys.readouterr().out
     assert "\x1b" not in out  # not a terminal: no colour codes either
@@ -57,7 +57,9 @@ def test_a_terminal_escape_in_a_group_value_is_printed_escaped(
 
 
 def test_warnings_follow_the_table_literally(capsys: pytest.CaptureFixture[str]) -> None:
-    s = summary(["a", "b"]).model_copy(update={"warnings": ["column [/] has no value in 2 rows"]})
+    s = grouped_summary(["a", "b"]).model_copy(
+        update={"warnings": ["column [/] has no value in 2 rows"]}
+    )
     print_summary(s, width=100)
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("evalq job j1 · gecko-image · judge m")
@@ -65,7 +67,7 @@ def test_warnings_follow_the_table_literally(capsys: pytest.CaptureFixture[str])
 
 
 def test_the_printed_table_stays_within_the_width(capsys: pytest.CaptureFixture[str]) -> None:
-    print_summary(summary(["animals", "text"] * 3), width=60)
+    print_summary(grouped_summary(["animals", "text"] * 3), width=60)
     lines = capsys.readouterr().out.splitlines()
     assert max(cells(line) for line in lines) == 60
     assert any(line.startswith("│ status ") for line in lines)
@@ -75,12 +77,12 @@ def test_the_width_defaults_to_columns(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "50")
-    print_summary(summary(["animals", "text"]))
+    print_summary(grouped_summary(["animals", "text"]))
     assert max(cells(line) for line in capsys.readouterr().out.splitlines()) == 50
 
 
 def test_a_group_of_one_row_reads_as_one_row() -> None:
-    text = "\n".join(summary_lines(summary(["solo", "pair", "pair"]), width=120))
+    text = "\n".join(summary_lines(grouped_summary(["solo", "pair", "pair"]), width=120))
     solo = next(line for line in text.splitlines() if "category=solo" in line)
     assert "· 1 row (1 scored)" in solo
     assert "· 2 rows (2 scored)" in next(line for line in text.splitlines() if "=pair" in line)
@@ -93,7 +95,7 @@ def test_labels_are_bold_on_a_terminal_unless_no_color_is_set(
 
     def printed() -> str:
         with CliRunner().isolation(color=True) as streams:
-            print_summary(summary(["a", "b"]), width=100)
+            print_summary(grouped_summary(["a", "b"]), width=100)
             return streams[0].getvalue().decode()
 
     assert "│ \x1b[1mstatus" in printed()

@@ -6,23 +6,16 @@ model under test wrote."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from evalq.client.row_views import row_view
-from evalq.core.dataset import load_dataset
 from evalq.core.models import JobConfig, RowInput, RowResult
+from tests.support.datasets import loaded_row
+from tests.support.job_configs import job_config
 
 
-def loaded(tmp_path: Path, metric: str, record: dict[str, Any], **kw: Any) -> RowInput:
-    path = tmp_path / "d.jsonl"
-    path.write_text(json.dumps(record) + "\n")
-    (row,) = load_dataset(path, metric, **kw).rows
-    return row
-
-
-def texts(metric: str, row: RowInput, config: JobConfig | None = None, **details: Any) -> list:
+def view_texts(metric: str, row: RowInput, config: JobConfig | None = None, **details: Any) -> list:
     result = RowResult.of(row, status="scored", score=1.0, details=details)
     return [(t.label, t.text) for t in row_view(metric, result, row, config).texts]
 
@@ -35,9 +28,9 @@ def test_vertex_pairwise_shows_both_responses_under_their_columns(tmp_path: Path
         "response": "R1.",
         "baseline_model_response": "R2.",
     }
-    row = loaded(tmp_path, "pairwise", record)
+    row = loaded_row(tmp_path, "pairwise", record)
     sides = {"A": "candidate (response)", "B": "baseline (baseline_model_response)"}
-    assert texts("pairwise", row, sides=sides) == [
+    assert view_texts("pairwise", row, sides=sides) == [
         ("prompt", "Q?"),
         ("context", "C."),
         ("A · response", "R1."),
@@ -47,37 +40,33 @@ def test_vertex_pairwise_shows_both_responses_under_their_columns(tmp_path: Path
 
 def test_each_text_is_under_the_column_it_was_read_from(tmp_path: Path) -> None:
     summary = {"template": "summarization_quality"}
-    row = loaded(
+    row = loaded_row(
         tmp_path,
         "pointwise",
         {"id": "s", "instruction": "Sum up.", "context": "T.", "response": "S."},
         options=summary,
     )
-    assert texts("pointwise", row) == [
+    assert view_texts("pointwise", row) == [
         ("instruction", "Sum up."),
         ("context", "T."),
         ("response", "S."),
     ]
 
-    grounded = loaded(tmp_path, "groundedness", {"id": "g", "prompt": "Q?", "context": "C."})
+    grounded = loaded_row(tmp_path, "groundedness", {"id": "g", "prompt": "Q?", "context": "C."})
     written = {"response": "A.", "response_source": "candidate", "candidate_model": "m-1"}
-    assert texts("groundedness", grounded, **written) == [
+    assert view_texts("groundedness", grounded, **written) == [
         ("prompt", "Q?"),
         ("context", "C."),
         ("response (written by m-1)", "A."),
     ]
 
     mapped = {"response_a": "x", "response_b": "y", "prompt": "ask"}
-    row = loaded(
+    row = loaded_row(
         tmp_path, "pairwise", {"id": "m", "ask": "Q?", "x": "R1.", "y": "R2."}, column_map=mapped
     )
-    config = JobConfig(
-        job_id="abcdefabcdef",
-        metric="pairwise",
-        judge_model="m",
-        dataset="d",
-        rows_total=1,
-        created_at=0.0,
-        column_map=mapped,
-    )
-    assert texts("pairwise", row, config) == [("ask", "Q?"), ("A · x", "R1."), ("B · y", "R2.")]
+    config = job_config("pairwise", column_map=mapped)
+    assert view_texts("pairwise", row, config) == [
+        ("ask", "Q?"),
+        ("A · x", "R1."),
+        ("B · y", "R2."),
+    ]

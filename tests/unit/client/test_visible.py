@@ -31,7 +31,7 @@ C1 = [chr(c) for c in range(0x80, 0xA0)]
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\x9b2J\u202e"
 
 
-def raw(text: str, allowed: str = "") -> list[str]:
+def obeyed(text: str, allowed: str = "") -> list[str]:
     """The characters of `text` a terminal would obey, but those `allowed`."""
     return [
         c
@@ -49,9 +49,9 @@ printable_text = st.text(
 @fuzz
 @given(any_text)
 def test_nothing_a_terminal_obeys_gets_through(text: str) -> None:
-    assert raw(visible(text)) == []
-    assert raw(visible(text, multiline=True), allowed="\n") == []
-    assert raw(shown(text)) == []
+    assert obeyed(visible(text)) == []
+    assert obeyed(visible(text, multiline=True), allowed="\n") == []
+    assert obeyed(shown(text)) == []
 
 
 @fuzz
@@ -81,7 +81,7 @@ def test_json_keeps_every_value(value: object) -> None:
     document = json.dumps(value, ensure_ascii=False)
     written = visible(document, as_json=True)
     assert json.loads(written) == value
-    assert raw(written) == []
+    assert obeyed(written) == []
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x07", "\x08", "\x1b", "\x7f", *C1, *BIDI, "\u2028"])
@@ -120,7 +120,7 @@ def test_the_console_sends_no_control_character_a_printer_forgot() -> None:
     console.print(Text(f"row r1{HOSTILE}\nnext", style="bold"))
     written = out.getvalue()
     assert "\x1b[1m" in written  # rich's bold, on a terminal
-    assert raw(SGR.sub("", written), allowed="\n") == []
+    assert obeyed(SGR.sub("", written), allowed="\n") == []
     assert "r1\\x1b]0;owned\\x1b[2J\\x9b2J\\u202e" in written  # rich itself drops a BEL
     assert "next" in written.splitlines()[-1]
 
@@ -140,7 +140,7 @@ def test_the_tables_escape_their_cells_on_any_console() -> None:
     summary = build_summary(config, JobCounters(status="finished"), {}, [], now=1.0)
     out = io.StringIO()
     Console(file=out, width=200).print(jobs_table([summary]))
-    assert raw(out.getvalue(), allowed="\n") == []
+    assert obeyed(out.getvalue(), allowed="\n") == []
     assert "rows\\x1b]0;owned" in out.getvalue()
 
     plan = DryRunReport(
@@ -155,7 +155,7 @@ def test_the_tables_escape_their_cells_on_any_console() -> None:
     )
     out = io.StringIO()
     print_dry_run(Console(file=out, width=200), plan)
-    assert raw(out.getvalue(), allowed="\n") == []
+    assert obeyed(out.getvalue(), allowed="\n") == []
     assert "row bad\\x1b]0;owned" in out.getvalue()
     assert "note\\x1b]0;owned" in out.getvalue()
 
@@ -170,5 +170,5 @@ def test_a_usage_error_quoting_the_command_line_is_shown_escaped(
         cli_entry()
     assert ended.value.code == 2
     err = capsys.readouterr().err
-    assert raw(err, allowed="\n") == []
+    assert obeyed(err, allowed="\n") == []
     assert "--bogus\\x1b]0;owned\\x07" in err

@@ -8,30 +8,18 @@ from evalq.comparisons.align import Side, align
 from evalq.comparisons.comparison import compare_sides, comparison_dict
 from evalq.comparisons.leaderboard import leaderboard, leaderboard_dict
 from evalq.comparisons.paired_rows import pair_rows
-from evalq.core.models import QuestionResult, RowResult
+from evalq.core.models import RowResult
 from evalq.stats.paired import compare_paired
+from tests.support.results import answered
 
 
-def q(text: str, tag: str, result: int | None, judge: str | None = None) -> QuestionResult:
-    return QuestionResult(
-        question=text,
-        tag=tag,
-        expected="yes",
-        answer=None if result is None else ("yes" if result else "no"),
-        result=result,
-        status="ok" if result is not None else "unscored",
-        reason=None if result is not None else "parse_error",
-        judge_model=judge,
-    )
-
-
-def row(
+def compared_row(
     row_id: str,
     prompt: str,
     results: list[tuple[str, str, int | None]],
     line: int = 1,
 ) -> RowResult:
-    questions = [q(t, g, r) for t, g, r in results]
+    questions = [answered(t, r, tag=g) for t, g, r in results]
     scored = [x.result for x in questions if x.result is not None]
     tags: dict[str, list[int]] = {}
     for x in questions:
@@ -105,8 +93,8 @@ def test_unscored_rows_are_left_out_and_counted_never_zero() -> None:
 
 
 def test_questions_unscored_on_either_side_are_left_out_of_both_scores() -> None:
-    a = row("r", "p", [("q1", "color", 1), ("q2", "object", None), ("q3", "object", 1)])
-    b = row("r", "p", [("q1", "color", 0), ("q2", "object", 1), ("q3", "object", 1)])
+    a = compared_row("r", "p", [("q1", "color", 1), ("q2", "object", None), ("q3", "object", 1)])
+    b = compared_row("r", "p", [("q1", "color", 0), ("q2", "object", 1), ("q3", "object", 1)])
     paired = pair_rows(("r", 0), a, b)
     assert paired.status == "paired"
     assert paired.questions_left_out == 1
@@ -118,8 +106,8 @@ def test_questions_unscored_on_either_side_are_left_out_of_both_scores() -> None
 
 
 def test_different_rubrics_are_compared_on_the_questions_both_asked() -> None:
-    a = row("r", "p", [("q1", "color", 1), ("q2", "object", 0)])
-    b = row("r", "p", [("q1", "color", 0), ("other question", "color", 1)])
+    a = compared_row("r", "p", [("q1", "color", 1), ("q2", "object", 0)])
+    b = compared_row("r", "p", [("q1", "color", 0), ("other question", "color", 1)])
     paired = pair_rows(("r", 0), a, b)
     assert paired.status == "paired" and not paired.same_questions
     assert paired.question_sets == "common"
@@ -128,16 +116,16 @@ def test_different_rubrics_are_compared_on_the_questions_both_asked() -> None:
 
 
 def test_rubrics_with_no_question_in_common_are_left_out() -> None:
-    a = row("r", "p", [("q1", "color", 1), ("q2", "object", 0)])
-    b = row("r", "p", [("other question", "color", 1)])
+    a = compared_row("r", "p", [("q1", "color", 1), ("q2", "object", 0)])
+    b = compared_row("r", "p", [("other question", "color", 1)])
     paired = pair_rows(("r", 0), a, b)
     assert paired.status == "no_common_questions" and paired.diff is None
     assert paired.questions_not_shared == 3
 
 
 def test_no_question_scored_on_both_sides_is_not_a_pair() -> None:
-    a = row("r", "p", [("q1", "color", 1), ("q2", "object", None)])
-    b = row("r", "p", [("q1", "color", None), ("q2", "object", 1)])
+    a = compared_row("r", "p", [("q1", "color", 1), ("q2", "object", None)])
+    b = compared_row("r", "p", [("q1", "color", None), ("q2", "object", 1)])
     paired = pair_rows(("r", 0), a, b)
     assert paired.status == "no_common_questions" and paired.diff is None
     assert paired.questions_left_out == 2
@@ -148,9 +136,13 @@ def two_models(n: int = 10) -> tuple[Side, Side]:
     rows_a, rows_b = [], []
     for i in range(n):
         prompt = f"prompt {i}"
-        rows_a.append(row(str(i), prompt, [("shape?", "object", 1), ("colour?", "color", 1)], i))
+        rows_a.append(
+            compared_row(str(i), prompt, [("shape?", "object", 1), ("colour?", "color", 1)], i)
+        )
         miss = 0 if i % 2 == 0 else 1
-        rows_b.append(row(str(i), prompt, [("shape?", "object", 1), ("colour?", "color", miss)], i))
+        rows_b.append(
+            compared_row(str(i), prompt, [("shape?", "object", 1), ("colour?", "color", miss)], i)
+        )
     return Side("good", rows_a, job_id="ja"), Side("bad", rows_b, job_id="jb")
 
 
@@ -192,7 +184,9 @@ def test_three_sides_every_pair_with_holm_and_a_leaderboard() -> None:
     worse = Side(
         "worse",
         [
-            row(str(i), f"prompt {i}", [("shape?", "object", 0), ("colour?", "color", 0)], i)
+            compared_row(
+                str(i), f"prompt {i}", [("shape?", "object", 0), ("colour?", "color", 0)], i
+            )
             for i in range(20)
         ],
     )

@@ -18,7 +18,7 @@ from evalq.core.groups import NO_VALUE
 from evalq.core.models import RowResult
 
 
-def row(i: int, score: float, topic: str | None) -> RowResult:
+def topic_row(i: int, score: float, topic: str | None) -> RowResult:
     extra = {} if topic is None else {"topic": topic}
     return RowResult(id=f"r{i}", line=i, prompt=f"p{i}", status="scored", score=score, extra=extra)
 
@@ -29,11 +29,11 @@ def topic(i: int) -> str | None:
 
 # A wins on news and loses on sport: overall the two are close, per group they are not.
 A = [
-    row(i, 1.0 if topic(i) == "news" else 0.0 if topic(i) == "sport" else 0.5, topic(i))
+    topic_row(i, 1.0 if topic(i) == "news" else 0.0 if topic(i) == "sport" else 0.5, topic(i))
     for i in range(36)
 ]
 B = [
-    row(i, 0.0 if topic(i) == "news" else 1.0 if topic(i) == "sport" else 0.5, topic(i))
+    topic_row(i, 0.0 if topic(i) == "news" else 1.0 if topic(i) == "sport" else 0.5, topic(i))
     for i in range(36)
 ]
 

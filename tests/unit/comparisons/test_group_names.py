@@ -12,7 +12,7 @@ from evalq.core.groups import NO_VALUE, group_summaries
 from evalq.core.models import RowResult
 
 
-def row(value: object) -> RowResult:
+def row_in_topic(value: object) -> RowResult:
     extra = {} if value is None else {"topic": value}
     return RowResult(id="r", line=1, prompt="p", status="scored", score=1.0, extra=extra)
 
@@ -28,11 +28,11 @@ def row(value: object) -> RowResult:
     ],
 )
 def test_compare_and_status_name_a_group_alike(value: object, name: str) -> None:
-    assert group_of(row(value), None, "topic") == name
-    (summary,) = group_summaries([row(value)], ["topic"])
+    assert group_of(row_in_topic(value), None, "topic") == name
+    (summary,) = group_summaries([row_in_topic(value)], ["topic"])
     assert summary.value == name
 
 
 def test_side_b_names_the_group_when_side_a_has_no_value() -> None:
-    assert group_of(row(""), row("science"), "topic") == "science"
+    assert group_of(row_in_topic(""), row_in_topic("science"), "topic") == "science"
     assert group_of(None, None, "topic") == NO_VALUE

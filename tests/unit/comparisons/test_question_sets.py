@@ -10,28 +10,13 @@ import pytest
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import compare_sides, comparison_dict
 from evalq.comparisons.paired_rows import pair_rows
-from evalq.core.models import QuestionResult, RowResult
+from evalq.core.models import RowResult
+from tests.support.results import answered
 
 Spec = tuple[str, str, int | None]  # question, judge, result (None: unscored)
 
 
-def q(
-    text: str, judge: str, result: int | None, probability: float | None = None
-) -> QuestionResult:
-    return QuestionResult(
-        question=text,
-        tag="color" if "colour" in text else "object",
-        expected="yes",
-        answer=None if result is None else ("yes" if result else "no"),
-        result=result,
-        status="ok" if result is not None else "unscored",
-        reason=None if result is not None else "parse_error",
-        judge_model=judge,
-        probability=probability,
-    )
-
-
-def row(
+def scored_by_judges(
     row_id: str,
     specs: list[Spec],
     fingerprint: str | None = None,
@@ -40,7 +25,16 @@ def row(
 ) -> RowResult:
     """A row scored as Gecko scores it: per judge the share answered as expected (the mean
     probability with `soft`: question -> probability), then the mean over judges."""
-    questions = [q(t, j, r, (soft or {}).get(t) if r is not None else None) for t, j, r in specs]
+    questions = [
+        answered(
+            t,
+            r,
+            tag="color" if "colour" in t else "object",
+            judge=j,
+            probability=(soft or {}).get(t) if r is not None else None,
+        )
+        for t, j, r in specs
+    ]
     per_judge: dict[str, list[float]] = {}
     for x in questions:
         value = x.probability if soft else x.result
@@ -60,8 +54,8 @@ def row(
 
 
 def test_identical_sets_by_fingerprint_pair_question_by_question() -> None:
-    a = row("1", [("shape?", "j", 1), ("colour?", "j", 0)], "f")
-    b = row("1", [("shape?", "j", 1), ("colour?", "j", 1)], "f")
+    a = scored_by_judges("1", [("shape?", "j", 1), ("colour?", "j", 0)], "f")
+    b = scored_by_judges("1", [("shape?", "j", 1), ("colour?", "j", 1)], "f")
     paired = pair_rows(("1", 0), a, b)
     assert paired.question_sets == "identical" and paired.same_questions
     assert (paired.score_a, paired.score_b) == (0.5, 1.0)
@@ -69,16 +63,16 @@ def test_identical_sets_by_fingerprint_pair_question_by_question() -> None:
 
 
 def test_rows_without_fingerprints_are_identical_when_their_questions_are() -> None:
-    a = row("1", [("shape?", "j", 1), ("colour?", "j", 0)])
-    b = row("1", [("colour?", "j", 1), ("shape?", "j", 0)])
+    a = scored_by_judges("1", [("shape?", "j", 1), ("colour?", "j", 0)])
+    b = scored_by_judges("1", [("colour?", "j", 1), ("shape?", "j", 0)])
     assert pair_rows(("1", 0), a, b).question_sets == "identical"
-    c = row("1", [("shape?", "j", 1), ("size?", "j", 0)])
+    c = scored_by_judges("1", [("shape?", "j", 1), ("size?", "j", 0)])
     assert pair_rows(("1", 0), a, c).question_sets == "common"
 
 
 def test_different_sets_are_rescored_on_the_common_questions_per_judge_then_over_judges() -> None:
     # A was asked shape, colour, size by two judges; B shape, colour, count by one other.
-    a = row(
+    a = scored_by_judges(
         "1",
         [
             ("shape?", "j1", 1),
@@ -90,7 +84,7 @@ def test_different_sets_are_rescored_on_the_common_questions_per_judge_then_over
         ],
         "fa",
     )
-    b = row("1", [("shape?", "k", 0), ("colour?", "k", 1), ("count?", "k", 1)], "fb")
+    b = scored_by_judges("1", [("shape?", "k", 0), ("colour?", "k", 1), ("count?", "k", 1)], "fb")
     paired = pair_rows(("1", 0), a, b)
     assert paired.status == "paired" and paired.question_sets == "common"
     # A on shape and colour: j1 1/2, j2 2/2, mean 0.75 (its own row score is 0.5).
@@ -104,21 +98,21 @@ def test_different_sets_are_rescored_on_the_common_questions_per_judge_then_over
 
 
 def test_a_common_question_unscored_on_one_side_is_left_out_of_both() -> None:
-    a = row("1", [("shape?", "j", 1), ("colour?", "j", None), ("size?", "j", 1)], "fa")
-    b = row("1", [("shape?", "j", 0), ("colour?", "j", 1), ("count?", "j", 1)], "fb")
+    a = scored_by_judges("1", [("shape?", "j", 1), ("colour?", "j", None), ("size?", "j", 1)], "fa")
+    b = scored_by_judges("1", [("shape?", "j", 0), ("colour?", "j", 1), ("count?", "j", 1)], "fb")
     paired = pair_rows(("1", 0), a, b)
     assert (paired.score_a, paired.score_b) == (1.0, 0.0)  # shape alone
     assert paired.questions_left_out == 1 and paired.questions_not_shared == 2
 
 
 def test_soft_rows_are_rescored_on_their_probabilities() -> None:
-    a = row(
+    a = scored_by_judges(
         "1",
         [("shape?", "j", 1), ("colour?", "j", 1), ("size?", "j", 1)],
         "fa",
         soft={"shape?": 0.9, "colour?": 0.6, "size?": 0.1},
     )
-    b = row(
+    b = scored_by_judges(
         "1", [("shape?", "j", 1), ("colour?", "j", 0)], "fb", soft={"shape?": 0.8, "colour?": 0.3}
     )
     paired = pair_rows(("1", 0), a, b)
@@ -127,8 +121,8 @@ def test_soft_rows_are_rescored_on_their_probabilities() -> None:
 
 
 def test_no_question_in_common_is_left_out_and_counted() -> None:
-    a = row("1", [("shape?", "j", 1)], "fa")
-    b = row("1", [("size?", "j", 1)], "fb")
+    a = scored_by_judges("1", [("shape?", "j", 1)], "fa")
+    b = scored_by_judges("1", [("size?", "j", 1)], "fb")
     paired = pair_rows(("1", 0), a, b)
     assert paired.status == "no_common_questions" and paired.diff is None
     assert paired.questions_not_shared == 2
@@ -138,13 +132,17 @@ def test_the_comparison_says_how_many_rows_share_their_set() -> None:
     rows_a, rows_b = [], []
     for i in range(1, 11):
         fingerprint = f"f{i}"
-        rows_a.append(row(str(i), [("shape?", "j", 1), ("colour?", "j", 1)], fingerprint))
+        rows_a.append(
+            scored_by_judges(str(i), [("shape?", "j", 1), ("colour?", "j", 1)], fingerprint)
+        )
         if i <= 8:
-            rows_b.append(row(str(i), [("shape?", "j", 1), ("colour?", "j", i % 2)], fingerprint))
+            rows_b.append(
+                scored_by_judges(str(i), [("shape?", "j", 1), ("colour?", "j", i % 2)], fingerprint)
+            )
         else:  # asked another colour question: compared on the shape alone
-            rows_b.append(row(str(i), [("shape?", "j", 0), ("hue?", "j", 1)], "other"))
-    rows_a.append(row("11", [("size?", "j", 1)], "g"))
-    rows_b.append(row("11", [("count?", "j", 1)], "h"))
+            rows_b.append(scored_by_judges(str(i), [("shape?", "j", 0), ("hue?", "j", 1)], "other"))
+    rows_a.append(scored_by_judges("11", [("size?", "j", 1)], "g"))
+    rows_b.append(scored_by_judges("11", [("count?", "j", 1)], "h"))
     comparison = compare_sides([Side("a", rows_a), Side("b", rows_b)])
     (pair,) = comparison.pairs
     sets = pair.question_sets

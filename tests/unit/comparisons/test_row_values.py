@@ -31,7 +31,7 @@ def rating_unit(label: str, rating: int | None) -> QuestionResult:
     )
 
 
-def rated(row_id: str, ratings: list[int | None], **extra: Any) -> RowResult:
+def sampled_row(row_id: str, ratings: list[int | None], **extra: Any) -> RowResult:
     """A pointwise row: two samples of one judge, the row score the mean on [0, 1]."""
     got = [r for r in ratings if r is not None]
     mean = sum(got) / len(got) if got else None
@@ -60,9 +60,9 @@ def plain(row_id: str, score: float | None, metric_details: dict[str, Any]) -> R
 
 
 def test_two_pointwise_jobs_pair_by_row_on_the_mean_rating() -> None:
-    good = [rated(f"r{i}", [5, 4] if i % 2 else [4, 4]) for i in range(8)]
-    weak = [rated(f"r{i}", [2, 3] if i % 3 else [3, 3]) for i in range(8)]
-    weak[7] = rated("r7", [None, None])  # unscored: left out and counted, never a 0
+    good = [sampled_row(f"r{i}", [5, 4] if i % 2 else [4, 4]) for i in range(8)]
+    weak = [sampled_row(f"r{i}", [2, 3] if i % 3 else [3, 3]) for i in range(8)]
+    weak[7] = sampled_row("r7", [None, None])  # unscored: left out and counted, never a 0
     comparison = compare_sides(
         [Side("good", good, metric="pointwise"), Side("weak", weak, metric="pointwise")]
     )
@@ -109,7 +109,7 @@ def test_pairwise_groundedness_and_rank_pair_by_row_score(
 
 
 def test_sides_of_different_metrics_compare_row_scores_and_say_so() -> None:
-    a = [rated(f"r{i}", [5, 5]) for i in range(3)]
+    a = [sampled_row(f"r{i}", [5, 5]) for i in range(3)]
     b = [plain(f"r{i}", 0.5, {}) for i in range(3)]
     comparison = compare_sides(
         [Side("a", a, metric="pointwise"), Side("b", b, metric="groundedness")]
@@ -124,8 +124,8 @@ def test_group_by_a_column_with_holm_over_the_groups() -> None:
     for i in range(12):
         category = ["news", "science", None][i % 3]
         extra = {"category": category} if category else {}
-        a.append(rated(f"r{i}", [5, 5 - (i % 2)], **extra))
-        b.append(rated(f"r{i}", [2 + (i % 4 == 0), 3], **extra))
+        a.append(sampled_row(f"r{i}", [5, 5 - (i % 2)], **extra))
+        b.append(sampled_row(f"r{i}", [2 + (i % 4 == 0), 3], **extra))
     comparison = compare_sides(
         [Side("a", a, metric="pointwise"), Side("b", b, metric="pointwise")],
         group_by=["category"],
@@ -149,7 +149,7 @@ def test_group_by_a_column_with_holm_over_the_groups() -> None:
 
 
 def test_a_constant_difference_says_why_its_interval_is_wide() -> None:
-    rows = [rated(f"r{i}", [4, 4]) for i in range(10)]
+    rows = [sampled_row(f"r{i}", [4, 4]) for i in range(10)]
     comparison = compare_sides(
         [Side("a", rows, metric="pointwise"), Side("b", rows, metric="pointwise")]
     )
@@ -163,9 +163,9 @@ def test_a_constant_difference_says_why_its_interval_is_wide() -> None:
 
 
 def test_fail_under_checks_pairs_and_groups() -> None:
-    a = [rated(f"r{i}", [4, 4], category="x" if i < 3 else "y") for i in range(6)]
+    a = [sampled_row(f"r{i}", [4, 4], category="x" if i < 3 else "y") for i in range(6)]
     b = [
-        rated(f"r{i}", [3, 3] if i < 3 else [5, 5], category="x" if i < 3 else "y")
+        sampled_row(f"r{i}", [3, 3] if i < 3 else [5, 5], category="x" if i < 3 else "y")
         for i in range(6)
     ]
     comparison = compare_sides(
@@ -184,8 +184,8 @@ def test_fail_under_checks_pairs_and_groups() -> None:
     assert shortfalls(comparison, -2) == []
     empty = compare_sides(
         [
-            Side("a", [rated("r1", [None])], metric="pointwise"),
-            Side("b", [rated("r1", [3])], metric="pointwise"),
+            Side("a", [sampled_row("r1", [None])], metric="pointwise"),
+            Side("b", [sampled_row("r1", [3])], metric="pointwise"),
         ]
     )
     (none,) = shortfalls(empty, -10)  # nothing paired: the check fails, never passes silently

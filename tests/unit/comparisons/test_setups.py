@@ -91,7 +91,7 @@ def test_three_sides_name_every_sides_value() -> None:
     assert lines(setups) == [f"sides differ in judge model version (flash): a={V1}, b={V1}, c={V2}"]
 
 
-def result(line: int, versions: dict[str, str], question_set: str | None = None) -> RowResult:
+def setup_row(line: int, versions: dict[str, str], question_set: str | None = None) -> RowResult:
     return RowResult(
         id=str(line),
         line=line,
@@ -105,35 +105,35 @@ def result(line: int, versions: dict[str, str], question_set: str | None = None)
 
 def test_a_side_is_judged_by_the_versions_its_own_rows_saw() -> None:
     job = setup(model_versions={"flash": f"{V1},{V2}"})  # the alias moved mid-job
-    assert side_setup(job, [result(1, {"flash": V1})])["model_versions"] == {"flash": V1}
-    assert side_setup(job, [result(2, {"flash": V2})])["model_versions"] == {"flash": V2}
-    assert side_setup({}, [result(1, {})]) == {"model_versions": {}}
+    assert side_setup(job, [setup_row(1, {"flash": V1})])["model_versions"] == {"flash": V1}
+    assert side_setup(job, [setup_row(2, {"flash": V2})])["model_versions"] == {"flash": V2}
+    assert side_setup({}, [setup_row(1, {})]) == {"model_versions": {}}
 
 
-def asked(label: str, job_set: str | None, sets: dict[int, str | None]) -> Side:
-    rows = [result(line, {}, fingerprint) for line, fingerprint in sets.items()]
+def side_asking(label: str, job_set: str | None, sets: dict[int, str | None]) -> Side:
+    rows = [setup_row(line, {}, fingerprint) for line, fingerprint in sets.items()]
     return Side(label, rows, question_set=job_set)
 
 
 def test_question_sets_differ_only_where_a_shared_prompt_was_asked_other_questions() -> None:
-    a = asked("a", "job-a", {1: "q1", 2: "q2", 3: "q3"})
+    a = side_asking("a", "job-a", {1: "q1", 2: "q2", 3: "q3"})
     # b lacks prompt 3's row and failed prompt 2's before its rubric: its job's fingerprint
     # differs, yet every prompt both asked was asked the same questions.
-    b = asked("b", "job-b", {1: "q1", 2: None})
+    b = side_asking("b", "job-b", {1: "q1", 2: None})
     assert question_set_difference([a, b]) is None
-    rewritten = asked("c", "job-c", {1: "q1-new", 2: "q2", 3: "q3"})
+    rewritten = side_asking("c", "job-c", {1: "q1-new", 2: "q2", 3: "q3"})
     found = question_set_difference([a, rewritten])
     assert found is not None and found.line() == (
         "sides differ in question set (1 of 3 shared prompts asked other questions): "
         "a=job-a, c=job-c"
     )
-    assert question_set_difference([a, asked("d", None, {1: "q1-new"})]) is None  # unknown
-    assert question_set_difference([a, asked("e", "job-a", {1: "q1"})]) is None  # the same
+    assert question_set_difference([a, side_asking("d", None, {1: "q1-new"})]) is None  # unknown
+    assert question_set_difference([a, side_asking("e", "job-a", {1: "q1"})]) is None  # the same
 
 
-def sides(version_b: str) -> list[Side]:
-    rows_a = [result(i, {"flash": V1}) for i in range(1, 5)]
-    rows_b = [result(i, {"flash": version_b}) for i in range(1, 5)]
+def sides_with(version_b: str) -> list[Side]:
+    rows_a = [setup_row(i, {"flash": V1}) for i in range(1, 5)]
+    rows_b = [setup_row(i, {"flash": version_b}) for i in range(1, 5)]
     return [
         Side("a", rows_a, job_id="ja", setup=side_setup(setup(), rows_a)),
         Side("b", rows_b, job_id="jb", setup=side_setup(setup(), rows_b)),
@@ -141,7 +141,7 @@ def sides(version_b: str) -> list[Side]:
 
 
 def test_a_comparison_carries_its_differences_into_json_and_the_leaderboard() -> None:
-    mixed = compare_sides(sides(V2))
+    mixed = compare_sides(sides_with(V2))
     assert mixed.mixed
     data = comparison_dict(mixed)
     assert data["mixed"] is True
@@ -151,5 +151,5 @@ def test_a_comparison_carries_its_differences_into_json_and_the_leaderboard() ->
     assert data["sides"][1]["judge_setup"]["model_versions"] == {"flash": V2}
     board = leaderboard_dict(mixed, leaderboard(mixed))
     assert board["mixed"] is True and board["setup_differences"] == data["setup_differences"]
-    alike = compare_sides(sides(V1))
+    alike = compare_sides(sides_with(V1))
     assert not alike.mixed and comparison_dict(alike)["setup_differences"] == []

@@ -20,25 +20,25 @@ from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import CellInputError, DatasetError, SharedWorkPending, policy_of
-from evalq.core.models import JobConfig, RowResult
+from evalq.core.models import RowResult
 from evalq.core.shared_work import written_once
 from evalq.core.summary import build_summary
 from tests.support.datasets import write_rows
+from tests.support.images import PNG_SIGNATURE
+from tests.support.job_configs import job_config
 from worker.store import row_key
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
+def candidate_images(tmp_path: Path) -> Path:
     for name in ("a", "b", "c"):
-        (tmp_path / f"{name}.png").write_bytes(PNG)
+        (tmp_path / f"{name}.png").write_bytes(PNG_SIGNATURE)
     return tmp_path
 
 
-def test_each_row_becomes_one_cell_per_candidate_with_its_own_media(folder: Path) -> None:
+def test_each_row_becomes_one_cell_per_candidate_with_its_own_media(candidate_images: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        candidate_images / "d.jsonl",
         [
             {"id": "r1", "prompt": "a cat", "sdxl": "a.png", "flux": "b.png", "note": "x"},
             {"id": "r2", "prompt": "a dog", "sdxl": "b.png", "flux": "c.png"},
@@ -62,9 +62,11 @@ def test_each_row_becomes_one_cell_per_candidate_with_its_own_media(folder: Path
     assert row_key(loaded.rows[1]) == "1/flux"
 
 
-def test_a_missing_file_fails_that_candidates_cell_naming_row_and_column(folder: Path) -> None:
+def test_a_missing_file_fails_that_candidates_cell_naming_row_and_column(
+    candidate_images: Path,
+) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        candidate_images / "d.jsonl",
         [
             {"id": "r1", "prompt": "a cat", "sdxl": "a.png", "flux": "gone.png"},
             {"id": "r2", "prompt": "a dog", "sdxl": "a.png"},
@@ -86,22 +88,22 @@ def test_a_missing_file_fails_that_candidates_cell_naming_row_and_column(folder:
     assert loaded.total == 6
 
 
-def test_a_candidate_column_no_row_has_refuses_the_dataset(folder: Path) -> None:
-    path = write_rows(folder / "d.jsonl", [{"prompt": "a cat", "sdxl": "a.png"}])
+def test_a_candidate_column_no_row_has_refuses_the_dataset(candidate_images: Path) -> None:
+    path = write_rows(candidate_images / "d.jsonl", [{"prompt": "a cat", "sdxl": "a.png"}])
     with pytest.raises(DatasetError, match="'imagen'"):
         load_dataset(path, "gecko-image", {"candidates": ["sdxl", "imagen"]})
 
 
-def test_csv_needs_the_candidate_columns_not_the_image_column(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_csv_needs_the_candidate_columns_not_the_image_column(candidate_images: Path) -> None:
+    path = candidate_images / "d.csv"
     path.write_text("id,prompt,sdxl,flux\nr1,a cat,a.png,b.png\n")
     loaded = load_dataset(path, "gecko-image", {"candidates": "sdxl,flux"})
     assert [r.candidate for r in loaded.rows] == ["sdxl", "flux"]
 
 
-def test_an_image_column_next_to_candidates_is_not_read_and_says_so(folder: Path) -> None:
+def test_an_image_column_next_to_candidates_is_not_read_and_says_so(candidate_images: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        candidate_images / "d.jsonl",
         [{"prompt": "a cat", "image": "c.png", "sdxl": "a.png", "flux": "b.png"}],
     )
     loaded = load_dataset(path, "gecko-image", {"candidates": ["sdxl", "flux"]})
@@ -109,9 +111,9 @@ def test_an_image_column_next_to_candidates_is_not_read_and_says_so(folder: Path
     assert any("'image' is not read" in w for w in loaded.warnings)
 
 
-def test_pointwise_cells_take_one_response_column_per_model(folder: Path) -> None:
+def test_pointwise_cells_take_one_response_column_per_model(candidate_images: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        candidate_images / "d.jsonl",
         [{"id": "q1", "prompt": "Say hi", "terse": "hi", "wordy": "hello there, friend"}],
     )
     options = {"candidates": ["terse", "wordy"], "template": "instruction_following"}
@@ -156,15 +158,7 @@ def cell(i: int, candidate: str | None, score: float | None) -> RowResult:
 
 
 def test_summary_has_each_candidates_mean_with_its_interval() -> None:
-    config = JobConfig(
-        job_id="j",
-        metric="gecko-image",
-        judge_model="m",
-        dataset="d.jsonl",
-        rows_total=20,
-        created_at=0.0,
-        options={"candidates": ["sdxl", "flux"]},
-    )
+    config = job_config(rows_total=20, options={"candidates": ["sdxl", "flux"]})
     rows = [cell(i, "flux", 0.5) for i in range(10)] + [cell(i, "sdxl", 1.0) for i in range(9)]
     rows.append(cell(9, "sdxl", None))
     summary = build_summary(config, JobCounters(status="finished"), {}, rows, now=1.0)

@@ -15,15 +15,13 @@ from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError
 from evalq.core.groups import group_by_columns
 from evalq.metrics.ranking.candidates import candidates_of
-from tests.support.datasets import write_rows
+from tests.support.datasets import load_refusal, write_rows
 
 FLUENCY = {"template": "fluency"}
 
 
-def refusal(path: Path) -> str:
-    with pytest.raises(DatasetError) as caught:
-        load_dataset(path, "pointwise", FLUENCY)
-    return str(caught.value)
+def fluency_refusal(path: Path) -> str:
+    return load_refusal(path, "pointwise", FLUENCY)
 
 
 def test_repeats_are_said_with_their_positions_as_written() -> None:
@@ -42,12 +40,12 @@ def test_repeats_are_said_with_their_positions_as_written() -> None:
 def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("id,response,response\n1,a,b\n", encoding="utf-8")
-    said = refusal(path)
+    said = fluency_refusal(path)
     assert said.startswith(f"{path}: column 'response' appears 2 times, at positions 2 and 3; ")
     assert "nothing was submitted: rename one of them" in said
     assert "--map FIELD=NEW_NAME reads it" in said
     path.write_text("id, response,response\n1,a,b\n", encoding="utf-8")
-    assert "at positions 2 (' response') and 3" in refusal(path)
+    assert "at positions 2 (' response') and 3" in fluency_refusal(path)
 
 
 def test_csv_names_are_read_without_spaces_and_case_matters(tmp_path: Path) -> None:
@@ -66,7 +64,7 @@ def test_unnamed_csv_columns_are_refused_only_when_a_row_holds_a_value_in_one(
     path.write_text("id,response,\n1,a,kept\n", encoding="utf-8")  # one unnamed column: kept
     assert load_dataset(path, "pointwise", FLUENCY).rows[0].extra == {"": "kept"}
     path.write_text("id,response,,\n1,a,,\n2,b,,lost?\n", encoding="utf-8")
-    assert refusal(path) == (
+    assert fluency_refusal(path) == (
         f"{path}: line 3: position 4 holds a value, but the header leaves its column unnamed, "
         "as it does positions 3 and 4; a row keeps only one unnamed column, so nothing was "
         "submitted: name them in the header"
@@ -76,15 +74,15 @@ def test_unnamed_csv_columns_are_refused_only_when_a_row_holds_a_value_in_one(
 def test_a_jsonl_object_naming_a_key_twice_is_refused_naming_its_line(tmp_path: Path) -> None:
     good = '{"id": "1", "response": "a"}'
     path = write_rows(tmp_path / "d.jsonl", [good, '{"id": "2", "response": "a", "response": "b"}'])
-    said = refusal(path)
+    said = fluency_refusal(path)
     assert said.startswith(f"{path}: line 2: key 'response' appears 2 times, at positions 2 and 3")
     assert "JSON keeps only the last, so nothing was submitted: rename one of them" in said
     spaced = write_rows(tmp_path / "s.jsonl", ['{"id": "1", "response": "a", " response": "b"}'])
     assert "line 1: key 'response' appears 2 times, at positions 2 and 3 (' response')" in (
-        refusal(spaced)
+        fluency_refusal(spaced)
     )
     nested = '{"id": "1", "response": "a", "meta": {"x": [{"k": 1, "k": 2}]}}'
-    said = refusal(write_rows(tmp_path / "n.jsonl", [nested]))
+    said = fluency_refusal(write_rows(tmp_path / "n.jsonl", [nested]))
     assert "line 1: in meta.x[0], key 'k' appears 2 times, at positions 1 and 2" in said
 
 

@@ -10,35 +10,34 @@ import pytest
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError
 from tests.support.datasets import write_rows
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+from tests.support.images import PNG_SIGNATURE
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
+def img_folder(tmp_path: Path) -> Path:
     (tmp_path / "img").mkdir()
-    (tmp_path / "img" / "a.png").write_bytes(PNG)
+    (tmp_path / "img" / "a.png").write_bytes(PNG_SIGNATURE)
     return tmp_path
 
 
-def test_jsonl_rows_ids_and_relative_paths(folder: Path) -> None:
+def test_jsonl_rows_ids_and_relative_paths(img_folder: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        img_folder / "d.jsonl",
         [
             {"id": "first", "prompt": "a cat", "image": "img/a.png"},
-            {"prompt": "a dog", "image": str(folder / "img" / "a.png")},
+            {"prompt": "a dog", "image": str(img_folder / "img" / "a.png")},
         ],
     )
     loaded = load_dataset(path)
     assert [r.id for r in loaded.rows] == ["first", "2"]
     assert loaded.rows[0].image.kind == "path"
-    assert loaded.rows[0].image.value == str((folder / "img" / "a.png").resolve())
+    assert loaded.rows[0].image.value == str((img_folder / "img" / "a.png").resolve())
     assert not loaded.errors
 
 
-def test_bad_rows_name_row_and_field_and_others_go_on(folder: Path) -> None:
+def test_bad_rows_name_row_and_field_and_others_go_on(img_folder: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        img_folder / "d.jsonl",
         [
             {"id": "ok", "prompt": "fine", "image": "img/a.png"},
             {"id": "no-prompt", "image": "img/a.png"},
@@ -61,16 +60,18 @@ def test_bad_rows_name_row_and_field_and_others_go_on(folder: Path) -> None:
     assert loaded.total == 6
 
 
-def test_unknown_extra_columns_are_kept_with_a_warning(folder: Path) -> None:
-    path = write_rows(folder / "d.jsonl", [{"prompt": "p", "image": "img/a.png", "model": "m1"}])
+def test_unknown_extra_columns_are_kept_with_a_warning(img_folder: Path) -> None:
+    path = write_rows(
+        img_folder / "d.jsonl", [{"prompt": "p", "image": "img/a.png", "model": "m1"}]
+    )
     loaded = load_dataset(path)
     assert loaded.rows[0].extra == {"model": "m1"}
     assert "unknown column(s) 'model'" in loaded.warnings[0]
 
 
-def test_questions_replace_rubric(folder: Path) -> None:
+def test_questions_replace_rubric(img_folder: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        img_folder / "d.jsonl",
         [
             {
                 "prompt": "p",
@@ -83,7 +84,7 @@ def test_questions_replace_rubric(folder: Path) -> None:
     assert (question.expected, question.tag, question.choices) == ("yes", "color", ["yes", "no"])
 
 
-def test_csv_with_json_questions_and_content_form(folder: Path) -> None:
+def test_csv_with_json_questions_and_content_form(img_folder: Path) -> None:
     content = json.dumps(
         {
             "contents": [
@@ -91,7 +92,7 @@ def test_csv_with_json_questions_and_content_form(folder: Path) -> None:
             ]
         }
     )
-    path = folder / "d.csv"
+    path = img_folder / "d.csv"
     import csv
 
     with path.open("w", newline="") as fh:
@@ -120,23 +121,23 @@ def test_csv_with_json_questions_and_content_form(folder: Path) -> None:
         ("d.jsonl", "[1]\n[2]\n"),
     ],
 )
-def test_not_a_dataset_fails_before_anything(folder: Path, name: str, content: str) -> None:
-    path = folder / name
+def test_not_a_dataset_fails_before_anything(img_folder: Path, name: str, content: str) -> None:
+    path = img_folder / name
     path.write_text(content)
     with pytest.raises(DatasetError):
         load_dataset(path)
 
 
-def test_binary_file_is_not_a_dataset(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_binary_file_is_not_a_dataset(img_folder: Path) -> None:
+    path = img_folder / "d.jsonl"
     path.write_bytes(b"\xff\xfe\x00garbage\x9c")
     with pytest.raises(DatasetError):
         load_dataset(path)
 
 
-def test_missing_file(folder: Path) -> None:
+def test_missing_file(img_folder: Path) -> None:
     with pytest.raises(DatasetError, match="no such file"):
-        load_dataset(folder / "nope.jsonl")
+        load_dataset(img_folder / "nope.jsonl")
 
 
 @pytest.mark.parametrize(
@@ -150,9 +151,9 @@ def test_missing_file(folder: Path) -> None:
     ],
 )
 def test_a_column_that_no_row_has_refuses_the_whole_dataset(
-    folder: Path, metric: str, record: dict[str, str], column: str
+    img_folder: Path, metric: str, record: dict[str, str], column: str
 ) -> None:
-    path = write_rows(folder / "d.jsonl", [{"id": str(i), **record} for i in range(3)])
+    path = write_rows(img_folder / "d.jsonl", [{"id": str(i), **record} for i in range(3)])
     with pytest.raises(DatasetError) as caught:
         load_dataset(path, metric)
     message = str(caught.value)
@@ -160,15 +161,17 @@ def test_a_column_that_no_row_has_refuses_the_whole_dataset(
     assert "columns present: " + ", ".join(sorted({"id", *record})) in message
 
 
-def test_a_column_some_rows_have_fails_only_the_rows_without_it(folder: Path) -> None:
+def test_a_column_some_rows_have_fails_only_the_rows_without_it(img_folder: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
+        img_folder / "d.jsonl",
         [{"id": "ok", "prompt": "a cat", "image": "img/a.png"}, {"id": "bad", "prompt": "a dog"}],
     )
     loaded = load_dataset(path)
     assert [r.id for r in loaded.rows] == ["ok"]
     assert [(e.row_id, e.field) for _, e in loaded.errors] == [("bad", "image")]
-    only_bad = write_rows(folder / "e.jsonl", [{"id": "x", "prompt": "p", "image": "img/no.png"}])
+    only_bad = write_rows(
+        img_folder / "e.jsonl", [{"id": "x", "prompt": "p", "image": "img/no.png"}]
+    )
     loaded = load_dataset(only_bad)  # the column is there, its file is not: a row's own error
     assert [(e.row_id, e.field) for _, e in loaded.errors] == [("x", "image")]
 
@@ -182,11 +185,11 @@ def test_a_column_some_rows_have_fails_only_the_rows_without_it(folder: Path) ->
     ],
 )
 def test_a_field_of_another_kind_than_text_is_named_for_what_it_is_not_missing(
-    folder: Path, metric: str, record: dict[str, object], field: str, kind: str
+    img_folder: Path, metric: str, record: dict[str, object], field: str, kind: str
 ) -> None:
     rows = [{"id": "ok", "query": "q", "context": "c", "response": "r"}, {"id": "odd", **record}]
     options = {"template": "fluency"} if metric == "pointwise" else {}
-    loaded = load_dataset(write_rows(folder / "d.jsonl", rows), metric, options)
+    loaded = load_dataset(write_rows(img_folder / "d.jsonl", rows), metric, options)
     (only,) = loaded.errors
     error = only[1]
     assert (error.row_id, error.field) == ("odd", field)

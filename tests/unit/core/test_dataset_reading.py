@@ -4,7 +4,6 @@ that can't be stored failing only their own row."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -13,31 +12,18 @@ import pytest
 from evalq.core.bounds import InputBounds
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError, InputError
-from tests.support.datasets import write_rows
+from tests.support.datasets import write_csv, write_rows
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 MIB = 1024 * 1024
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    (tmp_path / "a.png").write_bytes(PNG)
-    return tmp_path
-
-
-def write_csv(path: Path, rows: list[list[str]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows(rows)
-    return path
 
 
 def errors_by_line(loaded: object) -> dict[int, InputError]:
     return dict(loaded.errors)  # type: ignore[attr-defined]
 
 
-def test_every_loaded_row_can_be_stored(folder: Path) -> None:
+def test_every_loaded_row_can_be_stored(image_folder: Path) -> None:
     """The rows a load returns are what the producer stores as JSON."""
-    path = folder / "d.jsonl"
+    path = image_folder / "d.jsonl"
     path.write_text('{"prompt": "fine", "image": "a.png"}\n')
     for row in load_dataset(path).rows:
         row.model_dump_json()
@@ -46,9 +32,9 @@ def test_every_loaded_row_can_be_stored(folder: Path) -> None:
 # ---- item 7: CSV read as CSV ----------------------------------------------------------------
 
 
-def test_csv_quoted_line_breaks_are_kept_and_lines_are_physical(folder: Path) -> None:
+def test_csv_quoted_line_breaks_are_kept_and_lines_are_physical(image_folder: Path) -> None:
     path = write_csv(
-        folder / "d.csv",
+        image_folder / "d.csv",
         [
             ["id", "prompt", "image"],
             ["a", "a red circle\nnext to a square", "a.png"],  # lines 2-3
@@ -67,8 +53,8 @@ def test_csv_quoted_line_breaks_are_kept_and_lines_are_physical(folder: Path) ->
     assert loaded.warnings == []  # properly quoted line breaks are no cause for a warning
 
 
-def test_csv_unclosed_quote_is_warned_about_naming_its_lines(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_csv_unclosed_quote_is_warned_about_naming_its_lines(image_folder: Path) -> None:
+    path = image_folder / "d.csv"
     path.write_text(
         "id,prompt,image\n"
         'a,"a cat,a.png\n'  # line 2: the quote is never closed
@@ -84,9 +70,9 @@ def test_csv_unclosed_quote_is_warned_about_naming_its_lines(folder: Path) -> No
     assert [r.line for r in loaded.rows if r.id == "d"] == [5]
 
 
-def test_a_quote_that_swallows_the_whole_file_is_named_in_the_refusal(folder: Path) -> None:
+def test_a_quote_that_swallows_the_whole_file_is_named_in_the_refusal(image_folder: Path) -> None:
     """Every line merged into one cell: the dataset is refused, and the error says why."""
-    path = folder / "d.csv"
+    path = image_folder / "d.csv"
     path.write_text('prompt,image\n"a red square,a.png\na red square,a.png\na circle,a.png\n')
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
@@ -95,8 +81,8 @@ def test_a_quote_that_swallows_the_whole_file_is_named_in_the_refusal(folder: Pa
     assert "lines 2-4 were read as one row" in message
 
 
-def test_csv_text_after_a_closing_quote_is_warned_about(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_csv_text_after_a_closing_quote_is_warned_about(image_folder: Path) -> None:
+    path = image_folder / "d.csv"
     path.write_text('id,prompt,image\na,"a cat" in a hat,a.png\nb,"a dog",a.png\n')
     loaded = load_dataset(path)
     assert len(loaded.rows) == 2
@@ -104,8 +90,10 @@ def test_csv_text_after_a_closing_quote_is_warned_about(folder: Path) -> None:
     assert not [w for w in loaded.warnings if "line 3" in w]
 
 
-def test_csv_row_with_more_cells_than_columns_fails_alone_naming_its_line(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_csv_row_with_more_cells_than_columns_fails_alone_naming_its_line(
+    image_folder: Path,
+) -> None:
+    path = image_folder / "d.csv"
     path.write_text(
         'id,prompt,image\na,"multi\nline",a.png\nb,a cat, sitting,a.png\nc,a dog,a.png,,\n'
     )
@@ -116,24 +104,24 @@ def test_csv_row_with_more_cells_than_columns_fails_alone_naming_its_line(folder
     assert "4 cells" in error.message and "3 columns" in error.message
 
 
-def test_csv_blank_lines_are_skipped_but_counted(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_csv_blank_lines_are_skipped_but_counted(image_folder: Path) -> None:
+    path = image_folder / "d.csv"
     path.write_text("id,prompt,image\n\na,a cat,a.png\n , , \nb,a dog,a.png\n")
     loaded = load_dataset(path)
     assert [(r.id, r.line) for r in loaded.rows] == [("a", 3), ("b", 5)]
     assert not loaded.errors
 
 
-def test_csv_crlf_file_with_bom(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_csv_crlf_file_with_bom(image_folder: Path) -> None:
+    path = image_folder / "d.csv"
     path.write_bytes(b'\xef\xbb\xbfid,prompt,image\r\na,"two\r\nlines",a.png\r\nb,x,a.png\r\n')
     loaded = load_dataset(path)
     assert [(r.id, r.line) for r in loaded.rows] == [("a", 2), ("b", 4)]
     assert "two" in loaded.rows[0].prompt and "lines" in loaded.rows[0].prompt
 
 
-def test_jsonl_line_separator_characters_inside_strings_stay_in_one_row(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_jsonl_line_separator_characters_inside_strings_stay_in_one_row(image_folder: Path) -> None:
+    path = image_folder / "d.jsonl"
     rows = [
         {"prompt": f"before{sep}after", "image": "a.png"} for sep in ("\u2028", "\x85", "\u2029")
     ]
@@ -144,8 +132,8 @@ def test_jsonl_line_separator_characters_inside_strings_stay_in_one_row(folder: 
     assert [r.line for r in loaded.rows] == [1, 2, 3]
 
 
-def test_not_utf8_names_the_line(folder: Path) -> None:
-    path = folder / "d.csv"
+def test_not_utf8_names_the_line(image_folder: Path) -> None:
+    path = image_folder / "d.csv"
     path.write_bytes(b"id,prompt,image\na,a cat,a.png\nb,caf\xe9,a.png\n")
     with pytest.raises(DatasetError, match=r"line 3.*UTF-8"):
         load_dataset(path)
@@ -154,8 +142,8 @@ def test_not_utf8_names_the_line(folder: Path) -> None:
 # ---- item 6: one size limit per field --------------------------------------------------------
 
 
-def test_jsonl_field_over_the_limit_fails_only_its_row(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_jsonl_field_over_the_limit_fails_only_its_row(image_folder: Path) -> None:
+    path = image_folder / "d.jsonl"
     rows = [
         {"id": "ok", "prompt": "a cat", "image": "a.png"},
         {"id": "big", "prompt": "x" * (2 * MIB), "image": "a.png"},
@@ -171,17 +159,19 @@ def test_jsonl_field_over_the_limit_fails_only_its_row(folder: Path) -> None:
     assert (errors[3].row_id, errors[3].field) == ("big-q", "questions")
 
 
-def test_an_oversized_id_names_the_row_by_its_line(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_an_oversized_id_names_the_row_by_its_line(image_folder: Path) -> None:
+    path = image_folder / "d.jsonl"
     path.write_text(json.dumps({"id": "i" * 5000, "prompt": "p", "image": "a.png"}) + "\n")
     loaded = load_dataset(path, bounds=InputBounds(max_field_bytes=1000))
     ((line, error),) = loaded.errors
     assert (line, error.row_id, error.field) == (1, "1", "id")
 
 
-def test_csv_field_over_the_limit_fails_only_its_row_naming_the_right_line(folder: Path) -> None:
+def test_csv_field_over_the_limit_fails_only_its_row_naming_the_right_line(
+    image_folder: Path,
+) -> None:
     path = write_csv(
-        folder / "d.csv",
+        image_folder / "d.csv",
         [
             ["id", "prompt", "image"],
             ["a", "two\nlines", "a.png"],
@@ -196,8 +186,8 @@ def test_csv_field_over_the_limit_fails_only_its_row_naming_the_right_line(folde
     assert "line 4" in error.message
 
 
-def test_the_limit_is_an_argument(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_the_limit_is_an_argument(image_folder: Path) -> None:
+    path = image_folder / "d.jsonl"
     path.write_text(json.dumps({"prompt": "é" * 60, "image": "a.png"}) + "\n")  # 120 bytes
     assert load_dataset(path, bounds=InputBounds(max_field_bytes=120)).rows
     ((_, error),) = load_dataset(path, bounds=InputBounds(max_field_bytes=119)).errors
@@ -207,8 +197,8 @@ def test_the_limit_is_an_argument(folder: Path) -> None:
 # ---- item 8: strings that can't be stored fail their own row ---------------------------------
 
 
-def test_lone_surrogates_fail_their_row_naming_the_field(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_lone_surrogates_fail_their_row_naming_the_field(image_folder: Path) -> None:
+    path = image_folder / "d.jsonl"
     path.write_text(
         '{"id": "ok", "prompt": "fine", "image": "a.png"}\n'
         '{"id": "s1", "prompt": "bad \\ud800 text", "image": "a.png"}\n'
@@ -235,10 +225,10 @@ def test_lone_surrogates_fail_their_row_naming_the_field(folder: Path) -> None:
         warning.encode("utf-8")
 
 
-def test_lone_surrogate_in_a_csv_json_cell_fails_its_row(folder: Path) -> None:
+def test_lone_surrogate_in_a_csv_json_cell_fails_its_row(image_folder: Path) -> None:
     questions = '[{"question": "Is it \\ud800?", "answer": "yes"}]'
     path = write_csv(
-        folder / "d.csv",
+        image_folder / "d.csv",
         [
             ["id", "prompt", "image", "questions"],
             ["a", "p", "a.png", questions],

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import struct
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 
 from evalq.core.dry_report import quota_time
 from evalq.core.dry_run import (
@@ -29,13 +27,8 @@ from evalq.core.pricing import DEFAULT_PRICES
 from evalq.core.thinking import effective
 from evalq.metrics.gecko.metric import rubric_cache_id
 from evalq.metrics.gecko.prompts import RUBRIC_TEMPLATE_VERSION
+from tests.support.images import png_bytes
 from tests.support.memory_kv import MemoryKV
-
-
-def png_bytes(width: int = 64, height: int = 64) -> bytes:
-    buf = io.BytesIO()
-    Image.new("RGB", (width, height), "red").save(buf, format="PNG")
-    return buf.getvalue()
 
 
 def env_for(
@@ -65,7 +58,7 @@ def env_for(
     return DryEnv(job=job, counter=CharsCounter(), prices=DEFAULT_PRICES, media_loader=media, kv=kv)
 
 
-def calls(env: DryEnv) -> dict[tuple[str, str], int]:
+def call_counts(env: DryEnv) -> dict[tuple[str, str], int]:
     return {key: tally.calls for key, tally in env.tallies.items()}
 
 
@@ -104,7 +97,7 @@ def test_gecko_rubric_once_per_prompt_cached_rubrics_exact_and_judges_times_ques
     assert env.counters["rubrics_cached"] == 1 and env.counters["rubrics_given"] == 1
     per_judge = 2 * estimated + 7 + 1
     assert env.counters["questions_expected"] == per_judge
-    assert calls(env) == {
+    assert call_counts(env) == {
         ("rubric", "gemini-2.5-flash"): 1,
         ("validator", "gemini-2.5-flash"): per_judge,
         ("validator", "gemini-2.5-pro"): per_judge,
@@ -117,7 +110,7 @@ def test_gecko_batched_asks_once_per_row_and_judge() -> None:
     env = env_for("gecko-image", ["gemini-2.5-flash"], {"validator": "batched"})
     own = [Question(question=f"q{i}?", expected="yes") for i in range(4)]
     get_metric("gecko-image").dry_plan(gecko_row("r1", "p", own), env)
-    assert calls(env) == {("validator", "gemini-2.5-flash"): 1}
+    assert call_counts(env) == {("validator", "gemini-2.5-flash"): 1}
     assert env.tallies["validator", "gemini-2.5-flash"].output == 4 * 45
 
 
@@ -139,7 +132,7 @@ def test_pointwise_judges_times_samples() -> None:
     )
     row = RowInput(id="r", line=1, prompt="q", data={"prompt": "q", "response": "An answer."})
     get_metric("pointwise").dry_plan(row, env)
-    assert calls(env) == {("judge", "gemini-2.5-flash"): 4, ("judge", "gemini-2.5-pro"): 4}
+    assert call_counts(env) == {("judge", "gemini-2.5-flash"): 4, ("judge", "gemini-2.5-pro"): 4}
     assert env.tallies["judge", "gemini-2.5-pro"].thought == 4 * 128  # Pro's minimum
 
 
@@ -152,7 +145,7 @@ def test_rank_every_pair_both_orders_and_generations_of_the_model_under_test() -
     env = env_for("rank", ["gemini-2.5-flash"], options)
     row = RowInput(id="r", line=1, prompt="q", data={"prompt": "q", "a": "A.", "b": "B."})
     get_metric("rank").dry_plan(row, env)
-    assert calls(env) == {
+    assert call_counts(env) == {
         ("candidate", "gemini-2.5-flash-lite"): 1,
         ("judge", "gemini-2.5-flash"): 3 * 2,  # 3 pairs, both orders
     }
@@ -173,7 +166,7 @@ def test_groundedness_generates_when_the_row_has_no_response() -> None:
     metric = get_metric("groundedness")
     metric.dry_plan(given, env)
     metric.dry_plan(missing, env)
-    assert calls(env) == {
+    assert call_counts(env) == {
         ("candidate", "gemini-2.5-flash"): 1,
         ("judge", "gemini-2.5-flash"): 2,
         ("judge", "gemini-2.5-pro"): 2,

@@ -13,25 +13,15 @@ from evalq.client.report import render_report
 from evalq.client.summary_view import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.human_agreement import human_agreement
-from evalq.core.models import JobConfig, JobSummary, QuestionResult, RowResult
+from evalq.core.models import JobSummary, QuestionResult, RowResult
 from evalq.core.summary import build_summary
 from evalq.stats import human
+from tests.support.job_configs import job_config
 
 
-def config(metric: str, options: dict[str, Any] | None = None, **extra: Any) -> JobConfig:
-    return JobConfig(
-        job_id="j",
-        metric=metric,
-        judge_model="m",
-        dataset="d.jsonl",
-        rows_total=0,
-        created_at=0.0,
-        options=options or {},
-        **extra,
-    )
-
-
-def rated(i: int, mean_rating: float | None, label: Any, prompt: str, **extra: Any) -> RowResult:
+def labelled_row(
+    i: int, mean_rating: float | None, label: Any, prompt: str, **extra: Any
+) -> RowResult:
     score = None if mean_rating is None else (mean_rating - 1) / 4
     return RowResult(
         id=f"r{i}",
@@ -48,15 +38,15 @@ RATINGS = [1, 2, 2.5, 3, 4, 5, 4, 3.5, 2, 5, 1, 4]
 LABELS = [1, 2, 3, 3, 5, 5, 3, 4, 1, 4, 2, 4]
 
 
-def pointwise_rows() -> list[RowResult]:
+def labelled_rows() -> list[RowResult]:
     rows = [
-        rated(i, r, h, f"p{i // 3}", category="odd" if i % 2 else "even")
+        labelled_row(i, r, h, f"p{i // 3}", category="odd" if i % 2 else "even")
         for i, (r, h) in enumerate(zip(RATINGS, LABELS, strict=True))
     ]
-    rows.append(rated(20, 3, "maybe", "p9"))  # not a number
-    rows.append(rated(21, 3, 7, "p9"))  # off the 1-5 scale
-    rows.append(rated(22, 3, None, "p9"))  # missing
-    rows.append(rated(23, None, 4, "p9"))  # the row failed
+    rows.append(labelled_row(20, 3, "maybe", "p9"))  # not a number
+    rows.append(labelled_row(21, 3, 7, "p9"))  # off the 1-5 scale
+    rows.append(labelled_row(22, 3, None, "p9"))  # missing
+    rows.append(labelled_row(23, None, 4, "p9"))  # the row failed
     return rows
 
 
@@ -75,8 +65,8 @@ def quadratic_kappa(a: list[int], b: list[int], k: int = 5) -> float:
 
 
 def test_row_level_agreement_matches_scipy_and_counts_bad_labels() -> None:
-    rows = pointwise_rows()
-    found = human_agreement(rows, config("pointwise", {"human": "rating"}))
+    rows = labelled_rows()
+    found = human_agreement(rows, job_config("pointwise", options={"human": "rating"}))
     assert found is not None and len(found.levels) == 1
     level = found.levels[0]
     assert (level.level, level.source, level.kappa_weights) == ("row", "column rating", "quadratic")
@@ -112,8 +102,10 @@ def test_row_level_agreement_matches_scipy_and_counts_bad_labels() -> None:
 
 
 def test_pairs_share_the_first_group_column_and_groups_get_their_own_figures() -> None:
-    rows = pointwise_rows()
-    found = human_agreement(rows, config("pointwise", {"human": "rating"}, group_by=["category"]))
+    rows = labelled_rows()
+    found = human_agreement(
+        rows, job_config("pointwise", options={"human": "rating"}, group_by=["category"])
+    )
     assert found is not None
     level = found.levels[0]
     assert level.pairs_grouped_by == "column category"
@@ -131,7 +123,7 @@ def test_a_score_level_with_yes_no_labels_also_gets_label_accuracy() -> None:
             zip([1, 0, 1, 1, 0, 0], ["yes", "no", "no", "yes", "no", "yes"], strict=True)
         )
     ]
-    found = human_agreement(rows, config("groundedness", {"human": "ok"}))
+    found = human_agreement(rows, job_config("groundedness", options={"human": "ok"}))
     assert found is not None
     overall = found.levels[0].overall
     assert overall.accuracy is not None and overall.accuracy.value == pytest.approx(4 / 6)
@@ -156,7 +148,7 @@ def test_pairwise_preferences_are_compared_as_labels() -> None:
         for i, (w, h) in enumerate(zip(winners, said, strict=True))
     ]
     rows.append(rows[0].model_copy(update={"id": "w9", "extra": {"pref": "C"}}))
-    found = human_agreement(rows, config("pairwise", {"human": "pref"}))
+    found = human_agreement(rows, job_config("pairwise", options={"human": "pref"}))
     assert found is not None
     level = found.levels[0]
     assert level.level == "preference"
@@ -191,7 +183,7 @@ def test_questions_are_compared_per_tag_and_bad_answers_counted() -> None:
     ]
     qs += [question("shape", None, "yes"), question("shape", "yes", None)]
     row = RowResult(id="img1", line=1, prompt="p", status="partial", score=0.5, questions=qs)
-    found = human_agreement([row], config("gecko-image"))
+    found = human_agreement([row], job_config("gecko-image"))
     assert found is not None
     level = found.levels[0]
     assert (level.level, level.source) == ("question", "questions[].human")
@@ -246,7 +238,7 @@ def test_sentence_labels_follow_evalqs_split_and_a_mismatch_is_named() -> None:
         ),
         grounded_row("s3", ["supported", "supported"], ["supported"]),  # 1 label, 2 sentences
     ]
-    found = human_agreement(rows, config("groundedness"))
+    found = human_agreement(rows, job_config("groundedness"))
     assert found is not None
     level = found.levels[0]
     assert level.level == "sentence"
@@ -265,15 +257,17 @@ def test_sentence_labels_follow_evalqs_split_and_a_mismatch_is_named() -> None:
 
 def test_no_labels_no_agreement_and_a_multi_candidate_job_says_why() -> None:
     plain = RowResult(id="a", line=1, prompt="p", status="scored", score=1.0)
-    assert human_agreement([plain], config("pointwise")) is None
+    assert human_agreement([plain], job_config("pointwise")) is None
     cell = plain.model_copy(update={"candidate": "model_a", "extra": {"rating": 3}})
-    found = human_agreement([cell], config("pointwise", {"human": "rating"}))
+    found = human_agreement([cell], job_config("pointwise", options={"human": "rating"}))
     assert found is not None and found.levels == [] and "multi-candidate" in (found.note or "")
 
 
 def test_the_summary_status_and_report_show_the_agreement() -> None:
-    rows = pointwise_rows()
-    cfg = config("pointwise", {"human": "rating"}).model_copy(update={"rows_total": len(rows)})
+    rows = labelled_rows()
+    cfg = job_config("pointwise", options={"human": "rating"}).model_copy(
+        update={"rows_total": len(rows)}
+    )
     summary = build_summary(cfg, JobCounters(status="finished"), {}, rows, now=1.0)
     assert summary.human_agreement is not None
     again = JobSummary.model_validate_json(summary.model_dump_json())  # --json round trip

@@ -5,7 +5,6 @@ back fails only its row."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,10 @@ from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.models import RowInput
 from evalq.core.records import MAX_VALUE_DEPTH
-from tests.support.datasets import write_rows
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+from tests.support.datasets import write_csv, write_rows
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    (tmp_path / "a.png").write_bytes(PNG)
-    return tmp_path
-
-
-def row(row_id: str, **more: Any) -> dict[str, Any]:
+def image_record(row_id: str, **more: Any) -> dict[str, Any]:
     return {"id": row_id, "prompt": "a red square", "image": "a.png", **more}
 
 
@@ -40,25 +31,19 @@ def errors(loaded: LoadedDataset) -> dict[str, tuple[int, InputError]]:
     return {error.row_id: (line, error) for line, error in loaded.errors}
 
 
-def write_csv(path: Path, rows: list[list[str]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows(rows)
-    return path
-
-
 # ---- bounds on a row: it fails alone --------------------------------------------------------
 
 
 def test_a_row_over_the_questions_bound_fails_alone_naming_bound_line_and_field(
-    folder: Path,
+    image_folder: Path,
 ) -> None:
     most = MAX_QUESTIONS_PER_ROW
     path = write_rows(
-        folder / "d.jsonl",
+        image_folder / "d.jsonl",
         [
-            row("at-bound", questions=questions(most)),
-            row("over", questions=questions(most + 1)),
-            row("none"),
+            image_record("at-bound", questions=questions(most)),
+            image_record("over", questions=questions(most + 1)),
+            image_record("none"),
         ],
     )
     loaded = load_dataset(path)
@@ -73,24 +58,25 @@ def test_a_row_over_the_questions_bound_fails_alone_naming_bound_line_and_field(
 
 
 def test_the_questions_bound_is_an_argument_and_holds_for_video_and_for_each_cell(
-    folder: Path,
+    image_folder: Path,
 ) -> None:
-    path = write_rows(folder / "d.jsonl", [row("r", questions=questions(4))])
+    path = write_rows(image_folder / "d.jsonl", [image_record("r", questions=questions(4))])
     bounds = InputBounds(max_questions_per_row=3)
     assert load_dataset(path, bounds=InputBounds(max_questions_per_row=4)).rows
     ((_, error),) = load_dataset(path, bounds=bounds).errors
     assert error.field == "questions" and "over the limit of 3 questions" in error.message
 
-    (folder / "a.mp4").write_bytes(b"\0\0\0\x18ftypmp42" + b"\0" * 16)
+    (image_folder / "a.mp4").write_bytes(b"\0\0\0\x18ftypmp42" + b"\0" * 16)
     choices = [{**q, "choices": ["yes", "no", "maybe"]} for q in questions(4)]
     video = write_rows(
-        folder / "v.jsonl", [{"id": "v", "prompt": "p", "video": "a.mp4", "questions": choices}]
+        image_folder / "v.jsonl",
+        [{"id": "v", "prompt": "p", "video": "a.mp4", "questions": choices}],
     )
     ((_, error),) = load_dataset(video, "gecko-video", bounds=bounds).errors
     assert (error.row_id, error.field) == ("v", "questions")
 
     cells = write_rows(
-        folder / "c.jsonl",
+        image_folder / "c.jsonl",
         [{"id": "c", "prompt": "p", "sdxl": "a.png", "flux": "a.png", "questions": questions(4)}],
     )
     loaded = load_dataset(cells, "gecko-image", {"candidates": ["sdxl", "flux"]}, bounds=bounds)
@@ -100,15 +86,15 @@ def test_the_questions_bound_is_an_argument_and_holds_for_video_and_for_each_cel
 
 
 def test_a_row_over_the_bytes_bound_fails_alone_though_each_field_is_under_its_own(
-    folder: Path,
+    image_folder: Path,
 ) -> None:
     # Names and values count (all ASCII here, so characters are bytes): 1,252 bytes in the wide
     # row, each of its fields at most 305.
-    small = row("r1")
+    small = image_record("r1")
     size = sum(len(k) + len(v) for k, v in small.items())
-    wide = row("r2", **{f"note{i}": "x" * 300 for i in range(4)})
+    wide = image_record("r2", **{f"note{i}": "x" * 300 for i in range(4)})
     assert sum(len(k) + len(v) for k, v in wide.items()) == 1252
-    path = write_rows(folder / "d.jsonl", [small, wide])
+    path = write_rows(image_folder / "d.jsonl", [small, wide])
     bounds = InputBounds(max_field_bytes=400, max_row_bytes=1000)
     loaded = load_dataset(path, bounds=bounds)
     assert [r.id for r in loaded.rows] == ["r1"]
@@ -118,14 +104,14 @@ def test_a_row_over_the_bytes_bound_fails_alone_though_each_field_is_under_its_o
     assert "over the limit of 1,000 bytes per row (EVALQ_MAX_ROW_BYTES)" in error.message
     assert "'note0' (305 bytes)" in error.message  # the largest fields are named
     # The accounting is exact: a row of exactly the bound passes, one byte less refuses it.
-    alone = write_rows(folder / "one.jsonl", [small])
+    alone = write_rows(image_folder / "one.jsonl", [small])
     assert load_dataset(alone, bounds=InputBounds(max_row_bytes=size)).rows
     assert load_dataset(alone, bounds=InputBounds(max_row_bytes=size - 1)).errors
 
 
-def test_a_csv_row_over_the_bytes_bound_fails_naming_its_physical_line(folder: Path) -> None:
+def test_a_csv_row_over_the_bytes_bound_fails_naming_its_physical_line(image_folder: Path) -> None:
     path = write_csv(
-        folder / "d.csv",
+        image_folder / "d.csv",
         [
             ["id", "prompt", "image", "notes"],
             ["a", "two\nlines", "a.png", ""],
@@ -150,10 +136,14 @@ def nested(depth: int) -> Any:
     return value
 
 
-def test_a_value_nested_255_levels_fails_only_its_row_naming_the_field(folder: Path) -> None:
+def test_a_value_nested_255_levels_fails_only_its_row_naming_the_field(image_folder: Path) -> None:
     path = write_rows(
-        folder / "d.jsonl",
-        [row("ok"), row("deep", meta=nested(255)), row("ok2", meta={"a": nested(10)})],
+        image_folder / "d.jsonl",
+        [
+            image_record("ok"),
+            image_record("deep", meta=nested(255)),
+            image_record("ok2", meta={"a": nested(10)}),
+        ],
     )
     loaded = load_dataset(path)
     assert [r.id for r in loaded.rows] == ["ok", "ok2"]
@@ -163,21 +153,23 @@ def test_a_value_nested_255_levels_fails_only_its_row_naming_the_field(folder: P
     assert f"nested more than {MAX_VALUE_DEPTH} levels deep" in error.message
 
 
-def test_a_value_at_the_depth_bound_is_stored_and_read_back_whole(folder: Path) -> None:
+def test_a_value_at_the_depth_bound_is_stored_and_read_back_whole(image_folder: Path) -> None:
     """The bound sits below what the row's JSON store reads: a row at it round-trips."""
-    path = write_rows(folder / "d.jsonl", [row("r", meta=nested(MAX_VALUE_DEPTH))])
+    path = write_rows(image_folder / "d.jsonl", [image_record("r", meta=nested(MAX_VALUE_DEPTH))])
     (kept,) = load_dataset(path).rows
     assert RowInput.model_validate_json(kept.model_dump_json()) == kept
-    over = write_rows(folder / "o.jsonl", [row("r", meta=nested(MAX_VALUE_DEPTH + 1))])
+    over = write_rows(
+        image_folder / "o.jsonl", [image_record("r", meta=nested(MAX_VALUE_DEPTH + 1))]
+    )
     assert load_dataset(over).errors
 
 
-def test_values_no_reader_takes_fail_only_their_line(folder: Path) -> None:
-    path = folder / "d.jsonl"
+def test_values_no_reader_takes_fail_only_their_line(image_folder: Path) -> None:
+    path = image_folder / "d.jsonl"
     lines = [
-        json.dumps(row("ok")),
+        json.dumps(image_record("ok")),
         '{"id": "huge", "prompt": "p", "image": "a.png", "n": 1' + "0" * 5000 + "}",
-        json.dumps(row("ok2")),
+        json.dumps(image_record("ok2")),
     ]
     path.write_text("\n".join(lines) + "\n")
     loaded = load_dataset(path)
@@ -188,7 +180,7 @@ def test_values_no_reader_takes_fail_only_their_line(folder: Path) -> None:
 
     deep_cell = "[" * 100_000 + "]" * 100_000
     table = write_csv(
-        folder / "d.csv",
+        image_folder / "d.csv",
         [
             ["id", "prompt", "image", "questions"],
             ["a", "p", "a.png", deep_cell],
@@ -203,7 +195,7 @@ def test_values_no_reader_takes_fail_only_their_line(folder: Path) -> None:
     # A media cell in the seeds' JSON form, nested past what the JSON parser reads.
     deep_media = '{"contents": ' + deep_cell + "}"
     table = write_csv(
-        folder / "m.csv",
+        image_folder / "m.csv",
         [["id", "prompt", "image"], ["a", "p", deep_media], ["b", "p", "a.png"]],
     )
     loaded = load_dataset(table, bounds=InputBounds(max_field_bytes=300_000))
@@ -216,8 +208,8 @@ def test_values_no_reader_takes_fail_only_their_line(folder: Path) -> None:
 # ---- bounds on the dataset: refused before anything is kept ---------------------------------
 
 
-def test_a_dataset_over_the_rows_bound_is_refused_naming_it(folder: Path) -> None:
-    path = write_rows(folder / "d.jsonl", [row(f"r{i}") for i in range(4)])
+def test_a_dataset_over_the_rows_bound_is_refused_naming_it(image_folder: Path) -> None:
+    path = write_rows(image_folder / "d.jsonl", [image_record(f"r{i}") for i in range(4)])
     assert load_dataset(path, bounds=InputBounds(max_rows_per_job=4)).total == 4
     with pytest.raises(DatasetError) as caught:
         load_dataset(path, bounds=InputBounds(max_rows_per_job=3))
@@ -227,8 +219,8 @@ def test_a_dataset_over_the_rows_bound_is_refused_naming_it(folder: Path) -> Non
     )
 
 
-def test_a_dataset_over_the_bytes_bound_is_refused_naming_it(folder: Path) -> None:
-    path = write_rows(folder / "d.jsonl", [row(f"r{i}") for i in range(3)])
+def test_a_dataset_over_the_bytes_bound_is_refused_naming_it(image_folder: Path) -> None:
+    path = write_rows(image_folder / "d.jsonl", [image_record(f"r{i}") for i in range(3)])
     size = path.stat().st_size
     assert load_dataset(path, bounds=InputBounds(max_dataset_bytes=size)).rows
     with pytest.raises(DatasetError) as caught:
@@ -237,9 +229,9 @@ def test_a_dataset_over_the_bytes_bound_is_refused_naming_it(folder: Path) -> No
     assert "(EVALQ_MAX_DATASET_BYTES)" in str(caught.value)
 
 
-def test_a_csv_over_the_columns_bound_is_refused_naming_it(folder: Path) -> None:
+def test_a_csv_over_the_columns_bound_is_refused_naming_it(image_folder: Path) -> None:
     header = ["id", "prompt", "image", *[f"c{i}" for i in range(7)]]
-    path = write_csv(folder / "d.csv", [header, ["a", "p", "a.png", *["v"] * 7]])
+    path = write_csv(image_folder / "d.csv", [header, ["a", "p", "a.png", *["v"] * 7]])
     assert load_dataset(path, bounds=InputBounds(max_csv_columns=10)).rows
     with pytest.raises(DatasetError) as caught:
         load_dataset(path, bounds=InputBounds(max_csv_columns=9))
@@ -256,10 +248,16 @@ def test_a_bound_that_is_no_positive_whole_number_is_refused(value: object) -> N
 # ---- unknown columns: one warning per dataset, bounded ---------------------------------------
 
 
-def test_unknown_columns_are_warned_of_once_with_how_many_rows_have_them(folder: Path) -> None:
+def test_unknown_columns_are_warned_of_once_with_how_many_rows_have_them(
+    image_folder: Path,
+) -> None:
     path = write_rows(
-        folder / "d.jsonl",
-        [row("a", model="m1", note="x"), row("b", model="m2"), row("c", model="m3")],
+        image_folder / "d.jsonl",
+        [
+            image_record("a", model="m1", note="x"),
+            image_record("b", model="m2"),
+            image_record("c", model="m3"),
+        ],
     )
     loaded = load_dataset(path)
     assert [w for w in loaded.warnings if "unknown" in w] == [
@@ -269,12 +267,12 @@ def test_unknown_columns_are_warned_of_once_with_how_many_rows_have_them(folder:
     assert loaded.rows[0].extra == {"model": "m1", "note": "x"}
 
 
-def test_a_very_wide_csv_makes_one_short_warning_and_short_errors(folder: Path) -> None:
+def test_a_very_wide_csv_makes_one_short_warning_and_short_errors(image_folder: Path) -> None:
     wide = [f"column_{i:05d}" for i in range(5000)]
     header = ["id", "prompt", "image", *wide]
     rows = [header, *[[f"r{n}", "p", "a.png", *["v"] * 5000] for n in range(50)]]
     rows.append(["no-prompt", "", "a.png", *["v"] * 5000])
-    path = write_csv(folder / "d.csv", rows)
+    path = write_csv(image_folder / "d.csv", rows)
     loaded = load_dataset(path, bounds=InputBounds(max_csv_columns=6000))
     assert len(loaded.rows) == 50 and all(len(r.extra) == 5000 for r in loaded.rows)
     (warning,) = [w for w in loaded.warnings if "unknown" in w]
@@ -286,8 +284,8 @@ def test_a_very_wide_csv_makes_one_short_warning_and_short_errors(folder: Path) 
     assert len(str(error)) < 1000
 
 
-def test_a_long_column_name_is_shortened_in_the_warning(folder: Path) -> None:
+def test_a_long_column_name_is_shortened_in_the_warning(image_folder: Path) -> None:
     name = "n" * 10_000
-    path = write_rows(folder / "d.jsonl", [row("a", **{name: 1})])
+    path = write_rows(image_folder / "d.jsonl", [image_record("a", **{name: 1})])
     (warning,) = load_dataset(path).warnings
     assert "(9,940 more characters)" in warning and len(warning) < 300

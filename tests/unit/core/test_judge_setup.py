@@ -1,6 +1,6 @@
 """A job's judge setup (JobSummary.judge_setup): its judge models, the versions its rows were
 judged by, thinking per judge role and what its metric says of itself (template versions,
-validator mode, samples...), each metric from its own package (registry SETUPS)."""
+validator mode, samples...), each metric from its own package (its registry entry's setup)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from evalq.core.counters import JobCounters
 from evalq.core.metric import metric_setup
 from evalq.core.models import JobConfig, RowResult
-from evalq.core.registry import REGISTRY, SETUPS
+from evalq.core.registry import metric_names, metrics
 from evalq.core.summary import build_summary
 from evalq.metrics.gecko.choices import MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION
 from evalq.metrics.gecko.prompts import (
@@ -26,6 +26,7 @@ from evalq.metrics.gecko_video.prompts import (
 )
 from evalq.metrics.groundedness.prompts import JUDGE_TEMPLATE_VERSION
 from evalq.metrics.ratings.templates import resolve_template
+from tests.support.job_configs import job_config
 
 THINKING: dict[str, int | str] = {
     "rubric": "modest",
@@ -35,19 +36,12 @@ THINKING: dict[str, int | str] = {
 }
 
 
-def config(metric: str, **fields: Any) -> JobConfig:
-    return JobConfig(
-        job_id="j",
-        metric=metric,
-        judge_model="flash",
-        dataset="d.jsonl",
-        rows_total=2,
-        created_at=0.0,
-        **fields,
-    )
+def flash_job(metric: str, **fields: Any) -> JobConfig:
+    """A job of `metric` judged by "flash" unless `fields` say otherwise."""
+    return job_config(metric, **({"judge_model": "flash"} | fields))
 
 
-def row(line: int, versions: dict[str, str]) -> RowResult:
+def versioned_row(line: int, versions: dict[str, str]) -> RowResult:
     return RowResult(
         id=str(line), line=line, prompt="p", status="scored", score=1.0, model_versions=versions
     )
@@ -59,13 +53,16 @@ def setup_of(job: JobConfig, rows: list[RowResult]) -> dict[str, Any]:
 
 
 def test_a_gecko_jobs_setup_names_its_models_versions_templates_and_modes() -> None:
-    job = config(
+    job = flash_job(
         "gecko-image",
         judge_models=["flash", "pro"],
         thinking=THINKING,
         options={"rubric_model": "pro"},
     )
-    rows = [row(1, {"flash": "flash-001"}), row(2, {"flash": "flash-002", "pro": "pro-001"})]
+    rows = [
+        versioned_row(1, {"flash": "flash-001"}),
+        versioned_row(2, {"flash": "flash-002", "pro": "pro-001"}),
+    ]
     assert setup_of(job, rows) == {
         "judge_models": ["flash", "pro"],
         "model_versions": {"flash": "flash-001,flash-002", "pro": "pro-001"},
@@ -83,11 +80,11 @@ def test_a_gecko_jobs_setup_names_its_models_versions_templates_and_modes() -> N
 
 
 def test_the_validator_mode_picks_the_templates() -> None:
-    batched = metric_setup(config("gecko-image", options={"validator": "batched"}))
+    batched = metric_setup(flash_job("gecko-image", options={"validator": "batched"}))
     assert batched["templates"]["validator"] == BATCH_VALIDATOR_TEMPLATE_VERSION
     assert batched["templates"]["choice validator"] == MIXED_BATCH_VALIDATOR_TEMPLATE_VERSION
     assert (batched["validator"], batched["rubric_model"]) == ("batched", "flash")
-    video = metric_setup(config("gecko-video", options={"validator": "batched"}))
+    video = metric_setup(flash_job("gecko-video", options={"validator": "batched"}))
     assert video["templates"] == {
         "rubric": VIDEO_RUBRIC_TEMPLATE_VERSION,
         "validator": VIDEO_BATCH_VALIDATOR_TEMPLATE_VERSION,
@@ -96,28 +93,30 @@ def test_the_validator_mode_picks_the_templates() -> None:
 
 def test_a_rating_jobs_setup_names_its_template_samples_and_temperature() -> None:
     options = {"template": "fluency", "samples": 3}
-    assert metric_setup(config("pointwise", options=options)) == {
+    assert metric_setup(flash_job("pointwise", options=options)) == {
         "templates": {"judge": resolve_template(options, "pointwise").version},
         "samples": 3,
         "temperature": 0.7,
     }
     own = {"template": "mine", "template_text": "Rate {response}, A {response_a} B {response_b}"}
-    pairwise = metric_setup(config("pairwise", options=own))
+    pairwise = metric_setup(flash_job("pairwise", options=own))
     assert pairwise["templates"]["judge"].startswith("pairwise-frame/2+user:")  # its digest
-    assert metric_setup(config("rank", options=own)) == pairwise
-    assert metric_setup(config("groundedness")) == {"templates": {"judge": JUDGE_TEMPLATE_VERSION}}
+    assert metric_setup(flash_job("rank", options=own)) == pairwise
+    assert metric_setup(flash_job("groundedness")) == {
+        "templates": {"judge": JUDGE_TEMPLATE_VERSION}
+    }
 
 
 def test_options_a_metric_can_not_read_say_nothing_and_the_summary_is_written() -> None:
-    job = config("pointwise")  # no template: refused at submit, so only a foreign config
+    job = flash_job("pointwise")  # no template: refused at submit, so only a foreign config
     assert metric_setup(job) == {}
-    assert setup_of(job, [row(1, {"flash": "flash-001"})])["model_versions"] == {
+    assert setup_of(job, [versioned_row(1, {"flash": "flash-001"})])["model_versions"] == {
         "flash": "flash-001"
     }
 
 
-@pytest.mark.parametrize("metric", sorted(REGISTRY))
+@pytest.mark.parametrize("metric", metric_names())
 def test_every_metric_says_how_its_judges_are_set_up(metric: str) -> None:
-    assert metric in SETUPS
+    assert metrics()[metric].setup is not None
     options = {"template": "fluency", "candidates": ["a", "b"]}
-    assert "templates" in metric_setup(config(metric, options=options))
+    assert "templates" in metric_setup(flash_job(metric, options=options))

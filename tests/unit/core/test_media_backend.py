@@ -15,7 +15,7 @@ from evalq.core.models import MediaRef, RowInput
 GS = MediaRef(kind="file_uri", value="gs://bucket/clip.mp4")
 
 
-def row(row_id: str, candidate: str | None = None, **media: MediaRef) -> RowInput:
+def media_input(row_id: str, candidate: str | None = None, **media: MediaRef) -> RowInput:
     return RowInput(id=row_id, line=1, prompt="p", media=media, candidate=candidate)
 
 
@@ -44,7 +44,11 @@ def test_a_dataset_is_refused_in_one_line_naming_the_first_row_and_field(tmp_pat
     (tmp_path / "small.png").write_bytes(b"x" * 5)
     big = MediaRef(kind="path", value=str(tmp_path / "big.png"))
     small = MediaRef(kind="path", value=str(tmp_path / "small.png"))
-    rows = [row("ok", image=small), row("r2", image=big), row("r3", image=big)]
+    rows = [
+        media_input("ok", image=small),
+        media_input("r2", image=big),
+        media_input("r3", image=big),
+    ]
     check_rows(rows, on_vertex=False, inline_max_bytes=10)  # the Gemini API uploads them
     with pytest.raises(DatasetError) as refused:
         check_rows(rows, on_vertex=True, inline_max_bytes=10)
@@ -54,8 +58,8 @@ def test_a_dataset_is_refused_in_one_line_naming_the_first_row_and_field(tmp_pat
     assert line.endswith("(1 other media cell too); nothing was submitted")
 
     with pytest.raises(DatasetError, match=r"^row g: field 'video': gs://bucket/clip\.mp4: gs://"):
-        check_rows([row("g", video=GS)], on_vertex=False, inline_max_bytes=10)
-    check_rows([row("g", video=GS)], on_vertex=True, inline_max_bytes=10)
+        check_rows([media_input("g", video=GS)], on_vertex=False, inline_max_bytes=10)
+    check_rows([media_input("g", video=GS)], on_vertex=True, inline_max_bytes=10)
     # A --candidates cell is named by its candidate's column, as every cell error is.
     with pytest.raises(DatasetError, match=r"^row c, candidate 'sdxl': field 'sdxl': "):
-        check_rows([row("c", "sdxl", image=GS)], on_vertex=False, inline_max_bytes=10)
+        check_rows([media_input("c", "sdxl", image=GS)], on_vertex=False, inline_max_bytes=10)

@@ -12,16 +12,20 @@ from evalq.core.row_questions import parse_questions, question_items
 from evalq.core.summary import build_summary
 
 
-def yes_no(text: str, expected: str = "yes", tag: str = "object") -> Question:
+def expected_question(text: str, expected: str = "yes", tag: str = "object") -> Question:
     return Question(question=text, expected=expected, tag=tag)
 
 
-def choice(text: str, expected: str = "b") -> Question:
+def action_question(text: str, expected: str = "b") -> Question:
     choices = ["a) walks", "b) runs", "c) sits", "d) flies"]
     return Question(question=text, expected=expected, tag="action", choices=choices)
 
 
-SET = [yes_no("Is there a cat?"), yes_no("Is the cat black?", tag="color"), choice("What moves?")]
+SET = [
+    expected_question("Is there a cat?"),
+    expected_question("Is the cat black?", tag="color"),
+    action_question("What moves?"),
+]
 
 
 def test_a_fingerprint_is_short_hex_and_ignores_the_order() -> None:
@@ -61,8 +65,10 @@ def test_a_question_asked_twice_is_another_set() -> None:
 
 def test_questions_written_back_read_as_the_same_questions() -> None:
     image = [
-        yes_no("Is there a cat?").model_copy(update={"keywords": ["cat"], "justification": "j"}),
-        yes_no("Is the cat white?", "no", "color"),
+        expected_question("Is there a cat?").model_copy(
+            update={"keywords": ["cat"], "justification": "j"}
+        ),
+        expected_question("Is the cat white?", "no", "color"),
     ]
     read = parse_questions(question_items(image), "r1")
     assert read is not None
@@ -71,14 +77,14 @@ def test_questions_written_back_read_as_the_same_questions() -> None:
     ]
     assert read[0].justification == "j"
     assert "choices" not in question_items(image)[0]  # yes/no: the loader's default
-    choices = [choice("What moves?"), choice("Which way?", "d")]
+    choices = [action_question("What moves?"), action_question("Which way?", "d")]
     read_choices = parse_questions(question_items(choices), "r2", choices_required=True)
     assert read_choices is not None
     assert question_set_fingerprint(read_choices) == question_set_fingerprint(choices)
     assert question_set_fingerprint(read) == question_set_fingerprint(image)
 
 
-def result(
+def asked_row(
     line: int, prompt: str, fingerprint: str | None, candidate: str | None = None
 ) -> RowResult:
     return RowResult(
@@ -93,15 +99,19 @@ def result(
 
 
 def test_the_jobs_fingerprint_covers_every_row_whatever_the_order_and_candidates() -> None:
-    rows = [result(1, "a", "f1"), result(2, "b", "f2"), result(3, "c", None)]
+    rows = [asked_row(1, "a", "f1"), asked_row(2, "b", "f2"), asked_row(3, "c", None)]
     whole = job_question_set(rows)
     assert whole is not None and len(whole) == 16
     assert job_question_set(list(reversed(rows))) == whole
-    cells = [result(1, "a", "f1", "x"), result(1, "a", "f1", "y"), result(2, "b", "f2", "x")]
+    cells = [
+        asked_row(1, "a", "f1", "x"),
+        asked_row(1, "a", "f1", "y"),
+        asked_row(2, "b", "f2", "x"),
+    ]
     assert job_question_set(cells) == whole
-    assert job_question_set([result(1, "a", "f1"), result(2, "b", "f3")]) != whole
-    assert job_question_set([result(1, "b", "f1"), result(2, "a", "f2")]) != whole
-    assert job_question_set([result(1, "a", None)]) is None
+    assert job_question_set([asked_row(1, "a", "f1"), asked_row(2, "b", "f3")]) != whole
+    assert job_question_set([asked_row(1, "b", "f1"), asked_row(2, "a", "f2")]) != whole
+    assert job_question_set([asked_row(1, "a", None)]) is None
     assert job_question_set([]) is None
 
 
@@ -110,7 +120,7 @@ def test_the_summary_carries_the_jobs_fingerprint() -> None:
         job_id="j", metric="gecko-image", judge_model="m", dataset="d", rows_total=2, created_at=0
     )
     counters = JobCounters(status="finished", rows_done=2, rows_scored=2)
-    rows = [result(1, "a", "f1"), result(2, "b", "f2")]
+    rows = [asked_row(1, "a", "f1"), asked_row(2, "b", "f2")]
     summary = build_summary(config, counters, {}, rows, now=1.0)
     assert summary.question_set == job_question_set(rows)
     plain = [r.model_copy(update={"question_set": None}) for r in rows]

@@ -15,7 +15,7 @@ from evalq.core.scoring import (
 from evalq.stats.intervals import mean_interval
 
 
-def q(
+def own_question(
     text: str, tag: str = "object", expected: str = "yes", keywords: list[str] | None = None
 ) -> Question:
     return Question(question=text, expected=expected, tag=tag, keywords=keywords or [])
@@ -28,9 +28,9 @@ def ok(i: int, answer: str) -> Verdict:
 def test_seed_example_teddy_bear() -> None:
     # The seed's worked example: 1 of 3 right; object tag 0.5, activity tag 0.0.
     questions = [
-        q("Is there a teddy bear?"),
-        q("Is there a skateboard?"),
-        q("Is the bear riding it?", "activity"),
+        own_question("Is there a teddy bear?"),
+        own_question("Is there a skateboard?"),
+        own_question("Is the bear riding it?", "activity"),
     ]
     results = question_results(questions, {0: ok(0, "yes"), 1: ok(1, "no"), 2: ok(2, "no")})
     status, score, tags = score_questions(results)
@@ -40,7 +40,7 @@ def test_seed_example_teddy_bear() -> None:
 
 
 def test_unscored_questions_are_excluded_not_zero() -> None:
-    questions = [q("a?"), q("b?"), q("c?", "color")]
+    questions = [own_question("a?"), own_question("b?"), own_question("c?", "color")]
     verdicts = {
         0: ok(0, "yes"),
         1: Verdict(index=1, status="unscored", reason="parse_error", detail="x"),
@@ -55,25 +55,28 @@ def test_unscored_questions_are_excluded_not_zero() -> None:
 
 def test_row_with_no_scored_question_is_failed_without_score() -> None:
     results = question_results(
-        [q("a?")], {0: Verdict(index=0, status="unscored", reason="judge_error")}
+        [own_question("a?")], {0: Verdict(index=0, status="unscored", reason="judge_error")}
     )
     assert score_questions(results) == ("failed", None, {})
 
 
 def test_missing_verdict_is_unscored_judge_error() -> None:
-    results = question_results([q("a?"), q("b?")], {0: ok(0, "no")})
+    results = question_results([own_question("a?"), own_question("b?")], {0: ok(0, "no")})
     assert results[1].status == "unscored"
     assert results[1].reason == "judge_error"
     assert score_questions(results)[:2] == ("partial", 0.0)
 
 
 def test_expected_no_answer_no_scores_one() -> None:
-    results = question_results([q("Is there a dog?", expected="no")], {0: ok(0, "No")})
+    results = question_results([own_question("Is there a dog?", expected="no")], {0: ok(0, "No")})
     assert results[0].result == 1
 
 
 def test_missing_keywords_by_list_or_by_naming() -> None:
-    questions = [q("Is there a circle?", keywords=["circle"]), q("Is the square blue?")]
+    questions = [
+        own_question("Is there a circle?", keywords=["circle"]),
+        own_question("Is the square blue?"),
+    ]
     assert missing_keywords(["circle", "blue", "square", "left of"], questions) == ["left of"]
     assert missing_keywords([], questions) == []
 

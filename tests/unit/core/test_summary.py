@@ -6,33 +6,23 @@ import json
 
 from evalq.client.summary_view import summary_lines
 from evalq.core.counters import JobCounters
-from evalq.core.models import JobConfig, JobSummary, RowResult
+from evalq.core.models import JobSummary, RowResult
 from evalq.core.summary import build_summary
 from evalq.stats.intervals import bootstrap_bca, wilson
+from tests.support.job_configs import job_config
 
 
-def config(rows: int) -> JobConfig:
-    return JobConfig(
-        job_id="j",
-        metric="gecko-image",
-        judge_model="m",
-        dataset="d.jsonl",
-        rows_total=rows,
-        created_at=0.0,
-    )
-
-
-def row(i: int, score: float, tags: dict[str, float]) -> RowResult:
+def tagged_row(i: int, score: float, tags: dict[str, float]) -> RowResult:
     return RowResult(id=str(i), line=i, prompt="p", status="scored", score=score, tag_scores=tags)
 
 
-def summarize(rows: list[RowResult]) -> JobSummary:
+def finished_summary_of(rows: list[RowResult]) -> JobSummary:
     counters = JobCounters(status="finished", rows_done=len(rows), rows_scored=len(rows))
-    return build_summary(config(len(rows)), counters, {}, rows, now=1.0)
+    return build_summary(job_config(rows_total=len(rows)), counters, {}, rows, now=1.0)
 
 
 def test_ten_perfect_rows_get_a_wilson_interval_not_a_zero_wide_one() -> None:
-    summary = summarize([row(i, 1.0, {"color": 1.0}) for i in range(10)])
+    summary = finished_summary_of([tagged_row(i, 1.0, {"color": 1.0}) for i in range(10)])
     assert summary.mean_score == 1.0
     assert summary.ci_method == "wilson"
     assert summary.ci95 is not None
@@ -41,15 +31,15 @@ def test_ten_perfect_rows_get_a_wilson_interval_not_a_zero_wide_one() -> None:
 
 def test_skewed_scores_get_a_bootstrap_interval_and_say_so() -> None:
     scores = [1.0, 0.75, 1.0, 0.5, 1.0, 0.0, 1.0, 0.75, 1.0, 0.25]
-    summary = summarize([row(i, s, {}) for i, s in enumerate(scores)])
+    summary = finished_summary_of([tagged_row(i, s, {}) for i, s in enumerate(scores)])
     assert summary.ci_method == "bca"
     assert summary.ci95 == bootstrap_bca(scores)
 
 
 def test_each_tag_has_its_interval_next_to_its_row_count() -> None:
-    rows = [row(i, 1.0, {"color": 1.0, "object": 1.0}) for i in range(300)]
-    rows += [row(300 + i, 1.0, {"spatial": 1.0}) for i in range(3)]
-    summary = summarize(rows)
+    rows = [tagged_row(i, 1.0, {"color": 1.0, "object": 1.0}) for i in range(300)]
+    rows += [tagged_row(300 + i, 1.0, {"spatial": 1.0}) for i in range(3)]
+    summary = finished_summary_of(rows)
     assert summary.tag_counts == {"color": 300, "object": 300, "spatial": 3}
     assert summary.tag_ci95["spatial"] == wilson(3, 3)
     assert summary.tag_ci95["color"] == wilson(300, 300)
@@ -64,9 +54,9 @@ def test_each_tag_has_its_interval_next_to_its_row_count() -> None:
 
 
 def test_the_terminal_table_shows_each_tag_interval_method_and_rows() -> None:
-    rows = [row(i, 1.0, {"color": 1.0}) for i in range(10)]
-    rows += [row(10 + i, 0.5, {"spatial": v}) for i, v in enumerate([1.0, 0.0, 1.0])]
-    text = "\n".join(summary_lines(summarize(rows), width=200))
+    rows = [tagged_row(i, 1.0, {"color": 1.0}) for i in range(10)]
+    rows += [tagged_row(10 + i, 0.5, {"spatial": v}) for i, v in enumerate([1.0, 0.0, 1.0])]
+    text = "\n".join(summary_lines(finished_summary_of(rows), width=200))
     mean = next(line for line in text.splitlines() if "mean score" in line)
     assert "95% CI [" in mean and "(bca, 13 rows)" in mean
     color = next(line for line in text.splitlines() if "tag color" in line)
@@ -82,10 +72,10 @@ def test_each_metric_is_summarised_with_the_roles_it_calls_only() -> None:
     "rubric modest · validator min") though it never called either."""
     thinking = {"rubric": "modest", "validator": "min", "judge": "min", "candidate": "default"}
     counters = JobCounters(status="finished", rows_done=1, rows_scored=1)
-    done = [row(0, 1.0, {})]
+    done = [tagged_row(0, 1.0, {})]
 
     def lines(metric: str, calls: JobCounters = counters) -> tuple[JobSummary, str]:
-        job = config(1).model_copy(update={"metric": metric, "thinking": thinking})
+        job = job_config().model_copy(update={"metric": metric, "thinking": thinking})
         summary = build_summary(job, calls, {}, done, now=1.0)
         return summary, "\n".join(summary_lines(summary, width=200))
 

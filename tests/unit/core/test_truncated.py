@@ -18,9 +18,11 @@ from evalq.core.models import Question, RowInput
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video import metric as gecko_video
 from evalq.metrics.groundedness import metric as g
+from tests.support.gecko_rubrics import rubric_reply, yes_no_question
 from tests.support.judges import ListJudge
-from tests.unit.metrics.gecko.test_gecko import IMAGE, rubric_reply
-from tests.unit.metrics.ratings.test_pointwise import Harness, choice_json, qa_rows, rating_json
+from tests.support.metric_harness import Harness, qa_inputs
+from tests.support.rating_replies import choice, rating
+from tests.unit.metrics.gecko.test_gecko import IMAGE
 
 CUT = "MAX_TOKENS"
 VIDEO = IMAGE.__class__(mime_type="video/mp4", data=b"\x00\x00\x00\x18ftypmp42")
@@ -33,7 +35,7 @@ def assert_truncated(verdict: Any) -> None:
     assert "output tokens" in (verdict.detail or "")
 
 
-def reply(text: str, finish: str | None, thoughts: int = 0) -> JudgeReply:
+def finished_reply(text: str, finish: str | None, thoughts: int = 0) -> JudgeReply:
     return JudgeReply(
         text=text,
         model="m",
@@ -49,18 +51,18 @@ def reply(text: str, finish: str | None, thoughts: int = 0) -> JudgeReply:
 
 
 def test_only_a_normal_stop_with_text_is_a_whole_reply() -> None:
-    whole = reply('{"answer": "yes"}', "STOP")
+    whole = finished_reply('{"answer": "yes"}', "STOP")
     assert ensure_complete(whole) is whole
     for finish in ("MAX_TOKENS", "OTHER", "LANGUAGE", None):
-        error = incomplete(reply('{"answer": "yes"}', finish))
+        error = incomplete(finished_reply('{"answer": "yes"}', finish))
         assert isinstance(error, TruncatedReply)
         assert error.reason == "truncated"
-    thinking_only = incomplete(reply("", "STOP", thoughts=60))
+    thinking_only = incomplete(finished_reply("", "STOP", thoughts=60))
     assert thinking_only is not None
     assert "no text after thinking" in thinking_only.message
     assert "60 thinking tokens" in thinking_only.message
     with pytest.raises(TruncatedReply) as caught:
-        ensure_complete(reply('{"answer": "ye', "MAX_TOKENS"))
+        ensure_complete(finished_reply('{"answer": "ye', "MAX_TOKENS"))
     assert "120 prompt tokens, 64 output tokens" in caught.value.message
     assert caught.value.raw == '{"answer": "ye'
     assert (caught.value.cost.prompt_tokens, caught.value.cost.output_tokens) == (120, 64)
@@ -93,7 +95,7 @@ def test_gecko_image_batched_unscores_every_question() -> None:
 
 
 def test_gecko_rubric_cut_off_fails_the_row_as_truncated() -> None:
-    whole_rubric = rubric_reply(["cat"], [("Is there a cat?", "animal", ["cat"])])
+    whole_rubric = rubric_reply(["cat"], [yes_no_question("Is there a cat?", ["cat"], "animal")])
     with pytest.raises(TruncatedReply):
         gecko.generate_rubric(ListJudge([whole_rubric], finish_reason=CUT), "a cat")
 
@@ -131,9 +133,9 @@ def test_groundedness_candidate_cut_off_fails_the_row() -> None:
 
 
 def test_pointwise() -> None:
-    judge = ListJudge([rating_json(5)], model="j", finish_reason=CUT)
+    judge = ListJudge([rating(5)], model="j", finish_reason=CUT)
     harness = Harness("pointwise", {"template": "question_answering_quality"}, {"j": judge})
-    _, verdicts, row = harness.run_row(qa_rows()[0])
+    _, verdicts, row = harness.run_row(qa_inputs()[0])
     assert_truncated(verdicts[0])
     assert (row.status, row.score, row.reason) == ("failed", None, "truncated")
     assert [q.reason for q in row.questions] == ["truncated"]
@@ -145,7 +147,7 @@ def pair_row() -> RowInput:
 
 
 def test_pairwise() -> None:
-    judge = ListJudge(lambda request: choice_json("A"), model="j", finish_reason=CUT)
+    judge = ListJudge(lambda request: choice("A"), model="j", finish_reason=CUT)
     _, verdicts, row = Harness("pairwise", {}, {"j": judge}).run_row(pair_row())
     for verdict in verdicts.values():
         assert_truncated(verdict)
@@ -154,7 +156,7 @@ def test_pairwise() -> None:
 
 
 def test_rank() -> None:
-    judge = ListJudge(lambda request: choice_json("A"), model="j", finish_reason=CUT)
+    judge = ListJudge(lambda request: choice("A"), model="j", finish_reason=CUT)
     row = RowInput(id="k", line=1, prompt="Which?", data={"prompt": "Which?", "x": "1", "y": "2"})
     harness = Harness("rank", {"candidates": ["x", "y"], "bootstrap": 10}, {"j": judge})
     _, verdicts, result = harness.run_row(row)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from functools import cache
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PIL import Image
 
 from evalq.core.models import Question
 from evalq.core.prompting import delimit
@@ -23,6 +21,7 @@ from fake_gemini.skills.gecko_image.reading import read
 from fake_gemini.skills.gecko_image.rubric import write_rubric
 from fake_gemini.skills.gecko_image.verdicts import answer_question
 from fake_gemini.vision import Scene, analyse
+from tests.support.images import encoded
 from tests.support.judges import assert_match_beats_near_miss
 
 MODEL = "gemini-2.5-flash"
@@ -46,16 +45,10 @@ DESCRIPTIONS = [
 ]
 
 
-def _png(image: Image.Image) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 @cache
 def _example_png(stem: str) -> bytes:
     example = next(e for e in GECKO_IMAGE_EXAMPLES if e.stem == stem)
-    return _png(draw_example(example))
+    return encoded(draw_example(example))
 
 
 @cache

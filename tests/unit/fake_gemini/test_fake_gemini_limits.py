@@ -9,8 +9,7 @@ from google import genai
 from google.genai import errors, types
 
 from fake_gemini.serving import running_server
-from tests.support.fake_http import http, make_client
-from tests.unit.fake_gemini.calls import (
+from tests.support.fake_calls import (
     MODEL,
     EchoBrain,
     ask,
@@ -20,6 +19,7 @@ from tests.unit.fake_gemini.calls import (
     retry_delay_s,
     set_script,
 )
+from tests.support.fake_http import http, make_client
 
 # ---- quotas --------------------------------------------------------------------------------
 

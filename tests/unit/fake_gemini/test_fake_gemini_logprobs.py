@@ -8,8 +8,6 @@ import json
 import math
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,22 +15,13 @@ from google import genai
 from google.genai import errors, types
 
 from evalq.core.reply_schemas import VerdictReply
-from fake_gemini.serving import running_server
+from tests.support.fake_http import serve_module
+from tests.support.recorded import recorded_logprobs
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini_logprobs"
-
-
-def fixture(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
+base_url = serve_module()
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with running_server() as base:
-        yield base
-
-
-def post(url: str, model: str, config: dict[str, Any]) -> tuple[int, Any]:
+def generate_with(url: str, model: str, config: dict[str, Any]) -> tuple[int, Any]:
     payload = {
         "contents": [{"role": "user", "parts": [{"text": "Is there a dog? (yes or no)"}]}],
         "generationConfig": config,
@@ -66,10 +55,10 @@ def shape(value: Any) -> Any:
     return "number" if isinstance(value, int | float) else type(value).__name__
 
 
-def test_the_wire_shape_matches_the_recorded_reply(url: str) -> None:
-    status, body = post(url, "gemini-2.0-flash", SOFT)
+def test_the_wire_shape_matches_the_recorded_reply(base_url: str) -> None:
+    status, body = generate_with(base_url, "gemini-2.0-flash", SOFT)
     assert status == 200
-    recorded = fixture("stop_yes_with_logprobs")["body"]["candidates"][0]
+    recorded = recorded_logprobs("stop_yes_with_logprobs")["body"]["candidates"][0]
     candidate = body["candidates"][0]
     assert shape(candidate["logprobsResult"]) == shape(recorded["logprobsResult"])
     assert isinstance(candidate["avgLogprobs"], float)
@@ -92,25 +81,27 @@ def test_the_wire_shape_matches_the_recorded_reply(url: str) -> None:
     assert probabilities == sorted(probabilities, reverse=True) and sum(probabilities) < 1
 
 
-def test_no_logprobs_unless_asked(url: str) -> None:
-    status, body = post(url, "gemini-2.0-flash", {"responseMimeType": "application/json"})
+def test_no_logprobs_unless_asked(base_url: str) -> None:
+    status, body = generate_with(
+        base_url, "gemini-2.0-flash", {"responseMimeType": "application/json"}
+    )
     assert status == 200
     assert "logprobsResult" not in body["candidates"][0]
 
 
 @pytest.mark.parametrize("model", ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"])
-def test_a_refusing_model_sends_the_recorded_400(url: str, model: str) -> None:
-    status, body = post(url, model, SOFT)
-    recorded = fixture("400_logprobs_not_enabled")
+def test_a_refusing_model_sends_the_recorded_400(base_url: str, model: str) -> None:
+    status, body = generate_with(base_url, model, SOFT)
+    recorded = recorded_logprobs("400_logprobs_not_enabled")
     assert status == recorded["status"]
     expected = json.loads(json.dumps(recorded["body"]).replace("gemini-2.5-pro", model))
     assert body == expected
     # without responseLogprobs the same model answers
-    assert post(url, model, {"responseMimeType": "application/json"})[0] == 200
+    assert generate_with(base_url, model, {"responseMimeType": "application/json"})[0] == 200
 
 
-def test_the_real_client_reads_the_fake_logprobs_and_its_refusal(url: str) -> None:
-    client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=url))
+def test_the_real_client_reads_the_fake_logprobs_and_its_refusal(base_url: str) -> None:
+    client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=base_url))
     config = types.GenerateContentConfig(response_logprobs=True, logprobs=3)
     reply = client.models.generate_content(model="gemini-2.0-flash", contents="hi", config=config)
     assert reply.candidates and reply.candidates[0].logprobs_result is not None

@@ -17,16 +17,14 @@ import pytest
 from google import genai
 from google.genai import types
 
+from devtools.local import ROOT
 from fake_gemini.options import ServerOptions
 from fake_gemini.realism import BatchRealism
 from fake_gemini.serving import running_server
-from tests.support.fake_http import http
-from tests.unit.fake_gemini.calls import REPO
-from tests.unit.fake_gemini.conftest import UpperBrain
-from tests.unit.fake_gemini.test_fake_gemini_batches import wait_until_done
+from tests.support.fake_calls import wait_until_done
+from tests.support.fake_http import UpperBrain, http, serve_module, user_request
 
 MODEL = "gemini-2.5-flash"
-TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
 POLL_CAP_S = 60  # only so a broken server fails a test instead of hanging it
 
 
@@ -36,15 +34,14 @@ def realism(base_url: str, **switches: object) -> dict[str, Any]:
     return dict(body)
 
 
-def request(text: str) -> dict[str, Any]:
-    return {"contents": [{"parts": [{"text": text}], "role": "user"}]}
+base_url = serve_module(UpperBrain())
 
 
 def inline(texts: list[str]) -> list[dict[str, Any]]:
-    return [{**request(t), "metadata": {"row": t}} for t in texts]
+    return [{**user_request(t), "metadata": {"row": t}} for t in texts]
 
 
-def raw(base_url: str, name: str) -> dict[str, Any]:
+def raw_batch(base_url: str, name: str) -> dict[str, Any]:
     """batches.get as the wire carries it, before the client reads it."""
     status, body = http(base_url, f"/v1beta/{name}")
     assert status == 200, body
@@ -54,14 +51,14 @@ def raw(base_url: str, name: str) -> dict[str, Any]:
 def raw_until_done(base_url: str, name: str) -> dict[str, Any]:
     deadline = time.monotonic() + POLL_CAP_S
     while time.monotonic() < deadline:
-        body = raw(base_url, name)
+        body = raw_batch(base_url, name)
         if body["done"]:
             return body
         time.sleep(0.02)
     raise AssertionError(f"{name} never finished")
 
 
-def create(client: genai.Client, src: Any) -> str:
+def create_batch(client: genai.Client, src: Any) -> str:
     job = client.batches.create(model=MODEL, src=src)
     assert job.name is not None
     return job.name
@@ -69,11 +66,11 @@ def create(client: genai.Client, src: Any) -> str:
 
 def file_batch(client: genai.Client, tmp_path: Path, texts: list[str]) -> str:
     source = tmp_path / "requests.jsonl"
-    lines = [{"key": f"k-{t}", "request": request(t)} for t in texts]
+    lines = [{"key": f"k-{t}", "request": user_request(t)} for t in texts]
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
     uploaded = client.files.upload(file=source, config={"mime_type": "application/jsonl"})
     assert uploaded.name is not None
-    return create(client, uploaded.name)
+    return create_batch(client, uploaded.name)
 
 
 def results_lines(client: genai.Client, file_name: str, tmp_path: Path) -> list[str]:
@@ -82,7 +79,7 @@ def results_lines(client: genai.Client, file_name: str, tmp_path: Path) -> list[
     return out.read_text().splitlines()
 
 
-def texts(job: types.BatchJob) -> list[str | None]:
+def inlined_texts(job: types.BatchJob) -> list[str | None]:
     assert job.dest is not None and job.dest.inlined_responses is not None
     return [r.response.text if r.response else None for r in job.dest.inlined_responses]
 
@@ -147,8 +144,8 @@ def test_the_cli_flag_sets_the_startup_switches() -> None:
         "--batch-realism",
         "reorder,grpc_errors,late_output=3",
     ]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env) as proc:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as proc:
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline().strip()
@@ -175,25 +172,25 @@ def test_the_command_line_form_reads_names_values_and_json() -> None:
 
 
 def test_a_batch_keeps_the_switches_it_was_created_under(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     http(base_url, "/batch-delay", {"delay_s": 3600})
     realism(base_url, reorder=True)
-    name = create(client, inline(["a", "b"]))
+    name = create_batch(genai_client, inline(["a", "b"]))
     realism(base_url)
     http(base_url, "/batch-delay", {"delay_s": 0})
-    assert texts(wait_until_done(client, name)) == ["B", "A"]
+    assert inlined_texts(wait_until_done(genai_client, name)) == ["B", "A"]
 
 
 # ---- reorder, no_metadata --------------------------------------------------------------------
 
 
 def test_reorder_answers_inline_requests_in_another_order(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     realism(base_url, reorder=True)
-    job = wait_until_done(client, create(client, inline(["one", "two", "three"])))
-    assert texts(job) == ["THREE", "TWO", "ONE"]
+    job = wait_until_done(genai_client, create_batch(genai_client, inline(["one", "two", "three"])))
+    assert inlined_texts(job) == ["THREE", "TWO", "ONE"]
     assert job.dest is not None and job.dest.inlined_responses is not None
     # The metadata still travels with its own response: it is how a caller matches them.
     assert [r.metadata for r in job.dest.inlined_responses] == [
@@ -204,23 +201,23 @@ def test_reorder_answers_inline_requests_in_another_order(
 
 
 def test_reorder_reaches_the_results_file_too(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     realism(base_url, reorder=True)
-    job = wait_until_done(client, file_batch(client, tmp_path, ["a", "b", "c"]))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["a", "b", "c"]))
     assert job.dest is not None and job.dest.file_name is not None
-    lines = [json.loads(line) for line in results_lines(client, job.dest.file_name, tmp_path)]
+    lines = [json.loads(line) for line in results_lines(genai_client, job.dest.file_name, tmp_path)]
     assert [line["key"] for line in lines] == ["k-c", "k-b", "k-a"]
 
 
-def test_no_metadata_leaves_the_key_out(client: genai.Client, base_url: str) -> None:
+def test_no_metadata_leaves_the_key_out(genai_client: genai.Client, base_url: str) -> None:
     realism(base_url, no_metadata=True)
-    name = create(client, inline(["x", "y"]))
-    job = wait_until_done(client, name)
-    assert texts(job) == ["X", "Y"]
+    name = create_batch(genai_client, inline(["x", "y"]))
+    job = wait_until_done(genai_client, name)
+    assert inlined_texts(job) == ["X", "Y"]
     assert job.dest is not None and job.dest.inlined_responses is not None
     assert all(r.metadata is None for r in job.dest.inlined_responses)
-    items = raw(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
+    items = raw_batch(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
     assert all("metadata" not in item for item in items)
 
 
@@ -236,14 +233,14 @@ def scripted_failures(base_url: str) -> list[dict[str, Any]]:
 
 
 def test_by_default_a_failed_request_keeps_its_http_error_without_details(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
-    name = create(client, scripted_failures(base_url))
-    job = wait_until_done(client, name)  # a 429's quota details would break the client
+    name = create_batch(genai_client, scripted_failures(base_url))
+    job = wait_until_done(genai_client, name)  # a 429's quota details would break the client
     assert job.dest is not None and job.dest.inlined_responses is not None
     errors = [r.error for r in job.dest.inlined_responses]
     assert [e.code for e in errors if e is not None] == list(HTTP_TO_GRPC)
-    items = raw(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
+    items = raw_batch(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
     assert items[0]["error"] == {
         "code": 400,
         "message": "Request contains an invalid argument.",
@@ -252,15 +249,15 @@ def test_by_default_a_failed_request_keeps_its_http_error_without_details(
 
 
 def test_grpc_errors_give_each_failure_its_grpc_code_and_no_status(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     realism(base_url, grpc_errors=True)
-    name = create(client, scripted_failures(base_url))
-    job = wait_until_done(client, name)
+    name = create_batch(genai_client, scripted_failures(base_url))
+    job = wait_until_done(genai_client, name)
     assert job.dest is not None and job.dest.inlined_responses is not None
     codes = [r.error.code for r in job.dest.inlined_responses if r.error is not None]
     assert codes == list(HTTP_TO_GRPC.values())
-    items = raw(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
+    items = raw_batch(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
     assert items[4]["error"] == {
         "code": 13,
         "message": "An internal error has occurred. Please retry later.",
@@ -268,19 +265,19 @@ def test_grpc_errors_give_each_failure_its_grpc_code_and_no_status(
 
 
 def test_grpc_errors_in_a_results_file_and_on_a_failed_batch(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     realism(base_url, grpc_errors=True)
     http(base_url, "/script", [{"match": "bad", "status": 400}])
-    job = wait_until_done(client, file_batch(client, tmp_path, ["fine", "bad"]))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["fine", "bad"]))
     assert job.dest is not None and job.dest.file_name is not None
-    lines = [json.loads(line) for line in results_lines(client, job.dest.file_name, tmp_path)]
+    lines = [json.loads(line) for line in results_lines(genai_client, job.dest.file_name, tmp_path)]
     assert lines[1] == {
         "key": "k-bad",
         "error": {"code": 3, "message": "Request contains an invalid argument."},
     }
     http(base_url, "/script", [{"match": "late", "batch_state": "EXPIRED"}])
-    expired = raw_until_done(base_url, create(client, inline(["late"])))
+    expired = raw_until_done(base_url, create_batch(genai_client, inline(["late"])))
     assert expired["error"] == {
         "code": 4,
         "message": "The batch expired before all requests were run.",
@@ -288,13 +285,13 @@ def test_grpc_errors_in_a_results_file_and_on_a_failed_batch(
 
 
 def test_rpc_details_make_the_real_client_fail_to_read_the_batch(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     """The Batch API types an error's details as google.rpc objects; google-genai 3.4.0's
     JobError wants strings, so batches.get itself raises: what evalq must survive."""
     realism(base_url, rpc_details=True)
     http(base_url, "/script", [{"match": "bad", "status": 500}])
-    name = create(client, inline(["fine", "bad"]))
+    name = create_batch(genai_client, inline(["fine", "bad"]))
     body = raw_until_done(base_url, name)
     items = body["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
     (info,) = items[1]["error"]["details"]
@@ -302,17 +299,19 @@ def test_rpc_details_make_the_real_client_fail_to_read_the_batch(
     assert info["domain"] == "googleapis.com" and info["reason"] and info["metadata"]
     assert items[1]["error"]["code"] == 500 and "error" not in items[0]
     with pytest.raises(pydantic.ValidationError, match="details"):
-        client.batches.get(name=name)
+        genai_client.batches.get(name=name)
 
 
 def test_rpc_details_with_grpc_errors_in_a_results_file(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     realism(base_url, rpc_details=True, grpc_errors=True)
     http(base_url, "/script", [{"match": "busy", "status": 429}])
-    job = wait_until_done(client, file_batch(client, tmp_path, ["busy"]))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["busy"]))
     assert job.dest is not None and job.dest.file_name is not None
-    (line,) = [json.loads(line) for line in results_lines(client, job.dest.file_name, tmp_path)]
+    (line,) = [
+        json.loads(line) for line in results_lines(genai_client, job.dest.file_name, tmp_path)
+    ]
     error = line["error"]
     assert error["code"] == 8 and "status" not in error
     types_seen = [detail["@type"].rsplit(".", 1)[-1] for detail in error["details"]]
@@ -323,7 +322,7 @@ def test_rpc_details_with_grpc_errors_in_a_results_file(
 
 
 def test_a_recorded_error_body_fails_its_request_with_that_error_as_it_is(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     recorded = {"code": 13, "message": "An internal error has occurred. Please retry."}
     rules = [
@@ -333,11 +332,11 @@ def test_a_recorded_error_body_fails_its_request_with_that_error_as_it_is(
     ]
     http(base_url, "/script", rules)
     realism(base_url, rpc_details=False, grpc_errors=False)
-    name = create(client, inline(["wrapped", "bare", "listed"]))
-    job = wait_until_done(client, name)
+    name = create_batch(genai_client, inline(["wrapped", "bare", "listed"]))
+    job = wait_until_done(genai_client, name)
     assert job.dest is not None and job.dest.inlined_responses is not None
     assert [r.error.code for r in job.dest.inlined_responses if r.error] == [13, 3, 14]
-    items = raw(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
+    items = raw_batch(base_url, name)["metadata"]["output"]["inlinedResponses"]["inlinedResponses"]
     assert [item["error"] for item in items] == [
         recorded,
         {"code": 3, "message": "bad row"},
@@ -346,7 +345,7 @@ def test_a_recorded_error_body_fails_its_request_with_that_error_as_it_is(
 
 
 def test_recorded_bodies_are_not_reshaped_by_the_switches(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     recorded_error = {"code": 400, "message": "as recorded", "status": "INVALID_ARGUMENT"}
     recorded_reply = {"candidates": [{"finishReason": "STOP", "index": 0}], "modelVersion": "m"}
@@ -356,9 +355,9 @@ def test_recorded_bodies_are_not_reshaped_by_the_switches(
     ]
     http(base_url, "/script", rules)
     realism(base_url, grpc_errors=True, unknown_fields=True)
-    job = wait_until_done(client, file_batch(client, tmp_path, ["err", "ok"]))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["err", "ok"]))
     assert job.dest is not None and job.dest.file_name is not None
-    lines = [json.loads(line) for line in results_lines(client, job.dest.file_name, tmp_path)]
+    lines = [json.loads(line) for line in results_lines(genai_client, job.dest.file_name, tmp_path)]
     assert lines[0]["error"] == recorded_error
     assert lines[1]["response"] == recorded_reply
 
@@ -367,60 +366,60 @@ def test_recorded_bodies_are_not_reshaped_by_the_switches(
 
 
 def test_omit_zero_counts_leaves_zero_counts_out_of_batch_stats(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     http(base_url, "/batch-delay", {"delay_s": 3600})
-    plain = create(client, inline(["a", "b"]))
+    plain = create_batch(genai_client, inline(["a", "b"]))
     realism(base_url, omit_zero_counts=True)
-    omitted = create(client, inline(["a", "b"]))
-    assert raw(base_url, plain)["metadata"]["batchStats"] == {
+    omitted = create_batch(genai_client, inline(["a", "b"]))
+    assert raw_batch(base_url, plain)["metadata"]["batchStats"] == {
         "requestCount": "2",
         "successfulRequestCount": "0",
         "failedRequestCount": "0",
         "pendingRequestCount": "2",
     }
-    assert raw(base_url, omitted)["metadata"]["batchStats"] == {
+    assert raw_batch(base_url, omitted)["metadata"]["batchStats"] == {
         "requestCount": "2",
         "pendingRequestCount": "2",
     }
     http(base_url, "/batch-delay", {"delay_s": 0})
     done = raw_until_done(base_url, omitted)["metadata"]["batchStats"]
     assert done == {"requestCount": "2", "successfulRequestCount": "2"}
-    job = wait_until_done(client, omitted)
-    assert texts(job) == ["A", "B"]
+    job = wait_until_done(genai_client, omitted)
+    assert inlined_texts(job) == ["A", "B"]
 
 
 def test_late_output_reports_success_before_the_output_is_attached(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     realism(base_url, late_output=2)
     http(base_url, "/batch-delay", {"pending_s": 0, "running_s": 3600})
-    name = create(client, inline(["late"]))
+    name = create_batch(genai_client, inline(["late"]))
     deadline = time.monotonic() + POLL_CAP_S
-    while client.batches.get(name=name).state != types.JobState.JOB_STATE_RUNNING:
+    while genai_client.batches.get(name=name).state != types.JobState.JOB_STATE_RUNNING:
         assert time.monotonic() < deadline
         time.sleep(0.02)
     http(base_url, "/batch-delay", {"running_s": 0})
-    first = wait_until_done(client, name)  # the first GET that sees it finished
+    first = wait_until_done(genai_client, name)  # the first GET that sees it finished
     assert first.state == types.JobState.JOB_STATE_SUCCEEDED and first.dest is None
-    second = raw(base_url, name)
+    second = raw_batch(base_url, name)
     assert second["done"] is True and second["metadata"]["state"] == "BATCH_STATE_SUCCEEDED"
     assert "output" not in second["metadata"] and "response" not in second
     assert http(base_url, "/stats")[1]["batches"]["output_missing_gets"] == 2
-    third = client.batches.get(name=name)
-    assert texts(third) == ["LATE"]
+    third = genai_client.batches.get(name=name)
+    assert inlined_texts(third) == ["LATE"]
     assert http(base_url, "/stats")[1]["batches"]["output_missing_gets"] == 2
 
 
 def test_late_output_minus_one_never_attaches_it(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     realism(base_url, late_output=-1)
-    name = file_batch(client, tmp_path, ["never"])
-    job = wait_until_done(client, name)
+    name = file_batch(genai_client, tmp_path, ["never"])
+    job = wait_until_done(genai_client, name)
     assert job.state == types.JobState.JOB_STATE_SUCCEEDED and job.dest is None
     for _ in range(5):
-        assert client.batches.get(name=name).dest is None
+        assert genai_client.batches.get(name=name).dest is None
     assert http(base_url, "/stats")[1]["batches"]["output_missing_gets"] == 6
 
 
@@ -428,34 +427,38 @@ def test_late_output_minus_one_never_attaches_it(
 
 
 def test_a_file_batch_can_be_answered_inline_keyed_by_its_lines(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     realism(base_url, file_answered_inline=True)
-    job = wait_until_done(client, file_batch(client, tmp_path, ["p", "q"]))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["p", "q"]))
     assert job.dest is not None and job.dest.file_name is None
-    assert texts(job) == ["P", "Q"]
+    assert inlined_texts(job) == ["P", "Q"]
     assert job.dest.inlined_responses is not None
     assert [r.metadata for r in job.dest.inlined_responses] == [{"key": "k-p"}, {"key": "k-q"}]
     realism(base_url, file_answered_inline=True, no_metadata=True)
-    bare = wait_until_done(client, file_batch(client, tmp_path, ["p"]))
+    bare = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["p"]))
     assert bare.dest is not None and bare.dest.inlined_responses is not None
     assert bare.dest.inlined_responses[0].metadata is None
 
 
 def test_unknown_fields_ride_along_and_only_a_strict_reader_trips_on_them(
-    client: genai.Client, base_url: str, tmp_path: Path
+    genai_client: genai.Client, base_url: str, tmp_path: Path
 ) -> None:
     realism(base_url, unknown_fields=True)
-    name = create(client, inline(["u"]))
+    name = create_batch(genai_client, inline(["u"]))
     (item,) = raw_until_done(base_url, name)["metadata"]["output"]["inlinedResponses"][
         "inlinedResponses"
     ]
     assert "requestStats" in item and "responseMetadata" in item["response"]
-    assert texts(client.batches.get(name=name)) == ["U"]  # the client drops what it lacks
+    assert inlined_texts(genai_client.batches.get(name=name)) == [
+        "U"
+    ]  # the client drops what it lacks
 
-    job = wait_until_done(client, file_batch(client, tmp_path, ["v"]))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, ["v"]))
     assert job.dest is not None and job.dest.file_name is not None
-    (line,) = [json.loads(line) for line in results_lines(client, job.dest.file_name, tmp_path)]
+    (line,) = [
+        json.loads(line) for line in results_lines(genai_client, job.dest.file_name, tmp_path)
+    ]
     assert set(line) == {"key", "response", "requestStats"}
     with pytest.raises(pydantic.ValidationError, match="responseMetadata"):
         types.GenerateContentResponse.model_validate(line["response"])
@@ -465,12 +468,12 @@ def test_unknown_fields_ride_along_and_only_a_strict_reader_trips_on_them(
 
 @pytest.mark.parametrize(("rows", "broken"), [(["a", "b", "c"], 1), (["only"], 0)])
 def test_bad_line_breaks_one_line_of_the_results_file(
-    client: genai.Client, base_url: str, tmp_path: Path, rows: list[str], broken: int
+    genai_client: genai.Client, base_url: str, tmp_path: Path, rows: list[str], broken: int
 ) -> None:
     realism(base_url, bad_line=True)
-    job = wait_until_done(client, file_batch(client, tmp_path, rows))
+    job = wait_until_done(genai_client, file_batch(genai_client, tmp_path, rows))
     assert job.dest is not None and job.dest.file_name is not None
-    lines = results_lines(client, job.dest.file_name, tmp_path)
+    lines = results_lines(genai_client, job.dest.file_name, tmp_path)
     assert len(lines) == len(rows)
     for number, line in enumerate(lines):
         if number == broken:

@@ -15,7 +15,8 @@ from google.genai import types
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.rest import THOUGHT_SUMMARY, VISUAL_PART_TOKENS
 from fake_gemini.script import BLOCK_REASONS, FINISH_REASONS, TEXT_FINISH_REASONS, parse_rules
-from tests.support.fake_http import http, reset_server, serve_module
+from tests.support.fake_calls import set_script
+from tests.support.fake_http import http, serve_module
 
 MODEL = "gemini-2.5-flash"
 # One tiny PNG: the brain below never looks inside it, the usage counts it.
@@ -30,16 +31,6 @@ class PlainBrain:
 
 
 base_url = serve_module(PlainBrain())
-
-
-@pytest.fixture
-def client(base_url: str) -> genai.Client:
-    return reset_server(base_url)
-
-
-def script(base_url: str, rules: list[dict[str, Any]]) -> None:
-    status, body = http(base_url, "/script", rules)
-    assert status == 200, body
 
 
 def raw_generate(base_url: str, text: str, model: str = MODEL) -> dict[str, Any]:
@@ -73,10 +64,10 @@ def test_every_reason_google_genai_knows_is_accepted() -> None:
 
 @pytest.mark.parametrize("reason", sorted(FINISH_REASONS - TEXT_FINISH_REASONS))
 def test_a_withheld_candidate_has_no_content_and_bills_the_prompt(
-    client: genai.Client, base_url: str, reason: str
+    genai_client: genai.Client, base_url: str, reason: str
 ) -> None:
-    script(base_url, [{"match": "withhold", "finish_reason": reason}])
-    response = client.models.generate_content(model=MODEL, contents="withhold this")
+    set_script(base_url, [{"match": "withhold", "finish_reason": reason}])
+    response = genai_client.models.generate_content(model=MODEL, contents="withhold this")
     assert response.text is None
     assert response.candidates is not None
     candidate = response.candidates[0]
@@ -92,10 +83,10 @@ def test_a_withheld_candidate_has_no_content_and_bills_the_prompt(
 
 @pytest.mark.parametrize("reason", sorted(BLOCK_REASONS))
 def test_a_blocked_prompt_has_no_candidates_and_bills_the_prompt_as_recorded(
-    client: genai.Client, base_url: str, reason: str
+    genai_client: genai.Client, base_url: str, reason: str
 ) -> None:
-    script(base_url, [{"match": "forbidden", "block_reason": reason}])
-    response = client.models.generate_content(model=MODEL, contents="forbidden prompt")
+    set_script(base_url, [{"match": "forbidden", "block_reason": reason}])
+    response = genai_client.models.generate_content(model=MODEL, contents="forbidden prompt")
     assert response.candidates is None and response.text is None
     assert response.prompt_feedback is not None
     assert response.prompt_feedback.block_reason == types.BlockedReason(reason)
@@ -108,13 +99,17 @@ def test_a_blocked_prompt_has_no_candidates_and_bills_the_prompt_as_recorded(
     assert ("safetyRatings" in body["promptFeedback"]) == (reason == "SAFETY")
 
 
-def test_model_armor_inside_a_batch_reaches_the_client(client: genai.Client, base_url: str) -> None:
-    script(base_url, [{"match": "armored", "finish_reason": "MODEL_ARMOR"}])
+def test_model_armor_inside_a_batch_reaches_the_client(
+    genai_client: genai.Client, base_url: str
+) -> None:
+    set_script(base_url, [{"match": "armored", "finish_reason": "MODEL_ARMOR"}])
     src = [{"contents": [{"parts": [{"text": t}], "role": "user"}]} for t in ("armored", "fine")]
-    job = client.batches.create(model=MODEL, src=src)
+    job = genai_client.batches.create(model=MODEL, src=src)
     assert job.name is not None
     deadline = time.monotonic() + 60  # only so a broken server fails instead of hanging
-    while (job := client.batches.get(name=job.name)).state != types.JobState.JOB_STATE_SUCCEEDED:
+    while (
+        job := genai_client.batches.get(name=job.name)
+    ).state != types.JobState.JOB_STATE_SUCCEEDED:
         assert time.monotonic() < deadline and job.name is not None
         time.sleep(0.02)
     assert job.dest is not None and job.dest.inlined_responses is not None
@@ -128,8 +123,8 @@ def test_model_armor_inside_a_batch_reaches_the_client(client: genai.Client, bas
 # ---- usage -----------------------------------------------------------------------------------
 
 
-def test_usage_is_broken_down_by_modality(client: genai.Client, base_url: str) -> None:
-    text_only = client.models.generate_content(model=MODEL, contents="words only")
+def test_usage_is_broken_down_by_modality(genai_client: genai.Client, base_url: str) -> None:
+    text_only = genai_client.models.generate_content(model=MODEL, contents="words only")
     usage = text_only.usage_metadata
     assert usage is not None and usage.prompt_tokens_details is not None
     (text,) = usage.prompt_tokens_details
@@ -137,7 +132,7 @@ def test_usage_is_broken_down_by_modality(client: genai.Client, base_url: str) -
     assert text.token_count == usage.prompt_token_count
 
     image = types.Part.from_bytes(data=PNG, mime_type="image/png")
-    with_image = client.models.generate_content(model=MODEL, contents=[image, "and words"])
+    with_image = genai_client.models.generate_content(model=MODEL, contents=[image, "and words"])
     usage = with_image.usage_metadata
     assert usage is not None and usage.prompt_tokens_details is not None
     by_modality = {d.modality: d.token_count for d in usage.prompt_tokens_details}
@@ -150,23 +145,29 @@ def test_usage_is_broken_down_by_modality(client: genai.Client, base_url: str) -
 
 
 def test_a_rule_reports_cached_prompt_tokens_within_the_prompt(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
-    script(
+    set_script(
         base_url,
         [
             {"match": "cached", "reply": "from cache", "cached_tokens": 3},
             {"match": "huge", "cached_tokens": 10**6},
         ],
     )
-    usage = client.models.generate_content(model=MODEL, contents="cached " * 20).usage_metadata
+    usage = genai_client.models.generate_content(
+        model=MODEL, contents="cached " * 20
+    ).usage_metadata
     assert usage is not None and usage.cached_content_token_count == 3
     assert usage.cache_tokens_details is not None
     assert usage.cache_tokens_details[0].token_count == 3
-    capped = client.models.generate_content(model=MODEL, contents="huge prompt").usage_metadata
+    capped = genai_client.models.generate_content(
+        model=MODEL, contents="huge prompt"
+    ).usage_metadata
     assert capped is not None and capped.prompt_token_count is not None
     assert capped.cached_content_token_count == capped.prompt_token_count
-    plain = client.models.generate_content(model=MODEL, contents="no cache here").usage_metadata
+    plain = genai_client.models.generate_content(
+        model=MODEL, contents="no cache here"
+    ).usage_metadata
     assert plain is not None and plain.cached_content_token_count is None
 
 
@@ -188,9 +189,9 @@ def test_bad_cached_token_rules_are_refused(base_url: str, rule: dict[str, Any])
 
 
 def test_a_thought_summary_is_its_own_part_before_the_answer(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
-    response = client.models.generate_content(
+    response = genai_client.models.generate_content(
         model=MODEL, contents="think aloud", config=thinking(include=True)
     )
     assert response.candidates is not None and response.candidates[0].content is not None
@@ -203,11 +204,13 @@ def test_a_thought_summary_is_its_own_part_before_the_answer(
     assert usage is not None and usage.thoughts_token_count
 
 
-def test_no_thought_part_unless_asked_or_when_nothing_was_thought(client: genai.Client) -> None:
-    unasked = client.models.generate_content(model=MODEL, contents="quietly")
+def test_no_thought_part_unless_asked_or_when_nothing_was_thought(
+    genai_client: genai.Client,
+) -> None:
+    unasked = genai_client.models.generate_content(model=MODEL, contents="quietly")
     assert unasked.candidates is not None and unasked.candidates[0].content is not None
     assert [p.thought for p in unasked.candidates[0].content.parts or []] == [None]
-    off = client.models.generate_content(
+    off = genai_client.models.generate_content(
         model=MODEL, contents="no thinking", config=thinking(include=True, budget=0)
     )
     assert off.candidates is not None and off.candidates[0].content is not None
@@ -215,10 +218,10 @@ def test_no_thought_part_unless_asked_or_when_nothing_was_thought(client: genai.
 
 
 def test_gemini_3_signs_its_thinking_on_the_last_answer_part(
-    client: genai.Client, base_url: str
+    genai_client: genai.Client, base_url: str
 ) -> None:
     model = "gemini-3-flash-preview"
-    signed = client.models.generate_content(
+    signed = genai_client.models.generate_content(
         model=model, contents="sign it", config=thinking(include=True, level="high")
     )
     assert signed.candidates is not None and signed.candidates[0].content is not None
@@ -226,7 +229,7 @@ def test_gemini_3_signs_its_thinking_on_the_last_answer_part(
     assert thought.thought is True and thought.thought_signature is None
     assert isinstance(answer.thought_signature, bytes) and answer.thought_signature
     assert signed.text is not None and signed.text.startswith("plain answer")
-    unsigned = client.models.generate_content(
+    unsigned = genai_client.models.generate_content(
         model=model, contents="sign it", config=thinking(level="minimal")
     )
     assert unsigned.candidates is not None and unsigned.candidates[0].content is not None
@@ -235,11 +238,13 @@ def test_gemini_3_signs_its_thinking_on_the_last_answer_part(
 
 
 def test_thinking_that_eats_the_output_leaves_only_the_thought_summary(
-    client: genai.Client,
+    genai_client: genai.Client,
 ) -> None:
     config = thinking(include=True, budget=1024)
     config.max_output_tokens = 64
-    response = client.models.generate_content(model=MODEL, contents="long think", config=config)
+    response = genai_client.models.generate_content(
+        model=MODEL, contents="long think", config=config
+    )
     assert response.candidates is not None and response.candidates[0].content is not None
     assert response.candidates[0].finish_reason == types.FinishReason.MAX_TOKENS
     (thought,) = response.candidates[0].content.parts or []

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.local import ROOT
 from fake_gemini.script import Script, ScriptError, load_script, parse_rules
 from fake_gemini.server import create_app
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 class NeverAsked:
@@ -125,8 +124,8 @@ def test_cli_exits_with_the_bad_line(tmp_path: Path) -> None:
         [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(path)],
         capture_output=True,
         text=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=30,
         check=False,
     )

@@ -16,13 +16,12 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
+from devtools.local import ROOT
 from evalq.core.judge import SIMULATED_MODEL_VERSION
 from fake_gemini.protocol import SCRIPTED_MODEL_VERSION, FakeMedia
 from fake_gemini.serving import running_server
-from tests.support.fake_http import http, make_client, reset_server, serve_module
-from tests.unit.fake_gemini.calls import (
+from tests.support.fake_calls import (
     MODEL,
-    REPO,
     EchoBrain,
     FailingBrain,
     Verdict,
@@ -31,6 +30,7 @@ from tests.unit.fake_gemini.calls import (
     quota_id,
     set_script,
 )
+from tests.support.fake_http import http, make_client, reset_server, serve_module
 
 BRAIN = EchoBrain()
 
@@ -42,7 +42,7 @@ base_url = serve_module(BRAIN)
 
 
 @pytest.fixture
-def url(base_url: str) -> str:
+def echo_url(base_url: str) -> str:
     """The shared server, with no script rules and fresh counters."""
     reset_server(base_url)
     BRAIN.requests.clear()
@@ -50,11 +50,11 @@ def url(base_url: str) -> str:
 
 
 @pytest.fixture
-def client(url: str) -> genai.Client:
-    return make_client(url)
+def echo_client(echo_url: str) -> genai.Client:
+    return make_client(echo_url)
 
 
-def test_structured_reply_is_parsed_by_the_client(client: genai.Client) -> None:
+def test_structured_reply_is_parsed_by_the_client(echo_client: genai.Client) -> None:
     config = types.GenerateContentConfig(
         system_instruction="You are a judge.",
         response_mime_type="application/json",
@@ -66,7 +66,7 @@ def test_structured_reply_is_parsed_by_the_client(client: genai.Client) -> None:
     )
     image = types.Part.from_bytes(data=b"\x89PNG fake", mime_type="image/png")
     contents: list[types.PartUnionDict] = [image, "Is it red?"]
-    response = client.models.generate_content(model=MODEL, contents=contents, config=config)
+    response = echo_client.models.generate_content(model=MODEL, contents=contents, config=config)
 
     assert response.parsed == Verdict(explanation="saw 1 media", answer="yes")
     assert response.model_version == SIMULATED_MODEL_VERSION
@@ -88,28 +88,28 @@ def test_structured_reply_is_parsed_by_the_client(client: genai.Client) -> None:
     assert seen.max_output_tokens == 256
 
 
-def test_response_json_schema_reaches_the_brain(client: genai.Client) -> None:
+def test_response_json_schema_reaches_the_brain(echo_client: genai.Client) -> None:
     config = types.GenerateContentConfig(
         response_mime_type="application/json", response_json_schema=Verdict.model_json_schema()
     )
-    response = client.models.generate_content(model=MODEL, contents="judge", config=config)
+    response = echo_client.models.generate_content(model=MODEL, contents="judge", config=config)
     assert json.loads(response.text or "")["answer"] == "yes"
     schema = BRAIN.requests[0].response_schema
     assert schema is not None and schema["type"] == "object"
 
 
-def test_file_data_parts_become_media_references(client: genai.Client) -> None:
+def test_file_data_parts_become_media_references(echo_client: genai.Client) -> None:
     part = types.Part.from_uri(file_uri="gs://bucket/clip.mp4", mime_type="video/mp4")
     contents: list[types.PartUnionDict] = [part, "describe"]
-    client.models.generate_content(model=MODEL, contents=contents)
+    echo_client.models.generate_content(model=MODEL, contents=contents)
     assert BRAIN.requests[0].media == [FakeMedia(mime_type="video/mp4", uri="gs://bucket/clip.mp4")]
 
 
 @pytest.mark.parametrize("api_version", ["v1", "v1beta"])
-def test_both_api_versions_are_served(url: str, api_version: str) -> None:
-    response = ask(make_client(url, api_version), "ping")
+def test_both_api_versions_are_served(echo_url: str, api_version: str) -> None:
+    response = ask(make_client(echo_url, api_version), "ping")
     assert response.text == "echo: ping"
-    assert http(url, "/stats")[1]["by_status"] == {"200": 1}
+    assert http(echo_url, "/stats")[1]["by_status"] == {"200": 1}
 
 
 def test_async_client_and_latency_with_concurrent_requests() -> None:
@@ -168,7 +168,7 @@ def test_in_flight_peak_is_the_most_requests_open_at_once() -> None:
     assert stats.snapshot({})["in_flight"] == 0
 
 
-def test_brain_failure_is_a_500(url: str) -> None:
+def test_brain_failure_is_a_500(echo_url: str) -> None:
     with running_server(brain=FailingBrain()) as base, pytest.raises(errors.ServerError) as caught:
         ask(make_client(base))
     assert caught.value.code == 500
@@ -179,23 +179,25 @@ def test_brain_failure_is_a_500(url: str) -> None:
 
 
 def test_scripted_reply_wins_and_unmatched_text_reaches_the_brain(
-    url: str, client: genai.Client
+    echo_url: str, echo_client: genai.Client
 ) -> None:
-    set_script(url, [{"match": r"capital\s+of\s+France", "reply": "Paris"}])
-    scripted = ask(client, "What is the capital of\nFrance?")
+    set_script(echo_url, [{"match": r"capital\s+of\s+France", "reply": "Paris"}])
+    scripted = ask(echo_client, "What is the capital of\nFrance?")
     assert scripted.text == "Paris"
     assert scripted.model_version == SCRIPTED_MODEL_VERSION
-    assert ask(client, "something else").text == "echo: something else"
+    assert ask(echo_client, "something else").text == "echo: something else"
 
-    stats = http(url, "/stats")[1]
+    stats = http(echo_url, "/stats")[1]
     assert stats["script_rules_fired"] == {"0": 1}
     assert [event["rule"] for event in stats["events"]] == [0, None]
 
 
-def test_scripted_429_reaches_the_client_with_quota_details(url: str, client: genai.Client) -> None:
-    set_script(url, [{"match": "slow down", "status": 429, "retry_delay_s": 7}])
+def test_scripted_429_reaches_the_client_with_quota_details(
+    echo_url: str, echo_client: genai.Client
+) -> None:
+    set_script(echo_url, [{"match": "slow down", "status": 429, "retry_delay_s": 7}])
     with pytest.raises(errors.ClientError) as caught:
-        ask(client, "please slow down")
+        ask(echo_client, "please slow down")
     error = caught.value
     assert error.code == 429
     assert error.status == "RESOURCE_EXHAUSTED"
@@ -207,20 +209,20 @@ def test_scripted_429_reaches_the_client_with_quota_details(url: str, client: ge
     assert detail(error, "google.rpc.Help")["links"]
 
 
-def test_scripted_day_quota_429(url: str, client: genai.Client) -> None:
-    set_script(url, [{"match": ".", "status": 429, "quota": "day"}])
+def test_scripted_day_quota_429(echo_url: str, echo_client: genai.Client) -> None:
+    set_script(echo_url, [{"match": ".", "status": 429, "quota": "day"}])
     with pytest.raises(errors.ClientError) as caught:
-        ask(client)
+        ask(echo_client)
     assert quota_id(caught.value) == "GenerateRequestsPerDayPerProjectPerModel"
 
 
-def test_rule_times_limit(url: str, client: genai.Client) -> None:
-    set_script(url, [{"match": "flaky", "status": 503, "times": 2}])
+def test_rule_times_limit(echo_url: str, echo_client: genai.Client) -> None:
+    set_script(echo_url, [{"match": "flaky", "status": 503, "times": 2}])
     for _ in range(2):
         with pytest.raises(errors.ServerError):
-            ask(client, "flaky call")
-    assert ask(client, "flaky call").text == "echo: flaky call"
-    assert http(url, "/stats")[1]["script_rules_fired"] == {"0": 2}
+            ask(echo_client, "flaky call")
+    assert ask(echo_client, "flaky call").text == "echo: flaky call"
+    assert http(echo_url, "/stats")[1]["script_rules_fired"] == {"0": 2}
 
 
 @pytest.mark.parametrize(
@@ -232,15 +234,15 @@ def test_rule_times_limit(url: str, client: genai.Client) -> None:
     ],
 )
 def test_scripted_errors(
-    url: str,
-    client: genai.Client,
+    echo_url: str,
+    echo_client: genai.Client,
     status: int,
     error_class: type[errors.APIError],
     status_name: str,
 ) -> None:
-    set_script(url, [{"match": "boom", "status": status}])
+    set_script(echo_url, [{"match": "boom", "status": status}])
     with pytest.raises(error_class) as caught:
-        ask(client, "boom")
+        ask(echo_client, "boom")
     assert caught.value.code == status
     assert caught.value.status == status_name
     assert caught.value.details == {
@@ -250,9 +252,9 @@ def test_scripted_errors(
         assert caught.value.message == "The model is overloaded. Please try again later."
 
 
-def test_safety_finish_has_no_text(url: str, client: genai.Client) -> None:
-    set_script(url, [{"match": "unsafe", "finish_reason": "SAFETY"}])
-    response = ask(client, "something unsafe")
+def test_safety_finish_has_no_text(echo_url: str, echo_client: genai.Client) -> None:
+    set_script(echo_url, [{"match": "unsafe", "finish_reason": "SAFETY"}])
+    response = ask(echo_client, "something unsafe")
     assert response.text is None
     assert response.candidates is not None
     candidate = response.candidates[0]
@@ -261,35 +263,37 @@ def test_safety_finish_has_no_text(url: str, client: genai.Client) -> None:
     assert any(rating.blocked for rating in candidate.safety_ratings or [])
 
 
-def test_block_reason_has_no_candidates(url: str, client: genai.Client) -> None:
-    set_script(url, [{"match": "forbidden", "block_reason": "SAFETY"}])
-    response = ask(client, "forbidden prompt")
+def test_block_reason_has_no_candidates(echo_url: str, echo_client: genai.Client) -> None:
+    set_script(echo_url, [{"match": "forbidden", "block_reason": "SAFETY"}])
+    response = ask(echo_client, "forbidden prompt")
     assert response.candidates is None
     assert response.text is None
     assert response.prompt_feedback is not None
     assert response.prompt_feedback.block_reason == types.BlockedReason.SAFETY
 
 
-def test_max_tokens_truncates_rule_and_brain_replies(url: str, client: genai.Client) -> None:
+def test_max_tokens_truncates_rule_and_brain_replies(
+    echo_url: str, echo_client: genai.Client
+) -> None:
     set_script(
-        url,
+        echo_url,
         [
             {"match": "scripted", "reply": "abcdefgh", "finish_reason": "MAX_TOKENS"},
             {"match": "brain", "finish_reason": "MAX_TOKENS"},
         ],
     )
-    response = ask(client, "scripted")
+    response = ask(echo_client, "scripted")
     assert response.text == "abcd"
     assert response.candidates is not None
     assert response.candidates[0].finish_reason == types.FinishReason.MAX_TOKENS
     full = "echo: brain text!"
-    brain_response = ask(client, "brain text!")
+    brain_response = ask(echo_client, "brain text!")
     assert brain_response.text == full[: len(full) // 2]
     assert brain_response.model_version == SIMULATED_MODEL_VERSION
 
 
-def test_post_script_rejects_bad_rules_naming_the_rule(url: str) -> None:
-    status, body = http(url, "/script", [{"match": "ok", "reply": "x"}, {"match": "("}])
+def test_post_script_rejects_bad_rules_naming_the_rule(echo_url: str) -> None:
+    status, body = http(echo_url, "/script", [{"match": "ok", "reply": "x"}, {"match": "("}])
     assert status == 400
     assert body["error"]["status"] == "INVALID_ARGUMENT"
     assert "rule 1" in body["error"]["message"]
@@ -298,10 +302,10 @@ def test_post_script_rejects_bad_rules_naming_the_rule(url: str) -> None:
 # ---- plumbing ------------------------------------------------------------------------------
 
 
-def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
-    assert http(url, "/healthz") == (200, "ok")
-    ask(client)
-    stats = http(url, "/stats")[1]
+def test_healthz_and_stats_shape(echo_url: str, echo_client: genai.Client) -> None:
+    assert http(echo_url, "/healthz") == (200, "ok")
+    ask(echo_client)
+    stats = http(echo_url, "/stats")[1]
     assert set(stats) == {
         "requests",
         "by_status",
@@ -333,25 +337,25 @@ def test_healthz_and_stats_shape(url: str, client: genai.Client) -> None:
 
 
 def test_count_tokens_counts_as_usage_does_and_is_no_generate_call(
-    url: str, client: genai.Client
+    echo_url: str, echo_client: genai.Client
 ) -> None:
     """countTokens through the real client: the count a reply's usage would bill for the same
     text, counted apart from generate calls (a dry run's count_tokens makes no generate call)."""
     text = "How many tokens is this prompt, counted the way the fake bills it?"
-    counted = client.models.count_tokens(model=MODEL, contents=text)
-    billed = ask(client, text).usage_metadata
+    counted = echo_client.models.count_tokens(model=MODEL, contents=text)
+    billed = ask(echo_client, text).usage_metadata
     assert billed is not None and counted.total_tokens == billed.prompt_token_count
-    stats = http(url, "/stats")[1]
+    stats = http(echo_url, "/stats")[1]
     assert stats["count_tokens"] == 1 and stats["requests"] == 1
-    assert http(url, "/v1beta/models/x:countTokens", {"contents": []})[0] == 400
+    assert http(echo_url, "/v1beta/models/x:countTokens", {"contents": []})[0] == 400
 
 
 @pytest.mark.parametrize(
     "path",
     ["/nope", "/v2/models/x:generateContent", "/v1beta/models/x:embedContent", "/v1/models/x"],
 )
-def test_unknown_paths_get_a_gemini_shaped_404(url: str, path: str) -> None:
-    status, body = http(url, path, {"contents": []})
+def test_unknown_paths_get_a_gemini_shaped_404(echo_url: str, path: str) -> None:
+    status, body = http(echo_url, path, {"contents": []})
     assert status == 404
     assert body["error"]["code"] == 404
     assert body["error"]["status"] == "NOT_FOUND"
@@ -366,24 +370,24 @@ def test_unknown_paths_get_a_gemini_shaped_404(url: str, path: str) -> None:
         b'{"contents": [{"parts": [{"inlineData": {"mimeType": "image/png", "data": "%%%"}}]}]}',
     ],
 )
-def test_bad_request_bodies_are_400(url: str, raw: bytes) -> None:
-    status, body = http(url, f"/v1beta/models/{MODEL}:generateContent", raw=raw)
+def test_bad_request_bodies_are_400(echo_url: str, raw: bytes) -> None:
+    status, body = http(echo_url, f"/v1beta/models/{MODEL}:generateContent", raw=raw)
     assert status == 400
     assert body["error"]["status"] == "INVALID_ARGUMENT"
-    assert http(url, "/stats")[1]["by_status"] == {"400": 1}
+    assert http(echo_url, "/stats")[1]["by_status"] == {"400": 1}
 
 
-def test_api_key_is_never_logged_or_stored(url: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_api_key_is_never_logged_or_stored(echo_url: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     secret = "SECRET-KEY-123"
     payload = {"contents": [{"parts": [{"text": "hi"}]}]}
-    status, _ = http(url, f"/v1beta/models/{MODEL}:generateContent?key={secret}", payload)
+    status, _ = http(echo_url, f"/v1beta/models/{MODEL}:generateContent?key={secret}", payload)
     assert status == 200
     # Keep the client referenced: a collected genai.Client closes its transport mid-call.
-    client = genai.Client(api_key=secret, http_options=types.HttpOptions(base_url=url))
+    client = genai.Client(api_key=secret, http_options=types.HttpOptions(base_url=echo_url))
     client.models.generate_content(model=MODEL, contents="hi")
     assert secret not in caplog.text
-    assert secret not in json.dumps(http(url, "/stats")[1])
+    assert secret not in json.dumps(http(echo_url, "/stats")[1])
 
 
 def test_cli_prints_the_ready_line_and_serves(tmp_path: Path) -> None:
@@ -392,8 +396,8 @@ def test_cli_prints_the_ready_line_and_serves(tmp_path: Path) -> None:
     script = tmp_path / "script.jsonl"
     script.write_text(json.dumps({"match": ".", "reply": "from the script"}) + "\n")
     command = [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(script)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env) as proc:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as proc:
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline().strip()

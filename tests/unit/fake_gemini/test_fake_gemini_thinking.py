@@ -4,22 +4,16 @@ real 400s, and thinking that eats maxOutputTokens leaving no answer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from google import genai
 from google.genai import errors, types
 
-from fake_gemini.serving import running_server
+from tests.support.fake_http import serve_module
+
+base_url = serve_module()
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[genai.Client]:
-    with running_server() as url:
-        yield genai.Client(api_key="test-key", http_options=types.HttpOptions(base_url=url))
-
-
-def ask(
+def ask_thinking(
     client: genai.Client,
     model: str,
     budget: int | None = None,
@@ -44,8 +38,10 @@ def thoughts(response: types.GenerateContentResponse) -> int:
 
 
 @pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.5-pro"])
-def test_the_default_thinks_and_bills_thought_tokens(client: genai.Client, model: str) -> None:
-    first, again = ask(client, model), ask(client, model)
+def test_the_default_thinks_and_bills_thought_tokens(
+    genai_client: genai.Client, model: str
+) -> None:
+    first, again = ask_thinking(genai_client, model), ask_thinking(genai_client, model)
     assert thoughts(first) > 0
     assert thoughts(first) == thoughts(again)  # deterministic
     usage = first.usage_metadata
@@ -56,28 +52,28 @@ def test_the_default_thinks_and_bills_thought_tokens(client: genai.Client, model
     assert first.text  # the answer is still there
 
 
-def test_flash_lite_does_not_think_unless_asked(client: genai.Client) -> None:
-    assert thoughts(ask(client, "gemini-2.5-flash-lite")) == 0
-    assert thoughts(ask(client, "gemini-2.5-flash-lite", 1024)) > 0
+def test_flash_lite_does_not_think_unless_asked(genai_client: genai.Client) -> None:
+    assert thoughts(ask_thinking(genai_client, "gemini-2.5-flash-lite")) == 0
+    assert thoughts(ask_thinking(genai_client, "gemini-2.5-flash-lite", 1024)) > 0
 
 
 @pytest.mark.parametrize(
     ("model", "thinking_budget"), [("gemini-2.5-flash", None), ("gemini-2.5-flash-lite", 1024)]
 )
 def test_budget_zero_switches_thinking_off_where_allowed(
-    client: genai.Client, model: str, thinking_budget: int | None
+    genai_client: genai.Client, model: str, thinking_budget: int | None
 ) -> None:
-    assert thoughts(ask(client, model, thinking_budget)) > 0
-    response = ask(client, model, 0)
+    assert thoughts(ask_thinking(genai_client, model, thinking_budget)) > 0
+    response = ask_thinking(genai_client, model, 0)
     assert thoughts(response) == 0
     assert response.usage_metadata is not None
     assert response.usage_metadata.thoughts_token_count is None  # absent, as on the real API
 
 
-def test_a_budget_bounds_the_thinking(client: genai.Client) -> None:
-    dynamic = thoughts(ask(client, "gemini-2.5-pro"))
-    assert thoughts(ask(client, "gemini-2.5-pro", 128)) == 128 < dynamic
-    assert thoughts(ask(client, "gemini-2.5-pro", -1)) == dynamic
+def test_a_budget_bounds_the_thinking(genai_client: genai.Client) -> None:
+    dynamic = thoughts(ask_thinking(genai_client, "gemini-2.5-pro"))
+    assert thoughts(ask_thinking(genai_client, "gemini-2.5-pro", 128)) == 128 < dynamic
+    assert thoughts(ask_thinking(genai_client, "gemini-2.5-pro", -1)) == dynamic
 
 
 @pytest.mark.parametrize(
@@ -106,26 +102,28 @@ def test_a_budget_bounds_the_thinking(client: genai.Client) -> None:
     ],
 )
 def test_refused_thinking_is_the_real_400(
-    client: genai.Client, model: str, budget: int | None, level: str | None, message: str
+    genai_client: genai.Client, model: str, budget: int | None, level: str | None, message: str
 ) -> None:
     with pytest.raises(errors.ClientError) as caught:
-        ask(client, model, budget, level=level)
+        ask_thinking(genai_client, model, budget, level=level)
     assert caught.value.code == 400
     assert caught.value.status == "INVALID_ARGUMENT"
     assert caught.value.message == message
 
 
-def test_gemini_3_takes_levels(client: genai.Client) -> None:
-    high = thoughts(ask(client, "gemini-3-flash-preview", level="high"))
-    low = thoughts(ask(client, "gemini-3-flash-preview", level="low"))
+def test_gemini_3_takes_levels(genai_client: genai.Client) -> None:
+    high = thoughts(ask_thinking(genai_client, "gemini-3-flash-preview", level="high"))
+    low = thoughts(ask_thinking(genai_client, "gemini-3-flash-preview", level="low"))
     assert 0 < low < high
-    assert thoughts(ask(client, "gemini-3-flash-preview", level="minimal")) == 0
+    assert thoughts(ask_thinking(genai_client, "gemini-3-flash-preview", level="minimal")) == 0
     with pytest.raises(errors.ClientError):
-        ask(client, "gemini-3-pro-preview", level="minimal")  # Pro takes low and high only
+        ask_thinking(
+            genai_client, "gemini-3-pro-preview", level="minimal"
+        )  # Pro takes low and high only
 
 
-def test_thinking_that_eats_max_output_tokens_leaves_no_answer(client: genai.Client) -> None:
-    response = ask(client, "gemini-2.5-flash", max_tokens=64)
+def test_thinking_that_eats_max_output_tokens_leaves_no_answer(genai_client: genai.Client) -> None:
+    response = ask_thinking(genai_client, "gemini-2.5-flash", max_tokens=64)
     assert response.candidates is not None
     candidate = response.candidates[0]
     assert candidate.finish_reason == types.FinishReason.MAX_TOKENS
@@ -134,9 +132,9 @@ def test_thinking_that_eats_max_output_tokens_leaves_no_answer(client: genai.Cli
     assert thoughts(response) == 64
 
 
-def test_room_after_the_thinking_is_left_for_the_answer(client: genai.Client) -> None:
+def test_room_after_the_thinking_is_left_for_the_answer(genai_client: genai.Client) -> None:
     budget = 256
-    response = ask(client, "gemini-2.5-flash", budget, max_tokens=budget + 200)
+    response = ask_thinking(genai_client, "gemini-2.5-flash", budget, max_tokens=budget + 200)
     assert response.candidates is not None
     assert response.candidates[0].finish_reason == types.FinishReason.STOP
     assert response.text

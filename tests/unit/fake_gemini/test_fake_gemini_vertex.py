@@ -5,9 +5,7 @@ and Vertex's 429 read by the worker as a rate limit."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,24 +17,21 @@ from evalq.core.judge import JudgeRequest
 from fake_gemini.routes.vertex import vertex_prefix
 from fake_gemini.serving import running_server
 from tests.conftest import FakeGemini
-from tests.support.fake_http import http
+from tests.support.fake_http import http, serve_module
+from tests.support.recorded import recorded_error
 from worker.gemini import GeminiJudge, make_client, map_api_error
 from worker.settings import Settings
 
 MODEL = "gemini-2.5-flash"
-ERRORS = Path(__file__).resolve().parents[2] / "fixtures" / "gemini_errors"
 BODY = {"contents": [{"role": "user", "parts": [{"text": "Is there a red circle?"}]}]}
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with running_server() as base:
-        yield base
+base_url = serve_module()
 
 
 @pytest.fixture
-def fake(url: str) -> Iterator[FakeGemini]:
-    server = FakeGemini(url)
+def local_fake(base_url: str) -> Iterator[FakeGemini]:
+    server = FakeGemini(base_url)
     server.script([])
     server.reset()
     yield server
@@ -60,9 +55,9 @@ def post(url: str, path: str, body: Any = BODY) -> tuple[int, Any]:
 
 
 def test_the_worker_client_reaches_the_project_route_and_reads_vertex_fields(
-    url: str, fake: FakeGemini
+    base_url: str, local_fake: FakeGemini
 ) -> None:
-    client = make_client(vertex_settings(url))
+    client = make_client(vertex_settings(base_url))
     reply = client.models.generate_content(model=MODEL, contents="Is there a red circle?")
     assert reply.text and "[simulated judge]" in reply.text
     assert reply.create_time is not None and reply.response_id
@@ -71,17 +66,17 @@ def test_the_worker_client_reaches_the_project_route_and_reads_vertex_fields(
     assert usage.candidates_tokens_details and usage.thoughts_token_count  # 2.5 Flash thinks
     counted = client.models.count_tokens(model=MODEL, contents="Is there a red circle?")
     assert counted.total_tokens
-    stats = fake.stats()
+    stats = local_fake.stats()
     assert stats["by_route"] == {"vertex": 1}  # countTokens is counted apart
     assert stats["count_tokens"] == 1
 
 
-def test_a_gemini_api_key_is_never_sent_to_vertex(url: str) -> None:
+def test_a_gemini_api_key_is_never_sent_to_vertex(base_url: str) -> None:
     """Only EVALQ_VERTEX_API_KEY goes to Vertex; without it the client is on ADC."""
-    gemini_key = vertex_settings(url, vertex_api_key=None, api_key=SecretStr("gemini-key"))
+    gemini_key = vertex_settings(base_url, vertex_api_key=None, api_key=SecretStr("gemini-key"))
     api = make_client(gemini_key)._api_client
     assert api.api_key is None and "x-goog-api-key" not in (api._http_options.headers or {})
-    api = make_client(vertex_settings(url))._api_client
+    api = make_client(vertex_settings(base_url))._api_client
     assert api.api_key == "fake-vertex-key" and (api.project, api.location) == (
         "evalq-test",
         "us-central1",
@@ -90,14 +85,14 @@ def test_a_gemini_api_key_is_never_sent_to_vertex(url: str) -> None:
 
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])
 def test_raw_reply_is_vertex_shaped_on_both_versions_and_in_express_mode(
-    url: str, fake: FakeGemini, version: str
+    base_url: str, local_fake: FakeGemini, version: str
 ) -> None:
     paths = [
         f"{vertex_prefix('p', 'europe-west4', version)}/publishers/google/models/{MODEL}",
         f"/{version}/publishers/google/models/{MODEL}",  # express mode: no project
     ]
     for path in paths:
-        status, body = post(url, path + ":generateContent")
+        status, body = post(base_url, path + ":generateContent")
         assert status == 200, body
         assert body["createTime"].endswith("Z") and body["responseId"]
         assert body["usageMetadata"]["trafficType"] == "ON_DEMAND"
@@ -105,23 +100,23 @@ def test_raw_reply_is_vertex_shaped_on_both_versions_and_in_express_mode(
         assert body["usageMetadata"]["candidatesTokensDetails"] == [
             {"modality": "TEXT", "tokenCount": output}
         ]
-    assert fake.stats()["by_route"] == {"vertex": 2}
-    status, _ = post(url, f"/v1beta/models/{MODEL}:generateContent")  # the Gemini API
+    assert local_fake.stats()["by_route"] == {"vertex": 2}
+    status, _ = post(base_url, f"/v1beta/models/{MODEL}:generateContent")  # the Gemini API
     assert status == 200
-    assert fake.stats()["by_route"] == {"vertex": 2, "gemini": 1}
+    assert local_fake.stats()["by_route"] == {"vertex": 2, "gemini": 1}
 
 
 def test_errors_are_list_wrapped_and_a_refused_budget_is_the_same_refusal(
-    url: str, fake: FakeGemini
+    base_url: str, local_fake: FakeGemini
 ) -> None:
     path = f"{vertex_prefix('p', 'us-central1')}/publishers/google/models/{MODEL}:generateContent"
-    fake.script([{"match": "red circle", "status": 503, "times": 1}])
-    status, body = post(url, path)
+    local_fake.script([{"match": "red circle", "status": 503, "times": 1}])
+    status, body = post(base_url, path)
     assert status == 503
     assert isinstance(body, list) and len(body) == 1
     assert body[0]["error"]["status"] == "UNAVAILABLE"
     thinking = {**BODY, "generationConfig": {"thinkingConfig": {"thinkingBudget": 99999}}}
-    status, body = post(url, path, thinking)
+    status, body = post(base_url, path, thinking)
     assert status == 400 and "thinking budget" in body[0]["error"]["message"].lower()
 
 
@@ -135,21 +130,23 @@ def test_a_quota_hit_is_vertex_429_and_the_worker_backs_off_by_its_own_delay() -
             url, f"{vertex_prefix('p', 'l')}/publishers/google/models/{MODEL}:generateContent"
         )
     assert status == 429
-    recorded = json.loads((ERRORS / "429_vertex_list.json").read_text())["body"]
+    recorded = recorded_error("429_vertex_list")["body"]
     assert raw == recorded  # the fake's 429 is the recorded one, word for word
     error = map_api_error(caught.value)
     assert isinstance(error, RateLimited)
     assert error.retry_after_s == 10.0 and "no retry delay given" in str(error)
 
 
-def test_recorded_bodies_replay_as_they_are_on_vertex(url: str, fake: FakeGemini) -> None:
+def test_recorded_bodies_replay_as_they_are_on_vertex(
+    base_url: str, local_fake: FakeGemini
+) -> None:
     """The recorded Vertex 429 through the worker's judge: a rate limit, whatever wraps it."""
-    recorded = json.loads((ERRORS / "429_vertex_list.json").read_text())["body"]
-    fake.script([{"match": "replay-me", "status": 429, "body": recorded}])
+    recorded = recorded_error("429_vertex_list")["body"]
+    local_fake.script([{"match": "replay-me", "status": 429, "body": recorded}])
     path = f"{vertex_prefix('p', 'l')}/publishers/google/models/{MODEL}:generateContent"
     replay = {"contents": [{"role": "user", "parts": [{"text": "replay-me"}]}]}
-    assert post(url, path, replay) == (429, recorded)
-    judge = GeminiJudge(MODEL, vertex_settings(url))
+    assert post(base_url, path, replay) == (429, recorded)
+    judge = GeminiJudge(MODEL, vertex_settings(base_url))
     with pytest.raises(RateLimited) as caught:
         judge.generate(JudgeRequest(prompt="replay-me: is it red?"))
     assert caught.value.retry_after_s == 10.0

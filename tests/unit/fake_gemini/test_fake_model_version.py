@@ -11,8 +11,8 @@ from fake_gemini.__main__ import build_parser
 from fake_gemini.options import ServerOptions
 from fake_gemini.protocol import SCRIPTED_MODEL_VERSION
 from fake_gemini.serving import running_server
+from tests.support.fake_calls import EchoBrain, ask, set_script
 from tests.support.fake_http import http, make_client
-from tests.unit.fake_gemini.calls import EchoBrain, ask, set_script
 from worker.gemini import reply_from_response
 
 

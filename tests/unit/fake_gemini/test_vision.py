@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,14 +21,9 @@ from fake_gemini.vision import (
     relation_holds,
     size_of,
 )
+from tests.support.images import encoded
 
 Painter = Callable[[ImageDraw.ImageDraw], None]
-
-
-def _png(image: Image.Image, fmt: str = "PNG", **params: int) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, format=fmt, **params)
-    return buffer.getvalue()
 
 
 def _drawing(paint: Painter, size: int = 200, background: str = "white") -> Image.Image:
@@ -50,7 +44,7 @@ def _only(scene: Scene, color: str, shape: str) -> Blob:
 
 @pytest.mark.parametrize("example", GECKO_IMAGE_EXAMPLES, ids=lambda e: e.stem)
 def test_sees_every_example_image(example: ExampleImage) -> None:
-    scene = analyse(_png(draw_example(example)))
+    scene = analyse(encoded(draw_example(example)))
     expected = Counter((shape.color, shape.shape) for shape in example.shapes)
     assert _kinds(scene) == expected, scene.describe()
     assert scene.background == example.background
@@ -59,7 +53,7 @@ def test_sees_every_example_image(example: ExampleImage) -> None:
 
 @pytest.mark.parametrize("example", GECKO_IMAGE_EXAMPLES, ids=lambda e: e.stem)
 def test_example_positions_match_the_drawing(example: ExampleImage) -> None:
-    scene = analyse(_png(draw_example(example)))
+    scene = analyse(encoded(draw_example(example)))
     drawn = sorted(example.shapes, key=lambda s: s.center)
     seen = sorted(scene.blobs, key=lambda b: b.centroid)
     for shape, blob in zip(drawn, seen, strict=True):
@@ -96,7 +90,7 @@ def test_hand_drawn_shapes() -> None:
         d.ellipse((20, 160, 90, 190), fill=(255, 105, 180))  # oval
         d.polygon([(150, 155), (195, 175), (150, 195)], fill=(139, 69, 19))  # triangle, sideways
 
-    scene = analyse(_png(_drawing(paint)))
+    scene = analyse(encoded(_drawing(paint)))
     assert _kinds(scene) == Counter(
         {
             ("red", "circle"): 1,
@@ -119,7 +113,7 @@ def test_specks_are_ignored_and_counts_are_exact() -> None:
             d.point((x, 10), fill=(0, 0, 0))
             d.rectangle((x, 185, x + 1, 186), fill=(255, 0, 0))
 
-    scene = analyse(_png(_drawing(paint)))
+    scene = analyse(encoded(_drawing(paint)))
     assert _kinds(scene) == Counter({("yellow", "square"): 3}), scene.describe()
 
 
@@ -130,7 +124,7 @@ def test_star_and_nested_shapes() -> None:
     def paint(d: ImageDraw.ImageDraw) -> None:
         d.polygon(star, fill=(250, 250, 250))
 
-    scene = analyse(_png(_drawing(paint, background="navy")))
+    scene = analyse(encoded(_drawing(paint, background="navy")))
     assert _kinds(scene) == Counter({("white", "star"): 1})
     assert scene.background == "blue"
 
@@ -138,7 +132,7 @@ def test_star_and_nested_shapes() -> None:
         d.rectangle((40, 40, 160, 160), fill=(30, 60, 200))
         d.ellipse((80, 80, 120, 120), fill=(220, 30, 30))
 
-    scene = analyse(_png(_drawing(nested)))
+    scene = analyse(encoded(_drawing(nested)))
     square, circle = _only(scene, "blue", "square"), _only(scene, "red", "circle")
     assert relation_holds("inside", circle, square)
     assert not relation_holds("inside", square, circle)
@@ -154,10 +148,10 @@ def test_survives_lossy_and_unusual_encodings() -> None:
     image = _drawing(paint)
     expected = Counter({("red", "circle"): 1, ("blue", "square"): 1})
     for data in (
-        _png(image, "JPEG", quality=70),
-        _png(image.convert("P"), "GIF"),
-        _png(image.resize((1200, 1200)), "PNG"),
-        _png(image, "WEBP", quality=80),
+        encoded(image, "JPEG", quality=70),
+        encoded(image.convert("P"), "GIF"),
+        encoded(image.resize((1200, 1200)), "PNG"),
+        encoded(image, "WEBP", quality=80),
     ):
         assert _kinds(analyse(data)) == expected
 
@@ -165,7 +159,7 @@ def test_survives_lossy_and_unusual_encodings() -> None:
 def test_transparency_is_flattened_onto_white() -> None:
     image = Image.new("RGBA", (120, 120), (0, 0, 0, 0))
     ImageDraw.Draw(image).ellipse((30, 30, 90, 90), fill=(0, 160, 60, 255))
-    scene = analyse(_png(image))
+    scene = analyse(encoded(image))
     assert scene.background == "white"
     assert _kinds(scene) == Counter({("green", "circle"): 1})
 
@@ -175,7 +169,7 @@ def test_locations_and_sizes() -> None:
         d.ellipse((5, 5, 35, 35), fill="red")  # small, top left
         d.rectangle((100, 100, 195, 195), fill="blue")  # large, bottom right
 
-    scene = analyse(_png(_drawing(paint)))
+    scene = analyse(encoded(_drawing(paint)))
     circle, square = _only(scene, "red", "circle"), _only(scene, "blue", "square")
     assert location_holds("left", circle) and location_holds("top", circle)
     assert location_holds("right", square) and location_holds("bottom", square)
@@ -221,17 +215,17 @@ def test_undecodable_bytes_give_an_empty_flagged_scene(data: bytes) -> None:
 
 
 def test_truncated_png_is_undecodable() -> None:
-    data = _png(draw_example(GECKO_IMAGE_EXAMPLES[0]))
+    data = encoded(draw_example(GECKO_IMAGE_EXAMPLES[0]))
     assert analyse(data[: len(data) // 2]).undecodable
 
 
 def test_plain_image_has_no_blobs() -> None:
-    scene = analyse(_png(Image.new("RGB", (64, 64), "gray")))
+    scene = analyse(encoded(Image.new("RGB", (64, 64), "gray")))
     assert scene.blobs == () and scene.background == "gray" and not scene.undecodable
 
 
 def test_analysis_is_fast_and_deterministic() -> None:
-    data = _png(draw_example(GECKO_IMAGE_EXAMPLES[-1], size_px=256))
+    data = encoded(draw_example(GECKO_IMAGE_EXAMPLES[-1], size_px=256))
     first = analyse(data)
     timings = []
     for _ in range(5):

@@ -13,7 +13,7 @@ from devtools.redis_sizing import (
 )
 
 
-def job(rows: int, questions: int, finished: int) -> JobBytes:
+def job_bytes(rows: int, questions: int, finished: int) -> JobBytes:
     return JobBytes(
         rows=rows,
         questions=questions,
@@ -27,8 +27,8 @@ def job(rows: int, questions: int, finished: int) -> JobBytes:
 
 def test_slope_and_intercept_recover_the_bytes_they_were_made_from() -> None:
     row, question = 4000, 2500
-    few = job(100, 200, 100 * row + 200 * question)
-    many = job(100, 1200, 100 * row + 1200 * question)
+    few = job_bytes(100, 200, 100 * row + 200 * question)
+    many = job_bytes(100, 1200, 100 * row + 1200 * question)
     assert per_question(few, many) == question
     assert per_row_apart_from_questions(few, question) == row
     assert per_row_apart_from_questions(many, question) == row
@@ -36,7 +36,7 @@ def test_slope_and_intercept_recover_the_bytes_they_were_made_from() -> None:
 
 def test_jobs_with_as_many_questions_cannot_say_what_a_question_costs() -> None:
     with pytest.raises(ValueError, match="differ in their number of questions"):
-        per_question(job(10, 20, 1), job(10, 20, 2))
+        per_question(job_bytes(10, 20, 1), job_bytes(10, 20, 2))
 
 
 def test_maxmemory_leaves_half_again_as_headroom() -> None:

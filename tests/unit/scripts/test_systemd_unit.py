@@ -16,7 +16,7 @@ from devtools.local import ROOT
 UNIT = ROOT / "scripts" / "systemd" / "evalq-worker@.service"
 
 
-def sections() -> configparser.ConfigParser:
+def unit_sections() -> configparser.ConfigParser:
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(UNIT.read_text())
@@ -24,7 +24,7 @@ def sections() -> configparser.ConfigParser:
 
 
 def test_it_restarts_the_worker_always_and_stops_it_warmly() -> None:
-    unit = sections()
+    unit = unit_sections()
     assert unit["Service"]["Restart"] == "always"
     assert unit["Unit"]["StartLimitIntervalSec"] == "0"
     assert unit["Service"]["KillSignal"] == "SIGTERM"  # Celery's warm shutdown

@@ -1,5 +1,6 @@
 """In-process task runners (tests/support/task_runner.py) on a database of the session's Redis
-chosen by each test file, so files that count what reaches Redis don't share one."""
+chosen by each test file, so files that count what reaches Redis don't share one: a file names
+its database in RUNNER_DB, and the settings its `runner` gets in RUNNER_ENV."""
 
 from __future__ import annotations
 
@@ -28,3 +29,10 @@ def runner_on(redis_server: RedisServer, fake: FakeGemini, tmp_path: Path) -> It
     yield make
     for runner in reversed(runners):
         runner.__exit__(None, None, None)
+
+
+@pytest.fixture
+def runner(request: pytest.FixtureRequest, runner_on: RunnerOn) -> TaskRunner:
+    """A runner on the test file's RUNNER_DB with the EVALQ_ settings of its RUNNER_ENV (none
+    if it has none)."""
+    return runner_on(request.module.RUNNER_DB, **getattr(request.module, "RUNNER_ENV", {}))

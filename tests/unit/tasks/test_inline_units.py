@@ -5,59 +5,38 @@ row with nothing left to ask at once. Run in-process against a real Redis and th
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import pytest
-
 from tests.conftest import FakeGemini
 from tests.support.grounding import CONTEXT, QUERY, labels
+from tests.support.rating_replies import rating
+from tests.support.results import scores
 from tests.support.task_runner import Outcome, TaskRunner
 from tests.unit.tasks.conftest import RunnerOn
 
 RUNNER_DB = 12
 
 
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
-def submit(runner: TaskRunner, text: str, rows: int = 1, samples: int = 2, **options: Any) -> str:
-    """A pointwise job: one judge call per row and sample, each its own unit."""
-    return runner.submit(
-        "pointwise",
-        [{"id": f"r{i}", "response": f"{text} response {i}."} for i in range(rows)],
-        options={"template": "fluency", "samples": samples},
-        **options,
-    )
-
-
 def cached(runner: TaskRunner, fake: FakeGemini, text: str, value: int, samples: int = 2) -> str:
     """A first job run to its end, so the call cache holds its one row's replies (each rated
     `value`) when the test submits it again; returns the first job's id."""
     fake.script([{"match": text, "reply": rating(value)}])
-    job = submit(runner, text, samples=samples)
+    job = runner.submit_pointwise(text, samples=samples)
     runner.drain()
     return job
 
 
-def deliver_twice(runner: TaskRunner) -> tuple[Outcome, Outcome]:
-    """The next queued call (a prepare_row) run, then delivered and run again."""
+def delivered_twice(
+    runner: TaskRunner, fake: FakeGemini, text: str, value: int, samples: int
+) -> tuple[str, Outcome, Outcome]:
+    """A job of `samples` samples of a row whose first two are cached (rated `value`): its
+    prepare_row run, then delivered and run again. The job, and the two runs."""
+    cached(runner, fake, text, value)
+    job = runner.submit_pointwise(text, samples=samples)
     call = runner.queue.popleft()
-    return runner.run(call), runner.run(call)
-
-
-@pytest.fixture
-def runner(runner_on: RunnerOn) -> TaskRunner:
-    return runner_on(RUNNER_DB)
+    return job, runner.run(call), runner.run(call)
 
 
 def names(outcomes: list[Outcome]) -> list[str]:
     return [o.call.task.rsplit(".", 1)[-1] for o in outcomes]
-
-
-def scores(runner: TaskRunner, job: str) -> list[tuple[str, str, float | None]]:
-    return sorted((r.id, r.status, r.score) for r in runner.client.results(job))
 
 
 def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
@@ -69,12 +48,12 @@ def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
             {"match": "Il-rerun response 1", "reply": rating(5)},
         ]
     )
-    first = submit(runner, "Il-rerun", rows=2)
+    first = runner.submit_pointwise("Il-rerun", rows=2, samples=2)
     runner.drain()
     asked = fake.stats()["requests"]
     assert asked == 4
 
-    second = submit(runner, "Il-rerun", rows=2)
+    second = runner.submit_pointwise("Il-rerun", rows=2, samples=2)
     ran = runner.drain()
     assert names(ran) == ["prepare_row", "prepare_row"]  # no run_unit, no chord callback
     assert [o.value for o in ran] == [
@@ -87,7 +66,7 @@ def test_a_cached_rerun_sends_no_unit_task_and_scores_the_same(
     assert (before.unit_tasks, before.units_inline, before.cache_hits) == (4, 0, 0)
     assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 4, 4)
     assert (after.judge_calls, after.status, after.rows_scored) == (0, "finished", 2)
-    assert scores(runner, second) == scores(runner, first)
+    assert scores(runner.client, second) == scores(runner.client, first)
     assert after.mean_score == before.mean_score
 
 
@@ -95,7 +74,7 @@ def test_a_partly_cached_row_sends_only_its_uncached_units(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
     cached(runner, fake, "Il-part", 4)
-    job = submit(runner, "Il-part", samples=3)  # samples 0 and 1 are cached, 2 is not
+    job = runner.submit_pointwise("Il-part", samples=3)  # samples 0 and 1 are cached, 2 is not
     prepared = runner.next()
     assert prepared.value == {"row": "1", "units": 1}
     assert [c.args for c in runner.chords[-1].header] == [(job, "1", 2)]
@@ -110,9 +89,7 @@ def test_a_partly_cached_row_sends_only_its_uncached_units(
 def test_a_redelivered_prepare_row_counts_nothing_twice(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    cached(runner, fake, "Il-again", 3)
-    job = submit(runner, "Il-again", samples=3)
-    first_delivery, redelivery = deliver_twice(runner)
+    job, first_delivery, redelivery = delivered_twice(runner, fake, "Il-again", 3, samples=3)
     assert first_delivery.value == redelivery.value == {"row": "1", "units": 1}
     again, first = runner.chords[-1], runner.chords[-2]
     assert [c.args for c in again.header] == [c.args for c in first.header] == [(job, "1", 2)]
@@ -128,9 +105,7 @@ def test_a_redelivered_prepare_row_counts_nothing_twice(
 def test_a_redelivered_prepare_row_of_a_row_answered_inline_counts_it_once(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    cached(runner, fake, "Il-whole", 5)
-    job = submit(runner, "Il-whole")
-    first_delivery, redelivery = deliver_twice(runner)
+    job, first_delivery, redelivery = delivered_twice(runner, fake, "Il-whole", 5, samples=2)
     assert first_delivery.value == {"row": "1", "status": "scored", "units": 0}
     assert redelivery.value == {"row": "1", "skipped": True}
     summary = runner.client.summary(job)
@@ -143,7 +118,7 @@ def test_a_no_cache_job_takes_nothing_from_the_cache_but_keeps_its_own_verdicts(
 ) -> None:
     cached(runner, fake, "Il-fresh", 4)
     asked = fake.stats()["requests"]
-    job = submit(runner, "Il-fresh", samples=2, use_cache=False)
+    job = runner.submit_pointwise("Il-fresh", samples=2, use_cache=False)
     prepare = runner.queue.popleft()
     assert runner.run(prepare).value == {"row": "1", "units": 2}
     first = runner.queue.popleft()
@@ -181,8 +156,8 @@ def test_a_unit_of_two_calls_is_answered_inline_from_both_cached_replies(
     assert fake.stats()["requests"] == 2
     after = runner.client.summary(second)
     assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 1, 2)
-    assert scores(runner, second) == scores(runner, first)
-    assert scores(runner, first)[0][1] == "scored"
+    assert scores(runner.client, second) == scores(runner.client, first)
+    assert scores(runner.client, first)[0][1] == "scored"
 
 
 def test_a_row_answered_inline_is_recorded_after_redis_lost_its_scripts(
@@ -192,11 +167,11 @@ def test_a_row_answered_inline_is_recorded_after_redis_lost_its_scripts(
     restarted Redis), the script is loaded again and every answer recorded once."""
     first = cached(runner, fake, "Il-flush", 3, samples=3)
     runner.store.r.script_flush()
-    second = submit(runner, "Il-flush", samples=3)
+    second = runner.submit_pointwise("Il-flush", samples=3)
     assert names(runner.drain()) == ["prepare_row"]
     after = runner.client.summary(second)
     assert (after.unit_tasks, after.units_inline, after.cache_hits) == (0, 3, 3)
-    assert scores(runner, second) == scores(runner, first)
+    assert scores(runner.client, second) == scores(runner.client, first)
 
 
 def test_a_row_answered_from_the_cache_hands_its_turn_to_the_next_row(
@@ -207,9 +182,9 @@ def test_a_row_answered_from_the_cache_hands_its_turn_to_the_next_row(
     100-row cached rerun on one worker took 17 s instead of about one)."""
     runner = runner_on(RUNNER_DB, EVALQ_TURN_WINDOW="1", EVALQ_TURN_WINDOW_MIN="1")
     fake.script([{"match": "Il-turns", "reply": rating(3)}])
-    submit(runner, "Il-turns", rows=3, samples=1)
+    runner.submit_pointwise("Il-turns", rows=3, samples=1)
     runner.drain()
-    second = submit(runner, "Il-turns", rows=3, samples=1)
+    second = runner.submit_pointwise("Il-turns", rows=3, samples=1)
     assert len(runner.queue) == 1  # the window: one row at a time
     ran = runner.drain()
     assert names(ran) == ["prepare_row"] * 3  # each handed the next its turn

@@ -6,38 +6,13 @@ versions come from script rules, so the shared fake's own version is left alone.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import pytest
-
-from devtools.local import wait_for
 from tests.conftest import FakeGemini
-from tests.support.task_runner import Outcome, TaskRunner
-from tests.unit.tasks.conftest import RunnerOn
-from worker.batch.names import POLL_BATCH
+from tests.support.rating_replies import rating
+from tests.support.task_runner import TaskRunner
 
 RUNNER_DB = 10
 JUDGE = "gemini-2.5-flash"
-
-
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
-@pytest.fixture
-def runner(runner_on: RunnerOn) -> TaskRunner:
-    return runner_on(RUNNER_DB, EVALQ_JUDGE_MODEL=JUDGE)
-
-
-def submit(runner: TaskRunner, text: str, **options: Any) -> str:
-    """A one-row pointwise job of two samples: two units, one judge call each."""
-    return runner.submit(
-        "pointwise",
-        [{"id": "r", "response": f"{text} response."}],
-        options={"template": "fluency", "samples": 2},
-        **options,
-    )
+RUNNER_ENV = {"EVALQ_JUDGE_MODEL": JUDGE}
 
 
 def stored_versions(runner: TaskRunner, job: str) -> list[str | None]:
@@ -53,14 +28,14 @@ def test_unit_tasks_and_units_answered_from_the_cache_record_the_version(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
     fake.script([{"match": "Rv-online", "reply": rating(4), "model_version": "flash-002"}])
-    first = submit(runner, "Rv-online")
+    first = runner.submit_pointwise("Rv-online", samples=2)
     ran = runner.drain()
     assert [o.call.task.rsplit(".", 1)[-1] for o in ran].count("run_unit") == 2
     assert stored_versions(runner, first) == ["flash-002", "flash-002"]
     assert row_versions(runner, first) == {JUDGE: "flash-002"}
     # Again with the cache: prepare_row answers both units itself, from the cached replies.
     fake.script([{"match": "Rv-online", "reply": rating(4), "model_version": "flash-003"}])
-    second = submit(runner, "Rv-online")
+    second = runner.submit_pointwise("Rv-online", samples=2)
     ran = runner.drain()
     assert [o.call.task.rsplit(".", 1)[-1] for o in ran] == ["prepare_row"]
     assert stored_versions(runner, second) == ["flash-002", "flash-002"]  # what answered then
@@ -79,33 +54,18 @@ def test_a_cut_off_reply_is_unscored_with_its_version(runner: TaskRunner, fake: 
             }
         ]
     )
-    job = submit(runner, "Rv-cut", use_cache=False)
+    job = runner.submit_pointwise("Rv-cut", samples=2, use_cache=False)
     runner.drain()
     verdicts = runner.store.verdicts(job, "1").values()
     assert {(v.reason, v.model_version) for v in verdicts} == {("truncated", "v-cut")}
     assert row_versions(runner, job) == {JUDGE: "v-cut"}
 
 
-def step(runner: TaskRunner) -> Outcome:
-    """The next queued call; a poll of a batch still running is run again until it ends."""
-    outcome = runner.next()
-
-    def ended() -> bool:
-        nonlocal outcome
-        if outcome.call.task != POLL_BATCH or outcome.retry is None:
-            return True
-        outcome = runner.run(outcome.retry)
-        return False
-
-    wait_for(ended, 60, "the batch to end")
-    return outcome
-
-
 def test_a_batch_sweep_records_the_version(runner: TaskRunner, fake: FakeGemini) -> None:
     fake.script([{"match": "Rv-batch", "reply": rating(3), "model_version": "flash-batch"}])
-    job = submit(runner, "Rv-batch", mode="batch", use_cache=False)
+    job = runner.submit_pointwise("Rv-batch", samples=2, mode="batch", use_cache=False)
     while runner.queue:
-        step(runner)
+        runner.next_settled()
     assert runner.client.summary(job).status == "finished"
     assert stored_versions(runner, job) == ["flash-batch", "flash-batch"]
     assert row_versions(runner, job) == {JUDGE: "flash-batch"}

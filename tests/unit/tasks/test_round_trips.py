@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import FakeGemini
+from tests.support.rating_replies import rating
 from tests.support.round_trips import monitored
 from tests.support.task_runner import TaskRunner
 from tests.unit.tasks.conftest import RunnerOn
@@ -18,19 +19,11 @@ RUNNER_DB = 13  # a database of its own: MONITOR counts only this one
 MAX_ROUND_TRIPS = 5
 
 
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
 def unit_round_trips(runner: TaskRunner, fake: FakeGemini, text: str) -> int:
     """The round trips of the second unit of a two-sample row (the first warms Redis's script
     cache), on a call-cache miss."""
     fake.script([{"match": text, "reply": rating(4)}])
-    job = runner.submit(
-        "pointwise",
-        [{"id": "r", "response": f"{text} response."}],
-        options={"template": "fluency", "samples": 2},
-    )
+    job = runner.submit_pointwise(text, samples=2)
     runner.next()  # prepare_row: a chord of two units
     first, second = runner.queue.popleft(), runner.queue.popleft()
     assert runner.run(first).value == {"index": 0, "status": "ok"}
@@ -44,9 +37,9 @@ def unit_round_trips(runner: TaskRunner, fake: FakeGemini, text: str) -> int:
 
 
 def test_a_unit_on_a_cache_miss_takes_at_most_four_round_trips(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    trips = unit_round_trips(runner_on(RUNNER_DB), fake, "Rt-plain")
+    trips = unit_round_trips(runner, fake, "Rt-plain")
     assert trips <= MAX_ROUND_TRIPS - 1  # no limiter: its slot is the fifth
 
 
@@ -59,16 +52,11 @@ def test_with_a_rate_limit_a_unit_still_takes_at_most_five_round_trips(
 
 
 def test_prepare_row_reads_the_call_cache_once_for_the_whole_row(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
     """On a first run nothing is cached: one MGET for the row's units, not a GET for each."""
-    runner = runner_on(RUNNER_DB)
     fake.script([{"match": "Rt-row", "reply": rating(3)}])
-    runner.submit(
-        "pointwise",
-        [{"id": "r", "response": "Rt-row response."}],
-        options={"template": "fluency", "samples": 5},
-    )
+    runner.submit_pointwise("Rt-row", samples=5)
     with monitored(runner.redis_url) as window:
         runner.next()  # prepare_row: nothing cached, a chord of five units
     reads = [

@@ -17,6 +17,7 @@ from evalq.core.errors import StoredPlanError
 from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
 from evalq.metrics.pointwise.metric import PointwisePlan
 from tests.conftest import FakeGemini
+from tests.support.rating_replies import rated_after_a_429, rating
 from tests.support.task_runner import (
     AGGREGATE_ROW,
     RUN_UNIT,
@@ -32,28 +33,10 @@ RUNNER_DB = 11  # a database of its own on the session's Redis, flushed by each 
 MakeRunner = Callable[..., TaskRunner]
 
 
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
 @pytest.fixture
 def make_runner(runner_on: RunnerOn) -> MakeRunner:
     """A runner with these EVALQ_ settings on top of the defaults; one per test."""
     return functools.partial(runner_on, RUNNER_DB)
-
-
-@pytest.fixture
-def runner(make_runner: MakeRunner) -> TaskRunner:
-    return make_runner()
-
-
-def submit(runner: TaskRunner, text: str, samples: int = 1) -> str:
-    """A one-row pointwise job: one judge call per sample, each its own run_unit."""
-    return runner.submit(
-        "pointwise",
-        [{"id": "r", "response": f"{text} response."}],
-        options={"template": "fluency", "samples": samples},
-    )
 
 
 def unit_args(chord: Chord) -> list[tuple[object, ...]]:
@@ -68,7 +51,7 @@ def job_at_its_unit(runner: TaskRunner, fake: FakeGemini, text: str, **answer: A
     """A one-row job, one sample, whose judge always answers as `answer` says (the rest of a
     fake server script entry); its prepare_row is run, so its one unit is next."""
     fake.script([{"match": text, **answer}])
-    job = submit(runner, text)
+    job = runner.submit_pointwise(text)
     runner.next()  # prepare_row
     return job
 
@@ -82,7 +65,7 @@ def assert_judge_error(runner: TaskRunner, job: str, detail: str) -> None:
 
 def test_a_burst_runs_the_row_to_its_score(runner: TaskRunner, fake: FakeGemini) -> None:
     fake.script([{"match": "Tb-burst", "reply": rating(4)}])
-    job = submit(runner, "Tb-burst", samples=2)
+    job = runner.submit_pointwise("Tb-burst", samples=2)
     ran = runner.drain()
     assert states(ran) == [
         ("prepare_row", "done"),
@@ -98,13 +81,8 @@ def test_a_burst_runs_the_row_to_its_score(runner: TaskRunner, fake: FakeGemini)
 def test_a_429_with_retry_info_retries_after_the_servers_delay(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    fake.script(
-        [
-            {"match": "Tb-429", "status": 429, "retry_delay_s": 7, "times": 1},
-            {"match": "Tb-429", "reply": rating(5)},
-        ]
-    )
-    job = submit(runner, "Tb-429")
+    fake.script(rated_after_a_429("Tb-429", 5, retry_delay_s=7))
+    job = runner.submit_pointwise("Tb-429")
     before = time.time()
     prepared, unit = runner.drain()
     assert (prepared.state, unit.state) == ("done", "retry")
@@ -159,7 +137,7 @@ def test_our_limiter_defers_a_unit_without_starting_the_429_budget(
         EVALQ_RATE_LIMITS=json.dumps({"*": {"rpm": 1}}), EVALQ_LIMITER_MAX_WAIT_S="0"
     )
     fake.script([{"match": "Tb-limiter", "reply": rating(3)}])
-    job = submit(runner, "Tb-limiter", samples=2)
+    job = runner.submit_pointwise("Tb-limiter", samples=2)
     runner.next()  # prepare_row
     first, second = runner.next(), runner.next()
     assert first.value == {"index": 0, "status": "ok"}
@@ -179,7 +157,7 @@ def test_a_daily_quota_pauses_the_job_and_resume_finishes_the_row(
             {"match": "Tb-day", "reply": rating(4)},
         ]
     )
-    job = submit(runner, "Tb-day", samples=2)
+    job = runner.submit_pointwise("Tb-day", samples=2)
     ran = runner.drain()
     assert [o.value for o in ran[1:]] == [
         {"index": 0, "paused": True},
@@ -211,7 +189,7 @@ def test_an_early_chord_callback_waits_and_does_not_count_the_row(
     """A callback that fires before every part has a verdict (a redelivered part counted twice
     by a result backend, a chord claim lost) retries shortly instead of counting the row."""
     fake.script([{"match": "Tb-early", "reply": rating(2)}])
-    job = submit(runner, "Tb-early", samples=2)
+    job = runner.submit_pointwise("Tb-early", samples=2)
     runner.next()  # prepare_row
     runner.next()  # unit 0; unit 1 is still queued
     early = runner.run(runner.aggregate(job, "1"))
@@ -232,7 +210,7 @@ def test_an_early_callback_out_of_retries_counts_the_missing_unit_unscored(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
     fake.script([{"match": "Tb-late", "reply": rating(2)}])
-    job = submit(runner, "Tb-late", samples=2)
+    job = runner.submit_pointwise("Tb-late", samples=2)
     runner.next()  # prepare_row
     runner.run(runner.queue.popleft())
     last = Call(AGGREGATE_ROW, ([], job, "1"), retries=10)  # the early-callback retries spent
@@ -261,7 +239,7 @@ def test_a_redelivered_prepare_row_reuses_its_plan_and_asks_nothing_twice(
     runner: TaskRunner, fake: FakeGemini
 ) -> None:
     fake.script([{"match": "Tb-again", "reply": rating(3)}])
-    job = submit(runner, "Tb-again", samples=2)
+    job = runner.submit_pointwise("Tb-again", samples=2)
     prepare = runner.queue.popleft()
     assert runner.run(prepare).value == {"row": "1", "units": 2}
     plan = runner.store.row_plan(job, "1", PointwisePlan)
@@ -286,7 +264,7 @@ def test_redis_out_of_reach_is_retried_with_backoff_and_writes_nothing(
     runner: TaskRunner, fake: FakeGemini, task: str
 ) -> None:
     fake.script([{"match": "Tb-down", "reply": rating(4)}])
-    job = submit(runner, "Tb-down")
+    job = runner.submit_pointwise("Tb-down")
     calls = {"prepare_row": runner.queue.popleft()}
     if task != "prepare_row":
         runner.run(calls["prepare_row"])
@@ -330,7 +308,7 @@ def test_a_stored_plan_that_does_not_fit_fails_its_row_clearly(make_runner: Make
     plans fail the same way) is not read as anything: a task error, retried, then the row
     fails saying why."""
     runner = make_runner(EVALQ_TASK_ERROR_RETRIES="1")
-    job = submit(runner, "Tb-foreign-plan")
+    job = runner.submit_pointwise("Tb-foreign-plan")
     foreign = GroundednessPlan(
         units=[JudgeUnit(index=0, judge_model="x")],
         judges=["x"],

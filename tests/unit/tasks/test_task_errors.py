@@ -19,12 +19,12 @@ import pytest
 import tasks.rows
 import worker.batch.flow
 import worker.batch.service
-from devtools.local import wait_for
 from evalq.client.render import batch_notes
 from evalq.client.summary_view import summary_lines
 from evalq.core.metric import get_metric
 from evalq.core.models import JobSummary
 from tests.conftest import FakeGemini
+from tests.support.rating_replies import rating
 from tests.support.task_runner import AGGREGATE_ROW, RUN_UNIT, Call, Outcome, TaskRunner
 from tests.unit.tasks.conftest import RunnerOn
 from worker import keys
@@ -34,10 +34,7 @@ from worker.metrics_exporter import JobCollector
 
 RUNNER_DB = 15
 RETRIES = 2  # EVALQ_TASK_ERROR_RETRIES in these tests: three failures in all
-
-
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
+RUNNER_ENV = {"EVALQ_TASK_ERROR_RETRIES": str(RETRIES)}
 
 
 @dataclass
@@ -55,27 +52,10 @@ class Fault:
         return self.target(*args, **kwargs)
 
 
-@pytest.fixture
-def runner(runner_on: RunnerOn) -> TaskRunner:
-    return runner_on(RUNNER_DB, EVALQ_TASK_ERROR_RETRIES=str(RETRIES))
-
-
 def inject(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Fault:
     fault = Fault(getattr(owner, name))
     monkeypatch.setattr(owner, name, fault)
     return fault
-
-
-def submit(runner: TaskRunner, text: str, **options: Any) -> str:
-    """A one-row pointwise job: one judge call (one run_unit online). Online, the call cache
-    is off: prepare_row would otherwise try the metric's run_unit itself first (on cached
-    replies), and a fault there is prepare_row's."""
-    return runner.submit(
-        "pointwise",
-        [{"id": "r", "response": f"{text} response."}],
-        options={"template": "fluency", "samples": 1},
-        **options,
-    )
 
 
 def errors_counted(summary: JobSummary) -> int:
@@ -106,7 +86,9 @@ def faulted_online_job(
     into the metric step that `task` runs."""
     fake.script([{"match": text, "reply": rating(4)}])
     fault = inject(monkeypatch, get_metric("pointwise"), ONLINE[task])
-    return submit(runner, text, use_cache=False), fault
+    # With the call cache on, prepare_row would try the metric's run_unit itself first (on
+    # cached replies), and a fault there would be prepare_row's.
+    return runner.submit_pointwise(text, use_cache=False), fault
 
 
 @pytest.mark.parametrize("task", list(ONLINE))
@@ -169,7 +151,7 @@ def test_a_unit_whose_give_up_fails_too_still_ends_and_its_callback_scores_the_r
     runner = runner_on(RUNNER_DB, EVALQ_TASK_ERROR_RETRIES="0")
     inject(monkeypatch, get_metric("pointwise"), "run_unit")
     recording = inject(monkeypatch, tasks.rows, "record_unit")
-    job = submit(runner, "Te-worse", use_cache=False)
+    job = runner.submit_pointwise("Te-worse", use_cache=False)
     ended = runner.run(run_up_to(runner, RUN_UNIT))
     assert ended.state == "done" and ended.value["unrecorded"]
     assert recording.raised == 1
@@ -188,7 +170,7 @@ def test_a_task_error_is_exported_and_shown_in_status(
     runner: TaskRunner, fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inject(monkeypatch, get_metric("pointwise"), "plan")
-    job = submit(runner, "Te-shown")
+    job = runner.submit_pointwise("Te-shown")
     assert runner.next().state == "retry"
     families = {f.name: f for f in JobCollector(runner.store).collect()}
     (sample,) = [s for s in families["evalq_job_task_errors"].samples if s.labels["job_id"] == job]
@@ -213,28 +195,10 @@ BATCH = {
 }
 
 
-def step(runner: TaskRunner) -> Outcome:
-    """Run the next queued call; a poll of a batch still running is run again until the batch
-    has ended (the fake server ends it on its own), as its countdown retries would. A task
-    error's retry is the test's to run."""
-    outcome = runner.next()
-
-    def ended() -> bool:
-        nonlocal outcome
-        retry = outcome.retry
-        if outcome.call.task != POLL_BATCH or retry is None or retry.kwargs.get("task_errors"):
-            return True
-        outcome = runner.run(retry)
-        return False
-
-    wait_for(ended, 60, "the batch to end")
-    return outcome
-
-
 def run_batch_job(runner: TaskRunner) -> list[Outcome]:
     ran = []
     while runner.queue:
-        ran.append(step(runner))
+        ran.append(runner.next_settled())
         assert ran[-1].state == "done", ran[-1]
     return ran
 
@@ -247,9 +211,9 @@ def test_a_batch_task_meets_redis_out_of_reach_as_a_row_task_does(
     riding along, and past EVALQ_REDIS_RETRY_MAX_S the task fails with the error, as a row
     task does (test_task_branches); the watchdog's re-attach takes the job up after."""
     fake.script([{"match": "Te-batch-down", "reply": rating(3)}])
-    job = submit(runner, "Te-batch-down", mode="batch")
+    job = runner.submit_pointwise("Te-batch-down", mode="batch")
     while runner.queue[0].task != task:
-        assert step(runner).state == "done"
+        assert runner.next_settled().state == "done"
     call = runner.queue.popleft()
     before = time.time()
     with runner.redis_unreachable():
@@ -274,13 +238,13 @@ def test_a_batch_task_error_pauses_the_job_and_resume_finishes_it(
 ) -> None:
     fake.script([{"match": "Te-batch", "reply": rating(3)}])
     owner, attr = BATCH[task]
-    job = submit(runner, "Te-batch", mode="batch")
+    job = runner.submit_pointwise("Te-batch", mode="batch")
     fault: Fault | None = None
     outcome: Outcome | None = None
     while outcome is None:  # the job's tasks, until the faulted one fails
         if runner.queue[0].task == task and fault is None:
             fault = inject(monkeypatch, owner, attr)
-        ran = step(runner)
+        ran = runner.next_settled()
         if ran.state == "retry":
             outcome = ran
         else:
@@ -343,7 +307,7 @@ def test_a_batch_whose_job_is_gone_is_cancelled_on_the_server(
 ) -> None:
     """Redis lost the job (its keys are gone, ledger included): the poll or ingest that finds
     it gone cancels the batch on the server instead of leaving it running, and billed."""
-    job = submit(runner, "Te-gone", mode="batch")
+    job = runner.submit_pointwise("Te-gone", mode="batch")
     assert runner.next().value == {"outcome": "submitted"}
     (poll,) = runner.queue
     assert poll.task == POLL_BATCH

@@ -4,44 +4,25 @@ what it spent but none of what only the recorded verdict may count."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 
 from evalq.core.models import Verdict
 from evalq.core.pricing import Usage
 from tests.conftest import FakeGemini
+from tests.support.rating_replies import rated_after_a_429, rating
 from tests.support.task_runner import TaskRunner
-from tests.unit.tasks.conftest import RunnerOn
 from worker import keys
 from worker.unit_writes import UnitWrites
 
 RUNNER_DB = 14
 
 
-def rating(value: int) -> str:
-    return json.dumps({"explanation": "scripted", "rating": value})
-
-
-def submit(runner: TaskRunner, text: str) -> str:
-    return runner.submit(
-        "pointwise",
-        [{"id": "r", "response": f"{text} response."}],
-        options={"template": "fluency", "samples": 1},
-    )
-
-
 def test_a_429_countdown_records_the_refused_call_and_a_sign_of_life_ahead(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
-    fake.script(
-        [
-            {"match": "Uo-429", "status": 429, "retry_delay_s": 30, "times": 1},
-            {"match": "Uo-429", "reply": rating(4)},
-        ]
-    )
-    job = submit(runner, "Uo-429")
+    fake.script(rated_after_a_429("Uo-429", 4, retry_delay_s=30))
+    job = runner.submit_pointwise("Uo-429")
     runner.next()
     unit = runner.next()
     assert unit.state == "retry" and unit.retry is not None
@@ -54,10 +35,9 @@ def test_a_429_countdown_records_the_refused_call_and_a_sign_of_life_ahead(
     assert (summary.judge_calls, summary.rate_limited) == (2, 1)
 
 
-def test_a_pause_records_what_the_unit_spent(runner_on: RunnerOn, fake: FakeGemini) -> None:
-    runner = runner_on(RUNNER_DB)
+def test_a_pause_records_what_the_unit_spent(runner: TaskRunner, fake: FakeGemini) -> None:
     fake.script([{"match": "Uo-day", "status": 429, "quota": "day"}])
-    job = submit(runner, "Uo-day")
+    job = runner.submit_pointwise("Uo-day")
     runner.next()
     assert runner.next().value == {"index": 0, "paused": True}
     summary = runner.client.summary(job)
@@ -66,11 +46,10 @@ def test_a_pause_records_what_the_unit_spent(runner_on: RunnerOn, fake: FakeGemi
 
 
 def test_a_duplicate_outcome_adds_what_it_spent_and_nothing_only_a_verdict_counts(
-    runner_on: RunnerOn, fake: FakeGemini
+    runner: TaskRunner, fake: FakeGemini
 ) -> None:
-    runner = runner_on(RUNNER_DB)
     fake.script([{"match": "Uo-dup", "reply": rating(2)}])
-    job = submit(runner, "Uo-dup")
+    job = runner.submit_pointwise("Uo-dup")
     runner.drain()
     before = runner.store.job_hash(job)
     stored = runner.store.verdict(job, "1", 0)

@@ -121,7 +121,7 @@ def test_a_gone_job_says_so(store: Store) -> None:
     assert store.admit_call("nosuchjob", member(1), 1, HOUR_S).verdict == "gone"
 
 
-class Counting:
+class InnermostJudge:
     """An innermost judge that counts the calls that reach it."""
 
     model = "gemini-2.5-flash"
@@ -134,8 +134,8 @@ class Counting:
         return JudgeReply("ok", self.model, None, 10, 1, "STOP")
 
 
-def guard(store: Store, job: str, held: list[str]) -> tuple[BudgetGuard, Counting]:
-    inner = Counting()
+def guard(store: Store, job: str, held: list[str]) -> tuple[BudgetGuard, InnermostJudge]:
+    inner = InnermostJudge()
     layer = BudgetGuard(
         inner,
         store,

@@ -44,7 +44,7 @@ def test_key_covers_everything_that_shapes_a_reply() -> None:
     )
 
 
-class Counting:
+class CountingJudge:
     model = "cache-test-model"
 
     def __init__(self, fail: bool = False) -> None:
@@ -75,7 +75,7 @@ def replies(redis_server: RedisServer) -> SharedEntries:
 def test_hits_cost_nothing_and_errors_are_not_cached(redis_server: RedisServer) -> None:
     r: Any = redis_server.client()
     cache = replies(redis_server)
-    inner = Counting()
+    inner = CountingJudge()
     judge = CachingJudge(inner, cache, ttl_s=60)
     request = JudgeRequest(prompt="cache-test-unique-prompt")
     r.delete(call_key(inner.model, request))
@@ -86,7 +86,7 @@ def test_hits_cost_nothing_and_errors_are_not_cached(redis_server: RedisServer) 
     assert (
         CachingJudge(inner, cache, ttl_s=60, read=False).generate(request).cached is False
     )  # --no-cache
-    failing = Counting(fail=True)
+    failing = CountingJudge(fail=True)
     other = JudgeRequest(prompt="cache-test-failing")
     r.delete(call_key(failing.model, other))
     for _ in range(2):
@@ -103,7 +103,7 @@ def test_requests_differing_only_in_system_instruction_have_different_keys() -> 
     assert len(keys) == 3
 
 
-class CutOff(Counting):
+class CutOff(CountingJudge):
     def generate(self, request: JudgeRequest) -> JudgeReply:
         reply = super().generate(request)
         return JudgeReply(**{**reply.__dict__, "finish_reason": "MAX_TOKENS"})

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -21,8 +20,8 @@ from evalq.core.errors import InputError, JudgeError, RateLimited, TransientJudg
 from evalq.core.judge import MediaPart
 from evalq.core.models import MediaRef
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
-from fake_gemini.protocol import FakeRequest
 from fake_gemini.serving import running_server
+from tests.support.fake_http import RecordingBrain, files_stats, make_client
 from worker.files import (
     FileInfo,
     GenaiFiles,
@@ -38,29 +37,11 @@ from worker.settings import Settings
 VIDEO = clip_bytes(GECKO_VIDEO_EXAMPLES[0])
 
 
-class RecordingBrain:
-    def __init__(self) -> None:
-        self.requests: list[FakeRequest] = []
-
-    def reply(self, request: FakeRequest) -> str:
-        self.requests.append(request)
-        return "[simulated judge] ok"
-
-
 @pytest.fixture
 def server() -> Iterator[tuple[str, RecordingBrain]]:
-    brain = RecordingBrain()
+    brain = RecordingBrain(lambda request: "[simulated judge] ok")
     with running_server(brain=brain) as url:
         yield url, brain
-
-
-def client_for(url: str) -> genai.Client:
-    return genai.Client(api_key="test-key", http_options=types.HttpOptions(base_url=url))
-
-
-def files_stats(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url + "/stats/files", timeout=10) as response:
-        return dict(json.loads(response.read()))
 
 
 def settings_for(url: str | None = None, **extra: Any) -> Settings:
@@ -76,7 +57,7 @@ def test_real_client_uploads_in_chunks_and_the_judge_gets_the_bytes(
     server: tuple[str, RecordingBrain], tmp_path: Path
 ) -> None:
     url, brain = server
-    client = client_for(url)
+    client = make_client(url)
     big = VIDEO + bytes(9 * 1024 * 1024)  # over google-genai's 8 MiB chunk: two upload calls
     path = tmp_path / "clip.avi"
     path.write_bytes(big)
@@ -103,7 +84,7 @@ def test_real_client_uploads_in_chunks_and_the_judge_gets_the_bytes(
 
 def test_small_files_names_conflicts_and_unknown_files(server: tuple[str, RecordingBrain]) -> None:
     url, _ = server
-    client = client_for(url)
+    client = make_client(url)
     config = types.UploadFileConfig(mime_type="image/png", name="evalq-test-name")
     png = b"\x89PNG\r\n\x1a\n" + bytes(100)
     uploaded = client.files.upload(file=io.BytesIO(png), config=config)
@@ -128,7 +109,7 @@ def test_small_files_names_conflicts_and_unknown_files(server: tuple[str, Record
 
 def test_reset_forgets_files(server: tuple[str, RecordingBrain]) -> None:
     url, _ = server
-    client = client_for(url)  # kept: a client that is dropped closes its connection
+    client = make_client(url)  # kept: a client that is dropped closes its connection
     client.files.upload(file=io.BytesIO(VIDEO), config={"mime_type": "video/avi"})
     assert len(files_stats(url)["files"]) == 1
     urllib.request.urlopen(
@@ -233,20 +214,20 @@ def api_error(code: int, status: str, **extra: Any) -> genai_errors.APIError:
     return cls(code, body)
 
 
-def deliver(files: StubFiles, shared: MemoryShared | None = None) -> MediaPart:
+def deliver_video(files: StubFiles, shared: MemoryShared | None = None) -> MediaPart:
     uploader = Uploader(settings_for(), files, shared or MemoryShared())
     return uploader.deliver(MediaPart("video/avi", VIDEO), "job", "row-3", "video")
 
 
 def test_processing_files_are_polled_until_active() -> None:
     files = StubFiles([info("PROCESSING")], [info("PROCESSING"), info("ACTIVE")])
-    assert deliver(files).uri == "https://files.test/x"
+    assert deliver_video(files).uri == "https://files.test/x"
     assert [c.split()[0] for c in files.calls] == ["upload", "get", "get"]
 
 
 def test_a_name_already_taken_means_the_bytes_are_there() -> None:
     files = StubFiles([api_error(409, "ALREADY_EXISTS")], [info("ACTIVE")])
-    assert deliver(files).uri == "https://files.test/x"
+    assert deliver_video(files).uri == "https://files.test/x"
     assert files.calls[1] == f"get files/{file_name(MediaPart('video/avi', VIDEO))}"
 
 
@@ -262,7 +243,7 @@ def test_a_name_already_taken_means_the_bytes_are_there() -> None:
 def test_refusals_name_the_row(answer: Any, error: type[Exception], reason: str) -> None:
     files = StubFiles([answer], [])
     with pytest.raises(error, match=reason) as raised:
-        deliver(files)
+        deliver_video(files)
     if isinstance(raised.value, InputError):
         assert (raised.value.row_id, raised.value.field) == ("row-3", "video")
 
@@ -270,13 +251,13 @@ def test_refusals_name_the_row(answer: Any, error: type[Exception], reason: str)
 def test_rate_limits_go_back_to_the_task_and_5xx_is_retried_in_process() -> None:
     retry_info = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}
     with pytest.raises(RateLimited) as limited:
-        deliver(StubFiles([api_error(429, "RESOURCE_EXHAUSTED", details=[retry_info])], []))
+        deliver_video(StubFiles([api_error(429, "RESOURCE_EXHAUSTED", details=[retry_info])], []))
     assert limited.value.retry_after_s == 7
     flaky = StubFiles([api_error(503, "UNAVAILABLE"), info()], [])
-    assert deliver(flaky).uri == "https://files.test/x"
+    assert deliver_video(flaky).uri == "https://files.test/x"
     down = StubFiles([api_error(503, "UNAVAILABLE")] * 4, [])
     with pytest.raises(TransientJudgeError):
-        deliver(down)
+        deliver_video(down)
     assert len(down.calls) == settings_for().transient_attempts
 
 
@@ -286,9 +267,9 @@ def test_a_recorded_upload_is_reused_until_it_nears_expiry() -> None:
     digest = media_digest(part)
     record = {"name": "files/x", "uri": "https://files.test/old", "mime_type": "video/avi"}
     shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 3600}))
-    assert deliver(StubFiles([], []), shared).uri == "https://files.test/old"
+    assert deliver_video(StubFiles([], []), shared).uri == "https://files.test/old"
     shared.save_record("job", digest, json.dumps({**record, "expires_at": time.time() + 60}))
-    assert deliver(StubFiles([info()], []), shared).uri == "https://files.test/x"
+    assert deliver_video(StubFiles([info()], []), shared).uri == "https://files.test/x"
 
 
 # ---- deciding how media travels --------------------------------------------------------------

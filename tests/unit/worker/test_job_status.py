@@ -22,6 +22,7 @@ from evalq.client import Client
 from evalq.core.models import RowResult
 from tests.support.cli import bare_env, run_evalq
 from tests.support.scratch import plant_job
+from worker.job_control import JobControl
 from worker.settings import Settings
 from worker.store import Store
 
@@ -29,7 +30,7 @@ ROWS = 2
 
 
 @pytest.fixture
-def client(scratch_url: str) -> Client:
+def scratch_client(scratch_url: str) -> Client:
     return Client(Settings(redis_url=scratch_url))
 
 
@@ -85,17 +86,19 @@ FORBIDDEN = [
 
 @pytest.mark.parametrize(("before", "target"), FORBIDDEN)
 def test_a_forbidden_transition_writes_nothing(
-    store: Store, client: Client, before: str, target: str
+    store: Store, scratch_client: Client, before: str, target: str
 ) -> None:
-    job = job_in(store, client, before)
+    job = job_in(store, scratch_client, before)
     seen = store.job_hash(job)
-    change(store, client, job, target)
+    change(store, scratch_client, job, target)
     assert store.job_hash(job) == seen
 
 
 @pytest.mark.parametrize("before", ["running", "paused"])
-def test_finished_needs_every_row_counted(store: Store, client: Client, before: str) -> None:
-    job = job_in(store, client, before, complete=False)
+def test_finished_needs_every_row_counted(
+    store: Store, scratch_client: Client, before: str
+) -> None:
+    job = job_in(store, scratch_client, before, complete=False)
     seen = store.job_hash(job)
     assert not store.mark_finished(job, ROWS).complete
     assert store.job_hash(job) == seen
@@ -114,10 +117,10 @@ ALLOWED = [
 
 @pytest.mark.parametrize(("before", "target"), ALLOWED)
 def test_an_allowed_transition_happens(
-    store: Store, client: Client, before: str, target: str
+    store: Store, scratch_client: Client, before: str, target: str
 ) -> None:
-    job = job_in(store, client, before, complete=target == "finished")
-    change(store, client, job, target)
+    job = job_in(store, scratch_client, before, complete=target == "finished")
+    change(store, scratch_client, job, target)
     assert store.status(job) == target
 
 
@@ -133,11 +136,11 @@ def test_the_table_states_every_status_and_finished_is_final() -> None:
         assert target in TRANSITIONS[before]
 
 
-def test_the_transition_says_what_it_found(store: Store, client: Client) -> None:
-    job = job_in(store, client, "finished")
+def test_the_transition_says_what_it_found(store: Store, scratch_client: Client) -> None:
+    job = job_in(store, scratch_client, "finished")
     refused = store.transition(job, "cancelled")
     assert (refused.changed, refused.before) == (False, "finished")
-    job = job_in(store, client, "running")
+    job = job_in(store, scratch_client, "running")
     done = store.transition(job, "cancelled")
     assert (done.changed, done.before) == (True, "running")
     assert job not in store.active_jobs()  # the watchdog no longer looks after it
@@ -149,10 +152,10 @@ def test_the_transition_says_what_it_found(store: Store, client: Client) -> None
         store.transition(job, "done")
 
 
-def test_a_resume_clears_the_pause_reason(store: Store, client: Client) -> None:
-    job = job_in(store, client, "paused", complete=False)
+def test_a_resume_clears_the_pause_reason(store: Store, scratch_client: Client) -> None:
+    job = job_in(store, scratch_client, "paused", complete=False)
     assert store.pause_reason(job) == "daily quota exhausted"
-    client.resume(job)
+    scratch_client.resume(job)
     assert (store.status(job), store.pause_reason(job)) == ("running", None)
 
 
@@ -181,10 +184,15 @@ def racing_store(scratch_url: str, then: Callable[[], None]) -> Store:
     return Store(conn, Settings(redis_url=scratch_url))
 
 
+def racing_control(scratch_url: str, then: Callable[[], None]) -> JobControl:
+    """The client's steering on a racing_store."""
+    return JobControl(racing_store(scratch_url, then), Settings(redis_url=scratch_url))
+
+
 def test_a_cancel_never_overwrites_finished(scratch_url: str, store: Store) -> None:
     job = new_job(store, complete=True)
     client = Client(Settings(redis_url=scratch_url))
-    client.store = racing_store(scratch_url, lambda: store.mark_finished(job, ROWS))
+    client.job_control = racing_control(scratch_url, lambda: store.mark_finished(job, ROWS))
     client.cancel(job)
     # Cancelled first, so the finish is refused; a cancel that ran after the finish would
     # leave a job once finished no longer finished.
@@ -193,10 +201,12 @@ def test_a_cancel_never_overwrites_finished(scratch_url: str, store: Store) -> N
 
 
 def test_a_late_pause_never_overwrites_cancelled(
-    scratch_url: str, store: Store, client: Client
+    scratch_url: str, store: Store, scratch_client: Client
 ) -> None:
     job = new_job(store, complete=False)
-    racing_store(scratch_url, lambda: client.cancel(job)).pause(job, "daily quota exhausted")
+    racing_store(scratch_url, lambda: scratch_client.cancel(job)).pause(
+        job, "daily quota exhausted"
+    )
     assert store.status(job) == "cancelled"
 
 
@@ -216,7 +226,7 @@ def test_a_resume_never_reopens_a_finished_job(scratch_url: str, store: Store) -
         finished_at.append(store.job_hash(job)["finished_at"])
 
     client = Client(Settings(redis_url=scratch_url))
-    client.store = racing_store(scratch_url, finish)
+    client.job_control = racing_control(scratch_url, finish)
     assert client.resume(job) == 0
     # finished once: a resume that reopened it would have it finished a second time
     assert (store.status(job), store.job_hash(job)["finished_at"]) == ("finished", *finished_at)
@@ -258,8 +268,10 @@ def test_racing_threads_never_end_in_a_forbidden_state(store: Store, scratch_url
 # ---- what the CLI says ----
 
 
-def test_cancel_on_a_finished_job_says_so(scratch_url: str, store: Store, client: Client) -> None:
-    job = job_in(store, client, "finished")
+def test_cancel_on_a_finished_job_says_so(
+    scratch_url: str, store: Store, scratch_client: Client
+) -> None:
+    job = job_in(store, scratch_client, "finished")
     done = run_evalq(bare_env(), "cancel", job, "--redis-url", scratch_url)
     assert done.returncode == 0, done.stderr
     assert f"job {job} already finished: nothing to cancel" in done.stderr

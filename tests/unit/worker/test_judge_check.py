@@ -5,7 +5,6 @@ a port nothing listens on)."""
 from __future__ import annotations
 
 import http.server
-import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,11 +12,13 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from devtools.local import free_port
 from worker.judge_check import NO_JUDGE, PREFIX, answers, judge_problem, shown_url
 from worker.settings import Settings
 
 
-def settings(**fields: Any) -> Settings:
+def settings_with(**fields: Any) -> Settings:
+    """Settings with no way to a judge but `fields`: nothing leaks in from the environment."""
     base: dict[str, Any] = {
         "api_key": None,
         "vertex_api_key": None,
@@ -40,7 +41,7 @@ def check(s: Settings, **kw: Any) -> str | None:
 
 
 def test_nothing_set_names_every_way_to_a_judge() -> None:
-    line = check(settings())
+    line = check(settings_with())
     assert line == PREFIX + NO_JUDGE
     for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
         assert name in line
@@ -48,20 +49,20 @@ def test_nothing_set_names_every_way_to_a_judge() -> None:
 
 
 def test_a_key_is_enough_and_a_blank_one_is_none() -> None:
-    assert check(settings(api_key=SecretStr("k-123"))) is None
-    assert check(settings(api_key=SecretStr("  "))) == PREFIX + NO_JUDGE
+    assert check(settings_with(api_key=SecretStr("k-123"))) is None
+    assert check(settings_with(api_key=SecretStr("  "))) == PREFIX + NO_JUDGE
 
 
 def test_a_base_url_is_probed_and_its_error_named_without_credentials() -> None:
     url = "http://user:s3cret@judge.example:8765/v1?key=abc"
-    assert check(settings(gemini_base_url=url), probe=lambda _u, _t: None) is None
+    assert check(settings_with(gemini_base_url=url), probe=lambda _u, _t: None) is None
     asked: list[tuple[str, float]] = []
 
     def refused(u: str, t: float) -> str:
         asked.append((u, t))
         return "ConnectionRefusedError: [Errno 111] Connection refused, for 5 s"
 
-    line = check(settings(gemini_base_url=url, api_key=SecretStr("k-123")), probe=refused)
+    line = check(settings_with(gemini_base_url=url, api_key=SecretStr("k-123")), probe=refused)
     assert asked == [(url, 5.0)]  # the URL wins over a key: it is where calls go
     assert line is not None and line.startswith(PREFIX)
     assert "EVALQ_GEMINI_BASE_URL=http://judge.example:8765/v1 does not answer" in line
@@ -81,12 +82,12 @@ def test_a_base_url_is_probed_and_its_error_named_without_credentials() -> None:
 def test_vertex_needs_project_and_location(
     project: str | None, location: str | None, missing: str
 ) -> None:
-    line = check(settings(use_vertexai=True, vertex_project=project, vertex_location=location))
+    line = check(settings_with(use_vertexai=True, vertex_project=project, vertex_location=location))
     assert line is not None and f"Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) {missing}" in line
 
 
 def test_vertex_needs_credentials() -> None:
-    vertex = settings(use_vertexai=True, vertex_project="p", vertex_location="us-central1")
+    vertex = settings_with(use_vertexai=True, vertex_project="p", vertex_location="us-central1")
     assert check(vertex, find_credentials=lambda: None) is None
     line = check(vertex, find_credentials=lambda: "File /x.json was not found")
     assert line is not None
@@ -104,7 +105,7 @@ def on_fake_vertex(**fields: Any) -> Settings:
         "gemini_base_url": "http://127.0.0.1:8765",
         "vertex_api_key": SecretStr("vertex-key"),
     }
-    return settings(**{**base, **fields})
+    return settings_with(**{**base, **fields})
 
 
 def test_vertex_project_and_location_are_checked_before_a_base_url() -> None:
@@ -152,19 +153,13 @@ def http_url() -> Iterator[str]:
     server.server_close()
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_any_http_answer_counts_and_a_redirect_is_not_followed(http_url: str) -> None:
     assert answers(http_url, 2.0) is None  # 418
     assert answers(http_url + "/elsewhere", 2.0) is None  # 302 to a closed port
 
 
 def test_a_closed_port_a_bad_scheme_and_a_bad_name_do_not_count() -> None:
-    error = answers(f"http://127.0.0.1:{closed_port()}", 0.5)
+    error = answers(f"http://127.0.0.1:{free_port()}", 0.5)
     assert error is not None and "Connection refused" in error and error.endswith("for 0.5 s")
     assert answers("ftp://127.0.0.1/", 0.5) == "not an http:// or https:// URL"
     assert answers("http://no-such-host.invalid/", 0.3) is not None

@@ -15,12 +15,11 @@ from tests.conftest import ROOT
 KEY_MODULE = Path("worker/keys.py")
 STORE = Path("worker/store")  # the package: every module in it talks to Redis
 # Modules that may import the redis package besides the Store: the local process harness pings
-# a redis-server it started, the CLI names Redis's exception type for its exit code, the sizing
-# tool reads INFO memory of a redis-server it started, and the broker's teardown guard raises
-# redis-py's ConnectionError (it talks to no Redis itself).
+# a redis-server it started, the sizing tool reads INFO memory of a redis-server it started,
+# and the broker's teardown guard raises redis-py's ConnectionError (it talks to no Redis
+# itself). The client side names Redis's errors through worker.job_reads.
 IMPORTS_REDIS = {
     Path("devtools/local.py"),
-    Path("evalq/client/cli/__init__.py"),
     Path("devtools/redis_sizing.py"),
     Path("worker/broker_teardown.py"),
 }

@@ -17,19 +17,19 @@ from tests.support.cli import run_command
 BAD = {"EVALQ_VISIBILITY_TIMEOUT_S": "10"}
 
 
-def run(code: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_python(code: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`python -c CODE` in this environment made bad (then `extra` on top)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **BAD, **(extra or {})}
     return run_command([sys.executable, "-c", code], env)
 
 
 def test_importing_the_client_validates_no_settings() -> None:
-    done = run("import evalq.client")
+    done = run_python("import evalq.client")
     assert done.returncode == 0, done.stderr
 
 
 def test_importing_the_api_and_the_app_module_builds_no_app() -> None:
-    done = run("import evalq.client.api, worker.app, worker.watchdog, worker.heartbeat")
+    done = run_python("import evalq.client.api, worker.app, worker.watchdog, worker.heartbeat")
     assert done.returncode == 0, done.stderr
 
 
@@ -42,16 +42,16 @@ from evalq.client import Client
 from worker.settings import Settings
 client = Client(Settings(redis_url={scratch_url!r}, archive_url={archive!r}, visibility_timeout_s=3600))
 assert client.app.conf.broker_transport_options["visibility_timeout"] == 3600
-assert client.store.r.ping()
+client.job_reads.ping()
 print(list(client.iter_jobs()))
 """
-    done = run(code)
+    done = run_python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
 
 def test_the_worker_app_still_checks_the_environment_when_it_is_built() -> None:
-    done = run("from worker.app import app")
+    done = run_python("from worker.app import app")
     assert done.returncode != 0
     assert "EVALQ_VISIBILITY_TIMEOUT_S (10) must exceed" in done.stderr
 
@@ -71,6 +71,8 @@ import tasks.rows
 assert tasks.rows.prepare_row.app is app  # the tasks are on the app the worker runs
 print(app.conf.broker_url)
 """
-    done = run(code, {"EVALQ_VISIBILITY_TIMEOUT_S": "3600", "EVALQ_REDIS_URL": redis_server.url})
+    done = run_python(
+        code, {"EVALQ_VISIBILITY_TIMEOUT_S": "3600", "EVALQ_REDIS_URL": redis_server.url}
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == redis_server.url

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from types import SimpleNamespace
 
 import pytest
 
@@ -73,14 +74,9 @@ def test_without_a_task_started_the_share_may_shrink_but_not_grow() -> None:
     assert p.step(0.5, demand=True, fresh=False) == 8
 
 
-class Request:
-    def __init__(self, **fields: object) -> None:
-        self.__dict__.update(fields)
-
-
 class Task:
     def __init__(self, **fields: object) -> None:
-        self.request = Request(**fields)
+        self.request = SimpleNamespace(**fields)
 
 
 def test_waits_are_the_mean_time_since_publish_of_tasks_started_first_time() -> None:

@@ -9,57 +9,41 @@ from pathlib import Path
 import pytest
 
 from evalq.core.dataset import load_dataset
-from evalq.core.errors import DatasetError, EvalqError
+from evalq.core.errors import EvalqError
 from evalq.core.models import RowResult
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import run_evalq
+from tests.support.datasets import load_refusal, png, write_rows
 from tests.support.scratch import plant_job
 from worker.jobs import finalize, finish_row
 from worker.settings import Settings
 from worker.store import Store
 from worker.watchdog import Watchdog
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    (tmp_path / "a.png").write_bytes(PNG)
-    return tmp_path
-
-
-def jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
-    return path
-
-
-def refusal(path: Path) -> str:
-    with pytest.raises(DatasetError) as caught:
-        load_dataset(path)
-    return str(caught.value)
-
-
-def test_a_rejected_line_and_a_valid_row_with_its_id_are_refused(folder: Path) -> None:
-    path = jsonl(
-        folder / "d.jsonl",
+def test_a_rejected_line_and_a_valid_row_with_its_id_are_refused(image_folder: Path) -> None:
+    path = write_rows(
+        image_folder / "d.jsonl",
         [
             {"id": "a", "prompt": "ok", "image": "a.png"},
             {"id": "b", "prompt": "no image"},  # rejected, but its id still counts
             {"id": "b", "prompt": "valid", "image": "a.png"},
         ],
     )
-    assert "id 'b' on lines 2, 3" in refusal(path)
+    assert "id 'b' on lines 2, 3" in load_refusal(path)
 
 
-def test_a_garbage_line_takes_its_ordinal_as_id(folder: Path) -> None:
-    path = jsonl(folder / "d.jsonl", ["{not json", {"id": "1", "prompt": "p", "image": "a.png"}])
-    assert "id '1' on lines 1, 2" in refusal(path)
+def test_a_garbage_line_takes_its_ordinal_as_id(image_folder: Path) -> None:
+    path = write_rows(
+        image_folder / "d.jsonl", ["{not json", {"id": "1", "prompt": "p", "image": "a.png"}]
+    )
+    assert "id '1' on lines 1, 2" in load_refusal(path)
 
 
-def test_number_and_string_ids_and_default_ids_collide(folder: Path) -> None:
+def test_number_and_string_ids_and_default_ids_collide(image_folder: Path) -> None:
     row = {"prompt": "p", "image": "a.png"}
-    path = jsonl(
-        folder / "d.jsonl",
+    path = write_rows(
+        image_folder / "d.jsonl",
         [
             {**row, "id": 1},
             {**row, "id": "1"},
@@ -70,36 +54,38 @@ def test_number_and_string_ids_and_default_ids_collide(folder: Path) -> None:
             {**row, "id": "x"},
         ],
     )
-    message = refusal(path)
+    message = load_refusal(path)
     assert "id '1' on lines 1, 2" in message
     assert "id '6' on lines 3, 6" in message
     assert "id 'x' on lines 4, 5, 7" in message
     assert "nothing was submitted" in message
 
 
-def test_csv_bad_line_and_a_row_with_its_ordinal_as_id(folder: Path) -> None:
+def test_csv_bad_line_and_a_row_with_its_ordinal_as_id(image_folder: Path) -> None:
     """The CSV's first record (line 2, after the header) takes id 1, as a rejected one too."""
-    path = folder / "d.csv"
+    path = image_folder / "d.csv"
     path.write_text("id,prompt,image\n,p,a.png,surplus\n1,p,a.png\n")
-    assert "id '1' on lines 2, 3" in refusal(path)
+    assert "id '1' on lines 2, 3" in load_refusal(path)
 
 
-def test_default_ids_count_records_not_lines(folder: Path) -> None:
+def test_default_ids_count_records_not_lines(image_folder: Path) -> None:
     """A CSV record whose quoted cells hold line breaks counts once, and JSONL's blank lines
     do not count: the default id is the record's ordinal in both; rows keep their lines."""
-    path = folder / "d.csv"
+    path = image_folder / "d.csv"
     path.write_text('prompt,image\n"a red\nsquare",a.png\n"two\n\nlines",a.png\n\nthird,a.png\n')
     loaded = load_dataset(path)
     assert [(r.id, r.line) for r in loaded.rows] == [("1", 2), ("2", 4), ("3", 8)]
     row = {"prompt": "p", "image": "a.png"}
-    lines = jsonl(folder / "d.jsonl", [row, "", {**row, "id": "own"}, "", row])
+    lines = write_rows(image_folder / "d.jsonl", [row, "", {**row, "id": "own"}, "", row])
     loaded = load_dataset(lines)
     assert [(r.id, r.line) for r in loaded.rows] == [("1", 1), ("own", 3), ("3", 5)]
 
 
-def test_unique_ids_load(folder: Path) -> None:
+def test_unique_ids_load(image_folder: Path) -> None:
     row = {"prompt": "p", "image": "a.png"}
-    loaded = load_dataset(jsonl(folder / "d.jsonl", [{**row, "id": "b"}, row, {**row, "id": 3}]))
+    loaded = load_dataset(
+        write_rows(image_folder / "d.jsonl", [{**row, "id": "b"}, row, {**row, "id": 3}])
+    )
     assert [(r.id, r.line) for r in loaded.rows] == [("b", 1), ("2", 2), ("3", 3)]
 
 
@@ -173,24 +159,13 @@ def test_wait_returns_on_finished_and_raises_when_rows_can_not_finish(store: Sto
 # ---- end to end: the CLI, a real worker, the fake judge ----
 
 
-def _png(path: Path) -> Path:
-    import io
-
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.new("RGB", (64, 64), "red").save(buf, format="PNG")
-    path.write_bytes(buf.getvalue())
-    return path
-
-
 @pytest.mark.integration
 def test_cli_refuses_colliding_ids_and_enqueues_nothing(
     redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
-    image = _png(tmp_path / "a.png")
+    image = png(tmp_path / "a.png")
     row = {"prompt": "p", "image": str(image), "questions": [{"question": "Kq?", "answer": "yes"}]}
-    data = jsonl(
+    data = write_rows(
         tmp_path / "d.jsonl",
         [
             "{garbage",  # line 1: rejected, id "1"
@@ -220,7 +195,7 @@ def test_cli_refuses_colliding_ids_and_enqueues_nothing(
 def test_a_job_with_failing_rows_finishes_with_every_row_counted(
     redis_server: RedisServer, fake: FakeGemini, workers: WorkerPool, tmp_path: Path
 ) -> None:
-    image = _png(tmp_path / "a.png")
+    image = png(tmp_path / "a.png")
     fake.script([{"match": "Fq-refused", "status": 400}, {"match": "Fq-", "reply": "yes"}])
 
     def row(question: str, **extra: object) -> dict[str, object]:
@@ -231,7 +206,7 @@ def test_a_job_with_failing_rows_finishes_with_every_row_counted(
             **extra,
         }
 
-    data = jsonl(
+    data = write_rows(
         tmp_path / "d.jsonl",
         [
             "{garbage",  # line 1: rejected at load

@@ -16,12 +16,12 @@ class Message:
 
 
 @dataclass(eq=False)
-class Request:
+class ActiveRequest:
     message: Message | None
 
 
 def test_the_tags_of_running_tasks_and_nothing_for_a_request_without_one() -> None:
-    held = [Request(Message("tag-1")), Request(Message(None)), Request(None)]
+    held = [ActiveRequest(Message("tag-1")), ActiveRequest(Message(None)), ActiveRequest(None)]
     for request in held:
         state.active_requests.add(request)
     try:

@@ -5,18 +5,14 @@ stands in for a request that asks for them."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from google.genai import types
 
 from evalq.core.judge import JudgeReply, JudgeRequest
 from evalq.core.reply_schemas import VerdictReply
 from tests.support.memory_kv import MemoryKV
+from tests.support.recorded import recorded_logprobs
 from worker.call_cache import CachingJudge, call_digest
 from worker.gemini import reply_from_response, request_parts
-
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gemini_logprobs"
 
 
 def test_logprobs_are_asked_for_only_when_the_request_wants_them() -> None:
@@ -27,7 +23,7 @@ def test_logprobs_are_asked_for_only_when_the_request_wants_them() -> None:
 
 
 def test_a_reply_without_logprobs_reads_as_none() -> None:
-    body = json.loads((FIXTURE / "stop_yes_with_logprobs.json").read_text())["body"]
+    body = recorded_logprobs("stop_yes_with_logprobs")["body"]
     del body["candidates"][0]["logprobsResult"]
     reply = reply_from_response("m", types.GenerateContentResponse(**body))
     assert reply.logprobs is None
@@ -45,7 +41,7 @@ class Once:
 
 
 def test_logprobs_survive_the_call_cache_and_are_part_of_its_key() -> None:
-    body = json.loads((FIXTURE / "stop_yes_with_logprobs.json").read_text())["body"]
+    body = recorded_logprobs("stop_yes_with_logprobs")["body"]
     reply = reply_from_response("m", types.GenerateContentResponse(**body))
     inner = Once(reply)
     judge = CachingJudge(inner, MemoryKV(), 60)

@@ -19,7 +19,7 @@ def take(store: Store, window: int) -> list[tuple[str, str]]:
     return store.take_turns(window=window, least=1).rows
 
 
-def finish(store: Store, job: str, line: str) -> int:
+def fail_row(store: Store, job: str, line: str) -> int:
     row = store.row(job, line)
     return store.finish_row(job, failed_row(row.id, row.line, row.prompt, "input_error", "x"))
 
@@ -46,12 +46,12 @@ def test_a_freed_turn_goes_to_the_job_holding_fewest(store: Store) -> None:
     assert len(take(store, 4)) == 4
     small = job_of(store, 3)  # submitted behind the big job, which holds the whole window
     assert take(store, 4) == []
-    assert finish(store, big, "1") == 1
+    assert fail_row(store, big, "1") == 1
     assert take(store, 4) == [(small, "1")]
-    finish(store, big, "2")
+    fail_row(store, big, "2")
     assert take(store, 4) == [(small, "2")]  # small holds 1, big 2: small again
-    finish(store, big, "3")
-    finish(store, small, "1")
+    fail_row(store, big, "3")
+    fail_row(store, small, "1")
     assert take(store, 4) == [(big, "5"), (small, "3")]  # 1 v 1: the older job first
 
 
@@ -85,8 +85,8 @@ def test_a_jobs_own_cap_holds_and_lifting_it_frees_turns(store: Store) -> None:
 def test_a_turn_ends_once_with_its_row_even_when_counted_twice(store: Store) -> None:
     job = job_of(store, 3)
     take(store, 2)
-    assert finish(store, job, "1") == 1
-    assert finish(store, job, "1") == -1  # a duplicate: counted once, its turn ended once
+    assert fail_row(store, job, "1") == 1
+    assert fail_row(store, job, "1") == -1  # a duplicate: counted once, its turn ended once
     assert store.holding_turns(job) == {"2"}
     assert take(store, 2) == [(job, "3")]
 
@@ -101,7 +101,7 @@ def test_idle_jobs_hold_no_turns_and_resume_puts_their_rows_back(store: Store) -
     store.transition(paused, "running")
     store.wait_for_turns(paused, store.not_done(paused), 0.0)
     assert store.turn_state(paused).waiting == 4 and store.turn_state(paused).holding == 0
-    finish(store, other, "1")
+    fail_row(store, other, "1")
     assert take(store, 2) == [(paused, "1")]
 
 

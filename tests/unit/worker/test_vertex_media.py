@@ -43,7 +43,7 @@ class NoShared:
         raise AssertionError("released")
 
 
-def deliver(settings: Settings, ref: MediaRef, field: str = "image") -> object:
+def deliver_ref(settings: Settings, ref: MediaRef, field: str = "image") -> object:
     return deliver_media(
         settings,
         MediaCache(1 << 20),
@@ -58,13 +58,13 @@ def deliver(settings: Settings, ref: MediaRef, field: str = "image") -> object:
     )
 
 
-def vertex(**extra: object) -> Settings:
+def on_vertex(**extra: object) -> Settings:
     return Settings(api_key=None, use_vertexai=True, **extra)  # type: ignore[arg-type]
 
 
 def test_a_gs_uri_goes_to_vertex_as_a_file_data_part_with_its_uri_and_type() -> None:
     ref = MediaRef(kind="file_uri", value="gs://bucket/cats/a.webp", mime_type="image/webp")
-    part = deliver(vertex(), ref)
+    part = deliver_ref(on_vertex(), ref)
     contents, _ = request_parts(JudgeRequest(prompt="Is it a cat?", media=(part,)), 256)  # type: ignore[arg-type]
     media, text = contents[0].parts or []
     assert media.file_data is not None and media.inline_data is None
@@ -74,18 +74,18 @@ def test_a_gs_uri_goes_to_vertex_as_a_file_data_part_with_its_uri_and_type() -> 
     )
     assert text.text == "Is it a cat?"
     # The type from the extension when the row gives none.
-    guessed = deliver(vertex(), MediaRef(kind="file_uri", value="gs://bucket/b.png"))
+    guessed = deliver_ref(on_vertex(), MediaRef(kind="file_uri", value="gs://bucket/b.png"))
     assert guessed == type(guessed)(mime_type="image/png", uri="gs://bucket/b.png")
 
 
 def test_the_worker_refuses_in_the_submitters_words(tmp_path: Path) -> None:
     gs = MediaRef(kind="file_uri", value="gs://bucket/b.png")
     with pytest.raises(InputError) as refused:
-        deliver(Settings(api_key=None), gs)  # the Gemini API
+        deliver_ref(Settings(api_key=None), gs)  # the Gemini API
     assert refused.value.message == refusal(gs, None, False, 0)
     image = png(tmp_path / "big.png")
     big = MediaRef(kind="path", value=str(image))
     with pytest.raises(InputError) as refused:
-        deliver(vertex(inline_max_bytes=10), big)
+        deliver_ref(on_vertex(inline_max_bytes=10), big)
     assert (refused.value.row_id, refused.value.field) == ("row-7", "image")
     assert refused.value.message == refusal(big, image.stat().st_size, True, 10)

@@ -7,9 +7,11 @@
 -- Jobs that are gone, not running, or have nothing waiting or held leave the turns set; resume
 -- puts a job back.
 -- KEYS: 1 the turns set (job -> created_at), 2 the workers' registrations, 3 their shares.
--- ARGV: 1 the window (0: the live workers' shares added up), 2 the least window, 3 now, 4 the
--- job keys' prefix, 5 ttl_s for a job whose hash holds none (each job's own, its hash's ttl_s
--- field, is used), 6 most turns to hand out in this call.
+-- ARGV: 1 the window (0: the live workers' shares added up), 2 the least window, 3 now, 4 ttl_s
+-- for a job whose hash holds none (each job's own, its hash's ttl_s field, is used), 5 most
+-- turns to hand out in this call; then, for each job key it names (the job's hash, its rows
+-- holding a turn, its waiting rows, its activity), the text before and after a job's id in
+-- that key (worker.keys spells them: the jobs are found here, so their keys can't be KEYS).
 -- Returns {window, held, waiting, job1, line1, job2, line2, ...}: waiting counts the rows
 -- still in line after this call that a free turn could go to (their job under its cap), so a
 -- worker knows whether the window holds work back.
@@ -27,13 +29,16 @@ if window <= 0 then
   window = math.max(tonumber(ARGV[2]), shares)
 end
 local tiers = {high = 0, normal = 1, low = 2}
-local prefix, ttl = ARGV[4], tonumber(ARGV[5])
+local ttl = tonumber(ARGV[4])
+local function key(at, job)
+  return ARGV[at] .. job .. ARGV[at + 1]
+end
+local HASH, TURNS, WAITING, ACTIVITY = 6, 8, 10, 12
 local held, open = 0, {}
 for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local hash = prefix .. job
-  local f = redis.call('HMGET', hash, 'status', 'priority', 'max_in_flight', 'ttl_s')
-  local holding = redis.call('SCARD', hash .. ':turns')
-  local waiting = redis.call('LLEN', hash .. ':waiting')
+  local f = redis.call('HMGET', key(HASH, job), 'status', 'priority', 'max_in_flight', 'ttl_s')
+  local holding = redis.call('SCARD', key(TURNS, job))
+  local waiting = redis.call('LLEN', key(WAITING, job))
   if f[1] ~= 'running' or (holding == 0 and waiting == 0) then
     redis.call('ZREM', KEYS[1], job)
   else
@@ -47,7 +52,7 @@ for _, job in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   end
 end
 local out = {window, held, 0}
-local free = math.min(window - held, tonumber(ARGV[6]))
+local free = math.min(window - held, tonumber(ARGV[5]))
 while free > 0 do
   local best = nil
   for _, j in ipairs(open) do
@@ -60,15 +65,15 @@ while free > 0 do
   if best == nil then
     break
   end
-  local hash = prefix .. best.job
-  local line = redis.call('LPOP', hash .. ':waiting')
+  local line = redis.call('LPOP', key(WAITING, best.job))
   if not line then
     best.waiting = 0
   else
-    redis.call('SADD', hash .. ':turns', line)
-    redis.call('EXPIRE', hash .. ':turns', best.ttl)
-    redis.call('ZADD', hash .. ':activity', now, line)
-    redis.call('EXPIRE', hash .. ':activity', best.ttl)
+    local turns, activity = key(TURNS, best.job), key(ACTIVITY, best.job)
+    redis.call('SADD', turns, line)
+    redis.call('EXPIRE', turns, best.ttl)
+    redis.call('ZADD', activity, now, line)
+    redis.call('EXPIRE', activity, best.ttl)
     best.holding = best.holding + 1
     best.waiting = best.waiting - 1
     free = free - 1

@@ -32,6 +32,7 @@ from evalq.metrics.gecko_video.metric import VIDEO_VALIDATOR
 from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
+from tests.support.images import circle_png
 from tests.support.judges import ListJudge
 from tests.support.prompts import extract_section
 
@@ -221,17 +222,7 @@ def test_a_yes_no_only_batch_keeps_its_prompt() -> None:
 # ---- the simulated judge answers them from what it sees --------------------------------
 
 
-def png(color: str, shape_color: str) -> bytes:
-    from PIL import ImageDraw
-
-    image = Image.new("RGB", (128, 128), color)
-    ImageDraw.Draw(image).ellipse((32, 32, 96, 96), fill=shape_color)
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def ask(question: str, choices: list[str], image: bytes, schema: bool = True) -> str:
+def simulated_choice(question: str, choices: list[str], image: bytes, schema: bool = True) -> str:
     request = FakeRequest(
         "m",
         choice_validator_prompt(question, choices),
@@ -242,24 +233,28 @@ def ask(question: str, choices: list[str], image: bytes, schema: bool = True) ->
 
 
 def test_the_simulated_judge_picks_the_colour_it_sees() -> None:
-    image = png("white", "blue")
+    image = circle_png("blue")
     choices = ["a) red", "b) blue", "c) green"]
-    reply = ask("What colour is the circle?", choices, image)
+    reply = simulated_choice("What colour is the circle?", choices, image)
     assert "[simulated judge]" in reply
     assert parse_letter(reply, choices) == "b"
     assert (
         parse_letter(
-            ask("What color is the background?", ["a) black", "b) white"], image), ["a", "b"]
+            simulated_choice("What color is the background?", ["a) black", "b) white"], image),
+            ["a", "b"],
         )
         == "b"
     )
     assert (
-        parse_letter(ask("How many circles are there?", ["a) one", "b) two"], image), ["a", "b"])
+        parse_letter(
+            simulated_choice("How many circles are there?", ["a) one", "b) two"], image), ["a", "b"]
+        )
         == "a"
     )
     assert (
         parse_letter(
-            ask("Which shape is shown?", ["a) a square", "b) a circle"], image), ["a", "b"]
+            simulated_choice("Which shape is shown?", ["a) a square", "b) a circle"], image),
+            ["a", "b"],
         )
         == "b"
     )
@@ -267,9 +262,9 @@ def test_the_simulated_judge_picks_the_colour_it_sees() -> None:
 
 @pytest.mark.parametrize("schema", [True, False])
 def test_the_simulated_judge_says_when_it_cannot_tell(schema: bool) -> None:
-    image = png("white", "blue")
+    image = circle_png("blue")
     choices = ["a) a cat", "b) a dog"]
-    reply = ask("Which animal is shown?", choices, image, schema)
+    reply = simulated_choice("Which animal is shown?", choices, image, schema)
     assert "cannot tell" in reply
     with pytest.raises(UnparseableReply):
         parse_letter(reply, choices)
@@ -283,7 +278,7 @@ def test_the_simulated_judge_says_when_it_cannot_tell(schema: bool) -> None:
 
 
 def test_the_simulated_judge_answers_batched_choice_questions() -> None:
-    image = png("white", "green")
+    image = circle_png("green")
     questions = [Question(question="Is there a circle?", expected="yes"), CHOICE]
     request = FakeRequest(
         "m",

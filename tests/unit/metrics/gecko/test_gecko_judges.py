@@ -13,11 +13,11 @@ import pytest
 from evalq.client.cli import job_options
 from evalq.core.errors import DatasetError
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.metric import load_plan
 from evalq.core.models import MediaRef, Question, RowInput
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO
-from tests.support.contexts import row_context
+from tests.support.contexts import row_context, run_row
+from tests.support.gecko_rubrics import rubric_reply, yes_no_question
 from tests.support.judges import ListJudge
 from tests.support.prompts import extract_section
 
@@ -30,7 +30,7 @@ QUESTIONS = [
 ]
 
 
-def run_row(
+def run_with_judges(
     metric: Any,
     row: RowInput,
     judges: Mapping[str, ListJudge],
@@ -40,11 +40,8 @@ def run_row(
     ctx = row_context(
         metric.name, row, judges, lambda field: IMAGE, several=True, options=options or {}
     )
-    planned = metric.plan(ctx)
-    plan = load_plan(metric.plan_model, planned.model_dump_json(), row.id)  # as stored
-    assert plan == planned
-    results = {u.index: metric.run_unit(ctx, plan, u) for u in plan.units}
-    return plan, metric.aggregate(row, plan, results)
+    plan, _, result = run_row(metric, ctx)
+    return plan, result
 
 
 def answering(answers: Mapping[str, str]) -> ListJudge:
@@ -91,7 +88,9 @@ def row_with_questions() -> RowInput:
 @pytest.mark.parametrize("mode", ["per-question", "batched"])
 def test_every_question_is_answered_by_every_judge(mode: str) -> None:
     judges = {"judge-a": answering(JUDGE_A), "judge-b": answering(JUDGE_B)}
-    plan, result = run_row(gecko.GECKO_IMAGE, row_with_questions(), judges, {"validator": mode})
+    plan, result = run_with_judges(
+        gecko.GECKO_IMAGE, row_with_questions(), judges, {"validator": mode}
+    )
     calls = 1 if mode == "batched" else len(QUESTIONS)
     assert [len(j.requests) for j in judges.values()] == [calls, calls]
     assert len(plan.units) == 2 * calls
@@ -114,7 +113,7 @@ def test_every_question_is_answered_by_every_judge(mode: str) -> None:
 
 def test_the_summary_reports_per_judge_scores_and_agreement() -> None:
     judges = {"judge-a": answering(JUDGE_A), "judge-b": answering(JUDGE_B)}
-    _, result = run_row(gecko.GECKO_IMAGE, row_with_questions(), judges)
+    _, result = run_with_judges(gecko.GECKO_IMAGE, row_with_questions(), judges)
     summary = gecko.GECKO_IMAGE.summarize([result])
     assert summary["per_judge"]["judge-a"]["mean_score"] == 1.0
     assert summary["per_judge"]["judge-b"]["mean_score"] == pytest.approx(2 / 3)
@@ -128,28 +127,12 @@ def test_the_summary_reports_per_judge_scores_and_agreement() -> None:
 
 
 def test_one_judge_rows_look_as_before() -> None:
-    _, result = run_row(gecko.GECKO_IMAGE, row_with_questions(), {"only": answering(JUDGE_A)})
+    _, result = run_with_judges(
+        gecko.GECKO_IMAGE, row_with_questions(), {"only": answering(JUDGE_A)}
+    )
     assert result.details == {"validator": "per-question"}
     assert result.score == 1.0
     assert "agreement" not in gecko.GECKO_IMAGE.summarize([result])
-
-
-def rubric_reply(*questions: str) -> str:
-    return json.dumps(
-        {
-            "keywords": ["circle"],
-            "questions": [
-                {
-                    "question": q,
-                    "answer": "yes",
-                    "tag": "object",
-                    "keywords": ["circle"],
-                    "justification": "",
-                }
-                for q in questions
-            ],
-        }
-    )
 
 
 def generated_row() -> RowInput:
@@ -161,7 +144,9 @@ def generated_row() -> RowInput:
 def rubric_writer_and_validator(name: str) -> ListJudge:
     def reply(request: JudgeRequest) -> str:
         if extract_section(request.prompt, "image_description") is not None:
-            return rubric_reply(f"Is there a circle ({name})?")
+            return rubric_reply(
+                ["circle"], [yes_no_question(f"Is there a circle ({name})?", ["circle"])]
+            )
         return json.dumps({"explanation": "x", "answer": "yes"})
 
     judge = ListJudge(reply)
@@ -175,7 +160,7 @@ def rubric_requests(judge: ListJudge) -> int:
 
 def test_the_rubric_is_written_once_by_the_first_judge() -> None:
     judges = {m: rubric_writer_and_validator(m) for m in ("judge-a", "judge-b")}
-    plan, result = run_row(gecko.GECKO_IMAGE, generated_row(), judges)
+    plan, result = run_with_judges(gecko.GECKO_IMAGE, generated_row(), judges)
     assert [rubric_requests(j) for j in judges.values()] == [1, 0]
     assert [q.question for q in result.questions] == ["Is there a circle (judge-a)?"] * 2
     assert plan.rubric_model == "judge-a"
@@ -189,7 +174,7 @@ def test_rubric_model_names_another_writer() -> None:
         def __missing__(self, key: str) -> ListJudge:
             return judges[key]
 
-    plan, result = run_row(
+    plan, result = run_with_judges(
         gecko.GECKO_IMAGE, generated_row(), Judges(validators), {"rubric_model": "writer"}
     )
     assert [rubric_requests(judges[m]) for m in ("judge-a", "judge-b", "writer")] == [0, 0, 1]
@@ -204,7 +189,7 @@ def test_row_questions_extend_the_generated_rubric() -> None:
         update={"questions": [Question(question="Is the circle red?", expected="yes", tag="color")]}
     )
     judge = rubric_writer_and_validator("judge-a")
-    _, result = run_row(gecko.GECKO_IMAGE, row, {"judge-a": judge}, {"questions": "extend"})
+    _, result = run_with_judges(gecko.GECKO_IMAGE, row, {"judge-a": judge}, {"questions": "extend"})
     assert [(q.question, q.source) for q in result.questions] == [
         ("Is there a circle (judge-a)?", "generated"),
         ("Is the circle red?", "dataset"),
@@ -212,7 +197,7 @@ def test_row_questions_extend_the_generated_rubric() -> None:
     assert result.coverage == 1.0  # coverage is the generated rubric's
     # The default replaces the generated rubric, as before.
     judge = rubric_writer_and_validator("judge-a")
-    _, result = run_row(gecko.GECKO_IMAGE, row, {"judge-a": judge})
+    _, result = run_with_judges(gecko.GECKO_IMAGE, row, {"judge-a": judge})
     assert [(q.question, q.source) for q in result.questions] == [("Is the circle red?", "dataset")]
     assert rubric_requests(judge) == 0
 

@@ -11,7 +11,8 @@ from evalq.core.judge import MediaPart
 from evalq.core.models import MediaRef, RowInput
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO, VIDEO_RUBRIC
-from tests.support.contexts import row_context
+from tests.support.contexts import row_context, run_row
+from tests.support.gecko_rubrics import choice_question, rubric_reply, yes_no_question
 from tests.support.judges import ListJudge
 from tests.support.prompts import extract_section
 
@@ -21,34 +22,25 @@ _BLOCK_RE = re.compile(
 )
 
 
-def yes_no(text: str, keywords: list[str], tag: str = "object") -> dict[str, Any]:
-    return {
-        "question": text,
-        "answer": "yes",
-        "tag": tag,
-        "keywords": keywords,
-        "justification": "j",
-    }
-
-
-def reply(keywords: list[str], questions: list[dict[str, Any]]) -> str:
-    return json.dumps({"keywords": keywords, "questions": questions})
-
-
 def outside_blocks(prompt: str) -> str:
     return _BLOCK_RE.sub("", prompt)
 
 
 KEYWORDS = ["cat", "ball", "sofa", "striped"]
+CAT_AND_BALL = [
+    yes_no_question("Is there a cat?", ["cat"]),
+    yes_no_question("Is there a ball?", ["ball"]),
+]  # a first rubric's questions: sofa and striped are left out
 
 
 def test_the_re_ask_names_only_missing_keywords_and_shows_the_questions_already_asked() -> None:
-    first = reply(
-        KEYWORDS, [yes_no("Is there a cat?", ["cat"]), yes_no("Is there a ball?", ["ball"])]
-    )
-    second = reply(
+    first = rubric_reply(KEYWORDS, CAT_AND_BALL)
+    second = rubric_reply(
         KEYWORDS,
-        [yes_no("Is there a sofa?", ["sofa"]), yes_no("Is the sofa striped?", ["striped"])],
+        [
+            yes_no_question("Is there a sofa?", ["sofa"]),
+            yes_no_question("Is the sofa striped?", ["striped"]),
+        ],
     )
     judge = ListJudge([first, second])
     gecko.generate_rubric(judge, "a cat and a ball on a striped sofa")
@@ -68,18 +60,19 @@ def test_the_re_ask_names_only_missing_keywords_and_shows_the_questions_already_
 def test_the_merge_adds_one_question_per_missing_keyword_and_nothing_else() -> None:
     """The probe from the issue: a re-ask that repeats everything used to end with cat x2,
     ball x2 for four keywords."""
-    first = reply(
-        KEYWORDS, [yes_no("Is there a cat?", ["cat"]), yes_no("Is there a ball?", ["ball"])]
-    )
-    second = reply(
+    first = rubric_reply(KEYWORDS, CAT_AND_BALL)
+    second = rubric_reply(
         KEYWORDS,
         [
-            yes_no("Can you see a cat?", ["cat"]),  # rephrased: only an already-covered keyword
-            yes_no("Is a ball visible?", ["ball"]),
-            yes_no("Is there a sofa?", ["sofa"]),
-            yes_no("Does the image show a sofa?", ["sofa"]),  # a second one for a missing keyword
-            yes_no("Is the cat on the striped sofa?", ["cat", "striped"]),  # covers a missing one
-            yes_no("Is the sofa striped?", ["striped"]),  # striped is covered by now
+            # rephrased: only an already-covered keyword
+            yes_no_question("Can you see a cat?", ["cat"]),
+            yes_no_question("Is a ball visible?", ["ball"]),
+            yes_no_question("Is there a sofa?", ["sofa"]),
+            # a second one for a missing keyword
+            yes_no_question("Does the image show a sofa?", ["sofa"]),
+            # covers a missing one
+            yes_no_question("Is the cat on the striped sofa?", ["cat", "striped"]),
+            yes_no_question("Is the sofa striped?", ["striped"]),  # striped is covered by now
         ],
     )
     rubric, _ = gecko.generate_rubric(
@@ -96,11 +89,12 @@ def test_the_merge_adds_one_question_per_missing_keyword_and_nothing_else() -> N
 
 
 def test_each_question_records_the_keywords_it_checks() -> None:
-    first = reply(
+    first = rubric_reply(
         ["red", "circle"],
         [
-            {**yes_no("Is there a circle?", []), "keywords": []},  # names its keyword only in text
-            yes_no("Is the circle red?", ["RED"]),  # a judge's own spelling of a listed keyword
+            yes_no_question("Is there a circle?", []),  # names its keyword only in text
+            # a judge's own spelling of a listed keyword
+            yes_no_question("Is the circle red?", ["RED"]),
         ],
     )
     rubric, _ = gecko.generate_rubric(ListJudge([first]), "a red circle")
@@ -109,18 +103,16 @@ def test_each_question_records_the_keywords_it_checks() -> None:
 
 def plan_and_score(metric: Any, row: RowInput, judge: ListJudge) -> Any:
     ctx = row_context(metric.name, row, {judge.model: judge}, lambda field: IMAGE)
-    plan = metric.plan(ctx)
-    results = {u.index: metric.run_unit(ctx, plan, u) for u in plan.units}
-    return metric.aggregate(row, plan, results)
+    return run_row(metric, ctx)[2]
 
 
 def test_a_keyword_with_two_questions_shows_in_the_row() -> None:
-    rubric = reply(
+    rubric = rubric_reply(
         ["cat", "ball"],
         [
-            yes_no("Is there a cat?", ["cat"]),
-            yes_no("Is the cat black?", ["cat"]),
-            yes_no("Is there a ball?", ["ball"]),
+            yes_no_question("Is there a cat?", ["cat"]),
+            yes_no_question("Is the cat black?", ["cat"]),
+            yes_no_question("Is there a ball?", ["ball"]),
         ],
     )
     verdict = json.dumps({"explanation": "x", "answer": "yes"})
@@ -136,29 +128,20 @@ def test_a_keyword_with_two_questions_shows_in_the_row() -> None:
     assert result.details["keywords_with_several_questions"] == {"cat": 2}
 
 
-def mc(text: str, answer: str, keywords: list[str]) -> dict[str, Any]:
-    return {
-        "question": text,
-        "choices": ["a) one", "b) two", "c) three", "d) four"],
-        "answer": answer,
-        "keywords": keywords,
-        "justification": "j",
-    }
+CHOICES = ["a) one", "b) two", "c) three", "d) four"]
 
 
 def test_gecko_video_re_asks_the_same_way() -> None:
     keywords = [{"keyword": k, "type": "object"} for k in KEYWORDS]
-    first = json.dumps({"keywords": keywords, "questions": [mc("Which animal?", "a", ["cat"])]})
-    second = json.dumps(
-        {
-            "keywords": keywords,
-            "questions": [
-                mc("Which animal is shown?", "b", ["cat"]),
-                mc("Which toy?", "a", ["ball"]),
-                mc("Which toy is it?", "c", ["ball"]),
-                mc("Which seat?", "d", ["sofa", "striped"]),
-            ],
-        }
+    first = rubric_reply(keywords, [choice_question("Which animal?", "a", CHOICES, ["cat"])])
+    second = rubric_reply(
+        keywords,
+        [
+            choice_question("Which animal is shown?", "b", CHOICES, ["cat"]),
+            choice_question("Which toy?", "a", CHOICES, ["ball"]),
+            choice_question("Which toy is it?", "c", CHOICES, ["ball"]),
+            choice_question("Which seat?", "d", CHOICES, ["sofa", "striped"]),
+        ],
     )
     judge = ListJudge([first, second])
     rubric, _ = gecko.generate_rubric(judge, "a cat and a ball on a striped sofa", VIDEO_RUBRIC)

@@ -4,10 +4,8 @@ usable log probabilities are unscored with why, never 0 or 1; the hard score is 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,14 +25,14 @@ from evalq.metrics.gecko.soft import (
 )
 from evalq.metrics.gecko.validation import validate_question
 from tests.support.judges import ListJudge
+from tests.support.recorded import recorded_logprobs
 from worker.gemini import reply_from_response
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "gemini_logprobs"
 MEDIA: Any = None  # the in-memory judge never looks at it
 
 
 def recorded() -> dict[str, Any]:
-    return json.loads((FIXTURES / "stop_yes_with_logprobs.json").read_text())
+    return recorded_logprobs("stop_yes_with_logprobs")
 
 
 def recorded_reply() -> JudgeReply:

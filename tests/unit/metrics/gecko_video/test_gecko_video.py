@@ -48,21 +48,12 @@ from fake_gemini.brain import SimulatedJudge
 from fake_gemini.protocol import FakeMedia, FakeRequest
 from fake_gemini.skills.gecko_video.footage import avi_frames
 from fake_gemini.skills.gecko_video.motion import motions
-from tests.support.contexts import row_context
+from tests.support.contexts import row_context, run_row
+from tests.support.gecko_rubrics import choice_question
 from tests.support.judges import ListJudge, assert_match_beats_near_miss
 from tests.support.prompts import extract_section
 
 VIDEO = MediaPart(mime_type="video/avi", data=b"RIFF\0\0\0\0AVI ")
-
-
-def mc(question: str, answer: str, choices: list[str], keywords: list[str]) -> dict[str, Any]:
-    return {
-        "keywords": keywords,
-        "question": question,
-        "choices": choices,
-        "answer": answer,
-        "justification": "the others are wrong because...",
-    }
 
 
 # ---- rubric generation ---------------------------------------------------------------------
@@ -76,8 +67,12 @@ def test_rubric_request_is_structured_and_delimits_the_prompt() -> None:
             {"keyword": "jumping", "type": "action"},
         ],
         "questions": [
-            mc("Which animal?", "a", ["a) cat", "b) dog", "c) fox", "d) cow"], ["cat"]),
-            mc("What does it do?", "B) jumps", ["sits", "jumps", "runs", "sleeps"], ["jumping"]),
+            choice_question(
+                "Which animal?", "a", ["a) cat", "b) dog", "c) fox", "d) cow"], ["cat"]
+            ),
+            choice_question(
+                "What does it do?", "B) jumps", ["sits", "jumps", "runs", "sleeps"], ["jumping"]
+            ),
         ],
     }
     judge = ListJudge([json.dumps(reply)])
@@ -127,15 +122,19 @@ def test_malformed_questions_are_dropped_and_their_keywords_asked_again() -> Non
     first = {
         "keywords": keywords,
         "questions": [
-            mc("What colour is it?", "b", ["a) blue", "b) red", "c) green", "d) pink"], ["red"]),
-            mc(
+            choice_question(
+                "What colour is it?", "b", ["a) blue", "b) red", "c) green", "d) pink"], ["red"]
+            ),
+            choice_question(
                 "Which toy?", "a", ["a) ball", "b) doll", "c) kite", "d) yo-yo", "e) top"], ["ball"]
             ),
         ],
     }
     second = {
         "keywords": keywords,
-        "questions": [mc("Which toy is it?", "c", ["a) doll", "b) kite", "c) ball"], ["ball"])],
+        "questions": [
+            choice_question("Which toy is it?", "c", ["a) doll", "b) kite", "c) ball"], ["ball"])
+        ],
     }
     judge = ListJudge([json.dumps(first), json.dumps(second)])
     rubric, _ = gecko.generate_rubric(judge, "a red ball", VIDEO_RUBRIC)
@@ -151,8 +150,12 @@ def test_malformed_questions_are_dropped_and_their_keywords_asked_again() -> Non
     [
         "not json",
         '{"keywords": [], "questions": []}',
-        json.dumps({"keywords": ["x"], "questions": [mc("q?", "e", ["a) 1", "b) 2"], ["x"])]}),
-        json.dumps({"keywords": ["x"], "questions": [mc("q?", "a", ["a) 1", "b) 1"], ["x"])]}),
+        json.dumps(
+            {"keywords": ["x"], "questions": [choice_question("q?", "e", ["a) 1", "b) 2"], ["x"])]}
+        ),
+        json.dumps(
+            {"keywords": ["x"], "questions": [choice_question("q?", "a", ["a) 1", "b) 1"], ["x"])]}
+        ),
     ],
 )
 def test_a_rubric_with_no_usable_question_is_a_parse_error(reply: str) -> None:
@@ -214,7 +217,7 @@ def test_batched_call_failure_unscores_every_question_with_its_reason() -> None:
         )
 
 
-def run_row(metric: Any, row: RowInput, judge: ListJudge, validator: str) -> Any:
+def run_with_validator(metric: Any, row: RowInput, judge: ListJudge, validator: str) -> Any:
     """plan -> run_unit per unit -> aggregate, as the tasks do, without Celery."""
 
     def media(field: str) -> MediaPart:
@@ -222,9 +225,8 @@ def run_row(metric: Any, row: RowInput, judge: ListJudge, validator: str) -> Any
 
     options = {"validator": validator}
     ctx = row_context(metric.name, row, {judge.model: judge}, media, options=options)
-    plan = metric.plan(ctx)
-    results = {u.index: metric.run_unit(ctx, plan, u) for u in plan.units}
-    return plan, metric.aggregate(row, plan, results)
+    plan, _, result = run_row(metric, ctx)
+    return plan, result
 
 
 def _answers_for(questions: list[Question], picks: dict[str, str]) -> Callable[[JudgeRequest], str]:
@@ -267,7 +269,7 @@ def test_both_modes_score_the_same_with_one_call_per_row_when_batched(
     scored = {}
     for mode in ("per-question", "batched"):
         judge = ListJudge(_answers_for(questions, picks))
-        plan, result = run_row(metric, row, judge, mode)
+        plan, result = run_with_validator(metric, row, judge, mode)
         scored[mode] = result
         assert len(judge.requests) == (1 if mode == "batched" else len(questions))
         assert len(plan.units) == len(judge.requests)

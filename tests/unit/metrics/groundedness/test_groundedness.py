@@ -28,13 +28,14 @@ from evalq.metrics.groundedness.excerpts import ContextIndex
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
 from fake_gemini.protocol import FakeRequest
 from fake_gemini.skills import groundedness as skill
+from tests.support.contexts import run_row
 from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
-from tests.support.judges import ListJudge as BaseListJudge
+from tests.support.judges import ListJudge
 from tests.support.memory_kv import MemoryKV
 from tests.support.prompts import extract_section
 
 
-class ListJudge(BaseListJudge):
+class JudgeA(ListJudge):
     """The shared in-memory judge, named judge-a unless told otherwise."""
 
     default_model = "judge-a"
@@ -53,14 +54,14 @@ UNGROUNDED = labels(
 )
 
 
-def row(response: str | None = "Apples are red.", row_id: str = "r1") -> RowInput:
+def response_row(response: str | None = "Apples are red.", row_id: str = "r1") -> RowInput:
     data: dict[str, Any] = {"query": QUERY, "context": CONTEXT}
     if response is not None:
         data["response"] = response
     return RowInput(id=row_id, line=1, prompt=QUERY, data=data)
 
 
-def job(judges: list[str], **options: Any) -> JobConfig:
+def job_for(judges: list[str], **options: Any) -> JobConfig:
     return JobConfig(
         job_id="j",
         metric="groundedness",
@@ -74,12 +75,12 @@ def job(judges: list[str], **options: Any) -> JobConfig:
 
 
 def context_for(
-    config: JobConfig, row_input: RowInput, judges: dict[str, ListJudge], candidate: ListJudge
+    config: JobConfig, row_input: RowInput, judges: dict[str, JudgeA], candidate: JudgeA
 ) -> RowContext:
     def media(field: str) -> MediaPart:
         raise InputError(row_input.id, field, "no media here")
 
-    def candidate_for(model: str) -> ListJudge:
+    def candidate_for(model: str) -> JudgeA:
         candidate.model = model
         return candidate
 
@@ -182,17 +183,17 @@ def test_parse_row_fields(tmp_path: Path) -> None:
 
 def test_check_warns_about_unused_generation_flags() -> None:
     metric = get_metric("groundedness")
-    rows = [row("Given.")]
+    rows = [response_row("Given.")]
     assert metric.check(rows, {}) == []
     (warning,) = metric.check(rows, {"candidate_model": "m", "prompt_template": "{query}{context}"})
     assert "--prompt-template and --candidate-model is unused" in warning
-    assert metric.check([row(None)], {"candidate_model": "m"}) == []
+    assert metric.check([response_row(None)], {"candidate_model": "m"}) == []
 
 
 def test_check_warns_when_some_rows_only_have_their_response_written_by_the_model_under_test() -> (
     None
 ):
-    mixed = [row("Given."), row(None, "r2"), row(None, "r3")]
+    mixed = [response_row("Given."), response_row(None, "r2"), response_row(None, "r3")]
     (warning,) = get_metric("groundedness").check(mixed, {"candidate_model": "m"})
     assert warning.startswith("2 of 3 rows have no response ('r2', 'r3'): the model under test (m")
 
@@ -245,13 +246,13 @@ def test_excerpt_search_in_a_long_context_stays_linear() -> None:
 # ---- scoring ---------------------------------------------------------------------------------
 
 
-def judged(reply: str, response: str = "Apples are red.", **kw: Any) -> Verdict:
-    verdict, _ = g.judge_response(ListJudge([reply], **kw), 0, QUERY, CONTEXT, response)
+def verdict_of(reply: str, response: str = "Apples are red.", **kw: Any) -> Verdict:
+    verdict, _ = g.judge_response(JudgeA([reply], **kw), 0, QUERY, CONTEXT, response)
     return verdict
 
 
 def test_fully_supported_response_with_a_polite_closing_is_grounded() -> None:
-    verdict = judged(GROUNDED_WITH_CLOSING, GROUNDED_RESPONSE)
+    verdict = verdict_of(GROUNDED_WITH_CLOSING, GROUNDED_RESPONSE)
     assert (verdict.status, verdict.result, verdict.answer) == ("ok", 1, "grounded")
     result = g.JudgeResult.model_validate(verdict.value)
     assert result.grounded == 1
@@ -271,7 +272,7 @@ def test_one_failing_sentence_makes_the_response_ungrounded(bad: str) -> None:
         ("Thanks!", "no_rad", None),
     )
     response = "Apples are red. Bananas are blue. Thanks!"
-    result = g.JudgeResult.model_validate(judged(reply, response).value)
+    result = g.JudgeResult.model_validate(verdict_of(reply, response).value)
     assert result.grounded == 0
     assert result.supported_fraction == 0.5
     assert bad in result.why
@@ -283,7 +284,7 @@ def test_invented_excerpt_turns_supported_into_unsupported() -> None:
         ("Apples are sweet.", "supported", "All apples taste very sweet when ripe."),
         ("Pears grow on trees.", "supported", None),
     )
-    verdict = judged(reply, "Apples are red. Apples are sweet. Pears grow on trees.")
+    verdict = verdict_of(reply, "Apples are red. Apples are sweet. Pears grow on trees.")
     result = g.JudgeResult.model_validate(verdict.value)
     assert (verdict.result, result.grounded) == (0, 0)
     assert [s.label for s in result.sentences] == ["supported", "unsupported", "unsupported"]
@@ -297,14 +298,14 @@ def test_invented_excerpt_turns_supported_into_unsupported() -> None:
 
 def test_ineligible_response_is_not_grounded_and_says_why() -> None:
     reply = labels(("Apples are red.", "supported", "Apples are red fruits."), eligible=False)
-    result = g.JudgeResult.model_validate(judged(reply).value)
+    result = g.JudgeResult.model_validate(verdict_of(reply).value)
     assert (result.grounded, result.eligible, result.supported_fraction) == (0, False, 1.0)
     assert result.why == f"ineligible: {INELIGIBLE_BECAUSE}"
 
 
 def test_response_without_claims_is_not_grounded() -> None:
     reply = labels(("Hello there!", "no_rad", None))
-    result = g.JudgeResult.model_validate(judged(reply, "Hello there!").value)
+    result = g.JudgeResult.model_validate(verdict_of(reply, "Hello there!").value)
     assert (result.grounded, result.supported_fraction) == (0, None)
     assert "no sentence makes a claim" in result.why
 
@@ -324,31 +325,31 @@ def test_seed_form_reply_scores_with_eligibility_not_assessed() -> None:
         )
         + "\n```"
     )
-    result = g.JudgeResult.model_validate(judged(reply).value)
+    result = g.JudgeResult.model_validate(verdict_of(reply).value)
     assert (result.grounded, result.eligible) == (1, None)
 
 
 def test_unreadable_reply_is_unscored_not_zero() -> None:
-    verdict = judged("The response is mostly fine.")
+    verdict = verdict_of("The response is mostly fine.")
     assert (verdict.status, verdict.result, verdict.reason) == ("unscored", None, "parse_error")
     assert verdict.judge_model == "judge-a"
-    cut = judged('{"eligible": true, "sentences": [{"sentence": "A', finish_reason="MAX_TOKENS")
+    cut = verdict_of('{"eligible": true, "sentences": [{"sentence": "A', finish_reason="MAX_TOKENS")
     assert "MAX_TOKENS" in (cut.detail or "")
 
 
 def test_judge_errors_unscored_but_rate_limits_propagate() -> None:
-    blocked = judged(Blocked("reply withheld"))  # type: ignore[arg-type]
+    blocked = verdict_of(Blocked("reply withheld"))  # type: ignore[arg-type]
     assert (blocked.status, blocked.reason) == ("unscored", "blocked")
     with pytest.raises(RateLimited):
-        judged(RateLimited("slow down", retry_after_s=2))  # type: ignore[arg-type]
+        verdict_of(RateLimited("slow down", retry_after_s=2))  # type: ignore[arg-type]
 
 
 # ---- plan, several judges, aggregate, summarize -------------------------------------------------
 
 
 def test_plan_with_a_given_response_calls_no_model() -> None:
-    candidate = ListJudge([])
-    ctx = context_for(job(["a", "b", "a"]), row("Apples are red."), {}, candidate)
+    candidate = JudgeA([])
+    ctx = context_for(job_for(["a", "b", "a"]), response_row("Apples are red."), {}, candidate)
     plan = g.GROUNDEDNESS.plan(ctx)
     assert [u.judge_model for u in plan.units] == ["a", "b"]  # duplicates dropped
     assert plan.response == "Apples are red."
@@ -357,8 +358,13 @@ def test_plan_with_a_given_response_calls_no_model() -> None:
 
 
 def test_plan_generates_the_response_with_the_candidate_model() -> None:
-    candidate = ListJudge(["  Apples are red. I hope this helps.  "])
-    ctx = context_for(job(["a"], candidate_model="model-under-test"), row(None), {}, candidate)
+    candidate = JudgeA(["  Apples are red. I hope this helps.  "])
+    ctx = context_for(
+        job_for(["a"], candidate_model="model-under-test"),
+        response_row(None),
+        {},
+        candidate,
+    )
     plan = g.GROUNDEDNESS.plan(ctx)
     assert plan.response == "Apples are red. I hope this helps."
     assert load_plan(g.GROUNDEDNESS.plan_model, plan.model_dump_json(), "r") == plan
@@ -372,9 +378,14 @@ def test_plan_generates_the_response_with_the_candidate_model() -> None:
 
 
 def test_plan_uses_the_user_template_and_defaults_to_the_judge_model() -> None:
-    candidate = ListJudge(["Red."])
+    candidate = JudgeA(["Red."])
     template = "My own words.\n{query}\n{context}"
-    ctx = context_for(job(["main-judge"], prompt_template=template), row(None), {}, candidate)
+    ctx = context_for(
+        job_for(["main-judge"], prompt_template=template),
+        response_row(None),
+        {},
+        candidate,
+    )
     plan = g.GROUNDEDNESS.plan(ctx)
     assert plan.candidate_model == "main-judge"
     assert candidate.requests[0].prompt == f"My own words.\n{QUERY}\n{CONTEXT}"
@@ -382,25 +393,20 @@ def test_plan_uses_the_user_template_and_defaults_to_the_judge_model() -> None:
 
 
 def test_empty_generated_response_fails_the_row() -> None:
-    ctx = context_for(job(["a"]), row(None), {}, ListJudge(["   "]))
+    ctx = context_for(job_for(["a"]), response_row(None), {}, JudgeA(["   "]))
     with pytest.raises(JudgeError, match="empty response"):
         g.GROUNDEDNESS.plan(ctx)
 
 
-def run_row(judges: dict[str, ListJudge], response: str = GROUNDED_RESPONSE) -> RowResult:
-    config = job(list(judges))
-    row_input = row(response)
-    ctx = context_for(config, row_input, judges, ListJudge([]))
-    plan = g.GROUNDEDNESS.plan(ctx)
-    verdicts = {u.index: g.GROUNDEDNESS.run_unit(ctx, plan, u) for u in plan.units}
-    return g.GROUNDEDNESS.aggregate(row_input, plan, verdicts)
+def result_for(judges: dict[str, JudgeA], response: str = GROUNDED_RESPONSE) -> RowResult:
+    config = job_for(list(judges))
+    row_input = response_row(response)
+    return run_row(g.GROUNDEDNESS, context_for(config, row_input, judges, JudgeA([])))[2]
 
 
 def test_two_judges_each_shown_with_their_mean() -> None:
     ungrounded = UNGROUNDED
-    result = run_row(
-        {"a": ListJudge([GROUNDED_WITH_CLOSING], "a"), "b": ListJudge([ungrounded], "b")}
-    )
+    result = result_for({"a": JudgeA([GROUNDED_WITH_CLOSING], "a"), "b": JudgeA([ungrounded], "b")})
     assert (result.status, result.score) == ("scored", 0.5)
     assert result.details["judges"]["a"]["grounded"] == 1
     assert result.details["judges"]["b"]["grounded"] == 0
@@ -410,9 +416,7 @@ def test_two_judges_each_shown_with_their_mean() -> None:
 
 
 def test_an_unreadable_judge_is_left_out_of_the_mean() -> None:
-    result = run_row(
-        {"a": ListJudge(["no idea"], "a"), "b": ListJudge([GROUNDED_WITH_CLOSING], "b")}
-    )
+    result = result_for({"a": JudgeA(["no idea"], "a"), "b": JudgeA([GROUNDED_WITH_CLOSING], "b")})
     assert (result.status, result.score) == ("partial", 1.0)
     assert result.details["judges"]["a"]["status"] == "unscored"
     assert result.details["judges"]["a"]["reason"] == "parse_error"
@@ -420,11 +424,13 @@ def test_an_unreadable_judge_is_left_out_of_the_mean() -> None:
 
 
 def test_row_with_no_judge_scored_fails_without_a_score() -> None:
-    result = run_row({"a": ListJudge(["hmm"], "a"), "b": ListJudge(["[1, 2]"], "b")})
+    result = result_for({"a": JudgeA(["hmm"], "a"), "b": JudgeA(["[1, 2]"], "b")})
     assert (result.status, result.score, result.reason) == ("failed", None, "parse_error")
     assert result.error
     missing = g.GROUNDEDNESS.aggregate(
-        row("x"), g.GROUNDEDNESS.plan(context_for(job(["a"]), row("x"), {}, ListJudge([]))), {}
+        response_row("x"),
+        g.GROUNDEDNESS.plan(context_for(job_for(["a"]), response_row("x"), {}, JudgeA([]))),
+        {},
     )
     assert (missing.status, missing.reason) == ("failed", "judge_error")
 
@@ -438,8 +444,8 @@ def test_summary_has_per_judge_means_and_agreement() -> None:
         (ungrounded, ungrounded),
         (grounded, grounded),
     ]
-    rows = [run_row({"a": ListJudge([x], "a"), "b": ListJudge([y], "b")}) for x, y in pairs] + [
-        run_row({"a": ListJudge(["junk"], "a"), "b": ListJudge([grounded], "b")})
+    rows = [result_for({"a": JudgeA([x], "a"), "b": JudgeA([y], "b")}) for x, y in pairs] + [
+        result_for({"a": JudgeA(["junk"], "a"), "b": JudgeA([grounded], "b")})
     ]
     summary = g.GROUNDEDNESS.summarize(rows)
     assert summary["per_judge"]["a"]["grounded"] == pytest.approx(3 / 4)
@@ -459,12 +465,12 @@ def test_summary_has_per_judge_means_and_agreement() -> None:
 def test_summary_with_three_judges_reports_fleiss_and_pairs() -> None:
     grounded = GROUNDED_WITH_CLOSING
     rows = [
-        run_row({m: ListJudge([grounded], m) for m in ("a", "b", "c")}),
-        run_row(
+        result_for({m: JudgeA([grounded], m) for m in ("a", "b", "c")}),
+        result_for(
             {
-                "a": ListJudge([grounded], "a"),
-                "b": ListJudge([UNGROUNDED], "b"),
-                "c": ListJudge([grounded], "c"),
+                "a": JudgeA([grounded], "a"),
+                "b": JudgeA([UNGROUNDED], "b"),
+                "c": JudgeA([grounded], "c"),
             }
         ),
     ]
@@ -500,7 +506,7 @@ def test_skill_answers_from_the_context_and_judges_it_grounded() -> None:
         None,  # type: ignore[arg-type]
     )
     assert judged_text is not None
-    verdict, _ = g.judge_response(ListJudge([judged_text]), 0, RETAIL_QUERY, RETAIL_CONTEXT, text)
+    verdict, _ = g.judge_response(JudgeA([judged_text]), 0, RETAIL_QUERY, RETAIL_CONTEXT, text)
     result = g.JudgeResult.model_validate(verdict.value)
     assert (result.grounded, result.eligible) == (1, True)
     assert result.counts["no_rad"] == 1  # the polite closing
@@ -512,7 +518,7 @@ def test_skill_judging_depends_on_the_response() -> None:
     def grounded_of(response: str) -> int | None:
         reply = skill.judge_reply(RETAIL_QUERY, RETAIL_CONTEXT, response)
         verdict, _ = g.judge_response(
-            ListJudge([reply.model_dump_json()]), 0, RETAIL_QUERY, RETAIL_CONTEXT, response
+            JudgeA([reply.model_dump_json()]), 0, RETAIL_QUERY, RETAIL_CONTEXT, response
         )
         return verdict.result
 
@@ -579,7 +585,7 @@ def test_example_responses_score_as_their_ids_say(tmp_path: Path) -> None:
         response = r.data.get("response") or skill.write_answer(r.data["query"], r.data["context"])
         reply = skill.judge_reply(r.data["query"], r.data["context"], response)
         verdict, _ = g.judge_response(
-            ListJudge([reply.model_dump_json()]), 0, r.data["query"], r.data["context"], response
+            JudgeA([reply.model_dump_json()]), 0, r.data["query"], r.data["context"], response
         )
         expected = 0 if r.id.endswith(("unsupported", "contradictory")) else 1
         assert verdict.result == expected, (r.id, verdict.value)

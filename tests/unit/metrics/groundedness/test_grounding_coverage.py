@@ -31,7 +31,7 @@ APPLES = ("Apples are red.", "supported", "Apples are red fruits.")
 ONLY_APPLES = labels(APPLES)
 
 
-def judge(replies: list[Reply], response: str = RESPONSE) -> tuple[Verdict, ListJudge]:
+def judged_with(replies: list[Reply], response: str = RESPONSE) -> tuple[Verdict, ListJudge]:
     judge = ListJudge(replies)
     verdict, _ = g.judge_response(judge, 0, QUERY, CONTEXT, response)
     return verdict, judge
@@ -44,7 +44,7 @@ def result_of(verdict: Verdict) -> g.JudgeResult:
 
 def test_a_judge_that_skips_a_sentence_is_never_grounded() -> None:
     """The issue's case: labelling only "Apples are red." used to give grounded 1."""
-    verdict, used = judge([ONLY_APPLES, ONLY_APPLES])
+    verdict, used = judged_with([ONLY_APPLES, ONLY_APPLES])
     assert (verdict.status, verdict.result, verdict.reason) == (
         "unscored",
         None,
@@ -72,7 +72,7 @@ def test_a_judge_that_skips_a_sentence_is_never_grounded() -> None:
 
 
 def test_a_complete_labelling_is_not_asked_again() -> None:
-    verdict, used = judge([labels(APPLES, ("Bananas cure cancer.", "unsupported", None))])
+    verdict, used = judged_with([labels(APPLES, ("Bananas cure cancer.", "unsupported", None))])
     assert (verdict.status, verdict.result) == ("ok", 0)
     assert len(used.requests) == 1
     result = result_of(verdict)
@@ -84,7 +84,7 @@ def test_the_re_ask_fills_in_only_the_missing_sentences() -> None:
         ("Apples are red.", "contradictory", "Bananas are yellow fruits."),  # not asked: ignored
         ("bananas cure  cancer", "unsupported", None),
     )
-    verdict, used = judge([ONLY_APPLES, again])
+    verdict, used = judged_with([ONLY_APPLES, again])
     assert (verdict.status, verdict.result) == ("ok", 0)
     assert len(used.requests) == 2
     result = result_of(verdict)
@@ -105,7 +105,7 @@ def test_the_re_ask_fills_in_only_the_missing_sentences() -> None:
 def test_a_re_ask_that_covers_everything_can_ground_the_response() -> None:
     response = "Apples are red. Bananas are yellow."
     again = labels(("Bananas are yellow.", "supported", "Bananas are yellow fruits."))
-    verdict, _ = judge([ONLY_APPLES, again], response)
+    verdict, _ = judged_with([ONLY_APPLES, again], response)
     assert (verdict.status, verdict.result) == ("ok", 1)
 
 
@@ -121,7 +121,7 @@ def test_a_re_ask_that_covers_everything_can_ground_the_response() -> None:
 )
 def test_a_sentence_labelled_twice_takes_the_worse_label(given: tuple[str, str], kept: str) -> None:
     excerpt = {"supported": "Apples are red fruits.", "contradictory": "Apples are red fruits."}
-    verdict, _ = judge(
+    verdict, _ = judged_with(
         [labels(*((APPLES[0], label, excerpt.get(label)) for label in given))], "Apples are red."
     )
     result = result_of(verdict)
@@ -134,7 +134,7 @@ def test_a_sentence_labelled_twice_takes_the_worse_label(given: tuple[str, str],
 
 
 def test_clauses_labelled_apart_count_as_one_sentence_with_the_worse_label() -> None:
-    verdict, _ = judge(
+    verdict, _ = judged_with(
         [labels(("Apples are red", *APPLES[1:]), ("but bananas cure cancer", "unsupported", None))],
         "Apples are red but bananas cure cancer.",
     )
@@ -144,30 +144,30 @@ def test_clauses_labelled_apart_count_as_one_sentence_with_the_worse_label() -> 
 
 
 def test_a_failed_re_ask_is_unscored_with_its_own_reason_and_rate_limits_propagate() -> None:
-    verdict, _ = judge([ONLY_APPLES, Blocked("withheld")])
+    verdict, _ = judged_with([ONLY_APPLES, Blocked("withheld")])
     assert (verdict.status, verdict.result, verdict.reason) == ("unscored", None, "blocked")
     assert "Bananas cure cancer." in (verdict.detail or "")
     assert "the re-ask failed: withheld" in (verdict.detail or "")
     assert result_of(verdict).missing == [1]
-    cut, _ = judge([ONLY_APPLES, TruncatedReply("stopped at MAX_TOKENS")])
+    cut, _ = judged_with([ONLY_APPLES, TruncatedReply("stopped at MAX_TOKENS")])
     assert (cut.status, cut.reason) == ("unscored", "truncated")
-    unreadable, _ = judge([ONLY_APPLES, "no idea"])
+    unreadable, _ = judged_with([ONLY_APPLES, "no idea"])
     assert (unreadable.status, unreadable.reason) == ("unscored", "parse_error")
     with pytest.raises(RateLimited):
-        judge([ONLY_APPLES, RateLimited("slow down", retry_after_s=2)])
+        judged_with([ONLY_APPLES, RateLimited("slow down", retry_after_s=2)])
 
 
 def test_sentences_without_words_and_ineligible_responses_need_no_label() -> None:
-    verdict, used = judge([ONLY_APPLES], "Apples are red. —")
+    verdict, used = judged_with([ONLY_APPLES], "Apples are red. —")
     assert (verdict.status, verdict.result, len(used.requests)) == ("ok", 1, 1)
     assert [s.status for s in result_of(verdict).response_sentences] == ["labelled", "no_words"]
-    ineligible, used = judge([labels(eligible=False)])
+    ineligible, used = judged_with([labels(eligible=False)])
     assert (ineligible.status, ineligible.result, len(used.requests)) == ("ok", 0, 1)
 
 
 def test_a_judge_sentence_not_in_the_response_counts_for_nothing() -> None:
     invented = labels(APPLES, ("Cherries are blue.", "unsupported", None))
-    verdict, _ = judge([invented], "Apples are red.")
+    verdict, _ = judged_with([invented], "Apples are red.")
     result = result_of(verdict)
     assert (verdict.result, result.counts["unsupported"]) == (1, 0)
     assert "matches no sentence of the response" in (result.sentences[1].note or "")
@@ -187,7 +187,7 @@ def test_an_unscored_labelling_shows_in_the_row() -> None:
         response=RESPONSE,
         response_source="dataset",
     )
-    verdict, _ = judge([ONLY_APPLES, ONLY_APPLES])
+    verdict, _ = judged_with([ONLY_APPLES, ONLY_APPLES])
     result = g.GROUNDEDNESS.aggregate(row, plan, {0: verdict})
     assert (result.status, result.score, result.reason) == ("failed", None, "incomplete_labels")
     assert [q.reason for q in result.questions] == ["incomplete_labels"]
@@ -213,7 +213,7 @@ def test_the_simulated_judge_answers_a_re_ask_for_just_the_missing_sentences() -
     assert [(s.sentence, s.label) for s in reply.sentences] == [
         ("Bananas cure cancer.", "unsupported")
     ]
-    verdict, _ = judge([ONLY_APPLES, skill_reply(prompt)])
+    verdict, _ = judged_with([ONLY_APPLES, skill_reply(prompt)])
     assert (verdict.status, verdict.result) == ("ok", 0)
 
 

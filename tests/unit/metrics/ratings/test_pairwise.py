@@ -16,8 +16,9 @@ from evalq.examples.ratings import write_pairwise_example
 from evalq.metrics.pairwise.comparisons import combine, first_position_share, winner_of
 from evalq.stats.intervals import wilson
 from tests.support.datasets import write_rows
+from tests.support.metric_harness import Harness, MemoryJudge, simulated
 from tests.support.prompts import extract_section
-from tests.unit.metrics.ratings.test_pointwise import Harness, MemoryJudge, choice_json, simulated
+from tests.support.rating_replies import choice
 
 
 def rows(*pairs: tuple[str, str]) -> list[RowInput]:
@@ -32,15 +33,15 @@ def rows(*pairs: tuple[str, str]) -> list[RowInput]:
     ]
 
 
-def prefers(word: str) -> MemoryJudge:
+def prefers_judge(word: str) -> MemoryJudge:
     """A judge without position bias: it picks whichever shown response contains ``word``."""
 
     def reply(request: JudgeRequest) -> str:
         first = extract_section(request.prompt, "response_a") or ""
         second = extract_section(request.prompt, "response_b") or ""
         if (word in first) == (word in second):
-            return choice_json("SAME")
-        return choice_json("A" if word in first else "B")
+            return choice("SAME")
+        return choice("A" if word in first else "B")
 
     return MemoryJudge(f"prefers-{word}", reply)
 
@@ -67,7 +68,7 @@ def test_combining_both_orders(
 
 
 def test_each_comparison_is_asked_in_both_orders() -> None:
-    judge = prefers("good")
+    judge = prefers_judge("good")
     plan, _, row = Harness("pairwise", {}, {judge.model: judge}).run_row(
         rows(("good answer", "poor answer"))[0]
     )
@@ -91,7 +92,7 @@ def test_each_comparison_is_asked_in_both_orders() -> None:
 
 
 def test_a_judge_that_always_prefers_the_first_position_yields_inconsistent_ties() -> None:
-    biased = MemoryJudge("first-position", lambda request: choice_json("A"))
+    biased = MemoryJudge("first-position", lambda request: choice("A"))
     results, summary = Harness("pairwise", {}, {biased.model: biased}).run(
         rows(("good", "poor"), ("poor", "good"), ("x", "y"))
     )
@@ -104,7 +105,7 @@ def test_a_judge_that_always_prefers_the_first_position_yields_inconsistent_ties
 
 
 def test_win_rates_with_wilson_intervals() -> None:
-    judge = prefers("good")
+    judge = prefers_judge("good")
     pairs = [("good", "poor")] * 6 + [("poor", "good")] * 3 + [("good", "good")]
     results, summary = Harness("pairwise", {}, {judge.model: judge}).run(rows(*pairs))
     assert summary["win_rates"] == {"A": 0.6, "B": 0.3, "tie": 0.1}
@@ -124,7 +125,7 @@ def test_wilson_interval_matches_known_values() -> None:
 
 
 def test_an_unscored_order_leaves_the_comparison_unscored() -> None:
-    replies = iter([choice_json("A"), "I cannot decide."])
+    replies = iter([choice("A"), "I cannot decide."])
     judge = MemoryJudge("j", lambda request: next(replies))
     _, verdicts, row = Harness("pairwise", {}, {"j": judge}).run_row(rows(("a", "b"))[0])
     assert [v.status for v in verdicts.values()] == ["ok", "unscored"]
@@ -134,7 +135,7 @@ def test_an_unscored_order_leaves_the_comparison_unscored() -> None:
 
 
 def test_several_judges_samples_and_their_agreement() -> None:
-    good, biased = prefers("good"), MemoryJudge("biased", lambda request: choice_json("B"))
+    good, biased = prefers_judge("good"), MemoryJudge("biased", lambda request: choice("B"))
     harness = Harness("pairwise", {"samples": 2}, {good.model: good, biased.model: biased})
     results, summary = harness.run(rows(("good", "poor"), ("poor", "good")))
     assert len(results[0].questions) == 2 * 2 * 2  # judges x samples x orders
@@ -172,7 +173,7 @@ def test_simulated_judge_picks_the_better_answer_in_either_order(tmp_path: Path)
     assert explanations["original"].startswith("[simulated judge]")
 
 
-def vertex_rows(tmp_path: Path) -> Path:
+def vertex_pairwise_rows(tmp_path: Path) -> Path:
     """Vertex's pairwise columns: `response` is the candidate, `baseline_model_response` the
     baseline. The candidate is the better answer in rows c*, the baseline in row b1."""
     rows = [
@@ -186,9 +187,9 @@ def vertex_rows(tmp_path: Path) -> Path:
 
 
 def test_vertex_columns_run_with_the_candidate_as_a_and_the_baseline_as_b(tmp_path: Path) -> None:
-    judge = prefers("good")
+    judge = prefers_judge("good")
     harness = Harness("pairwise", {}, {judge.model: judge})
-    loaded = harness.load(vertex_rows(tmp_path))
+    loaded = harness.load(vertex_pairwise_rows(tmp_path))
     assert not loaded.errors and not loaded.warnings
     results, summary = harness.run(loaded.rows)
     assert [(r.id, r.details["winner"]) for r in results] == [("c1", "A"), ("c2", "A"), ("b1", "B")]
@@ -213,7 +214,7 @@ def test_vertex_columns_load_from_csv_and_native_rows_keep_their_labels(tmp_path
         "response": "cand",
         "baseline_model_response": "base",
     }
-    judge = prefers("good")
+    judge = prefers_judge("good")
     results, summary = Harness("pairwise", {}, {judge.model: judge}).run(rows(("good", "bad")))
     assert results[0].details["sides"] == {"A": "response_a", "B": "response_b"}
     assert summary["sides"] == {"A": "response_a", "B": "response_b"}

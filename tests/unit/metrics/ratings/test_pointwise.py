@@ -1,159 +1,28 @@
 """Pointwise metric logic with in-memory judges (no Redis, no Celery): units, parsing,
-repeated samples, several judges, documents, and the simulated judge's ratings.
-
-The small harness here (in-memory judges and a RowContext over them) is reused by the
-pairwise and ranking tests."""
+repeated samples, several judges, documents, and the simulated judge's ratings, run by the
+harness in tests/support/metric_harness.py."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from evalq.core.data_roots import DataRoots
-from evalq.core.dataset import LoadedDataset, load_dataset
+from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, DatasetError, InputError, RateLimited
-from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
-from evalq.core.media import DOCUMENT_TYPES, MediaRules, load_media
-from evalq.core.metric import RowContext, get_metric, load_plan
-from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
+from evalq.core.judge import JudgeRequest
+from evalq.core.metric import get_metric
 from evalq.examples.ratings import write_pointwise_example
-from fake_gemini.brain import SimulatedJudge
-from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
-from tests.support.memory_kv import MemoryKV
+from tests.support.metric_harness import (
+    FailingJudge,
+    Harness,
+    MemoryJudge,
+    qa_inputs,
+    simulated,
+)
 from tests.support.prompts import extract_section
-
-# ---- harness ------------------------------------------------------------------------------
-
-Reply = Callable[[JudgeRequest], str]
-
-
-def rating_json(rating: Any, explanation: str = "because") -> str:
-    return json.dumps({"explanation": explanation, "rating": rating})
-
-
-def choice_json(choice: str, explanation: str = "because") -> str:
-    return json.dumps({"explanation": explanation, "pairwise_choice": choice})
-
-
-@dataclass
-class MemoryJudge:
-    """A judge answering from a function of the request; keeps every request it saw."""
-
-    model: str
-    reply: Reply
-    requests: list[JudgeRequest] = field(default_factory=list)
-
-    def generate(self, request: JudgeRequest) -> JudgeReply:
-        self.requests.append(request)
-        return JudgeReply(
-            text=self.reply(request),
-            model=self.model,
-            model_version="memory",
-            prompt_tokens=1,
-            output_tokens=1,
-            finish_reason="STOP",
-        )
-
-
-class FailingJudge:
-    def __init__(self, model: str, error: Exception) -> None:
-        self.model = model
-        self.error = error
-
-    def generate(self, request: JudgeRequest) -> JudgeReply:
-        raise self.error
-
-
-def simulated(request: JudgeRequest) -> str:
-    """The fake server's brain, called in-process with what the HTTP layer would pass it."""
-    system = request.system_instruction or ""
-    fake = FakeRequest(
-        model="sim",
-        text=f"{system}\n{request.prompt}" if system else request.prompt,
-        media=[FakeMedia(m.mime_type, m.data, m.uri) for m in request.media],
-        response_schema=request.schema.model_json_schema() if request.schema else None,
-        temperature=request.temperature,
-        system=system,
-    )
-    return SimulatedJudge().reply(fake)
-
-
-@dataclass
-class Harness:
-    """Runs a metric's plan -> units -> aggregate -> summarize in-process."""
-
-    metric: str
-    options: dict[str, Any]
-    judges: Mapping[str, Any]  # model -> Judge
-    candidates: Mapping[str, Any] = field(default_factory=dict)
-
-    def job(self, rows_total: int = 1) -> JobConfig:
-        models = list(self.judges)
-        return JobConfig(
-            job_id="test",
-            metric=self.metric,
-            judge_model=models[0],
-            judge_models=models,
-            dataset="-",
-            rows_total=rows_total,
-            created_at=0.0,
-            options=self.options,
-        )
-
-    def context(self, row: RowInput) -> RowContext:
-        def media(name: str) -> MediaPart:
-            ref = row.media.get(name)
-            if ref is None:
-                raise InputError(row.id, name, "missing")
-            rules = MediaRules(roots=DataRoots.of(["/"]), max_bytes=10**7)  # datasets in tmp
-            return load_media(ref, row.id, name, rules, DOCUMENT_TYPES)
-
-        return RowContext(
-            job=self.job(),
-            row=row,
-            judge=lambda model: self.judges[model],
-            candidate=lambda model: self.candidates[model],
-            media=media,
-            kv=MemoryKV(),
-            count=lambda name, amount: None,
-        )
-
-    def load(self, path: Path) -> LoadedDataset:
-        return load_dataset(path, self.metric, self.options)
-
-    def run_row(self, row: RowInput) -> tuple[Any, dict[int, Verdict], RowResult]:
-        """plan -> run_unit per unit -> aggregate, the plan read back from its JSON as the
-        tasks read it from the store."""
-        spec = get_metric(self.metric)
-        ctx = self.context(row)
-        planned = spec.plan(ctx)
-        plan = load_plan(spec.plan_model, planned.model_dump_json(), row.id)
-        assert plan == planned
-        verdicts = {unit.index: spec.run_unit(ctx, plan, unit) for unit in plan.units}
-        return plan, verdicts, spec.aggregate(row, plan, verdicts)
-
-    def run(self, rows: Sequence[RowInput]) -> tuple[list[RowResult], dict[str, Any]]:
-        results = [self.run_row(row)[2] for row in rows]
-        return results, get_metric(self.metric).summarize(results)
-
-
-def qa_rows(n: int = 1) -> list[RowInput]:
-    return [
-        RowInput(
-            id=f"r{i}",
-            line=i + 1,
-            prompt=f"Question {i}?",
-            data={"prompt": f"Question {i}?", "response": f"Answer {i}."},
-        )
-        for i in range(n)
-    ]
-
+from tests.support.rating_replies import rating
 
 QA = {"template": "question_answering_quality"}
 
@@ -178,7 +47,7 @@ def test_user_template_rows_use_only_its_placeholders(tmp_path: Path) -> None:
     loaded = load_dataset(data, "pointwise", options)
     assert [r.data for r in loaded.rows] == [{"answer": "A.", "question": "Q?"}, {"answer": "B."}]
     assert any("row b" in w and "question" in w for w in loaded.warnings)
-    judge = MemoryJudge("j", lambda request: rating_json(3))
+    judge = MemoryJudge("j", lambda request: rating(3))
     harness = Harness("pointwise", options, {"j": judge})
     with pytest.raises(InputError, match="question"):
         harness.run_row(loaded.rows[1])  # fails alone, before any judge call
@@ -190,10 +59,10 @@ def test_one_unit_per_judge_and_sample_with_temperature_for_samples() -> None:
 
     def reply(request: JudgeRequest) -> str:
         calls.append(request)
-        return rating_json(4)
+        return rating(4)
 
     judges = {m: MemoryJudge(m, reply) for m in ("judge-1", "judge-2")}
-    plan, _, result = Harness("pointwise", {**QA, "samples": 3}, judges).run_row(qa_rows()[0])
+    plan, _, result = Harness("pointwise", {**QA, "samples": 3}, judges).run_row(qa_inputs()[0])
     assert [(u.judge, u.sample) for u in plan.units] == [
         (m, k) for m in ("judge-1", "judge-2") for k in range(3)
     ]
@@ -202,15 +71,15 @@ def test_one_unit_per_judge_and_sample_with_temperature_for_samples() -> None:
     assert all(r.schema is not None and "rating" in r.schema.model_fields for r in calls)
     single = MemoryJudge("j", reply)
     calls.clear()
-    Harness("pointwise", QA, {"j": single}).run_row(qa_rows()[0])
+    Harness("pointwise", QA, {"j": single}).run_row(qa_inputs()[0])
     assert [(r.sample, r.temperature) for r in calls] == [(0, 0.0)]
     assert result.details["judges"]["judge-2"]["ratings"] == [4, 4, 4]
 
 
 def test_ratings_mean_and_spread_per_row() -> None:
-    replies = iter([rating_json(5, "first"), rating_json(3, "second"), rating_json(4, "third")])
+    replies = iter([rating(5, "first"), rating(3, "second"), rating(4, "third")])
     judge = MemoryJudge("j", lambda request: next(replies))
-    _, _, row = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run_row(qa_rows()[0])
+    _, _, row = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run_row(qa_inputs()[0])
     assert row.details["ratings"] == [5, 3, 4]
     assert row.details["mean_rating"] == 4.0
     assert row.details["stdev"] == pytest.approx(1.0)
@@ -221,10 +90,10 @@ def test_ratings_mean_and_spread_per_row() -> None:
 
 
 def test_out_of_range_and_unparseable_ratings_are_unscored_never_zero() -> None:
-    replies = iter([rating_json(9), "Rating: 2", rating_json(2)])
+    replies = iter([rating(9), "Rating: 2", rating(2)])
     judge = MemoryJudge("j", lambda request: next(replies))
     _, verdicts, row = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run_row(
-        qa_rows()[0]
+        qa_inputs()[0]
     )
     assert [v.status for v in verdicts.values()] == ["unscored", "unscored", "ok"]
     assert [v.reason for v in verdicts.values()][:2] == ["parse_error", "parse_error"]
@@ -236,8 +105,8 @@ def test_out_of_range_and_unparseable_ratings_are_unscored_never_zero() -> None:
 
 
 def test_a_row_with_no_readable_rating_fails_without_a_score() -> None:
-    judge = MemoryJudge("j", lambda request: rating_json(0))
-    _, _, row = Harness("pointwise", QA, {"j": judge}).run_row(qa_rows()[0])
+    judge = MemoryJudge("j", lambda request: rating(0))
+    _, _, row = Harness("pointwise", QA, {"j": judge}).run_row(qa_inputs()[0])
     assert (row.status, row.score, row.reason) == ("failed", None, "parse_error")
     assert get_metric("pointwise").summarize([row]) == {}
 
@@ -245,13 +114,13 @@ def test_a_row_with_no_readable_rating_fails_without_a_score() -> None:
 def test_rate_limits_propagate_and_other_judge_errors_are_unscored() -> None:
     limited = FailingJudge("j", RateLimited("429", retry_after_s=2))
     harness = Harness("pointwise", QA, {"j": limited})
-    ctx = harness.context(qa_rows()[0])
+    ctx = harness.context(qa_inputs()[0])
     spec = get_metric("pointwise")
     plan = spec.plan(ctx)
     with pytest.raises(RateLimited):
         spec.run_unit(ctx, plan, plan.units[0])
     blocked = Harness("pointwise", QA, {"j": FailingJudge("j", Blocked("SAFETY"))})
-    _, verdicts, row = blocked.run_row(qa_rows()[0])
+    _, verdicts, row = blocked.run_row(qa_inputs()[0])
     assert (verdicts[0].status, verdicts[0].reason) == ("unscored", "blocked")
     assert (row.status, row.reason) == ("failed", "blocked")
 
@@ -268,10 +137,10 @@ def test_summary_reports_consistency_of_repeated_samples() -> None:
             if "Question 1" in request.prompt
             else "r2"
         )
-        return rating_json(next(queues[row]))
+        return rating(next(queues[row]))
 
     judge = MemoryJudge("j", reply)
-    rows, summary = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run(qa_rows(3))
+    rows, summary = Harness("pointwise", {**QA, "samples": 3}, {"j": judge}).run(qa_inputs(3))
     assert [r.details["mean_rating"] for r in rows] == [4.0, 3.0, 5.0]
     assert summary["mean_rating"] == pytest.approx(4.0)
     low, high = summary["mean_rating_ci95"]
@@ -287,12 +156,12 @@ def test_several_judges_have_their_own_results_and_agreement() -> None:
     def judge_for(model: str) -> MemoryJudge:
         def reply(request: JudgeRequest) -> str:
             row = int((extract_section(request.prompt, "prompt") or "")[len("Question ")])
-            return rating_json(ratings[model][row])
+            return rating(ratings[model][row])
 
         return MemoryJudge(model, reply)
 
     judges = {m: judge_for(m) for m in ratings}
-    rows, summary = Harness("pointwise", QA, judges).run(qa_rows(4))
+    rows, summary = Harness("pointwise", QA, judges).run(qa_inputs(4))
     assert rows[1].details["judges"]["judge-a"]["mean_rating"] == 4
     assert rows[1].details["judges"]["judge-b"]["mean_rating"] == 3
     assert rows[1].details["mean_rating"] == 3.5  # each judge weighs the same
@@ -346,7 +215,7 @@ def test_simulated_rating_depends_on_the_document_it_is_given(tmp_path: Path) ->
 def test_a_broken_document_fails_the_row_before_any_judge_call(tmp_path: Path) -> None:
     (tmp_path / "doc.pdf").write_bytes(b"\x89PNG\r\n\x1a\n not a pdf")
     data = write_rows(tmp_path / "d.jsonl", [{"id": "x", "document": "doc.pdf", "response": "r"}])
-    judge = MemoryJudge("j", lambda request: rating_json(3))
+    judge = MemoryJudge("j", lambda request: rating(3))
     harness = Harness("pointwise", {"template": "groundedness"}, {"j": judge})
     (row,) = harness.load(data).rows
     with pytest.raises(InputError, match="document"):
@@ -362,7 +231,7 @@ def test_a_prompt_and_response_only_row_runs_with_the_text_in_the_prompt(
     # prompt; such a row has no context and no document, and must still be rated.
     prompt = "Summarise in one sentence: The tide rises twice a day. The Moon's pull causes it."
     path = write_rows(tmp_path / "d.jsonl", [{"prompt": prompt, "response": "The Moon pulls."}])
-    judge = MemoryJudge("j", lambda request: rating_json(4))
+    judge = MemoryJudge("j", lambda request: rating(4))
     harness = Harness("pointwise", {"template": template}, {"j": judge})
     loaded = harness.load(path)
     assert not loaded.errors and not loaded.warnings

@@ -13,14 +13,10 @@ from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError, InputError
 from evalq.core.judge import JudgeRequest
 from evalq.examples.ratings import write_rank_example
+from tests.support.datasets import write_rows
+from tests.support.metric_harness import Harness, MemoryJudge, simulated
 from tests.support.prompts import extract_section
-from tests.unit.metrics.ratings.test_pointwise import (
-    Harness,
-    MemoryJudge,
-    choice_json,
-    simulated,
-    write_rows,
-)
+from tests.support.rating_replies import choice
 
 LEVEL_RE = re.compile(r"level (\d)")
 
@@ -34,8 +30,8 @@ def by_level() -> MemoryJudge:
             for kind in ("response_a", "response_b")
         ]
         if levels[0] == levels[1]:
-            return choice_json("SAME")
-        return choice_json("A" if levels[0] > levels[1] else "B")
+            return choice("SAME")
+        return choice("A" if levels[0] > levels[1] else "B")
 
     return MemoryJudge("by-level", reply)
 
@@ -94,7 +90,7 @@ def test_summary_recovers_the_known_order_with_intervals(tmp_path: Path) -> None
 
 
 def test_position_biased_judge_ties_everything(tmp_path: Path) -> None:
-    biased = MemoryJudge("first-wins", lambda request: choice_json("A"))
+    biased = MemoryJudge("first-wins", lambda request: choice("A"))
     harness = Harness("rank", CANDIDATES, {biased.model: biased})
     results, summary = harness.run(harness.load(level_rows(tmp_path, 4)).rows)
     assert summary["inconsistency_rate"] == 1.0
@@ -187,7 +183,7 @@ def test_several_judges_each_get_their_own_ranking_and_agreement(tmp_path: Path)
 
     def contrary_reply(request: JudgeRequest) -> str:
         verdict = json.loads(judge.reply(request))["pairwise_choice"]
-        return choice_json({"A": "B", "B": "A"}.get(verdict, "SAME"))
+        return choice({"A": "B", "B": "A"}.get(verdict, "SAME"))
 
     contrary = MemoryJudge("contrary", contrary_reply)
     harness = Harness("rank", CANDIDATES, {judge.model: judge, contrary.model: contrary})

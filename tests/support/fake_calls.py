@@ -1,11 +1,11 @@
 """What the fake server's own tests share: a brain that echoes (and answers a schema with a
-valid verdict), one that fails, and calls through the real client with the error details
-Gemini puts on a 429."""
+valid verdict), one that fails, calls through the real client with the error details Gemini
+puts on a 429, and a batch polled until it ends."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import time
 from typing import Any, Literal
 
 from google import genai
@@ -16,7 +16,7 @@ from fake_gemini.protocol import FakeRequest
 from tests.support.fake_http import RecordingBrain, http
 
 MODEL = "gemini-2.5-flash"
-REPO = Path(__file__).resolve().parents[3]
+TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
 
 
 class Verdict(BaseModel):
@@ -71,9 +71,18 @@ def quota_id(error: errors.APIError) -> str:
     return str(detail(error, "google.rpc.QuotaFailure")["violations"][0]["quotaId"])
 
 
-# ---- fixtures ------------------------------------------------------------------------------
-
-
 def set_script(url: str, rules: list[dict[str, Any]]) -> None:
     status, body = http(url, "/script", rules)
     assert status == 200, body
+
+
+def wait_until_done(client: genai.Client, name: str) -> types.BatchJob:
+    """Poll as a caller would, until the batch reaches a terminal state (a condition, with
+    a generous cap only so a broken server fails the test instead of hanging it)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.batches.get(name=name)
+        if job.state is not None and job.state.value in TERMINAL:
+            return job
+        time.sleep(0.02)
+    raise AssertionError(f"{name} never finished")

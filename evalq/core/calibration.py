@@ -2,7 +2,9 @@
 rater's (Spearman, Kendall tau-b, the Gecko paper's pairwise accuracy, each with a bootstrap
 interval), paired differences between setups with Holm's correction, and which is best per
 unit of cost. Pure: it reads results already fetched (evalq.client.calibrate runs and reads
-the jobs), so the same figures come out of the CLI, the API and the HTML page.
+the jobs), so the same figures come out of the CLI, the API and the HTML page. One job's
+agreement with its own labels, level by level, is evalq.core.human_agreement's; this ranks
+several judge setups by theirs.
 
 A label is a number or yes/no (1/0). A missing or unreadable label leaves its row out, and
 so does a row the setup did not score: each is counted by reason and the rows are named,
