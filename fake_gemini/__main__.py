@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m fake_gemini",
         description="Fake Gemini REST server; every reply it writes is labelled simulated.",
+        # `evalq fake-gemini --help` prints this parser's help: its examples end it, as every
+        # evalq command's help ends (evalq.client.cli.help).
+        epilog="Examples:\n  evalq fake-gemini --port 8765\n"
+        "  evalq fake-gemini --port 8765 --latency-ms 200 --rpm 60 --fault-rate 0.05",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument(

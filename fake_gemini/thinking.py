@@ -9,7 +9,7 @@ count against maxOutputTokens: thinking that eats it leaves no answer (finishRea
 MAX_TOKENS). The amount is deterministic (a hash of the request text), bounded by the budget.
 Gemini 3 models sign their thinking: a text reply carries an opaque ``thoughtSignature`` on
 its last part, for the caller to send back in the next turn.
-Where this and Google's documentation differ (docs/gemini-facts.md), this is wrong.
+Where this and Google's documentation differ (docs/architecture/gemini-facts.md), this is wrong.
 """
 
 from __future__ import annotations

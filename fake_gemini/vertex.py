@@ -1,5 +1,5 @@
 """Vertex AI's spelling of the bodies the fake writes, so a client on ``vertexai=True`` reads
-what Vertex really sends (docs/gemini-facts.md, "Vertex AI"): the judge, scripts, quotas,
+what Vertex really sends (docs/architecture/gemini-facts.md, "Vertex AI"): the judge, scripts, quotas,
 faults and thinking stay the Gemini API's, and only the envelope changes here.
 
 - A reply carries ``createTime`` next to ``responseId`` and ``modelVersion``, and its usage

@@ -366,7 +366,7 @@ def main() -> int:
         console.print(  # the seeds' platform: where the same steps go on Vertex AI
             "on Vertex AI: GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and "
             "GOOGLE_CLOUD_LOCATION, credentials from `gcloud auth application-default login`; "
-            "batch mode adds --vertex-batch-prefix gs://BUCKET/PATH (README: Running on Vertex AI)"
+            "batch mode adds --vertex-batch-prefix gs://BUCKET/PATH (docs/getting-started/vertex-ai.md)"
         )
         return 0
     finally:

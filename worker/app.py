@@ -106,7 +106,7 @@ def create_app(settings: Settings) -> Celery:
         # Flower learns of a task when a worker receives it; the "sent" event (a publish per
         # task sent, from prepare_row) only adds the moment it was queued. Workers turn it on
         # as they start (send_sent_events): a client's app never publishes, since producers
-        # hold no pub/sub permission at all (scripts/redis/evalq-users.acl; README: Redis
+        # hold no pub/sub permission at all (scripts/redis/evalq-users.acl; docs/operations/security.md: Redis
         # users) and may not command workers on Celery's remote-control channel.
         task_send_sent_event=False,
         worker_hijack_root_logger=False,

@@ -287,7 +287,7 @@ def billed_cost(usage: Any) -> CallCost:
 
 def reply_from_response(model: str, response: types.GenerateContentResponse) -> JudgeReply:
     """A generateContent response as evalq's reply, online or from a batch's results: the one
-    reading of blocks, finish reasons, empty text and usage (README, "Results").
+    reading of blocks, finish reasons, empty text and usage (docs/concepts/unscored.md).
 
     - promptFeedback with a blockReason: `blocked`, whatever else the body holds.
     - no candidates (and no block): `truncated`, the model gave no reply at all.

@@ -1,7 +1,8 @@
-"""What each Redis key of worker.keys holds: the table the README shows under "Architecture"
-(written there by devtools/key_table.py). Every shape here is made by calling worker.keys, and
-tests/unit/worker/test_key_table.py checks that every key worker.keys makes has its row, that
-no row names a key it does not make, and that the README's table is this one."""
+"""What each Redis key of worker.keys holds: the table the manual's Redis key reference shows
+(docs/reference/redis-keys.md, generated at build time by devtools/reference/keys_page.py).
+Every shape here is made by calling worker.keys, and tests/unit/worker/test_key_table.py checks
+that every key worker.keys makes has its row and that no row names a key it does not make;
+tests/unit/docs checks that the built page shows every one."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ turns that into a key. The spellings are a stored format: a job written by an ol
 read by these names, so a name here changes only with a migration. Queue names are the
 broker's, not ours, and live in worker.queues.
 
-What each key holds is worker.key_table, which the README's table of keys is generated from
-(devtools/key_table.py); a key added here without a row there fails a test. All job keys
+What each key holds is worker.key_table, which the manual's Redis key reference is generated
+from (docs/reference/redis-keys.md); a key added here without a row there fails a test. All job keys
 expire after the job's ttl_s (EVALQ_RESULT_TTL_S when it was submitted) from their last
 write; rubrics after rubric_ttl_s, replies after call_cache_ttl_s.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-PREFIX = "evalq"  # every key's first part: the ACLs give evalq's users `evalq:*` (README)
+PREFIX = "evalq"  # every key's first part: the ACLs give evalq's users `evalq:*` (docs/operations/security.md)
 
 
 def _key(*parts: str) -> str:

@@ -43,7 +43,7 @@ def memory_warning(address: str, used: int, limit: int) -> str | None:
     return (
         f"Redis at {address} uses {used / mib:.0f} MiB of its maxmemory {limit / mib:.0f} MiB "
         f"({used / limit:.0%}); at the limit it refuses writes (submits fail, workers wait). "
-        "Raise maxmemory (README: Sizing Redis), let finished jobs expire sooner "
+        "Raise maxmemory (docs/operations/redis.md), let finished jobs expire sooner "
         "(EVALQ_RESULT_TTL_S), or wait for running jobs to finish before submitting more."
     )
 

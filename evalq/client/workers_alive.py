@@ -24,7 +24,7 @@ from worker.settings import Settings
 
 NO_WORKER_GRACE_S = 2.0
 CHECK_EVERY_S = 1.0  # Redis is asked at most this often while waiting
-SAID_WITHIN_S = 5  # grace, a check, a poll: what the README promises
+SAID_WITHIN_S = 5  # grace, a check, a poll: what docs/concepts/jobs-rows-units.md promises
 DEFAULT_REDIS_URL = str(Settings.model_fields["redis_url"].default)
 
 

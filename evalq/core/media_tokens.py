@@ -1,4 +1,4 @@
-"""Media tokens by Google's published rules (docs/gemini-facts.md, "Token counting"), for the
+"""Media tokens by Google's published rules (docs/architecture/gemini-facts.md, "Token counting"), for the
 dry run: an image by its tiles, a video and audio by their seconds, a PDF by its pages, read
 from the bytes where they are here and assumed (with a note saying so) where they are not."""
 

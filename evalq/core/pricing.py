@@ -8,7 +8,7 @@ computed per call, when its usage is known, and added up; a model evalq has no p
 never priced at 0: its cost is unknown, and so is any total that includes it.
 
 The defaults are Google's published Gemini Developer API prices, as read on PRICE_DATE (sources
-per number in docs/gemini-facts.md). They change: EVALQ_PRICES overrides them per model, and a
+per number in docs/architecture/gemini-facts.md). They change: EVALQ_PRICES overrides them per model, and a
 job keeps the prices it was submitted with, so every worker prices it alike.
 Simplifications, stated: audio input (billed higher on Flash models) is priced as text, since
 evalq sends no audio; cache storage is not billed here (evalq creates no explicit caches).

@@ -1,5 +1,5 @@
 """The metrics evalq knows, by name: evalq's own, listed here, and any an installed package
-declares under the `evalq.metrics` entry point group (README, "Adding a metric").
+declares under the `evalq.metrics` entry point group (docs/architecture/adding-a-metric.md).
 
 A module of its own importing nothing heavy, so the command line can list the metrics (its
 argument choices) without loading pydantic models or a metric's code: an entry names its

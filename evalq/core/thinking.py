@@ -6,7 +6,7 @@ thinking and still be cut off before it answers. So every judge role says how mu
 checked against what each model family allows before a job is enqueued (a bad budget is a 400
 on every call otherwise), and every request leaves room for its answer after the thinking.
 
-Sources for every number here, with dates: docs/gemini-facts.md. Models evalq does not know
+Sources for every number here, with dates: docs/architecture/gemini-facts.md. Models evalq does not know
 are passed through with a warning: the user's setting is sent as given, and "min"/"modest"
 send nothing, since evalq cannot tell what the model allows.
 """

@@ -1,5 +1,5 @@
 """Batch mode against the shapes the real Batch API answers with (the fake's `/batch-realism`
-switches, each from a public report; docs/gemini-facts.md cites them): results reordered and
+switches, each from a public report; docs/architecture/gemini-facts.md cites them): results reordered and
 unkeyed, per-request errors with gRPC codes and google.rpc details, SUCCEEDED before the
 output is attached, results lines with fields the SDK does not model or that are not JSON,
 and billed replies that are no verdict. Real Redis, real workers, the real client over HTTP.

@@ -1,7 +1,7 @@
 """Day two on a real stack (issue 24, items 7 and 8): Ctrl-C while waiting leaves the job
 running and says how to re-attach; `evalq wait` re-attaches and holds the job to --fail-under;
 `evalq resume` on a running job re-sends only the rows that were lost, and says so; the
-README's "Your own data" recipe runs as written."""
+README's "Five minutes on your own data" tutorial runs as written."""
 
 from __future__ import annotations
 
@@ -116,24 +116,26 @@ def test_resume_on_a_running_job_re_sends_only_lost_rows(
 
 def readme_recipe() -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split("### Your own data", 1)[1].split("\n### ", 1)[0]
+    return readme.split("## Five minutes on your own data", 1)[1].split("\n## ", 1)[0]
 
 
 def test_the_own_data_recipe_runs_as_written(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """The README's recipe, command by command, on a CSV of the shape it describes: its own
+    """The README's tutorial, command by command, on a CSV of the shape it describes: its own
     column names, read through --map, and a column the metric does not read, kept."""
     recipe = readme_recipe()
     run_line = (
-        "evalq run pointwise support.csv --template question_answering_quality \\\n"
-        '        --map prompt=customer_message --map response=reply --name "support v1" --wait'
+        "$ evalq run pointwise support.csv --template question_answering_quality \\\n"
+        '    --map prompt=customer_message --map response=reply --name "support v1" --wait'
     )
     for line in (
+        "evalq worker",
         run_line,
-        "evalq jobs",
-        "evalq results JOB --format csv --out scored.csv",
-        "evalq report JOB --html report.html",
+        "$ evalq jobs",
+        '$ evalq status "support v1"',
+        '$ evalq results "support v1" --format csv --out scored.csv',
+        '$ evalq report "support v1" --html report.html',
     ):
         assert line in recipe, line
     marker = f"Recipe-{uuid.uuid4().hex[:8]}"
@@ -161,12 +163,13 @@ def test_the_own_data_recipe_runs_as_written(
     assert max(len(line) for line in listed.splitlines()) <= 80 and "…" not in listed
     as_json = {j["job_id"]: j for j in json.loads(evalq("jobs", "--json").stdout)}
     assert as_json[job_id]["name"] == "support v1"
-    evalq("results", job_id, "--format", "csv", "--out", "scored.csv")
+    assert job_id in evalq("status", "support v1").stdout  # found by its name
+    evalq("results", "support v1", "--format", "csv", "--out", "scored.csv")
     scored = (tmp_path / "scored.csv").read_text(encoding="utf-8")
     header = scored.splitlines()[0].split(",")
     assert {"rating", "explanation", "channel"} <= set(header), header
     assert "t1" in scored and "t2" in scored
-    evalq("report", job_id, "--html", "report.html")
+    evalq("report", "support v1", "--html", "report.html")
     assert "support v1" in client.summary(job_id).model_dump_json()
     assert (tmp_path / "report.html").stat().st_size > 0
 

@@ -1,6 +1,6 @@
 """Exit codes that mean something (issue 33, item 3), on real workers through the CLI:
 `run --wait`, `resume --wait` and `wait` exit 4 when the job ended with no scored row, 5 when
-it was cancelled, 6 when it paused, and the last line on stderr says why (README: Exit codes).
+it was cancelled, 6 when it paused, and the last line on stderr says why (docs/concepts/jobs-rows-units.md: Exit codes).
 --fail-under keeps exit 1 for a finished job with scores under it."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def test_status_warns_when_redis_is_near_its_maxmemory(tmp_path: Path) -> None:
             assert "warning:" in said, args
             assert f"Redis at 127.0.0.1:{server.port}" in said
             assert "of its maxmemory" in said and "refuses writes" in said
-            assert "Raise maxmemory (README: Sizing Redis)" in said
+            assert "Raise maxmemory (docs/operations/redis.md)" in said
         assert json.loads(near.stdout)["job_id"] == job  # --json's stdout stays JSON
         bare = json.loads(run_evalq(env, "status", "--json").stdout)
         assert bare["maxmemory"] == int(used / 0.9) and bare["used_memory"] > 0

@@ -180,7 +180,7 @@ def test_cli_max_cost_usd_on_run_and_resume(
     run = run_evalq(
         env, "run", "gecko-image", str(data), "--max-cost-usd", "0.0000001", "--wait", "--json"
     )
-    assert run.returncode == 6, run.stderr  # paused (README: Exit codes)
+    assert run.returncode == 6, run.stderr  # paused (docs/concepts/jobs-rows-units.md: Exit codes)
     summary = json.loads(run.stdout)
     assert summary["status"] == "paused" and "cost cap reached" in summary["pause_reason"]
     job = summary["job_id"]

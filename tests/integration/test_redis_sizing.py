@@ -1,4 +1,4 @@
-"""devtools/redis_sizing.py end to end, on small jobs: the figures the README's "Sizing Redis"
+"""devtools/redis_sizing.py end to end, on small jobs: the figures docs/operations/redis.md's "Sizing Redis"
 quotes come from real submits and finished jobs, and hang together."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 a finished job says in one line that there is nothing to resume and exits 8, with or without
 --wait and --json, and says nothing of a job enqueued; on a cancelled job it continues it, and
 on a running one it leaves the rows in flight as they are, each said in one line, exit 0; with
---wait the exit code is how the job then ended (README: Exit codes)."""
+--wait the exit code is how the job then ended (docs/concepts/jobs-rows-units.md: Exit codes)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -163,4 +164,13 @@ def run_evalq_bytes(
         capture_output=True,
         timeout=timeout_s,
         check=False,
+    )
+
+
+def mkdocs_build(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`mkdocs build ARGS` with this interpreter, finished (without Material's notice of its end
+    of life, which would bury a build's own warnings)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return run_command(
+        [sys.executable, "-m", "mkdocs", "build", *args], env, cwd=cwd, timeout_s=240
     )

@@ -1,5 +1,5 @@
 """The layout a newcomer can hold: modules small enough to read, every package under the
-import-cycle contract, and the README's drawing of a row's path naming modules that exist."""
+import-cycle contract, and the manual's drawing of a row's path (docs/architecture/row-path.md) naming modules that exist."""
 
 from __future__ import annotations
 
@@ -53,12 +53,12 @@ def test_every_package_is_checked_for_import_cycles() -> None:
 
 
 def drawing() -> str:
-    readme = Path(ROOT, "README.md").read_text(encoding="utf-8")
-    section = readme.split("### A row's path", 1)[1]
+    page = Path(ROOT, "docs", "architecture", "row-path.md").read_text(encoding="utf-8")
+    section = page.split("## A row's path, module by module", 1)[1]
     return section.split("```", 2)[1]
 
 
-def test_the_readme_draws_a_row_path_through_modules_that_exist() -> None:
+def test_the_manual_draws_a_row_path_through_modules_that_exist() -> None:
     named = re.findall(r"\b((?:evalq|worker|tasks|devtools|fake_gemini)/[\w/]+\.py)\b", drawing())
     assert len(named) >= 10, named
     missing = [name for name in named if not Path(ROOT, name).is_file()]

@@ -4,7 +4,7 @@ test of the migrations checks that upgrading an empty database gives exactly the
 
 Every JSON column holds the text evalq wrote to Redis, byte for byte, so a job read back from
 the archive prints as it did from Redis. The plain columns beside them are for people who query
-the archive with SQL (docs: README, "The archive").
+the archive with SQL (docs/concepts/archive.md; every table: docs/reference/archive-schema.md).
 """
 
 from __future__ import annotations

@@ -29,5 +29,5 @@ def mixed_archives_warning(writers: dict[str, str], reader: str | None = None) -
         "workers of this Redis write to different archives: "
         + "; ".join(parts)
         + ". Point every host at one archive: EVALQ_ARCHIVE_URL=postgresql://... "
-        "(README: The archive)"
+        "(docs/concepts/archive.md)"
     )

@@ -26,11 +26,18 @@ from evalq.client.cli import (
 )
 from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console, pause_collector, shown, visible
+from evalq.client.cli.help import TaskGroup, examples
 
 __all__ = ["cli_entry", "main"]
 
 
-@click.group()
+@click.group(
+    cls=TaskGroup,
+    epilog=examples(
+        "evalq worker",
+        "evalq run pointwise answers.jsonl --template fluency --wait",
+    ),
+)
 @click.version_option(package_name="evalq")
 def main() -> None:
     """Model-as-judge evaluations on Celery + Redis."""
@@ -80,7 +87,7 @@ def __getattr__(name: str) -> Any:
 
 def cli_entry() -> None:
     """The `evalq` command: every exit code it ends with is one of evalq.client.cli.exit_codes
-    (the README's table)."""
+    (the manual's table, docs/concepts/jobs-rows-units.md)."""
     pause_collector()  # until the command has loaded what it runs (common._Collector)
     _guard_stray_output()
     try:

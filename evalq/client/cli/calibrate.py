@@ -24,6 +24,7 @@ from evalq.client.cli.common import (
     redis_option,
     visible,
 )
+from evalq.client.cli.help import examples
 from evalq.core.registry import metric_names
 
 # evaluate keywords a setup does not set for itself: calibrate sets them, or they are the
@@ -133,7 +134,11 @@ def _jobs(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) 
     return out
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        'evalq calibrate rated.jsonl --human rater --setup "short:template=fluency" --setup "long:template=summarization_quality"'
+    )
+)
 @click.argument("dataset", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--human", required=True, metavar="COLUMN", help="The column of human labels.")
 @click.option(

@@ -19,6 +19,7 @@ from evalq.client.cli.common import (
     shown,
     visible,
 )
+from evalq.client.cli.help import examples
 from evalq.client.cli.read import write_html
 
 if TYPE_CHECKING:
@@ -59,7 +60,12 @@ align_option = click.option(
 )
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "evalq compare baseline=JOB_A candidate=JOB_B --html compare.html",
+        "evalq compare JOB_A JOB_B --fail-under -0.02",
+    )
+)
 @sides_argument
 @align_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
@@ -165,7 +171,12 @@ def _say(line: str) -> None:
     err_console().print(shown(line), soft_wrap=True)
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "evalq leaderboard JOB_A JOB_B JOB_C",
+        "evalq leaderboard MULTI_CANDIDATE_JOB --csv board.csv",
+    )
+)
 @sides_argument
 @align_option
 @click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as one JSON object.")

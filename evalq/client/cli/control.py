@@ -20,6 +20,7 @@ from evalq.client.cli.common import (
     redis_option,
     wait_option,
 )
+from evalq.client.cli.help import examples
 
 if TYPE_CHECKING:
     from evalq.client.client import Client
@@ -31,7 +32,7 @@ class NothingToResume(JobEnded):
     exit_code = exit_codes.NOTHING_TO_RESUME
 
 
-@click.command()
+@click.command(epilog=examples("evalq resume JOB --wait", "evalq resume JOB --max-cost-usd 20"))
 @job_id_argument
 @wait_option
 @json_option
@@ -48,7 +49,7 @@ def resume(
     """Continue a paused, cancelled or interrupted job with the rows not yet scored (cached
     calls are free). A running job keeps its rows in flight; only rows that were lost are sent
     again. It says what it did in one line; a finished job has nothing to resume (exit 8).
-    With --wait, the exit code says how it ended (README: Exit codes)."""
+    With --wait, the exit code says how it ended (docs/concepts/jobs-rows-units.md: Exit codes)."""
     from evalq.client.cli.submit import wait_with_progress
     from evalq.client.control import resume_outcome
 
@@ -91,7 +92,7 @@ def _archived_only(client: Client, job_id: str) -> Exception:
     )
 
 
-@click.command()
+@click.command(epilog=examples("evalq cancel JOB"))
 @job_id_argument
 @json_option
 @redis_option
@@ -104,7 +105,9 @@ def cancel(job: str, as_json: bool, redis_url: str | None) -> None:
     emit(client.summary(job_id), as_json)
 
 
-@click.command()
+@click.command(
+    epilog=examples("evalq turns JOB", "evalq turns JOB --priority high --max-in-flight 50")
+)
 @job_id_argument
 @click.option(
     "--priority",
@@ -141,7 +144,7 @@ def turns(
     )
 
 
-@click.command("archive")
+@click.command("archive", epilog=examples("evalq archive JOB", "evalq archive --all"))
 @click.argument("jobs", nargs=-1, metavar="[JOB]...")
 @click.option(
     "--all", "every", is_flag=True, help="Every ended job Redis still has (after an upgrade)."

@@ -1,5 +1,5 @@
 """Every exit code of the `evalq` command, in one place: the commands exit with these names,
-never with a number of their own, and the README's table (Using evalq: Exit codes) is checked
+never with a number of their own, and the manual's table (docs/concepts/jobs-rows-units.md, Exit codes) is checked
 against MEANINGS word for word (tests/unit/client/test_exit_codes.py).
 
 A CI step reads one number: 1 is only ever a threshold not met (or sides judged differently), so
@@ -22,7 +22,7 @@ NOTHING_TO_RESUME = 8
 BUG = 70  # sysexits.h EX_SOFTWARE
 INTERRUPTED = 130  # 128 + SIGINT, as a shell expects
 
-# The README's table, row for row: `| `CODE` | MEANING |`.
+# The manual's table (docs/concepts/jobs-rows-units.md), row for row: `| `CODE` | MEANING |`.
 MEANINGS: dict[int, str] = {
     OK: "done; a job waited on (`run --wait`, `resume --wait`, `wait`) finished with scored "
     "rows (and met `--fail-under` when given)",

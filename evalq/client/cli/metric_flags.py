@@ -145,14 +145,15 @@ class MetricCommand(click.Command):
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """After the options, the values a metric flag offers, a line each (a rating
-        metric's built-in templates), as the metrics' options models list them."""
-        super().format_epilog(ctx, formatter)
+        metric's built-in templates), as the metrics' options models list them; then the
+        examples, last, as every command's help ends."""
         from evalq.core.options import flag_fields
 
         for _, _, flag in flag_fields():
             if flag.listing:
                 with formatter.section(flag.listing_title):
                     formatter.write_dl(list(flag.listing))
+        super().format_epilog(ctx, formatter)
 
 
 def shared_flags(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -26,6 +26,7 @@ from evalq.client.cli.common import (
     shown,
     visible,
 )
+from evalq.client.cli.help import examples
 
 group_by_option = click.option(
     "--group-by",
@@ -37,7 +38,7 @@ group_by_option = click.option(
 )
 
 
-@click.command()
+@click.command(epilog=examples("evalq status JOB", "evalq status JOB --group-by category --json"))
 @optional_job_argument
 @json_option
 @group_by_option
@@ -100,7 +101,9 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
     if as_json:
         echo_json(json.dumps({"redis": address, "used_memory": used, "maxmemory": limit}))
         return
-    bound = f"{limit / 2**20:.0f} MiB" if limit else "none (set maxmemory: README)"
+    bound = (
+        f"{limit / 2**20:.0f} MiB" if limit else "none (set maxmemory: docs/operations/redis.md)"
+    )
     out_console().print(
         visible(f"Redis {address}: {used / 2**20:.1f} MiB used, maxmemory {bound}"),
         highlight=False,
@@ -108,14 +111,14 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
     )
 
 
-@click.command()
+@click.command(epilog=examples("evalq wait JOB --fail-under 0.8"))
 @job_id_argument
 @json_option
 @fail_under_option
 @redis_option
 def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
     """Re-attach to a job: a progress bar until it finishes, pauses or is cancelled, then its
-    summary and exit code, as `evalq run --wait` would have given (README: Exit codes)."""
+    summary and exit code, as `evalq run --wait` would have given (docs/concepts/jobs-rows-units.md: Exit codes)."""
     from evalq.client.cli.submit import ready_to_wait, wait_with_progress
 
     reader = make_reader(redis_url)
@@ -127,7 +130,7 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
     finish(wait_with_progress(reader, job_id, total, quiet=as_json), as_json, fail_under)
 
 
-@click.command()
+@click.command(epilog=examples("evalq jobs --since 30d --metric pointwise"))
 @click.option("--metric", default=None, help="Only jobs of this metric.")
 @click.option("--name", default=None, help="Only jobs whose --name holds this text.")
 @click.option("--dataset", default=None, help="Only jobs whose dataset path holds this text.")
@@ -179,7 +182,11 @@ def jobs(
     out_console().print(jobs_table(summaries))
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "evalq results JOB --out results.jsonl", "evalq results JOB --format csv --out results.csv"
+    )
+)
 @job_id_argument
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
@@ -216,7 +223,7 @@ def write_html(path: Path, html: str) -> None:
     err_console().print(f"wrote {visible(path)} ({len(html) // 1024} KiB)", markup=False)
 
 
-@click.command()
+@click.command(epilog=examples("evalq report JOB --html report.html"))
 @job_id_argument
 @file_option("--html", "html_path", "Write the report here.", required=True)
 @click.option(

@@ -8,10 +8,16 @@ from pathlib import Path
 import click
 
 from evalq.client.cli.common import make_reader, redis_option, visible
+from evalq.client.cli.help import examples
 from evalq.client.cli.metric_flags import data_root_option
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "evalq rubrics prompts.jsonl --out questions.jsonl",
+        "evalq run gecko-image questions.jsonl --questions replace --wait",
+    )
+)
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",

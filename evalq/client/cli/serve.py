@@ -16,12 +16,16 @@ from evalq.client.cli.common import (
     shown,
     visible,
 )
+from evalq.client.cli.help import examples
 
 if TYPE_CHECKING:
     from worker.settings import Settings
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    epilog=examples("evalq worker", "evalq worker --pool threads --concurrency 16"),
+)
 @click.option(
     "--pool",
     "-P",
@@ -125,7 +129,7 @@ def _raise_open_files_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
-@click.command()
+@click.command(epilog=examples("evalq metrics --port 9808"))
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=9808, show_default=True, type=int)
 @redis_option

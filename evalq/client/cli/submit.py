@@ -19,6 +19,7 @@ from evalq.client.cli.common import (
     out_console,
     shown,
 )
+from evalq.client.cli.help import examples
 from evalq.client.cli.metric_flags import (
     MetricCommand,
     column_map_flags,
@@ -36,7 +37,13 @@ def candidate_names(value: str) -> list[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
 
 
-@click.command(cls=MetricCommand)
+@click.command(
+    cls=MetricCommand,
+    epilog=examples(
+        "evalq run pointwise answers.jsonl --template fluency --wait",
+        "evalq run gecko-image prompts.csv --candidates sdxl,flux --max-cost-usd 5 --json",
+    ),
+)
 @click.argument("metric", type=click.Choice(metric_names()))
 @dataset_argument
 @click.option(
@@ -61,7 +68,10 @@ def run(metric: str, dataset: Path, candidates: str | None, **flags: Any) -> Non
     submit_and_report(metric, dataset, options, **flags)
 
 
-@click.command(cls=MetricCommand)
+@click.command(
+    cls=MetricCommand,
+    epilog=examples("evalq rank answers.jsonl --candidates model_a,model_b,model_c --wait"),
+)
 @dataset_argument
 @click.option(
     "--candidates",

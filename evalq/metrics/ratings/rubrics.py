@@ -237,7 +237,7 @@ BUILTIN_RUBRICS: dict[str, RatingRubric] = {
 
 def rubric_line(rubric: RatingRubric) -> str:
     """What a built-in rubric judges and the columns it reads, in one line (`evalq run
-    --help`, the README): its definition's first clause, then the columns, those it needs
+    --help`, docs/guides/your-own-data.md): its definition's first clause, then the columns, those it needs
     (one of each group) named apart."""
     what = rubric.definition.split(":")[0].split(". ")[0].split(", ")[0].rstrip(".")
     reads = ", ".join(spec.column for spec in rubric.inputs)

@@ -1,5 +1,5 @@
 """Every exit code of `evalq` is named in one module (evalq.client.cli.exit_codes), and the
-README's table says the same, row for row: a code added, changed or dropped on either side
+manual's table (docs/concepts/jobs-rows-units.md) says the same, row for row: a code added, changed or dropped on either side
 fails here. The commands exit only through those names, never with a number of their own."""
 
 from __future__ import annotations
@@ -18,20 +18,20 @@ CLI = ROOT / "evalq" / "client" / "cli"
 ROW = re.compile(r"\| `(\d+)` \| (.*) \|")
 
 
-def readme_table() -> dict[int, str]:
-    """The rows of the README's "### Exit codes" table, code -> meaning."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n### Exit codes\n", 1)[1].split("\n#", 1)[0]
+def manual_table() -> dict[int, str]:
+    """The rows of the manual's "## Exit codes" table, code -> meaning."""
+    text = (ROOT / "docs" / "concepts" / "jobs-rows-units.md").read_text(encoding="utf-8")
+    section = text.split("\n## Exit codes\n", 1)[1].split("\n#", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("| `")]
     rows = [ROW.fullmatch(line) for line in lines]
     assert all(rows), [line for line, row in zip(lines, rows, strict=True) if row is None]
     codes = [int(row.group(1)) for row in rows if row]
-    assert len(codes) == len(set(codes)), f"a code is in the README's table twice: {codes}"
+    assert len(codes) == len(set(codes)), f"a code is in the manual's table twice: {codes}"
     return {int(row.group(1)): row.group(2) for row in rows if row}
 
 
-def test_the_readme_table_is_the_codes_module_row_for_row() -> None:
-    table = readme_table()
+def test_the_manual_table_is_the_codes_module_row_for_row() -> None:
+    table = manual_table()
     assert list(table) == list(MEANINGS), "the codes, in order"
     for code, meaning in MEANINGS.items():
         assert table[code] == meaning, f"exit {code}"
@@ -49,7 +49,7 @@ def test_every_named_code_has_a_meaning_and_codes_are_distinct() -> None:
 
 def test_the_commands_exit_only_through_the_named_codes() -> None:
     """No `sys.exit(3)`, `SystemExit(1)` or `exit_code = 130` in the CLI: a number of its own
-    would be a code the README does not list."""
+    would be a code the manual does not list."""
     literal = re.compile(r"(sys\.exit|SystemExit|exit_code\s*=)\s*\(?\s*\d")
     found = [
         f"{path.name}:{n}: {line.strip()}"

@@ -17,7 +17,7 @@ def test_near_or_past_the_limit_says_how_full_and_what_to_do() -> None:
     assert said is not None
     assert "Redis at redis.internal:6379 uses 85 MiB of its maxmemory 100 MiB (85%)" in said
     assert "refuses writes" in said
-    assert "Raise maxmemory (README: Sizing Redis)" in said
+    assert "Raise maxmemory (docs/operations/redis.md)" in said
     assert "EVALQ_RESULT_TTL_S" in said
     assert memory_warning("r:6379", 80 * MIB, 100 * MIB) is not None  # the bound itself
     assert "(120%)" in (memory_warning("r:6379", 120 * MIB, 100 * MIB) or "")

@@ -1,6 +1,6 @@
 """The built-in rating templates are listed where a user looks (issue 33 item 8): in `evalq
 run --help` and `evalq rank --help` (from the options model's --template flag, a line each)
-and in the README's table, each with what its rubric judges."""
+and in the manual's table (docs/guides/your-own-data.md), each with what its rubric judges."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def test_help_lists_them_after_the_options() -> None:
             assert f"{name} {rubric_line(rubric)}" in words
 
 
-def test_the_readme_names_every_built_in_rubric_and_what_it_judges() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_manual_names_every_built_in_rubric_and_what_it_judges() -> None:
+    page = (ROOT / "docs" / "guides" / "your-own-data.md").read_text(encoding="utf-8")
     for name, rubric in BUILTIN_RUBRICS.items():
         what = rubric_line(rubric).split(". Reads")[0]
-        assert f"| `{name}` | {what[:1].lower()}{what[1:]} |" in readme, name
+        assert f"| `{name}` | {what[:1].lower()}{what[1:]} |" in page, name

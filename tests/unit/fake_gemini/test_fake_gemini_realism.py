@@ -1,5 +1,5 @@
 """The batch realism switches: each reshapes the fake's Batch API the way the real service has
-been seen to answer (docs/gemini-facts.md), read through the real google-genai client where
+been seen to answer (docs/architecture/gemini-facts.md), read through the real google-genai client where
 the point is what the client makes of it, and from the raw JSON where the point is the wire."""
 
 from __future__ import annotations

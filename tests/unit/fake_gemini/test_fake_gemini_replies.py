@@ -1,4 +1,4 @@
-"""generateContent reply shapes as the real API sends them (docs/gemini-facts.md): every finish
+"""generateContent reply shapes as the real API sends them (docs/architecture/gemini-facts.md): every finish
 and block reason google-genai knows, withheld and blocked bodies as recorded, usage per
 modality and from a cache, thought summaries and signatures, read by the real client."""
 

@@ -1,5 +1,5 @@
 """Every documented way to start a server listens on 127.0.0.1 or asks for a login: the
-README's commands, the demo's Flower, docker-compose's published ports and the Dockerfile.
+README's and the manual's commands, the demo's Flower, docker-compose's published ports and the Dockerfile.
 Flower is started for real, as documented, and the kernel's table of listening sockets says
 where it listens."""
 
@@ -23,11 +23,16 @@ SERVER_COMMAND = re.compile(r"^(celery\b.*\bflower\b|evalq (metrics|fake-gemini)
 
 
 def documented_commands() -> list[str]:
-    """Commands in the README: inline code and indented code lines."""
-    text = (ROOT / "README.md").read_text()
-    spans = re.findall(r"`([^`\n]+)`", text)
-    blocks = [line.strip() for line in text.splitlines() if line.startswith("    ")]
-    return [c.split("  #")[0].strip() for c in spans + blocks]
+    """Commands in the README and the manual (docs/): inline code, and the lines of code blocks
+    (fenced, a console block's `$ ` taken off, or indented)."""
+    found: list[str] = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        found += re.findall(r"`([^`\n]+)`", text)
+        fenced = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+        found += [line.removeprefix("$ ") for block in fenced for line in block.splitlines()]
+        found += [line for line in text.splitlines() if line.startswith("    ")]
+    return [c.strip().split("  #")[0].strip() for c in found]
 
 
 def server_commands() -> list[str]:

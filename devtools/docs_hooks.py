@@ -1,0 +1,45 @@
+"""MkDocs hook (mkdocs.yml, `hooks:`): the reference pages whose text is made from the code at
+build time. A page holds a marker, `<!-- generated: NAME -->`, and the build puts NAME's
+Markdown in its place, so the settings, the Redis keys and the archive's schema in the manual
+are the ones in the code on the day it was built. A marker naming no generator, or a
+generated page that lost its marker, fails the build: a reference missing from the site is an
+error, not a blank page."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+
+from devtools.reference import archive_page, keys_page, settings_page
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "settings": settings_page.markdown,
+    "redis-keys": keys_page.markdown,
+    "archive-schema": archive_page.markdown,
+}
+# Where each generated text must appear (paths under docs/).
+PAGES = {
+    "reference/settings.md": "settings",
+    "reference/redis-keys.md": "redis-keys",
+    "reference/archive-schema.md": "archive-schema",
+}
+MARKER = re.compile(r"<!--\s*generated:\s*([\w-]+)\s*-->")
+
+
+def expand(markdown: str, src_uri: str) -> str:
+    """The page's Markdown with each marker replaced by its generator's text."""
+    wanted = PAGES.get(src_uri)
+    found = MARKER.findall(markdown)
+    if wanted is not None and wanted not in found:
+        raise PluginError(f"{src_uri} lacks its marker <!-- generated: {wanted} -->")
+    unknown = sorted(set(found) - set(GENERATORS))
+    if unknown:
+        raise PluginError(f"{src_uri}: no generator for {', '.join(unknown)}")
+    return MARKER.sub(lambda match: GENERATORS[match.group(1)](), markdown)
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    return expand(markdown, page.file.src_uri)

@@ -1,0 +1,18 @@
+"""The documentation site, built once per test process in strict mode into a temporary folder,
+as scripts/test builds it: the checks here read what a reader gets, not the Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import mkdocs_build
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    done = mkdocs_build("--strict", "--quiet", "--site-dir", str(site))
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}{done.stderr}"
+    return site
