@@ -72,7 +72,9 @@ def submit_setups(
 ) -> dict[str, str]:
     """Submit every setup before waiting on any, so they run side by side; setup name ->
     job id. Keywords are evaluate's: a bad one is refused naming the setup, before any job
-    is submitted."""
+    is submitted. Each setup is first planned as a dry run, which checks all that a submit
+    checks (options, thinking against the models, the dataset) and stores nothing: a third
+    setup refused after two were submitted would leave those two running, and paid for."""
     from evalq.client.api import _write_frame, evaluate, split_keywords
 
     if len(setups) < 2:
@@ -84,6 +86,11 @@ def submit_setups(
         except TypeError as exc:
             raise CalibrateError(f"setup {name!r}: {exc}") from None
     if isinstance(data, (str, Path)):
+        for name, keywords in setups.items():
+            try:
+                evaluate(data, metric, dry_run=True, **{"name": name, **common, **keywords})
+            except EvalqError as exc:
+                raise CalibrateError(f"setup {name!r}: {exc}") from None
         return {
             name: evaluate(data, metric, **{"name": name, **common, **keywords}).job_id
             for name, keywords in setups.items()

@@ -125,6 +125,26 @@ def test_calibrate_refuses_a_column_no_row_has(
     assert "human" in done.stderr  # the columns it does have
 
 
+def test_a_setup_refused_after_others_submits_none_of_them(
+    client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The third setup asks gemini-2.5-pro for no thinking, which the model refuses: the
+    command exits 2 naming that setup, and the two setups before it were not submitted."""
+    from tests.support.cli import run_evalq
+
+    data = write_calibration_example(tmp_path / "example")
+    env = worker_env(redis_server.url, fake.url)
+    before = set(client.job_reads.job_ids(limit=0))
+    refused = "pro:template=fluency,judge_model=gemini-2.5-pro,thinking_budget=judge=0"
+    args = ["calibrate", str(data), "--human", HUMAN_COLUMN]
+    for setup in (*SETUPS, refused):
+        args += ["--setup", setup]
+    done = run_evalq(env, *args, timeout_s=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "setup 'pro'" in done.stderr and "gemini-2.5-pro" in done.stderr
+    assert set(client.job_reads.job_ids(limit=0)) == before
+
+
 def test_the_demo_step_ranks_the_two_setups_within_80_columns(
     client: Any,
     fake: FakeGemini,
