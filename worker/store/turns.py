@@ -30,6 +30,10 @@ def around_job(key: Callable[[str], str]) -> tuple[str, str]:
     return before, after
 
 
+# take_turns.lua's ARGV after its first five, the same on every call.
+AROUND_JOB_KEYS = tuple(part for key in JOB_KEYS for part in around_job(key))
+
+
 @dataclass(frozen=True)
 class Granted:
     """What one take_turns call did: the window it used, the turns held before it, the
@@ -55,10 +59,9 @@ class TurnState:
 class TurnsStore(StoreBase):
     def take_turns(self, *, window: int, least: int, most: int = 1000) -> Granted:
         """Hand free turns out (take_turns.lua); `window` 0 adds up the live workers' shares."""
-        around = [part for key in JOB_KEYS for part in around_job(key)]
         found = self._script("take_turns")(
             keys=[keys.TURNS, keys.WORKERS, keys.WORKER_SHARES],
-            args=[window, least, time.time(), self.ttl_s, most, *around],
+            args=[window, least, time.time(), self.ttl_s, most, *AROUND_JOB_KEYS],
         )
         flat = [str(v) for v in found[3:]]
         pairs = list(zip(flat[0::2], flat[1::2], strict=True))
