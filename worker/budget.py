@@ -19,8 +19,9 @@ alone, or what the estimates fell short of real costs (not a number of threads).
 
 A reservation expires after the longest a task may run (EVALQ_TASK_TIME_LIMIT_S): a worker
 killed mid-call frees its reservations by their expiry, at the next reserve. Jobs without a cap
-reserve nothing; their calls pay only for the status read. A reply served from the call cache
-(free) never gets here. The status check sits before the rate limiter's wait (inside the Gemini
+reserve nothing; their calls pay only for the status read and the count of calls let through
+(calls_admitted, which a cancel freezes). A reply served from the call cache (free) never gets
+here. The status check sits before the rate limiter's wait (inside the Gemini
 client, at most EVALQ_LIMITER_MAX_WAIT_S) and the client's own transient retries: a cancel
 can not stop those, nor calls already sent.
 """

@@ -160,15 +160,19 @@ class JobControl:
         return transition
 
     def _open_calls(self, job_id: str, metric: str) -> int:
-        """Units of the rows holding a turn that have no verdict: the calls sent and not
-        answered (the window keeps these rows few, so reading each one's plan is cheap)."""
+        """Units of the rows holding a turn that have no verdict, and one call for each such
+        row not yet planned (a plan's calls, a rubric or a candidate, go one at a time): the
+        calls sent and not answered, at most (the window keeps these rows few, so reading each
+        one's plan is cheap)."""
         from evalq.core.metric import get_metric
 
         plan_model = get_metric(metric).plan_model
         count = 0
         for line in self._store.holding_turns(job_id):
             plan = self._store.row_plan(job_id, line, plan_model)
-            if plan is not None:
+            if plan is None:
+                count += 1
+            else:
                 count += max(0, len(plan.units) - len(self._store.verdicts(job_id, line)))
         return count
 

@@ -53,7 +53,7 @@ ROWS = (
         "rows_scored/partial/failed, `failed:{reason}`, judge_calls, prompt_tokens, "
         "output_tokens, rubric_cache_hits, cache_hits, retries, rate_limited, limiter_wait_ms, "
         "simulated_calls, redriven, unit_tasks, units_inline); spent_nanos, budget_nanos, "
-        "reserved_nanos; priority, max_in_flight (turns); calls_open_at_cancel; what escaped a "
+        "reserved_nanos, calls_admitted; priority, max_in_flight (turns); calls_open_at_cancel; what escaped a "
         "task's code: task_errors (how many), task_error_last (`Type: message`, clipped), "
         "task_error_task, task_error_at (epoch s); the archive's: archived_at (its last "
         "write), archive_error and archive_tries (the last failed write), archive_held (its "

@@ -22,6 +22,9 @@ class JobCounters(BaseModel):
     # Judge calls sent and not answered when the job was cancelled (worker.turns keeps them
     # few): those already running finish and are kept, the rest are skipped.
     calls_open_at_cancel: int | None = None
+    # Judge calls the gate let through (worker.budget): sent, or waiting in the rate limiter
+    # to be sent. None passes once the job is cancelled or paused.
+    calls_admitted: int = 0
 
     rows_done: int = 0
     rows_scored: int = 0

@@ -91,7 +91,8 @@ def marked_rows(image: Path, marker: str, rows: int, questions: int) -> list[dic
 def uncached_gecko_rows(folder: Path, rows: int, questions: int, color: str = "red") -> Path:
     """gecko-image rows on one small square of `color`, each with its own questions, worded
     afresh on every call so that no reply an earlier test cached answers them: each question is
-    one run_unit task. Returns the dataset's path."""
+    one run_unit task; with `questions` 0 a row has none, so the judge writes them first (a
+    call, then the row's questions' calls after it). Returns the dataset's path."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{color}.png").write_bytes(png_bytes(32, color=color))
     tag = uuid.uuid4().hex[:8]
@@ -102,11 +103,17 @@ def uncached_gecko_rows(folder: Path, rows: int, questions: int, color: str = "r
                 "id": f"r{i}",
                 "prompt": f"a {color} square",
                 "image": f"{color}.png",
-                "questions": [
-                    {"question": f"Is it {color}? ({tag} {i} {q})", "answer": "yes"}
-                    for q in range(questions)
-                ],
             }
+            | (
+                {
+                    "questions": [
+                        {"question": f"Is it {color}? ({tag} {i} {q})", "answer": "yes"}
+                        for q in range(questions)
+                    ]
+                }
+                if questions
+                else {}
+            )
             for i in range(rows)
         ),
     )

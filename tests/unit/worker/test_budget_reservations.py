@@ -117,6 +117,18 @@ def test_an_idle_job_admits_no_call(store: Store, status: str) -> None:
     assert store.reserved(job) == 0
 
 
+@pytest.mark.parametrize("cap", [None, 10**9])
+def test_calls_let_through_are_counted_and_a_cancel_freezes_the_count(
+    store: Store, cap: int | None
+) -> None:
+    job = capped_job(store, cap)
+    for _ in range(3):
+        assert store.admit_call(job, member(1), 1, HOUR_S).verdict in ("go", "reserved")
+    assert store.transition(job, "cancelled").changed
+    assert store.admit_call(job, member(1), 1, HOUR_S).verdict == "idle"
+    assert store.counters(job).calls_admitted == 3
+
+
 def test_a_gone_job_says_so(store: Store) -> None:
     assert store.admit_call("nosuchjob", member(1), 1, HOUR_S).verdict == "gone"
 

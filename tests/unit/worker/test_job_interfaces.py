@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 
 from evalq.core.errors import JobNotFound
-from evalq.core.models import JobConfig, MediaRef, RowInput
+from evalq.core.models import JobConfig, MediaRef, RowInput, Verdict
 from evalq.core.verdicts import failed_row
+from evalq.metrics.pointwise.metric import PointwisePlan, RatingUnit
 from tests.conftest import ROOT
 from worker.job_control import JobControl
 from worker.job_reads import JobReads
 from worker.settings import Settings
 from worker.store import Store
+from worker.unit_writes import UnitWrites
 
 WINDOW = 2  # turns in all: the third row waits
 
@@ -44,13 +46,15 @@ def both(scratch_url: str) -> tuple[JobControl, JobReads]:
     return JobControl(store, settings), JobReads(store)
 
 
-def create(control: JobControl, sent: Sent, rows: int, *, rejected: int = 1) -> str:
-    """A gecko-image job of `rows` good rows (lines 1..rows) and `rejected` lines refused at load
-    after them, stored and started as the client does it."""
+def create(
+    control: JobControl, sent: Sent, rows: int, *, rejected: int = 1, metric: str = "gecko-image"
+) -> str:
+    """A job of `rows` good rows (lines 1..rows) and `rejected` lines refused at load after
+    them, stored and started as the client does it."""
     job_id = uuid.uuid4().hex[:12]
     config = JobConfig(
         job_id=job_id,
-        metric="gecko-image",
+        metric=metric,
         judge_model="m",
         dataset="d",
         rows_total=rows + rejected,
@@ -126,3 +130,20 @@ def test_the_client_side_may_reach_redis_only_through_the_two_interfaces() -> No
     assert contract["type"] == "forbidden"
     assert {"evalq.client", "evalq.__main__"} <= set(contract["source_modules"])
     assert {"worker.store", "worker.keys", "redis"} <= set(contract["forbidden_modules"])
+
+
+def test_a_cancel_counts_the_calls_its_rows_in_flight_may_still_have_open(
+    both: tuple[JobControl, JobReads], store: Store
+) -> None:
+    """Row 1 is planned with three ratings, one answered: two open. Row 2 holds its turn
+    unplanned: its planning call, one. Row 3 waits for a turn: none."""
+    control, reads = both
+    job = create(control, Sent(), 3, rejected=0, metric="pointwise")
+    ratings = [RatingUnit(index=i, judge="a", sample=i) for i in range(3)]
+    plan = PointwisePlan(
+        units=ratings, template="fluency", template_version="v", judges=["a"], samples=3
+    )
+    store.keep_row_plan(job, "1", plan)
+    store.record_unit(job, "1", Verdict(index=0, status="ok", result=4), UnitWrites())
+    control.cancel(job)
+    assert reads.summary(job).calls_open_at_cancel == 3

@@ -13,6 +13,9 @@
 -- job). A call the room left can not cover is let through alone (nothing else reserved): an
 -- estimate is a bound (the whole output allowance), and refusing it would pause a job far
 -- below its cap; so the one call may overshoot the cap by what it really costs.
+-- Every call let through counts in calls_admitted: a cancel, atomic with this, freezes it, so
+-- the calls a job ever sent are those counted before its cancel (a test counts them at the
+-- fake server).
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or redis.call('HEXISTS', KEYS[1], 'config') == 0 then
   return {'gone', '', '0', '0', ''}
@@ -23,6 +26,7 @@ if status == 'cancelled' or status == 'paused' then
   return {'idle', status, tostring(spent), '0', cap}
 end
 if cap == '' then
+  redis.call('HINCRBY', KEYS[1], 'calls_admitted', 1)
   return {'go', status, tostring(spent), '0', ''}
 end
 local t = redis.call('TIME')
@@ -46,4 +50,5 @@ end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
 reserved = redis.call('HINCRBY', KEYS[1], 'reserved_nanos', estimate)
+redis.call('HINCRBY', KEYS[1], 'calls_admitted', 1)
 return {'reserved', status, tostring(spent), tostring(reserved), cap}
