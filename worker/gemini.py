@@ -329,11 +329,36 @@ def reply_from_response(model: str, response: types.GenerateContentResponse) -> 
         logprobs=reply_logprobs(candidate),
     )
     if not text:
-        # Nothing after thinking, or cut off before any text: truncated (with its tokens,
-        # so they are still counted); an empty text after a normal stop is unreadable.
+        # A normal stop whose answer is another kind of part (a functionCall, say) finished
+        # in the wrong form: unreadable, thinking or not. Nothing after thinking, or cut off
+        # before any text: truncated (with its tokens, so they are still counted); an empty
+        # text after a normal stop is unreadable.
+        if finish == "STOP" and (kinds := _answer_kinds(parts)):
+            raise UnparseableReply(
+                f"the reply holds no text, only {', '.join(kinds)} (finish_reason STOP)",
+                cost=billed,
+            )
         ensure_complete(reply)
         raise UnparseableReply(f"empty reply (finish_reason {finish})", cost=billed)
     return reply
+
+
+def _answer_kinds(parts: list[types.Part]) -> list[str]:
+    """The kinds of the non-thought parts that are not text (`functionCall`, `inlineData`,
+    ...), as the wire names them, in order and once each."""
+    kinds: dict[str, None] = {}
+    for part in parts:
+        if part.thought:
+            continue
+        for name, value in part:
+            if value is not None and name not in ("text", "thought", "thought_signature"):
+                kinds[_camel(name)] = None
+    return list(kinds)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
 
 
 def usage_in(body: dict[str, Any]) -> CallCost | None:

@@ -20,8 +20,9 @@ The rules evalq must follow, whatever the body:
 - finishReason MAX_TOKENS, or any other reason but STOP (OTHER, LANGUAGE, NO_IMAGE,
   MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, FINISH_REASON_UNSPECIFIED, none at all, a
   value nobody knows yet) -> `truncated`, and the text is never read, even a valid verdict.
-- STOP with no answer text (no parts, an empty text, only a functionCall) -> `parse_error`;
-  STOP whose only parts are thoughts, or no answer text after billed thinking -> `truncated`.
+- STOP with no answer text (no parts, an empty text) -> `parse_error`; STOP whose answer is
+  another kind of part (only a functionCall), billed thinking or not -> `parse_error`; STOP
+  whose only parts are thoughts, or nothing at all after billed thinking -> `truncated`.
 - STOP with a valid verdict -> scored with that rating; with several candidates the first is
   read; thought parts are never read as the answer.
 - A 200 body google-genai itself cannot read -> `parse_error`, asked once, not retried.

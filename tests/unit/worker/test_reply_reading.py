@@ -155,3 +155,15 @@ def test_a_stop_with_no_text_after_thinking_is_truncated() -> None:
     error = failure(body)
     assert isinstance(error, TruncatedReply) and "no text after thinking" in error.message
     assert billed(error) == (1200, 40, 300, 1000)
+
+
+def test_a_stop_whose_answer_is_a_function_call_is_unreadable_even_after_thinking() -> None:
+    """The model finished, in the wrong form: not truncated, whatever thinking it billed."""
+    call = {"functionCall": {"name": "get_user_city", "args": {}}, "thoughtSignature": "AY89"}
+    body = {"candidates": [candidate("STOP", call)], "usageMetadata": USAGE}
+    error = failure(body)
+    assert isinstance(error, UnparseableReply)
+    assert "only functionCall" in error.message
+    assert billed(error) == (1200, 40, 300, 1000)
+    # Cut off while calling: truncated, as any end but STOP.
+    assert isinstance(failure({"candidates": [candidate("MAX_TOKENS", call)]}), TruncatedReply)
