@@ -71,14 +71,30 @@ def _answer_candidates(text: str, answer: str) -> list[tuple[str, float]]:
 
 def logprobs_fields(request: FakeRequest, text: str) -> JsonObject:
     """``avgLogprobs`` and ``logprobsResult`` for a candidate whose text is ``text``."""
-    top_n = request.logprobs or _DEFAULT_TOP
-    pieces = tokens(text)
+    chosen, top = _steps(text, request.logprobs or _DEFAULT_TOP)
+    return {
+        "avgLogprobs": _mean(chosen),
+        "logprobsResult": {"topCandidates": top, "chosenCandidates": chosen},
+    }
+
+
+def average_logprob(text: str) -> float:
+    """``avgLogprobs`` alone, as Vertex AI puts it on every text candidate unasked."""
+    return _mean(_steps(text, _DEFAULT_TOP)[0])
+
+
+def _mean(chosen: list[JsonObject]) -> float:
+    return sum(c["logProbability"] for c in chosen) / len(chosen) if chosen else 0.0
+
+
+def _steps(text: str, top_n: int) -> tuple[list[JsonObject], list[JsonObject]]:
+    """Per decoding step of ``text``: the token chosen, and the ``top_n`` candidates."""
     found = list(_ANSWER_VALUE.finditer(text))
     answer_at = found[-1].end() if found else -1
     chosen: list[JsonObject] = []
     top: list[JsonObject] = []
     at = 0
-    for piece in pieces:
+    for piece in tokens(text):
         word = piece.strip()
         if at + len(piece) - len(piece.lstrip()) == answer_at and word in _OTHER:
             ranked = _answer_candidates(text, word)
@@ -89,8 +105,4 @@ def logprobs_fields(request: FakeRequest, text: str) -> JsonObject:
             chosen.append(candidates[0])
         top.append({"candidates": candidates[:top_n]})
         at += len(piece)
-    average = sum(c["logProbability"] for c in chosen) / len(chosen) if chosen else 0.0
-    return {
-        "avgLogprobs": average,
-        "logprobsResult": {"topCandidates": top, "chosenCandidates": chosen},
-    }
+    return chosen, top

@@ -4,6 +4,8 @@ faults and thinking stay the Gemini API's, and only the envelope changes here.
 
 - A reply carries ``createTime`` next to ``responseId`` and ``modelVersion``, and its usage
   says ``trafficType`` and breaks the answer down per modality (``candidatesTokensDetails``).
+- A candidate with text carries ``avgLogprobs`` unasked (recorded from gemini-2.0-flash to
+  gemini-3-flash-preview; a functionCall-only candidate was recorded without it).
 - An error is Vertex's list-wrapped ``[{"error": {...}}]``.
 - A quota error names no quota and no delay: Vertex's 429 is a bare RESOURCE_EXHAUSTED, with
   the ``errors`` entry (reason ``rateLimitExceeded``) the recorded bodies carry.
@@ -16,6 +18,7 @@ import copy
 import datetime
 from typing import Any
 
+from fake_gemini.logprobs import average_logprob
 from fake_gemini.protocol import JsonObject
 from fake_gemini.rest import error_body
 
@@ -43,8 +46,17 @@ def vertex_reply(body: JsonObject) -> JsonObject:
         if isinstance(output, int) and "candidatesTokensDetails" not in usage:
             usage["candidatesTokensDetails"] = [{"modality": "TEXT", "tokenCount": output}]
         usage["trafficType"] = TRAFFIC_TYPE
+    for candidate in reply.get("candidates") or []:
+        text = _answer_text(candidate)
+        if text and "avgLogprobs" not in candidate:
+            candidate["avgLogprobs"] = average_logprob(text)
     reply["createTime"] = create_time()
     return reply
+
+
+def _answer_text(candidate: JsonObject) -> str:
+    parts = (candidate.get("content") or {}).get("parts") or []
+    return "".join(p.get("text") or "" for p in parts if not p.get("thought"))
 
 
 def vertex_error(body: JsonObject) -> list[JsonObject]:

@@ -14,6 +14,7 @@ from pydantic import SecretStr
 
 from evalq.core.errors import RateLimited
 from evalq.core.judge import JudgeRequest
+from fake_gemini.logprobs import average_logprob
 from fake_gemini.routes.vertex import vertex_prefix
 from fake_gemini.serving import running_server
 from tests.conftest import FakeGemini
@@ -100,6 +101,9 @@ def test_raw_reply_is_vertex_shaped_on_both_versions_and_in_express_mode(
         assert body["usageMetadata"]["candidatesTokensDetails"] == [
             {"modality": "TEXT", "tokenCount": output}
         ]
+        (candidate,) = body["candidates"]  # its text's mean log probability, unasked
+        text = candidate["content"]["parts"][0]["text"]
+        assert candidate["avgLogprobs"] == average_logprob(text) < 0
     assert local_fake.stats()["by_route"] == {"vertex": 2}
     status, _ = post(base_url, f"/v1beta/models/{MODEL}:generateContent")  # the Gemini API
     assert status == 200
