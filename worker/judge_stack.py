@@ -30,7 +30,9 @@ from worker.store import Store
 from worker.unit_writes import NotCached, UnitWrites
 
 Layer = Callable[[Judge], Judge]
-Innermost = Callable[[str], Judge]  # a model's innermost judge
+# A model's innermost judge, given the Gemini client as every API call reaches it (behind
+# the spend gate), for one that may still ask the API (batch mode's online fallback).
+Innermost = Callable[[str, Callable[[], Judge]], Judge]
 
 
 def build_stack(inner: Judge, layers: Sequence[Layer]) -> Judge:
@@ -135,9 +137,10 @@ class TokenCorrection:
 
 class CacheOnly:
     """The innermost judge when prepare_row resolves units inline: every request that reaches
-    it is a cache miss, and becomes NotCached (the unit goes to a task)."""
+    it is a cache miss, and becomes NotCached (the unit goes to a task); it never asks the
+    API, so the API judge it is offered goes unused."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, _api: Callable[[], Judge] | None = None) -> None:
         self.model = model
 
     def generate(self, request: JudgeRequest) -> JudgeReply:

@@ -7,7 +7,7 @@ limiter corrections are then held and written with the unit's verdict in one rou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from evalq.core.errors import InputError
@@ -88,19 +88,24 @@ class Runtime:
         probe: CacheProbe | None = None,
     ) -> Judge:
         """A judge for one job's calls (worker.judge_stack). `innermost`: in place of the
-        Gemini client (and the spend cap and limiter correction before it); `probe`: read the
-        call cache through it (with held writes)."""
+        Gemini client (and the spend cap and limiter correction before it), offered that
+        client for what it may still ask online, at the online price; `probe`: read the call
+        cache through it (with held writes)."""
         writes = calls.writes
         replies: KeyValue = (
             self.store.call_replies() if writes is None else HeldEntries(self.store, writes, probe)
         )
         layers = job_layers(self.store, self.settings, calls, role, replies)
         if innermost is not None:
-            return build_stack(innermost(model), layers)
+            online = replace(calls, batch=False)
+            return build_stack(innermost(model, lambda: self.api_judge(model, online)), layers)
+        return build_stack(self.api_judge(model, calls), layers)
+
+    def api_judge(self, model: str, calls: JobCalls) -> Judge:
+        """The Gemini client as every call to the API reaches it: behind the spend gate (the
+        job's status, its cap's reservation) and the limiter's correction."""
         inner = get_judge(model, self.settings, self.limiter)
-        return build_stack(
-            inner, [*layers, *api_layers(self.store, self.settings, self.limiter, calls)]
-        )
+        return build_stack(inner, api_layers(self.store, self.settings, self.limiter, calls))
 
 
 @lru_cache(maxsize=1)

@@ -112,14 +112,18 @@ def test_results_without_a_key_are_never_used_and_never_bought_twice(
     """Reordered inlined responses with no metadata can't be matched: no row is scored from
     another's reply, nothing is matched by position, and no second batch is sent with the same
     requests. They are counted (and what they billed), and each request is answered online,
-    once, at the online price; the job says so."""
+    once, at the online price, each through the gate every API call passes (the job's status,
+    its spend cap's reservation); the job says so."""
     data, _ = case_rows(tmp_path / "data")
     s.post("/batch-realism", {"file_answered_inline": True, "reorder": True, "no_metadata": True})
     client = s.client()
     online_before = s.stats()["requests"]
-    job = client.submit("gecko-image", data, mode="batch")
+    job = client.submit("gecko-image", data, mode="batch", max_cost_usd=5.0)
     summary = client.wait(job.job_id, timeout_s=120)
     assert summary.status == "finished"
+    store = s.store()
+    assert store.counters(job.job_id).calls_admitted == 9
+    assert store.reserved(job.job_id) == 0  # each reserved, then settled
     assert summary.rows_scored == 3
     assert summary.batch is not None and summary.batch["results_unmatched"] == 9
     assert summary.batch["requests_online"] == 9

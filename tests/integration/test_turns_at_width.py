@@ -20,7 +20,6 @@ from tests.support.datasets import uncached_gecko_rows
 from tests.support.stack import Stack, stack
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.settings import Settings
-from worker.store import Store
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +49,7 @@ def cancel_and_drain(s: Stack, client: Any, job: str) -> tuple[float, float, int
     began = time.time()
     client.cancel(job)
     returned = time.time()
-    admitted = admitted_calls(s, job)
+    admitted = s.store().counters(job).calls_admitted
 
     def drained() -> bool:
         idle = s.stats()["in_flight"] == 0 and r.llen(QUEUE_ROWS) + r.llen(QUEUE_QUESTIONS) == 0
@@ -58,11 +57,6 @@ def cancel_and_drain(s: Stack, client: Any, job: str) -> tuple[float, float, int
 
     wait_for(drained, 60, "the cancelled job's calls and tasks to drain")
     return began, returned, admitted
-
-
-def admitted_calls(s: Stack, job: str) -> int:
-    """The calls the gate before the API let through for `job` (worker.budget)."""
-    return Store(s.redis_client(), Settings()).counters(job).calls_admitted
 
 
 def test_a_small_job_finishes_while_most_of_a_large_one_waits_then_a_cancel_stops_it(
@@ -80,14 +74,14 @@ def test_a_small_job_finishes_while_most_of_a_large_one_waits_then_a_cancel_stop
         # went: most of the large job is still in line, not in the broker or running.
         assert behind.status == "running"
         assert behind.rows_waiting > LARGE_ROWS // 2, behind
-        small_calls = admitted_calls(s, quick)
+        small_calls = s.store().counters(quick).calls_admitted
         began, returned, admitted = cancel_and_drain(s, client, large)
         # No call passed the gate after the cancel: the count it froze stays, and every call
         # that ever reached the fake server is one counted before the cancel returned. (Calls
         # let through just before it may arrive later: a gevent worker busy with 200 slots
         # can take a while to send one; the gate, not a clock, is what stops them.)
         events = s.stats()["events"]
-        assert admitted_calls(s, large) == admitted
+        assert s.store().counters(large).calls_admitted == admitted
         assert 0 < len(events) <= small_calls + admitted
         stopped = client.summary(large)
         assert stopped.rows_done < LARGE_ROWS // 2

@@ -27,6 +27,8 @@ from devtools.local import (
     start_redis,
     stop,
 )
+from worker.settings import Settings
+from worker.store import Store
 
 
 @dataclass
@@ -41,6 +43,10 @@ class Stack:
 
     def redis_client(self) -> Redis:
         return self.redis.client()
+
+    def store(self) -> Store:
+        """The stack's store, for what no summary shows (calls_admitted, the reservations)."""
+        return Store(self.redis_client(), Settings())
 
     def stats(self) -> dict[str, Any]:
         with urllib.request.urlopen(self.gemini_url + "/stats", timeout=10) as response:

@@ -23,7 +23,7 @@ from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ReplyLogprobs
 from evalq.core.metric import RowContext
 from worker.batch.wire import describe, inlined_request
 from worker.call_cache import call_digest
-from worker.gemini import get_judge, reply_from_response, unreadable_reply
+from worker.gemini import reply_from_response, unreadable_reply
 from worker.lifecycle.outcomes import AwaitingReply
 from worker.runtime import Runtime, row_context
 from worker.store import Store
@@ -168,14 +168,7 @@ def batch_row_context(
     """The online row context with judges that answer from batch results, at the batch price;
     the model versions of the replies read go into `versions`."""
 
-    def innermost(model: str) -> Judge:
-        return BatchReplyJudge(
-            model,
-            rt.store,
-            job_id,
-            line,
-            collector,
-            online=lambda: get_judge(model, rt.settings, rt.limiter),
-        )
+    def innermost(model: str, api: Callable[[], Judge]) -> Judge:
+        return BatchReplyJudge(model, rt.store, job_id, line, collector, online=api)
 
     return row_context(rt, job_id, line, innermost=innermost, batch=True, versions=versions)
