@@ -48,6 +48,25 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="evalq-test-data-")
 
 
+@pytest.fixture(autouse=True)
+def _evalq_environment_kept() -> Iterator[None]:
+    """A command run in this process with --archive-url or --redis-url sets EVALQ_* for the
+    rest of the process, as it must in a process of its own; after each test they are put
+    back (and the cached settings dropped), so no later test meets an archive an earlier one
+    dropped."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("EVALQ_")}
+    yield
+    now = {k: v for k, v in os.environ.items() if k.startswith("EVALQ_")}
+    if now == before:
+        return
+    for name in now.keys() - before.keys():
+        del os.environ[name]
+    os.environ.update(before)
+    from worker.settings import get_settings
+
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A private redis-server, so tests may flush and scan it; EVALQ_TEST_REDIS_URL overrides."""
@@ -227,3 +246,29 @@ def gcs_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsEmulat
     else:
         os.environ["STORAGE_EMULATOR_HOST"] = before
     stop(emulator.proc)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest first (tests.support.ordering), a module's tests that share a module-scoped
+    fixture kept on one process. Before xdist reads the groups it adds to the test ids."""
+    from tests.support.ordering import load_durations, longest_first
+
+    units = longest_first(items, lambda i: i.nodeid, _shared_module, load_durations())
+    for unit in units:
+        if len(unit.members) > 1:
+            for index in unit.members:
+                items[index].add_marker(pytest.mark.xdist_group(unit.name))
+    items[:] = [items[index] for unit in units for index in unit.members]
+
+
+def _shared_module(item: pytest.Item) -> str | None:
+    """The module whose fixture of module scope (or wider, short of the session) this test
+    uses: its tests run on one process."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for defs in info.name2fixturedefs.values():
+        if defs and defs[-1].scope in ("module", "package", "class"):
+            return item.nodeid.split("::", 1)[0]
+    return None

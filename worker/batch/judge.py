@@ -23,8 +23,8 @@ from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ReplyLogprobs
 from evalq.core.metric import RowContext
 from worker.batch.wire import describe, inlined_request
 from worker.call_cache import call_digest
-from worker.gemini import reply_from_response, unreadable_reply
 from worker.lifecycle.outcomes import AwaitingReply
+from worker.reply_reading import reply_from_response, unreadable_reply
 from worker.runtime import Runtime, row_context
 from worker.store import Store
 

@@ -23,7 +23,8 @@ from worker.batch.reading import BatchView, ResultEntry
 from worker.batch.vertex import VertexBackend
 from worker.batch.wire import no_result, retryable
 from worker.budget import pause_if_spent
-from worker.gemini import make_client, usage_in
+from worker.gemini import make_client
+from worker.reply_reading import usage_in
 from worker.settings import Settings
 from worker.store import Store
 

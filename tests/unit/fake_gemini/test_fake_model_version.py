@@ -13,7 +13,7 @@ from fake_gemini.protocol import SCRIPTED_MODEL_VERSION
 from fake_gemini.serving import running_server
 from tests.support.fake_calls import EchoBrain, ask, set_script
 from tests.support.fake_http import http, make_client
-from worker.gemini import reply_from_response
+from worker.reply_reading import reply_from_response
 
 
 def test_a_suffix_given_at_start_labels_every_simulated_reply() -> None:

@@ -14,7 +14,7 @@ from google.genai import types
 from evalq.core.errors import Blocked, JudgeError, TruncatedReply, UnparseableReply
 from evalq.core.judge import ensure_complete
 from fake_gemini.script import BLOCK_REASONS
-from worker.gemini import BLOCKING_FINISH_REASONS, reply_from_response
+from worker.reply_reading import BLOCKING_FINISH_REASONS, reply_from_response
 
 USAGE = {
     "promptTokenCount": 1200,

@@ -12,7 +12,8 @@ from evalq.core.reply_schemas import VerdictReply
 from tests.support.memory_kv import MemoryKV
 from tests.support.recorded import recorded_logprobs
 from worker.call_cache import CachingJudge, call_digest
-from worker.gemini import reply_from_response, request_parts
+from worker.gemini import request_parts
+from worker.reply_reading import reply_from_response
 
 
 def test_logprobs_are_asked_for_only_when_the_request_wants_them() -> None:

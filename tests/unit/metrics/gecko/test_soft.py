@@ -26,7 +26,7 @@ from evalq.metrics.gecko.soft import (
 from evalq.metrics.gecko.validation import validate_question
 from tests.support.judges import ListJudge
 from tests.support.recorded import recorded_logprobs
-from worker.gemini import reply_from_response
+from worker.reply_reading import reply_from_response
 
 MEDIA: Any = None  # the in-memory judge never looks at it
 
