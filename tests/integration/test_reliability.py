@@ -93,12 +93,11 @@ def shapes_dataset(folder: Path, rows: int, *, own_questions: bool = False) -> P
     return path
 
 
-KILL_EVERY = 30  # rows
-KILL_ROWS = 300  # rows of the job the workers are killed under, one kill per KILL_EVERY landed
+KILL_EVERY = 40  # rows
 
 
 def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
-    data = shapes_dataset(tmp_path / "data", KILL_ROWS)
+    data = shapes_dataset(tmp_path / "data", 500)
     with stack(
         tmp_path,
         "--latency-ms",
@@ -111,7 +110,7 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
         calm = client.wait(
             client.submit("gecko-image", data, use_cache=False).job_id, timeout_s=300
         )
-        assert calm.rows_done == KILL_ROWS
+        assert calm.rows_done == 500
 
         job = client.submit("gecko-image", data, use_cache=False).job_id
 
@@ -124,11 +123,11 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
         # moves between kills (every worker is killed mid-work more than once) and finishes.
         while True:
             wait_for(
-                lambda: rows_done() >= min(KILL_ROWS, killed_at + KILL_EVERY),
+                lambda: rows_done() >= min(500, killed_at + KILL_EVERY),
                 300,
                 f"{KILL_EVERY} more rows after kill {kills}",
             )
-            if (killed_at := rows_done()) >= KILL_ROWS:
+            if (killed_at := rows_done()) >= 500:
                 break
             victim = rng.choice([p for p in s.pool.procs if p.poll() is None])
             victim.send_signal(signal.SIGKILL)
@@ -139,8 +138,8 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
         results = client.results(job)
     print(f"\nkill test: {kills} SIGKILLs, {stormy.redriven} rows re-driven by the watchdog")
     assert kills >= 3
-    assert len(results) == len({r.id for r in results}) == KILL_ROWS  # every row once
-    assert stormy.rows_scored + stormy.rows_partial + stormy.rows_failed == KILL_ROWS
+    assert len(results) == len({r.id for r in results}) == 500  # every row once
+    assert stormy.rows_scored + stormy.rows_partial + stormy.rows_failed == 500
     assert comparable(stormy) == comparable(calm)
 
 
