@@ -138,8 +138,11 @@ class BatchReplyJudge:
         try:
             reply = replace(self.online().generate(request), online=True)
         except JudgeError as exc:
-            message = f"asked online after its batch's results came back unmatched: {exc}"
-            self.store.save_batch_replies(self.job_id, {slot: json.dumps({"error": message})})
+            # Kept only when final: a job paused or cancelled at the gate, a cap busy, a rate
+            # limit or a transient failure asks again at a later sweep, as any online call.
+            if exc.retry == "never":
+                message = f"asked online after its batch's results came back unmatched: {exc}"
+                self.store.save_batch_replies(self.job_id, {slot: json.dumps({"error": message})})
             raise
         self.store.save_batch_replies(self.job_id, {slot: json.dumps(asdict(reply))})
         return reply
