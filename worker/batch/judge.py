@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from google.genai import types
 
-from evalq.core.errors import CallCost, JudgeError
+from evalq.core.errors import CallCost, JudgeError, policy_of
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ReplyLogprobs
 from evalq.core.metric import RowContext
 from worker.batch.wire import describe, inlined_request
@@ -140,7 +140,7 @@ class BatchReplyJudge:
         except JudgeError as exc:
             # Kept only when final: a job paused or cancelled at the gate, a cap busy, a rate
             # limit or a transient failure asks again at a later sweep, as any online call.
-            if exc.retry == "never":
+            if policy_of(exc) == "never":
                 message = f"asked online after its batch's results came back unmatched: {exc}"
                 self.store.save_batch_replies(self.job_id, {slot: json.dumps({"error": message})})
             raise
