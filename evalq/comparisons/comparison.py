@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from typing import Any, get_args
 
@@ -63,13 +63,7 @@ class QuestionSets:
         return text
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "paired": self.paired,
-            "identical": self.identical,
-            "common_only": self.common_only,
-            "no_common": self.no_common,
-            "sentence": self.sentence(),
-        }
+        return {**asdict(self), "sentence": self.sentence()}
 
 
 def question_sets(rows: Sequence[PairedRow]) -> QuestionSets:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,15 +61,26 @@ align_option = click.option(
 )
 
 
-@click.command(
-    epilog=examples(
-        "evalq compare baseline=JOB_A candidate=JOB_B --html compare.html",
-        "evalq compare JOB_A JOB_B --fail-under -0.02",
-    )
+def sides_command(what: str, *usage: str) -> Callable[[Callable[..., None]], click.Command]:
+    """A command over sides (compare, leaderboard): its examples, then the sides, --by and
+    --json, in the one order and wording both take them; its own options follow."""
+
+    def make(run: Callable[..., None]) -> click.Command:
+        json_option = click.option(
+            "--json", "as_json", is_flag=True, help=f"Print the {what} as one JSON object."
+        )
+        for param in (json_option, align_option, sides_argument):
+            run = param(run)
+        return click.command(epilog=examples(*usage))(run)
+
+    return make
+
+
+@sides_command(
+    "comparison",
+    "evalq compare baseline=JOB_A candidate=JOB_B --html compare.html",
+    "evalq compare JOB_A JOB_B --fail-under -0.02",
 )
-@sides_argument
-@align_option
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
 @file_option(
     "--html",
     "html_path",
@@ -171,15 +183,11 @@ def _say(line: str) -> None:
     err_console().print(shown(line), soft_wrap=True)
 
 
-@click.command(
-    epilog=examples(
-        "evalq leaderboard JOB_A JOB_B JOB_C",
-        "evalq leaderboard MULTI_CANDIDATE_JOB --csv board.csv",
-    )
+@sides_command(
+    "leaderboard",
+    "evalq leaderboard JOB_A JOB_B JOB_C",
+    "evalq leaderboard MULTI_CANDIDATE_JOB --csv board.csv",
 )
-@sides_argument
-@align_option
-@click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as one JSON object.")
 @file_option("--csv", "csv_path", "Also write the leaderboard as CSV.")
 @click.option(
     "--group-by",

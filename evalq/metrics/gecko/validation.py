@@ -50,8 +50,9 @@ class ValidatorSpec:
     request: Callable[[Question, MediaPart], JudgeRequest]
     batch_request: Callable[[Sequence[Question], MediaPart], JudgeRequest]
     parse: Callable[[str, Question], str]  # (reply text, question) -> answer
-    template_version: str
-    batch_template_version: str
+    # The template versions of its yes/no questions (images) or of all its questions (videos):
+    # (per question, batched), indexed by `batched` as choice_template_versions is.
+    template_versions: tuple[str, str]
     # The template version(s) a row's questions are asked with, when they vary by question.
     versions: Callable[[Sequence[Question], bool], str] | None = None
     # Where questions with choices have templates of their own (images): (per question,
@@ -61,11 +62,11 @@ class ValidatorSpec:
     def version(self, questions: Sequence[Question], batched: bool) -> str:
         if self.versions is not None:
             return self.versions(questions, batched)
-        return self.batch_template_version if batched else self.template_version
+        return self.template_versions[batched]
 
     def templates(self, batched: bool) -> dict[str, str]:
         """Every template this validator may ask with in one mode, by what it asks."""
-        asked = {"validator": self.batch_template_version if batched else self.template_version}
+        asked = {"validator": self.template_versions[batched]}
         if self.choice_template_versions is not None:
             asked["choice validator"] = self.choice_template_versions[batched]
         return asked
@@ -105,8 +106,7 @@ IMAGE_VALIDATOR = ValidatorSpec(
     request=_image_request,
     batch_request=_image_batch_request,
     parse=parse_answer,
-    template_version=VALIDATOR_TEMPLATE_VERSION,
-    batch_template_version=BATCH_VALIDATOR_TEMPLATE_VERSION,
+    template_versions=(VALIDATOR_TEMPLATE_VERSION, BATCH_VALIDATOR_TEMPLATE_VERSION),
     versions=_image_versions,
     choice_template_versions=(
         CHOICE_VALIDATOR_TEMPLATE_VERSION,

@@ -60,8 +60,7 @@ VIDEO_VALIDATOR = ValidatorSpec(
     request=_request,
     batch_request=_batch_request,
     parse=parse_choice_answer,
-    template_version=VIDEO_VALIDATOR_TEMPLATE_VERSION,
-    batch_template_version=VIDEO_BATCH_VALIDATOR_TEMPLATE_VERSION,
+    template_versions=(VIDEO_VALIDATOR_TEMPLATE_VERSION, VIDEO_BATCH_VALIDATOR_TEMPLATE_VERSION),
 )
 
 
