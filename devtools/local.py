@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import psycopg
 import redis
@@ -466,6 +466,12 @@ class WorkerPool:
                 f"worker {name} exited:\n{logfile.read_text(errors='replace')[-3000:]}"
             )
         return proc
+
+    def log_of(self, proc: subprocess.Popen[bytes]) -> str:
+        """What one of this pool's workers has logged so far (its --hostname names the file)."""
+        args = cast("list[str]", proc.args)
+        name = args[args.index("--hostname") + 1].split("@")[0]
+        return (self.log_dir / f"{name}.log").read_text(errors="replace")
 
     def logs(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob("*.log")))

@@ -6,15 +6,18 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import random
 import signal
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from devtools.local import start_redis, stop, wait_for
+from devtools.local import WorkerPool, start_redis, stop, wait_for
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.secrets import assert_not_in_redis
@@ -93,11 +96,25 @@ def shapes_dataset(folder: Path, rows: int, *, own_questions: bool = False) -> P
     return path
 
 
-KILL_EVERY = 40  # rows
+KILL_ROWS = 200
+# A SIGKILL once this share of the rows has landed: at fixed points, so how many kills a run
+# makes does not depend on how fast a loaded machine starts the replacement workers.
+KILL_AT = (0.15, 0.35, 0.55, 0.75)
+
+
+def _has_worked(pool: WorkerPool, proc: subprocess.Popen[bytes]) -> bool:
+    """Alive, ready and has finished a task since: a victim killed in the middle of its work,
+    not a replacement that has not yet taken any."""
+    if proc.poll() is not None:
+        return False
+    log = pool.log_of(proc)
+    ready = log.rfind("ready.")
+    return ready >= 0 and "succeeded in" in log[ready:]
 
 
 def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
-    data = shapes_dataset(tmp_path / "data", 500)
+    data = shapes_dataset(tmp_path / "data", KILL_ROWS)
+    starting: list[threading.Thread] = []
     with stack(
         tmp_path,
         "--latency-ms",
@@ -110,7 +127,7 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
         calm = client.wait(
             client.submit("gecko-image", data, use_cache=False).job_id, timeout_s=300
         )
-        assert calm.rows_done == 500
+        assert calm.rows_done == KILL_ROWS
 
         job = client.submit("gecko-image", data, use_cache=False).job_id
 
@@ -118,28 +135,32 @@ def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) 
             return int(store_of(client).job_hash(job).get("rows_done", 0))
 
         rng = random.Random(1)
-        kills, killed_at = 0, 0
-        # A kill each time another KILL_EVERY rows have landed since the last one: the job
-        # moves between kills (every worker is killed mid-work more than once) and finishes.
-        while True:
+        killed_at: list[int] = []
+        for share in KILL_AT:
+            target = KILL_ROWS * share
+            wait_for(lambda t=target: rows_done() >= t, 300, f"{share:.0%} of the rows")
             wait_for(
-                lambda: rows_done() >= min(500, killed_at + KILL_EVERY),
+                lambda: any(_has_worked(s.pool, p) for p in list(s.pool.procs)),
                 300,
-                f"{KILL_EVERY} more rows after kill {kills}",
+                "a worker at work",
             )
-            if (killed_at := rows_done()) >= 500:
-                break
-            victim = rng.choice([p for p in s.pool.procs if p.poll() is None])
+            victim = rng.choice([p for p in list(s.pool.procs) if _has_worked(s.pool, p)])
+            killed_at.append(rows_done())
             victim.send_signal(signal.SIGKILL)
             victim.wait()
-            kills += 1
-            s.pool.start()
+            # The replacement starts beside the job, which goes on meanwhile.
+            name = f"r{len(killed_at)}-{os.getpid()}"
+            starting.append(threading.Thread(target=s.pool.start, kwargs={"name": name}))
+            starting[-1].start()
         stormy = client.wait(job, timeout_s=300)
         results = client.results(job)
-    print(f"\nkill test: {kills} SIGKILLs, {stormy.redriven} rows re-driven by the watchdog")
-    assert kills >= 3
-    assert len(results) == len({r.id for r in results}) == 500  # every row once
-    assert stormy.rows_scored + stormy.rows_partial + stormy.rows_failed == 500
+        for thread in starting:
+            thread.join()
+    print(f"\nkill test: SIGKILLs at rows {killed_at}, {stormy.redriven} rows re-driven")
+    assert len(killed_at) == len(KILL_AT)
+    assert killed_at[-1] < KILL_ROWS  # the last kill came before the job ended
+    assert len(results) == len({r.id for r in results}) == KILL_ROWS  # every row once
+    assert stormy.rows_scored + stormy.rows_partial + stormy.rows_failed == KILL_ROWS
     assert comparable(stormy) == comparable(calm)
 
 

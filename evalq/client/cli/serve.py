@@ -97,6 +97,11 @@ def worker(
         "-Q",
         f"{QUEUE_QUESTIONS},{QUEUE_ROWS}",
         *(["-E"] if settings.task_events else []),  # events for Flower: EVALQ_TASK_EVENTS
+        # Mingle (a second's wait at start for other workers' revoked ids and clocks) and
+        # gossip (a consumer of other workers' events) serve Celery's revoke and election,
+        # which evalq does not use: each worker's heartbeat (worker.heartbeat) says it is up.
+        "--without-mingle",
+        "--without-gossip",
         f"--hostname={hostname or 'evalq@%h'}",
         *ctx.args,
     ]
