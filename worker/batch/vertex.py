@@ -19,10 +19,9 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google import genai
-from google.cloud import storage
 from google.genai import _common, types
 from google.genai import models as genai_models
 
@@ -30,6 +29,9 @@ from worker.batch import gcs
 from worker.batch.gcs import GcsPath, StorageSetupError
 from worker.batch.reading import BatchView, ResultEntry, TooLarge, get_json, listed
 from worker.batch.wire import HTTP_NAMES, error_result
+
+if TYPE_CHECKING:
+    from google.cloud import storage  # loaded by worker.batch.gcs when first used
 
 KEY_LABELS = ("evalq_key_a", "evalq_key_b")
 _LABEL_RE = {name: re.compile(rf'"{name}"\s*:\s*"([0-9a-zA-Z_-]*)"') for name in KEY_LABELS}

@@ -53,6 +53,26 @@ heavy = json.loads(sys.argv[3])
 print(json.dumps(sorted(m for m in sys.modules if m.startswith(tuple(heavy)))))
 """
 
+# What `evalq status` and `evalq results` of a job Redis has load: the CLI entry (all that
+# evalq.__main__ imports before it runs the command), the command modules, the client modules
+# the two commands import as they run, then both commands. The archive's SQLAlchemy and Alembic
+# (about 0.4 s of a start) are for a job Redis no longer has.
+THE_ARCHIVE = ("sqlalchemy", "alembic", "worker.archive.archive", "worker.archive.engine")
+LIVE_READS_PROBE = """
+import json, sys
+import evalq.client.cli, evalq.client.cli.common, evalq.client.cli.read
+import evalq.client.archive_notes, evalq.client.job_refs, evalq.client.reads
+import evalq.client.render, evalq.client.results_csv, evalq.client.summary_view
+import evalq.client.workers_alive
+from click.testing import CliRunner
+from evalq.client.cli import main
+for command in ("status", "results"):
+    result = CliRunner().invoke(main, [command, sys.argv[1], "--redis-url", sys.argv[2]])
+    assert result.exit_code == 0, result.output
+heavy = json.loads(sys.argv[3])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(tuple(heavy)))))
+"""
+
 
 # `evalq status` as the installed command runs it (cli_entry): the collector is off while the
 # command loads, and turned back on, once, after the reads are loaded.
@@ -121,6 +141,14 @@ def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statist
     job_id = plant_job(store, 3)
     agreement = ("numpy", "evalq.stats.human", "evalq.core.human_agreement")
     assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []
+
+
+def test_status_and_results_of_a_job_redis_has_load_no_sqlalchemy(
+    store: Store, scratch_url: str
+) -> None:
+    job_id = plant_job(store, 0)
+    finalize(store, job_id)
+    assert _fresh(LIVE_READS_PROBE, job_id, scratch_url, json.dumps(THE_ARCHIVE)) == []
 
 
 def test_status_collects_no_garbage_while_it_loads_and_does_after(
