@@ -7,15 +7,12 @@ imported, not by a time."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.support.fresh_imports import modules_loaded
 from tests.support.scratch import plant_job
 from worker.jobs import finalize
 from worker.store import Store
 
-REPO = Path(__file__).resolve().parents[3]
 HEAVY = ("google.genai", "celery", "redis", "evalq.core.models", "numpy", "worker.app")
 PROBE = f"""
 import json, sys
@@ -109,28 +106,17 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
 
-def _fresh(code: str, *args: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
-    return loaded
-
-
 def test_help_loads_none_of_the_heavy_modules() -> None:
-    assert _fresh(PROBE) == []
+    assert modules_loaded(PROBE) == []
 
 
 def test_status_loads_only_the_reads(store: Store, scratch_url: str) -> None:
     job_id = plant_job(store, 0)
     finalize(store, job_id)
-    assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(NOT_FOR_STATUS), "finished") == []
+    assert (
+        modules_loaded(STATUS_PROBE, job_id, scratch_url, json.dumps(NOT_FOR_STATUS), "finished")
+        == []
+    )
 
 
 def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statistics(
@@ -140,7 +126,7 @@ def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statist
     bootstraps are for jobs with human labels only."""
     job_id = plant_job(store, 3)
     agreement = ("numpy", "evalq.stats.human", "evalq.core.human_agreement")
-    assert _fresh(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []
+    assert modules_loaded(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []
 
 
 def test_status_and_results_of_a_job_redis_has_load_no_sqlalchemy(
@@ -148,7 +134,7 @@ def test_status_and_results_of_a_job_redis_has_load_no_sqlalchemy(
 ) -> None:
     job_id = plant_job(store, 0)
     finalize(store, job_id)
-    assert _fresh(LIVE_READS_PROBE, job_id, scratch_url, json.dumps(THE_ARCHIVE)) == []
+    assert modules_loaded(LIVE_READS_PROBE, job_id, scratch_url, json.dumps(THE_ARCHIVE)) == []
 
 
 def test_status_collects_no_garbage_while_it_loads_and_does_after(
@@ -156,7 +142,7 @@ def test_status_collects_no_garbage_while_it_loads_and_does_after(
 ) -> None:
     job_id = plant_job(store, 0)
     finalize(store, job_id)
-    enabled, frozen, loaded_when_enabled = _fresh(GC_PROBE, job_id, scratch_url)
+    enabled, frozen, loaded_when_enabled = modules_loaded(GC_PROBE, job_id, scratch_url)
     assert enabled and frozen
     assert loaded_when_enabled == [["pydantic", "redis", "worker.store", "evalq.client.reads"]]
 
@@ -166,4 +152,4 @@ def test_waiting_imports_nothing_once_the_command_says_it_waits(
 ) -> None:
     job_id = plant_job(store, 0)
     finalize(store, job_id)
-    assert _fresh(WAIT_PROBE, job_id, scratch_url) == []
+    assert modules_loaded(WAIT_PROBE, job_id, scratch_url) == []

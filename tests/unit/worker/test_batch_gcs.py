@@ -5,11 +5,7 @@ imported, not by a time."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-from tests.conftest import ROOT
+from tests.support.fresh_imports import modules_loaded
 
 WORKER_START_PROBE = """
 import json, sys
@@ -22,13 +18,4 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("google.cloud.sto
 
 
 def test_a_worker_starts_without_loading_cloud_storage() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", WORKER_START_PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert modules_loaded(WORKER_START_PROBE) == []
