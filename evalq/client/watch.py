@@ -3,6 +3,7 @@ Redis that is out of reach for a while, and never waiting on a job that can not 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -38,6 +39,7 @@ def wait(
     on_redis: OnRedis | None = None,
     timeout_s: float | None = None,
     on_workers: OnWorkers | None = None,
+    stop: threading.Event | None = None,
 ) -> JobSummary:
     """Poll until the job is finished, cancelled or paused; return its summary.
 
@@ -47,12 +49,14 @@ def wait(
     reach it keeps trying for up to redis_retry_max_s, telling `on_redis` why (and None
     once Redis answers again), then raises RedisUnavailable. While the job runs with no worker
     alive in that Redis it tells `on_workers` so, once, and again when one is
-    (evalq.client.workers_alive: within SAID_WITHIN_S of waiting)."""
+    (evalq.client.workers_alive: within SAID_WITHIN_S of waiting). `stop`: set by the CLI's
+    Ctrl-C (evalq.client.cli.attach.ctrl_c_flag); the wait then raises KeyboardInterrupt at
+    its next pause, between reads and prints, never inside one."""
     check_job_id(job_id)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
 
     def reachable(read: Callable[[], T]) -> T:
-        return _reachable(reader, read, on_redis, deadline)
+        return _reachable(reader, read, on_redis, deadline, stop)
 
     if not reachable(lambda: reader.is_live(job_id)):
         return reader.summary(job_id)  # gone from Redis: ended, and read from the archive
@@ -83,12 +87,23 @@ def wait(
             on_workers(*said)
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"job {job_id}: {done}/{total} rows done after {timeout_s} s")
-        time.sleep(poll_s)
+        _pause(poll_s, stop)
     return reachable(lambda: reader.summary(job_id))
 
 
+def _pause(seconds: float, stop: threading.Event | None) -> None:
+    if stop is None:
+        time.sleep(seconds)
+    elif stop.wait(seconds):
+        raise KeyboardInterrupt
+
+
 def _reachable(
-    reader: JobReader, read: Callable[[], T], on_redis: OnRedis | None, deadline: float | None
+    reader: JobReader,
+    read: Callable[[], T],
+    on_redis: OnRedis | None,
+    deadline: float | None,
+    stop: threading.Event | None = None,
 ) -> T:
     """`read()`, tried again with backoff while Redis is out of reach (at most
     redis_retry_max_s, and never past `deadline`)."""
@@ -110,7 +125,7 @@ def _reachable(
                 raise TimeoutError(f"Redis at {where} out of reach ({exc})") from None
             if on_redis:
                 on_redis(f"waiting for Redis at {where}: {exc}")
-            time.sleep(pause_s)
+            _pause(pause_s, stop)
             pause_s = min(pause_s * 2, 5.0)
             continue
         if down_since is not None and on_redis:

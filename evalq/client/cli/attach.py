@@ -5,6 +5,10 @@ never look like stopping the job."""
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 import click
@@ -27,6 +31,25 @@ def forget_job() -> None:
 
 def noted_job() -> str | None:
     return _job.get("id")
+
+
+@contextmanager
+def ctrl_c_flag() -> Iterator[threading.Event | None]:
+    """While waiting, Ctrl-C sets a flag that the wait reads at its pauses (watch.wait's
+    `stop`), instead of raising KeyboardInterrupt wherever the main thread happens to be. Raised
+    just after a `with` took a lock (rich's console, while its refresh thread waits on the
+    live display's lock), it can leave the lock held and the command hung for good, printing
+    nothing. Off the main thread (a CliRunner in a thread) no handler can be set: None, and
+    Ctrl-C is Python's as before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
 
 class Detached(click.ClickException):

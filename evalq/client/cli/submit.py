@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from evalq.client.cli.attach import Detached, finish, note_job
+from evalq.client.cli.attach import Detached, ctrl_c_flag, finish, note_job
 from evalq.client.cli.common import (
     echo_json,
     emit,
@@ -236,9 +236,12 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(
-        *columns, console=err_console(), disable=quiet and not sys.stderr.isatty()
-    ) as progress:
+    with (
+        ctrl_c_flag() as stop,
+        Progress(
+            *columns, console=err_console(), disable=quiet and not sys.stderr.isatty()
+        ) as progress,
+    ):
         # The description is read as markup ([bold] above): shown, as every text of a job.
         task = progress.add_task(shown(f"job {job_id}"), total=total)
         waiting = False
@@ -270,4 +273,5 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
             on_progress=lambda done, n: progress.update(task, completed=done, total=n),
             on_redis=on_redis,
             on_workers=on_workers,
+            stop=stop,
         )
