@@ -168,8 +168,25 @@ def submit_and_report(
     )
     job_id, loaded = submitted.job_id, submitted.dataset
     note_job(job_id)
-    if wait:
-        ready_to_wait()
+    if not wait:
+        _say_submitted(client, metric, submitted, judge_models, options)
+        emit(client.summary(job_id), as_json, brief=True)
+        return
+    ready_to_wait()
+    # Ctrl-C from the moment the job is announced (a user reads that line and presses it) is
+    # the flag the wait reads, never an exception inside a print.
+    with ctrl_c_flag() as stop:
+        _say_submitted(client, metric, submitted, judge_models, options)
+        summary = wait_with_progress(client, job_id, loaded.total, quiet=as_json, stop=stop)
+    finish(summary, as_json, fail_under)
+
+
+def _say_submitted(
+    client: Any, metric: str, submitted: Any, judge_models: tuple[str, ...], options: dict[str, Any]
+) -> None:
+    """The job's line (id, metric, rows, rejected lines, judges), its input errors and
+    warnings, on stderr."""
+    job_id, loaded = submitted.job_id, submitted.dataset
     judges = ", ".join(judge_models) or client.settings.judge_model
     from evalq.core.metric import get_metric
 
@@ -188,10 +205,6 @@ def submit_and_report(
         )
     for warning in loaded.warnings[:10]:
         err_console().print(f"[yellow]warning:[/] {shown(warning)}")
-    if not wait:
-        emit(client.summary(job_id), as_json, brief=True)
-        return
-    finish(wait_with_progress(client, job_id, loaded.total, quiet=as_json), as_json, fail_under)
 
 
 def checked_name(name: str | None) -> str | None:
@@ -218,16 +231,22 @@ def ready_to_wait() -> None:
     err_console()
 
 
-def wait_with_progress(client: Any, job_id: str, total: int, *, quiet: bool = False) -> Any:
+def wait_with_progress(
+    client: Any, job_id: str, total: int, *, quiet: bool = False, stop: Any = None
+) -> Any:
     """Wait for a job with a progress bar on stderr; returns the final summary. Ctrl-C
-    leaves the wait, not the job: Detached says how to re-attach or cancel."""
+    leaves the wait, not the job: Detached says how to re-attach or cancel. `stop`: the
+    caller's ctrl_c_flag, where it set one before the wait; else the wait sets its own."""
     try:
-        return _wait_with_bar(client, job_id, total, quiet=quiet)
+        if stop is not None:
+            return _wait_with_bar(client, job_id, total, quiet=quiet, stop=stop)
+        with ctrl_c_flag() as own:
+            return _wait_with_bar(client, job_id, total, quiet=quiet, stop=own)
     except KeyboardInterrupt:
         raise Detached(job_id) from None
 
 
-def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
+def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool, stop: Any) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -236,12 +255,9 @@ def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool) -> Any:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with (
-        ctrl_c_flag() as stop,
-        Progress(
-            *columns, console=err_console(), disable=quiet and not sys.stderr.isatty()
-        ) as progress,
-    ):
+    with Progress(
+        *columns, console=err_console(), disable=quiet and not sys.stderr.isatty()
+    ) as progress:
         # The description is read as markup ([bold] above): shown, as every text of a job.
         task = progress.add_task(shown(f"job {job_id}"), total=total)
         waiting = False
