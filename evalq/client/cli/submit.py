@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +29,9 @@ from evalq.client.cli.metric_flags import (
     thinking_flags,
 )
 from evalq.core.registry import metric_names
+
+if TYPE_CHECKING:
+    from threading import Event
 
 dataset_argument = click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -232,7 +235,7 @@ def ready_to_wait() -> None:
 
 
 def wait_with_progress(
-    client: Any, job_id: str, total: int, *, quiet: bool = False, stop: Any = None
+    client: Any, job_id: str, total: int, *, quiet: bool = False, stop: Event | None = None
 ) -> Any:
     """Wait for a job with a progress bar on stderr; returns the final summary. Ctrl-C
     leaves the wait, not the job: Detached says how to re-attach or cancel. `stop`: the
@@ -246,7 +249,7 @@ def wait_with_progress(
         raise Detached(job_id) from None
 
 
-def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool, stop: Any) -> Any:
+def _wait_with_bar(client: Any, job_id: str, total: int, *, quiet: bool, stop: Event | None) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
