@@ -32,7 +32,8 @@ from devtools.local import (
     stop,
 )
 from evalq.client import Client
-from evalq.client.cli import wait_with_progress
+from evalq.client.cli.attach import attached
+from evalq.client.cli.submit import wait_with_progress
 from evalq.client.formats import money
 from evalq.client.summary_view import print_summary
 from evalq.examples.gecko import write_gecko_image_example
@@ -314,8 +315,10 @@ def main() -> int:
         )
         submitted = client.submit("gecko-image", dataset)
         job_id = submitted.job_id
-        console.print(f"job {job_id}: {submitted.dataset.total} rows enqueued")
-        print_summary(wait_with_progress(client, job_id, submitted.dataset.total))
+        with attached(job_id) as ctrl_c:  # Ctrl-C leaves the wait, as `run --wait` does
+            console.print(f"job {job_id}: {submitted.dataset.total} rows enqueued")
+            summary = wait_with_progress(client, job_id, submitted.dataset.total, stop=ctrl_c)
+        print_summary(summary)
         out = subprocess.run(
             [*EVALQ, "results", job_id, "--format", "jsonl"],
             cwd=ROOT,

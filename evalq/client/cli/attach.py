@@ -52,6 +52,17 @@ def ctrl_c_flag() -> Iterator[threading.Event | None]:
         signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
 
+@contextmanager
+def attached(job_id: str) -> Iterator[threading.Event | None]:
+    """What a command that waits on a job enters before it says anything about the job: the
+    job noted (a Ctrl-C outside the wait still says it runs on) and Ctrl-C made the flag the
+    wait reads, which it yields. A user presses Ctrl-C once a line names the job; from then on
+    a SIGINT can only set the flag, never raise inside a print or an import."""
+    note_job(job_id)
+    with ctrl_c_flag() as stop:
+        yield stop
+
+
 class Detached(click.ClickException):
     """Ctrl-C while waiting: only this command stops. Exit 130, as a shell expects of SIGINT."""
 

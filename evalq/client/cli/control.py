@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evalq.client.cli import exit_codes
-from evalq.client.cli.attach import JobEnded, finish, note_job
+from evalq.client.cli.attach import JobEnded, attached, finish, note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
@@ -50,7 +50,7 @@ def resume(
     calls are free). A running job keeps its rows in flight; only rows that were lost are sent
     again. It says what it did in one line; a finished job has nothing to resume (exit 8).
     With --wait, the exit code says how it ended (docs/concepts/jobs-rows-units.md: Exit codes)."""
-    from evalq.client.cli.submit import wait_with_progress
+    from evalq.client.cli.submit import ready_to_wait, wait_with_progress
     from evalq.client.control import resume_outcome
 
     client = make_client(redis_url)
@@ -65,14 +65,18 @@ def resume(
         )
     said = outcome.describe()
     if not wait:
+        note_job(job_id)
         said += f"; watch it with `evalq status {job_id}`"
-    err_console().print(said, highlight=False, markup=False, soft_wrap=True)
-    note_job(job_id)
-    if wait:
+        err_console().print(said, highlight=False, markup=False, soft_wrap=True)
+        if as_json:
+            emit(client.summary(job_id), as_json)
+        return
+    with attached(job_id) as stop:
+        ready_to_wait()
+        err_console().print(said, highlight=False, markup=False, soft_wrap=True)
         total = client.rows_total(job_id)
-        finish(wait_with_progress(client, job_id, total, quiet=as_json), as_json, None)
-    elif as_json:
-        emit(client.summary(job_id), as_json)
+        summary = wait_with_progress(client, job_id, total, quiet=as_json, stop=stop)
+    finish(summary, as_json, None)
 
 
 def _archived_only(client: Client, job_id: str) -> Exception:

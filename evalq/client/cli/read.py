@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from evalq.client.cli.attach import fail_under_option, finish, note_job
+from evalq.client.cli.attach import attached, fail_under_option, finish
 from evalq.client.cli.common import (
     echo_json,
     emit,
@@ -119,15 +119,13 @@ def _print_redis_memory(address: str, used: int, limit: int, as_json: bool) -> N
 def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | None) -> None:
     """Re-attach to a job: a progress bar until it finishes, pauses or is cancelled, then its
     summary and exit code, as `evalq run --wait` would have given (docs/concepts/jobs-rows-units.md: Exit codes)."""
-    from evalq.client.cli.attach import ctrl_c_flag
     from evalq.client.cli.submit import ready_to_wait, wait_with_progress
 
     reader = make_reader(redis_url)
     job_id = job_of(reader, job)
     total = reader.rows_total(job_id)  # raises JobNotFound for a job that is not there
-    note_job(job_id)
-    ready_to_wait()
-    with ctrl_c_flag() as stop:  # from the line a user reads before pressing Ctrl-C
+    with attached(job_id) as stop:
+        ready_to_wait()
         err_console().print(shown(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job)"))
         summary = wait_with_progress(reader, job_id, total, quiet=as_json, stop=stop)
     finish(summary, as_json, fail_under)

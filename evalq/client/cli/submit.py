@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalq.client.cli.attach import Detached, ctrl_c_flag, finish, note_job
+from evalq.client.cli.attach import Detached, attached, finish, note_job
 from evalq.client.cli.common import (
     echo_json,
     emit,
@@ -170,15 +170,13 @@ def submit_and_report(
         **common,
     )
     job_id, loaded = submitted.job_id, submitted.dataset
-    note_job(job_id)
     if not wait:
+        note_job(job_id)
         _say_submitted(client, metric, submitted, judge_models, options)
         emit(client.summary(job_id), as_json, brief=True)
         return
-    ready_to_wait()
-    # Ctrl-C from the moment the job is announced (a user reads that line and presses it) is
-    # the flag the wait reads, never an exception inside a print.
-    with ctrl_c_flag() as stop:
+    with attached(job_id) as stop:
+        ready_to_wait()
         _say_submitted(client, metric, submitted, judge_models, options)
         summary = wait_with_progress(client, job_id, loaded.total, quiet=as_json, stop=stop)
     finish(summary, as_json, fail_under)
@@ -226,7 +224,8 @@ def ready_to_wait() -> None:
     import does not always surface as KeyboardInterrupt: in a class body it becomes a
     RuntimeError, and a half-run import can end the process by the signal, not with exit 130
     and the way to re-attach. With rich's console made on first use, the progress bar's import
-    was that window."""
+    was that window. The commands call it inside attach.attached, where Ctrl-C is a flag
+    already; a caller without that flag gets a wait that imports nothing."""
     import rich.progress  # noqa: F401
 
     import evalq.client.watch  # noqa: F401
@@ -238,13 +237,12 @@ def wait_with_progress(
     client: Any, job_id: str, total: int, *, quiet: bool = False, stop: Event | None = None
 ) -> Any:
     """Wait for a job with a progress bar on stderr; returns the final summary. Ctrl-C
-    leaves the wait, not the job: Detached says how to re-attach or cancel. `stop`: the
-    caller's ctrl_c_flag, where it set one before the wait; else the wait sets its own."""
+    leaves the wait, not the job: Detached says how to re-attach or cancel. `stop`: the flag
+    of the caller's attach.attached, which a command enters before its first line about the
+    job (a flag opened only here would come after that line). Without one (a script, or off
+    the main thread) Ctrl-C is Python's KeyboardInterrupt."""
     try:
-        if stop is not None:
-            return _wait_with_bar(client, job_id, total, quiet=quiet, stop=stop)
-        with ctrl_c_flag() as own:
-            return _wait_with_bar(client, job_id, total, quiet=quiet, stop=own)
+        return _wait_with_bar(client, job_id, total, quiet=quiet, stop=stop)
     except KeyboardInterrupt:
         raise Detached(job_id) from None
 
