@@ -2,19 +2,28 @@
 of its page against real workers and the fake Gemini server: the documented commands can't drift
 from the command line (a renamed flag, a changed exit code or output file fails here). Each
 page's commands run in order in one folder, so a later example reads the files an earlier one
-wrote; a command is expected to exit 0 unless its line ends with `# exits N`."""
+wrote; a command is expected to exit 0 unless its line ends with `# exits N`.
+
+A line that is one `evalq ...` or `python -m evalq.examples ...` command, with no shell syntax,
+runs in this process with the page's environment and folder (tests/support/cli.py), as its
+child process would; any other line runs in bash. The stack is built once per test process
+(session scope), so the pages spread over the processes instead of queueing on one."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import shlex
+import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from devtools.local import ROOT
-from tests.support.cli import run_command
+from tests.support.cli import run_command, run_evalq
 from tests.support.doc_examples import doc_pages, shell_blocks
 from tests.support.stack import Stack, stack
 
@@ -26,10 +35,11 @@ RUN_PAGES = [
 COMMAND_TIMEOUT_S = 300
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def doc_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """One stack for every page, with an archive of its own: jobs the examples name (`--name
-    "support v1"`) must not meet other tests' jobs of the same name in the shared archive."""
+    """One stack for the pages a test process runs, with an archive of its own: jobs the
+    examples name (`--name "support v1"`) must not meet other tests' jobs of the same name in
+    the shared archive."""
     folder = tmp_path_factory.mktemp("doc-stack")
     archive = f"sqlite:///{folder / 'archive.sqlite'}"
     with stack(folder, concurrency=16, EVALQ_ARCHIVE_URL=archive) as s:
@@ -56,9 +66,56 @@ def test_a_pages_console_examples_run_as_written(
         if block.language != "console":
             continue
         for command, expected in block.commands():
-            argv = ["bash", "-o", "pipefail", "-c", command]
-            done = run_command(argv, env, cwd=folder, timeout_s=COMMAND_TIMEOUT_S)
+            done = run_line(command, env, folder)
             assert done.returncode == expected, (
                 f"{block.where}: `{command}` exited {done.returncode}, not {expected}\n"
                 f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
             )
+
+
+# Characters after which a line is shell, not one command: pipes, redirections, variables,
+# globs, command lists and substitutions.
+_SHELL = set("|&;<>$`*?~(){}[]")
+
+
+def in_process(command: str) -> list[str] | None:
+    """The argv of a line that is one evalq command (or the examples' writer) and nothing else
+    of the shell, its trailing comment dropped; None for a line bash must run."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return None
+    unquoted = command.split("#", 1)[0] if "#" in command else command
+    if not words or _SHELL & set(unquoted.replace('"', "").replace("'", "")):
+        return None
+    if words[0] == "evalq" or words[:3] == ["python", "-m", "evalq.examples"]:
+        return words
+    return None
+
+
+def run_line(
+    command: str, env: Mapping[str, str], folder: Path
+) -> subprocess.CompletedProcess[str]:
+    argv = in_process(command)
+    if argv is None:
+        bash = ["bash", "-o", "pipefail", "-c", command]
+        return run_command(bash, env, cwd=folder, timeout_s=COMMAND_TIMEOUT_S)
+    if argv[0] == "evalq":
+        return run_evalq(env, *argv[1:], cwd=folder)
+    return _examples(argv[3:], folder)
+
+
+def _examples(args: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m evalq.examples ARGS` in this process, in `folder`."""
+    from evalq.examples.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return subprocess.CompletedProcess(
+        ["python", "-m", "evalq.examples", *args], code, out.getvalue(), err.getvalue()
+    )

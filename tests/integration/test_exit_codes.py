@@ -1,7 +1,9 @@
-"""Exit codes that mean something (issue 33, item 3), on real workers through the CLI:
-`run --wait`, `resume --wait` and `wait` exit 4 when the job ended with no scored row, 5 when
-it was cancelled, 6 when it paused, and the last line on stderr says why (docs/concepts/jobs-rows-units.md: Exit codes).
---fail-under keeps exit 1 for a finished job with scores under it."""
+"""Exit codes that mean something, on real workers through the CLI: `run --wait`, `resume
+--wait` and `wait` exit 4 when the job ended with no scored row, 5 when it was cancelled, 6 when
+it paused, and the last line on stderr says why (docs/concepts/jobs-rows-units.md: Exit codes).
+--fail-under keeps exit 1 for a finished job with scores under it. Each code is seen once as
+the shell sees it, from a child process (`run_evalq_process`); the commands around it run in
+this process."""
 
 from __future__ import annotations
 
@@ -16,7 +18,13 @@ import pytest
 
 from evalq.client.cli import exit_codes
 from tests.conftest import FakeGemini, RedisServer, worker_env
-from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
+from tests.support.cli import (
+    TIMEOUT_S,
+    announced_job,
+    run_evalq,
+    run_evalq_process,
+    start_evalq,
+)
 from tests.support.datasets import png, write_rows, yes_no
 
 pytestmark = pytest.mark.integration
@@ -39,7 +47,7 @@ def test_a_job_whose_every_row_failed_exits_4_and_says_why(
     data = write_rows(tmp_path / "d.jsonl", rows)
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
 
-    ran = run_evalq(env, "run", "gecko-image", str(data), "--wait")
+    ran = run_evalq_process(env, "run", "gecko-image", str(data), "--wait")
     assert ran.returncode == exit_codes.NO_SCORED_ROW == 4, ran.stdout + ran.stderr
     job = announced_job(ran.stderr)
     said = (
@@ -118,7 +126,7 @@ def test_a_paused_job_exits_6_from_run_resume_and_wait_and_0_once_it_finishes(
     data = write_rows(tmp_path / "d.jsonl", rows)
     env = worker_env(redis_server.url, fake.url, COLUMNS="80")
 
-    ran = run_evalq(env, "run", "gecko-image", str(data), "--wait", "--json")
+    ran = run_evalq_process(env, "run", "gecko-image", str(data), "--wait", "--json")
     assert ran.returncode == exit_codes.PAUSED == 6, ran.stdout + ran.stderr
     summary = json.loads(ran.stdout)
     job = summary["job_id"]
@@ -137,4 +145,19 @@ def test_a_paused_job_exits_6_from_run_resume_and_wait_and_0_once_it_finishes(
     done = run_evalq(env, "resume", job, "--wait", "--json")
     assert done.returncode == exit_codes.OK, done.stdout + done.stderr
     assert json.loads(done.stdout)["status"] == "finished"
-    assert run_evalq(env, "wait", job, "--fail-under", "0.5").returncode == 0
+    assert run_evalq_process(env, "wait", job, "--fail-under", "0.5").returncode == 0
+    below = run_evalq_process(env, "wait", job, "--fail-under", "1.01")
+    assert below.returncode == exit_codes.BELOW_THRESHOLD == 1, below.stdout + below.stderr
+
+
+def test_a_refusal_exits_2_and_redis_away_exits_3_as_the_shell_sees_them(tmp_path: Path) -> None:
+    """The codes a command ends with before any job exists, from a child process each."""
+    from devtools.local import free_port
+
+    data = write_rows(tmp_path / "d.jsonl", [{"id": "a", "response": "r"}])
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    env = worker_env(closed, "http://127.0.0.1:9", COLUMNS="80")
+    refused = run_evalq_process(env, "run", "pointwise", str(data), "--no-such-flag")
+    assert refused.returncode == exit_codes.ERROR == 2, refused.stdout + refused.stderr
+    away = run_evalq_process(env, "status", "0123456789ab")
+    assert away.returncode == exit_codes.REDIS_DOWN == 3, away.stdout + away.stderr

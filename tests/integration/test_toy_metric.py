@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 
 from devtools.local import ROOT
 from evalq.examples.datasets import write_rows
-from tests.support.cli import evalq_ok, one_line_refusal, run_evalq
+from tests.support.cli import one_line_refusal, run_evalq_process
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
@@ -211,48 +212,59 @@ def write_toy_package(site: Path) -> Path:
     return site
 
 
+def _ok(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`evalq ARGS` in a child process, which must succeed: the toy metric is found the way a
+    user's installed package is, by a fresh interpreter reading its entry point (the commands
+    build their flags from the metrics found at start-up)."""
+    done = run_evalq_process(env, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
 def test_a_metric_from_another_package_runs_end_to_end_through_the_cli(tmp_path: Path) -> None:
     site = write_toy_package(tmp_path / "site")
     data = write_rows(tmp_path / "toy.jsonl", ROWS)
     terse = write_rows(tmp_path / "terse.jsonl", [{**r, "response": "Red."} for r in ROWS])
     with stack(tmp_path / "stack", PYTHONPATH=f"{site}{os.pathsep}{ROOT}") as s:
         env = s.env(COLUMNS="200")
-        assert "--tone" in evalq_ok(env, "run", "--help").stdout
+        assert "--tone" in _ok(env, "run", "--help").stdout
 
         # Its refusals, and the others' flags refused by it, each in one line, exit 2.
         foreign = one_line_refusal(
-            run_evalq(env, "run", "toy", str(data), "--validator", "batched")
+            run_evalq_process(env, "run", "toy", str(data), "--validator", "batched")
         )
         assert foreign == (
             "error: toy does not take --validator (options of gecko-image, gecko-video); "
             "toy takes --human, --tone"
         )
         own = one_line_refusal(
-            run_evalq(env, "run", "pointwise", str(data), "--template", "fluency", "--tone", "kind")
+            run_evalq_process(
+                env, "run", "pointwise", str(data), "--template", "fluency", "--tone", "kind"
+            )
         )
         assert own.startswith("error: pointwise does not take --tone (options of toy); ")
         harsh = ["--tone", "harsh", "--judge-model", "gemini-2.0-flash-lite"]
-        refused = one_line_refusal(run_evalq(env, "run", "toy", str(data), *harsh))
+        refused = one_line_refusal(run_evalq_process(env, "run", "toy", str(data), *harsh))
         assert refused == "error: toy: --tone harsh needs a full judge, not gemini-2.0-flash-lite"
 
         # run
-        ran = json.loads(evalq_ok(env, "run", "toy", str(data), "--wait", "--json").stdout)
+        ran = json.loads(_ok(env, "run", "toy", str(data), "--wait", "--json").stdout)
         job = ran["job_id"]
         assert ran["metric"] == "toy" and ran["rows_scored"] == len(ROWS)
         other = json.loads(
-            evalq_ok(env, "run", "toy", str(terse), "--tone", "harsh", "--wait", "--json").stdout
+            _ok(env, "run", "toy", str(terse), "--tone", "harsh", "--wait", "--json").stdout
         )["job_id"]
 
         # status
-        status = evalq_ok(env, "status", job).stdout
+        status = _ok(env, "status", job).stdout
         assert "toy" in status and "simulated" in status
-        assert json.loads(evalq_ok(env, "status", job, "--json").stdout)["metric_summary"][
+        assert json.loads(_ok(env, "status", job, "--json").stdout)["metric_summary"][
             "mean_brevity"
         ] == pytest.approx(ran["metric_summary"]["mean_brevity"])
 
         # results: every row rated by the simulated judge, its score the rating on [0, 1]
         results = tmp_path / "results.jsonl"
-        evalq_ok(env, "results", job, "--out", str(results))
+        _ok(env, "results", job, "--out", str(results))
         rows = [json.loads(line) for line in results.read_text().splitlines()]
         assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in ROWS)
         for row in rows:
@@ -265,18 +277,18 @@ def test_a_metric_from_another_package_runs_end_to_end_through_the_cli(tmp_path:
 
         # report: the toy's own view of each row
         html = tmp_path / "report.html"
-        evalq_ok(env, "report", job, "--html", str(html))
+        _ok(env, "report", job, "--html", str(html))
         page = html.read_text()
         for row in rows:
             assert f"brevity rating {row['details']['rating']:g} of 5" in page
         assert "There are several primary colours" in page and "[simulated judge]" in page
 
         # compare: on the value the toy declares
-        compared = json.loads(evalq_ok(env, "compare", job, other, "--json").stdout)
+        compared = json.loads(_ok(env, "compare", job, other, "--json").stdout)
         assert compared["value"]["label"] == "brevity rating (1-5)"
         (pair,) = compared["pairs"]
         assert pair["counts"]["paired"] == len(ROWS)
-        evalq_ok(env, "results", other, "--out", str(tmp_path / "other.jsonl"))
+        _ok(env, "results", other, "--out", str(tmp_path / "other.jsonl"))
         other_rows = [json.loads(x) for x in (tmp_path / "other.jsonl").read_text().splitlines()]
         mine = {r["id"]: r["details"]["rating"] for r in rows}
         theirs = {r["id"]: r["details"]["rating"] for r in other_rows}

@@ -1,20 +1,30 @@
-"""The `evalq` command run as a user runs it: a child process started from the checkout's root
-with the environment the test gives it, its output captured as text.
+"""The `evalq` command run as a user runs it, its output captured as text.
 
 Integration tests drive the real CLI rather than calling its functions, so that argument
-parsing, exit codes and what reaches stdout and stderr are what is tested. One helper keeps the
-way the process is started (and its safety timeout) the same in every test. `scrape_metrics`
-reads the Prometheus exporter the same way: the `evalq metrics` command, started and stopped."""
+parsing, exit codes and what reaches stdout and stderr are what is tested. Where a test reads
+only those, the command runs in this process (`run_evalq`, `evalq_ok`, ...): the same entry
+point the installed script calls (`cli_entry`), with the environment, working folder, standard
+streams and `sys.argv` a child process would have had, and evalq's per-process caches dropped
+before and after. A child process costs 1.5 to 5 s of interpreter start-up and imports on a
+loaded machine, and it was most of the suite's time. Where the process is the point (a signal,
+what a fresh interpreter loads, a pseudo-terminal, a server left running), `run_command`,
+`run_evalq_process` and `start_evalq` start a real one. `scrape_metrics` reads the Prometheus
+exporter the same way: the `evalq metrics` command, started and stopped."""
 
 from __future__ import annotations
 
+import gc
+import io
 import json
+import logging
 import os
 import re
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +62,153 @@ def run_command(
     )
 
 
-def run_evalq(
+def run_evalq_process(
     env: Mapping[str, str], *args: str, cwd: Path = ROOT, timeout_s: float = TIMEOUT_S
 ) -> subprocess.CompletedProcess[str]:
-    """`evalq ARGS…`, finished; its exit code is the caller's to check."""
+    """`evalq ARGS…` in a child process of its own, finished: for a test where the process is
+    the point (its exit as the shell sees it, what a fresh interpreter does)."""
     return run_command([*EVALQ, *args], env, cwd=cwd, timeout_s=timeout_s)
+
+
+def run_evalq(
+    env: Mapping[str, str],
+    *args: str,
+    cwd: Path = ROOT,
+    timeout_s: float = TIMEOUT_S,
+    stdin: str = "",
+) -> subprocess.CompletedProcess[str]:
+    """`evalq ARGS…` run in this process, finished; its exit code is the caller's to check.
+    Its output reads as a child's would through `text=True` (universal newlines). A hang is
+    caught by pytest-timeout here, so `timeout_s` is only kept for callers' symmetry."""
+    del timeout_s
+    code, out, err = invoke_evalq(env, args, cwd=cwd, stdin=stdin.encode())
+    return subprocess.CompletedProcess(["evalq", *args], code, _as_text(out), _as_text(err))
+
+
+def _as_text(data: bytes) -> str:
+    """What `subprocess.run(..., text=True)` makes of a stream's bytes."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline=None).read()
+
+
+# Python's own warning filters, which a child process starts with (pytest replaces them).
+_DEFAULT_WARNING_FILTERS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, None),
+    ("ignore", PendingDeprecationWarning, None),
+    ("ignore", ImportWarning, None),
+    ("ignore", ResourceWarning, None),
+)
+
+
+def invoke_evalq(
+    env: Mapping[str, str], args: Sequence[str], *, cwd: Path = ROOT, stdin: bytes = b""
+) -> tuple[int, bytes, bytes]:
+    """(exit code, stdout bytes, stderr bytes) of `evalq ARGS` run by `cli_entry` in this
+    process, as a child started with `env` in `cwd` would have run it."""
+    from evalq.client.cli import cli_entry
+
+    out, err = io.BytesIO(), io.BytesIO()
+    code = 0
+    with _as_a_child(env, cwd, ["evalq", *args]), _streams(stdin, out, err):
+        try:
+            cli_entry()
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _exit_code(code: object) -> int:
+    """The status a process ending with `sys.exit(code)` reports."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+@contextmanager
+def _as_a_child(env: Mapping[str, str], cwd: Path, argv: list[str]) -> Iterator[None]:
+    """This process's environment, folder and argv replaced by the child's for the command,
+    evalq's per-process caches (settings, consoles, the runtime) dropped before and after, and
+    Python's last-resort log handler and default warning filters in force, as in a child:
+    pytest's own capture of both would hide what a user sees on stderr."""
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = argv
+    root.handlers, root.level = [], logging.WARNING
+    _drop_caches()
+    try:
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in reversed(_DEFAULT_WARNING_FILTERS):
+                warnings.filterwarnings(action, category=category, module=module or "")
+            warnings.showwarning = _show_warning
+            yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+        root.handlers, root.level = saved_handlers, saved_level
+        _drop_caches()
+        _collector_as_before()
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+@contextmanager
+def _streams(stdin: bytes, out: io.BytesIO, err: io.BytesIO) -> Iterator[None]:
+    """Standard streams over bytes, encoded as a child's are (stderr with backslashreplace);
+    none is a terminal, as a child's piped streams are not."""
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(
+        err, encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+            stream.detach()
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+def _drop_caches() -> None:
+    """What evalq keeps once per process and builds from the environment: a command in a child
+    builds each afresh from its own."""
+    from evalq.client.cli.common import err_console, out_console
+    from worker.settings import get_settings
+
+    for cached in (get_settings, err_console, out_console):
+        cached.cache_clear()
+    if (runtime := sys.modules.get("worker.runtime")) is not None:
+        runtime.runtime.cache_clear()
+
+
+def _collector_as_before() -> None:
+    """`cli_entry` pauses the garbage collector while a command loads and freezes what it
+    loaded: in a test process the collector is on again afterwards, nothing left frozen."""
+    from evalq.client.cli.common import _Collector
+
+    _Collector.paused = False
+    gc.unfreeze()
+    gc.enable()
 
 
 def evalq_ok(
@@ -155,16 +307,11 @@ def scrape_metrics(env: Mapping[str, str]) -> str:
 def run_evalq_bytes(
     env: Mapping[str, str], *args: str, timeout_s: float = TIMEOUT_S
 ) -> subprocess.CompletedProcess[bytes]:
-    """`evalq ARGS…`, finished, its stdout and stderr as the bytes it wrote: for a test of
-    what reaches a terminal, byte for byte."""
-    return subprocess.run(
-        [*EVALQ, *args],
-        cwd=ROOT,
-        env=dict(env),
-        capture_output=True,
-        timeout=timeout_s,
-        check=False,
-    )
+    """`evalq ARGS…` run in this process, finished, its stdout and stderr as the bytes it
+    wrote: for a test of what reaches a terminal, byte for byte."""
+    del timeout_s
+    code, out, err = invoke_evalq(env, args)
+    return subprocess.CompletedProcess(["evalq", *args], code, out, err)
 
 
 def mkdocs_build(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
