@@ -6,7 +6,6 @@ the window, not the job. Every wait is on a condition; latencies only make rows 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,82 +15,106 @@ from evalq.client import Client
 from tests.support.datasets import uncached_gecko_rows, write_rows
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
-from worker.queues import QUEUE_ROWS
+from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 
 
-@contextmanager
-def job_under_way(
-    folder: Path, dataset: Path, rows_done: int, latency_ms: int = 300
-) -> Iterator[tuple[Stack, Client, str]]:
-    """A stack of one worker with 4 slots, the fake replying after `latency_ms`, running an
-    uncached job of `dataset` that has `rows_done` rows done: what a second job meets, or
-    what a cancel stops."""
-    with stack(folder, "--latency-ms", str(latency_ms), concurrency=4) as s:
-        client = s.client()
-        job = client.submit("gecko-image", dataset, use_cache=False).job_id
-        wait_for(lambda: client.summary(job).rows_done >= rows_done, 120, "the job under way")
-        yield s, client, job
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """One worker with 4 slots for the module: each test's jobs are its own (uncached rows,
+    its own job ids), and none reads the fake's counters but through its own reset."""
+    with stack(tmp_path_factory.mktemp("turns"), concurrency=4) as s:
+        yield s
 
 
-def test_a_small_job_finishes_while_a_large_one_still_runs(tmp_path: Path) -> None:
+@pytest.fixture
+def s(shared: Stack) -> Iterator[Stack]:
+    """The shared stack with nothing of an earlier test's still at work: no call open at the
+    fake and no message in the queues, so a test's jobs meet only each other."""
+    yield shared
+    r = shared.redis_client()
+
+    def settled() -> bool:
+        queued = r.llen(QUEUE_ROWS) + r.llen(QUEUE_QUESTIONS)
+        return queued == 0 and shared.stats()["in_flight"] == 0
+
+    wait_for(settled, 120, "the test's calls and messages to end")
+
+
+def job_under_way(s: Stack, dataset: Path, rows_done: int, latency_ms: int) -> tuple[Client, str]:
+    """An uncached job of `dataset` with `rows_done` rows done, the fake replying after
+    `latency_ms`: what a second job meets, or what a cancel stops."""
+    s.set_latency(latency_ms)
+    client = s.client()
+    job = client.submit("gecko-image", dataset, use_cache=False).job_id
+    wait_for(lambda: client.summary(job).rows_done >= rows_done, 120, "the job under way")
+    return client, job
+
+
+def test_a_small_job_finishes_while_a_large_one_still_runs(s: Stack, tmp_path: Path) -> None:
     big = uncached_gecko_rows(tmp_path / "big", 120, 2)
     small = uncached_gecko_rows(tmp_path / "small", 3, 1, color="blue")
-    with job_under_way(tmp_path, big, 4) as (s, client, large):
-        # The broker holds the window (1.5 x 4 slots), never the large job's 120 rows.
-        assert s.redis_client().llen(QUEUE_ROWS) <= 6
-        quick = client.submit("gecko-image", small, use_cache=False).job_id
-        done = client.wait(quick, timeout_s=120)
-        behind = client.summary(large)
-        assert done.status == "finished" and done.rows_scored == 3
-        assert behind.status == "running" and behind.rows_done < 120
-        assert behind.rows_in_flight <= 6 and behind.rows_waiting > 0
-        assert client.wait(large, timeout_s=300).rows_done == 120
+    client, large = job_under_way(s, big, 4, latency_ms=300)
+    # The broker holds the window (1.5 x 4 slots), never the large job's 120 rows.
+    assert s.redis_client().llen(QUEUE_ROWS) <= 6
+    quick = client.submit("gecko-image", small, use_cache=False).job_id
+    done = client.wait(quick, timeout_s=120)
+    behind = client.summary(large)
+    assert done.status == "finished" and done.rows_scored == 3
+    assert behind.status == "running" and behind.rows_done < 120
+    assert behind.rows_in_flight <= 6 and behind.rows_waiting > 0
+    # Proven: the rest of the large job's rows would only take time.
+    client.cancel(large)
+    assert client.summary(large).status == "cancelled"
 
 
-def test_a_high_priority_job_overtakes_a_normal_one(tmp_path: Path) -> None:
+def test_a_high_priority_job_overtakes_a_normal_one(s: Stack, tmp_path: Path) -> None:
     first = uncached_gecko_rows(tmp_path / "normal", 40, 1)
     second = uncached_gecko_rows(tmp_path / "high", 20, 1, color="green")
-    with job_under_way(tmp_path, first, 1) as (_, client, normal):
-        high = client.submit("gecko-image", second, use_cache=False, priority="high").job_id
-        assert client.summary(high).priority == "high"
-        ahead = client.wait(high, timeout_s=120)
-        assert ahead.rows_done == 20
-        assert client.summary(normal).rows_done < 40  # overtaken: still running
-        assert client.wait(normal, timeout_s=300).rows_done == 40
+    client, normal = job_under_way(s, first, 1, latency_ms=300)
+    high = client.submit("gecko-image", second, use_cache=False, priority="high").job_id
+    assert client.summary(high).priority == "high"
+    ahead = client.wait(high, timeout_s=120)
+    assert ahead.rows_done == 20
+    assert client.summary(normal).rows_done < 40  # overtaken: still running
+    s.set_latency(0)  # what is left of it only has to finish
+    assert client.wait(normal, timeout_s=300).rows_done == 40
 
 
 def test_max_in_flight_holds_at_the_fake_server_and_changes_while_running(
-    tmp_path: Path,
+    s: Stack, tmp_path: Path
 ) -> None:
-    """Two questions a row: a job holding at most 2 rows has at most 4 calls open."""
-    with stack(tmp_path, "--latency-ms", "800", concurrency=8) as s:
-        client = s.client()
-        free = uncached_gecko_rows(tmp_path / "free", 12, 2)
-        client.wait(client.submit("gecko-image", free, use_cache=False).job_id, timeout_s=120)
-        assert s.stats()["in_flight_peak"] > 4  # without a cap the worker opens more
-        s.reset_stats()
-        capped = uncached_gecko_rows(tmp_path / "capped", 12, 2, color="green")
-        job = client.submit("gecko-image", capped, use_cache=False, max_in_flight=2).job_id
-        wait_for(lambda: client.summary(job).rows_done >= 4, 120, "4 rows of the capped job")
-        assert s.stats()["in_flight_peak"] <= 4
-        state = client.set_turns(job, max_in_flight=0)  # lifted while it runs
-        assert state.max_in_flight is None
-        assert client.wait(job, timeout_s=120).rows_done == 12
+    """Two questions a row: a job holding at most 1 row has at most 2 calls open, where the
+    worker's 4 slots open up to 4 for a job without a cap."""
+    s.set_latency(800)
+    s.reset_stats()
+    client = s.client()
+    free = uncached_gecko_rows(tmp_path / "free", 12, 2)
+    client.wait(client.submit("gecko-image", free, use_cache=False).job_id, timeout_s=120)
+    assert s.stats()["in_flight_peak"] > 2  # without a cap the worker opens more
+    s.reset_stats()
+    capped = uncached_gecko_rows(tmp_path / "capped", 12, 2, color="green")
+    job = client.submit("gecko-image", capped, use_cache=False, max_in_flight=1).job_id
+    wait_for(lambda: client.summary(job).rows_done >= 4, 120, "4 rows of the capped job")
+    assert s.stats()["in_flight_peak"] <= 2
+    state = client.set_turns(job, max_in_flight=0)  # lifted while it runs
+    assert state.max_in_flight is None
+    s.set_latency(0)  # no more peaks to see: the rest only has to finish
+    assert client.wait(job, timeout_s=120).rows_done == 12
 
 
-def test_a_resumed_job_gets_its_rows_back_in_line(tmp_path: Path) -> None:
+def test_a_resumed_job_gets_its_rows_back_in_line(s: Stack, tmp_path: Path) -> None:
     data = uncached_gecko_rows(tmp_path / "d", 30, 1)
-    with job_under_way(tmp_path, data, 3, latency_ms=200) as (_, client, job):
-        client.cancel(job)
-        stopped = client.summary(job)
-        assert stopped.status == "cancelled"
-        back = client.resume(job)  # rows still in flight at the cancel may have ended since
-        assert 0 < back <= 30 - stopped.rows_done
-        summary = client.wait(job, timeout_s=120)
-        assert (summary.status, summary.rows_done, summary.rows_scored) == ("finished", 30, 30)
+    client, job = job_under_way(s, data, 3, latency_ms=200)
+    client.cancel(job)
+    stopped = client.summary(job)
+    assert stopped.status == "cancelled"
+    back = client.resume(job)  # rows still in flight at the cancel may have ended since
+    assert 0 < back <= 30 - stopped.rows_done
+    summary = client.wait(job, timeout_s=120)
+    assert (summary.status, summary.rows_done, summary.rows_scored) == ("finished", 30, 30)
 
 
 def test_a_large_submit_puts_only_the_window_in_the_broker(tmp_path: Path) -> None:

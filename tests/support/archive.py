@@ -4,12 +4,18 @@ job's Redis keys as expiry (or a Redis restarted without its append-only file) w
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg import sql
 from redis import Redis
+from sqlalchemy.engine import make_url
 
-from devtools.local import wait_for
+from devtools.local import libpq_url, wait_for
 from worker import keys
 
 BACKENDS = ("sqlite", "postgresql")
@@ -19,6 +25,36 @@ def archive_url_for(backend: str, request: pytest.FixtureRequest, folder: Path) 
     if backend == "sqlite":
         return f"sqlite:///{folder / 'archive.sqlite'}"
     return str(request.getfixturevalue("postgres_url"))
+
+
+@contextmanager
+def archive_for_module(backend: str, request: pytest.FixtureRequest, folder: Path) -> Iterator[str]:
+    """An archive URL that lasts as long as the caller needs it, for a fixture wider than a
+    test (the conftest's `postgres_url` is one test's): a SQLite file in `folder`, or a fresh
+    database on the shared PostgreSQL server, dropped at the end."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'archive.sqlite'}"
+        return
+    server_url = str(request.getfixturevalue("postgres_server").url)
+    with postgres_database(server_url) as url:
+        yield url
+
+
+@contextmanager
+def postgres_database(server_url: str) -> Iterator[str]:
+    """A new, empty database on the server (its SQLAlchemy URL), made from template0 and
+    dropped WITH (FORCE), as the conftest's `postgres_url` does for one test."""
+    name = f"evalq_test_{secrets.token_hex(8)}"
+    admin = libpq_url(server_url)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+    try:
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 def job_key_names(redis: Redis, job_id: str) -> list[str]:

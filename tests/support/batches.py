@@ -4,10 +4,12 @@ its tokens would have cost online (a batch pays half)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from evalq.core.pricing import call_cost_nanos, price_for, price_table, usd
+from tests.support.datasets import write_rows
 
 # Batches are polled at once and often: the tests wait on conditions, never on the clock.
 FAST_POLLS = {"EVALQ_BATCH_POLL_INITIAL_S": "0.1", "EVALQ_BATCH_POLL_MAX_S": "0.5"}
@@ -21,11 +23,20 @@ def row_scores(client: Any, job_id: str) -> dict[str, Any]:
     }
 
 
-def shapes(folder: Path, rows: int) -> Path:
-    """A gecko-image dataset with its own three questions per row (no rubric stage)."""
+def shapes(folder: Path, rows: int, *, tag: str = "") -> Path:
+    """A gecko-image dataset with its own three questions per row (no rubric stage). A `tag`
+    ends every question ("... (check 2) [tag]"), so tests on one stack share no cached reply
+    and each still finds its rows by "(check N)"."""
     from tests.integration.test_reliability import shapes_dataset
 
-    return shapes_dataset(folder, rows, own_questions=True)
+    path = shapes_dataset(folder, rows, own_questions=True)
+    if tag:
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for record in records:
+            for question in record["questions"]:
+                question["question"] += f" [{tag}]"
+        write_rows(path, records)
+    return path
 
 
 def online_cost_usd(summary: Any, model: str = "gemini-2.5-flash") -> float:

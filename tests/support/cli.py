@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from devtools.local import EVALQ, ROOT, free_port, stop, wait_for
 from evalq.client.cli import exit_codes
@@ -90,8 +90,9 @@ def _as_text(data: bytes) -> str:
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline=None).read()
 
 
+_Action = Literal["default", "ignore"]
 # Python's own warning filters, which a child process starts with (pytest replaces them).
-_DEFAULT_WARNING_FILTERS = (
+_DEFAULT_WARNING_FILTERS: tuple[tuple[_Action, type[Warning], str | None], ...] = (
     ("default", DeprecationWarning, "__main__"),
     ("ignore", DeprecationWarning, None),
     ("ignore", PendingDeprecationWarning, None),
