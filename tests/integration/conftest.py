@@ -1,6 +1,13 @@
-"""The reliability tests run once per worker pool: the same test, unchanged, against gevent
+"""A test marked `both_pools` runs once per worker pool: the same test, unchanged, against gevent
 workers and against thread workers. The pool reaches the workers the way it reaches a deployed
-one, through EVALQ_WORKER_POOL in their environment (devtools.local copies this process's)."""
+one, through EVALQ_WORKER_POOL in their environment (devtools.local copies this process's).
+
+The mark goes only where the pool changes the behaviour under test: how many messages a worker
+holds reserved (gevent prefetches four per slot, threads one: worker.app), and how its consumer
+meets a Redis that stops, restarts or freezes (gevent's blocking loop reads with socket
+timeouts; the threads pool's event loop has none and relies on kombu's health checks). Every
+other test runs once, in the pool the environment names, else evalq's default (gevent): a
+second run would repeat the same code for no new property."""
 
 from __future__ import annotations
 
@@ -12,19 +19,22 @@ from tests.conftest import FakeGemini
 from tests.support.held import hold, release
 
 POOLS = ("gevent", "threads")
-# The modules whose every test runs in each pool: killed workers, quotas, Redis restarts and
-# outages, the many-calls-in-flight check.
-BOTH_POOLS = {"test_reliability", "test_redis_outage"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "both_pools: run the test once with gevent workers and once with threads"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.module.__name__.rsplit(".", 1)[-1] in BOTH_POOLS:
+    if metafunc.definition.get_closest_marker("both_pools") is not None:
         metafunc.parametrize("worker_pool", POOLS, indirect=True)
 
 
 @pytest.fixture(autouse=True)
 def worker_pool(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The pool the workers a test starts use: the parameter where a module runs in both, else
+    """The pool the workers a test starts use: the parameter of a `both_pools` test, else
     whatever the environment (or evalq's default) says."""
     pool = getattr(request, "param", None)
     if pool is not None:

@@ -47,17 +47,23 @@ def connects(log: str) -> int:
     return sum(1 for line in log.splitlines() if "MainProcess] Connected to redis://" in line)
 
 
-@pytest.mark.parametrize("worker_pool", ["gevent", "threads"], indirect=True)
-def test_worker_keeps_working_through_redis_restarts(tmp_path: Path, worker_pool: str) -> None:
+@pytest.mark.both_pools  # each pool's consumer meets a restart in a loop of its own
+def test_worker_keeps_working_through_redis_restarts(tmp_path: Path) -> None:
     rows = 200  # about 30 are done by the tenth restart on this machine: room to spare
     data = shapes_dataset(tmp_path / "data", rows, own_questions=True)
     # The teardown that used to fail races with tasks acknowledging their messages: many tasks
     # at once (each holding a message) make it likely within a few restarts. Messages a
     # teardown could not give back wait in Redis's unacked set until the worker has reconnected
-    # (worker.broker_teardown.GiveBackAfterReconnect); the watchdog drives any row that still
-    # goes quiet for the stall timeout.
+    # (worker.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every second,
+    # drives any row that still goes quiet for the stall timeout.
     with stack(
-        tmp_path, "--latency-ms", "500", appendonly=True, concurrency=50, EVALQ_STALL_TIMEOUT_S="8"
+        tmp_path,
+        "--latency-ms",
+        "500",
+        appendonly=True,
+        concurrency=50,
+        EVALQ_STALL_TIMEOUT_S="8",
+        EVALQ_WATCHDOG_INTERVAL_S="1",
     ) as s:
         client = s.client()
         job = client.submit("gecko-image", data, use_cache=False).job_id

@@ -112,6 +112,7 @@ def _has_worked(pool: WorkerPool, proc: subprocess.Popen[bytes]) -> bool:
     return ready >= 0 and "succeeded in" in log[ready:]
 
 
+@pytest.mark.both_pools  # a killed gevent worker loses four reserved messages per slot
 def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
     data = shapes_dataset(tmp_path / "data", KILL_ROWS)
     starting: list[threading.Thread] = []
@@ -240,14 +241,21 @@ def test_rerun_of_a_finished_job_makes_no_request(tmp_path: Path) -> None:
         assert s.stats()["requests"] == no_cache.judge_calls > 0  # --no-cache really asks again
 
 
+@pytest.mark.both_pools  # the killed workers' reserved messages survive in the AOF's unacked set
 def test_redis_restarted_from_its_aof_then_resume(tmp_path: Path) -> None:
     data = shapes_dataset(tmp_path / "data", 60)
     # The killed workers' rubric claims survive in the AOF: their rows wait for the claims'
     # lease to run out (three heartbeats, a quarter of the stall timeout each), 90 s with the
-    # default timeout; a short one keeps that wait to seconds.
-    short_leases = {"EVALQ_STALL_TIMEOUT_S": "8"}
+    # default timeout; a short one keeps that wait to seconds. Their rows in flight are left
+    # to the watchdog by resume: a sweep a second re-drives them once the stall timeout is up.
     with stack(
-        tmp_path, "--latency-ms", "150", appendonly=True, concurrency=4, **short_leases
+        tmp_path,
+        "--latency-ms",
+        "150",
+        appendonly=True,
+        concurrency=4,
+        EVALQ_STALL_TIMEOUT_S="4",
+        EVALQ_WATCHDOG_INTERVAL_S="1",
     ) as s:
         client = s.client()
         job = client.submit("gecko-image", data).job_id
