@@ -3,19 +3,24 @@ operator can size `maxmemory` (docker-compose sets it, with noeviction, and refu
 it rather than dropping queued tasks or results).
 
 Measured, not estimated: a private redis-server, the fake Gemini server and one worker from
-devtools.local; INFO memory's used_memory is read before and after each step. Three jobs of
-shape images run through the client's own submit (Store.create_job, the broker's messages):
+devtools.local. Three jobs of shape images run through the client's own submit
+(Store.create_job, the broker's messages):
 
-- a typical gecko-image job (the judge writes each row's rubric): bytes per row once submitted
-  (the stored row waiting for its turn; the broker holds only the turns' window, and its
-  messages are measured on their own) and once finished
-  (stored row, verdicts, results, cached rubric, Celery's result records);
+- a typical gecko-image job (the judge writes each row's rubric): bytes per row once submitted,
+  read before the worker starts (the stored row waiting for its turn; the broker holds only the
+  turns' window, and its messages are measured on their own), and once finished (stored row,
+  verdicts, results, cached rubric, Celery's result records);
 - two jobs whose rows bring their own questions, few and many: the difference between them,
   over the difference in questions, is the cost of one question (its verdict, its result entry,
   its cached judge reply), and what is left is the cost of a row apart from its questions.
 
-Every figure is read with no worker running: the submitted one holds every row's message, and
-no worker's connections count as a job's bytes.
+A figure is what the job's keys add: every key's MEMORY USAGE summed, before and after. Redis's
+used_memory counts more than rows: a fresh redis-server's first submit and first worker add
+about a megabyte that no later job adds again (over 300 rows, a quarter of a finished row's
+bytes and most of a waiting one's), and connections' buffers come and go with whatever was
+last read or sent. So the worker stays connected from job to job, and a finished job is read
+once its queues are empty and no message is unacknowledged (tasks ack late, after their results
+are stored).
 """
 
 from __future__ import annotations
@@ -35,37 +40,65 @@ from devtools.local import wait_for
 
 FEW_QUESTIONS = 2
 MANY_QUESTIONS = 12
+CONCURRENCY = 16
+QUEUES = ("evalq.questions", "evalq.rows")  # worker.queues; the tool reads Redis as it is
+UNACKED = "unacked"  # kombu's hash of the messages delivered and not yet acknowledged
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What a job submitted with no worker running added: its rows waiting for their turn."""
+
+    rows: int
+    submitted: int  # bytes, after submit
+    broker: int  # of which the queued messages (MEMORY USAGE of the queue lists)
+    messages: int  # how many: the turns' window, not the job's rows
 
 
 @dataclass(frozen=True)
 class JobBytes:
-    """What one job added to used_memory, and what it holds."""
+    """What one job added once finished, and what it holds."""
 
     rows: int
     questions: int
-    submitted: int  # after submit, before any worker ran
-    broker: int  # of which the queued messages (MEMORY USAGE of the queue lists)
-    messages: int  # how many: the turns' window, not the job's rows
-    finished: int  # after every row finished, queues empty
+    finished: int  # every row finished, every message consumed and acknowledged
     celery_results: int  # of which Celery's result records, gone after a day
 
 
-def used_memory(client: redis.Redis) -> int:
-    return int(client.info("memory")["used_memory"])
+def key_bytes(client: redis.Redis, keys: list[Any]) -> int:
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.memory_usage(key, samples=0)  # 0: every element, not a sample
+    return sum(int(size or 0) for size in pipe.execute())  # None: gone since the scan
 
 
-QUEUES = ("evalq.questions", "evalq.rows")  # worker.queues; the tool reads Redis as it is
+def stored_bytes(client: redis.Redis, match: str | None = None) -> int:
+    """The MEMORY USAGE of every key (or of those matching `match`), summed."""
+    total, batch = 0, []
+    for key in client.scan_iter(match=match, count=1000):
+        batch.append(key)
+        if len(batch) == 1000:
+            total, batch = total + key_bytes(client, batch), []
+    return total + key_bytes(client, batch)
+
+
+def celery_results_bytes(client: redis.Redis) -> int:
+    """Celery's result records (kept result_expires, a day), apart from evalq's own keys."""
+    return stored_bytes(client, "celery-task-meta-*")
 
 
 def queue_bytes(client: redis.Redis) -> int:
-    return sum(
-        int(client.memory_usage(queue, samples=0) or 0)  # 0: every element, not a sample
-        for queue in QUEUES
-    )
+    return key_bytes(client, list(QUEUES))
 
 
 def queued(client: redis.Redis) -> int:
     return sum(int(client.llen(queue)) for queue in QUEUES)
+
+
+def settled(client: redis.Redis) -> bool:
+    """Nothing queued and nothing delivered but unacknowledged: every task has ended and
+    stored its result (tasks ack late)."""
+    return queued(client) == 0 and int(client.hlen(UNACKED)) == 0
 
 
 def per_question(few: JobBytes, many: JobBytes) -> float:
@@ -81,73 +114,70 @@ def per_row_apart_from_questions(job: JobBytes, question_bytes: float) -> float:
 
 def maxmemory_for(rows_kept: int, bytes_per_row: float) -> int:
     """Redis memory for `rows_kept` finished rows still within their TTL, plus half again for
-    what used_memory leaves out or holds only for a while: the allocator's fragmentation, the
-    AOF rewrite buffer, queued messages of running jobs."""
+    what the keys' own bytes leave out or Redis holds only for a while: the allocator's
+    fragmentation, the AOF rewrite buffer, client connections, queued messages of running
+    jobs."""
     return int(rows_kept * bytes_per_row * 1.5)
 
 
-def celery_results_bytes(client: redis.Redis) -> int:
-    """Celery's result records (kept result_expires, a day), apart from evalq's own keys."""
-    return sum(
-        int(client.memory_usage(key, samples=0) or 0)
-        for key in client.scan_iter("celery-task-meta-*", count=1000)
-    )
+def submit(stack: Stack, path: Path) -> str:
+    return stack.client.submit("gecko-image", path, use_cache=False).job_id
 
 
-def clients(client: redis.Redis) -> int:
-    return int(client.info("clients")["connected_clients"])
-
-
-def measure_job(stack: Stack, path: Path, timeout_s: float) -> JobBytes:
-    """One job's bytes, each figure read with no worker connected: a worker's connections (a
-    pool as large as its concurrency) take Redis memory of their own, which is not the job's."""
+def finished(
+    stack: Stack, job: str, before: int, results_before: int, timeout_s: float
+) -> JobBytes:
+    """A job run to its end by the running worker, read once nothing of it is in flight."""
     r = stack.redis.client()
-    before = used_memory(r)
-    results_before = celery_results_bytes(r)
-    job = stack.client.submit("gecko-image", path, use_cache=False).job_id
-    submitted = used_memory(r) - before
-    connected = clients(r)  # the client's own, the broker's included
-    broker = queue_bytes(r)
-    messages = queued(r)
-    stack.pool.start(concurrency=16)
     summary = stack.client.wait(job, timeout_s=timeout_s, poll_s=0.2)
-    wait_for(lambda: queue_bytes(r) == 0, 60, "the queues to drain")
-    stack.pool.stop_all()
-    wait_for(lambda: clients(r) <= connected, 60, "the worker's connections to close")
+    wait_for(lambda: settled(r), 60, "every message consumed and acknowledged")
     results = stack.client.results(job)
     return JobBytes(
         rows=summary.rows_total,
         questions=sum(len(row.questions) for row in results),
-        submitted=submitted,
-        broker=broker,
-        messages=messages,
-        finished=used_memory(r) - before,
+        finished=stored_bytes(r) - before,
         celery_results=celery_results_bytes(r) - results_before,
     )
 
 
+def measure_job(stack: Stack, path: Path, timeout_s: float) -> JobBytes:
+    r = stack.redis.client()
+    before, results_before = stored_bytes(r), celery_results_bytes(r)
+    return finished(stack, submit(stack, path), before, results_before, timeout_s)
+
+
 def measure(work: Path, rows: int, timeout_s: float) -> dict[str, Any]:
-    stack = Stack(work, ["--latency-ms", "0"], workers=0, concurrency=16)
+    stack = Stack(work, ["--latency-ms", "0"], workers=0, concurrency=CONCURRENCY)
     try:
-        typical = measure_job(stack, dataset(work / "typical", rows, "typical"), timeout_s)
+        r = stack.redis.client()
+        before, results_before = stored_bytes(r), celery_results_bytes(r)
+        job = submit(stack, dataset(work / "typical", rows, "typical"))
+        waiting = Waiting(
+            rows=stack.client.summary(job).rows_total,
+            submitted=stored_bytes(r) - before,
+            broker=queue_bytes(r),
+            messages=queued(r),
+        )
+        stack.pool.start(concurrency=CONCURRENCY)
+        typical = finished(stack, job, before, results_before, timeout_s)
         few = measure_job(stack, dataset(work / "few", rows, "few", FEW_QUESTIONS), timeout_s)
         many = measure_job(stack, dataset(work / "many", rows, "many", MANY_QUESTIONS), timeout_s)
     finally:
         stack.close()
     question = per_question(few, many)
     row = per_row_apart_from_questions(few, question)
-    questions_per_row = typical.questions / typical.rows
     return {
         "rows_per_job": rows,
+        "waiting": asdict(waiting),
         "jobs": {"typical": asdict(typical), "few": asdict(few), "many": asdict(many)},
-        "typical_submitted_bytes_per_row": round(typical.submitted / typical.rows),
+        "typical_submitted_bytes_per_row": round(waiting.submitted / waiting.rows),
         "typical_stored_bytes_per_waiting_row": round(
-            (typical.submitted - typical.broker) / typical.rows
+            (waiting.submitted - waiting.broker) / waiting.rows
         ),
-        "bytes_per_queued_message": round(typical.broker / max(1, typical.messages)),
+        "bytes_per_queued_message": round(waiting.broker / max(1, waiting.messages)),
         "typical_finished_bytes_per_row": round(typical.finished / typical.rows),
         "typical_celery_results_bytes_per_row": round(typical.celery_results / typical.rows),
-        "typical_questions_per_row": round(questions_per_row, 2),
+        "typical_questions_per_row": round(typical.questions / typical.rows, 2),
         "own_questions_bytes_per_question": round(question),
         "own_questions_bytes_per_row_apart_from_questions": round(row),
         "maxmemory_for_1e6_typical_rows": maxmemory_for(10**6, typical.finished / typical.rows),

@@ -220,6 +220,12 @@ def read_again(redis_url: str, default_url: str, *, kept_running: bool) -> str:
     return f"EVALQ_REDIS_URL={redis_url} "
 
 
+def flower_line(port: int, *, keep: bool) -> str:
+    """Where Flower is; without --keep, that it goes with the demo and how to keep it."""
+    until = "" if keep else " (until the demo ends; `./scripts/demo --keep` keeps it)"
+    return f"flower: http://127.0.0.1:{port}{until}"
+
+
 def keep_running(
     procs: list[subprocess.Popen[Any]], stop_script: Path, redis_url: str, gemini_url: str | None
 ) -> None:
@@ -299,10 +305,7 @@ def main() -> int:
         console.print(f"workers: {args.workers} started (logs in {work / 'logs'})")
         flower_port = args.flower_port if args.flower_port else free_port()
         procs.append(start_flower(env, flower_port, work / "logs" / "flower.log"))
-        console.print(
-            f"flower: http://127.0.0.1:{flower_port}"
-            + ("" if args.keep else " (until the demo ends; `./scripts/demo --keep` keeps it)")
-        )
+        console.print(flower_line(flower_port, keep=args.keep))
 
         dataset = write_gecko_image_example(args.keep_dir)
         console.print(f"dataset: {dataset} (each image with a matching and a near-miss prompt)\n")

@@ -1,4 +1,5 @@
-"""The demo's own tables fit an 80-column terminal without cutting a row id or a figure."""
+"""The demo's own tables fit an 80-column terminal without cutting a row id or a figure; the
+lines it prints for later depend on --keep."""
 
 from __future__ import annotations
 
@@ -36,3 +37,19 @@ def test_the_rows_table_folds_long_ids_at_80_columns() -> None:
     cells = "".join(line.split("│")[1].strip() for line in text.splitlines() if "│" in line)
     assert "three-yellow-triangles-near-miss" in cells
     assert "✓ ✗ ?" in text
+
+
+def test_without_keep_the_lines_for_later_need_no_redis_url_and_say_how_to_keep() -> None:
+    """What a run without --keep prints differently from a kept one (the kept run end to end,
+    and the bare status line read from the archive: tests/integration/test_demo_keep.py): its
+    status line names no Redis, since the job is in the archive once the demo's private Redis
+    is gone, and Flower's line says it goes with the demo and how to keep it."""
+    module = demo()
+    private, default = "redis://127.0.0.1:41234/0", "redis://localhost:6379/0"
+    assert module.read_again(private, default, kept_running=False) == ""
+    assert module.read_again(private, default, kept_running=True) == f"EVALQ_REDIS_URL={private} "
+    assert module.read_again(default, default, kept_running=True) == ""
+    assert module.flower_line(5555, keep=False) == (
+        "flower: http://127.0.0.1:5555 (until the demo ends; `./scripts/demo --keep` keeps it)"
+    )
+    assert module.flower_line(5555, keep=True) == "flower: http://127.0.0.1:5555"
