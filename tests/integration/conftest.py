@@ -21,12 +21,6 @@ from tests.support.held import hold, release
 POOLS = ("gevent", "threads")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "both_pools: run the test once with gevent workers and once with threads"
-    )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("both_pools") is not None:
         metafunc.parametrize("worker_pool", POOLS, indirect=True)

@@ -27,14 +27,14 @@ from tests.support.summaries import comparable
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+@pytest.fixture(scope="module", name="shared")
+def batch_stack_for_the_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     with stack(tmp_path_factory.mktemp("batch-mode"), **FAST_POLLS) as s:
         yield s
 
 
-@pytest.fixture
-def s(shared: Stack) -> Iterator[Stack]:
+@pytest.fixture(name="s")
+def batch_stack_for_this_test(shared: Stack) -> Iterator[Stack]:
     """The shared stack as started: no rule scripted, batches not held, counters at zero. An
     earlier test's jobs have all ended, so what the fake counts from here is this test's."""
     shared.post("/script", [])

@@ -21,16 +21,16 @@ from worker.settings import Settings
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+@pytest.fixture(scope="module", name="shared")
+def turns_stack_for_the_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """One worker with 4 slots for the module: each test's jobs are its own (uncached rows,
     its own job ids), and none reads the fake's counters but through its own reset."""
     with stack(tmp_path_factory.mktemp("turns"), concurrency=4) as s:
         yield s
 
 
-@pytest.fixture
-def s(shared: Stack) -> Iterator[Stack]:
+@pytest.fixture(name="s")
+def turns_stack_for_this_test(shared: Stack) -> Iterator[Stack]:
     """The shared stack with nothing of an earlier test's still at work: no call open at the
     fake and no message in the queues, so a test's jobs meet only each other."""
     yield shared
