@@ -10,7 +10,7 @@ import os
 import secrets
 import tempfile
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -248,10 +248,13 @@ def gcs_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsEmulat
     stop(emulator.proc)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None, None, None]:
     """Longest first (tests.support.ordering), a module's tests that share a module-scoped
-    fixture kept on one process. Before xdist reads the groups it adds to the test ids."""
+    fixture kept on one process: ordered and marked before xdist reads the marks, and each
+    grouped test's id checked for its group once every other hook has run (_group_in_node_id)."""
     from tests.support.ordering import load_durations, longest_first
 
     units = longest_first(items, lambda i: i.nodeid, _shared_module, load_durations())
@@ -260,15 +263,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             for index in unit.members:
                 items[index].add_marker(pytest.mark.xdist_group(unit.name))
     items[:] = [items[index] for unit in units for index in unit.members]
+    yield
+    if getattr(config.option, "loadgroup", False):  # set on xdist's worker processes only
+        for item in items:
+            _group_in_node_id(item)
+
+
+def _group_in_node_id(item: pytest.Item) -> None:
+    """xdist's scheduler reads a test's group from its id (``ID@GROUP``), which its worker hook
+    writes to ``item._nodeid``; pytest 9.2 keeps the id in ``item._id`` and ignores that field
+    (pytest-xdist issue 1386), so no group reached the scheduler and each process that drew a
+    test of a shared module built the module's fixture again. Where xdist's suffix did not take,
+    it is written here, the way xdist spells it."""
+    names = {
+        str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        for mark in item.iter_markers("xdist_group")
+    }
+    if not names:
+        return
+    suffix = "@" + "_".join(sorted(names))
+    node_id = getattr(item, "_id", None)
+    if item.nodeid.endswith(suffix) or node_id is None:
+        return
+    item._id = type(node_id).parse(item.nodeid + suffix)
+
+
+# The group of the unit tests that need the session's worker pool (`workers`).
+UNIT_WORKER_POOL = "tests/unit/(workers)"
 
 
 def _shared_module(item: pytest.Item) -> str | None:
     """The module whose fixture of module scope (or wider, short of the session) this test
-    uses: its tests run on one process."""
+    uses: its tests run on one process. The few unit tests that need the worker pool run on one
+    process too, so `./scripts/test --fast` starts one pool, not one per test process."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
     for defs in info.name2fixturedefs.values():
         if defs and defs[-1].scope in ("module", "package", "class"):
             return item.nodeid.split("::", 1)[0]
+    if item.nodeid.startswith("tests/unit/") and "workers" in info.name2fixturedefs:
+        return UNIT_WORKER_POOL
     return None

@@ -27,6 +27,7 @@ from evalq.stats.human import (
     paired_difference_test,
     pairwise_accuracy,
     spearman,
+    spearman_value,
 )
 from evalq.stats.multiple import holm
 
@@ -199,11 +200,6 @@ def _agreement(setup: SetupRows, usable: _Usable, seed: int, resamples: int) -> 
     )
 
 
-def _rho(scores: Sequence[float], labels: Sequence[float]) -> float | None:
-    """Spearman's value alone (one resample: its interval is not read here)."""
-    return spearman(scores, labels, resamples=1).value
-
-
 def _difference(
     a: _Usable, b: _Usable, names: tuple[str, str], seed: int, resamples: int
 ) -> SetupDifference:
@@ -214,8 +210,8 @@ def _difference(
 
     def stat(indexes: list[int]) -> float | None:
         human = [labels[i] for i in indexes]
-        rho_a = _rho([score_a[i] for i in indexes], human)
-        rho_b = _rho([score_b[i] for i in indexes], human)
+        rho_a = spearman_value([score_a[i] for i in indexes], human)
+        rho_b = spearman_value([score_b[i] for i in indexes], human)
         return None if rho_a is None or rho_b is None else rho_a - rho_b
 
     test = paired_difference_test(stat, len(shared), seed=seed, resamples=resamples)

@@ -2,7 +2,8 @@
 reports, each an Estimate (value, bootstrap 95% interval, n, method, why-None note).
 
 - Row level: spearman, kendall (tau-b) between row scores and human ratings
-  (evalq.stats.rank_correlation).
+  (evalq.stats.rank_correlation); spearman_value, the value alone, for a statistic resampled
+  by a bootstrap of its own.
 - Pairs within a prompt or group: pairwise_accuracy as the Gecko paper uses it, ties per
   Deutsch et al. 2023, tie-calibrated (evalq.stats.pairwise_accuracy).
 - Labels (questions, sentences, preferences): label_accuracy, cohen_kappa, weighted for
@@ -25,7 +26,7 @@ from evalq.stats.paired_bootstrap import (
     paired_difference_test,
 )
 from evalq.stats.pairwise_accuracy import pairwise_accuracy
-from evalq.stats.rank_correlation import kendall, spearman
+from evalq.stats.rank_correlation import kendall, spearman, spearman_value
 
 __all__ = [
     "RESAMPLES",
@@ -40,4 +41,5 @@ __all__ = [
     "paired_difference_test",
     "pairwise_accuracy",
     "spearman",
+    "spearman_value",
 ]

@@ -122,6 +122,18 @@ def _kendall_weighted(pts: _Points, w: Floats) -> Floats:
     return np.asarray(np.clip(tau, -1.0, 1.0), dtype=float)
 
 
+def _points_or_undefined(x: Sequence[float], y: Sequence[float], method: str) -> _Points | Estimate:
+    """The rows as points, or the undefined Estimate saying why there is nothing to rank."""
+    n = same_length(x=x, y=y)
+    xs, ys = as_floats(x, "x"), as_floats(y, "y")
+    if n < 2:
+        return undefined(n, method, f"{n} item(s): a correlation needs at least 2")
+    if np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        side = "x" if np.ptp(xs) == 0 else "y"
+        return undefined(n, method, f"every {side} value is the same: nothing to rank")
+    return _Points(xs, ys)
+
+
 def _correlation(
     x: Sequence[float],
     y: Sequence[float],
@@ -130,14 +142,10 @@ def _correlation(
     resamples: int,
 ) -> Estimate:
     check_resamples(resamples)
-    n = same_length(x=x, y=y)
-    xs, ys = as_floats(x, "x"), as_floats(y, "y")
-    if n < 2:
-        return undefined(n, method, f"{n} item(s): a correlation needs at least 2")
-    if np.ptp(xs) == 0 or np.ptp(ys) == 0:
-        side = "x" if np.ptp(xs) == 0 else "y"
-        return undefined(n, method, f"every {side} value is the same: nothing to rank")
-    pts = _Points(xs, ys)
+    pts = _points_or_undefined(x, y, method)
+    if isinstance(pts, Estimate):
+        return pts
+    n = len(x)
     statistic = _spearman_weighted if method == "spearman" else _kendall_weighted
     label = method
     points = len(pts.counts)
@@ -160,6 +168,16 @@ def spearman(
     """Spearman's rho of x against y (ties averaged), with a percentile bootstrap 95% interval
     over rows."""
     return _correlation(x, y, "spearman", seed, resamples)
+
+
+def spearman_value(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rho alone, None where spearman() has none: for a statistic computed on each
+    resample of a bootstrap of its own (calibration's paired difference), where an interval
+    would be thrown away, and even one asked for draws MIN_SPEARMAN_RESAMPLES."""
+    pts = _points_or_undefined(x, y, "spearman")
+    if isinstance(pts, Estimate):
+        return None
+    return float(_spearman_weighted(pts, pts.counts[None, :])[0])
 
 
 def kendall(

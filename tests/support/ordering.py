@@ -8,9 +8,11 @@ the end and one process ran them in a row while the others had finished.
 
 A unit is one test, or every test of a module whose tests share a module-scoped fixture (a
 stack, an emulator, a corpus run once): those stay on one process, so that fixture is built
-once (the ``xdist_group`` mark). How long each test takes comes from ``tests/durations.json``,
-measured on a whole run (``python -m devtools.test_durations REPORT.xml``); a test it does not
-name is guessed by its kind, and an unknown test only costs the balance, never a result."""
+once (the ``xdist_group`` mark, tests/conftest.py). The test command passes
+``--no-loadscope-reorder``, or xdist would start the units with the most tests first. How long
+each test takes comes from ``tests/durations.json``, which each whole run of the test command
+updates from its JUnit report (devtools/test_durations.py); a test it does not name is guessed
+by its kind, and an unknown test only costs the balance, never a result."""
 
 from __future__ import annotations
 

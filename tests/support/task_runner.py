@@ -29,7 +29,9 @@ worker processes.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import ssl
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -59,6 +61,16 @@ from worker.store import Store
 
 RUN_UNIT = tasks.rows.run_unit.name
 AGGREGATE_ROW = tasks.rows.aggregate_row.name
+_CREATE_TLS_CONTEXT = ssl.create_default_context
+
+
+@functools.cache
+def _tls_context_once(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+    """ssl.create_default_context, each distinct call made once per test process: google-genai
+    loads the CA bundle into three new TLS contexts for every client it makes (about 0.1 s of
+    CPU), and a runner's judges, uploader and token counter are made anew for each runner, all
+    for a fake server spoken to in plain HTTP. They were most of these tests' time."""
+    return _CREATE_TLS_CONTEXT(*args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,7 @@ class TaskRunner:
         self._patch.setenv("EVALQ_GEMINI_BASE_URL", self.gemini_url)
         for name, value in self.env.items():
             self._patch.setenv(name, value)
+        self._patch.setattr(ssl, "create_default_context", _tls_context_once)
         get_app().loader.import_default_modules()  # as a worker starts: every task registered
         self._scheduler = use_scheduler(InProcessScheduler(self))
         # A worker process keeps one judge per model, made with the settings it first saw;

@@ -12,11 +12,15 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parents[1]
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def _modules() -> dict[str, ast.Module]:
+@pytest.fixture(scope="module")
+def parsed() -> dict[str, ast.Module]:
+    """Every file under tests/, parsed once for both checks."""
     return {
         path.relative_to(TESTS.parent).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
         for path in sorted(TESTS.rglob("*.py"))
@@ -76,16 +80,16 @@ def _shown(found: dict[str, list[str]]) -> str:
     return "\n".join(f"{name}: {', '.join(paths)}" for name, paths in found.items())
 
 
-def test_no_helper_name_is_defined_in_two_files() -> None:
-    found = defined_twice(_modules())
+def test_no_helper_name_is_defined_in_two_files(parsed: dict[str, ast.Module]) -> None:
+    found = defined_twice(parsed)
     assert not found, (
         f"{len(found)} helper name(s) defined in more than one file under tests/: keep one in "
         f"tests/support and import it, or name each for what it builds\n{_shown(found)}"
     )
 
 
-def test_no_file_binds_a_conftest_fixtures_name_again() -> None:
-    found = fixtures_bound_again(_modules())
+def test_no_file_binds_a_conftest_fixtures_name_again(parsed: dict[str, ast.Module]) -> None:
+    found = fixtures_bound_again(parsed)
     assert not found, (
         f"conftest fixture(s) bound again elsewhere: use the conftest's, or name yours for "
         f"what it holds\n{_shown(found)}"

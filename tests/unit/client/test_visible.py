@@ -74,7 +74,9 @@ def test_showing_twice_is_showing_once(text: str) -> None:
 @fuzz
 @given(
     st.recursive(
-        st.none() | any_text, lambda inner: st.lists(inner) | st.dictionaries(any_text, inner)
+        st.none() | any_text,
+        lambda inner: st.lists(inner) | st.dictionaries(any_text, inner),
+        max_leaves=8,
     )
 )
 def test_json_keeps_every_value(value: object) -> None:

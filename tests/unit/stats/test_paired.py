@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
+from evalq.stats import paired
 from evalq.stats.multiple import holm
 from evalq.stats.paired import (
     PAIRED_SEED,
@@ -64,7 +65,7 @@ def test_exact_permutation_on_small_inputs(a: list[float], b: list[float]) -> No
     assert ours.p_value == pytest.approx(scipy_permutation_p(a, b, np.inf), abs=1e-12)
 
 
-def test_monte_carlo_permutation_is_seeded_and_near_scipys() -> None:
+def test_monte_carlo_permutation_is_seeded_and_near_scipys(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(3)
     base = rng.uniform(0.3, 0.9, 40)
     a = list(np.clip(base + rng.normal(0.04, 0.08, 40), 0, 1))
@@ -77,10 +78,14 @@ def test_monte_carlo_permutation_is_seeded_and_near_scipys() -> None:
     # Two independent Monte Carlo estimates of one p: within a few standard errors.
     se = np.sqrt(reference * (1 - reference) / 20_000)
     assert abs(ours.p_value - reference) < 5 * se + 1e-4
-    # Forcing the exact count on a smaller subset agrees with scipy's exact count too.
-    exact = permutation_test(a[:18], b[:18], exact_max_nonzero=18)
-    assert exact is not None and exact.method == "exact"
-    assert exact.p_value == pytest.approx(scipy_permutation_p(a[:18], b[:18], np.inf), abs=1e-12)
+    # Forcing the exact count on a smaller subset agrees with scipy's exact count too, its
+    # patterns counted in several blocks: the block made small, as past 16 rows at its real
+    # size, where scipy's own count of 2**17 patterns and more takes seconds.
+    monkeypatch.setattr(paired, "_BLOCK_BITS", 4)
+    assert len(list(paired._sign_blocks(12))) == 2**8
+    exact = permutation_test(a[:12], b[:12], exact_max_nonzero=12)
+    assert exact is not None and exact.method == "exact" and exact.permutations == 2**12
+    assert exact.p_value == pytest.approx(scipy_permutation_p(a[:12], b[:12], np.inf), abs=1e-12)
 
 
 @pytest.mark.parametrize(("wins", "losses"), [(9, 1), (7, 3), (0, 5), (5, 5), (12, 0), (1, 0)])

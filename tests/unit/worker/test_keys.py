@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 KEY_MODULE = Path("worker/keys.py")
@@ -25,7 +27,9 @@ IMPORTS_REDIS = {
 }
 
 
+@pytest.fixture(scope="module")
 def sources() -> dict[Path, ast.Module]:
+    """Every module of the packages, parsed once for the scans below (a second each)."""
     found = {}
     for package in ("evalq", "worker", "tasks", "fake_gemini", "scripts", "devtools"):
         for path in sorted((Path(ROOT) / package).rglob("*.py")):
@@ -34,10 +38,10 @@ def sources() -> dict[Path, ast.Module]:
     return found
 
 
-def test_redis_keys_are_spelled_in_the_key_module_only() -> None:
+def test_redis_keys_are_spelled_in_the_key_module_only(sources: dict[Path, ast.Module]) -> None:
     spelled = [
         f"{path}:{node.lineno}: {node.value!r}"
-        for path, tree in sources().items()
+        for path, tree in sources.items()
         if path != KEY_MODULE
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant)
@@ -48,10 +52,10 @@ def test_redis_keys_are_spelled_in_the_key_module_only() -> None:
     assert spelled == []
 
 
-def test_no_module_reaches_past_the_store_to_its_client() -> None:
+def test_no_module_reaches_past_the_store_to_its_client(sources: dict[Path, ast.Module]) -> None:
     reached = [
         f"{path}:{node.lineno}"
-        for path, tree in sources().items()
+        for path, tree in sources.items()
         if STORE not in path.parents
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and node.attr in ("r", "_r")
@@ -59,10 +63,10 @@ def test_no_module_reaches_past_the_store_to_its_client() -> None:
     assert reached == []
 
 
-def test_only_the_store_imports_redis() -> None:
+def test_only_the_store_imports_redis(sources: dict[Path, ast.Module]) -> None:
     importing = sorted(
         str(path)
-        for path, tree in sources().items()
+        for path, tree in sources.items()
         if path not in IMPORTS_REDIS and STORE not in path.parents
         for node in ast.walk(tree)
         if (
