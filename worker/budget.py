@@ -67,7 +67,7 @@ def pause_if_spent(store: Store, job_id: str, spent_nanos: int, cap_nanos: int |
     if cap_nanos is None or spent_nanos < cap_nanos:
         return False
     reason = cap_reason(spent_nanos, cap_nanos)
-    if store.pause(job_id, reason):
+    if store.pause(job_id, reason, at_cap_nanos=cap_nanos):
         log.warning("job %s paused: %s", job_id, reason)
     return True
 
@@ -134,7 +134,7 @@ class BudgetGuard(JudgeLayer):
             raise JobHalted(f"job {seen.status}: no new call is made", cost=CallCost(attempts=0))
         if seen.verdict == "over" and seen.cap_nanos is not None:
             reason = cap_reason(seen.spent_nanos, seen.cap_nanos, seen.reserved_nanos, estimate)
-            if self._store.pause(self._job_id, reason):
+            if self._store.pause(self._job_id, reason, at_cap_nanos=seen.cap_nanos):
                 log.warning("job %s paused: %s", self._job_id, reason)
             raise BudgetSpent(reason, cost=CallCost(attempts=0))  # no request made
         if seen.verdict == "busy":

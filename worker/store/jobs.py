@@ -166,17 +166,33 @@ class JobsStore(StoreBase):
         return cast(str | None, self.r.hget(keys.job(job_id), "status")) or "unknown"
 
     def transition(
-        self, job_id: str, status: str, *, reason: str = "", rows_total: int = 0
+        self,
+        job_id: str,
+        status: str,
+        *,
+        reason: str = "",
+        rows_total: int = 0,
+        while_cap_nanos: int | None = None,
     ) -> Transition:
         """Move the job to `status` if TRANSITIONS allows it from the status it has now, in one
-        atomic step. "finished" also needs rows_done >= rows_total; "paused" records `reason`."""
+        atomic step. "finished" also needs rows_done >= rows_total; "paused" records `reason`.
+        `while_cap_nanos`: only while the job's spend cap is still that one."""
         if status not in TRANSITIONS:
             raise ValueError(f"job {job_id}: no status {status!r} (known: {sorted(TRANSITIONS)})")
         sources = [before for before, targets in TRANSITIONS.items() if status in targets]
         now = time.time()
         changed, before, done = self._script("transition")(
             keys=[keys.job(job_id), keys.ACTIVE_JOBS, keys.ARCHIVE_PENDING],
-            args=[status, now, rows_total, reason, job_id, now + self.archive_grace_s, *sources],
+            args=[
+                status,
+                now,
+                rows_total,
+                reason,
+                job_id,
+                now + self.archive_grace_s,
+                "" if while_cap_nanos is None else str(while_cap_nanos),
+                *sources,
+            ],
         )
         return Transition(bool(changed), str(before), int(done))
 
@@ -186,9 +202,13 @@ class JobsStore(StoreBase):
         moved = self.transition(job_id, "finished", rows_total=rows_total)
         return Finish(moved.changed, moved.rows_done >= rows_total, moved.before)
 
-    def pause(self, job_id: str, reason: str) -> bool:
-        """Pause a running job (first reason wins); False if it was not running."""
-        return self.transition(job_id, "paused", reason=reason).changed
+    def pause(self, job_id: str, reason: str, *, at_cap_nanos: int | None = None) -> bool:
+        """Pause a running job (first reason wins); False if it was not running. A pause for a
+        spent cap names the cap it was read under (`at_cap_nanos`): a resume may have raised
+        it since, and then the job runs on."""
+        return self.transition(
+            job_id, "paused", reason=reason, while_cap_nanos=at_cap_nanos
+        ).changed
 
     def pause_reason(self, job_id: str) -> str | None:
         return cast(str | None, self.r.hget(keys.job(job_id), "pause_reason"))

@@ -234,3 +234,27 @@ def test_a_units_reservations_settle_in_the_step_that_writes_its_spend(store: St
     assert (recorded.spent_nanos, store.reserved(job)) == (600, 0)
     assert store.r.zcard(keys.reservations(job)) == 0
     assert store.counters(job).judge_calls == 2
+
+
+def test_a_call_that_read_the_cap_before_a_resume_raised_it_does_not_pause_the_job(
+    store: Store,
+) -> None:
+    """A call counts its cost and reads the spend and the cap in one step, then pauses the job
+    if the spend reached that cap. When `evalq cancel` and `evalq resume --max-cost-usd` land
+    between those two steps, the resumed job runs under its new cap: the pause names the cap
+    it was read under and is refused once that cap is gone."""
+    from worker.budget import pause_if_spent
+
+    job = capped_job(store, 1_000)
+    store.r.hset(keys.job(job), "spent_nanos", 1_900)  # the call's cost counted
+    spent, cap = store.budget(job)  # and what it read back in the same step
+    assert (spent, cap) == (1_900, 1_000)
+    store.set_budget(job, 1_000_000)  # resume: a new cap, then running again
+    pause_if_spent(store, job, spent, cap)  # what the call does next, with what it read
+    assert store.status(job) == "running" and store.pause_reason(job) is None
+    # Under the cap still in force, the same pause lands, and the cap lifted stops it too.
+    assert store.pause(job, "cap", at_cap_nanos=1_000_000) and store.status(job) == "paused"
+    store.transition(job, "running")
+    store.set_budget(job, None)
+    assert not store.pause(job, "cap", at_cap_nanos=1_000_000)
+    assert store.status(job) == "running"

@@ -6,7 +6,9 @@
 -- KEYS: 1 the job hash, 2 the active jobs set, 3 the archive's pending set.
 -- ARGV: 1 the target status, 2 now (epoch s), 3 rows_total (finished needs rows_done >= it),
 -- 4 the pause reason, 5 the job id, 6 when the archive write is due if nobody writes it
--- first; then the statuses the target may be reached from.
+-- first, 7 the spend cap the reason was read under ('' for none: a pause at the cap moves the
+-- job only while that cap is still in force, so a call that read the cap before a resume
+-- raised it can't pause the resumed job); then the statuses the target may be reached from.
 -- Returns {changed, status found ('unknown' when the job is gone), rows_done}.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then
@@ -15,8 +17,11 @@ end
 local done = tonumber(redis.call('HGET', KEYS[1], 'rows_done') or '0')
 local target = ARGV[1]
 local allowed = false
-for i = 7, #ARGV do
+for i = 8, #ARGV do
   if ARGV[i] == status then allowed = true end
+end
+if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'budget_nanos') ~= ARGV[7] then
+  allowed = false
 end
 if not allowed or (target == 'finished' and done < tonumber(ARGV[3])) then
   return {0, status, done}
