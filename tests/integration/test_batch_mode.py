@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from devtools.local import EVALQ, wait_for
-from tests.support.batches import FAST_POLLS, online_cost_usd, row_scores, shapes
+from tests.support.batches import (
+    FAST_POLLS,
+    assert_refused_unscored_and_transient_retried,
+    online_cost_usd,
+    row_scores,
+    shapes,
+)
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
@@ -208,12 +214,7 @@ def test_a_failed_request_is_unscored_with_its_reason_and_a_retryable_one_goes_a
     job_id = client.submit("gecko-image", dataset, mode="batch").job_id
     summary = client.wait(job_id, timeout_s=300)
     rows = {r.id: r for r in client.results(job_id)}
-    failed = [q for q in rows["row0001"].questions if "star" in q.question]
-    assert [(q.status, q.reason, q.result) for q in failed] == [("unscored", "judge_error", None)]
-    assert "400" in (failed[0].detail or "")
-    again = [q for q in rows["row0002"].questions if "star" in q.question]
-    assert [q.status for q in again] == ["ok"]  # its 503 went into the next batch once
-    assert summary.unscored_by_reason == {"judge_error": 1}
+    assert_refused_unscored_and_transient_retried(rows, summary)
     assert s.stats()["batches"]["created"] == 2
 
 

@@ -52,3 +52,15 @@ def online_cost_usd(summary: Any, model: str = "gemini-2.5-flash") -> float:
             summary.cached_tokens,
         )
     )
+
+
+def assert_refused_unscored_and_transient_retried(rows: dict[str, Any], summary: Any) -> None:
+    """The batch of `shapes()` scripted to answer row0001's star question with a 400 and
+    row0002's with one 503: the refused line is unscored (judge_error, never a score), the
+    transient one went into the next batch and was scored."""
+    failed = [q for q in rows["row0001"].questions if "star" in q.question]
+    assert [(q.status, q.reason, q.result) for q in failed] == [("unscored", "judge_error", None)]
+    assert "400" in (failed[0].detail or "")
+    again = [q for q in rows["row0002"].questions if "star" in q.question]
+    assert [q.status for q in again] == ["ok"]  # its 503 went into the next batch once
+    assert summary.unscored_by_reason == {"judge_error": 1}
