@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from devtools.local import ROOT
-from tests.support.cli import run_command, run_evalq
+from tests.support.cli import exit_status, run_command, run_evalq
 from tests.support.doc_examples import doc_pages, shell_blocks
 from tests.support.stack import Stack, stack
 
@@ -85,7 +85,7 @@ def in_process(command: str) -> list[str] | None:
         words = shlex.split(command, comments=True)
     except ValueError:
         return None
-    unquoted = command.split("#", 1)[0] if "#" in command else command
+    unquoted = command.split("#", 1)[0]
     if not words or _SHELL & set(unquoted.replace('"', "").replace("'", "")):
         return None
     if words[0] == "evalq" or words[:3] == ["python", "-m", "evalq.examples"]:
@@ -115,7 +115,7 @@ def _examples(args: list[str], folder: Path) -> subprocess.CompletedProcess[str]
         try:
             main(args)
         except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            code = exit_status(exc.code)
     return subprocess.CompletedProcess(
         ["python", "-m", "evalq.examples", *args], code, out.getvalue(), err.getvalue()
     )

@@ -114,11 +114,11 @@ def invoke_evalq(
         try:
             cli_entry()
         except SystemExit as exc:
-            code = _exit_code(exc.code)
+            code = exit_status(exc.code)
     return code, out.getvalue(), err.getvalue()
 
 
-def _exit_code(code: object) -> int:
+def exit_status(code: object) -> int:
     """The status a process ending with `sys.exit(code)` reports."""
     if code is None:
         return 0
