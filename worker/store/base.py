@@ -107,6 +107,8 @@ class StoreBase:
         # A frozen or unreachable Redis gives an error after redis_socket_timeout_s instead of
         # a hang. A command that timed out is not sent again here (Redis may still run it when
         # it wakes, and counters are not idempotent): callers retry whole idempotent steps.
+        # redis-py's Retry resends timeouts unless told which errors it may retry, whatever
+        # retry_on_timeout says (tests/unit/worker/test_store_timeouts.py).
         timeout = settings.redis_socket_timeout_s
         client = redis.Redis.from_url(
             settings.redis_url,
@@ -115,9 +117,12 @@ class StoreBase:
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             socket_keepalive=True,
-            retry_on_timeout=False,
             max_connections=settings.connection_slots,  # redis-py's 100 is < a gevent pool
-            retry=Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.01), 3),
+            retry=Retry(
+                ExponentialWithJitterBackoff(cap=1.0, base=0.01),
+                3,
+                supported_errors=(redis.ConnectionError,),
+            ),
             **(tls_options(settings) or {}),
         )
         return cls(client, settings)
