@@ -11,7 +11,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalq.core import bounds
@@ -396,6 +404,21 @@ class Settings(BaseSettings):
     @property
     def uses_fake_judge(self) -> bool:
         return self.api_key is None and not self.use_vertexai
+
+
+def settings_problem(exc: BaseException) -> str | None:
+    """A value the settings refused, as one line naming each variable (pydantic's own report
+    is a block of several lines per field); None for any other exception."""
+    if not isinstance(exc, ValidationError) or exc.title != Settings.__name__:
+        return None
+    said = []
+    for error in exc.errors(include_url=False):
+        message = str(error["msg"]).removeprefix("Value error, ")
+        field = str(error["loc"][0]) if error["loc"] else ""
+        # A field read under another name (GOOGLE_CLOUD_PROJECT) is reported by that name.
+        name = field if field.isupper() or not field else f"EVALQ_{field.upper()}"
+        said.append(message if not name or message.startswith(name) else f"{name}: {message}")
+    return "; ".join(said)
 
 
 @lru_cache(maxsize=1)
