@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +32,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_rand
 
 from evalq.core.data_roots import DataRoots
 from evalq.core.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
+from evalq.core.gcs_media import GcsMedia
 from evalq.core.judge import MediaPart
 from evalq.core.media import MediaRules, load_media
 from evalq.core.media_backend import refusal
@@ -300,11 +301,19 @@ def job_roots(config: JobConfig) -> list[str]:
     return list(config.data_roots) or [os.path.dirname(config.dataset)]
 
 
-def media_rules(settings: Settings, roots: list[str] | tuple[str, ...]) -> MediaRules:
+def media_rules(
+    settings: Settings,
+    roots: list[str] | tuple[str, ...],
+    gcs_media: Iterable[str] | None = None,
+) -> MediaRules:
     """What a job may read on this worker: its own roots, bounded by the worker's
-    EVALQ_DATA_ROOTS, and the worker's network and size rules."""
+    EVALQ_DATA_ROOTS, Cloud Storage objects in the places of EVALQ_GCS_MEDIA (the submitter's
+    `gcs_media` wins over its setting; a worker passes none, so its own setting bounds every
+    job), and the worker's network and size rules."""
+    places = settings.gcs_media if gcs_media is None else gcs_media
     return MediaRules(
         roots=DataRoots.of(roots, settings.data_roots),
+        gcs=GcsMedia.of(places),
         network=NetworkRules(settings.media_allow_private, settings.media_allow_networks),
         max_bytes=settings.media_max_bytes,
         timeout_s=settings.media_timeout_s,

@@ -11,10 +11,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalq.core import bounds
+from evalq.core.gcs_media import SETTING as GCS_SETTING
+from evalq.core.gcs_media import GcsMedia, GcsNameError
 from evalq.core.pricing import Price, PriceError, price_table
 from evalq.core.thinking import ThinkingError, parse_settings
 
@@ -124,6 +134,13 @@ class Settings(BaseSettings):
     `--data-root` per job. Unset: each job's own roots (its dataset's folder, or
     `--data-root`). Set on a worker, it bounds every job: a path must be under a job root and
     under one of these."""
+    gcs_media: Annotated[tuple[str, ...], NoDecode] = ()
+    """On Vertex AI, the Cloud Storage places `gs://` media may come from, comma-separated:
+    `gs://BUCKET` (the whole bucket) or `gs://BUCKET/FOLDER/` (objects under that folder);
+    `gcs_media=` per job in Python. Unset: no `gs://` media are judged. Vertex reads them with
+    the project's service agent, so list only what every user of the cluster may have judged;
+    set on a worker, it bounds every job it runs (`EVALQ_VERTEX_BATCH_PREFIX` is not
+    included)."""
     media_allow_private: bool = False
     """Let media URLs reach loopback, private, link-local or reserved addresses; cloud
     metadata addresses never."""
@@ -283,6 +300,16 @@ class Settings(BaseSettings):
             return [part for part in text.split(os.pathsep) if part.strip()]
         return value
 
+    @field_validator("gcs_media", mode="before")
+    @classmethod
+    def _gcs_places(cls, value: Any) -> Any:
+        try:
+            return tuple(map(str, GcsMedia.of(value).places))
+        except GcsNameError as exc:
+            raise ValueError(
+                f"{GCS_SETTING}: {exc}; give gs://BUCKET or gs://BUCKET/FOLDER/, comma-separated"
+            ) from None
+
     @field_validator("archive_url")
     @classmethod
     def _usable_archive_url(cls, value: str | None) -> str | None:
@@ -377,6 +404,21 @@ class Settings(BaseSettings):
     @property
     def uses_fake_judge(self) -> bool:
         return self.api_key is None and not self.use_vertexai
+
+
+def settings_problem(exc: BaseException) -> str | None:
+    """A value the settings refused, as one line naming each variable (pydantic's own report
+    is a block of several lines per field); None for any other exception."""
+    if not isinstance(exc, ValidationError) or exc.title != Settings.__name__:
+        return None
+    said = []
+    for error in exc.errors(include_url=False):
+        message = str(error["msg"]).removeprefix("Value error, ")
+        field = str(error["loc"][0]) if error["loc"] else ""
+        # A field read under another name (GOOGLE_CLOUD_PROJECT) is reported by that name.
+        name = field if field.isupper() or not field else f"EVALQ_{field.upper()}"
+        said.append(message if not name or message.startswith(name) else f"{name}: {message}")
+    return "; ".join(said)
 
 
 @lru_cache(maxsize=1)

@@ -200,6 +200,7 @@ class EvaluateSpec(TypedDict, total=False):
     base_dir: str | Path | None
     settings: Settings | None
     data_roots: list[str | Path] | None
+    gcs_media: list[str] | None
     thinking: dict[str, int | str] | None
     max_cost_usd: float | None
     count_tokens: bool
@@ -272,7 +273,8 @@ def evaluate(
     """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
     Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
-    dataset's folder, which for a DataFrame is `base_dir`). `thinking` sets thinking per role,
+    dataset's folder, which for a DataFrame is `base_dir`), and `gs://` media only from the
+    places in `gcs_media` (default: EVALQ_GCS_MEDIA; none when unset). `thinking` sets thinking per role,
     e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
     its spend reaches it. `dry_run=True` submits nothing: it returns the plan (calls, tokens,
     cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
@@ -299,6 +301,7 @@ def evaluate(
         "options": options,
         "use_cache": spec.get("use_cache", True),
         "data_roots": spec.get("data_roots"),
+        "gcs_media": spec.get("gcs_media"),
         "thinking": spec.get("thinking"),
         "max_cost_usd": spec.get("max_cost_usd"),
         "priority": spec.get("priority", "normal"),

@@ -16,6 +16,7 @@ from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
+from evalq.core.gcs_media import GcsNameError
 from evalq.core.groups import check_group_columns, group_by_columns
 from evalq.core.human_labels import label_columns
 from evalq.core.media import MediaRules
@@ -45,7 +46,8 @@ class JobSpec(TypedDict, total=False):
     job's main judge. `options` are the metric's (checked by its options model).
     `max_field_bytes`, `max_row_bytes` and `max_questions_per_row` default to their EVALQ_
     settings (the dataset's own bounds are the settings'). Local media are read only under
-    `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder). `thinking`
+    `data_roots` (default: EVALQ_DATA_ROOTS, else the dataset's folder), Cloud Storage media
+    only from the places in `gcs_media` (default: EVALQ_GCS_MEDIA; none when unset). `thinking`
     ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a model would
     refuse is a DatasetError naming model and range. `max_cost_usd` pauses the job once its
     priced spend reaches it (every model it calls needs a known price). `priority` ("high",
@@ -59,6 +61,7 @@ class JobSpec(TypedDict, total=False):
     max_row_bytes: int | None
     max_questions_per_row: int | None
     data_roots: list[str | Path] | None
+    gcs_media: list[str] | None
     thinking: Mapping[str, Setting] | None
     max_cost_usd: float | None
     priority: str
@@ -187,7 +190,7 @@ def prepare(
     bounds = replace(settings.input_bounds(), **given)
     data_roots = spec.get("data_roots")
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
-    rules = media_rules(settings, roots)
+    rules = job_media_rules(settings, roots, spec.get("gcs_media"))
     column_map = spec.get("column_map")
     group_by = group_by_columns(spec.get("group_by") or [])  # before the dataset is read
     loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
@@ -239,6 +242,21 @@ def prepare(
         ttl_s=settings.result_ttl_s,  # the submitter's: every key of the job keeps it
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+
+def job_media_rules(
+    settings: Settings, roots: list[str], gcs_media: list[str] | None
+) -> MediaRules:
+    """The media rules a submit checks its rows against; a malformed `gcs_media` argument is
+    refused in one line naming it (the setting's own value was checked when it was read)."""
+    if isinstance(gcs_media, str):
+        raise EvalqError(f"gcs_media: give a list of places, not the string {gcs_media!r}")
+    try:
+        return media_rules(settings, roots, gcs_media)
+    except GcsNameError as exc:
+        raise EvalqError(
+            f"gcs_media: {exc}; give gs://BUCKET or gs://BUCKET/FOLDER/ places"
+        ) from None
 
 
 def _reader(settings: Settings) -> JobReader:

@@ -21,6 +21,7 @@ from typing import Any
 
 from evalq.core.data_roots import DataRoots, locate, read_file
 from evalq.core.errors import InputError
+from evalq.core.gcs_media import GcsMedia
 from evalq.core.judge import MediaPart
 from evalq.core.media_decode import decode_problem
 from evalq.core.media_fetch import FetchLimits, NetworkRules, fetch, parse_url
@@ -85,6 +86,7 @@ class MediaRules:
 
     roots: DataRoots
     network: NetworkRules = field(default_factory=NetworkRules)
+    gcs: GcsMedia = field(default_factory=GcsMedia)  # gs:// media only from these (none)
     max_bytes: int = 20 * 1024 * 1024
     timeout_s: float = 30.0  # one connect or read
     deadline_s: float = 60.0  # a whole download
@@ -196,14 +198,11 @@ def parse_media(
 ) -> MediaRef:
     """Turn a dataset cell into a MediaRef; raise InputError naming the row and field.
     Without rules, a cell may name only files under ``base_dir`` and public URLs."""
-    roots = rules.roots if rules is not None else DataRoots.of([base_dir])
-    network = rules.network if rules is not None else NetworkRules()
-    return _parse(value, base_dir, row_id, field, roots, network)
+    rules = rules if rules is not None else MediaRules(roots=DataRoots.of([base_dir]))
+    return _parse(value, base_dir, row_id, field, rules)
 
 
-def _parse(
-    value: Any, base_dir: Path, row_id: str, field: str, roots: DataRoots, network: NetworkRules
-) -> MediaRef:
+def _parse(value: Any, base_dir: Path, row_id: str, field: str, rules: MediaRules) -> MediaRef:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError(row_id, field, "missing")
     part = _content_form(value)
@@ -214,7 +213,7 @@ def _parse(
             uri = file_data.get("file_uri") or file_data.get("fileUri")
             mime = file_data.get("mime_type") or file_data.get("mimeType")
             if isinstance(uri, str) and uri:
-                return _parse(uri, base_dir, row_id, field, roots, network).model_copy(
+                return _parse(uri, base_dir, row_id, field, rules).model_copy(
                     update={"mime_type": mime}
                 )
         if isinstance(inline, dict) and isinstance(inline.get("data"), str):
@@ -229,6 +228,7 @@ def _parse(
         )
     text = value.strip()
     if text.startswith("gs://"):
+        rules.gcs.check(text, row_id, field)  # only from the allowed buckets (EVALQ_GCS_MEDIA)
         return MediaRef(kind="file_uri", value=text)
     if text.startswith("data:"):
         m = _DATA_URI_RE.match(text)
@@ -236,9 +236,9 @@ def _parse(
             raise InputError(row_id, field, "data: URI must be base64 encoded")
         return MediaRef(kind="inline", value=m.group("data"), mime_type=m.group("mime"))
     if _SCHEME_RE.match(text):
-        parse_url(text, network, row_id, field)  # http(s) only; no literal refused address
+        parse_url(text, rules.network, row_id, field)  # http(s) only; no literal refused address
         return MediaRef(kind="url", value=text)
-    return MediaRef(kind="path", value=str(locate(text, base_dir, roots, row_id, field)))
+    return MediaRef(kind="path", value=str(locate(text, base_dir, rules.roots, row_id, field)))
 
 
 def _checked(
@@ -269,6 +269,7 @@ def load_media(
     """Read a row's media on the worker, within the job's rules, type checked against its
     bytes and decoded."""
     if ref.kind == "file_uri":
+        rules.gcs.check(ref.value, row_id, field)  # a job stored by any client: checked again
         return _file_uri_part(ref, row_id, field, allowed)
     if ref.kind == "inline":
         if len(ref.value) > (rules.max_bytes + 2) // 3 * 4 + 4:

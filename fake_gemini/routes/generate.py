@@ -140,6 +140,9 @@ async def _answer(state: FakeGemini, request: web.Request, model: str) -> Outcom
         "thinking_budget": parsed.request.thinking_budget,
         "thinking_level": parsed.request.thinking_level,
         "max_output_tokens": parsed.request.max_output_tokens,
+        # The fileData URIs it named (a gs:// object, an uploaded file): which objects a run
+        # had the judge read.
+        "file_uris": [m.uri for m in parsed.request.media if m.uri],
     }
     return replace(outcome, sent=sent)
 

@@ -8,7 +8,9 @@ is refused at submit, before any row is stored, in one line naming the row and t
 
 The submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do. The refusals run against the
 scratch database, which no worker watches and which starts empty: after them it holds no job,
-and the control (the same file in Cloud Storage, on Vertex) does store one.
+and the control (the same file in Cloud Storage, on Vertex) does store one. Both sides allow
+the bucket (EVALQ_GCS_MEDIA): a bucket not allowed fails its rows instead
+(tests/integration/test_gcs_media_buckets.py).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ VERTEX = {
     "GOOGLE_CLOUD_PROJECT": "evalq-test",
     "GOOGLE_CLOUD_LOCATION": "us-central1",
     "EVALQ_INLINE_MAX_BYTES": str(INLINE_MAX),
+    "EVALQ_GCS_MEDIA": "gs://evalq-test",
 }
 
 
@@ -49,7 +52,9 @@ def test_media_the_backend_cant_take_is_refused_before_anything_is_stored(
     size = big.stat().st_size
     assert small.stat().st_size <= INLINE_MAX < size
     vertex = worker_env(scratch_url, fake_gemini.url, COLUMNS="400", **VERTEX)
-    gemini_api = worker_env(scratch_url, fake_gemini.url, COLUMNS="400")
+    gemini_api = worker_env(
+        scratch_url, fake_gemini.url, COLUMNS="400", EVALQ_GCS_MEDIA="gs://evalq-test"
+    )
     local = write_rows(
         tmp_path / "local.jsonl",
         [
@@ -77,8 +82,9 @@ def test_media_the_backend_cant_take_is_refused_before_anything_is_stored(
     assert "GOOGLE_GENAI_USE_VERTEXAI=true" in said and said.endswith("nothing was submitted")
     assert job_keys(scratch_url) == []
 
-    # The control: on Vertex the Cloud Storage file is taken as it is.
+    # The control: on Vertex the Cloud Storage file in an allowed bucket is taken as it is.
     done = run_evalq(vertex, "run", "gecko-image", str(in_storage), "--json")
     assert done.returncode == 0, done.stderr
+    assert "input error" not in done.stderr, done.stderr
     job_id = json.loads(done.stdout)["job_id"]
     assert any(job_id in key for key in job_keys(scratch_url))

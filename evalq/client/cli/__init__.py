@@ -152,12 +152,16 @@ def _failed(exc: Exception) -> int:
     client."""
     from evalq.core.errors import EvalqError, RedisUnavailable
     from worker.job_reads import REDIS_ERROR
+    from worker.settings import settings_problem
 
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it
         # copies as one piece, and a refusal's "one line" is one line.
         err_console().print(f"[red]error:[/] {shown(exc, multiline=True)}", soft_wrap=True)
         return exit_codes.REDIS_DOWN if isinstance(exc, RedisUnavailable) else exit_codes.ERROR
+    if (setting := settings_problem(exc)) is not None:  # a setting's value: the user's to fix
+        err_console().print(f"[red]error:[/] {shown(setting)}", soft_wrap=True)
+        return exit_codes.ERROR
     if isinstance(exc, REDIS_ERROR):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")
         where = url.rsplit("@", 1)[-1]  # never print a password

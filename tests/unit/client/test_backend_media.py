@@ -19,17 +19,17 @@ def test_submit_and_dry_run_refuse_what_the_workers_backend_cant_take(
     image = png(tmp_path / "a.png")
     local = write_rows(tmp_path / "local.jsonl", [{"id": "r1", "prompt": "red", "image": "a.png"}])
     gcs = write_rows(
-        tmp_path / "gcs.jsonl", [{"id": "r2", "prompt": "red", "image": "gs://b/a.png"}]
+        tmp_path / "gcs.jsonl", [{"id": "r2", "prompt": "red", "image": "gs://bkt/a.png"}]
     )
     small = image.stat().st_size - 1
     assert prepare(Settings(api_key=None, inline_max_bytes=small), "gecko-image", local, {})
-    with pytest.raises(DatasetError, match=r"^row r2: field 'image': gs://b/a\.png: .*VERTEXAI"):
-        prepare(Settings(api_key=None), "gecko-image", gcs, {})
+    with pytest.raises(DatasetError, match=r"^row r2: field 'image': gs://bkt/a\.png: .*VERTEXAI"):
+        prepare(Settings(api_key=None, gcs_media=("gs://bkt",)), "gecko-image", gcs, {})
 
     monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")  # as the workers read it
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
-    vertex = Settings(api_key=None, inline_max_bytes=small)
+    vertex = Settings(api_key=None, inline_max_bytes=small, gcs_media=("gs://bkt",))
     assert vertex.use_vertexai
     with pytest.raises(DatasetError, match=r"^row r1: field 'image': .*put it in Cloud Storage"):
         prepare(vertex, "gecko-image", local, {})

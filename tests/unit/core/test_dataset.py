@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from evalq.core.data_roots import DataRoots
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError
+from evalq.core.gcs_media import GcsMedia
+from evalq.core.media import MediaRules
 from tests.support.datasets import write_rows
 from tests.support.images import PNG_SIGNATURE
 
@@ -88,7 +91,7 @@ def test_csv_with_json_questions_and_content_form(img_folder: Path) -> None:
     content = json.dumps(
         {
             "contents": [
-                {"parts": [{"file_data": {"mime_type": "image/png", "file_uri": "gs://b/x.png"}}]}
+                {"parts": [{"file_data": {"mime_type": "image/png", "file_uri": "gs://bkt/x.png"}}]}
             ]
         }
     )
@@ -103,7 +106,8 @@ def test_csv_with_json_questions_and_content_form(img_folder: Path) -> None:
             ["b", "a dog", content, json.dumps([{"question": "dog?", "answer": "yes"}])]
         )
         writer.writerow(["c", "", "img/a.png", ""])
-    loaded = load_dataset(path)
+    rules = MediaRules(roots=DataRoots.of([img_folder]), gcs=GcsMedia.of(["gs://bkt"]))
+    loaded = load_dataset(path, rules=rules)
     assert [r.id for r in loaded.rows] == ["a", "b"]
     assert loaded.rows[1].image.kind == "file_uri"
     assert loaded.rows[1].image.mime_type == "image/png"

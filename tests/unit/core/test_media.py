@@ -20,6 +20,7 @@ from PIL import Image
 from evalq.core.data_roots import DataRoots
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import InputError
+from evalq.core.gcs_media import GcsMedia
 from evalq.core.media import (
     DOCUMENT_TYPES,
     IMAGE_TYPES,
@@ -66,7 +67,8 @@ def test_forms(tmp_path: Path) -> None:
     (tmp_path / "a.png").write_bytes(PNG)
     assert parse_media("a.png", tmp_path, "r", "image").kind == "path"
     assert parse_media("https://x.test/a.png", tmp_path, "r", "image").kind == "url"
-    assert parse_media("gs://b/a.png", tmp_path, "r", "image").kind == "file_uri"
+    bucket = MediaRules(roots=DataRoots.of([tmp_path]), gcs=GcsMedia.of(["gs://bkt"]))
+    assert parse_media("gs://bkt/a.png", tmp_path, "r", "image", bucket).kind == "file_uri"
     data_uri = "data:image/png;base64," + base64.b64encode(PNG).decode()
     ref = parse_media(data_uri, tmp_path, "r", "image")
     assert (ref.kind, ref.mime_type) == ("inline", "image/png")

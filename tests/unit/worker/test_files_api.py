@@ -296,10 +296,10 @@ def run_deliver(
 
 def test_gs_uris_pass_through_on_vertex_only() -> None:
     ref = MediaRef(kind="file_uri", value="gs://bucket/clip.mp4")
-    vertex = settings_for(use_vertexai=True)
+    vertex = settings_for(use_vertexai=True, gcs_media=("gs://bucket",))
     assert run_deliver(vertex, ref) == MediaPart("video/mp4", uri="gs://bucket/clip.mp4")
     with pytest.raises(InputError, match="Vertex AI") as info_:
-        run_deliver(settings_for(), ref)
+        run_deliver(settings_for(gcs_media=("gs://bucket",)), ref)
     assert (info_.value.row_id, info_.value.field) == ("row-5", "video")
     with pytest.raises(InputError, match="not video"):
         run_deliver(vertex, MediaRef(kind="file_uri", value="gs://bucket/picture.png"))

@@ -59,7 +59,8 @@ def deliver_ref(settings: Settings, ref: MediaRef, field: str = "image") -> obje
 
 
 def on_vertex(**extra: object) -> Settings:
-    return Settings(api_key=None, use_vertexai=True, **extra)  # type: ignore[arg-type]
+    allowed = {"gcs_media": ("gs://bucket",), **extra}
+    return Settings(api_key=None, use_vertexai=True, **allowed)  # type: ignore[arg-type]
 
 
 def test_a_gs_uri_goes_to_vertex_as_a_file_data_part_with_its_uri_and_type() -> None:
@@ -81,7 +82,7 @@ def test_a_gs_uri_goes_to_vertex_as_a_file_data_part_with_its_uri_and_type() -> 
 def test_the_worker_refuses_in_the_submitters_words(tmp_path: Path) -> None:
     gs = MediaRef(kind="file_uri", value="gs://bucket/b.png")
     with pytest.raises(InputError) as refused:
-        deliver_ref(Settings(api_key=None), gs)  # the Gemini API
+        deliver_ref(Settings(api_key=None, gcs_media=("gs://bucket",)), gs)  # the Gemini API
     assert refused.value.message == refusal(gs, None, False, 0)
     image = png(tmp_path / "big.png")
     big = MediaRef(kind="path", value=str(image))
