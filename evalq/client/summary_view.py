@@ -275,8 +275,8 @@ def print_summary(s: JobSummary, *, width: int | None = None) -> None:
             "requests answered twice again when asked again: unscored": s.batch.get(
                 "results_conflicts_unscored", 0
             ),
-            "objects in batches' output folders ignored, never read (`evalq status` names "
-            "them per batch)": s.batch.get("output_ignored", 0),
+            "objects found beside the results in batches' output folders, ignored and never "
+            "read (each batch's line names them)": s.batch.get("output_ignored", 0),
         }
         for what, number in troubles.items():
             if number:

@@ -24,8 +24,9 @@ PREFIX_FLAG = "--vertex-batch-prefix"
 # dots, dashes and underscores), then an optional folder.
 _URI = re.compile(r"gs://(?P<bucket>[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])(?:/(?P<path>.*))?")
 # The results files Vertex writes for Gemini, directly in the job's output folder:
-# predictions.jsonl, or shards predictions_0001.jsonl... (its reference: "predictions_0001",
-# "N may equal 0001"; five digits are read as well). Errors go into the same lines' `status`.
+# predictions.jsonl, or shards predictions_00001.jsonl... (as batch prediction jobs name them;
+# the API reference writes "predictions_0001", so four digits are read too). Errors go into
+# the same lines' `status`.
 # Nothing else there is read, whatever its name: anyone who can write the bucket can add it.
 _RESULTS = re.compile(r"predictions(?:_[0-9]{4,5})?\.jsonl")
 IGNORED_SHOWN = 3  # names of ignored objects kept for `evalq status`

@@ -6,7 +6,7 @@ and write their results there.
   own converter for Vertex, so it is what the SDK would send online).
 - The job writes its results under `{prefix}/{display name}/`, in a folder of its own
   (`prediction-model-<time>/`, named by the job's `outputInfo.gcsOutputDirectory`), as
-  `predictions.jsonl` or its shards `predictions_0001.jsonl`... Each line holds the request as
+  `predictions.jsonl` or its shards `predictions_00001.jsonl`... Each line holds the request as
   it was sent, and either its `response` or, for a failed request, a `status` text. Only those
   names, only in the folder the job reports (and only under the batch's own folder), are read:
   whoever can write the bucket can add objects beside them, which are ignored and counted.
