@@ -148,4 +148,14 @@ def batch_notes(records: Iterable[BatchRecord], now: float) -> list[str]:
             when = "" if r.last_error_at is None else f" {ago(now - r.last_error_at)} ago"
             line += f"; last error{when}: {r.last_error}"
         lines.append(visible(line))
+        if r.ignored_objects:
+            some = ", ".join(r.ignored_names)
+            more = "" if r.ignored_objects <= len(r.ignored_names) else ", ..."
+            noun = "object" if r.ignored_objects == 1 else "objects"
+            lines.append(
+                visible(
+                    f"batch {r.id}: {r.ignored_objects} {noun} in its output folder ignored, "
+                    f"never read: {some}{more}"
+                )
+            )
     return lines

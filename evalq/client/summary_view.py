@@ -269,6 +269,14 @@ def print_summary(s: JobSummary, *, width: int | None = None) -> None:
             "requests sent again after a transient error": s.batch.get("requests_retried", 0),
             "requests answered online once, since results came back with no key to match "
             "them by (never sent in another batch)": s.batch.get("requests_online", 0),
+            "requests answered twice in the batch's output: asked again": s.batch.get(
+                "results_conflicts", 0
+            ),
+            "requests answered twice again when asked again: unscored": s.batch.get(
+                "results_conflicts_unscored", 0
+            ),
+            "objects found beside the results in batches' output folders, ignored and never "
+            "read (each batch's line names them)": s.batch.get("output_ignored", 0),
         }
         for what, number in troubles.items():
             if number:

@@ -71,6 +71,11 @@ class JobCounters(BaseModel):
     # Requests answered by one online call each because their batch's results came back with
     # no key (item: unmatched results are never bought in another batch).
     batch_requests_online: int = 0
+    # Requests answered more than once in a batch's output: no answer used, asked again once
+    # (then, answered twice again, unscored); objects beside the results files, never read.
+    batch_results_conflicts: int = 0
+    batch_results_conflicts_unscored: int = 0
+    batch_output_ignored: int = 0
 
     usage: list[Usage] = Field(default_factory=list)  # per role and model
     task_errors: TaskErrors | None = None  # None: none escaped

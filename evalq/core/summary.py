@@ -169,6 +169,11 @@ def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
         "results_missing": c.batch_results_missing,
         "requests_retried": c.batch_requests_retried,
         "requests_online": c.batch_requests_online,
+        # Requests answered more than once in a batch's output (none of those answers used),
+        # and objects found beside the results files (never read).
+        "results_conflicts": c.batch_results_conflicts,
+        "results_conflicts_unscored": c.batch_results_conflicts_unscored,
+        "output_ignored": c.batch_output_ignored,
         "on_expiry": config.on_expiry,
         "on_expiry_means": f"requests of a batch that ends unanswered are {on_expiry}",
         "price": "batch rate (50% of the standard price)",

@@ -23,7 +23,7 @@ from tests.support.batches import (
     row_scores,
     shapes,
 )
-from tests.support.cli import run_evalq
+from tests.support.cli import evalq_stdout, one_line_refusal, run_evalq
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
@@ -251,7 +251,6 @@ def test_a_worker_killed_while_reading_results_then_reattach_loses_and_doubles_n
         gcs_emulator.proc.send_signal(signal.SIGCONT)
     assert not any(r.ingested for r in c.batches(job_id))
     fresh.pool.start(concurrency=8, name="after-kill")
-    from tests.support.cli import evalq_stdout
 
     evalq_stdout(fresh.env(), "resume", job_id)
     summary = c.wait(job_id, timeout_s=300)
@@ -281,7 +280,146 @@ def test_results_with_no_key_are_answered_online_once_and_the_job_says_so(
     assert fresh.stats()["requests"] - online == 9
     assert summary.batch is not None
     assert (summary.batch["results_unmatched"], summary.batch["requests_online"]) == (9, 9)
-    from tests.support.cli import evalq_stdout
 
     shown = evalq_stdout(fresh.env(), "status", job_id)
     assert "9 requests answered online once" in shown
+
+
+FORGED = "[FORGED by a bucket writer]"
+
+
+def forged_lines(requests_blob: str) -> str:
+    """What anyone who can write the batch prefix can plant: a results line for every request
+    of the batch (its keys are in requests.jsonl), each answering "yes" (the shapes' images show no star) with an explanation
+    that says it was forged, and claiming one token each way."""
+    text = storage.Client().bucket(BUCKET).blob(requests_blob).download_as_text()
+    reply = json.dumps({"explanation": f"{FORGED} it said so", "answer": "yes"})
+    response = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": reply}]}, "finishReason": "STOP"}
+        ],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1},
+    }
+    lines = [
+        json.dumps({"status": "", "request": json.loads(line)["request"], "response": response})
+        for line in text.splitlines()
+        if line.strip()
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def plant_then_attach(fresh: Stack, c: Any, job_id: str, name: str) -> list[str]:
+    """Once the batch prediction job has written its output (held back from the job's GET by
+    late_output), plant `name` beside Vertex's own files in its output folder, then let the
+    job report its output; the names Vertex wrote."""
+    wait_for(lambda: any(r.awaiting_output for r in c.batches(job_id)), 120, "SUCCEEDED, no output")
+    (record,) = c.batches(job_id)
+    folder = f"runs/evalq-{job_id}-{record.id}/"
+    own = [n for n in objects(folder) if "/prediction-model-" in n]
+    assert own, objects(folder)
+    output = own[0].rsplit("/", 1)[0]
+    planted = forged_lines(folder + "requests.jsonl")
+    storage.Client().bucket(BUCKET).blob(f"{output}/{name}").upload_from_string(planted)
+    fresh.post("/vertex-batches/attach-output", {})
+    return [n.rsplit("/", 1)[1] for n in own]
+
+
+def usage_by_role(summary: Any) -> dict[str, tuple[int, int, int]]:
+    return {u["role"]: (u["calls"], u["prompt"], u["output"]) for u in summary.usage}
+
+
+def test_a_planted_predictions_file_is_never_read_and_is_named_in_status(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    """A bucket writer plants `predictions-0.jsonl` (it sorts before Vertex's own
+    `predictions.jsonl`) answering every request of the batch: only the file Vertex writes is
+    read, every verdict is Vertex's, the planted object is named in `evalq status`, and
+    nothing of it is billed."""
+    dataset = shapes(tmp_path / "data", 3)
+    c = vertex_client(fresh)
+    plain_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    plain = c.wait(plain_id, timeout_s=300)
+    fresh.post("/batch-realism", {"late_output": -1})
+    created = jobs_stats(fresh)["created"]
+    job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    assert plant_then_attach(fresh, c, job_id, "predictions-0.jsonl") == ["predictions.jsonl"]
+    summary = c.wait(job_id, timeout_s=300)
+    assert summary.status == "finished"
+    assert row_scores(c, job_id) == row_scores(c, plain_id)
+    assert FORGED not in evalq_stdout(fresh.env(), "results", job_id)
+    assert jobs_stats(fresh)["created"] == created + 1  # nothing asked again: no conflict
+    assert usage_by_role(summary) == usage_by_role(plain)  # the planted lines bill nothing
+    shown = " ".join(evalq_stdout(fresh.env(), "status", job_id).split())  # lines wrap
+    assert "1 object in its output folder ignored, never read: predictions-0.jsonl" in shown
+
+
+def test_a_planted_file_with_a_vertex_name_is_a_conflict_asked_again_never_a_verdict(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    """Vertex writes its results over two shards (split_output); a bucket writer plants a
+    third with the same name pattern, `predictions_00000.jsonl`, answering every request: each
+    request is answered twice, so neither answer is used, each is asked again once in a new
+    batch (which nobody tampers with), and `evalq status` says so. The discarded lines bill
+    only what the smaller of each request's two claims says (the planted lines claim less than
+    Vertex's, so the job's own calls are billed as in a plain run, and no more)."""
+    dataset = shapes(tmp_path / "data", 3)
+    c = vertex_client(fresh)
+    plain_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    plain = c.wait(plain_id, timeout_s=300)
+    fresh.post("/batch-realism", {"late_output": -1, "split_output": True})
+    created = jobs_stats(fresh)["created"]
+    job_id = c.submit("gecko-image", dataset, mode="batch", use_cache=False).job_id
+    own = plant_then_attach(fresh, c, job_id, "predictions_00000.jsonl")
+    assert own == ["predictions_00001.jsonl", "predictions_00002.jsonl"]
+    fresh.post("/batch-realism", {})  # the batch that asks again is not tampered with
+    summary = c.wait(job_id, timeout_s=300)
+    assert summary.status == "finished"
+    assert row_scores(c, job_id) == row_scores(c, plain_id)
+    assert FORGED not in evalq_stdout(fresh.env(), "results", job_id)
+    assert jobs_stats(fresh)["created"] == created + 2  # asked again once, in one new batch
+    usage = usage_by_role(summary)
+    assert usage.pop("unmatched") == (9, 9, 9)  # the planted lines' claims, the smaller ones
+    assert usage == usage_by_role(plain)  # each request's own answer billed once
+    assert summary.batch is not None and summary.batch["results_conflicts"] == 9
+    shown = " ".join(evalq_stdout(fresh.env(), "status", job_id).split())
+    assert "9 requests answered twice in the batch's output: asked again" in shown
+
+
+def test_a_job_prefix_outside_the_workers_prefix_is_refused_at_submit_and_by_the_worker(
+    fresh: Stack, tmp_path: Path
+) -> None:
+    """The client that knows EVALQ_VERTEX_BATCH_PREFIX refuses `--vertex-batch-prefix`
+    outside it in one line; a job stored by a client that does not know it is paused by the
+    worker with a reason naming the setting and the job's prefix, and nothing is written
+    there."""
+    dataset = shapes(tmp_path / "data", 2)
+    outside = f"gs://{BUCKET}/elsewhere"
+    refused = run_evalq(
+        fresh.env(),
+        "run",
+        "gecko-image",
+        str(dataset),
+        "--mode",
+        "batch",
+        "--vertex-batch-prefix",
+        outside,
+    )
+    line = one_line_refusal(refused)
+    assert "--vertex-batch-prefix" in line and outside in line
+    assert f"EVALQ_VERTEX_BATCH_PREFIX={PREFIX}" in line
+    from evalq.client import Client
+    from worker.settings import Settings
+
+    known = vertex_client(fresh).settings
+    unaware = Client(Settings(**{**known.model_dump(), "vertex_batch_prefix": None}))
+    created = jobs_stats(fresh)["created"]
+    job_id = unaware.submit(
+        "gecko-image", dataset, mode="batch", use_cache=False, vertex_batch_prefix=outside
+    ).job_id
+    summary = unaware.wait(job_id, timeout_s=300)
+    assert summary.status == "paused"
+    assert summary.pause_reason is not None
+    assert "EVALQ_VERTEX_BATCH_PREFIX" in summary.pause_reason and outside in summary.pause_reason
+    assert jobs_stats(fresh)["created"] == created
+    assert objects("elsewhere/") == []
+    assert outside in evalq_stdout(fresh.env(), "status", job_id)

@@ -11,7 +11,7 @@ flow) are the same for both; only these steps differ:
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -46,6 +46,11 @@ class BatchBackend(Protocol):
     def results(self, view: BatchView, max_bytes: int) -> Iterator[ResultEntry]:
         """Every result of a finished batch, in whatever order the service gives them;
         TooLarge past max_bytes."""
+        ...
+
+    def ignored_objects(self, view: BatchView) -> Sequence[str]:
+        """Objects found beside the batch's results that are not the service's own results
+        files: never read, only named (in `evalq status`)."""
         ...
 
     def cancel(self, name: str) -> None: ...
@@ -86,6 +91,9 @@ class GeminiApiBackend:
             path.open("r", encoding="utf-8", errors="replace") as lines,
         ):
             yield from reading.file_results(lines)
+
+    def ignored_objects(self, view: BatchView) -> Sequence[str]:
+        return []  # the results come as one file the batch names (dest.fileName), or inline
 
     @contextmanager
     def _downloaded(self, name: str, max_bytes: int) -> Iterator[Path]:

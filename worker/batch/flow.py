@@ -14,7 +14,7 @@ from worker.batch import ledger, service
 from worker.batch.backends import BatchBackend
 from worker.batch.ledger import TERMINAL
 from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, Send
-from worker.batch.reading import TooLarge
+from worker.batch.reading import OutputElsewhere, TooLarge
 from worker.batch.sweep import sweep
 from worker.jobs import finalize
 from worker.queues import PREPARE_ROW
@@ -49,6 +49,8 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
         return "idle"
     if store.batch_meta(job_id).get("fallback") == "online":
         return "online"
+    if _refused_prefix(rt, job_id):
+        return "paused"
     backend = _backend(rt, job_id)
     for record in ledger.in_flight(store, job_id):
         if record.name is None:  # recorded, then the submitter died: adopt it or abandon it
@@ -99,6 +101,20 @@ def _submit_locked(rt: Runtime, job_id: str, send: Send) -> str:
         return "submitted"
     finally:
         collector.cleanup()
+
+
+def _refused_prefix(rt: Runtime, job_id: str) -> bool:
+    """A job whose own Cloud Storage prefix lies outside the workers' EVALQ_VERTEX_BATCH_PREFIX
+    is paused with the reason, before anything is written there (a client that did not know
+    the setting could not refuse it at submit)."""
+    prefix = rt.store.config(job_id).vertex_batch_prefix
+    if not rt.settings.use_vertexai or not prefix:
+        return False
+    refusal = service.outside_prefix(rt.settings, prefix)
+    if refusal is None:
+        return False
+    rt.store.pause(job_id, f"{refusal}; then `evalq resume {job_id}`")
+    return True
 
 
 def _start_polling(
@@ -183,9 +199,14 @@ def ingest_one(rt: Runtime, job_id: str, batch_id: str, send: Send) -> None:
     store = rt.store
     record = ledger.get(store, job_id, batch_id)
     if record is not None and not record.ingested and record.name is not None:
+        if _refused_prefix(rt, job_id):
+            return
         backend = _backend(rt, job_id)
         try:
             done = service.ingest(backend, store, job_id, record, rt.settings)
+        except OutputElsewhere as exc:
+            store.pause(job_id, f"batch {record.name}: {exc}; `evalq resume {job_id}` looks again")
+            return
         except TooLarge as exc:
             store.pause(
                 job_id,

@@ -23,8 +23,13 @@ PREFIX_FLAG = "--vertex-batch-prefix"
 # A bucket name as Cloud Storage allows it (3-222 characters of lowercase letters, digits,
 # dots, dashes and underscores), then an optional folder.
 _URI = re.compile(r"gs://(?P<bucket>[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])(?:/(?P<path>.*))?")
-# Vertex names its results predictions*.jsonl (errors go into the same lines' `status`).
-_RESULTS = re.compile(r"predictions[^/]*\.jsonl")
+# The results files Vertex writes for Gemini, directly in the job's output folder:
+# predictions.jsonl, or shards predictions_00001.jsonl... (as batch prediction jobs name them;
+# the API reference writes "predictions_0001", so four digits are read too). Errors go into
+# the same lines' `status`.
+# Nothing else there is read, whatever its name: anyone who can write the bucket can add it.
+_RESULTS = re.compile(r"predictions(?:_[0-9]{4,5})?\.jsonl")
+IGNORED_SHOWN = 3  # names of ignored objects kept for `evalq status`
 
 
 class StorageSetupError(ValueError):
@@ -45,6 +50,12 @@ class GcsPath:
                 "gs://BUCKET/FOLDER"
             )
         return cls(match["bucket"], (match["path"] or "").strip("/"))
+
+    def within(self, root: GcsPath) -> bool:
+        """This prefix is `root` or a folder under it (same bucket; whole folder names)."""
+        return self.bucket == root.bucket and (
+            not root.path or self.path == root.path or self.path.startswith(root.path + "/")
+        )
 
     def join(self, *parts: str) -> GcsPath:
         path = "/".join(p.strip("/") for p in (self.path, *parts) if p.strip("/"))
@@ -95,13 +106,28 @@ class ResultsFile:
     size: int
 
 
-def results_files(client: storage.Client, folder: GcsPath) -> list[ResultsFile]:
-    """Every results file Vertex wrote under the job's output folder, in name order."""
-    found = []
-    for blob in client.list_blobs(folder.bucket, prefix=folder.path + "/" if folder.path else ""):
-        if _RESULTS.fullmatch(blob.name.rsplit("/", 1)[-1]):
-            found.append(ResultsFile(blob.name, int(blob.size or 0)))
-    return sorted(found, key=lambda f: f.name)
+@dataclass(frozen=True)
+class OutputFolder:
+    """A batch prediction job's output folder as listed: the results files Vertex writes (by
+    name, in name order) and every other object found there (names relative to the folder),
+    which is never read."""
+
+    results: list[ResultsFile]
+    ignored: list[str]
+
+
+def output_files(client: storage.Client, folder: GcsPath) -> OutputFolder:
+    """The job's output folder: only the names Vertex gives its results files, directly in
+    it, are results; anything else (a planted `predictions-0.jsonl`, a subfolder) is ignored."""
+    base = folder.path + "/" if folder.path else ""
+    found, ignored = [], []
+    for blob in client.list_blobs(folder.bucket, prefix=base):
+        name = str(blob.name)[len(base) :]
+        if _RESULTS.fullmatch(name):
+            found.append(ResultsFile(str(blob.name), int(blob.size or 0)))
+        else:
+            ignored.append(name)
+    return OutputFolder(sorted(found, key=lambda f: f.name), sorted(ignored))
 
 
 def read_lines(client: storage.Client, bucket: str, name: str) -> Iterator[str]:

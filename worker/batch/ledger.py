@@ -48,6 +48,11 @@ class BatchRecord(BaseModel):
     output_missing_since: float | None = None
     server_error: str | None = None  # the batch's own error, as the server gave it (JSON)
     unmatched: int = 0  # results that named no request of this batch: never used
+    conflicts: int = 0  # requests answered more than once in its output: no answer used
+    # Objects in its output folder that are not the service's results files: never read; how
+    # many, and the first few names (relative to the folder), for `evalq status`.
+    ignored_objects: int = 0
+    ignored_names: list[str] = []
     # The last time a poll or an ingest of this batch failed (epoch s), and why: `evalq status`
     # shows it beside the time since the last poll that answered.
     last_error: str | None = None

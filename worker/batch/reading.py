@@ -188,6 +188,11 @@ class TooLarge(Exception):
     """A results download passed its size bound."""
 
 
+class OutputElsewhere(Exception):
+    """The batch reports its output somewhere other than the folder evalq named for it: never
+    read (the job pauses with this reason)."""
+
+
 class BoundedSink(io.RawIOBase):
     """A file the SDK streams a download into, refusing to grow past max_bytes: a results file
     is read from disk line by line, but a runaway one must not fill the disk either."""

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import logging
 import resource
+import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
 
 from evalq.core.errors import CallCost
 from evalq.core.pricing import job_prices, price_for, priced_usage
@@ -38,9 +39,29 @@ class BatchSetupError(ValueError):
     prefix): one line that names the setting to change, said before anything is stored."""
 
 
+def outside_prefix(settings: Settings, given: str) -> str | None:
+    """Why a job's own prefix may not be used by these settings' workers, or None: it must lie
+    under EVALQ_VERTEX_BATCH_PREFIX when that is set (a job's flag could otherwise point the
+    workers' credentials at any folder they can write). One line naming both."""
+    if not settings.vertex_batch_prefix:
+        return None
+    root = gcs.GcsPath.parse(settings.vertex_batch_prefix)
+    try:
+        inside = gcs.GcsPath.parse(given, gcs.PREFIX_FLAG).within(root)
+    except gcs.StorageSetupError as exc:
+        return str(exc)
+    if inside:
+        return None
+    return (
+        f"{gcs.PREFIX_FLAG}={given} is not under {gcs.PREFIX_SETTING}={root.uri}, the prefix "
+        "the workers write batches under: name a folder under it, or leave the flag out"
+    )
+
+
 def batch_prefix(settings: Settings, flag: str | None) -> str | None:
-    """The job's Cloud Storage prefix on Vertex AI, checked (the bucket exists and can be
-    listed): the flag wins over EVALQ_VERTEX_BATCH_PREFIX. None on the Gemini API."""
+    """The job's Cloud Storage prefix on Vertex AI, checked (under EVALQ_VERTEX_BATCH_PREFIX
+    when that is set; the bucket exists and can be listed): the flag wins over the setting.
+    None on the Gemini API."""
     if not settings.use_vertexai:
         return None
     source, given = (
@@ -51,6 +72,8 @@ def batch_prefix(settings: Settings, flag: str | None) -> str | None:
             "--mode batch on Vertex AI writes its requests to Cloud Storage: set "
             f"{gcs.PREFIX_SETTING}=gs://BUCKET/FOLDER or pass {gcs.PREFIX_FLAG}"
         )
+    if flag and (refusal := outside_prefix(settings, flag)) is not None:
+        raise BatchSetupError(refusal)
     try:
         prefix = gcs.GcsPath.parse(given, source)
         gcs.check_prefix(gcs.storage_client(settings.vertex_project), prefix, source)
@@ -166,18 +189,24 @@ class Tally:
     failed: int = 0  # errors stored as the request's answer
     retried: int = 0  # transient errors and missing results: into the next batch
     unmatched: int = 0  # results with no key: never used for a verdict
-    unknown: int = 0  # keys this batch never sent (or sent twice): ignored
+    unknown: int = 0  # keys this batch never sent: ignored
     unreadable: int = 0  # entries that could not be read and named no key of the batch
     missing: int = 0  # requests the batch returned no result for
     online: int = 0  # requests left unanswered beside unmatched results: answered online once
+    # Requests answered more than once in the batch's output (in one file or across files):
+    # neither answer is used; asked again once in the next batch, then unscored.
+    conflicts: int = 0
+    conflicts_unscored: int = 0  # answered twice again on their re-ask: unscored with a reason
+    ignored: int = 0  # objects in the output folder that are not the service's results files
     # What the results that were never used (no key, a key the batch never sent) billed: a
     # reply is paid for whether or not it can be matched, so its tokens count all the same.
     unused_calls: int = 0
     unused_usage: CallCost = field(default_factory=CallCost)
 
     def bill_unused(self, entry: ResultEntry) -> None:
-        response = (entry.result or {}).get("response")
-        usage = usage_in(response) if isinstance(response, dict) else None
+        self.bill(billed(entry))
+
+    def bill(self, usage: CallCost | None) -> None:
         if usage is None:
             return
         self.unused_calls += 1
@@ -196,7 +225,34 @@ class Tally:
             "batch_results_missing": self.missing,
             "batch_requests_retried": self.retried,
             "batch_requests_online": self.online,
+            "batch_results_conflicts": self.conflicts,
+            "batch_results_conflicts_unscored": self.conflicts_unscored,
+            "batch_output_ignored": self.ignored,
         }
+
+
+def billed(entry: ResultEntry) -> CallCost | None:
+    """What a results line says it billed (None for an error or an unreadable line)."""
+    response = (entry.result or {}).get("response")
+    usage = usage_in(response) if isinstance(response, dict) else None
+    if usage is None:
+        return None
+    return CallCost(
+        prompt_tokens=usage.prompt_tokens,
+        output_tokens=usage.output_tokens,
+        thought_tokens=usage.thought_tokens,
+        cached_tokens=usage.cached_tokens,
+    )
+
+
+def _smaller(a: CallCost | None, b: CallCost | None) -> CallCost | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return a if _total(a) <= _total(b) else b
+
+
+def _total(cost: CallCost) -> int:
+    return cost.prompt_tokens + cost.output_tokens + cost.thought_tokens
 
 
 class _Writer:
@@ -227,6 +283,25 @@ class _Writer:
         if len(self.chunk) >= INGEST_CHUNK:
             self.flush()
 
+    def put_conflict(self, digest: str) -> None:
+        """The request was answered more than once in the batch's output: neither answer is
+        used. The first time (counted per batch, so ingesting again counts it once) nothing is
+        stored and the next sweep puts it into a new batch; a second time it is unscored."""
+        tries = self.store.batch_retry(self.job_id, f"conflict:{digest}", self.batch_id)
+        if tries <= 1:
+            self.tally.conflicts += 1
+            return
+        self.tally.conflicts_unscored += 1
+        self.tally.failed += 1
+        message = (
+            f"answered more than once in the output of {tries} batches (results whoever can "
+            "write the batch's folder may have added); neither answer was used"
+        )
+        error = {"code": None, "status": "CONFLICTING_RESULTS", "message": message}
+        self.chunk[digest] = json.dumps({"error": error}, separators=(",", ":"))
+        if len(self.chunk) >= INGEST_CHUNK:
+            self.flush()
+
     def put_online(self, digest: str, reason: str) -> None:
         """The request is answered by one online call at its next sweep (worker.batch.judge),
         never by another batch."""
@@ -240,31 +315,62 @@ class _Writer:
         self.chunk = {}
 
 
+def _spool(entries: Iterator[ResultEntry], sent: set[str], spool: IO[str]) -> set[str]:
+    """Write the results to a temporary file (never all in memory); the keys of the batch
+    that were answered more than once."""
+    answers: dict[str, int] = {}
+    for entry in entries:
+        spool.write(json.dumps(asdict(entry), separators=(",", ":")) + "\n")
+        if entry.key is not None and entry.key in sent:
+            answers[entry.key] = answers.get(entry.key, 0) + 1
+    spool.seek(0)
+    return {key for key, count in answers.items() if count > 1}
+
+
 def _store_results(writer: _Writer, entries: Iterator[ResultEntry], sent: set[str]) -> Tally:
     """Match each result to its request by key, never by position: an entry with no key, or
-    a key this batch did not send, is never used for a verdict."""
+    a key this batch did not send, is never used for a verdict. A key answered more than once
+    is a conflict: no answer of it is used (writer.put_conflict). Of its lines, only the
+    smallest usage any of them claims is billed (as unused): Vertex bills its own line, and a
+    line someone else added must neither stand for an answer nor raise what the job pays."""
     tally, seen = writer.tally, set()
-    for entry in entries:
-        if entry.key is None:
-            if entry.problem is not None:
-                tally.unreadable += 1
-            else:
-                tally.unmatched += 1
+    conflict_usage: dict[str, CallCost | None] = {}
+    with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="evalq-results-") as spool:
+        twice = _spool(entries, sent, spool)
+        for raw in spool:
+            entry = ResultEntry(**json.loads(raw))
+            if entry.key is None:
+                if entry.problem is not None:
+                    tally.unreadable += 1
+                else:
+                    tally.unmatched += 1
+                    tally.bill_unused(entry)
+                continue
+            if entry.key in twice:
+                usage = billed(entry)
+                conflict_usage[entry.key] = (
+                    _smaller(conflict_usage[entry.key], usage)
+                    if entry.key in conflict_usage
+                    else usage
+                )
+                continue
+            if entry.key not in sent:
+                tally.unknown += 1
                 tally.bill_unused(entry)
-            continue
-        if entry.key not in sent or entry.key in seen:
-            tally.unknown += 1
-            tally.bill_unused(entry)
-            continue
-        seen.add(entry.key)
-        if entry.result is None:  # unreadable, yet its key is known: that request fails
-            problem = entry.problem or "unreadable result"
-            writer.put(
-                entry.key, {"error": {"code": None, "status": "UNREADABLE", "message": problem}}
-            )
-        else:
-            writer.put(entry.key, entry.result)
-    unanswered = sorted(sent - seen)
+                continue
+            seen.add(entry.key)
+            if entry.result is None:  # unreadable, yet its key is known: that request fails
+                problem = entry.problem or "unreadable result"
+                writer.put(
+                    entry.key,
+                    {"error": {"code": None, "status": "UNREADABLE", "message": problem}},
+                )
+            else:
+                writer.put(entry.key, entry.result)
+    for digest in sorted(twice):
+        tally.bill(conflict_usage.get(digest))
+        writer.put_conflict(digest)
+    unanswered = sorted(sent - seen - twice)
     if tally.unmatched and unanswered:
         # Results came back that name no request: some of these requests were answered and
         # billed, and which is unknown. Another batch could buy them all again, and matching
@@ -302,6 +408,24 @@ def ingest(
     sent = {unit.split("\t", 1)[1] for unit in store.batch_units(job_id, record.id)}
     writer = _Writer(store, job_id, record.id, settings.batch_request_retries)
     tally = _store_results(writer, backend.results(view, settings.batch_results_max_bytes), sent)
+    ignored = backend.ignored_objects(view)
+    tally.ignored = len(ignored)
+    if ignored:
+        log.warning(
+            "job %s: batch %s: %d objects in its output folder ignored: %s",
+            job_id,
+            record.name,
+            len(ignored),
+            ", ".join(ignored[: gcs.IGNORED_SHOWN]),
+        )
+    if tally.conflicts or tally.conflicts_unscored:
+        log.warning(
+            "job %s: batch %s: %d requests answered more than once in its output; none of "
+            "those answers used",
+            job_id,
+            record.name,
+            tally.conflicts + tally.conflicts_unscored,
+        )
     if any(tally.counters().values()):
         store.incr(job_id, **{k: v for k, v in tally.counters().items() if v})
     if tally.unused_calls and store.batch_first_serve(job_id, f"unused@{record.id}"):
@@ -325,6 +449,9 @@ def ingest(
             "succeeded": tally.answered,
             "failed": tally.failed,
             "unmatched": tally.unmatched + tally.unknown + tally.unreadable,
+            "conflicts": tally.conflicts + tally.conflicts_unscored,
+            "ignored_objects": tally.ignored,
+            "ignored_names": list(ignored[: gcs.IGNORED_SHOWN]),
             "ingest_peak_rss_kb": int(peak_kb),
             "ingest_start_peak_rss_kb": int(peak_before_kb),
         }

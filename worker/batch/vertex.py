@@ -5,9 +5,11 @@ and write their results there.
   line `{"request": GenerateContentRequest}` in Vertex's REST form (built with google-genai's
   own converter for Vertex, so it is what the SDK would send online).
 - The job writes its results under `{prefix}/{display name}/`, in a folder of its own
-  (`prediction-model-<time>/`, named by the job's `outputInfo.gcsOutputDirectory`), as one or
-  more `predictions*.jsonl` files. Each line holds the request as it was sent, and either its
-  `response` or, for a failed request, a `status` text.
+  (`prediction-model-<time>/`, named by the job's `outputInfo.gcsOutputDirectory`), as
+  `predictions.jsonl` or its shards `predictions_00001.jsonl`... Each line holds the request as
+  it was sent, and either its `response` or, for a failed request, a `status` text. Only those
+  names, only in the folder the job reports (and only under the batch's own folder), are read:
+  whoever can write the bucket can add objects beside them, which are ignored and counted.
 - A line is matched to its request by a key the request itself carries back: two request
   labels, `evalq_key_a` and `evalq_key_b`, the two halves of the call digest (a label value is
   at most 63 characters, a digest 64). Never by position: Vertex does not promise the order.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,14 @@ from google.genai import models as genai_models
 
 from worker.batch import gcs
 from worker.batch.gcs import GcsPath, StorageSetupError
-from worker.batch.reading import BatchView, ResultEntry, TooLarge, get_json, listed
+from worker.batch.reading import (
+    BatchView,
+    OutputElsewhere,
+    ResultEntry,
+    TooLarge,
+    get_json,
+    listed,
+)
 from worker.batch.wire import HTTP_NAMES, error_result
 
 if TYPE_CHECKING:
@@ -193,22 +202,41 @@ class VertexBackend:
         for job in listed(self.client, "batchPredictionJobs", ("batchPredictionJobs",), max_items):
             yield view_from_job(job)
 
-    def results(self, view: BatchView, max_bytes: int) -> Iterator[ResultEntry]:
-        """Every predictions*.jsonl file of the job's output folder, streamed line by line;
-        line numbers run on across files, so a problem names one place."""
+    def _output(self, view: BatchView) -> tuple[GcsPath, gcs.OutputFolder]:
+        """The folder the job reports its output in, which must lie in the batch's own folder
+        (where evalq told it to write), and what it holds."""
         assert view.output_dir is not None
-        folder = GcsPath.parse(view.output_dir, "the job's outputInfo.gcsOutputDirectory")
-        files = gcs.results_files(self.storage, folder)
-        total = sum(f.size for f in files)
+        try:
+            folder = GcsPath.parse(view.output_dir, "the job's outputInfo.gcsOutputDirectory")
+        except StorageSetupError as exc:
+            raise OutputElsewhere(str(exc)) from None
+        own = self.folder(view.display_name)
+        if not folder.within(own) or folder.path == own.path:
+            raise OutputElsewhere(
+                f"the batch reports its output in {folder.uri}, outside the folder evalq named "
+                f"for it ({own.uri}/): it is not read"
+            )
+        return folder, gcs.output_files(self.storage, folder)
+
+    def results(self, view: BatchView, max_bytes: int) -> Iterator[ResultEntry]:
+        """The results files Vertex writes in the job's output folder (predictions.jsonl or
+        its shards, nothing else), streamed line by line; line numbers run on across files, so
+        a problem names one place."""
+        folder, output = self._output(view)
+        total = sum(f.size for f in output.results)
         if total > max_bytes:
             raise TooLarge(f"the results files total {total} bytes, over {max_bytes}")
         number = 1
-        for found in files:
+        for found in output.results:
             for entry in line_results(
                 gcs.read_lines(self.storage, folder.bucket, found.name), number
             ):
                 number = entry.number + 1
                 yield entry
+
+    def ignored_objects(self, view: BatchView) -> Sequence[str]:
+        """Every other object in the job's output folder: never read, named in the status."""
+        return self._output(view)[1].ignored
 
     def cancel(self, name: str) -> None:
         self.client.batches.cancel(name=name)

@@ -39,14 +39,14 @@ def test_results_are_matched_by_key_and_the_rest_is_counted_never_used(store: St
     ]
     tally = ingest(store, job, "r1-0", list(file_results(lines)), {"d1", "d2", "d3", "d4"})
     assert tally == {
-        "answered": 1,
         "failed": 2,
         "unmatched": 1,
-        "unknown": 2,
+        "unknown": 1,
         "unreadable": 1,
+        "conflicts": 1,  # d3, answered twice: neither answer used, asked again
         "online": 1,  # beside a result with no key: asked online once, never batched again
     }
-    assert stored(store, job, "d3") == OK
+    assert stored(store, job, "d3") is None
     d1 = stored(store, job, "d1")
     assert d1 is not None and d1["error"] == {
         "code": 3,
@@ -112,3 +112,40 @@ def test_results_never_used_still_count_what_they_billed(store: Store) -> None:
     assert (tally.unmatched, tally.unknown, tally.answered, tally.unused_calls) == (1, 1, 1, 2)
     spent = tally.unused_usage
     assert (spent.prompt_tokens, spent.output_tokens, spent.thought_tokens) == (240, 14, 60)
+
+
+def billed_line(key: str, answer: str, prompt: int, output: int) -> str:
+    usage = {"promptTokenCount": prompt, "candidatesTokenCount": output}
+    response = {"candidates": [{"content": {"parts": [{"text": answer}]}}], "usageMetadata": usage}
+    return json.dumps({"key": key, "response": response})
+
+
+def test_a_key_answered_twice_is_asked_again_once_then_unscored_and_billed_at_its_least(
+    store: Store,
+) -> None:
+    """A key answered twice in one results file (or across files, which read as one stream):
+    no answer of it is used and nothing is stored, so the next sweep asks it again in a new
+    batch; answered twice again there, it is stored as a failure (unscored, with the reason).
+    Of a key's lines, only the smallest usage claimed is billed, once per key."""
+    job = uuid.uuid4().hex[:12]
+    first = [
+        billed_line("d1", "yes", 10, 5),
+        billed_line("d2", "yes", 10, 5),
+        billed_line("d1", "no", 1, 1),  # added by someone else: claims less
+    ]
+    writer = _Writer(store, job, "r1-0", retries_max=1)
+    tally = _store_results(writer, iter(file_results(first)), {"d1", "d2"})
+    assert (tally.answered, tally.conflicts, tally.conflicts_unscored) == (1, 1, 0)
+    assert stored(store, job, "d1") is None and stored(store, job, "d2") is not None
+    assert tally.unused_calls == 1
+    assert (tally.unused_usage.prompt_tokens, tally.unused_usage.output_tokens) == (1, 1)
+    # Ingesting the same batch again (a worker killed mid-ingest) counts the conflict once.
+    again = _store_results(_Writer(store, job, "r1-0", 1), iter(file_results(first)), {"d1"})
+    assert (again.conflicts, again.conflicts_unscored) == (1, 0)
+    second = [billed_line("d1", "yes", 10, 5), billed_line("d1", "yes", 50, 50)]
+    tally = _store_results(_Writer(store, job, "r2-0", 1), iter(file_results(second)), {"d1"})
+    assert (tally.conflicts, tally.conflicts_unscored, tally.failed) == (0, 1, 1)
+    assert (tally.unused_usage.prompt_tokens, tally.unused_usage.output_tokens) == (10, 5)
+    d1 = stored(store, job, "d1")
+    assert d1 is not None and d1["error"]["status"] == "CONFLICTING_RESULTS"
+    assert "neither answer was used" in d1["error"]["message"]
