@@ -29,7 +29,10 @@ def refused(env: dict[str, str], *args: str) -> str:
 
 
 def test_only_its_owner_steers_a_job_without_force(
-    tmp_path: Path, private_redis: RedisServer, fake_gemini: FakeGemini
+    tmp_path: Path,
+    private_redis: RedisServer,
+    fake_gemini: FakeGemini,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from evalq.examples.ratings import write_pairwise_example
 
@@ -97,6 +100,22 @@ def test_only_its_owner_steers_a_job_without_force(
     default["EVALQ_REDIS_URL"] = private_redis.url.replace("redis://", "redis://default:@", 1)
     mine = announced_job(evalq_ok(default, "run", "pairwise", str(data)).stderr)
     assert json.loads(evalq_ok(default, "status", mine, "--json").stdout)["owner"] == "alice"
+
+    # The Python API: the same refusal, forced with force=True.
+    from evalq import Job
+    from evalq.client import Client
+    from evalq.client.owner import NotYourJob
+    from worker.settings import Settings
+
+    monkeypatch.setenv("LOGNAME", "bob")
+    settings = Settings(redis_url=private_redis.url, gemini_base_url=fake_gemini.url, api_key=None)
+    handle = Job(mine, Client(settings))
+    for act in (handle.cancel, handle.resume, lambda: handle.set_turns(priority="high")):
+        with pytest.raises(NotYourJob, match="belongs to alice; you are bob: pass force=True"):
+            act()
+    assert handle.set_turns(priority="high", force=True)["priority"] == "high"
+    assert handle.cancel(force=True)["status"] == "cancelled"
+    assert handle.resume(force=True)["requeued"] > 0
 
 
 def test_a_name_that_reads_as_a_job_id_is_refused_at_submit(
