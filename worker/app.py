@@ -119,6 +119,9 @@ def create_app(settings: Settings) -> Celery:
     from worker.broker_teardown import GiveBackAfterReconnect
 
     app.steps["consumer"].add(GiveBackAfterReconnect)
+    from worker.own_tasks import OwnTasksOnly
+
+    app.steps["consumer"].add(OwnTasksOnly)  # a queued `celery.*` built-in is never run
     return app
 
 

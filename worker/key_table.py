@@ -49,7 +49,7 @@ ROWS = (
     _row(
         keys.job(JOB),
         "HASH",
-        "config (JSON), status, pause_reason, `{status}_at`, ttl_s; counters (rows_done, "
+        "config (JSON; its owner: who submitted it), status, pause_reason, `{status}_at`, ttl_s; counters (rows_done, "
         "rows_scored/partial/failed, `failed:{reason}`, judge_calls, prompt_tokens, "
         "output_tokens, rubric_cache_hits, cache_hits, retries, rate_limited, limiter_wait_ms, "
         "simulated_calls, redriven, unit_tasks, units_inline); spent_nanos, budget_nanos, "

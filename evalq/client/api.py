@@ -169,24 +169,29 @@ class Job:
         rows = self.client.results(self.job_id)
         return results_frame(rows, self.client.judged_texts(self.job_id, rows))
 
-    def cancel(self) -> dict[str, Any]:
-        return self.client.cancel(self.job_id).model_dump()
+    def cancel(self, *, force: bool = False) -> dict[str, Any]:
+        """Stop the job. Another user's job (its `owner`) is refused unless `force=True`."""
+        return self.client.cancel(self.job_id, force=force).model_dump()
 
-    def resume(self, *, max_cost_usd: float | None = None) -> dict[str, Any]:
+    def resume(self, *, max_cost_usd: float | None = None, force: bool = False) -> dict[str, Any]:
         """Continue the job, and say what that took (evalq.client.control.ResumeOutcome: rows
         put back in line, and for a running job the rows left in flight or waiting and the
-        lost ones re-sent), with `message` in words."""
+        lost ones re-sent), with `message` in words. Another user's job only with
+        `force=True`."""
         from evalq.client.control import resume_outcome
 
         c = self.client
-        outcome = resume_outcome(c.job_control, c.app, self.job_id, max_cost_usd)
+        outcome = resume_outcome(c.job_control, c.app, self.job_id, max_cost_usd, c.acting(force))
         return {**asdict(outcome), "message": outcome.describe()}
 
     def set_turns(
-        self, *, priority: str | None = None, max_in_flight: int | None = None
+        self, *, priority: str | None = None, max_in_flight: int | None = None, force: bool = False
     ) -> dict[str, Any]:
-        """Change the job's priority or cap on rows in flight while it runs (0 lifts it)."""
-        state = self.client.set_turns(self.job_id, priority=priority, max_in_flight=max_in_flight)
+        """Change the job's priority or cap on rows in flight while it runs (0 lifts it);
+        another user's job only with `force=True`."""
+        state = self.client.set_turns(
+            self.job_id, priority=priority, max_in_flight=max_in_flight, force=force
+        )
         return asdict(state)
 
 

@@ -90,26 +90,53 @@ class Client(JobReader):
             self.settings, self.job_reads, prepared, count_tokens=count_tokens
         )
 
-    def resume(self, job_id: str, *, max_cost_usd: float | None = None) -> int:
-        """Continue a paused, stopped or interrupted job (evalq.client.control.resume)."""
-        return control.resume(self.job_control, self.app, job_id, max_cost_usd)
+    @cached_property
+    def user(self) -> str:
+        """Who this client is: its jobs' owner, and whose jobs it steers without force
+        (evalq.client.owner)."""
+        from evalq.client.owner import current_user
 
-    def cancel(self, job_id: str) -> JobSummary:
-        """Stop a job: queued tasks skip it, rows already counted stay, the rest are not run."""
-        self.try_cancel(job_id)
+        return current_user(self.settings.redis_url)
+
+    def acting(self, force: bool = False, flag: str = "force=True") -> control.Acting:
+        """This client's user asking, forcing or not (`flag`: how a refusal says to force)."""
+        return control.Acting(self.user, force, flag)
+
+    def resume(self, job_id: str, *, max_cost_usd: float | None = None, force: bool = False) -> int:
+        """Continue a paused, stopped or interrupted job (evalq.client.control.resume);
+        another user's job only with `force=True`."""
+        return control.resume(self.job_control, self.app, job_id, max_cost_usd, self.acting(force))
+
+    def cancel(self, job_id: str, *, force: bool = False) -> JobSummary:
+        """Stop a job: queued tasks skip it, rows already counted stay, the rest are not run.
+        Another user's job only with `force=True`."""
+        self.try_cancel(job_id, force=force)
         return self.summary(job_id)
 
     def set_turns(
-        self, job_id: str, *, priority: str | None = None, max_in_flight: int | None = None
+        self,
+        job_id: str,
+        *,
+        priority: str | None = None,
+        max_in_flight: int | None = None,
+        force: bool = False,
     ) -> TurnState:
-        """Change a job's priority or cap on rows in flight (evalq.client.control.set_turns)."""
+        """Change a job's priority or cap on rows in flight (evalq.client.control.set_turns);
+        another user's job only with `force=True`."""
         return control.set_turns(
-            self.job_control, self.app, job_id, priority=priority, max_in_flight=max_in_flight
+            self.job_control,
+            self.app,
+            job_id,
+            self.acting(force),
+            priority=priority,
+            max_in_flight=max_in_flight,
         )
 
-    def try_cancel(self, job_id: str) -> Transition:
+    def try_cancel(
+        self, job_id: str, *, force: bool = False, flag: str = "force=True"
+    ) -> Transition:
         """Cancel unless the job is already finished or cancelled; says which it found."""
-        return control.try_cancel(self.job_control, job_id)
+        return control.try_cancel(self.job_control, job_id, self.acting(force, flag))
 
     def wait(
         self,

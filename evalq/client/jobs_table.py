@@ -14,11 +14,11 @@ from evalq.core.models import JobSummary
 
 
 def jobs_table(summaries: Iterable[JobSummary]) -> Table:
-    """One row per job, two lines high: the id above its name, the dataset above its date, so
-    the figures keep their columns at 80 characters. A dataset shows as much of its path as
-    tells it apart from the others listed (`a/pairwise.jsonl`, `b/pairwise.jsonl`; the file's
-    name alone when that is enough). Long names and paths fold inside their cells; nothing is
-    cut."""
+    """One row per job, two lines high: the id above its name, the dataset above its date, the
+    metric above who submitted it (its owner), so the figures keep their columns at 80
+    characters. A dataset shows as much of its path as tells it apart from the others listed
+    (`a/pairwise.jsonl`, `b/pairwise.jsonl`; the file's name alone when that is enough). Long
+    names and paths fold inside their cells; nothing is cut."""
     listed = list(summaries)
     datasets = short_paths(s.dataset for s in listed)
     table = Table(
@@ -26,7 +26,7 @@ def jobs_table(summaries: Iterable[JobSummary]) -> Table:
     )
     table.add_column("job / name", overflow="fold", min_width=12)
     table.add_column("dataset / created", overflow="fold", min_width=16)
-    table.add_column("metric", no_wrap=True)
+    table.add_column("metric / owner", overflow="fold", min_width=12)
     table.add_column("status", no_wrap=True)
     table.add_column("rows", justify="right", no_wrap=True)
     table.add_column("mean", justify="right", no_wrap=True)
@@ -35,7 +35,7 @@ def jobs_table(summaries: Iterable[JobSummary]) -> Table:
         table.add_row(  # names, paths, even a metric or a status read back: shown, never sent
             f"{shown(s.job_id)}\n{shown(s.name or '-')}",
             f"{shown(datasets.get(s.dataset, '-'))}\n{created(s.created_at)}",
-            shown(s.metric),
+            f"{shown(s.metric)}\n{shown(s.owner or '-')}",
             shown(s.status) + ("\nsimulated" if s.simulated else ""),
             f"{s.rows_done}/{s.rows_total}",
             mean,

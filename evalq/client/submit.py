@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from evalq.client.job_ids import new_job_id
 from evalq.client.job_names import check_name
+from evalq.client.owner import current_user
 from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
@@ -240,6 +241,7 @@ def prepare(
         group_by=group_by,
         column_map=check_column_map(column_map),
         ttl_s=settings.result_ttl_s,  # the submitter's: every key of the job keeps it
+        owner=current_user(settings.redis_url),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
 

@@ -263,6 +263,10 @@ class JobConfig(Model):
     # How long the job's keys stay in Redis after their last write (the submitter's
     # EVALQ_RESULT_TTL_S); None in jobs stored before it was recorded: the writer's setting.
     ttl_s: int | None = None
+    # Who submitted it: the Redis ACL user the submitter logged in as, else its OS user
+    # (evalq.client.owner). Steering another user's job takes --force; None in jobs stored
+    # before owners were recorded, which anyone steers.
+    owner: str | None = None
 
 
 class ScoreFigures(Model):
@@ -306,6 +310,7 @@ class JobSummary(Model):
     judge_model: str
     simulated: bool
     name: str | None = None  # --name
+    owner: str | None = None  # who submitted it (JobConfig.owner)
     dataset: str = ""  # the dataset file as submitted (resolved path)
     created_at: float | None = None  # epoch s
     rows_total: int

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,44 @@ def test_the_commands_say_where_they_looked(scratch_url: str, tmp_path: Path) ->
     listed = run_evalq(env, "jobs", "--archive-url", down)
     assert listed.returncode == 0
     assert "jobs in Redis only" in flat(listed.stderr)
+
+
+def test_an_archive_of_0001_gains_owners_and_keeps_its_jobs(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Revision 0002 adds `owner`: a job archived before it keeps its record with no owner,
+    and a job written after it has its submitter in the column and in its summary."""
+    from alembic import command
+
+    from worker.archive.engine import _engine, alembic_config, writing
+
+    for backend in BACKENDS:
+        url = archive_url_for(backend, request, tmp_path / backend)
+        (tmp_path / backend).mkdir()
+        place = archive_place(url)
+        assert place is not None
+        config = alembic_config()
+        with writing(_engine(place.url)) as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0001")
+            old = record("eeeeeeeeeee1").config
+            connection.execute(
+                sa.text(
+                    "INSERT INTO archive_jobs (job_id, metric, dataset, status, mode, "
+                    "created_at, archived_at, rows_total, rows_done, rows_scored, rows_partial,"
+                    " rows_failed, judge_model, simulated, config, summary, written_by, "
+                    "evalq_version) VALUES ('eeeeeeeeeee1', 'gecko-image', 'd', 'finished', "
+                    "'online', 1, 2, 0, 0, 0, 0, 0, 'm', false, :config, '{}', 'w', 'old')"
+                ),
+                {"config": old.model_dump_json()},
+            )
+        archive = Archive.at(url)
+        assert archive is not None
+        archive.open()  # migrates to the head
+        mine = record("eeeeeeeeeee2")
+        archive.write(replace(mine, config=mine.config.model_copy(update={"owner": "alice"})))
+        with archive.engine.connect() as connection:
+            found = connection.execute(sa.select(schema.jobs.c.job_id, schema.jobs.c.owner))
+            owners = {job_id: owner for job_id, owner in found}
+        assert owners == {"eeeeeeeeeee1": None, "eeeeeeeeeee2": "alice"}
+        assert head_revision() == HEAD == "0002"

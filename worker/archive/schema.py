@@ -30,6 +30,7 @@ jobs = Table(
     metadata,
     Column("job_id", String(12), primary_key=True),
     Column("name", Text),
+    Column("owner", Text),  # who submitted it (JobConfig.owner); NULL before owners were kept
     Column("metric", String(64), nullable=False),
     Column("dataset", Text, nullable=False),
     Column("status", String(16), nullable=False),  # finished or cancelled
@@ -57,6 +58,7 @@ jobs = Table(
 Index("archive_jobs_created_at", jobs.c.created_at)
 Index("archive_jobs_metric", jobs.c.metric)
 Index("archive_jobs_name", jobs.c.name)
+Index("archive_jobs_owner", jobs.c.owner)
 
 question_sets = Table(
     "archive_question_sets",

@@ -93,6 +93,7 @@ def _job_values(record: JobRecord, summary: JobSummary) -> dict[str, Any]:
     return {
         "job_id": config.job_id,
         "name": config.name,
+        "owner": config.owner,
         "metric": config.metric,
         "dataset": config.dataset,
         "status": record.status,

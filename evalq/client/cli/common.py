@@ -72,6 +72,11 @@ def redis_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return archive_option(with_redis)
 
 
+force_option = click.option(
+    "--force",
+    is_flag=True,
+    help="Act on the job even if another user submitted it (its owner in `evalq status`).",
+)
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print the summary as one JSON object."
 )

@@ -13,6 +13,7 @@ from evalq.client.cli.attach import JobEnded, attached, finish, note_job
 from evalq.client.cli.common import (
     emit,
     err_console,
+    force_option,
     job_id_argument,
     job_of,
     json_option,
@@ -42,14 +43,21 @@ class NothingToResume(JobEnded):
     default=None,
     help="A new spend cap in US dollars (the total, spend so far included).",
 )
+@force_option
 @redis_option
 def resume(
-    job: str, wait: bool, as_json: bool, max_cost_usd: float | None, redis_url: str | None
+    job: str,
+    wait: bool,
+    as_json: bool,
+    max_cost_usd: float | None,
+    force: bool,
+    redis_url: str | None,
 ) -> None:
     """Continue a paused, cancelled or interrupted job with the rows not yet scored (cached
     calls are free). A running job keeps its rows in flight; only rows that were lost are sent
     again. It says what it did in one line; a finished job has nothing to resume (exit 8).
-    With --wait, the exit code says how it ended (docs/concepts/jobs-rows-units.md: Exit codes)."""
+    With --wait, the exit code says how it ended (docs/concepts/jobs-rows-units.md: Exit codes).
+    Another user's job is refused without --force."""
     from evalq.client.cli.submit import ready_to_wait, wait_with_progress
     from evalq.client.control import resume_outcome
 
@@ -57,7 +65,8 @@ def resume(
     job_id = job_of(client, job)
     if not client.job_reads.exists(job_id):  # found in the archive only: its rows are gone
         raise _archived_only(client, job_id)
-    outcome = resume_outcome(client.job_control, client.app, job_id, max_cost_usd)
+    acting = client.acting(force, "--force")
+    outcome = resume_outcome(client.job_control, client.app, job_id, max_cost_usd, acting)
     if outcome.finished:
         raise NothingToResume(
             f"{outcome.describe()}; `evalq status {job_id}` shows it; "
@@ -99,12 +108,14 @@ def _archived_only(client: Client, job_id: str) -> Exception:
 @click.command(epilog=examples("evalq cancel JOB"))
 @job_id_argument
 @json_option
+@force_option
 @redis_option
-def cancel(job: str, as_json: bool, redis_url: str | None) -> None:
-    """Stop a job cleanly: queued tasks skip it; rows already scored are kept."""
+def cancel(job: str, as_json: bool, force: bool, redis_url: str | None) -> None:
+    """Stop a job cleanly: queued tasks skip it; rows already scored are kept. Another user's
+    job is refused without --force."""
     client = make_client(redis_url)
     job_id = job_of(client, job)
-    if not (outcome := client.try_cancel(job_id)).changed:
+    if not (outcome := client.try_cancel(job_id, force=force, flag="--force")).changed:
         err_console().print(f"job {job_id} already {outcome.before}: nothing to cancel")
     emit(client.summary(job_id), as_json)
 
@@ -126,18 +137,30 @@ def cancel(job: str, as_json: bool, redis_url: str | None) -> None:
     help="At most this many of its rows in the broker or running at once; 0 lifts the cap.",
 )
 @json_option
+@force_option
 @redis_option
 def turns(
     job: str,
     priority: str | None,
     max_in_flight: int | None,
     as_json: bool,
+    force: bool,
     redis_url: str | None,
 ) -> None:
-    """Show or change a job's turns on shared workers (also while it runs)."""
+    """Show or change a job's turns on shared workers (also while it runs). Changing another
+    user's job is refused without --force."""
+    from evalq.client.control import set_turns
+
     client = make_client(redis_url)
     job_id = job_of(client, job)
-    state = client.set_turns(job_id, priority=priority, max_in_flight=max_in_flight)
+    state = set_turns(
+        client.job_control,
+        client.app,
+        job_id,
+        client.acting(force, "--force"),
+        priority=priority,
+        max_in_flight=max_in_flight,
+    )
     if as_json:
         click.echo(json.dumps(asdict(state)))
         return

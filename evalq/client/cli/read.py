@@ -155,7 +155,8 @@ def jobs(
     redis_url: str | None,
 ) -> None:
     """The history of jobs: live ones (running, paused) on top, then every ended job, from
-    Redis and the archive, the newest first: name, dataset, when, metric, status, rows and mean."""
+    Redis and the archive, the newest first: name, dataset, when, metric, status, owner (who
+    submitted it), rows and mean."""
     from evalq.client.job_filters import SinceError, parse_since
     from evalq.client.jobs_table import jobs_table
     from worker.archive.filters import JobFilter

@@ -43,6 +43,16 @@ def test_a_name_is_one_printable_line_of_at_most_100_characters() -> None:
         check_name("  ")
 
 
+def test_a_name_that_reads_as_a_job_id_or_an_id_prefix_is_refused() -> None:
+    """Issue 45: a job named like another job's id (or the start of one) would stand for it
+    wherever a job is named; job_refs reads 4 to 12 lower-case hex digits as an id."""
+    for name in ("3f2a9c1b7d0e", "3f2a", "deadbeef", "0123456789a"):
+        with pytest.raises(DatasetError, match=rf"^name: '{name}' is 4 to 12 hex digits"):
+            check_name(name)
+    for name in ("abc", "3f2a9c1b7d0e1", "DEADBEEF", "run-3f2a", "baseline"):
+        assert check_name(name) == name  # too short, too long, upper case: never an id
+
+
 def test_run_refuses_a_bad_name_naming_the_flag(tmp_path: Any) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text('{"prompt": "p", "response": "r"}\n')
@@ -69,6 +79,7 @@ def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
             rows_done=9_999,
             mean_score=0.123456,
             simulated=True,
+            owner="alice",
         ),
         day_two_summary(job_id="aaaaaaaaaaaa", name="x" * 100, dataset="/d/" + "y" * 90 + ".jsonl"),
         day_two_summary(job_id="bbbbbbbbbbbb", created_at=None, mean_score=None),
@@ -89,8 +100,13 @@ def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
     body = [line for line in text.splitlines() if "─" not in line]
     shown_chars = Counter("".join(body).replace(" ", ""))
     assert all(shown_chars[c] >= n for c, n in Counter("".join(cells).replace(" ", "")).items())
-    name_column = [line[: body[0].index("dataset")].strip() for line in body[1:7]]
-    assert " ".join(name_column[1:]) == long_name
+    first = next(i for i, line in enumerate(body) if line.startswith("3f2a9c1b7d0e"))
+    second = next(i for i, line in enumerate(body) if line.startswith("aaaaaaaaaaaa"))
+    name_column = [line[: body[0].index("dataset")].strip() for line in body[first + 1 : second]]
+    assert " ".join(name_column).strip() == long_name
+    # Who submitted each job, under its metric; "-" for a job stored before owners were kept.
+    assert body[first + 1].split()[-2:] == ["alice", "simulated"]
+    assert body[second + 1].split()[-1] == "-"
 
 
 # ---- --fail-under ----

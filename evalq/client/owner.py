@@ -1,0 +1,51 @@
+"""Who submits a job and who steers one: the job's owner is recorded at submit, and cancel,
+resume and a change of turns on another user's job are refused unless forced.
+
+The user is the Redis ACL user the client logs in as (the username of EVALQ_REDIS_URL; Redis
+authenticates the connection as exactly that user), else the OS user (getpass). This guards
+against acting on someone else's job by mistake (a wrong id, a shared name); it is not a
+boundary: what a user may do is what the Redis ACL roles let them do
+(docs/operations/security.md: Redis users)."""
+
+from __future__ import annotations
+
+import getpass
+from urllib.parse import unquote, urlsplit
+
+from evalq.core.errors import EvalqError
+
+UNKNOWN = "unknown"  # no Redis user and an OS user getpass can't name (no login, no passwd)
+
+
+class NotYourJob(EvalqError):
+    """Cancel, resume or a change of turns on a job another user submitted, without force."""
+
+
+def redis_user(redis_url: str) -> str | None:
+    """The ACL user a Redis URL logs in as; None for Redis's `default` user or no user."""
+    try:
+        name = urlsplit(redis_url).username
+    except ValueError:
+        return None
+    name = unquote(name) if name else None
+    return name if name and name != "default" else None
+
+
+def current_user(redis_url: str) -> str:
+    """Who this client is, as a job's owner is recorded."""
+    if (name := redis_user(redis_url)) is not None:
+        return name
+    try:
+        return getpass.getuser() or UNKNOWN
+    except (OSError, KeyError):  # no USER/LOGNAME and no passwd entry (a bare container)
+        return UNKNOWN
+
+
+def check_owner(job_id: str, owner: str | None, user: str, *, force: bool, flag: str) -> None:
+    """Refuse to steer another user's job unless forced (`flag`: how to force it, `--force` on
+    the command line, `force=True` in Python). A job with no recorded owner is anyone's."""
+    if force or owner is None or owner == user:
+        return
+    raise NotYourJob(
+        f"job {job_id} belongs to {owner}; you are {user}: pass {flag} to act on it anyway"
+    )
