@@ -20,8 +20,6 @@ from worker import keys
 
 pytestmark = pytest.mark.integration
 
-QUICK = {"EVALQ_ARCHIVE_RETRY_S": "1", "EVALQ_ARCHIVE_RETRY_MAX_S": "2"}
-
 
 def run_job(env: dict[str, str], dataset: Path) -> str:
     done = run_evalq(env, "run", "gecko-image", str(dataset), "--wait", "--json")
@@ -48,7 +46,13 @@ def test_a_removed_sqlite_folder_keeps_the_job_pending_until_it_is_back(tmp_path
     dataset = write_gecko_image_example(tmp_path / "data")
     folder = tmp_path / "archive"
     url = f"sqlite:///{folder / 'archive.sqlite'}"
-    with stack(tmp_path / "stack", EVALQ_ARCHIVE_URL=url, **QUICK) as s:
+    with stack(
+        tmp_path / "stack",
+        EVALQ_ARCHIVE_URL=url,
+        EVALQ_ARCHIVE_RETRY_S="1",
+        EVALQ_ARCHIVE_RETRY_MAX_S="2",
+        EVALQ_WATCHDOG_INTERVAL_S="1",
+    ) as s:
         env, redis = s.env(), s.redis_client()
         first = run_job(env, dataset)
         wait_archived(redis, first)
