@@ -11,11 +11,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalq.core import bounds
+from evalq.core.errors import EvalqError
 from evalq.core.pricing import Price, PriceError, price_table
+from evalq.core.secret_urls import UrlError, scrub, split_url
 from evalq.core.thinking import ThinkingError, parse_settings
 
 
@@ -283,6 +293,24 @@ class Settings(BaseSettings):
             return [part for part in text.split(os.pathsep) if part.strip()]
         return value
 
+    @field_validator("redis_url")
+    @classmethod
+    def _readable_redis_url(cls, value: str) -> str:
+        """A Redis URL every library reads alike (evalq.core.secret_urls), else one line that
+        never quotes its password: redis-py's own error for `/` in a password quotes part
+        of it."""
+        if value.startswith("unix://"):
+            return value
+        try:
+            parts = split_url(value, REDIS_FORMS)
+        except UrlError as exc:
+            raise ValueError(f"EVALQ_REDIS_URL: {exc}") from None
+        if parts.scheme not in ("redis", "rediss"):
+            raise ValueError(
+                f"EVALQ_REDIS_URL: {parts.scheme}:// is not Redis: it takes {REDIS_FORMS}"
+            )
+        return value
+
     @field_validator("archive_url")
     @classmethod
     def _usable_archive_url(cls, value: str | None) -> str | None:
@@ -379,6 +407,55 @@ class Settings(BaseSettings):
         return self.api_key is None and not self.use_vertexai
 
 
+REDIS_FORMS = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss://... (TLS) or unix://PATH"
+# The settings that hold a secret: a refusal of any setting never quotes them.
+SECRET_SETTINGS = ("redis_url", "archive_url", "api_key", "vertex_api_key")
+SECRET_ENVIRONMENT = ("EVALQ_REDIS_URL", "EVALQ_ARCHIVE_URL")
+
+
+class SettingsError(EvalqError):
+    """A setting evalq can not use: one line per setting, naming it, never quoting a secret
+    (a command exits 2, `evalq worker` 7)."""
+
+
+def settings_problem(error: ValidationError) -> str:
+    """pydantic's refusal as lines naming each setting by its variable, without the values
+    pydantic would echo (input_value=...): a URL's password, a key."""
+    secrets = [os.environ.get(name) for name in SECRET_ENVIRONMENT]
+    for item in error.errors(include_url=False):
+        field = str(item["loc"][0]) if item["loc"] else ""
+        if field in SECRET_SETTINGS and isinstance(item.get("input"), str):
+            secrets.append(item["input"])
+    lines = []
+    for item in error.errors(include_url=False, include_input=False):
+        message = str(item["msg"]).removeprefix("Value error, ")
+        name = _variable(str(item["loc"][0])) if item["loc"] else ""
+        if name and not message.startswith(name):
+            message = f"{name}: {message}"
+        lines.append(scrub(message, *secrets))
+    return "\n".join(lines)
+
+
+def _variable(field: str) -> str:
+    """The environment variable that sets `field`."""
+    info = Settings.model_fields.get(field)
+    alias = None if info is None else info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    if isinstance(alias, str):
+        return alias
+    return f"EVALQ_{field.upper()}"
+
+
+def load_settings(**values: Any) -> Settings:
+    """The settings from the environment (and `values`), or SettingsError: one line per
+    setting refused, no secret in it (never pydantic's own text, which quotes the value)."""
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise SettingsError(settings_problem(exc)) from None
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    return load_settings()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from evalq.core.secret_urls import scrub
 from worker.archive.errors import ArchiveSchemaTooNew, ArchiveUnavailable
 from worker.archive.place import ArchivePlace
 
@@ -61,6 +62,7 @@ def archive_errors(place: ArchivePlace) -> Iterator[None]:
     except sa.exc.SQLAlchemyError as exc:
         cause = getattr(exc, "orig", None) or exc
         first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        first = scrub(first, place.url)  # a driver's message may quote a part of the URL
         raise ArchiveUnavailable(
             f"the archive at {place.shown} could not be used: {type(cause).__name__}: {first}"
         ) from exc
