@@ -6,17 +6,21 @@ file there, and later jobs archive as before, with no worker restarted."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from redis import Redis
 
 from devtools.local import wait_for
+from tests.integration.test_archive_store import record
 from tests.support.archive import forget_in_redis, job_key_names, wait_archived
 from tests.support.cli import run_evalq
 from tests.support.stack import stack
 from worker import keys
+from worker.archive.archive import Archive
 
 pytestmark = pytest.mark.integration
 
@@ -85,3 +89,41 @@ def test_a_removed_sqlite_folder_keeps_the_job_pending_until_it_is_back(tmp_path
         third = run_job(env, dataset)  # the same worker, never restarted
         wait_archived(redis, third)
         read_from_the_archive(env, redis, third)
+
+
+def test_a_sqlite_file_removed_under_an_open_archive_is_made_anew_and_written_in_one_try(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "archive" / "archive.sqlite"
+    archive = Archive.at(f"sqlite:///{path}")
+    assert archive is not None
+    archive.write(record("aaaaaaaaaaa1"))  # its pool now holds a connection to the file
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    archive.write(record("aaaaaaaaaaa2"))  # into a new file at the path, its schema made
+    assert archive.job("aaaaaaaaaaa2") is not None
+    assert archive.job("aaaaaaaaaaa1") is None  # went with the removed file
+
+
+def test_a_write_that_does_not_read_back_as_written_is_unconfirmed(tmp_path: Path) -> None:
+    """What a write races with: the file removed or replaced between the write and its
+    check, or another record read back."""
+    from worker.archive.confirm import Unconfirmed, confirm
+    from worker.archive.writer import write_record
+
+    path = tmp_path / "archive.sqlite"
+    archive = Archive.at(f"sqlite:///{path}")
+    assert archive is not None
+    job = record("aaaaaaaaaaa1")
+    written = write_record(archive.engine, job)
+    confirm(archive.place, job, written)  # as written: confirmed
+    shown = f"the archive at {archive.place.shown} could not be confirmed: "
+    with pytest.raises(Unconfirmed, match=re.escape(shown + f"{path} was replaced")):
+        confirm(archive.place, job, replace(written, file=(0, 0)))
+    with pytest.raises(Unconfirmed, match="reads back as an older record"):
+        confirm(archive.place, job, replace(written, archived_at=written.archived_at + 1))
+    with pytest.raises(Unconfirmed, match="does not read back"):
+        confirm(archive.place, record("aaaaaaaaaaa2"), written)
+    path.unlink()
+    with pytest.raises(Unconfirmed, match=re.escape(f"{path} was removed")):
+        confirm(archive.place, job, written)

@@ -28,6 +28,7 @@ from worker.archive.engine import (
     CONNECT_TIMEOUT_S,
     SQLITE_BUSY_TIMEOUT_S,
     file_id,
+    opened,
     reopen,
     sqlite_path,
 )
@@ -48,8 +49,8 @@ def unconfirmed(place: ArchivePlace, reason: str) -> Unconfirmed:
 def check_folder(place: ArchivePlace) -> None:
     """Before a SQLite write: refuse a folder that is gone, rather than write into a file
     removed with it or create an empty archive in its place."""
-    if place.backend != "sqlite":
-        return
+    if place.backend != "sqlite" or not opened(place):
+        return  # a first open makes the folder: the archive the settings name, new
     folder = sqlite_path(place.url).parent
     if not folder.is_dir():
         reopen(place)

@@ -69,17 +69,25 @@ def archive_errors(place: ArchivePlace) -> Iterator[None]:
 
 
 def open_archive(place: ArchivePlace) -> Engine:
-    """The engine for `place`, its schema checked (and created or upgraded) once per process."""
+    """The engine for `place`, its schema checked (and created or upgraded) once per process,
+    and again for SQLite when the file at its path is no longer the one checked (removed, or
+    replaced by a restored copy): the pool then opens the new file (_sqlite_same_file)."""
     engine = _engine(place.url)
     with _checked_lock:
-        if place.url not in _checked:
+        now = _file_of(place)
+        if place.url not in _checked or _checked[place.url] != now:
             with archive_errors(place):
                 ensure_schema(engine, place)
-            _checked.add(place.url)
+            _checked[place.url] = _file_of(place)
     return engine
 
 
-_checked: set[str] = set()
+def _file_of(place: ArchivePlace) -> tuple[int, int] | None:
+    return file_id(sqlite_path(place.url)) if place.backend == "sqlite" else None
+
+
+# Each archive whose schema this process checked, with (SQLite) the file it checked.
+_checked: dict[str, tuple[int, int] | None] = {}
 _checked_lock = threading.Lock()
 
 
@@ -88,8 +96,16 @@ def reopen(place: ArchivePlace) -> None:
     after a write that could not be confirmed (worker.archive.confirm), whatever the pool
     holds may be a file that is no longer at the archive's path."""
     with _checked_lock:
-        _checked.discard(place.url)
+        _checked.pop(place.url, None)
     _engine(place.url).dispose()
+
+
+_opened: set[str] = set()  # SQLite archives whose folder this process made, or found
+
+
+def opened(place: ArchivePlace) -> bool:
+    """Whether this process has opened the archive before (for SQLite: made its folder)."""
+    return place.url in _opened
 
 
 FILE_ID = "evalq_file"  # a SQLite connection's info: (device, inode) of the file it opened
@@ -115,6 +131,7 @@ def _engine(url: str) -> Engine:
         # goes away later is not made again (worker.archive.confirm says why).
         path = sqlite_path(url)
         path.parent.mkdir(parents=True, exist_ok=True)
+        _opened.add(url)
         engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
         sa.event.listen(engine, "connect", partial(_sqlite_connected, path))
         sa.event.listen(engine, "checkout", partial(_sqlite_same_file, path))
