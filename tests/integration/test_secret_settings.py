@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
-from devtools.local import RedisServer, free_port
+from devtools.local import RedisServer, free_port, start_redis, stop
 from evalq.client.cli.exit_codes import ERROR, NO_JUDGE, REDIS_DOWN
 from tests.support.archive import wait_archived
 from tests.support.cli import bare_env, run_evalq, run_evalq_process
@@ -164,3 +164,27 @@ def test_a_worker_writes_an_archive_whose_password_holds_an_at_and_never_logs_it
         logs = s.pool.logs()
         assert f"job {job_id}" in logs and "archive: postgresql://" in logs
         assert_hidden(logs)
+
+
+def test_a_redis_password_with_at_and_percent_is_read_whole_and_never_printed(
+    tmp_path: Path,
+) -> None:
+    password = PARSEABLE["both"]
+    server = start_redis(
+        tmp_path / "redis",
+        extra_args=["--requirepass", password],
+        url=f"redis://:{password}@127.0.0.1:{{port}}/0",
+    )
+    try:
+        env = {**bare_env(), "EVALQ_REDIS_URL": server.url, "EVALQ_ARCHIVE_URL": "off"}
+        done = run_evalq(env, "jobs", "--json")  # in: the password is the whole of it
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout) == []
+        assert_hidden(done.stdout + done.stderr)
+        wrong = server.url.replace(password, "PW7@SECRETx")
+        done = run_evalq({**env, "EVALQ_REDIS_URL": wrong}, "status", "abcdef123456")
+        assert done.returncode == REDIS_DOWN, done.stdout + done.stderr
+        assert_hidden(done.stdout + done.stderr)
+    finally:
+        assert server.proc is not None
+        stop(server.proc)
