@@ -31,6 +31,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 
+from evalq.core.secret_urls import mask_url
 from worker.settings import Settings
 
 CHECK_TIMEOUT_S = 5.0  # how long a base URL has to answer
@@ -117,7 +118,7 @@ def vertex_settings_problem(settings: Settings) -> str | None:
 def shown_url(url: str) -> str:
     """The URL without user, password, query or fragment: what may be printed of it."""
     try:
-        parts = urllib.parse.urlsplit(url)
+        parts = urllib.parse.urlsplit(mask_url(url))  # a password split as masking splits it
         host = parts.hostname or ""
         port = f":{parts.port}" if parts.port is not None else ""
     except ValueError:

@@ -23,9 +23,11 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalq.core import bounds
+from evalq.core.errors import EvalqError
 from evalq.core.gcs_media import SETTING as GCS_SETTING
 from evalq.core.gcs_media import GcsMedia, GcsNameError
 from evalq.core.pricing import Price, PriceError, price_table
+from evalq.core.secret_urls import UrlError, scrub, split_url
 from evalq.core.thinking import ThinkingError, parse_settings
 
 
@@ -310,6 +312,24 @@ class Settings(BaseSettings):
                 f"{GCS_SETTING}: {exc}; give gs://BUCKET or gs://BUCKET/FOLDER/, comma-separated"
             ) from None
 
+    @field_validator("redis_url")
+    @classmethod
+    def _readable_redis_url(cls, value: str) -> str:
+        """A Redis URL every library reads alike (evalq.core.secret_urls), else one line that
+        never quotes its password: redis-py's own error for `/` in a password quotes part
+        of it."""
+        if value.startswith("unix://"):
+            return value
+        try:
+            parts = split_url(value, REDIS_FORMS)
+        except UrlError as exc:
+            raise ValueError(f"EVALQ_REDIS_URL: {exc}") from None
+        if parts.scheme not in ("redis", "rediss"):
+            raise ValueError(
+                f"EVALQ_REDIS_URL: {parts.scheme}:// is not Redis: it takes {REDIS_FORMS}"
+            )
+        return value
+
     @field_validator("archive_url")
     @classmethod
     def _usable_archive_url(cls, value: str | None) -> str | None:
@@ -406,21 +426,58 @@ class Settings(BaseSettings):
         return self.api_key is None and not self.use_vertexai
 
 
-def settings_problem(exc: BaseException) -> str | None:
-    """A value the settings refused, as one line naming each variable (pydantic's own report
-    is a block of several lines per field); None for any other exception."""
-    if not isinstance(exc, ValidationError) or exc.title != Settings.__name__:
-        return None
-    said = []
-    for error in exc.errors(include_url=False):
-        message = str(error["msg"]).removeprefix("Value error, ")
-        field = str(error["loc"][0]) if error["loc"] else ""
-        # A field read under another name (GOOGLE_CLOUD_PROJECT) is reported by that name.
-        name = field if field.isupper() or not field else f"EVALQ_{field.upper()}"
-        said.append(message if not name or message.startswith(name) else f"{name}: {message}")
-    return "; ".join(said)
+REDIS_FORMS = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss://... (TLS) or unix://PATH"
+# The settings that hold a secret: a refusal of any setting never quotes them.
+SECRET_SETTINGS = ("redis_url", "archive_url", "api_key", "vertex_api_key")
+SECRET_ENVIRONMENT = ("EVALQ_REDIS_URL", "EVALQ_ARCHIVE_URL")
+
+
+class SettingsError(EvalqError):
+    """A setting evalq can not use: one line per setting, naming it, never quoting a secret
+    (a command exits 2, `evalq worker` 7)."""
+
+
+def settings_problem(error: ValidationError) -> str:
+    """pydantic's refusal as lines naming each setting by its variable, without the values
+    pydantic would echo (input_value=...): a URL's password, a key."""
+    secrets = [os.environ.get(name) for name in SECRET_ENVIRONMENT]
+    for item in error.errors(include_url=False):
+        field = str(item["loc"][0]) if item["loc"] else ""
+        if field in SECRET_SETTINGS and isinstance(item.get("input"), str):
+            secrets.append(item["input"])
+    lines = []
+    for item in error.errors(include_url=False, include_input=False):
+        message = str(item["msg"]).removeprefix("Value error, ")
+        name = _variable(str(item["loc"][0])) if item["loc"] else ""
+        if name and not message.startswith(name):
+            message = f"{name}: {message}"
+        lines.append(scrub(message, *secrets))
+    return "\n".join(lines)
+
+
+def _variable(field: str) -> str:
+    """The environment variable that sets `field` (pydantic names a field read under one of
+    its aliases, GOOGLE_CLOUD_PROJECT, by the alias it was read from)."""
+    if field.isupper():
+        return field
+    info = Settings.model_fields.get(field)
+    alias = None if info is None else info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    if isinstance(alias, str):
+        return alias
+    return f"EVALQ_{field.upper()}"
+
+
+def load_settings(**values: Any) -> Settings:
+    """The settings from the environment (and `values`), or SettingsError: one line per
+    setting refused, no secret in it (never pydantic's own text, which quotes the value)."""
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise SettingsError(settings_problem(exc)) from None
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    return load_settings()

@@ -15,10 +15,10 @@ A worker killed without a clean stop counts as alive until its registration laps
 from __future__ import annotations
 
 import time
-import urllib.parse
 import warnings
 from collections.abc import Callable
 
+from evalq.core.secret_urls import mask_url
 from worker.job_reads import JobReads
 from worker.settings import Settings
 
@@ -30,12 +30,7 @@ DEFAULT_REDIS_URL = str(Settings.model_fields["redis_url"].default)
 
 def shown_redis_url(url: str) -> str:
     """The URL as it may be printed: a password in it becomes <password>."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None and "password" not in parts.query.lower():
-        return url
-    host = parts.netloc.rsplit("@", 1)[-1]
-    login = f"{parts.username or ''}:<password>@" if parts.password is not None else ""
-    return urllib.parse.urlunsplit((parts.scheme, login + host, parts.path, "", ""))
+    return mask_url(url, mask="<password>")
 
 
 def start_command(settings: Settings) -> str:

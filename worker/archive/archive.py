@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cached_property
 
 from sqlalchemy.engine import Engine
 
 from evalq.core.models import JobSummary, Question, RowResult
-from worker.archive.engine import archive_errors, open_archive
+from worker.archive.engine import archive_errors, open_archive, reopen
+from worker.archive.errors import ArchiveUnavailable
 from worker.archive.filters import JobFilter
 from worker.archive.place import ArchivePlace, archive_place
 from worker.archive.reader import ArchivedJob
@@ -28,8 +28,10 @@ class Archive:
         place = archive_place(setting)
         return None if place is None else cls(place)
 
-    @cached_property
+    @property
     def engine(self) -> Engine:
+        """The process's engine for this archive (one per URL), its schema checked: again
+        after a write that could not be confirmed dropped it (worker.archive.confirm)."""
         return open_archive(self.place)
 
     def open(self) -> None:
@@ -38,10 +40,19 @@ class Archive:
             _ = self.engine
 
     def write(self, record: JobRecord) -> None:
+        """Write the job's record and confirm it reads back where readers look (Unconfirmed,
+        an ArchiveUnavailable, when it does not)."""
+        from worker.archive.confirm import check_folder, confirm
         from worker.archive.writer import write_record
 
-        with archive_errors(self.place):
-            write_record(self.engine, record)
+        check_folder(self.place)
+        try:
+            with archive_errors(self.place):
+                written = write_record(self.engine, record)
+        except ArchiveUnavailable:
+            reopen(self.place)  # the next try opens afresh (a file made anew needs its schema)
+            raise
+        confirm(self.place, record, written)
 
     def job(self, job_id: str) -> ArchivedJob | None:
         from worker.archive.reader import load_job

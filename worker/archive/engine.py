@@ -9,16 +9,18 @@ evalq knows is refused, never written: an older evalq would drop what it does no
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from evalq.core.secret_urls import scrub
 from worker.archive.errors import ArchiveSchemaTooNew, ArchiveUnavailable
 from worker.archive.place import ArchivePlace
 
@@ -60,32 +62,79 @@ def archive_errors(place: ArchivePlace) -> Iterator[None]:
     except sa.exc.SQLAlchemyError as exc:
         cause = getattr(exc, "orig", None) or exc
         first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        first = scrub(first, place.url)  # a driver's message may quote a part of the URL
         raise ArchiveUnavailable(
             f"the archive at {place.shown} could not be used: {type(cause).__name__}: {first}"
         ) from exc
 
 
 def open_archive(place: ArchivePlace) -> Engine:
-    """The engine for `place`, its schema checked (and created or upgraded) once per process."""
+    """The engine for `place`, its schema checked (and created or upgraded) once per process,
+    and again for SQLite when the file at its path is no longer the one checked (removed, or
+    replaced by a restored copy): the pool then opens the new file (_sqlite_same_file)."""
     engine = _engine(place.url)
     with _checked_lock:
-        if place.url not in _checked:
+        now = _file_of(place)
+        if place.url not in _checked or _checked[place.url] != now:
             with archive_errors(place):
                 ensure_schema(engine, place)
-            _checked.add(place.url)
+            _checked[place.url] = _file_of(place)
     return engine
 
 
-_checked: set[str] = set()
+def _file_of(place: ArchivePlace) -> tuple[int, int] | None:
+    return file_id(sqlite_path(place.url)) if place.backend == "sqlite" else None
+
+
+# Each archive whose schema this process checked, with (SQLite) the file it checked.
+_checked: dict[str, tuple[int, int] | None] = {}
 _checked_lock = threading.Lock()
+
+
+def reopen(place: ArchivePlace) -> None:
+    """Drop every pooled connection of `place` and check its schema again on the next use:
+    after a write that could not be confirmed (worker.archive.confirm), whatever the pool
+    holds may be a file that is no longer at the archive's path."""
+    with _checked_lock:
+        _checked.pop(place.url, None)
+    _engine(place.url).dispose()
+
+
+_opened: set[str] = set()  # SQLite archives whose folder this process made, or found
+
+
+def opened(place: ArchivePlace) -> bool:
+    """Whether this process has opened the archive before (for SQLite: made its folder)."""
+    return place.url in _opened
+
+
+FILE_ID = "evalq_file"  # a SQLite connection's info: (device, inode) of the file it opened
+
+
+def file_id(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` now; None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
+
+
+def sqlite_path(url: str) -> Path:
+    return Path(url.removeprefix("sqlite:///"))
 
 
 @cache
 def _engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        # The folder is made once, when this process first opens the archive: a folder that
+        # goes away later is not made again (worker.archive.confirm says why).
+        path = sqlite_path(url)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _opened.add(url)
         engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
-        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        sa.event.listen(engine, "connect", partial(_sqlite_connected, path))
+        sa.event.listen(engine, "checkout", partial(_sqlite_same_file, path))
         sa.event.listen(engine, "begin", _sqlite_begin_immediate)
         return engine
     return sa.create_engine(
@@ -97,7 +146,21 @@ def _engine(url: str) -> Engine:
     )
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_connected(path: Path, dbapi_connection: Any, record: Any) -> None:
+    _sqlite_pragmas(dbapi_connection)
+    record.info[FILE_ID] = file_id(path)  # the pragmas wrote the file's header: it is there
+
+
+def _sqlite_same_file(path: Path, _dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    """A pooled connection whose file is no longer the one at the path (removed, replaced,
+    its folder gone) is dropped, never used: it would read and write a file no one else
+    sees. SQLAlchemy then opens a fresh one, which fails if the folder is gone."""
+    opened = record.info.get(FILE_ID)
+    if opened is not None and file_id(path) != opened:
+        raise sa.exc.DisconnectionError(f"{path} is no longer the file this connection opened")
+
+
+def _sqlite_pragmas(dbapi_connection: Any) -> None:
     # WAL: readers (`evalq jobs`) never block the worker writing a job, nor it them. The
     # sqlite3 module's own transaction handling is off (isolation_level None): SQLAlchemy's
     # "begin" event below issues BEGIN, IMMEDIATE for a writer, so two writers queue on the

@@ -10,7 +10,9 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote
+
+from evalq.core.secret_urls import UrlError, mask_url, split_url
 
 OFF = "off"
 DEFAULT_NAME = "archive.sqlite"
@@ -50,15 +52,15 @@ def archive_place(setting: str | None) -> ArchivePlace | None:
         path = text.split(":", 1)[1]
         if not path.startswith("///"):
             raise ArchiveURLError(
-                f"archive URL {text!r}: a SQLite archive is sqlite:///PATH (three slashes, then "
+                f"archive URL {mask_url(text)!r}: a SQLite archive is sqlite:///PATH (three slashes, then "
                 "the file's path; four for an absolute one: sqlite:////var/lib/evalq/archive.sqlite)"
             )
         return _sqlite(Path(path[3:]).expanduser())
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
         return _postgres(text)
     raise ArchiveURLError(
-        f"archive URL {_hide_password(text)!r}: evalq's archive is SQLite (sqlite:///PATH) or "
-        "PostgreSQL (postgresql://USER@HOST:PORT/DATABASE), or off"
+        f"archive URL {mask_url(text)!r}: evalq's archive is SQLite (sqlite:///PATH) or "
+        "PostgreSQL (postgresql://USER:PASSWORD@HOST:PORT/DATABASE), or off"
     )
 
 
@@ -72,25 +74,31 @@ def _sqlite(path: Path) -> ArchivePlace:
     )
 
 
+POSTGRES_FORMS = "postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+
+
 def _postgres(text: str) -> ArchivePlace:
-    parts = urlsplit(text)
-    url = urlunsplit(("postgresql+psycopg", parts.netloc, parts.path, parts.query, ""))
-    host = parts.hostname or "localhost"
-    port = parts.port or 5432
-    database = parts.path.lstrip("/") or "postgres"
+    """The URL handed to SQLAlchemy is rebuilt from its parts, user and password
+    percent-encoded: SQLAlchemy's parser ends a password at its first `@`, urllib and
+    evalq's masking at the last (evalq.core.secret_urls), and they must agree."""
+    try:
+        parts = split_url(text, POSTGRES_FORMS)
+    except UrlError as exc:
+        raise ArchiveURLError(str(exc)) from None
+    login = ""
+    if parts.username or parts.password is not None:
+        login = quote(unquote(parts.username), safe="")
+        if parts.password is not None:
+            login += ":" + quote(unquote(parts.password), safe="")
+        login += "@"
+    where = parts.host + (f":{parts.port}" if parts.port else "")
+    path, _, query = parts.rest.partition("?")
+    query = query.partition("#")[0]
+    url = f"postgresql+psycopg://{login}{where}{path}" + (f"?{query}" if query else "")
+    database = path.lstrip("/") or "postgres"
     return ArchivePlace(
         url=url,
-        shown=_hide_password(urlunsplit(("postgresql", parts.netloc, parts.path, "", ""))),
-        identity=f"postgresql://{host}:{port}/{database}",
+        shown=mask_url(f"postgresql://{login}{where}{path}"),
+        identity=f"postgresql://{parts.host or 'localhost'}:{parts.port or 5432}/{database}",
         backend="postgresql",
     )
-
-
-def _hide_password(text: str) -> str:
-    parts = urlsplit(text)
-    if parts.password is None:
-        return text
-    user = parts.username or ""
-    host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))

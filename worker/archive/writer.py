@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -20,7 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from evalq.core.models import JobSummary
 from worker.archive import schema
-from worker.archive.engine import writing
+from worker.archive.engine import FILE_ID, writing
 from worker.archive.record import ArchivedRow, JobRecord
 
 INSERT_CHUNK = 1000  # rows per executemany
@@ -33,14 +34,25 @@ def evalq_version() -> str:
         return "unknown"
 
 
-def write_record(engine: Engine, record: JobRecord) -> None:
+@dataclass(frozen=True)
+class Written:
+    """What a write left to check it by (worker.archive.confirm): the record's archived_at,
+    and for SQLite the (device, inode) of the file the writing connection had open."""
+
+    archived_at: float
+    file: tuple[int, int] | None
+
+
+def write_record(engine: Engine, record: JobRecord) -> Written:
     summary = JobSummary.model_validate_json(record.summary_json)
     job_id = record.config.job_id
+    archived_at = time.time()
     with writing(engine) as connection:
+        opened = connection.info.get(FILE_ID)
         _lock_job(connection, job_id)
         for table in (schema.verdicts, schema.rows, schema.jobs):
             connection.execute(sa.delete(table).where(table.c.job_id == job_id))
-        connection.execute(sa.insert(schema.jobs), [_job_values(record, summary)])
+        connection.execute(sa.insert(schema.jobs), [_job_values(record, summary, archived_at)])
         _insert_question_sets(connection, record.question_sets)
         _insert_many(connection, schema.rows, (_row_values(job_id, row) for row in record.rows))
         _insert_many(
@@ -52,6 +64,7 @@ def write_record(engine: Engine, record: JobRecord) -> None:
                 for unit, text in row.verdicts
             ),
         )
+    return Written(archived_at=archived_at, file=opened)
 
 
 def _lock_job(connection: Connection, job_id: str) -> None:
@@ -88,7 +101,7 @@ def _insert_question_sets(connection: Connection, sets: dict[str, str]) -> None:
         connection.execute(statement, values[start : start + INSERT_CHUNK])
 
 
-def _job_values(record: JobRecord, summary: JobSummary) -> dict[str, Any]:
+def _job_values(record: JobRecord, summary: JobSummary, archived_at: float) -> dict[str, Any]:
     config = record.config
     return {
         "job_id": config.job_id,
@@ -100,7 +113,7 @@ def _job_values(record: JobRecord, summary: JobSummary) -> dict[str, Any]:
         "mode": config.mode,
         "created_at": config.created_at,
         "ended_at": record.ended_at,
-        "archived_at": time.time(),
+        "archived_at": archived_at,
         "rows_total": summary.rows_total,
         "rows_done": summary.rows_done,
         "rows_scored": summary.rows_scored,

@@ -150,17 +150,20 @@ def _failed(exc: Exception) -> int:
     """Say what went wrong in one line (a traceback only for evalq's own bugs) and return the
     exit code. Imported only when something failed: `evalq --help` loads no models, no Redis
     client."""
+    from pydantic import ValidationError
+
     from evalq.core.errors import EvalqError, RedisUnavailable
     from worker.job_reads import REDIS_ERROR
-    from worker.settings import settings_problem
+    from worker.settings import Settings, settings_problem
 
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it
         # copies as one piece, and a refusal's "one line" is one line.
         err_console().print(f"[red]error:[/] {shown(exc, multiline=True)}", soft_wrap=True)
         return exit_codes.REDIS_DOWN if isinstance(exc, RedisUnavailable) else exit_codes.ERROR
-    if (setting := settings_problem(exc)) is not None:  # a setting's value: the user's to fix
-        err_console().print(f"[red]error:[/] {shown(setting)}", soft_wrap=True)
+    if isinstance(exc, ValidationError) and exc.title == Settings.__name__:
+        # Settings built without load_settings: still a setting's value, the user's to fix.
+        err_console().print(f"[red]error:[/] {shown(settings_problem(exc))}", soft_wrap=True)
         return exit_codes.ERROR
     if isinstance(exc, REDIS_ERROR):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")

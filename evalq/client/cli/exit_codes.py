@@ -39,7 +39,8 @@ MEANINGS: dict[int, str] = {
     PAUSED: "the job waited on is paused: a spend cap, a per-day quota, batch errors "
     "(the last line gives the reason; `evalq resume JOB` continues it)",
     NO_JUDGE: "`evalq worker` did not start: no judge it can reach (no key, no Vertex AI "
-    "settings or credentials, or a base URL that does not answer; one line on stderr says which)",
+    "settings or credentials, or a base URL that does not answer), or a setting it can not use "
+    "(a URL that does not parse); one line on stderr says which",
     NOTHING_TO_RESUME: "`evalq resume`: nothing to resume, the job is finished (one line on "
     "stderr says so; with `--wait` too, which then does not wait)",
     BUG: "an unexpected error, evalq's own bug: the traceback is printed",

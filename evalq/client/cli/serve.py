@@ -75,9 +75,15 @@ def worker(
     size its Redis and HTTP connection pools for them."""
     apply_overrides(redis_url)
     from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
-    from worker.settings import get_settings
+    from worker.settings import SettingsError, get_settings
 
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except SettingsError as exc:  # a URL that does not parse: one line, its password masked
+        from evalq.client.cli.exit_codes import NO_JUDGE
+
+        click.echo(visible(f"evalq worker: {exc}"), err=True)
+        sys.exit(NO_JUDGE)
     if judge_check:
         _refuse_without_a_judge(settings)
     pool = pool or settings.worker_pool
