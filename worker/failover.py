@@ -43,7 +43,7 @@ class FailoverWatch:
 
     def __init__(
         self,
-        identity: Callable[[], RedisIdentity],
+        identity: Callable[[], RedisIdentity | None],
         on_failover: Callable[[RedisIdentity, float], object],
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -51,10 +51,19 @@ class FailoverWatch:
         self._on_failover = on_failover
         self._clock = clock
         self.seen: RedisIdentity | None = None
+        self._blind = False
 
     def check(self) -> bool:
         """True when a failover was found (and handled)."""
         now = self._identity()
+        if now is None:  # this Redis user may not run INFO: the stall timeout is all there is
+            if not self._blind:
+                log.warning(
+                    "this Redis user may not run INFO: a Redis failover that loses writes is "
+                    "not noticed (rows wait for EVALQ_STALL_TIMEOUT_S); allow +info"
+                )
+            self._blind = True
+            return False
         found = lost_writes(self.seen, now)
         if found:
             log.warning(

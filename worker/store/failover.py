@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 from worker import keys
 from worker.store.base import StoreBase
 
@@ -29,9 +31,13 @@ class RedisIdentity:
 
 
 class FailoverStore(StoreBase):
-    def redis_identity(self) -> RedisIdentity:
-        """One INFO (server and replication sections) of the Redis this connection reaches."""
-        info: dict[str, Any] = self.r.info("server", "replication")
+    def redis_identity(self) -> RedisIdentity | None:
+        """One INFO (server and replication sections) of the Redis this connection reaches;
+        None when this Redis user may not run INFO (no failover can be noticed then)."""
+        try:
+            info: dict[str, Any] = self.r.info("server", "replication")
+        except redis.exceptions.NoPermissionError:
+            return None
         return RedisIdentity(str(info.get("run_id", "")), str(info.get("master_replid", "")))
 
     def note_failover(self, identity: RedisIdentity, at: float) -> bool:

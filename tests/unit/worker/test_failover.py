@@ -58,6 +58,13 @@ def test_the_watch_calls_once_per_change_and_again_after_a_failed_handling() -> 
     assert seen[-1] == (RedisIdentity("run-c", "repl-c"), 7.0)
 
 
+def test_a_redis_user_that_may_not_run_info_notices_nothing() -> None:
+    seen: list[RedisIdentity] = []
+    watch = FailoverWatch(lambda: None, lambda identity, _: seen.append(identity))
+    assert not watch.check() and not watch.check()
+    assert seen == [] and watch.seen is None
+
+
 def test_the_identity_is_what_info_says(store: Store) -> None:
     info = store.r.info("server", "replication")
     assert store.redis_identity() == RedisIdentity(info["run_id"], info["master_replid"])
