@@ -98,6 +98,7 @@ class Watchdog:
         self._quiet_before = False
         self._stop = threading.Event()
         self.failovers = FailoverWatch(store.redis_identity, self.after_failover)
+        self._restore_again: float | None = None  # the last failover's time, until restored twice
 
     def queues_empty(self) -> bool:
         return self.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
@@ -156,8 +157,10 @@ class Watchdog:
         on every job, then, if this worker is the first to record the failover, every row of
         a running job that holds a turn and is not counted is driven again now, without
         counting toward the cap (the row did nothing wrong); batch-mode jobs are re-attached.
-        Returns rows re-driven per job."""
+        Returns rows re-driven per job. The next tick restores once more: a write the failover
+        cut off may be found unconfirmed only after this one ran."""
         restore_spend(self.store, at)
+        self._restore_again = at
         if not self.store.note_failover(identity, at):
             return {}
         redriven: dict[str, int] = {}
@@ -286,7 +289,9 @@ class Watchdog:
 
     def check_failover(self) -> None:
         try:
-            self.failovers.check()
+            if not self.failovers.check() and (at := self._restore_again) is not None:
+                restore_spend(self.store, at)
+                self._restore_again = None
         except Exception as exc:  # Redis away: the next tick asks again
             log.warning("watchdog: checking Redis for a failover failed (%s); trying again", exc)
 
