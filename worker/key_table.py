@@ -170,7 +170,8 @@ ROWS = (
         keys.FAILOVERS,
         "HASH",
         "`{run_id}:{master_replid}` -> when a worker first found Redis changed to it: the "
-        "first to record one re-drives the jobs' rows (worker.failover)",
+        "first to record one re-drives the jobs' rows (worker.failover); kept for "
+        "EVALQ_RESULT_TTL_S after the last",
     ),
     _row(
         keys.ARCHIVE_PENDING,

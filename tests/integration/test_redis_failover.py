@@ -25,7 +25,8 @@ from tests.support.stack import kill_workers, listening_port, worker_env
 from tests.support.tcp_proxy import TcpProxy
 from worker.settings import Settings
 
-pytestmark = pytest.mark.integration
+# Both pools: each meets the connections the failover cuts in its own loop.
+pytestmark = [pytest.mark.integration, pytest.mark.both_pools]
 
 ROWS = 60
 

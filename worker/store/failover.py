@@ -43,7 +43,11 @@ class FailoverStore(StoreBase):
     def note_failover(self, identity: RedisIdentity, at: float) -> bool:
         """Record that workers found Redis changed to `identity`; True for the first to say so
         (who re-drives the jobs' rows: the others only restore their own spend)."""
-        return bool(self.r.hsetnx(keys.FAILOVERS, identity.key, repr(at)))
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hsetnx(keys.FAILOVERS, identity.key, repr(at))
+        pipe.expire(keys.FAILOVERS, self.ttl_s)
+        first, _ = pipe.execute()
+        return bool(first)
 
     def reconcile_spend(self, job_id: str, at: float, *, active: bool) -> int | None:
         """Add back the spend this process counted for the job that Redis no longer holds, and
