@@ -22,6 +22,7 @@ from worker.failover import FailoverWatch, lost_writes
 from worker.jobs import current_summary
 from worker.settings import Settings
 from worker.store import RedisIdentity, Store
+from worker.store.tallies import Tallies
 from worker.unit_writes import UnitWrites
 from worker.watchdog import Watchdog
 
@@ -163,3 +164,17 @@ def test_the_first_worker_to_record_a_failover_re_drives_running_rows_at_once(
     summary = current_summary(store, job)
     assert summary.failover is not None and summary.redrive_capped == 0
     assert summary.redriven == 3
+
+
+def test_a_process_keeps_the_tallies_of_its_latest_jobs_only() -> None:
+    tallies = Tallies(jobs=2)
+    tallies.add("a", {"judge_calls": 1})
+    tallies.unconfirmed("a", {"judge_calls": 2, "prompt_tokens": 9})
+    tallies.add("b", {"judge_calls": 1})
+    tallies.add("a", {"judge_calls": 1})  # a is the latest again
+    tallies.add("c", {"judge_calls": 1})
+    assert sorted(tallies.jobs()) == ["a", "c"]
+    assert tallies.of("a") == ({"judge_calls": 2}, 2)
+    assert tallies.of("b") == ({}, 0)
+    tallies.reported("a", 2)
+    assert tallies.of("a") == ({"judge_calls": 2}, 0)
