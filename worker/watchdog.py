@@ -99,6 +99,7 @@ class Watchdog:
         self._stop = threading.Event()
         self.failovers = FailoverWatch(store.redis_identity, self.after_failover)
         self._restore_again: float | None = None  # the last failover's time, until restored twice
+        self._first_to_see: RedisIdentity | None = None  # the last failover this worker recorded
 
     def queues_empty(self) -> bool:
         return self.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
@@ -161,8 +162,10 @@ class Watchdog:
         cut off may be found unconfirmed only after this one ran."""
         restore_spend(self.store, at)
         self._restore_again = at
-        if not self.store.note_failover(identity, at):
+        # A worker that recorded it first and failed on the way re-drives when tried again.
+        if identity != self._first_to_see and not self.store.note_failover(identity, at):
             return {}
+        self._first_to_see = identity
         redriven: dict[str, int] = {}
         for job_id in self.store.active_jobs():
             if self.store.status(job_id) != "running":

@@ -161,9 +161,11 @@ def test_the_first_worker_to_record_a_failover_re_drives_running_rows_at_once(
     assert sorted(sent) == [(job, "1"), (job, "2"), (job, "3")]
     assert dogs[1].after_failover(identity, time.time()) == {}  # the second only restores
     assert len(sent) == 3
+    # The first, tried again (its handling failed on the way), re-drives again.
+    assert dogs[0].after_failover(identity, time.time()) == {job: 3}
     summary = current_summary(store, job)
     assert summary.failover is not None and summary.redrive_capped == 0
-    assert summary.redriven == 3
+    assert summary.redriven == 6
 
 
 def test_a_process_keeps_the_tallies_of_its_latest_jobs_only() -> None:
