@@ -180,3 +180,17 @@ def test_a_process_keeps_the_tallies_of_its_latest_jobs_only() -> None:
     assert tallies.of("b") == ({}, 0)
     tallies.reported("a", 2)
     assert tallies.of("a") == ({"judge_calls": 2}, 0)
+
+
+def test_spend_with_no_trace_in_redis_is_said_to_be_maybe_missing_not_added(store: Store) -> None:
+    """The job's spent_by gone altogether (every write of spend lost, or the hash expired: no
+    one can say which): adding the tallies could count them twice, so they are reported."""
+    job = plant_job(store, 1)
+    store.record_unit(job, "1", _verdict(0), _spend(2))
+    store.r.delete(keys.spent_by(job))
+    assert store.reconcile_spend(job, 5.0, active=True) == 0
+    counters = store.counters(job)
+    assert counters.judge_calls == 2
+    assert counters.failover == FailoverNote(at=5.0, calls_restored=0, calls_unconfirmed=2)
+    store.reconcile_spend(job, 6.0, active=True)  # reported once
+    assert store.counters(job) == counters
