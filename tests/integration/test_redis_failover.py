@@ -5,7 +5,8 @@ replica (REPLICAOF NO ONE) and points the front proxy at it: every write the mas
 the hold is lost.
 
 The stall timeout is an hour, so the job finishing proves the worker re-drove its rows when it
-saw Redis change, not the stall re-drive. Nothing waits on how soon anything happens."""
+saw Redis change, not the stall re-drive. The job says what its cost may miss in `evalq status`,
+from Redis and from the archive. Nothing waits on how soon anything happens."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from redis import Redis
 from devtools.local import WorkerPool, start_fake_gemini, start_redis, stop, wait_for
 from evalq.client import Client
 from tests.integration.test_reliability import shapes_dataset
+from tests.support.archive import forget_in_redis, wait_archived
 from tests.support.cli import evalq_stdout
 from tests.support.stack import kill_workers, listening_port, worker_env
 from tests.support.tcp_proxy import TcpProxy
@@ -55,6 +57,7 @@ def test_a_failover_that_loses_writes_is_re_driven_and_counted(tmp_path: Path) -
         fake.url,
         EVALQ_STALL_TIMEOUT_S="3600",
         EVALQ_WATCHDOG_INTERVAL_S="1",
+        EVALQ_ARCHIVE_URL=f"sqlite:///{tmp_path / 'archive.sqlite'}",
     )
     pool = WorkerPool(env, tmp_path / "logs")
     try:
@@ -81,6 +84,9 @@ def test_a_failover_that_loses_writes_is_re_driven_and_counted(tmp_path: Path) -
         results = client.results(job)
         requests = int(_stats(fake.url)["requests"])
         status = evalq_stdout(pool.env, "status", job)
+        wait_archived(on_replica, job)  # the worker that ended the job wrote it to the archive
+        forget_in_redis(on_replica, job)
+        archived = evalq_stdout(pool.env, "status", job)  # read back from the archive
         logs = pool.logs()
     finally:
         kill_workers(pool)
@@ -102,10 +108,13 @@ def test_a_failover_that_loses_writes_is_re_driven_and_counted(tmp_path: Path) -
     assert calls <= requests <= calls + failover.calls_unconfirmed
     assert failover.calls_restored > 0  # the lost writes' spend came back from the worker
     assert "re-drove" in logs and "after a Redis failover" in logs
-    # `evalq status` says it, with what the cost may miss (its table wraps the line).
-    flat = " ".join(status.replace("│", " ").split())
-    assert "Redis failover" in flat
-    assert " ".join(failover.says().split()) in flat
+    # `evalq status` says it, with what the cost may miss (its table wraps the line), and so
+    # does the job's record in the archive.
+    said = " ".join(failover.says().split())
+    for shown in (status, archived):
+        flat = " ".join(shown.replace("│", " ").split())
+        assert "Redis failover" in flat
+        assert said in flat
 
 
 def _stats(url: str) -> dict[str, Any]:
