@@ -38,6 +38,7 @@ DEFAULT_TESTS = (
     "tests/integration/test_reliability.py::test_sigkilled_workers_lose_nothing_and_count_nothing_twice",
     "tests/integration/test_redis_outage.py",
     "tests/integration/test_broker_restart.py",
+    "tests/integration/test_redis_failover.py",
     "tests/integration/test_budget_in_flight.py",
     "tests/integration/test_calls_in_flight.py",
     "tests/integration/test_archive_reliability.py",

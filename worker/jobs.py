@@ -50,6 +50,15 @@ def finalize(store: Store, job_id: str) -> JobSummary:
     return summary
 
 
+def refresh_summary(store: Store, job_id: str) -> None:
+    """Write a finished job's summary again from what is stored now: its counters changed
+    after it ended (spend restored after a Redis failover, worker.failover)."""
+    counters = store.counters(job_id)
+    if counters.status == "finished":
+        summary = _summary_from_store(store, job_id, store.config(job_id), counters)
+        store.save_summary(job_id, summary.model_dump_json())
+
+
 def finish_row(store: Store, job_id: str, result: RowResult, rows_total: int) -> None:
     """Count the row once; the call that counts the last row writes the job summary."""
     done = store.finish_row(job_id, result)

@@ -57,7 +57,8 @@ ROWS = (
         "task's code: task_errors (how many), task_error_last (`Type: message`, clipped), "
         "task_error_task, task_error_at (epoch s); the archive's: archived_at (its last "
         "write), archive_error and archive_tries (the last failed write), archive_held (its "
-        "keys kept until the write succeeds)",
+        "keys kept until the write succeeds); a Redis failover it lived through: failover_at, "
+        "failover_calls_restored, failover_calls_unconfirmed",
     ),
     _row(
         keys.job_rows(JOB),
@@ -143,6 +144,12 @@ ROWS = (
     ),
     _row(keys.batch_lock(JOB), "STRING", "the worker sweeping or submitting now"),
     _row(
+        keys.spent_by(JOB),
+        "HASH",
+        "`{worker process}/{counter}` -> the spend that process wrote: after a Redis failover "
+        "each process adds back what its own tallies hold beyond it (worker.store.tallies)",
+    ),
+    _row(
         keys.rubric(SHA),
         "STRING",
         "Rubric JSON, shared across jobs (EVALQ_RUBRIC_TTL_S)",
@@ -159,6 +166,13 @@ ROWS = (
     ),
     _row(keys.limiter(MODEL), "STRING", "the global limiter's schedules (GCRA)"),
     _row(keys.WATCHDOG_LOCK, "STRING", "which worker sweeps now"),
+    _row(
+        keys.FAILOVERS,
+        "HASH",
+        "`{run_id}:{master_replid}` -> when a worker first found Redis changed to it: the "
+        "first to record one re-drives the jobs' rows (worker.failover); kept for "
+        "EVALQ_RESULT_TTL_S after the last",
+    ),
     _row(
         keys.ARCHIVE_PENDING,
         "ZSET",

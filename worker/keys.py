@@ -34,6 +34,7 @@ WORKER_SHARES = _key("workers", "shares")
 WATCHDOG_LOCK = _key("watchdog", "lock")
 ARCHIVE_PENDING = _key("archive", "pending")
 ARCHIVE_WRITERS = _key("archive", "writers")
+FAILOVERS = _key("failovers")
 
 # Fields of the job hash (job()) the archive keeps (worker.archiving).
 ARCHIVED_AT = "archived_at"  # when the job was last written to the archive, epoch s
@@ -47,6 +48,12 @@ TASK_ERRORS = "task_errors"  # how many
 TASK_ERROR_LAST = "task_error_last"  # the last one: "Type: message", clipped
 TASK_ERROR_TASK = "task_error_task"  # the task it escaped from
 TASK_ERROR_AT = "task_error_at"  # when, epoch s
+
+# Fields of the job hash (job()) noting a Redis failover the job lived through
+# (worker.failover, Store.reconcile_spend).
+FAILOVER_AT = "failover_at"  # when a worker first saw it, epoch s
+FAILOVER_CALLS_RESTORED = "failover_calls_restored"  # calls whose lost spend was added back
+FAILOVER_CALLS_UNCONFIRMED = "failover_calls_unconfirmed"  # calls whose spend may be missing
 
 # Fields of batch_meta() the watchdog keeps on a batch-mode job it re-attaches.
 REATTACH_STRIKES = "reattach_strikes"  # re-attaches in a row without progress
@@ -96,6 +103,7 @@ batch_served = _of_job("batch_served")
 batch_tries = _of_job("batch_tries")
 batch_meta = _of_job("batch_meta")
 batch_lock = _of_job("batch_lock")
+spent_by = _of_job("spent_by")
 
 row = _of_row("row")
 plan = _of_row("plan")

@@ -30,6 +30,10 @@ row finished, no resume), counted at most once per stall_timeout_s and not while
 holds the job's lock, pauses with a reason saying so: its tasks die or hang, and `evalq resume`
 tries again once the cause is found.
 
+Each tick also asks Redis who it is (worker.failover): after a failover that may have lost
+writes, every worker restores its own lost spend, and the first to see it re-drives the rows of
+every running job at once instead of after stall_timeout_s.
+
 Ended jobs not yet in the archive (their worker died, or the archive was out of reach) are
 written by the sweep when due (worker.archiving), and every worker says on each tick which
 archive it writes to.
@@ -49,10 +53,11 @@ from worker.archiving import Archiver
 from worker.batch import ledger
 from worker.batch.flow import reattach
 from worker.batch.names import Send as BatchSend
+from worker.failover import FailoverWatch, restore_spend
 from worker.jobs import finalize, give_up, redrive
 from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from worker.settings import Settings
-from worker.store import Store
+from worker.store import RedisIdentity, Store
 from worker.turns import hand_out
 
 log = logging.getLogger(__name__)
@@ -92,6 +97,9 @@ class Watchdog:
         self.name = name
         self._quiet_before = False
         self._stop = threading.Event()
+        self.failovers = FailoverWatch(store.redis_identity, self.after_failover)
+        self._restore_again: float | None = None  # the last failover's time, until restored twice
+        self._first_to_see: RedisIdentity | None = None  # the last failover this worker recorded
 
     def queues_empty(self) -> bool:
         return self.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
@@ -143,6 +151,40 @@ class Watchdog:
             hand_out(self.store, self.turns, self.send)
         if self.archiver is not None:  # ended jobs whose worker died or whose write failed
             self.archiver.sweep()
+        return redriven
+
+    def after_failover(self, identity: RedisIdentity, at: float) -> dict[str, int]:
+        """Redis may have lost writes (worker.failover): this process's lost spend is restored
+        on every job, then, if this worker is the first to record the failover, every row of
+        a running job that holds a turn and is not counted is driven again now, without
+        counting toward the cap (the row did nothing wrong); batch-mode jobs are re-attached.
+        Returns rows re-driven per job. The next tick restores once more: a write the failover
+        cut off may be found unconfirmed only after this one ran."""
+        restore_spend(self.store, at)
+        self._restore_again = at
+        # A worker that recorded it first and failed on the way re-drives when tried again.
+        if identity != self._first_to_see and not self.store.note_failover(identity, at):
+            return {}
+        self._first_to_see = identity
+        redriven: dict[str, int] = {}
+        for job_id in self.store.active_jobs():
+            if self.store.status(job_id) != "running":
+                continue
+            if self.batches is not None and self.reattach_batches(job_id, at):
+                continue
+            pending = self.store.not_done(job_id)
+            if not pending:
+                finalize(self.store, job_id)
+                continue
+            if (holding := self.store.turn_holders(job_id)) is not None:
+                pending = [r for r in pending if r in holding]
+            if count := redrive(self.store, self.send, job_id, pending, at=time.time()):
+                log.warning(
+                    "watchdog: job %s: re-drove %d rows after a Redis failover", job_id, count
+                )
+                redriven[job_id] = count
+        if self.turns is not None:  # turns handed out before the failover may be lost too
+            hand_out(self.store, self.turns, self.send)
         return redriven
 
     def within_cap(
@@ -238,13 +280,23 @@ class Watchdog:
     def loop(self) -> None:
         if self.archiver is not None:
             self.archiver.check()
+        self.check_failover()  # the Redis this worker started with, to compare with
         while not self._stop.wait(self.interval_s):
+            self.check_failover()
             try:
                 if self.archiver is not None:
                     self.archiver.register()
                 self.run_once_if_leader()
             except Exception:  # the watchdog must outlive Redis restarts and bad data
                 log.exception("watchdog sweep failed; trying again in %.0f s", self.interval_s)
+
+    def check_failover(self) -> None:
+        try:
+            if not self.failovers.check() and (at := self._restore_again) is not None:
+                restore_spend(self.store, at)
+                self._restore_again = None
+        except Exception as exc:  # Redis away: the next tick asks again
+            log.warning("watchdog: checking Redis for a failover failed (%s); trying again", exc)
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.loop, name="evalq-watchdog", daemon=True)

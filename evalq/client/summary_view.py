@@ -53,6 +53,8 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
         add("cancelled with", cancel_line(s.calls_open_at_cancel))
     if (errors := task_errors_line(s, time.time())) is not None:
         add("task errors", errors)
+    if s.failover is not None:
+        add("Redis failover", s.failover.says())
     if s.mode == "online" and s.status != "finished":
         add("turns", turns_line(s))
     if s.candidates:  # each model's own figures are the headline; the pooled mean is labelled

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from evalq.core.models import TaskErrors
+from evalq.core.models import FailoverNote, TaskErrors
 from evalq.core.pricing import Usage
 
 
@@ -79,6 +79,7 @@ class JobCounters(BaseModel):
 
     usage: list[Usage] = Field(default_factory=list)  # per role and model
     task_errors: TaskErrors | None = None  # None: none escaped
+    failover: FailoverNote | None = None  # None: no Redis failover seen while it ran
 
     @property
     def mean_score(self) -> float | None:

@@ -4,6 +4,8 @@ apart for size."""
 
 from __future__ import annotations
 
+import time
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -20,6 +22,31 @@ class TaskErrors(Model):
     last_error: str | None = None
     task: str | None = None
     at: float | None = None
+
+
+class FailoverNote(Model):
+    """A Redis failover (or restart) the job lived through, which may have lost writes: when a
+    worker first found Redis changed (epoch s), the calls whose lost spend the workers added
+    back from their own tallies, and the calls whose spend may still be missing (a write cut
+    off with its connection, whether it landed unknown; a worker that stopped before it saw
+    the failover could not say what it lost)."""
+
+    at: float
+    calls_restored: int = 0
+    calls_unconfirmed: int = 0
+
+    def says(self) -> str:
+        """One line for `evalq status`: what the job's figures may miss."""
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.at))
+        said = f"lived through a Redis failover at {when}"
+        if self.calls_restored:
+            said += f"; {self.calls_restored} calls' lost spend restored from the workers' tallies"
+        if self.calls_unconfirmed:
+            return (
+                f"{said}: up to {self.calls_unconfirmed} calls made before it may be missing "
+                "from the cost"
+            )
+        return f"{said}: no call is known to be missing from the cost"
 
 
 class RowErrorCount(Model):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalq.core.error_models import FailoverNote as FailoverNote  # noqa: PLC0414 (re-exported)
 from evalq.core.error_models import RowErrors  # these models live apart, for size
 from evalq.core.error_models import TaskErrors as TaskErrors  # noqa: PLC0414 (re-exported)
 from evalq.core.human_models import HumanAgreement
@@ -390,6 +391,7 @@ class JobSummary(Model):
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None
     task_errors: TaskErrors | None = None  # None: no exception escaped a task of this job
+    failover: FailoverNote | None = None  # None: no Redis failover seen while it ran
     # The most common causes of failed rows with their counts; None: no row failed.
     row_errors: RowErrors | None = None
     # A fingerprint of every row's question set together (Gecko); None when rows have none.

@@ -142,6 +142,7 @@ def build_summary(
         warnings=config.warnings,
         elapsed_s=max(0.0, end - config.created_at),
         task_errors=c.task_errors,
+        failover=c.failover,
         row_errors=row_errors(rows),  # the most common causes of failed rows, counted
         judge_setup=judge_setup(config, rows),  # models, versions, templates, thinking...
         question_set=job_question_set(rows),  # Gecko: every row's questions together

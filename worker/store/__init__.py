@@ -18,6 +18,8 @@ keys and scripts:
 - schedule: the global rate limiter's schedules;
 - turns: which rows may be in the broker or running now, and the workers' slots;
 - batches: batch mode's ledger;
+- failover: which Redis this is (run_id, replication id), the failovers workers found, and a
+  job's spend restored from one process's own tallies after one (worker.store.tallies);
 - archiving: which ended jobs are due for the archive, the outcome of each write, keys held
   until one succeeds, the archive each worker writes to, a job's parts read in bulk.
 
@@ -30,6 +32,7 @@ from worker.store.archiving import ArchiveState, ArchivingStore
 from worker.store.base import REDIS_DOWN, REDIS_ERROR, Memo, row_key
 from worker.store.batches import BatchesStore
 from worker.store.counters import COUNTERS, CountersStore, read_counters, usage_field
+from worker.store.failover import FailoverStore, RedisIdentity
 from worker.store.jobs import TRANSITIONS, Finish, JobsStore, Transition, clip_error
 from worker.store.results import ResultsStore
 from worker.store.rows import RowsStore, UnitInputs
@@ -49,6 +52,7 @@ __all__ = [
     "Granted",
     "Memo",
     "Recorded",
+    "RedisIdentity",
     "SharedEntries",
     "Store",
     "Transition",
@@ -73,5 +77,6 @@ class Store(
     BatchesStore,
     TurnsStore,
     ArchivingStore,
+    FailoverStore,
 ):
     """Every part of the store on one connection (see the module's docstring)."""

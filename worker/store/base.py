@@ -7,6 +7,9 @@ connection and one memo without knowing of each other."""
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 import threading
 from collections import OrderedDict
 from functools import cache
@@ -23,6 +26,7 @@ from evalq.core.models import RowInput, RowResult
 from worker import keys
 from worker.redis_tls import tls_options
 from worker.settings import Settings
+from worker.store.tallies import Tallies
 
 # Redis out of reach, or unable to take a command for now (loading after a restart, a replica
 # still read-only after failover, out of memory under noeviction). Whoever meets one retries
@@ -101,6 +105,10 @@ class StoreBase:
         # Job configs, rows and plans never change once written (plans are first-write-wins),
         # so a worker reads each once instead of on every unit task.
         self._memo: Memo[tuple[str, ...], Any] = Memo(8192)
+        # What this process spent per job, and its name in the jobs' spent_by hashes: what a
+        # Redis failover lost is restored from them (worker.store.tallies).
+        self.tallies = Tallies()
+        self.tally_tag = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:

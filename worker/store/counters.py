@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from evalq.core.counters import JobCounters
-from evalq.core.models import TaskErrors
+from evalq.core.models import FailoverNote, TaskErrors
 from evalq.core.pricing import USAGE_KINDS, Usage
 from worker import keys
-from worker.store.base import StoreBase, job_gone
+from worker.store.base import REDIS_DOWN, StoreBase, job_gone
 
 # The counters a job starts with at 0 (create_job); others appear when first counted.
 COUNTERS = (
@@ -61,7 +61,7 @@ class CallAdmission:
 
 
 # Fields of JobCounters read from hash fields of another name or shape.
-_DERIVED = {"failed_by_reason", "usage", "task_errors"}
+_DERIVED = {"failed_by_reason", "usage", "task_errors", "failover"}
 
 
 def usage_field(role: str, kind: str, model: str) -> str:
@@ -96,6 +96,7 @@ def read_counters(job_hash: Mapping[str, str]) -> JobCounters:
         },
         usage=_usage(job_hash),
         task_errors=_task_errors(job_hash),
+        failover=_failover(job_hash),
     )
 
 
@@ -112,6 +113,18 @@ def _usage(job_hash: Mapping[str, str]) -> list[Usage]:
         entry = found.setdefault((role, model), Usage(role=role, model=model))
         setattr(entry, kind, getattr(entry, kind) + int(value or 0))
     return list(found.values())
+
+
+def _failover(job_hash: Mapping[str, str]) -> FailoverNote | None:
+    """The Redis failover a job hash notes (worker.failover); None when none."""
+    at = job_hash.get(keys.FAILOVER_AT)
+    if not at:
+        return None
+    return FailoverNote(
+        at=float(at),
+        calls_restored=int(job_hash.get(keys.FAILOVER_CALLS_RESTORED) or 0),
+        calls_unconfirmed=int(job_hash.get(keys.FAILOVER_CALLS_UNCONFIRMED) or 0),
+    )
 
 
 def _task_errors(job_hash: Mapping[str, str]) -> TaskErrors | None:
@@ -144,13 +157,27 @@ class CountersStore(StoreBase):
         amounts = dict(counters)
         if usage is not None:
             amounts.update(usage_counters(usage))
-        return self._add(job_id, amounts)
+        return self._add(job_id, amounts, spend=True)
 
-    def _add(self, job_id: str, amounts: Mapping[str, int]) -> tuple[int, int | None]:
+    def _add(
+        self, job_id: str, amounts: Mapping[str, int], *, spend: bool = False
+    ) -> tuple[int, int | None]:
+        """Spend (`spend`) is also written under this process's tag in the job's spent_by,
+        and tallied here once Redis took it (worker.store.tallies)."""
         pairs = [str(x) for name, amount in amounts.items() if amount for x in (name, amount)]
-        _, spent, cap = self._script("add_counters")(
-            keys=[keys.job(job_id)], args=[self.job_ttl(job_id), *pairs]
-        )
+        script_keys = [keys.job(job_id)]
+        args: list[str | int] = [self.job_ttl(job_id)]
+        if spend:
+            script_keys.append(keys.spent_by(job_id))
+            args.append(self.tally_tag)
+        try:
+            found, spent, cap = self._script("add_counters")(keys=script_keys, args=[*args, *pairs])
+        except REDIS_DOWN:
+            if spend:
+                self.tallies.unconfirmed(job_id, amounts)
+            raise
+        if spend and int(found):
+            self.tallies.add(job_id, amounts)
         return int(spent), int(cap) if cap else None
 
     def budget(self, job_id: str) -> tuple[int, int | None]:

@@ -17,7 +17,7 @@ import redis
 
 from evalq.core.models import Verdict
 from worker import keys
-from worker.store.base import StoreBase, job_gone
+from worker.store.base import REDIS_DOWN, StoreBase, job_gone
 from worker.store.counters import usage_counters
 from worker.unit_writes import UnitWrites
 
@@ -65,26 +65,41 @@ class VerdictsStore(StoreBase):
         script = self._script("record_unit")
         calls = [self._record_args(job_id, row, verdict, writes) for verdict, writes in outcomes]
         # EVALSHA by hand: redis-py's Script in a pipeline asks SCRIPT EXISTS first, every time.
-        for attempt in range(2):
-            pipe = self.r.pipeline(transaction=False)
-            for script_keys, args in calls:
-                pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
-            replies = pipe.execute(raise_on_error=False)
-            if attempt == 0 and any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
-                self.r.script_load(script.script)  # Redis restarted: its script cache is empty
-                continue  # nothing ran: each script failed before its first write
-            break
-        for reply in replies:
+        try:
+            for attempt in range(2):
+                pipe = self.r.pipeline(transaction=False)
+                for script_keys, args in calls:
+                    pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
+                replies = pipe.execute(raise_on_error=False)
+                if attempt == 0 and any(
+                    isinstance(r, redis.exceptions.NoScriptError) for r in replies
+                ):
+                    self.r.script_load(script.script)  # Redis restarted: its script cache is empty
+                    continue  # nothing ran: each script failed before its first write
+                break
+        except REDIS_DOWN:  # written or not, nobody can say: its calls are unconfirmed
+            for _, writes in outcomes:
+                self.tallies.unconfirmed(job_id, writes.spent)
+            raise
+        for reply, (_, writes) in zip(replies, outcomes, strict=True):
             if isinstance(reply, Exception):
                 raise reply
+            if int(reply[0]) >= 0:
+                self.tallies.add(job_id, self._spent(writes))
         return [self._recorded(job_id, reply) for reply in replies]
+
+    @staticmethod
+    def _spent(writes: UnitWrites) -> Counter[str]:
+        """What a unit's writes add to the job whatever happens (worker.unit_writes)."""
+        spent: Counter[str] = Counter(writes.spent)
+        for usage in writes.usage:
+            spent.update(usage_counters(usage))
+        return spent
 
     def _record_args(
         self, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
     ) -> tuple[list[str], list[Any]]:
-        spent: Counter[str] = Counter(writes.spent)
-        for usage in writes.usage:
-            spent.update(usage_counters(usage))
+        spent = self._spent(writes)
         spent["spent_nanos"] += 0  # always returned, so always present
         digests = list(writes.replies)
         limiter_keys = [key for key, _ in writes.corrections]
@@ -98,6 +113,7 @@ class VerdictsStore(StoreBase):
             len(limiter_keys),
             sum(1 for amount in spent.values() if amount),
             len(writes.reservations),
+            self.tally_tag,
         ]
         for digest in digests:
             args += list(writes.replies[digest])
@@ -116,6 +132,7 @@ class VerdictsStore(StoreBase):
             *(keys.call(digest) for digest in digests),
             *limiter_keys,
             *([keys.reservations(job_id)] if writes.reservations else []),
+            keys.spent_by(job_id),
         ]
         return script_keys, args
 
