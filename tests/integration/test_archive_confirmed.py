@@ -25,7 +25,7 @@ from worker.archive.archive import Archive
 pytestmark = pytest.mark.integration
 
 
-def run_job(env: dict[str, str], dataset: Path) -> str:
+def finished_job(env: dict[str, str], dataset: Path) -> str:
     done = run_evalq(env, "run", "gecko-image", str(dataset), "--wait", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["status"] == "finished"
@@ -58,11 +58,11 @@ def test_a_removed_sqlite_folder_keeps_the_job_pending_until_it_is_back(tmp_path
         EVALQ_WATCHDOG_INTERVAL_S="1",
     ) as s:
         env, redis = s.env(), s.redis_client()
-        first = run_job(env, dataset)
+        first = finished_job(env, dataset)
         wait_archived(redis, first)
 
         shutil.rmtree(folder)  # under the live worker, its connection's file open
-        second = run_job(env, dataset)
+        second = finished_job(env, dataset)
 
         def failed_twice() -> bool:
             return int(redis.hget(keys.job(second), keys.ARCHIVE_TRIES) or 0) >= 2
@@ -86,7 +86,7 @@ def test_a_removed_sqlite_folder_keeps_the_job_pending_until_it_is_back(tmp_path
         assert (folder / "archive.sqlite").is_file()
         read_from_the_archive(env, redis, second)
 
-        third = run_job(env, dataset)  # the same worker, never restarted
+        third = finished_job(env, dataset)  # the same worker, never restarted
         wait_archived(redis, third)
         read_from_the_archive(env, redis, third)
 

@@ -40,14 +40,14 @@ TEAM = "gs://team-media/notes.txt"
 APPROVED = "gs://payroll-bucket/approved/summary.txt"
 
 
-def row(row_id: str, document: object) -> dict[str, object]:
+def document_row(row_id: str, document: object) -> dict[str, object]:
     return {"id": row_id, "prompt": "Summarise.", "response": "A summary.", "document": document}
 
 
 def payroll_rows() -> list[dict[str, object]]:
     """The finding's object, plain and in the seeds' file_data form."""
     content = {"file_data": {"file_uri": PAYROLL, "mime_type": "text/csv"}}
-    return [row("payroll-plain", PAYROLL), row("payroll-content", content)]
+    return [document_row("payroll-plain", PAYROLL), document_row("payroll-content", content)]
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def sent_uris(s: Stack, judge: str) -> list[tuple[str, str]]:
     return [(e["route"], uri) for e in events if e["model"] == judge for uri in e["file_uris"]]
 
 
-def outcomes(s: Stack, job_id: str) -> dict[str, tuple[str, str | None, str]]:
+def row_outcomes(s: Stack, job_id: str) -> dict[str, tuple[str, str | None, str]]:
     return {r.id: (r.status, r.reason, r.error or "") for r in s.client().results(job_id)}
 
 
@@ -106,7 +106,7 @@ def refused_line(row_id: str, unset: bool) -> str:
 def test_unset_no_gcs_media_is_judged_even_the_batch_prefix_bucket(
     vertex: Stack, tmp_path: Path
 ) -> None:
-    dataset = write_rows(tmp_path / "rows.jsonl", [*payroll_rows(), row("team", TEAM)])
+    dataset = write_rows(tmp_path / "rows.jsonl", [*payroll_rows(), document_row("team", TEAM)])
     batch_prefix = "gs://payroll-bucket/batches"  # not a media place for all that
     job_id, said = run(
         vertex,
@@ -118,7 +118,7 @@ def test_unset_no_gcs_media_is_judged_even_the_batch_prefix_bucket(
     )
     for line, row_id in enumerate(["payroll-plain", "payroll-content"], start=1):
         assert f"input error line {line}: {refused_line(row_id, unset=True)}" in said, said
-    results = outcomes(vertex, job_id)
+    results = row_outcomes(vertex, job_id)
     assert {r[:2] for r in results.values()} == {("failed", "input_error")}
     assert all("EVALQ_GCS_MEDIA" in r[2] for r in results.values())
     assert sent_uris(vertex, "judge-unset") == []
@@ -127,11 +127,11 @@ def test_unset_no_gcs_media_is_judged_even_the_batch_prefix_bucket(
 def test_other_places_refuse_it_and_an_allowed_bucket_is_judged(
     vertex: Stack, tmp_path: Path
 ) -> None:
-    dataset = write_rows(tmp_path / "rows.jsonl", [*payroll_rows(), row("team", TEAM)])
+    dataset = write_rows(tmp_path / "rows.jsonl", [*payroll_rows(), document_row("team", TEAM)])
     job_id, said = run(vertex, dataset, "judge-other", "gs://team-media")
     for line, row_id in enumerate(["payroll-plain", "payroll-content"], start=1):
         assert f"input error line {line}: {refused_line(row_id, unset=False)}" in said, said
-    results = outcomes(vertex, job_id)
+    results = row_outcomes(vertex, job_id)
     assert results["team"][0] == "scored", results["team"]
     for row_id in ("payroll-plain", "payroll-content"):
         assert results[row_id] == ("failed", "input_error", refused_line(row_id, unset=False))
@@ -141,11 +141,11 @@ def test_other_places_refuse_it_and_an_allowed_bucket_is_judged(
 
 def test_the_worker_refuses_what_a_wider_client_let_through(vertex: Stack, tmp_path: Path) -> None:
     """The client allows the whole payroll bucket; the worker only its approved/ folder."""
-    rows = [*payroll_rows(), row("approved", APPROVED)]
+    rows = [*payroll_rows(), document_row("approved", APPROVED)]
     dataset = write_rows(tmp_path / "rows.jsonl", rows)
     job_id, said = run(vertex, dataset, "judge-wider", "gs://payroll-bucket")
     assert "input error" not in said, said  # the submitter let every row through
-    results = outcomes(vertex, job_id)
+    results = row_outcomes(vertex, job_id)
     assert results["approved"][0] == "scored", results["approved"]
     for row_id in ("payroll-plain", "payroll-content"):
         status, reason, error = results[row_id]

@@ -24,7 +24,7 @@ def as_os_user(env: dict[str, str], name: str) -> dict[str, str]:
     return {**env, "USER": name, "LOGNAME": name}  # what getpass.getuser reads first
 
 
-def refused(env: dict[str, str], *args: str) -> str:
+def refusal_of(env: dict[str, str], *args: str) -> str:
     return one_line_refusal(run_evalq(env, *args))
 
 
@@ -49,10 +49,10 @@ def test_only_its_owner_steers_a_job_without_force(
     assert "alice" in evalq_ok(bob, "jobs").stdout
 
     mistake = f"error: job {job} belongs to alice; you are bob: pass --force to act on it anyway"
-    assert refused(bob, "cancel", "mine") == mistake
-    assert refused(bob, "resume", job) == mistake
-    assert refused(bob, "turns", job, "--priority", "high") == mistake
-    assert refused(bob, "turns", job, "--max-in-flight", "1") == mistake
+    assert refusal_of(bob, "cancel", "mine") == mistake
+    assert refusal_of(bob, "resume", job) == mistake
+    assert refusal_of(bob, "turns", job, "--priority", "high") == mistake
+    assert refusal_of(bob, "turns", job, "--max-in-flight", "1") == mistake
     shown = json.loads(evalq_ok(bob, "turns", job, "--json").stdout)  # showing is anyone's
     assert shown["priority"] == "normal" and shown["max_in_flight"] is None
     assert json.loads(evalq_ok(bob, "status", job, "--json").stdout)["status"] == "running"
@@ -66,7 +66,7 @@ def test_only_its_owner_steers_a_job_without_force(
     assert json.loads(evalq_ok(bob, "cancel", job, "--force", "--json").stdout)["status"] == (
         "cancelled"
     )
-    assert refused(bob, "resume", job) == mistake
+    assert refusal_of(bob, "resume", job) == mistake
     evalq_ok(bob, "resume", job, "--force")
     assert json.loads(evalq_ok(alice, "status", job, "--json").stdout)["status"] == "running"
     evalq_ok(alice, "cancel", job)
@@ -92,7 +92,7 @@ def test_only_its_owner_steers_a_job_without_force(
     carol, dave = as_redis_user("carol", "alice"), as_redis_user("dave", "alice")
     theirs = announced_job(evalq_ok(carol, "run", "pairwise", str(data)).stderr)
     assert json.loads(evalq_ok(dave, "status", theirs, "--json").stdout)["owner"] == "carol"
-    assert refused(dave, "cancel", theirs) == (
+    assert refusal_of(dave, "cancel", theirs) == (
         f"error: job {theirs} belongs to carol; you are dave: pass --force to act on it anyway"
     )
     evalq_ok(as_redis_user("carol", "bob"), "cancel", theirs)  # carol, from any OS account

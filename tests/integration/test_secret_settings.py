@@ -35,7 +35,7 @@ def assert_hidden(text: str) -> None:
     assert "PW7" not in text and "SECRET" not in text and "CRET" not in text, text
 
 
-def refused(done: object, setting: str) -> str:
+def setting_refusal(done: object, setting: str) -> str:
     """The one line of a refusal naming `setting`; nothing else printed, no secret."""
     out, err = done.stdout, done.stderr  # type: ignore[attr-defined]
     assert_hidden(out + err)
@@ -71,7 +71,7 @@ def test_an_archive_url_that_does_not_parse_is_one_line_exit_2(
     for name, url in archive_urls().items():
         for done in commands({**base, "EVALQ_ARCHIVE_URL": url}):
             assert done.returncode == ERROR, (name, done)  # type: ignore[attr-defined]
-            line = refused(done, "EVALQ_ARCHIVE_URL")
+            line = setting_refusal(done, "EVALQ_ARCHIVE_URL")
             assert line.startswith("error: EVALQ_ARCHIVE_URL: ")
             assert "postgresql://USER:PASSWORD@HOST:PORT/DATABASE" in line
 
@@ -80,11 +80,11 @@ def test_a_redis_url_that_does_not_parse_is_one_line_exit_2(redis_server: RedisS
     for name, url in redis_urls(free_port()).items():
         for done in commands({**bare_env(), "EVALQ_REDIS_URL": url}):
             assert done.returncode == ERROR, (name, done)  # type: ignore[attr-defined]
-            line = refused(done, "EVALQ_REDIS_URL")
+            line = setting_refusal(done, "EVALQ_REDIS_URL")
             assert line.startswith("error: EVALQ_REDIS_URL: ") and "redis://" in line
     flagged = run_evalq(bare_env(), "jobs", "--redis-url", redis_urls(6379)["slash"])
     assert flagged.returncode == ERROR
-    refused(flagged, "EVALQ_REDIS_URL")
+    setting_refusal(flagged, "EVALQ_REDIS_URL")
 
 
 def test_a_worker_refuses_a_url_that_does_not_parse_with_exit_7(
@@ -99,7 +99,7 @@ def test_a_worker_refuses_a_url_that_does_not_parse_with_exit_7(
     ):
         done = run_evalq_process(env, "worker")
         assert done.returncode == NO_JUDGE, done.stdout + done.stderr
-        assert refused(done, "EVALQ_").startswith("evalq worker: EVALQ_")
+        assert setting_refusal(done, "EVALQ_").startswith("evalq worker: EVALQ_")
 
 
 def with_password(url: str, password: str, port: int | None = None) -> str:
@@ -112,12 +112,13 @@ def with_password(url: str, password: str, port: int | None = None) -> str:
 
 
 def test_a_password_with_at_or_percent_reaches_the_real_host_and_is_never_printed(
-    postgres_url: str, redis_server: RedisServer
+    postgres_url: str, private_redis: RedisServer
 ) -> None:
     """The tests' PostgreSQL trusts its local users, so any password connects: what this
     checks is that the URL is split at the right `@` (SQLAlchemy's own parser would have
-    looked for a host named SECRET@127.0.0.1) and that nothing of it is printed."""
-    base = {**bare_env(), "EVALQ_REDIS_URL": redis_server.url}
+    looked for a host named SECRET@127.0.0.1) and that nothing of it is printed. A Redis of
+    the test's own: `jobs` lists Redis's jobs beside the archive's, and this one has none."""
+    base = {**bare_env(), "EVALQ_REDIS_URL": private_redis.url}
     down = free_port()
     for name, password in PARSEABLE.items():
         done = run_evalq(

