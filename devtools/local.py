@@ -491,7 +491,7 @@ def start_flower(env: Mapping[str, str], port: int, log: Path) -> subprocess.Pop
         "-m",
         "celery",
         "-A",
-        "worker.app",
+        "evalq.worker.app",
         "flower",
         f"--port={port}",
         "--address=127.0.0.1",

@@ -37,7 +37,7 @@ from evalq.client.cli.submit import wait_with_progress
 from evalq.client.formats import money
 from evalq.client.summary_view import print_summary
 from evalq.examples.gecko import write_gecko_image_example
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 console = Console()
 
