@@ -19,6 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+# devtools/ is the checkout's tooling, not installed: `python scripts/demo.py` finds it here.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from devtools.local import (
     EVALQ,
     ROOT,
