@@ -8,10 +8,15 @@ error, not a blank page."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
+
+# MkDocs loads this file by its path; devtools/ is the checkout's tooling, not installed.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devtools.reference import archive_page, keys_page, settings_page
 

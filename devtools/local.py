@@ -428,6 +428,7 @@ def evalq_env(redis_url: str, gemini_url: str | None, **extra: str) -> dict[str,
 class WorkerPool:
     env: Mapping[str, str]
     log_dir: Path
+    cwd: Path = ROOT  # the folder the workers start in (a user's own, with its own modules)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _logs: list[IO[bytes]] = field(default_factory=list)
 
@@ -452,7 +453,7 @@ class WorkerPool:
             *(["--pool", pool] if pool else []),
         ]
         proc = subprocess.Popen(
-            cmd, cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT
+            cmd, cwd=self.cwd, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT
         )
         self.procs.append(proc)
         start = logfile.stat().st_size if logfile.exists() else 0
@@ -491,7 +492,7 @@ def start_flower(env: Mapping[str, str], port: int, log: Path) -> subprocess.Pop
         "-m",
         "celery",
         "-A",
-        "worker.app",
+        "evalq.worker.app",
         "flower",
         f"--port={port}",
         "--address=127.0.0.1",

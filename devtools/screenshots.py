@@ -298,7 +298,7 @@ def layout_problems(html: Path) -> list[str]:
 
 def main() -> int:
     from devtools.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))

@@ -19,6 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+# devtools/ is the checkout's tooling, not installed: `python scripts/demo.py` finds it here.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from devtools.local import (
     EVALQ,
     ROOT,
@@ -37,7 +40,7 @@ from evalq.client.cli.submit import wait_with_progress
 from evalq.client.formats import money
 from evalq.client.summary_view import print_summary
 from evalq.examples.gecko import write_gecko_image_example
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 console = Console()
 

@@ -35,16 +35,16 @@ from devtools.local import (
     start_redis,
     stop,
 )
+from evalq.worker.store import Store
 from tests.support.scratch import scratch_db, store_on
 from tests.support.stack import kill_workers, worker_env
-from worker.store import Store
 
 __all__ = ["EVALQ", "ROOT", "FakeGemini", "RedisServer", "WorkerPool", "worker_env"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Every process the tests start (workers, commands) keeps its default archive in a folder
-    of this test process, never in the user's ~/.local/share/evalq (worker.archive.place)."""
+    of this test process, never in the user's ~/.local/share/evalq (evalq.worker.archive.place)."""
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="evalq-test-data-")
 
 
@@ -62,7 +62,7 @@ def _evalq_environment_kept() -> Iterator[None]:
     for name in now.keys() - before.keys():
         del os.environ[name]
     os.environ.update(before)
-    from worker.settings import get_settings
+    from evalq.worker.settings import get_settings
 
     get_settings.cache_clear()
 
@@ -154,7 +154,7 @@ def workers_env(
 
 @pytest.fixture(scope="session")
 def settings(redis_server: RedisServer, fake_gemini: FakeGemini) -> Any:
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     return Settings(redis_url=redis_server.url, gemini_base_url=fake_gemini.url, api_key=None)
 

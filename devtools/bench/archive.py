@@ -32,10 +32,10 @@ import sqlalchemy as sa
 
 from devtools.bench.common import Stack, bench_parser, dataset, this_machine
 from devtools.local import EVALQ, ROOT, PostgresServer, postgres_answers, start_postgres
-from worker.archive.archive import Archive
-from worker.archiving import collect
-from worker.settings import Settings
-from worker.store import Store
+from evalq.worker.archive.archive import Archive
+from evalq.worker.archiving import collect
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 
 SYSTEM_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 

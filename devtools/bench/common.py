@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw
 
 from devtools.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
 from evalq.client import Client
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 
 def bench_parser(

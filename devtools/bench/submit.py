@@ -16,8 +16,8 @@ from pathlib import Path
 
 from devtools.local import start_redis, stop
 from evalq.client import Client, submit
-from worker.queues import QUEUE_ROWS
-from worker.settings import Settings
+from evalq.worker.queues import QUEUE_ROWS
+from evalq.worker.settings import Settings
 
 
 def cpu_s() -> float:

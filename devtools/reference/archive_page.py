@@ -1,5 +1,5 @@
 """The archive's schema reference (docs/reference/archive-schema.md): every table of
-worker.archive.schema's metadata with its columns' types, nullability and keys, its indexes,
+evalq.worker.archive.schema's metadata with its columns' types, nullability and keys, its indexes,
 and the Alembic revisions that build it. Rendered from the SQLAlchemy metadata and Alembic's
 script directory, so the page is the schema the code writes, for those who query the archive
 with SQL."""
@@ -9,8 +9,8 @@ from __future__ import annotations
 from sqlalchemy import Column, Table
 
 from devtools.reference.markdown_cells import cell, table
-from worker.archive import schema
-from worker.archive.engine import VERSION_TABLE, alembic_config, head_revision
+from evalq.worker.archive import schema
+from evalq.worker.archive.engine import VERSION_TABLE, alembic_config, head_revision
 
 
 def column_keys(column: Column[object]) -> str:

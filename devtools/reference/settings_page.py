@@ -1,4 +1,4 @@
-"""The settings reference (docs/reference/settings.md): every field of worker.settings.Settings
+"""The settings reference (docs/reference/settings.md): every field of evalq.worker.settings.Settings
 with the environment variables that set it, its default and its meaning (the field's docstring).
 Read from the model itself, so the manual cannot name a variable the code does not read, miss
 one it does, or show a default other than the one in force."""
@@ -11,7 +11,7 @@ from pydantic import AliasChoices
 from pydantic.fields import FieldInfo
 
 from devtools.reference.markdown_cells import cell, table
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 _SECONDS_NAMED = {3600: "hour", 24 * 3600: "day"}
 _BYTES_NAMED = {1024**3: "GiB", 1024**2: "MiB"}

@@ -20,8 +20,8 @@ from evalq.core.media import MediaRules, allowed_types, load_media
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
 from evalq.core.pricing import vertex_price_note
-from worker.job_reads import REDIS_DOWN, JobReads
-from worker.settings import Settings
+from evalq.worker.job_reads import REDIS_DOWN, JobReads
+from evalq.worker.settings import Settings
 
 
 def dry_media_loader(rules: MediaRules, notes: list[str]) -> Callable[[RowInput, str], MediaPart]:
@@ -63,7 +63,7 @@ def plan(
     notes: list[str] = []
     counter: Any
     if count_tokens:
-        from worker.token_count import ApiTokenCounter
+        from evalq.worker.token_count import ApiTokenCounter
 
         counter = ApiTokenCounter(settings)
     else:

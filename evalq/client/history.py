@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalq.client.job_filters import parse_since
-from worker.archive.filters import JobFilter
+from evalq.worker.archive.filters import JobFilter
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evalq.client.reads import JobReader
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
 JOB_COLUMNS = ("job_id", "job_name", "job_created_at", "metric", "dataset", "job_status")
 

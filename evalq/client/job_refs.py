@@ -22,7 +22,7 @@ from evalq.core.errors import EvalqError, JobNotFound
 
 if TYPE_CHECKING:
     from evalq.client.reads import JobReader
-    from worker.job_reads import JobReads
+    from evalq.worker.job_reads import JobReads
 
 MIN_PREFIX = 4
 PREFIX = re.compile(rf"[0-9a-f]{{{MIN_PREFIX},11}}")
@@ -62,8 +62,8 @@ def lookup(reader: JobReader, ref: str) -> list[Found]:
     the other has; with both out of reach (or one, and nothing found), its error."""
     if not isinstance(ref, str) or not ref:
         raise JobNotFound(f"{ref!r} is not a job: give its id, a prefix of its id or its --name")
-    from worker.archive.errors import ArchiveUnavailable
-    from worker.job_reads import REDIS_DOWN
+    from evalq.worker.archive.errors import ArchiveUnavailable
+    from evalq.worker.job_reads import REDIS_DOWN
 
     prefix = ref if PREFIX.fullmatch(ref) else None
     found: dict[str, Found] = {}
@@ -105,7 +105,7 @@ def _in_archive(reader: JobReader, ref: str, prefix: str | None) -> list[Found]:
     archive = reader.archive
     if archive is None:
         return []
-    from worker.archive.filters import JobFilter
+    from evalq.worker.archive.filters import JobFilter
 
     which = [JobFilter(name=ref, exact_name=True, limit=None)]
     if prefix is not None:

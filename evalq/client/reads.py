@@ -4,7 +4,7 @@ loader and no google-genai.
 
 Redis first, the archive second: a job Redis still has is read there (it may still run); one
 it no longer has (expired, or lost with a Redis restarted without its append-only file) is read
-from the archive (worker.archive), where every ended job is written. Both give the same texts,
+from the archive (evalq.worker.archive), where every ended job is written. Both give the same texts,
 so every command prints the same either way. SQLAlchemy is loaded only for the archive."""
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from evalq.core.candidates import cell_candidates
 from evalq.core.errors import JobNotFound
 from evalq.core.groups import check_group_columns, group_by_columns, group_summaries
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
-from worker.archive.filters import JobFilter
-from worker.job_reads import REDIS_DOWN, JobReads
-from worker.settings import Settings, get_settings
+from evalq.worker.archive.filters import JobFilter
+from evalq.worker.job_reads import REDIS_DOWN, JobReads
+from evalq.worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from evalq.client.question_sets import QuestionSets
-    from worker.archive.archive import Archive
-    from worker.archive.reader import ArchivedJob
-    from worker.batch.ledger import BatchRecord
-    from worker.job_control import JobControl
+    from evalq.worker.archive.archive import Archive
+    from evalq.worker.archive.reader import ArchivedJob
+    from evalq.worker.batch.ledger import BatchRecord
+    from evalq.worker.job_control import JobControl
 
 NEAR_LIMIT = 0.8  # of maxmemory: past it, `evalq status` warns
 T = TypeVar("T")
@@ -61,8 +61,8 @@ def _place(config: JobConfig) -> Callable[[RowResult], tuple[int, str, int, str]
 
 
 class JobReader:
-    """Reads of stored jobs; the Client builds on it. Redis is read through worker.job_reads
-    alone, and steered through worker.job_control alone."""
+    """Reads of stored jobs; the Client builds on it. Redis is read through evalq.worker.job_reads
+    alone, and steered through evalq.worker.job_control alone."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
@@ -81,7 +81,7 @@ class JobReader:
     @cached_property
     def archive(self) -> Archive | None:
         """The archive EVALQ_ARCHIVE_URL names (None: off)."""
-        from worker.archive.archive import Archive
+        from evalq.worker.archive.archive import Archive
 
         return Archive.at(self.settings.archive_url)
 
@@ -195,7 +195,7 @@ class JobReader:
 
     def batches(self, job_id: str) -> list[BatchRecord]:
         """A batch-mode job's batches as its ledger records them (empty for online jobs)."""
-        from worker.batch import ledger
+        from evalq.worker.batch import ledger
 
         def archived(job: ArchivedJob) -> list[BatchRecord]:
             raw = json.loads(job.batches_json) if job.batches_json else []
@@ -220,7 +220,7 @@ class JobReader:
         the archive, the newest first, each job once (Redis's copy when both have it). With
         `on_missing`, Redis or the archive out of reach is said to it and the other listed;
         without, the error is raised."""
-        from worker.archive.errors import ArchiveUnavailable
+        from evalq.worker.archive.errors import ArchiveUnavailable
 
         which = which or JobFilter()
         try:

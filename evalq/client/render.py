@@ -16,7 +16,7 @@ from evalq.core.models import RowResult
 
 if TYPE_CHECKING:  # types only: `evalq status` of an online job loads neither
     from evalq.core.dry_report import DryRunReport
-    from worker.batch.ledger import BatchRecord
+    from evalq.worker.batch.ledger import BatchRecord
 
 
 def results_jsonl(

@@ -27,7 +27,7 @@ from evalq.core.metric import get_metric
 from evalq.core.models import Rubric
 from evalq.core.records import records
 from evalq.core.row_questions import question_items
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 
 def write_file(

@@ -1,6 +1,6 @@
 """A job's counters as the store keeps them: rows counted by status, calls and tokens, cache
 hits, retries, spend and cap, batch mode's figures, usage per role and model, and what escaped
-a task's code. The store reads them typed (worker.store.counters); the summary, the status
+a task's code. The store reads them typed (evalq.worker.store.counters); the summary, the status
 view and the metrics exporter read these fields, never the stored hash."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ class JobCounters(BaseModel):
     paused_at: float | None = None
     cancelled_at: float | None = None
     finished_at: float | None = None
-    # Judge calls sent and not answered when the job was cancelled (worker.turns keeps them
+    # Judge calls sent and not answered when the job was cancelled (evalq.worker.turns keeps them
     # few): those already running finish and are kept, the rest are skipped.
     calls_open_at_cancel: int | None = None
-    # Judge calls the gate let through (worker.budget): sent, or waiting in the rate limiter
+    # Judge calls the gate let through (evalq.worker.budget): sent, or waiting in the rate limiter
     # to be sent. None passes once the job is cancelled or paused.
     calls_admitted: int = 0
 

@@ -10,7 +10,7 @@ the two questions built on it, so a new error kind is handled everywhere by decl
     never      an unscored verdict (in a unit) or a failed row (while preparing one)
 
 Metrics catch judge errors to make verdicts and let the task-level policies through
-(``must_propagate``); the tasks switch on ``policy_of`` in one handler (tasks.rows).
+(``must_propagate``); the tasks switch on ``policy_of`` in one handler (evalq.tasks.rows).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class RateLimited(JudgeError):
 
 class LimiterBusy(RateLimited):
     """Our own global limiter's next slot is further off than a thread should wait: come back
-    later. Raised by the limiter itself (worker.limiter); no request was made for it."""
+    later. Raised by the limiter itself (evalq.worker.limiter); no request was made for it."""
 
 
 class QuotaExhausted(JudgeError):

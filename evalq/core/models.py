@@ -243,7 +243,7 @@ class JobConfig(Model):
     # The spend cap asked for at submit; the cap in force lives on the job hash (resume may
     # change it).
     max_cost_usd: float | None = None
-    # "batch": judge calls go through Gemini's Batch API (worker.batch), at the batch price;
+    # "batch": judge calls go through Gemini's Batch API (evalq.worker.batch), at the batch price;
     # "online": one generateContent call per unit. `on_expiry` says what batch mode does with
     # the unanswered requests of a batch that ends EXPIRED, FAILED or CANCELLED (not by us).
     mode: Literal["online", "batch"] = "online"
@@ -251,7 +251,7 @@ class JobConfig(Model):
     # Vertex AI batch mode: the gs:// prefix the job's requests and results go under (the
     # submitter's --vertex-batch-prefix or EVALQ_VERTEX_BATCH_PREFIX); None on the Gemini API.
     vertex_batch_prefix: str | None = None
-    # Turns between jobs (online mode, worker.turns), as asked at submit; the ones in force
+    # Turns between jobs (online mode, evalq.worker.turns), as asked at submit; the ones in force
     # live on the job hash (`evalq turns JOB` changes them on a running job).
     priority: Literal["high", "normal", "low"] = "normal"
     max_in_flight: int | None = None

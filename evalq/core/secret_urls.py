@@ -3,7 +3,7 @@ used by every message, log line and error that shows such a URL.
 
 Where the password is: everything between the first `:` after `scheme://` and the LAST `@` of
 the URL. urllib, redis-py and kombu split there; SQLAlchemy's own parser splits at the first
-`@`, so evalq hands SQLAlchemy the parts percent-encoded (worker.archive.place) and both agree.
+`@`, so evalq hands SQLAlchemy the parts percent-encoded (evalq.worker.archive.place) and both agree.
 Masking from the last `@` hides a password whichever `@` a library would have split at.
 
 A URL whose password holds `/`, `?` or `#` can not be read the same way by every library

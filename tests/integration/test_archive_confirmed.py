@@ -15,12 +15,12 @@ import pytest
 from redis import Redis
 
 from devtools.local import wait_for
+from evalq.worker import keys
+from evalq.worker.archive.archive import Archive
 from tests.integration.test_archive_store import record
 from tests.support.archive import forget_in_redis, job_key_names, wait_archived
 from tests.support.cli import run_evalq
 from tests.support.stack import stack
-from worker import keys
-from worker.archive.archive import Archive
 
 pytestmark = pytest.mark.integration
 
@@ -108,8 +108,8 @@ def test_a_sqlite_file_removed_under_an_open_archive_is_made_anew_and_written_in
 def test_a_write_that_does_not_read_back_as_written_is_unconfirmed(tmp_path: Path) -> None:
     """What a write races with: the file removed or replaced between the write and its
     check, or another record read back."""
-    from worker.archive.confirm import Unconfirmed, confirm
-    from worker.archive.writer import write_record
+    from evalq.worker.archive.confirm import Unconfirmed, confirm
+    from evalq.worker.archive.writer import write_record
 
     path = tmp_path / "archive.sqlite"
     archive = Archive.at(f"sqlite:///{path}")

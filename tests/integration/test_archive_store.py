@@ -17,15 +17,15 @@ from devtools.local import free_port
 from evalq.core.counters import JobCounters
 from evalq.core.models import Question, RowInput, RowResult, Verdict
 from evalq.core.summary import build_summary
+from evalq.worker.archive import schema
+from evalq.worker.archive.archive import Archive
+from evalq.worker.archive.engine import HEAD, VERSION_TABLE, head_revision, open_archive
+from evalq.worker.archive.errors import ArchiveSchemaTooNew, ArchiveUnavailable
+from evalq.worker.archive.filters import JobFilter
+from evalq.worker.archive.place import archive_place
+from evalq.worker.archive.record import ArchivedRow, JobRecord
 from tests.support.archive import BACKENDS, archive_url_for
 from tests.support.job_configs import job_config
-from worker.archive import schema
-from worker.archive.archive import Archive
-from worker.archive.engine import HEAD, VERSION_TABLE, head_revision, open_archive
-from worker.archive.errors import ArchiveSchemaTooNew, ArchiveUnavailable
-from worker.archive.filters import JobFilter
-from worker.archive.place import archive_place
-from worker.archive.record import ArchivedRow, JobRecord
 
 pytestmark = pytest.mark.integration
 
@@ -196,7 +196,7 @@ def test_an_archive_of_a_newer_schema_is_refused_and_not_written(
             connection.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '9999'"))
         place = archive_place(url)
         assert place is not None
-        from worker.archive import engine as engines
+        from evalq.worker.archive import engine as engines
 
         engines._checked.pop(place.url, None)  # a new process would check it afresh
         later = Archive(place)
@@ -273,7 +273,7 @@ def test_an_archive_of_0001_gains_owners_and_keeps_its_jobs(
     and a job written after it has its submitter in the column and in its summary."""
     from alembic import command
 
-    from worker.archive.engine import _engine, alembic_config, writing
+    from evalq.worker.archive.engine import _engine, alembic_config, writing
 
     for backend in BACKENDS:
         url = archive_url_for(backend, request, tmp_path / backend)

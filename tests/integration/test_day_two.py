@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from devtools.local import ROOT, wait_for
+from evalq.worker import keys
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
 from tests.support.datasets import qa_rows
 from tests.support.held import release
 from tests.support.rating_replies import rating
 from tests.support.stores import store_of
-from worker import keys
 
 pytestmark = pytest.mark.integration
 

@@ -19,11 +19,11 @@ import pytest
 
 import evalq
 from evalq.core.errors import DatasetError
+from evalq.worker.settings import Settings
 from tests.conftest import FakeGemini, worker_env
 from tests.support.cli import one_line_refusal, run_evalq
 from tests.support.datasets import write_rows
 from tests.support.scratch import job_keys
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -105,7 +105,7 @@ def test_only_its_owner_steers_a_job_without_force(
     from evalq import Job
     from evalq.client import Client
     from evalq.client.owner import NotYourJob
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     monkeypatch.setenv("LOGNAME", "bob")
     settings = Settings(redis_url=private_redis.url, gemini_base_url=fake_gemini.url, api_key=None)

@@ -213,7 +213,7 @@ def test_every_other_metric_exports_its_texts_and_names_its_media(
 
     # Job.results(): the same columns as the CSV.
     from evalq.client import Client
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     reader = Client(Settings(redis_url=redis_server.url, api_key=None))
     frame = evalq.Job(every_metric_jobs["pairwise vertex"].job_id, reader).results()

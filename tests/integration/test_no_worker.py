@@ -119,7 +119,7 @@ def test_the_python_api_prints_it_with_progress_and_warns_without(
 ) -> None:
     from evalq.client import Client
     from evalq.client.api import Job
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     client = Client(Settings(redis_url=private_redis.url, gemini_base_url=fake.url, api_key=None))
     job = Job(client.submit("pointwise", uncached_fluency_rows(tmp_path), options={"template": "fluency"}).job_id, client)  # fmt: skip

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from devtools.local import wait_for
+from evalq.worker.app import create_app
+from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from evalq.worker.settings import Settings
 from tests.support.cli import TIMEOUT_S
 from tests.support.stack import stack
-from worker.app import create_app
-from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -28,12 +28,12 @@ from devtools.local import (
     stop,
     wait_for,
 )
+from evalq.worker.app import create_app
+from evalq.worker.queues import QUEUE_ROWS
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import worker_env
-from worker.app import create_app
-from worker.queues import QUEUE_ROWS
-from worker.settings import Settings
-from worker.store import Store
 
 pytestmark = pytest.mark.integration
 

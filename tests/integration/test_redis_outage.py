@@ -35,7 +35,7 @@ SOCKET_TIMEOUT_S = 2.0
 def freeze_s(socket_timeout_s: float) -> float:
     """How long Redis stays frozen (SIGSTOP): half again as long as four socket timeouts, the
     most a command to it takes to fail (a try and, for a connection that breaks, redis-py's
-    three retries: worker.store resends no command that timed out). So every command in flight when Redis stops fails inside the freeze (a task's, a
+    three retries: evalq.worker.store resends no command that timed out). So every command in flight when Redis stops fails inside the freeze (a task's, a
     gevent consumer's, the waiting CLI's next read), and each part meets the outage as an error
     to handle, not a slow reply. Far inside EVALQ_REDIS_RETRY_MAX_S (300 s), which tasks and
     the client retry for."""

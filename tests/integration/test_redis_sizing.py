@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from devtools.redis_sizing import FEW_QUESTIONS, MANY_QUESTIONS, measure
+from evalq.worker.settings import Settings
 from tests.support.sizing_guide import documented
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -20,10 +20,10 @@ from devtools.local import (
     start_redis,
     stop,
 )
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import worker_env
-from worker.settings import Settings
-from worker.store import Store
 
 pytestmark = pytest.mark.integration
 

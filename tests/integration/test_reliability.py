@@ -18,13 +18,13 @@ import pytest
 from PIL import Image
 
 from devtools.local import WorkerPool, start_redis, stop, wait_for
+from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.secrets import assert_not_in_redis
 from tests.support.stack import stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
-from worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 
 pytestmark = pytest.mark.integration
 COLORS = [

@@ -14,9 +14,9 @@ import redis
 
 from evalq.client import Client
 from evalq.core.errors import DatasetError
+from evalq.worker.settings import Settings
 from tests.conftest import FakeGemini
 from tests.support.datasets import png, write_csv
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from devtools.local import wait_for
+from evalq.worker import keys
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.batches import FAST_POLLS, shapes
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
-from worker import keys
 
 pytestmark = pytest.mark.integration
 RETRIES = {"EVALQ_TASK_ERROR_RETRIES": "2", "EVALQ_TASK_ERROR_BACKOFF_S": "0.2"}

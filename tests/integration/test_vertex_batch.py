@@ -71,7 +71,7 @@ def fresh(vertex_stack: Stack) -> Iterator[Stack]:
 
 def vertex_client(s: Stack) -> Any:
     from evalq.client import Client
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     return Client(
         Settings(
@@ -408,7 +408,7 @@ def test_a_job_prefix_outside_the_workers_prefix_is_refused_at_submit_and_by_the
     assert "--vertex-batch-prefix" in line and outside in line
     assert f"EVALQ_VERTEX_BATCH_PREFIX={PREFIX}" in line
     from evalq.client import Client
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     known = vertex_client(fresh).settings
     unaware = Client(Settings(**{**known.model_dump(), "vertex_batch_prefix": None}))

@@ -52,7 +52,7 @@ def test_a_dry_run_on_vertex_says_whose_prices_it_uses(
 
     # On the Gemini API the prices are its own: nothing to say (the API's plan, in-process).
     from evalq.client import Client
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     gemini_api = Client(Settings(redis_url=redis_server.url, api_key=None))
     options = {"template": "question_answering_quality"}

@@ -124,7 +124,10 @@ def test_a_worker_with_a_judge_starts(
     assert done.returncode == 0, done.stdout + done.stderr
     assert SECRET not in done.stdout + done.stderr
     (argv,) = execs  # the check passed: the command went on to become Celery's worker
-    assert argv[1:6] == ["-m", "celery", "-A", "worker.app", "worker"] and "--concurrency=4" in argv
+    assert (
+        argv[1:6] == ["-m", "celery", "-A", "evalq.worker.app", "worker"]
+        and "--concurrency=4" in argv
+    )
 
     log = tmp_path / "key.log"
     proc = start_worker({**env, "GEMINI_API_KEY": SECRET}, log)

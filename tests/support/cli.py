@@ -194,11 +194,11 @@ def _drop_caches() -> None:
     """What evalq keeps once per process and builds from the environment: a command in a child
     builds each afresh from its own."""
     from evalq.client.cli.common import err_console, out_console
-    from worker.settings import get_settings
+    from evalq.worker.settings import get_settings
 
     for cached in (get_settings, err_console, out_console):
         cached.cache_clear()
-    if (runtime := sys.modules.get("worker.runtime")) is not None:
+    if (runtime := sys.modules.get("evalq.worker.runtime")) is not None:
         runtime.runtime.cache_clear()
 
 

@@ -12,7 +12,7 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel
 
-from fake_gemini.protocol import FakeRequest
+from evalq.fake_gemini.protocol import FakeRequest
 from tests.support.fake_http import RecordingBrain, http
 
 MODEL = "gemini-2.5-flash"

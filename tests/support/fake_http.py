@@ -1,4 +1,4 @@
-"""Talking to an in-process fake Gemini server (fake_gemini.serving.running_server) in unit
+"""Talking to an in-process fake Gemini server (evalq.fake_gemini.serving.running_server) in unit
 tests: a brain that remembers what it was asked, the real google-genai client on the server,
 plain HTTP for the routes the client has no call for, and the reset a shared server needs
 between tests."""
@@ -20,8 +20,8 @@ import pytest
 from google import genai
 from google.genai import types
 
-from fake_gemini.protocol import Brain, FakeRequest
-from fake_gemini.serving import running_server
+from evalq.fake_gemini.protocol import Brain, FakeRequest
+from evalq.fake_gemini.serving import running_server
 
 
 class RecordingBrain:

@@ -17,7 +17,7 @@ def submitted_job(env: Mapping[str, str], *args: str) -> str:
 def wait_finished(redis_url: str, jobs: Iterable[tuple[str, str]]) -> None:
     """Waits on each (name, job id) in turn; every job must finish (a failure names it)."""
     from evalq.client import Client
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     client = Client(Settings(redis_url=redis_url, api_key=None))
     for name, job_id in jobs:

@@ -16,8 +16,8 @@ from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.media import DOCUMENT_TYPES, MediaRules, load_media
 from evalq.core.metric import RowContext, get_metric
 from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
-from fake_gemini.brain import SimulatedJudge
-from fake_gemini.protocol import FakeMedia, FakeRequest
+from evalq.fake_gemini.brain import SimulatedJudge
+from evalq.fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.contexts import run_row
 from tests.support.memory_kv import MemoryKV
 

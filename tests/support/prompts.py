@@ -1,5 +1,5 @@
 """Reading evalq's prompts back in tests: the delimited blocks (evalq.core.prompting.delimit)
-by kind. The fake server reads prompts with a grammar of its own (fake_gemini.prompt_grammar),
+by kind. The fake server reads prompts with a grammar of its own (evalq.fake_gemini.prompt_grammar),
 so a drift in evalq's format fails a test instead of being read the same wrong way twice."""
 
 from __future__ import annotations

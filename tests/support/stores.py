@@ -1,5 +1,5 @@
 """The Store under a client, for tests that look past the client's two interfaces
-(worker.job_reads, worker.job_control) at what Redis holds: raw job hashes, reservations,
+(evalq.worker.job_reads, evalq.worker.job_control) at what Redis holds: raw job hashes, reservations,
 broker queues. The client itself has no Store to hand out; this one is opened on the same
 settings, once per client."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from worker.store import Store
+from evalq.worker.store import Store
 
 _STORES: WeakKeyDictionary[Any, Store] = WeakKeyDictionary()
 

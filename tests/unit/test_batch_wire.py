@@ -14,9 +14,9 @@ from google.genai import types
 from pydantic import BaseModel
 
 from evalq.core.judge import JudgeRequest, MediaPart, Thinking
-from fake_gemini.rest import parse_generate_request
-from worker.batch.judge import Collector
-from worker.batch.wire import describe, error_result, file_line, inlined_request, retryable
+from evalq.fake_gemini.rest import parse_generate_request
+from evalq.worker.batch.judge import Collector
+from evalq.worker.batch.wire import describe, error_result, file_line, inlined_request, retryable
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 

@@ -12,7 +12,7 @@ from typing import Any
 from tests.conftest import ROOT
 
 # About 700 lines a module: a concept kept whole reads better than one cut to fit a smaller cap.
-SERVICE = ("evalq", "worker", "tasks")
+SERVICE = ("evalq",)  # the runtime and the tasks too: evalq/worker, evalq/tasks
 SERVICE_MAX_LINES = 700
 OTHER_MAX_LINES = 700  # tests, the fake server, dev tools, scripts
 
@@ -77,7 +77,7 @@ def test_no_module_is_in_an_import_cycle() -> None:
     assert not cycles, cycles
 
 
-ROOT_PACKAGES = ("evalq", "worker", "tasks", "fake_gemini", "devtools")
+ROOT_PACKAGES = ("evalq", "devtools")
 
 
 def strongly_connected(graph: Any) -> list[set[str]]:

@@ -153,8 +153,8 @@ def _failed(exc: Exception) -> int:
     from pydantic import ValidationError
 
     from evalq.core.errors import EvalqError, RedisUnavailable
-    from worker.job_reads import REDIS_ERROR
-    from worker.settings import Settings, settings_problem
+    from evalq.worker.job_reads import REDIS_ERROR
+    from evalq.worker.settings import Settings, settings_problem
 
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it

@@ -47,7 +47,7 @@ def _archive_url(_ctx: click.Context, _param: click.Parameter, value: str | None
     """--archive-url becomes EVALQ_ARCHIVE_URL before any settings are built from it."""
     if value:
         os.environ["EVALQ_ARCHIVE_URL"] = value
-        from worker.settings import get_settings
+        from evalq.worker.settings import get_settings
 
         get_settings.cache_clear()
 
@@ -106,7 +106,7 @@ def apply_overrides(redis_url: str | None) -> None:
     """Flags become environment before any worker module builds its settings or the Celery app."""
     if redis_url:
         os.environ["EVALQ_REDIS_URL"] = redis_url
-        from worker.settings import get_settings
+        from evalq.worker.settings import get_settings
 
         get_settings.cache_clear()
 

@@ -159,7 +159,7 @@ def jobs(
     submitted it), rows and mean."""
     from evalq.client.job_filters import SinceError, parse_since
     from evalq.client.jobs_table import jobs_table
-    from worker.archive.filters import JobFilter
+    from evalq.worker.archive.filters import JobFilter
 
     try:
         start = None if since is None else parse_since(since)

@@ -24,8 +24,8 @@ from evalq.client.cli.attach import attached, forget_job, noted_job
 from evalq.client.cli.common import err_console
 from evalq.client.cli.submit import wait_with_progress
 from evalq.client.client import Client
+from evalq.worker.store import Store
 from tests.support.scratch import plant_job
-from worker.store import Store
 
 COMMANDS: tuple[ModuleType, ...] = (attach, submit, read, control)
 

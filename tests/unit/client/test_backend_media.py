@@ -9,8 +9,8 @@ import pytest
 
 from evalq.client.submit import prepare
 from evalq.core.errors import DatasetError
+from evalq.worker.settings import Settings
 from tests.support.datasets import png, write_rows
-from worker.settings import Settings
 
 
 def test_submit_and_dry_run_refuse_what_the_workers_backend_cant_take(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 
+from evalq.worker.jobs import finalize
+from evalq.worker.store import Store
 from tests.support.fresh_imports import modules_loaded
 from tests.support.scratch import plant_job
-from worker.jobs import finalize
-from worker.store import Store
 
-HEAVY = ("google.genai", "celery", "redis", "evalq.core.models", "numpy", "worker.app")
+HEAVY = ("google.genai", "celery", "redis", "evalq.core.models", "numpy", "evalq.worker.app")
 PROBE = f"""
 import json, sys
 from click.testing import CliRunner
@@ -28,9 +28,9 @@ NOT_FOR_STATUS = (
     "google.genai",
     "celery",
     "kombu",
-    "worker.app",
-    "worker.batch",
-    "worker.files",
+    "evalq.worker.app",
+    "evalq.worker.batch",
+    "evalq.worker.files",
     "evalq.client.client",
     "evalq.client.submit",
     "evalq.core.dataset",
@@ -54,7 +54,12 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(tuple(heavy)))))
 # evalq.__main__ imports before it runs the command), the command modules, the client modules
 # the two commands import as they run, then both commands. The archive's SQLAlchemy and Alembic
 # (about 0.4 s of a start) are for a job Redis no longer has.
-THE_ARCHIVE = ("sqlalchemy", "alembic", "worker.archive.archive", "worker.archive.engine")
+THE_ARCHIVE = (
+    "sqlalchemy",
+    "alembic",
+    "evalq.worker.archive.archive",
+    "evalq.worker.archive.engine",
+)
 LIVE_READS_PROBE = """
 import json, sys
 import evalq.client.cli, evalq.client.cli.common, evalq.client.cli.read
@@ -79,7 +84,7 @@ from evalq.client.cli import cli_entry
 loaded_when_enabled = []
 enable = gc.enable
 def spy():
-    names = ("pydantic", "redis", "worker.store", "evalq.client.reads")
+    names = ("pydantic", "redis", "evalq.worker.store", "evalq.client.reads")
     loaded_when_enabled.append([m for m in names if m in sys.modules])
     enable()
 gc.enable = spy
@@ -144,7 +149,9 @@ def test_status_collects_no_garbage_while_it_loads_and_does_after(
     finalize(store, job_id)
     enabled, frozen, loaded_when_enabled = modules_loaded(GC_PROBE, job_id, scratch_url)
     assert enabled and frozen
-    assert loaded_when_enabled == [["pydantic", "redis", "worker.store", "evalq.client.reads"]]
+    assert loaded_when_enabled == [
+        ["pydantic", "redis", "evalq.worker.store", "evalq.client.reads"]
+    ]
 
 
 def test_waiting_imports_nothing_once_the_command_says_it_waits(

@@ -11,8 +11,8 @@ import pytest
 
 from evalq.client.submit import prepare
 from evalq.core.errors import EvalqError
+from evalq.worker.settings import Settings
 from tests.support.datasets import write_rows
-from worker.settings import Settings
 
 VERTEX = {
     "use_vertexai": True,

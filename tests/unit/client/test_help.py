@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from devtools.local import ROOT
 from evalq.client.cli import main
 from evalq.client.cli.help import EXAMPLES_TITLE, SECTIONS
-from fake_gemini.__main__ import build_parser
+from evalq.fake_gemini.__main__ import build_parser
 
 COMMANDS = sorted(main.commands)
 CLICK_COMMANDS = [name for name in COMMANDS if name != "fake-gemini"]  # argparse's own help
@@ -75,7 +75,7 @@ def test_an_example_with_a_flag_that_does_not_exist_is_caught() -> None:
 
 def test_the_fake_servers_help_ends_with_examples_that_parse() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "fake_gemini", "--help"],
+        [sys.executable, "-m", "evalq.fake_gemini", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -9,10 +9,10 @@ import pytest
 
 from evalq.client.client import Client, check_job_id, new_job_id
 from evalq.core.errors import JobNotFound
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.support.cli import bare_env, run_evalq
 from tests.support.scratch import plant_job
-from worker.settings import Settings
-from worker.store import Store
 
 
 @pytest.mark.parametrize(

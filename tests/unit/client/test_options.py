@@ -116,7 +116,7 @@ def test_a_bad_option_names_the_metric_and_the_option(
 
 def test_a_bad_option_through_the_api_names_the_field(scratch_url: str, tmp_path: Path) -> None:
     import evalq
-    from worker.settings import Settings
+    from evalq.worker.settings import Settings
 
     data = tmp_path / "d.jsonl"
     data.write_text('{"prompt": "p", "image": "a.png"}\n', encoding="utf-8")

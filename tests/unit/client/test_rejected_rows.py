@@ -12,7 +12,7 @@ from evalq.client.submit import rejected_rows
 from evalq.core.dataset import load_dataset
 from evalq.core.groups import NO_VALUE, group_summaries
 from evalq.core.models import JobConfig
-from worker.store import Store
+from evalq.worker.store import Store
 
 
 def write(folder: Path, rows: list[Any]) -> Path:

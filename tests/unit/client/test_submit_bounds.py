@@ -10,8 +10,8 @@ import pytest
 
 from evalq.client.submit import prepare
 from evalq.core.errors import DatasetError
+from evalq.worker.settings import Settings
 from tests.support.datasets import png, write_rows
-from worker.settings import Settings
 
 
 def red_square_rows(folder: Path, rows: int = 1, questions: int = 3) -> Path:

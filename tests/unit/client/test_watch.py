@@ -13,9 +13,9 @@ import pytest
 from evalq.client.cli.attach import ctrl_c_flag
 from evalq.client.reads import JobReader
 from evalq.client.watch import wait
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.support.scratch import plant_job
-from worker.settings import Settings
-from worker.store import Store
 
 
 def test_a_set_flag_ends_the_wait_at_its_pause_after_the_read(

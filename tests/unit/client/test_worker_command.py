@@ -15,7 +15,7 @@ WORKER_ENV = ("EVALQ_WORKER_POOL", "EVALQ_WORKER_CONCURRENCY")
 
 
 def _argv(monkeypatch: pytest.MonkeyPatch, *args: str, **env: str) -> list[str]:
-    from worker.settings import get_settings
+    from evalq.worker.settings import get_settings
 
     for name in WORKER_ENV:  # the command sets both:
         monkeypatch.setenv(name, "unset")  # recorded, so monkeypatch restores them afterwards
@@ -51,7 +51,7 @@ def test_no_judge_refuses_before_celery_and_the_flag_skips_the_check(
     matrix of settings: tests/unit/worker/test_judge_check.py, through the CLI:
     tests/integration/test_worker_judge.py)."""
     from evalq.client.cli.exit_codes import NO_JUDGE
-    from worker.settings import get_settings
+    from evalq.worker.settings import get_settings
 
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "EVALQ_GEMINI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)

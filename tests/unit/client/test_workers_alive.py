@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalq.client.workers_alive import WorkerWatch, shown_redis_url, start_command
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 
 class FakeStore:

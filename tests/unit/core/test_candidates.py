@@ -23,10 +23,10 @@ from evalq.core.errors import CellInputError, DatasetError, SharedWorkPending, p
 from evalq.core.models import RowResult
 from evalq.core.shared_work import written_once
 from evalq.core.summary import build_summary
+from evalq.worker.store import row_key
 from tests.support.datasets import write_rows
 from tests.support.images import PNG_SIGNATURE
 from tests.support.job_configs import job_config
-from worker.store import row_key
 
 
 @pytest.fixture
@@ -184,7 +184,7 @@ def test_exports_carry_the_candidate_only_for_multi_candidate_jobs() -> None:
 
 
 class Claims:
-    """An in-memory shared cache with claims, as worker.store.SharedEntries keeps them."""
+    """An in-memory shared cache with claims, as evalq.worker.store.SharedEntries keeps them."""
 
     def __init__(self) -> None:
         self.values: dict[str, str] = {}

@@ -15,7 +15,7 @@ from evalq.core.errors import InputError
 from evalq.core.gcs_media import GcsMedia, GcsNameError, GcsPlace
 from evalq.core.media import MediaRules, load_media, parse_media
 from evalq.core.models import MediaRef
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 
 PLACES = GcsMedia.of("gs://team-media,gs://shared/evals/,other.example.com/a/b")
 

@@ -10,7 +10,7 @@ import pytest
 from redis.connection import parse_url
 
 from evalq.core.secret_urls import UrlError, mask_url, scrub, split_url, url_password
-from worker.settings import Settings, SettingsError, load_settings
+from evalq.worker.settings import Settings, SettingsError, load_settings
 
 SHAPES = ["PW7@SECRET", "PW7%SECRET", "PW7@SE%40CRET", "PW7:SECRET"]
 

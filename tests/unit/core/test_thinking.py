@@ -21,8 +21,8 @@ from evalq.core.thinking import (
     parse_settings,
     resolve,
 )
+from evalq.worker.call_cache import call_digest
 from tests.support.judges import ListJudge
-from worker.call_cache import call_digest
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,9 @@ import yaml
 
 from devtools.docs_hooks import PAGES, expand
 from devtools.reference.settings_page import env_names
+from evalq.worker.archive import schema
+from evalq.worker.key_table import every_key_shape
+from evalq.worker.settings import Settings
 from tests.conftest import ROOT
 from tests.unit.docs.site_pages import (
     Section,
@@ -24,9 +27,6 @@ from tests.unit.docs.site_pages import (
     page_headings,
     page_sections,
 )
-from worker.archive import schema
-from worker.key_table import every_key_shape
-from worker.settings import Settings
 
 
 def evalq_commands() -> Iterator[tuple[str, click.Command, click.Context]]:

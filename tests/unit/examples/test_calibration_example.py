@@ -11,11 +11,11 @@ from pathlib import Path
 from scipy import stats as sp
 
 from evalq.examples.calibration import HUMAN_COLUMN, calibration_rows, write_calibration_example
+from evalq.fake_gemini.prompt_grammar import blocks_by_kind
+from evalq.fake_gemini.protocol import FakeRequest
+from evalq.fake_gemini.skills.ratings import answer
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
-from fake_gemini.prompt_grammar import blocks_by_kind
-from fake_gemini.protocol import FakeRequest
-from fake_gemini.skills.ratings import answer
 
 
 def simulated_rating(template: str, row: dict[str, object]) -> int:

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, write_gecko_image_example
-from fake_gemini.vision import analyse
+from evalq.fake_gemini.vision import analyse
 
 
 def _rows(dataset: Path) -> list[dict[str, str]]:

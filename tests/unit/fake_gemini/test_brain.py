@@ -12,15 +12,15 @@ from evalq.core.models import Question
 from evalq.core.prompting import delimit
 from evalq.core.reply_schemas import RubricReply, VerdictReply
 from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
+from evalq.fake_gemini import vision
+from evalq.fake_gemini.brain import SimulatedJudge
+from evalq.fake_gemini.protocol import Brain, FakeMedia, FakeRequest
+from evalq.fake_gemini.skills.gecko_image import vocabulary
+from evalq.fake_gemini.skills.gecko_image.reading import read
+from evalq.fake_gemini.skills.gecko_image.rubric import write_rubric
+from evalq.fake_gemini.skills.gecko_image.verdicts import answer_question
+from evalq.fake_gemini.vision import Scene, analyse
 from evalq.metrics.gecko.prompts import RubricGap, rubric_prompt, validator_prompt
-from fake_gemini import vision
-from fake_gemini.brain import SimulatedJudge
-from fake_gemini.protocol import Brain, FakeMedia, FakeRequest
-from fake_gemini.skills.gecko_image import vocabulary
-from fake_gemini.skills.gecko_image.reading import read
-from fake_gemini.skills.gecko_image.rubric import write_rubric
-from fake_gemini.skills.gecko_image.verdicts import answer_question
-from fake_gemini.vision import Scene, analyse
 from tests.support.images import encoded
 from tests.support.judges import assert_match_beats_near_miss
 

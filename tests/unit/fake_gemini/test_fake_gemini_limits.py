@@ -8,7 +8,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from fake_gemini.serving import running_server
+from evalq.fake_gemini.serving import running_server
 from tests.support.fake_calls import (
     MODEL,
     EchoBrain,

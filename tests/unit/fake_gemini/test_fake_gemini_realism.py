@@ -18,9 +18,9 @@ from google import genai
 from google.genai import types
 
 from devtools.local import ROOT
-from fake_gemini.options import ServerOptions
-from fake_gemini.realism import BatchRealism
-from fake_gemini.serving import running_server
+from evalq.fake_gemini.options import ServerOptions
+from evalq.fake_gemini.realism import BatchRealism
+from evalq.fake_gemini.serving import running_server
 from tests.support.fake_calls import wait_until_done
 from tests.support.fake_http import UpperBrain, http, serve_module, user_request
 
@@ -138,7 +138,7 @@ def test_the_cli_flag_sets_the_startup_switches() -> None:
     command = [
         sys.executable,
         "-m",
-        "fake_gemini",
+        "evalq.fake_gemini",
         "--port",
         "0",
         "--batch-realism",

@@ -12,9 +12,9 @@ import pytest
 from google import genai
 from google.genai import types
 
-from fake_gemini.protocol import FakeMedia, FakeRequest
-from fake_gemini.rest import THOUGHT_SUMMARY, VISUAL_PART_TOKENS
-from fake_gemini.script import BLOCK_REASONS, FINISH_REASONS, TEXT_FINISH_REASONS, parse_rules
+from evalq.fake_gemini.protocol import FakeMedia, FakeRequest
+from evalq.fake_gemini.rest import THOUGHT_SUMMARY, VISUAL_PART_TOKENS
+from evalq.fake_gemini.script import BLOCK_REASONS, FINISH_REASONS, TEXT_FINISH_REASONS, parse_rules
 from tests.support.fake_calls import set_script
 from tests.support.fake_http import http, serve_module
 
@@ -262,7 +262,7 @@ def test_include_thoughts_must_be_a_boolean(base_url: str) -> None:
 
 
 def test_prompt_details_count_what_the_prompt_bills() -> None:
-    from fake_gemini.rest import prompt_details, prompt_tokens
+    from evalq.fake_gemini.rest import prompt_details, prompt_tokens
 
     request = FakeRequest(
         model=MODEL,

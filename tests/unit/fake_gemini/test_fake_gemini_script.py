@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from devtools.local import ROOT
-from fake_gemini.script import Script, ScriptError, load_script, parse_rules
-from fake_gemini.server import create_app
+from evalq.fake_gemini.script import Script, ScriptError, load_script, parse_rules
+from evalq.fake_gemini.server import create_app
 
 
 class NeverAsked:
@@ -111,7 +111,7 @@ def test_replacing_rules_resets_fired_counts() -> None:
 
 
 def test_create_app_rejects_a_bad_script_before_serving(tmp_path: Path) -> None:
-    from fake_gemini.options import ServerOptions
+    from evalq.fake_gemini.options import ServerOptions
 
     path = write_script(tmp_path, '{"match": "a", "status": 200}')
     with pytest.raises(ScriptError, match=":1:"):
@@ -121,7 +121,7 @@ def test_create_app_rejects_a_bad_script_before_serving(tmp_path: Path) -> None:
 def test_cli_exits_with_the_bad_line(tmp_path: Path) -> None:
     path = write_script(tmp_path, json.dumps({"match": "a", "reply": "x"}), "{broken")
     result = subprocess.run(
-        [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(path)],
+        [sys.executable, "-m", "evalq.fake_gemini", "--port", "0", "--script", str(path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -135,7 +135,7 @@ def test_cli_exits_with_the_bad_line(tmp_path: Path) -> None:
 
 
 def test_batch_state_rules_end_batches_and_take_no_other_action() -> None:
-    from fake_gemini.script import Script, ScriptError, parse_rules
+    from evalq.fake_gemini.script import Script, ScriptError, parse_rules
 
     (rule,) = parse_rules([{"match": "x", "batch_state": "EXPIRED", "times": 1}])
     assert rule.batch_state == "EXPIRED"

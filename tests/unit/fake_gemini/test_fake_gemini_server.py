@@ -18,8 +18,8 @@ from google.genai import errors, types
 
 from devtools.local import ROOT
 from evalq.core.judge import SIMULATED_MODEL_VERSION
-from fake_gemini.protocol import SCRIPTED_MODEL_VERSION, FakeMedia
-from fake_gemini.serving import running_server
+from evalq.fake_gemini.protocol import SCRIPTED_MODEL_VERSION, FakeMedia
+from evalq.fake_gemini.serving import running_server
 from tests.support.fake_calls import (
     MODEL,
     EchoBrain,
@@ -152,7 +152,7 @@ def test_a_latency_change_reaches_requests_already_waiting() -> None:
 
 
 def test_in_flight_peak_is_the_most_requests_open_at_once() -> None:
-    from fake_gemini.quotas import Stats
+    from evalq.fake_gemini.quotas import Stats
 
     stats = Stats()
     for _ in range(3):
@@ -392,10 +392,10 @@ def test_api_key_is_never_logged_or_stored(echo_url: str, caplog: pytest.LogCapt
 
 def test_cli_prints_the_ready_line_and_serves(tmp_path: Path) -> None:
     """Runs the real default brain if it is there; a script answers so it is never asked."""
-    pytest.importorskip("fake_gemini.brain")
+    pytest.importorskip("evalq.fake_gemini.brain")
     script = tmp_path / "script.jsonl"
     script.write_text(json.dumps({"match": ".", "reply": "from the script"}) + "\n")
-    command = [sys.executable, "-m", "fake_gemini", "--port", "0", "--script", str(script)]
+    command = [sys.executable, "-m", "evalq.fake_gemini", "--port", "0", "--script", str(script)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as proc:
         try:

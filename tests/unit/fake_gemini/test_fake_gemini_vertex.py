@@ -1,5 +1,5 @@
 """The fake server's Vertex AI routes, seen through the client the worker builds with
-``vertexai=True`` (worker.gemini.make_client: a project, a region, a Vertex API key, the fake as
+``vertexai=True`` (evalq.worker.gemini.make_client: a project, a region, a Vertex API key, the fake as
 base URL) and through raw HTTP: the same judge as the Gemini API routes, in Vertex's words,
 and Vertex's 429 read by the worker as a rate limit."""
 
@@ -14,14 +14,14 @@ from pydantic import SecretStr
 
 from evalq.core.errors import RateLimited
 from evalq.core.judge import JudgeRequest
-from fake_gemini.logprobs import average_logprob
-from fake_gemini.routes.vertex import vertex_prefix
-from fake_gemini.serving import running_server
+from evalq.fake_gemini.logprobs import average_logprob
+from evalq.fake_gemini.routes.vertex import vertex_prefix
+from evalq.fake_gemini.serving import running_server
+from evalq.worker.gemini import GeminiJudge, make_client, map_api_error
+from evalq.worker.settings import Settings
 from tests.conftest import FakeGemini
 from tests.support.fake_http import http, serve_module
 from tests.support.recorded import recorded_error
-from worker.gemini import GeminiJudge, make_client, map_api_error
-from worker.settings import Settings
 
 MODEL = "gemini-2.5-flash"
 BODY = {"contents": [{"role": "user", "parts": [{"text": "Is there a red circle?"}]}]}

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from evalq.core.judge import SIMULATED_MODEL_VERSION
-from fake_gemini.__main__ import build_parser
-from fake_gemini.options import ServerOptions
-from fake_gemini.protocol import SCRIPTED_MODEL_VERSION
-from fake_gemini.serving import running_server
+from evalq.fake_gemini.__main__ import build_parser
+from evalq.fake_gemini.options import ServerOptions
+from evalq.fake_gemini.protocol import SCRIPTED_MODEL_VERSION
+from evalq.fake_gemini.serving import running_server
+from evalq.worker.reply_reading import reply_from_response
 from tests.support.fake_calls import EchoBrain, ask, set_script
 from tests.support.fake_http import http, make_client
-from worker.reply_reading import reply_from_response
 
 
 def test_a_suffix_given_at_start_labels_every_simulated_reply() -> None:

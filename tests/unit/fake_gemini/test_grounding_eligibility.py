@@ -3,7 +3,7 @@ through the passage it quotes."""
 
 from __future__ import annotations
 
-from fake_gemini.skills import groundedness as skill
+from evalq.fake_gemini.skills import groundedness as skill
 
 
 def test_a_terse_answer_quoting_the_passage_about_the_request_is_eligible() -> None:

@@ -10,6 +10,9 @@ import re
 import pytest
 
 from evalq.core.models import Question
+from evalq.fake_gemini import prompt_grammar as grammar
+from evalq.fake_gemini.messages import read_message
+from evalq.fake_gemini.skills.gecko_video.choices import numbered_questions
 from evalq.metrics.gecko.prompts import (
     RubricGap,
     batch_validator_prompt,
@@ -26,9 +29,6 @@ from evalq.metrics.groundedness.prompts import answer_request, judge_gap_prompt,
 from evalq.metrics.ranking.prompts import generation_request
 from evalq.metrics.ratings.prompts import pairwise_prompt, pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
-from fake_gemini import prompt_grammar as grammar
-from fake_gemini.messages import read_message
-from fake_gemini.skills.gecko_video.choices import numbered_questions
 
 DESCRIPTION = "a red circle to the left of a blue square"
 VIDEO_DESCRIPTION = "a red circle moving from left to right"

@@ -3,7 +3,7 @@ having "no words" (its word pattern was ASCII only)."""
 
 from __future__ import annotations
 
-from fake_gemini.skills.ratings import Material, assess
+from evalq.fake_gemini.skills.ratings import Material, assess
 
 
 def test_a_japanese_answer_has_words() -> None:

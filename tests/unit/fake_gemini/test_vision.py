@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from evalq.examples.gecko import GECKO_IMAGE_EXAMPLES, ExampleImage, draw_example
-from fake_gemini.vision import (
+from evalq.fake_gemini.vision import (
     PALETTE,
     Blob,
     Scene,

@@ -16,21 +16,21 @@ from typing import Any
 
 import pytest
 
-import tasks.rows
-import worker.batch.flow
-import worker.batch.service
+import evalq.tasks.rows
+import evalq.worker.batch.flow
+import evalq.worker.batch.service
 from evalq.client.render import batch_notes
 from evalq.client.summary_view import summary_lines
 from evalq.core.metric import get_metric
 from evalq.core.models import JobSummary
+from evalq.worker import keys
+from evalq.worker.app import PREPARE_ROW
+from evalq.worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
+from evalq.worker.metrics_exporter import JobCollector
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rating
 from tests.support.task_runner import AGGREGATE_ROW, RUN_UNIT, Call, Outcome, TaskRunner
 from tests.unit.tasks.conftest import RunnerOn
-from worker import keys
-from worker.app import PREPARE_ROW
-from worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
-from worker.metrics_exporter import JobCollector
 
 RUNNER_DB = 15
 RETRIES = 2  # EVALQ_TASK_ERROR_RETRIES in these tests: three failures in all
@@ -150,7 +150,7 @@ def test_a_unit_whose_give_up_fails_too_still_ends_and_its_callback_scores_the_r
     scored unscored after the callback's wait for stragglers."""
     runner = runner_on(RUNNER_DB, EVALQ_TASK_ERROR_RETRIES="0")
     inject(monkeypatch, get_metric("pointwise"), "run_unit")
-    recording = inject(monkeypatch, tasks.rows, "record_unit")
+    recording = inject(monkeypatch, evalq.tasks.rows, "record_unit")
     job = runner.submit_pointwise("Te-worse", use_cache=False)
     ended = runner.run(run_up_to(runner, RUN_UNIT))
     assert ended.state == "done" and ended.value["unrecorded"]
@@ -189,9 +189,9 @@ def test_a_task_error_is_exported_and_shown_in_status(
 # ---- batch mode: submit_batch, poll_batch, ingest_batch ----
 
 BATCH = {
-    SUBMIT_BATCH: (worker.batch.flow, "sweep"),
-    POLL_BATCH: (worker.batch.service, "poll"),
-    INGEST_BATCH: (worker.batch.service, "ingest"),
+    SUBMIT_BATCH: (evalq.worker.batch.flow, "sweep"),
+    POLL_BATCH: (evalq.worker.batch.service, "poll"),
+    INGEST_BATCH: (evalq.worker.batch.service, "ingest"),
 }
 
 
@@ -207,7 +207,7 @@ def run_batch_job(runner: TaskRunner) -> list[Outcome]:
 def test_a_batch_task_meets_redis_out_of_reach_as_a_row_task_does(
     runner: TaskRunner, fake: FakeGemini, task: str
 ) -> None:
-    """tasks.guard for both: retried later with when Redis was first found out of reach
+    """evalq.tasks.guard for both: retried later with when Redis was first found out of reach
     riding along, and past EVALQ_REDIS_RETRY_MAX_S the task fails with the error, as a row
     task does (test_task_branches); the watchdog's re-attach takes the job up after."""
     fake.script([{"match": "Te-batch-down", "reply": rating(3)}])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.app import create_app, send_sent_events
-from worker.settings import Settings
+from evalq.worker.app import create_app, send_sent_events
+from evalq.worker.settings import Settings
 
 
 def test_started_state_off_and_flower_events_on_by_default() -> None:
@@ -31,14 +31,14 @@ def test_sent_events_need_task_events_and_come_from_workers_only() -> None:
 
 
 def test_a_worker_starting_turns_sent_events_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    import worker.app
+    import evalq.worker.app
 
     monkeypatch.setenv("EVALQ_TASK_SENT_EVENTS", "true")
     app = create_app(Settings())
-    monkeypatch.setattr(worker.app, "get_app", lambda: app)
-    monkeypatch.setattr(worker.app, "get_settings", Settings)  # the environment, read now
+    monkeypatch.setattr(evalq.worker.app, "get_app", lambda: app)
+    monkeypatch.setattr(evalq.worker.app, "get_settings", Settings)  # the environment, read now
     assert app.conf.task_send_sent_event is False
-    worker.app._workers_send_sent_events()  # connected to Celery's worker_init
+    evalq.worker.app._workers_send_sent_events()  # connected to Celery's worker_init
     assert app.conf.task_send_sent_event is True
 
 
@@ -58,7 +58,7 @@ def test_the_environment_names_them_with_the_evalq_prefix(monkeypatch: pytest.Mo
 
 
 def test_the_app_batches_task_events_at_the_settings_interval() -> None:
-    from worker.task_events import TaskEventBatches
+    from evalq.worker.task_events import TaskEventBatches
 
     for flush_s in (0.5, 0.0):
         steps = create_app(Settings(task_event_flush_s=flush_s)).steps["consumer"]

@@ -1,4 +1,4 @@
-"""Cloud Storage (worker.batch.gcs) is loaded when a Vertex AI batch first needs it: a worker
+"""Cloud Storage (evalq.worker.batch.gcs) is loaded when a Vertex AI batch first needs it: a worker
 imports its app, its task modules and what it starts at ready without google-cloud-storage
 (about a quarter of a second of every worker start). Checked by what a fresh interpreter
 imported, not by a time."""
@@ -9,9 +9,9 @@ from tests.support.fresh_imports import modules_loaded
 
 WORKER_START_PROBE = """
 import json, sys
-import worker.app, tasks.rows, tasks.batch  # `celery -A worker.app worker` and its includes
-import worker.archiving, worker.heartbeat, worker.runtime, worker.watchdog  # at worker_ready
-from worker.batch import gcs
+import evalq.worker.app, evalq.tasks.rows, evalq.tasks.batch  # `celery -A evalq.worker.app worker` and its includes
+import evalq.worker.archiving, evalq.worker.heartbeat, evalq.worker.runtime, evalq.worker.watchdog  # at worker_ready
+from evalq.worker.batch import gcs
 assert gcs.GcsPath.parse("gs://evalq-batches/jobs").join("a").uri == "gs://evalq-batches/jobs/a"
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("google.cloud.storage"))))
 """

@@ -1,4 +1,4 @@
-"""Matching a batch's results to its requests (worker.batch.service._store_results) against a
+"""Matching a batch's results to its requests (evalq.worker.batch.service._store_results) against a
 real Redis: by key only, whatever the order; what can't be matched is counted and never used;
 transient errors and missing results go into a bounded number of further batches."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import uuid
 
-from worker.batch.reading import ResultEntry, file_results
-from worker.batch.service import _store_results, _Writer
-from worker.store import Store
+from evalq.worker.batch.reading import ResultEntry, file_results
+from evalq.worker.batch.service import _store_results, _Writer
+from evalq.worker.store import Store
 
 OK = {"response": {"candidates": [{"content": {"parts": [{"text": "yes"}]}}]}}
 

@@ -1,5 +1,5 @@
 """Batch mode's one online answer to a request whose batch results came back with no key
-(worker.batch.judge.BatchReplyJudge), against a real Redis: a final failure is kept, so it is
+(evalq.worker.batch.judge.BatchReplyJudge), against a real Redis: a final failure is kept, so it is
 never asked again; a failure that means "not now" (a cap busy, a job paused or cancelled at
 the gate, a rate limit) is not, so a later sweep asks."""
 
@@ -9,10 +9,10 @@ import json
 
 from evalq.core.errors import BadRequest, CapBusy, JobHalted, JudgeError, RateLimited
 from evalq.core.judge import JudgeReply, JudgeRequest
+from evalq.worker.batch.judge import BatchReplyJudge, Collector
+from evalq.worker.call_cache import call_digest
+from evalq.worker.store import Store
 from tests.support.scratch import plant_job
-from worker.batch.judge import BatchReplyJudge, Collector
-from worker.call_cache import call_digest
-from worker.store import Store
 
 MODEL = "gemini-2.5-flash"
 REQUEST = JudgeRequest("Is it red?")

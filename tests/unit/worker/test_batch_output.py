@@ -1,4 +1,4 @@
-"""Where a Vertex AI batch's results are read from (worker.batch.gcs, worker.batch.vertex):
+"""Where a Vertex AI batch's results are read from (evalq.worker.batch.gcs, evalq.worker.batch.vertex):
 only the names Vertex gives its results files, directly in the folder the batch prediction job
 reports, and only when that folder lies in the batch's own; and a job's own prefix only under
 the workers' EVALQ_VERTEX_BATCH_PREFIX. Against a real Cloud Storage emulator."""
@@ -9,12 +9,12 @@ import pytest
 from google.cloud import storage
 
 from devtools.local import GcsEmulator
-from worker.batch import gcs
-from worker.batch.gcs import GcsPath
-from worker.batch.reading import BatchView, OutputElsewhere
-from worker.batch.service import outside_prefix
-from worker.batch.vertex import VertexBackend
-from worker.settings import Settings
+from evalq.worker.batch import gcs
+from evalq.worker.batch.gcs import GcsPath
+from evalq.worker.batch.reading import BatchView, OutputElsewhere
+from evalq.worker.batch.service import outside_prefix
+from evalq.worker.batch.vertex import VertexBackend
+from evalq.worker.settings import Settings
 
 BUCKET = "evalq-batches"
 

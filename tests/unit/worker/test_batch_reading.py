@@ -1,4 +1,4 @@
-"""Reading batches and their results as the real Batch API returns them (worker.batch.reading):
+"""Reading batches and their results as the real Batch API returns them (evalq.worker.batch.reading):
 pure functions over recorded shapes, no Redis, no server."""
 
 from __future__ import annotations
@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from worker.batch.reading import BoundedSink, TooLarge, file_results, inline_results, view_from_body
+from evalq.worker.batch.reading import (
+    BoundedSink,
+    TooLarge,
+    file_results,
+    inline_results,
+    view_from_body,
+)
 
 RPC_DETAILS = [
     {

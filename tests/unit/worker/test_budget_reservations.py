@@ -1,4 +1,4 @@
-"""The gate before each judge call (worker.budget; reserve_call.lua, release_calls.lua) on a
+"""The gate before each judge call (evalq.worker.budget; reserve_call.lua, release_calls.lua) on a
 real Redis: a cap's reservations are atomic however many threads race for them, settle once,
 and a dead worker's reservation frees itself; a cancelled or paused job admits no call."""
 
@@ -14,12 +14,12 @@ from devtools.local import wait_for
 from evalq.core.errors import BudgetSpent, CapBusy, JobHalted, policy_of
 from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.pricing import DEFAULT_PRICES, Usage, call_cost_nanos
+from evalq.worker import keys
+from evalq.worker.accounting import AccountingJudge
+from evalq.worker.budget import BudgetGuard, estimated_cost_nanos, settle
+from evalq.worker.store import Store
+from evalq.worker.unit_writes import UnitWrites
 from tests.support.scratch import plant_job
-from worker import keys
-from worker.accounting import AccountingJudge
-from worker.budget import BudgetGuard, estimated_cost_nanos, settle
-from worker.store import Store
-from worker.unit_writes import UnitWrites
 
 HOUR_S = 3600.0
 
@@ -243,7 +243,7 @@ def test_a_call_that_read_the_cap_before_a_resume_raised_it_does_not_pause_the_j
     if the spend reached that cap. When `evalq cancel` and `evalq resume --max-cost-usd` land
     between those two steps, the resumed job runs under its new cap: the pause names the cap
     it was read under and is refused once that cap is gone."""
-    from worker.budget import pause_if_spent
+    from evalq.worker.budget import pause_if_spent
 
     job = capped_job(store, 1_000)
     store.r.hset(keys.job(job), "spent_nanos", 1_900)  # the call's cost counted

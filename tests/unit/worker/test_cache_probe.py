@@ -1,10 +1,10 @@
-"""prepare_row's call-cache reads (worker.runtime.CacheProbe): the first pass only notes call digests
+"""prepare_row's call-cache reads (evalq.worker.runtime.CacheProbe): the first pass only notes call digests
 and answers misses, one MGET fetches them, and afterwards a digest not fetched is read on its own."""
 
 from __future__ import annotations
 
-from worker.runtime import CacheProbe
-from worker.store import Store
+from evalq.worker.runtime import CacheProbe
+from evalq.worker.store import Store
 
 
 def test_keys_are_noted_then_fetched_at_once_then_read_alone(store: Store) -> None:

@@ -9,11 +9,11 @@ import pytest
 from evalq.core.errors import TransientJudgeError
 from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.reply_schemas import RubricReply, VerdictReply
+from evalq.worker import keys
+from evalq.worker.call_cache import CachingJudge, call_digest
+from evalq.worker.settings import Settings
+from evalq.worker.store import SharedEntries, Store
 from tests.conftest import RedisServer
-from worker import keys
-from worker.call_cache import CachingJudge, call_digest
-from worker.settings import Settings
-from worker.store import SharedEntries, Store
 
 IMG = MediaPart(mime_type="image/png", data=b"png-bytes")
 
@@ -68,7 +68,7 @@ class CountingJudge:
 
 
 def replies(redis_server: RedisServer) -> SharedEntries:
-    """Replies stored as workers store them: by call digest, under worker.keys.call."""
+    """Replies stored as workers store them: by call digest, under evalq.worker.keys.call."""
     return SharedEntries(Store.from_settings(Settings(redis_url=redis_server.url)), keys.call)
 
 

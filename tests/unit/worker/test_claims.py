@@ -4,10 +4,10 @@ cells up for one lease, not for the whole time a write may take."""
 
 from __future__ import annotations
 
-from worker import keys
-from worker.heartbeat import Heartbeat, claim_lease_s
-from worker.store import SharedEntries, Store
-from worker.store import shared as store_module
+from evalq.worker import keys
+from evalq.worker.heartbeat import Heartbeat, claim_lease_s
+from evalq.worker.store import SharedEntries, Store
+from evalq.worker.store import shared as store_module
 
 
 def test_a_claim_is_a_short_lease_that_the_heartbeat_renews(store: Store) -> None:

@@ -4,10 +4,10 @@ counts in its own --group-by group and its human label is read, as a scored row'
 from __future__ import annotations
 
 from evalq.core.groups import group_summaries
+from evalq.worker.jobs import give_up
+from evalq.worker.lifecycle.ending import fail_row
+from evalq.worker.store import Store
 from tests.support.scratch import plant_job
-from worker.jobs import give_up
-from worker.lifecycle.ending import fail_row
-from worker.store import Store
 
 
 def test_a_row_failed_by_its_task_or_by_the_watchdog_stays_in_its_group(store: Store) -> None:

@@ -16,15 +16,15 @@ from redis.retry import Retry
 
 from evalq.core.models import FailoverNote, Verdict
 from evalq.core.pricing import Usage
+from evalq.worker import keys
+from evalq.worker.failover import FailoverWatch, lost_writes
+from evalq.worker.jobs import current_summary
+from evalq.worker.settings import Settings
+from evalq.worker.store import RedisIdentity, Store
+from evalq.worker.store.tallies import Tallies
+from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.watchdog import Watchdog
 from tests.support.scratch import plant_job
-from worker import keys
-from worker.failover import FailoverWatch, lost_writes
-from worker.jobs import current_summary
-from worker.settings import Settings
-from worker.store import RedisIdentity, Store
-from worker.store.tallies import Tallies
-from worker.unit_writes import UnitWrites
-from worker.watchdog import Watchdog
 
 A = RedisIdentity("run-a", "repl-a")
 F, T = False, True

@@ -1,4 +1,4 @@
-"""Identical refusals pause a job (worker.fatal_errors), counted in Redis. After `evalq resume`,
+"""Identical refusals pause a job (evalq.worker.fatal_errors), counted in Redis. After `evalq resume`,
 calls sent before it may still come back with the old cause's refusal: with 200 greenlets that
 is enough to pause the fixed job again. A refusal counts only if its call was sent after the
 job's last resume, by Redis's clock less the call's own duration (no host clocks compared)."""
@@ -9,10 +9,10 @@ import pytest
 
 from evalq.core.errors import BadRequest, JobHalted
 from evalq.core.judge import JudgeReply, JudgeRequest
+from evalq.worker import fatal_errors
+from evalq.worker.fatal_errors import FatalErrorGuard
+from evalq.worker.store import Store
 from tests.support.scratch import plant_job
-from worker import fatal_errors
-from worker.fatal_errors import FatalErrorGuard
-from worker.store import Store
 
 REFUSAL = "403 PERMISSION_DENIED: Your API key was reported as leaked"
 

@@ -20,9 +20,8 @@ from evalq.core.errors import InputError, JudgeError, RateLimited, TransientJudg
 from evalq.core.judge import MediaPart
 from evalq.core.models import MediaRef
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
-from fake_gemini.serving import running_server
-from tests.support.fake_http import RecordingBrain, files_stats, make_client
-from worker.files import (
+from evalq.fake_gemini.serving import running_server
+from evalq.worker.files import (
     FileInfo,
     GenaiFiles,
     Uploader,
@@ -31,8 +30,9 @@ from worker.files import (
     media_digest,
     media_rules,
 )
-from worker.media_cache import MediaCache
-from worker.settings import Settings
+from evalq.worker.media_cache import MediaCache
+from evalq.worker.settings import Settings
+from tests.support.fake_http import RecordingBrain, files_stats, make_client
 
 VIDEO = clip_bytes(GECKO_VIDEO_EXAMPLES[0])
 

@@ -12,11 +12,11 @@ from google.genai import errors as genai_errors
 
 from evalq.core.errors import BadRequest, QuotaExhausted, RateLimited, TransientJudgeError
 from evalq.core.judge import JudgeRequest
+from evalq.worker.gemini import GeminiJudge, map_api_error
+from evalq.worker.settings import Settings
 from tests.conftest import FakeGemini
 from tests.support.fake_http import serve_module
 from tests.support.recorded import recorded_error, recorded_error_names
-from worker.gemini import GeminiJudge, map_api_error
-from worker.settings import Settings
 
 MODEL = "gemini-2.5-flash"
 

@@ -10,10 +10,10 @@ from google.genai import types
 
 from evalq.core.errors import TruncatedReply, UnparseableReply
 from evalq.core.judge import JudgeRequest
+from evalq.worker.gemini import GeminiJudge
+from evalq.worker.settings import Settings
 from tests.conftest import FakeGemini
 from tests.support.fake_http import RecordingBrain, serve_module
-from worker.gemini import GeminiJudge
-from worker.settings import Settings
 
 MODEL = "gemini-2.5-flash"
 

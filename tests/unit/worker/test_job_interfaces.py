@@ -1,4 +1,4 @@
-"""The client side's two ways into Redis: worker.job_control steers a job and worker.job_reads
+"""The client side's two ways into Redis: evalq.worker.job_control steers a job and evalq.worker.job_reads
 reads it back, against a real Redis (a scratch database no worker watches), with the tasks they
 would send recorded instead of published. And the contract that keeps the client side on them."""
 
@@ -15,12 +15,12 @@ from evalq.core.errors import JobNotFound
 from evalq.core.models import JobConfig, MediaRef, RowInput, Verdict
 from evalq.core.verdicts import failed_row
 from evalq.metrics.pointwise.metric import PointwisePlan, RatingUnit
+from evalq.worker.job_control import JobControl
+from evalq.worker.job_reads import JobReads
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
+from evalq.worker.unit_writes import UnitWrites
 from tests.conftest import ROOT
-from worker.job_control import JobControl
-from worker.job_reads import JobReads
-from worker.settings import Settings
-from worker.store import Store
-from worker.unit_writes import UnitWrites
 
 WINDOW = 2  # turns in all: the third row waits
 
@@ -129,7 +129,9 @@ def test_the_client_side_may_reach_redis_only_through_the_two_interfaces() -> No
     contract = next(c for c in config["contracts"] if c["id"] == "client-through-interfaces")
     assert contract["type"] == "forbidden"
     assert {"evalq.client", "evalq.__main__"} <= set(contract["source_modules"])
-    assert {"worker.store", "worker.keys", "redis"} <= set(contract["forbidden_modules"])
+    assert {"evalq.worker.store", "evalq.worker.keys", "redis"} <= set(
+        contract["forbidden_modules"]
+    )
 
 
 def test_a_cancel_counts_the_calls_its_rows_in_flight_may_still_have_open(

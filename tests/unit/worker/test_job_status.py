@@ -20,11 +20,11 @@ import redis
 
 from evalq.client import Client
 from evalq.core.models import RowResult
+from evalq.worker.job_control import JobControl
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.support.cli import bare_env, run_evalq
 from tests.support.scratch import plant_job
-from worker.job_control import JobControl
-from worker.settings import Settings
-from worker.store import Store
 
 ROWS = 2
 
@@ -125,7 +125,7 @@ def test_an_allowed_transition_happens(
 
 
 def test_the_table_states_every_status_and_finished_is_final() -> None:
-    from worker.store import TRANSITIONS
+    from evalq.worker.store import TRANSITIONS
 
     assert set(TRANSITIONS) == {"running", "paused", "cancelled", "finished"}
     assert TRANSITIONS["finished"] == frozenset()

@@ -1,4 +1,4 @@
-"""The worker's start-up check of its judge (worker.judge_check): each setting it reads, one
+"""The worker's start-up check of its judge (evalq.worker.judge_check): each setting it reads, one
 line for each thing missing, and a real HTTP probe of a base URL (a local server that answers,
 a port nothing listens on)."""
 
@@ -13,8 +13,8 @@ import pytest
 from pydantic import SecretStr
 
 from devtools.local import free_port
-from worker.judge_check import NO_JUDGE, PREFIX, answers, judge_problem, shown_url
-from worker.settings import Settings
+from evalq.worker.judge_check import NO_JUDGE, PREFIX, answers, judge_problem, shown_url
+from evalq.worker.settings import Settings
 
 
 def settings_with(**fields: Any) -> Settings:

@@ -1,6 +1,6 @@
-"""The table of Redis keys (worker.key_table, the site's generated page reference/redis-keys by
-devtools/reference/keys_page.py) lists every key worker.keys makes, each once, with the shape
-worker.keys gives it, and no key it does not make; the page shows that table, row for row
+"""The table of Redis keys (evalq.worker.key_table, the site's generated page reference/redis-keys by
+devtools/reference/keys_page.py) lists every key evalq.worker.keys makes, each once, with the shape
+evalq.worker.keys gives it, and no key it does not make; the page shows that table, row for row
 (tests/unit/docs checks the built page)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from devtools.reference.keys_page import markdown
-from worker import keys
-from worker.key_table import ROWS, every_key_shape
+from evalq.worker import keys
+from evalq.worker.key_table import ROWS, every_key_shape
 
 
 def table_shapes() -> list[str]:
@@ -20,8 +20,8 @@ def test_every_key_of_the_key_module_has_a_row_and_every_row_a_key() -> None:
     listed = table_shapes()
     assert [s for s, n in Counter(listed).items() if n > 1] == [], "a key listed twice"
     made = every_key_shape()
-    assert sorted(made - set(listed)) == [], "keys worker.keys makes that the table lacks"
-    assert sorted(set(listed) - made) == [], "rows for keys worker.keys does not make"
+    assert sorted(made - set(listed)) == [], "keys evalq.worker.keys makes that the table lacks"
+    assert sorted(set(listed) - made) == [], "rows for keys evalq.worker.keys does not make"
 
 
 def test_the_shapes_are_the_key_modules_own() -> None:

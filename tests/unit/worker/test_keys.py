@@ -1,4 +1,4 @@
-"""Every Redis key has one owner: worker.keys names them all, worker.store alone talks to Redis.
+"""Every Redis key has one owner: evalq.worker.keys names them all, evalq.worker.store alone talks to Redis.
 
 The first tests read the source (ast), the way a reviewer would grep: a key spelled anywhere
 else, or a module that reaches past the Store to its client, is found by name. The last ones
@@ -14,16 +14,16 @@ import pytest
 
 from tests.conftest import ROOT
 
-KEY_MODULE = Path("worker/keys.py")
-STORE = Path("worker/store")  # the package: every module in it talks to Redis
+KEY_MODULE = Path("evalq/worker/keys.py")
+STORE = Path("evalq/worker/store")  # the package: every module in it talks to Redis
 # Modules that may import the redis package besides the Store: the local process harness pings
 # a redis-server it started, the sizing tool reads INFO memory of a redis-server it started,
 # and the broker's teardown guard raises redis-py's ConnectionError (it talks to no Redis
-# itself). The client side names Redis's errors through worker.job_reads.
+# itself). The client side names Redis's errors through evalq.worker.job_reads.
 IMPORTS_REDIS = {
     Path("devtools/local.py"),
     Path("devtools/redis_sizing.py"),
-    Path("worker/broker_teardown.py"),
+    Path("evalq/worker/broker_teardown.py"),
 }
 
 
@@ -31,7 +31,7 @@ IMPORTS_REDIS = {
 def sources() -> dict[Path, ast.Module]:
     """Every module of the packages, parsed once for the scans below (a second each)."""
     found = {}
-    for package in ("evalq", "worker", "tasks", "fake_gemini", "scripts", "devtools"):
+    for package in ("evalq", "scripts", "devtools"):
         for path in sorted((Path(ROOT) / package).rglob("*.py")):
             rel = path.relative_to(ROOT)
             found[rel] = ast.parse(path.read_text(), filename=str(rel))
@@ -89,7 +89,7 @@ def _is_docstring(tree: ast.Module, node: ast.Constant) -> bool:
 
 
 def test_every_key_keeps_the_spelling_older_jobs_were_stored_under() -> None:
-    from worker import keys
+    from evalq.worker import keys
 
     assert keys.JOBS == "evalq:jobs"
     assert keys.ACTIVE_JOBS == "evalq:jobs:active"

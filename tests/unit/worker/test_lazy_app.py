@@ -29,7 +29,9 @@ def test_importing_the_client_validates_no_settings() -> None:
 
 
 def test_importing_the_api_and_the_app_module_builds_no_app() -> None:
-    done = run_python("import evalq.client.api, worker.app, worker.watchdog, worker.heartbeat")
+    done = run_python(
+        "import evalq.client.api, evalq.worker.app, evalq.worker.watchdog, evalq.worker.heartbeat"
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -39,7 +41,7 @@ def test_a_client_with_explicit_settings_works_while_the_environment_is_bad(
     archive = f"sqlite:///{tmp_path / 'empty.sqlite'}"  # the history it lists: empty too
     code = f"""
 from evalq.client import Client
-from worker.settings import Settings
+from evalq.worker.settings import Settings
 client = Client(Settings(redis_url={scratch_url!r}, archive_url={archive!r}, visibility_timeout_s=3600))
 assert client.app.conf.broker_transport_options["visibility_timeout"] == 3600
 client.job_reads.ping()
@@ -51,7 +53,7 @@ print(list(client.iter_jobs()))
 
 
 def test_the_worker_app_still_checks_the_environment_when_it_is_built() -> None:
-    done = run_python("from worker.app import app")
+    done = run_python("from evalq.worker.app import app")
     assert done.returncode != 0
     assert "EVALQ_VISIBILITY_TIMEOUT_S (10) must exceed" in done.stderr
 
@@ -59,16 +61,16 @@ def test_the_worker_app_still_checks_the_environment_when_it_is_built() -> None:
 def test_celery_finds_the_app_the_way_the_documented_commands_name_it(
     redis_server: RedisServer,
 ) -> None:
-    """`celery -A worker.app flower` and `evalq worker` resolve worker.app to the built app."""
+    """`celery -A evalq.worker.app flower` and `evalq worker` resolve evalq.worker.app to the built app."""
     code = """
 from celery.app.utils import find_app
-import worker.app
-app = find_app("worker.app")
-assert app is worker.app.get_app(), app
-app.loader.import_default_modules()  # what a worker does on start: import tasks.rows
+import evalq.worker.app
+app = find_app("evalq.worker.app")
+assert app is evalq.worker.app.get_app(), app
+app.loader.import_default_modules()  # what a worker does on start: import evalq.tasks.rows
 assert {"evalq.prepare_row", "evalq.run_unit", "evalq.aggregate_row"} <= set(app.tasks)
-import tasks.rows
-assert tasks.rows.prepare_row.app is app  # the tasks are on the app the worker runs
+import evalq.tasks.rows
+assert evalq.tasks.rows.prepare_row.app is app  # the tasks are on the app the worker runs
 print(app.conf.broker_url)
 """
     done = run_python(

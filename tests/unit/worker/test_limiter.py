@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from evalq.core.errors import LimiterBusy, policy_of
+from evalq.worker.limiter import Limit, RateLimiter
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.conftest import RedisServer
-from worker.limiter import Limit, RateLimiter
-from worker.settings import Settings
-from worker.store import Store
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def reserve_all(limiter: RateLimiter, name: str, n: int, tokens: int = 1) -> lis
 
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("worker.limiter.time.sleep", lambda _s: None)
+    monkeypatch.setattr("evalq.worker.limiter.time.sleep", lambda _s: None)
 
 
 def test_requests_are_spaced_evenly(r: Any) -> None:

@@ -41,7 +41,7 @@ def server_commands() -> list[str]:
 
 def test_every_documented_server_command_binds_loopback_or_asks_for_a_login() -> None:
     from evalq.client.cli import metrics
-    from fake_gemini.serving import DEFAULT_HOST
+    from evalq.fake_gemini.serving import DEFAULT_HOST
 
     commands = server_commands()
     assert any("flower" in c for c in commands)

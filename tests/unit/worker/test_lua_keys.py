@@ -1,7 +1,7 @@
 """The Lua scripts spell no key: every key, or the text around a job's id in the keys of jobs a
-script finds itself (take_turns.lua), comes in as KEYS or ARGV from worker.keys. A script that
+script finds itself (take_turns.lua), comes in as KEYS or ARGV from evalq.worker.keys. A script that
 built `evalq:job:` + id + `:turns` itself would go on writing the old names after a migration
-renamed them in worker.keys. Read from the files, as a reviewer would grep them."""
+renamed them in evalq.worker.keys. Read from the files, as a reviewer would grep them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from evalq.worker import keys
+from evalq.worker.key_table import every_key_shape
 from tests.conftest import ROOT
-from worker import keys
-from worker.key_table import every_key_shape
 
 LITERAL = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
 
@@ -63,6 +63,6 @@ def test_the_check_finds_a_key_spelled_in_a_script() -> None:
 
 
 def test_every_script_the_store_loads_is_a_file_checked_here() -> None:
-    shipped = {p.name for p in resources.files("worker.store").joinpath("lua").iterdir()}
+    shipped = {p.name for p in resources.files("evalq.worker.store").joinpath("lua").iterdir()}
     checked = {p.name for p in lua_files()}
     assert {name for name in shipped if name.endswith(".lua")} <= checked

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evalq.core.judge import MediaPart
-from worker.media_cache import MediaCache
+from evalq.worker.media_cache import MediaCache
 
 
 def part(n: int) -> MediaPart:

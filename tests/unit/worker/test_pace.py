@@ -1,4 +1,4 @@
-"""A worker's share of the turns' window (worker.pace): the arithmetic of a step, the waits it
+"""A worker's share of the turns' window (evalq.worker.pace): the arithmetic of a step, the waits it
 steers by (stamped at publish, read at start), demand, and a tick."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from types import SimpleNamespace
 import pytest
 
 from devtools.local import wait_for
-from worker import pace
-from worker.app import create_app
-from worker.pace import SENT_HEADER, Demand, Meter, Pace, Waits, stamp_sent
-from worker.queues import PREPARE_ROW
-from worker.settings import Settings
-from worker.store import Store
+from evalq.worker import pace
+from evalq.worker.app import create_app
+from evalq.worker.pace import SENT_HEADER, Demand, Meter, Pace, Waits, stamp_sent
+from evalq.worker.queues import PREPARE_ROW
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 
 
 def test_a_new_share_starts_small_and_never_above_the_most() -> None:

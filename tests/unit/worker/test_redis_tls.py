@@ -11,10 +11,10 @@ import pytest
 import redis
 from pydantic import ValidationError
 
-from worker.app import create_app
-from worker.redis_tls import tls_options
-from worker.settings import Settings
-from worker.store import Store
+from evalq.worker.app import create_app
+from evalq.worker.redis_tls import tls_options
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 
 URL = "rediss://:pw@redis.internal:6380/0"
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 
 from evalq.core.models import Verdict
+from evalq.worker.app import PREPARE_ROW
+from evalq.worker.heartbeat import Heartbeat, interval_for, row_of
+from evalq.worker.jobs import current_summary
+from evalq.worker.store import Store
+from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.watchdog import Watchdog
 from tests.support.scratch import plant_job
-from worker.app import PREPARE_ROW
-from worker.heartbeat import Heartbeat, interval_for, row_of
-from worker.jobs import current_summary
-from worker.store import Store
-from worker.unit_writes import UnitWrites
-from worker.watchdog import Watchdog
 
 
 def watchdog(store: Store, sent: list[tuple[str, str]], max_redrives: int = 3) -> Watchdog:

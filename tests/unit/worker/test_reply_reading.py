@@ -1,4 +1,4 @@
-"""The one reading of a generateContent body (worker.gemini.reply_from_response), on bodies of
+"""The one reading of a generateContent body (evalq.worker.gemini.reply_from_response), on bodies of
 the shapes the real API sends, parsed by google-genai's own reader: which outcome each is, and
 that every one of them carries the tokens its usageMetadata bills (blocked, empty and cut-off
 replies are paid for too). The replay corpus (tests/integration/test_replay_corpus.py) runs
@@ -13,8 +13,8 @@ from google.genai import types
 
 from evalq.core.errors import Blocked, JudgeError, TruncatedReply, UnparseableReply
 from evalq.core.judge import ensure_complete
-from fake_gemini.script import BLOCK_REASONS
-from worker.reply_reading import BLOCKING_FINISH_REASONS, reply_from_response
+from evalq.fake_gemini.script import BLOCK_REASONS
+from evalq.worker.reply_reading import BLOCKING_FINISH_REASONS, reply_from_response
 
 USAGE = {
     "promptTokenCount": 1200,

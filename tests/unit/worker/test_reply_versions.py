@@ -11,12 +11,12 @@ import pytest
 from evalq.core.errors import RateLimited, TruncatedReply
 from evalq.core.judge import JudgeReply, JudgeRequest
 from evalq.core.models import Verdict
+from evalq.worker.accounting import AccountingJudge
+from evalq.worker.call_cache import CachingJudge
+from evalq.worker.lifecycle.units import with_version
+from evalq.worker.store import Store
+from evalq.worker.unit_writes import UnitWrites
 from tests.support.memory_kv import MemoryKV
-from worker.accounting import AccountingJudge
-from worker.call_cache import CachingJudge
-from worker.lifecycle.units import with_version
-from worker.store import Store
-from worker.unit_writes import UnitWrites
 
 REPLY = JudgeReply(
     text="yes",

@@ -1,13 +1,13 @@
-"""A job's counters read back typed (worker.store.counters -> evalq.core.counters.JobCounters),
+"""A job's counters read back typed (evalq.worker.store.counters -> evalq.core.counters.JobCounters),
 and the one path that adds to them (incr, account) on a job Redis lost."""
 
 from __future__ import annotations
 
 from evalq.core.models import TaskErrors
 from evalq.core.pricing import Usage
+from evalq.worker import keys
+from evalq.worker.store import Store, read_counters
 from tests.support.scratch import plant_job
-from worker import keys
-from worker.store import Store, read_counters
 
 
 def test_a_field_the_counters_do_not_know_is_ignored() -> None:

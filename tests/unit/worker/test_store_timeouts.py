@@ -18,9 +18,9 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from devtools.local import RedisServer, wait_for
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
 from tests.support.scratch import plant_job
-from worker.settings import Settings
-from worker.store import Store
 
 # Keeps Redis busy for ARGV[1] microseconds: longer than one try of the Store's command
 # (a socket timeout), shorter than Redis's own script time limit (5 s).

@@ -1,4 +1,4 @@
-"""Turns between jobs (worker.turns, take_turns.lua) against a real Redis: the window, who gets
+"""Turns between jobs (evalq.worker.turns, take_turns.lua) against a real Redis: the window, who gets
 a freed turn, priorities, a job's own cap, a row's turn ending with its count, idle jobs, and
 the window sized from the workers alive."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 
 from evalq.core.verdicts import failed_row
+from evalq.worker import keys
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
+from evalq.worker.turns import hand_out, register
+from evalq.worker.watchdog import Watchdog
 from tests.support.scratch import plant_job
-from worker import keys
-from worker.settings import Settings
-from worker.store import Store
-from worker.turns import hand_out, register
-from worker.watchdog import Watchdog
 
 
 def take(store: Store, window: int) -> list[tuple[str, str]]:
@@ -162,7 +162,7 @@ def test_the_watchdog_leaves_waiting_rows_alone_and_hands_turns_out(store: Store
 def test_workers_alive_are_those_not_lapsed_and_a_clean_stop_leaves_at_once(store: Store) -> None:
     """What the waiting commands read to say that no worker is alive
     (evalq.client.workers_alive)."""
-    from worker.heartbeat import Heartbeat
+    from evalq.worker.heartbeat import Heartbeat
 
     assert store.live_workers() == 0
     register(store, "w1", 8, lapse_s=60)

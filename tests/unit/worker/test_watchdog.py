@@ -7,12 +7,12 @@ import time
 import pytest
 
 from evalq.core.models import MediaRef, RowInput, RowResult
+from evalq.worker import keys
+from evalq.worker.batch.names import SUBMIT_BATCH
+from evalq.worker.settings import Settings
+from evalq.worker.store import Store
+from evalq.worker.watchdog import BatchDriving, Watchdog
 from tests.support.scratch import plant_job
-from worker import keys
-from worker.batch.names import SUBMIT_BATCH
-from worker.settings import Settings
-from worker.store import Store
-from worker.watchdog import BatchDriving, Watchdog
 
 
 def test_a_row_given_a_field_it_does_not_have_is_refused() -> None:

@@ -3,9 +3,9 @@ runs at once, or a greenlet past redis-py's or httpx's default of 100 gets an er
 
 from __future__ import annotations
 
-from worker.app import create_app
-from worker.gemini import make_client
-from worker.settings import Settings
+from evalq.worker.app import create_app
+from evalq.worker.gemini import make_client
+from evalq.worker.settings import Settings
 
 
 def test_gevent_is_the_default_with_a_pool_of_hundreds() -> None:
@@ -26,7 +26,7 @@ def test_every_connection_pool_holds_every_task_at_once() -> None:
 
 
 def test_the_store_pool_holds_every_task_at_once() -> None:
-    from worker.store import Store
+    from evalq.worker.store import Store
 
     settings = Settings(worker_concurrency=600)
     store = Store.from_settings(settings)

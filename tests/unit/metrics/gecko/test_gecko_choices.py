@@ -19,6 +19,8 @@ from evalq.core.models import Question
 from evalq.core.parsing_choice import parse_letter
 from evalq.core.row_questions import parse_questions
 from evalq.core.scoring import question_results
+from evalq.fake_gemini.brain import SimulatedJudge
+from evalq.fake_gemini.protocol import FakeMedia, FakeRequest
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko.choices import (
     ImageChoiceReply,
@@ -29,8 +31,6 @@ from evalq.metrics.gecko.parsing import BatchVerdictReply
 from evalq.metrics.gecko.prompts import choice_validator_prompt
 from evalq.metrics.gecko.validation import IMAGE_VALIDATOR
 from evalq.metrics.gecko_video.metric import VIDEO_VALIDATOR
-from fake_gemini.brain import SimulatedJudge
-from fake_gemini.protocol import FakeMedia, FakeRequest
 from tests.support.datasets import write_rows
 from tests.support.images import circle_png
 from tests.support.judges import ListJudge

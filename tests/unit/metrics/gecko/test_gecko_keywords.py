@@ -156,11 +156,11 @@ def test_gecko_video_re_asks_the_same_way() -> None:
 
 
 def test_the_simulated_video_judge_fills_only_the_gap() -> None:
+    from evalq.fake_gemini.brain import SimulatedJudge
+    from evalq.fake_gemini.protocol import FakeRequest
     from evalq.metrics.gecko.prompts import RubricGap
     from evalq.metrics.gecko_video.parsing import VideoRubricReply, parse_video_rubric
     from evalq.metrics.gecko_video.prompts import video_rubric_prompt
-    from fake_gemini.brain import SimulatedJudge
-    from fake_gemini.protocol import FakeRequest
 
     judge = SimulatedJudge()
     schema = VideoRubricReply.model_json_schema()

@@ -24,9 +24,9 @@ from evalq.metrics.gecko.soft import (
     soft_score_questions,
 )
 from evalq.metrics.gecko.validation import validate_question
+from evalq.worker.reply_reading import reply_from_response
 from tests.support.judges import ListJudge
 from tests.support.recorded import recorded_logprobs
-from worker.reply_reading import reply_from_response
 
 MEDIA: Any = None  # the in-memory judge never looks at it
 

@@ -31,6 +31,10 @@ from evalq.examples.video import (
     mjpeg_avi,
     write_gecko_video_example,
 )
+from evalq.fake_gemini.brain import SimulatedJudge
+from evalq.fake_gemini.protocol import FakeMedia, FakeRequest
+from evalq.fake_gemini.skills.gecko_video.footage import avi_frames
+from evalq.fake_gemini.skills.gecko_video.motion import motions
 from evalq.metrics.gecko import metric as gecko
 from evalq.metrics.gecko_video.metric import GECKO_VIDEO, VIDEO_RUBRIC, VIDEO_VALIDATOR
 from evalq.metrics.gecko_video.parsing import (
@@ -44,10 +48,6 @@ from evalq.metrics.gecko_video.prompts import (
     video_rubric_prompt,
     video_validator_prompt,
 )
-from fake_gemini.brain import SimulatedJudge
-from fake_gemini.protocol import FakeMedia, FakeRequest
-from fake_gemini.skills.gecko_video.footage import avi_frames
-from fake_gemini.skills.gecko_video.motion import motions
 from tests.support.contexts import row_context, run_row
 from tests.support.gecko_rubrics import choice_question
 from tests.support.judges import ListJudge, assert_match_beats_near_miss

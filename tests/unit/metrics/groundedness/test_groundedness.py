@@ -22,12 +22,12 @@ from evalq.examples.grounding import (
     RETAIL_QUERY,
     write_groundedness_example,
 )
+from evalq.fake_gemini.protocol import FakeRequest
+from evalq.fake_gemini.skills import groundedness as skill
 from evalq.metrics.groundedness import metric as g
 from evalq.metrics.groundedness import prompts as gp
 from evalq.metrics.groundedness.excerpts import ContextIndex
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
-from fake_gemini.protocol import FakeRequest
-from fake_gemini.skills import groundedness as skill
 from tests.support.contexts import run_row
 from tests.support.grounding import CONTEXT, INELIGIBLE_BECAUSE, QUERY, labels
 from tests.support.judges import ListJudge

@@ -12,14 +12,14 @@ from evalq.core.dataset import load_dataset
 from evalq.core.errors import Blocked, RateLimited, TruncatedReply
 from evalq.core.models import RowInput, Verdict
 from evalq.examples.grounding import write_groundedness_example
+from evalq.fake_gemini.brain import SimulatedJudge
+from evalq.fake_gemini.protocol import FakeRequest
+from evalq.fake_gemini.skills import groundedness as skill
 from evalq.metrics.groundedness import metric as g
 from evalq.metrics.groundedness import prompts as gp
 from evalq.metrics.groundedness.labels import worse_label
 from evalq.metrics.groundedness.parsing import GroundingReply
 from evalq.metrics.groundedness.prompts import JUDGE_TEMPLATE_VERSION
-from fake_gemini.brain import SimulatedJudge
-from fake_gemini.protocol import FakeRequest
-from fake_gemini.skills import groundedness as skill
 from tests.support.grounding import CONTEXT, QUERY, labels
 from tests.support.judges import ListJudge, Reply
 from tests.support.prompts import extract_section

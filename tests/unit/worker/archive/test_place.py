@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from worker.archive.place import ArchiveURLError, archive_place, default_archive_path
-from worker.archive.writers import mixed_archives_warning
-from worker.settings import Settings
+from evalq.worker.archive.place import ArchiveURLError, archive_place, default_archive_path
+from evalq.worker.archive.writers import mixed_archives_warning
+from evalq.worker.settings import Settings
 
 
 def test_unset_is_sqlite_in_the_users_data_folder(

@@ -1,0 +1,111 @@
+"""The one guard every task runs its body in, online (evalq.tasks.rows) and in batch mode
+(evalq.tasks.batch): what escapes a body is sorted here, the same way for both.
+
+- Celery's own control flow (a Retry, a Reject) passes.
+- Redis out of reach (or the broker on it) is infrastructure, never a verdict: the whole task
+  runs again later with jittered backoff that roughly doubles, and writes nothing meanwhile.
+  `down_since` (when the task first found Redis out of reach) rides along in the retry's
+  kwargs; past EVALQ_REDIS_RETRY_MAX_S the error propagates and the task fails without a
+  verdict, leaving its row to the watchdog or its batch to the next sweep and `evalq resume`.
+- A job gone from Redis: the driver's `gone` says what is left to do.
+- An error the driver knows (batch mode: the Batch API's) goes to its `known`, which returns a
+  reply, raises a retry, or returns None to let it count as a task error.
+- Anything else is a task error (evalq.worker.task_errors): recorded, retried a few times with
+  backoff, then the driver's `task_error` gives up (a row fails, a unit's verdict says so, a
+  batch job pauses). What that handling meets itself is guarded the same way, less the last
+  step; a chord `header_part` whose handling fails too (not for Redis out of reach) still
+  ends, without a verdict, so the chord's callback fires and scores the unit unscored.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from celery import Task
+from celery.exceptions import TaskPredicate
+from kombu.exceptions import OperationalError
+
+from evalq.core.errors import JobNotFound
+from evalq.worker.runtime import runtime
+from evalq.worker.scheduling import scheduler
+from evalq.worker.store import REDIS_DOWN
+from evalq.worker.task_errors import describe
+
+log = logging.getLogger(__name__)
+
+# Redis itself, or publishing to the broker on it (kombu's error once its own retries are spent)
+OUT_OF_REACH: tuple[type[Exception], ...] = (*REDIS_DOWN, OperationalError)
+BACKOFF_MAX_S = 30.0
+
+Reply = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Driver:
+    """What a task does with what the guard sorts out: `gone` for its job gone from Redis,
+    `task_error` to record and give up on anything unforeseen (None: let it propagate),
+    `known` for errors of the driver's own (None: it has none)."""
+
+    gone: Callable[[JobNotFound], Reply]
+    task_error: Callable[[Exception], Reply] | None = None
+    known: Callable[[Exception], Reply | None] | None = None
+    header_part: bool = False
+
+
+def guarded(
+    task: Task, job_id: str, down_since: float | None, body: Callable[[], Reply], driver: Driver
+) -> Reply:
+    """Run a task's body under the rules above."""
+    try:
+        return body()
+    except TaskPredicate:  # Retry, Reject
+        raise
+    except OUT_OF_REACH as exc:
+        raise redis_down(task, exc, down_since) from None
+    except JobNotFound as exc:
+        return driver.gone(exc)
+    except Exception as exc:
+        if driver.known is not None and (reply := driver.known(exc)) is not None:
+            return reply
+        if driver.task_error is None:
+            raise
+        error = exc  # `exc` is unbound once the except clause ends; the closure keeps `error`
+        give_up = driver.task_error
+    handling = Driver(gone=driver.gone, known=driver.known)  # no second task error
+    try:
+        return guarded(task, job_id, down_since, lambda: give_up(error), handling)
+    except (TaskPredicate, *OUT_OF_REACH):
+        raise
+    except Exception:
+        if not driver.header_part:
+            raise
+        log.exception(
+            "%s: job %s: a task error's handling failed too; the part ends", task.name, job_id
+        )
+        return {"unrecorded": True, "error": describe(error)}
+
+
+def redis_down(task: Task, exc: Exception, down_since: float | None) -> Exception:
+    """The whole task again later (a Retry for the task to raise), or `exc` itself once Redis
+    has been out of reach for redis_retry_max_s."""
+    now = time.time()
+    since = now if down_since is None else down_since
+    waited = now - since
+    if waited >= runtime().settings.redis_retry_max_s:
+        log.error("%s: Redis out of reach for %.0f s, giving up: %s", task.name, waited, exc)
+        return exc
+    delay = min(BACKOFF_MAX_S, max(1.0, waited)) * random.uniform(0.5, 1.0)
+    log.warning("%s: Redis out of reach (%s); again in %.1f s", task.name, exc, delay)
+    kwargs = {**(task.request.kwargs or {}), "down_since": since}  # keeps what else rides along
+    return scheduler().retry(task, countdown=delay, kwargs=kwargs, max_retries=None, exc=exc)
+
+
+def gone(task: Task, job_id: str, exc: JobNotFound) -> Reply:
+    """The job is no longer in Redis (expired, or Redis lost its data): nothing to write to."""
+    log.warning("%s: job %s is gone, task dropped: %s", task.name, job_id, exc)
+    return {"gone": True}

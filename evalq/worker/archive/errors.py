@@ -1,0 +1,14 @@
+"""The archive's errors, light so a command can name them without loading SQLAlchemy."""
+
+from __future__ import annotations
+
+from evalq.core.errors import EvalqError
+
+
+class ArchiveUnavailable(EvalqError):
+    """The archive can not be reached, opened or written: the job stays in Redis and its
+    write is retried (evalq.worker.archiving); a reading command says so."""
+
+
+class ArchiveSchemaTooNew(ArchiveUnavailable):
+    """The archive was moved forward by a newer evalq than this one."""

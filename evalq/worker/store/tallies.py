@@ -1,0 +1,68 @@
+"""What this process has spent per job, kept in its own memory, where a Redis failover can't
+take it back.
+
+Redis replicates asynchronously: a replica promoted after its master died lacks the master's
+last writes, and with them the counters of calls that were made and billed. Every write of
+spend (record_unit.lua, add_counters.lua through Store.account) also adds the same amounts to
+the job's `spent_by` hash under this process's tag, and, once Redis acknowledged it, to these
+tallies. After a failover (evalq.worker.failover) the process compares the two: what its tallies hold
+beyond its share in Redis is spend the failover lost, and is added back (reconcile_spend.lua;
+when Redis holds no spend of the job at all, its calls are reported instead: that hash may
+have expired, and adding them could count them twice).
+
+A write whose connection broke before the reply (the failover itself cuts connections) may or
+may not have landed: its calls are counted apart as unconfirmed, and the job says that up to
+that many calls may be missing from its cost. Only the most recent jobs are kept (`JOBS`)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Mapping
+
+JOBS = 1000  # jobs whose tallies a process keeps, the most recently written first
+CALLS = ("judge_calls", "candidate_calls")  # the counters that are calls
+
+
+class Tallies:
+    def __init__(self, jobs: int = JOBS) -> None:
+        self._jobs = jobs
+        self._spent: OrderedDict[str, Counter[str]] = OrderedDict()
+        self._unconfirmed: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def add(self, job_id: str, amounts: Mapping[str, int]) -> None:
+        """Spend Redis acknowledged."""
+        with self._lock:
+            self._job(job_id).update({k: v for k, v in amounts.items() if v})
+
+    def unconfirmed(self, job_id: str, amounts: Mapping[str, int]) -> None:
+        """Spend whose write may not have landed (its connection broke): its calls."""
+        if calls := sum(int(amounts.get(name, 0)) for name in CALLS):
+            with self._lock:
+                self._job(job_id)
+                self._unconfirmed[job_id] += calls
+
+    def jobs(self) -> list[str]:
+        with self._lock:
+            return list(self._spent)
+
+    def of(self, job_id: str) -> tuple[dict[str, int], int]:
+        """The job's acknowledged spend, and its unconfirmed calls not yet reported."""
+        with self._lock:
+            return dict(self._spent.get(job_id, {})), self._unconfirmed[job_id]
+
+    def reported(self, job_id: str, calls: int) -> None:
+        """`calls` unconfirmed calls are now on the job: they are not reported again."""
+        with self._lock:
+            self._unconfirmed[job_id] = max(0, self._unconfirmed[job_id] - calls)
+
+    def _job(self, job_id: str) -> Counter[str]:
+        spent = self._spent.get(job_id)
+        if spent is None:
+            spent = self._spent[job_id] = Counter()
+            while len(self._spent) > self._jobs:
+                gone, _ = self._spent.popitem(last=False)
+                self._unconfirmed.pop(gone, None)
+        self._spent.move_to_end(job_id)
+        return spent

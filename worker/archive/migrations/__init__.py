@@ -1,1 +1,0 @@
-"""The archive's schema migrations (Alembic), applied by worker.archive.engine.open_archive."""
