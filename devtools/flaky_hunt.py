@@ -44,6 +44,8 @@ DEFAULT_TESTS = (
     "tests/integration/test_archive_reliability.py",
     "tests/integration/test_question_sets.py",
     "tests/unit/client/test_watch.py",
+    "tests/integration/test_archive_confirmed.py",
+    "tests/integration/test_own_tasks.py",
     "tests/unit/client/test_attached.py",
 )
 TAIL_LINES = 25
