@@ -1,7 +1,7 @@
 """One error hierarchy for evalq; each judge error carries its retry policy and unscored reason.
 
-The policy is declared once per class (dramatiq-style) and read only here, by ``policy_of`` and
-the two questions built on it, so a new error kind is handled everywhere by declaring it once:
+The policy is declared once per class (dramatiq-style) and read through ``policy_of`` and the
+two questions built on it, so a new error kind is handled everywhere by declaring it once:
 
     backoff    retried in-process with jittered backoff by the judge client
                (``retried_in_process``); once its attempts are spent it is "never"
@@ -10,7 +10,8 @@ the two questions built on it, so a new error kind is handled everywhere by decl
     never      an unscored verdict (in a unit) or a failed row (while preparing one)
 
 Metrics catch judge errors to make verdicts and let the task-level policies through
-(``must_propagate``); the tasks switch on ``policy_of`` in one handler (evalq.tasks.rows).
+(``must_propagate``); a row's life (evalq.worker.lifecycle.judge_errors), batch mode
+(evalq.worker.batch.judge) and rubric generation (evalq.client.rubrics) switch on ``policy_of``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Agreement between evalq's judge and human raters: one import for every statistic issue 25
-reports, each an Estimate (value, bootstrap 95% interval, n, method, why-None note).
+"""Agreement between evalq's judge and human raters: one import for every statistic the
+calibration and agreement reports show, each an Estimate (value, bootstrap 95% interval, n,
+method, why-None note).
 
 - Row level: spearman, kendall (tau-b) between row scores and human ratings
   (evalq.stats.rank_correlation); spearman_value, the value alone, for a statistic resampled

@@ -5,8 +5,8 @@ judges are scheduled like any other judge call. A row shows every rating, their 
 the row score is the mean rating mapped onto [0, 1] ((mean - 1) / 4) so job means and intervals
 work as for every metric, while the 1-5 figures stay in the details and the metric summary.
 
-The judge call helpers here (judges, samples, temperature, one call -> one Verdict) are shared
-by the pairwise and ranking metrics.
+The judge call helpers (judges, samples, temperature, one call -> one Verdict) live in
+evalq.metrics.ratings.judging, shared with the pairwise and ranking metrics.
 """
 
 from __future__ import annotations
