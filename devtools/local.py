@@ -492,7 +492,7 @@ def start_flower(env: Mapping[str, str], port: int, log: Path) -> subprocess.Pop
         "-m",
         "celery",
         "-A",
-        "evalq.worker.app",
+        "evalq.worker.celery_app.app",
         "flower",
         f"--port={port}",
         "--address=127.0.0.1",

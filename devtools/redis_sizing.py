@@ -41,7 +41,10 @@ from devtools.local import wait_for
 FEW_QUESTIONS = 2
 MANY_QUESTIONS = 12
 CONCURRENCY = 16
-QUEUES = ("evalq.questions", "evalq.rows")  # evalq.worker.queues; the tool reads Redis as it is
+QUEUES = (
+    "evalq.questions",
+    "evalq.rows",
+)  # evalq.worker.dispatch.queues; the tool reads Redis as it is
 UNACKED = "unacked"  # kombu's hash of the messages delivered and not yet acknowledged
 
 

@@ -33,7 +33,7 @@ import sqlalchemy as sa
 from devtools.bench.common import Stack, bench_parser, dataset, this_machine
 from devtools.local import EVALQ, ROOT, PostgresServer, postgres_answers, start_postgres
 from evalq.worker.archive.archive import Archive
-from evalq.worker.archiving import collect
+from evalq.worker.jobs.archiving import collect
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
 

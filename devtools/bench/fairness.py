@@ -14,7 +14,7 @@ submitted a moment after it. Reported as ratios measured in that one run: the sm
 behind the large one over its time alone (goal: within 2x), and the large job's throughput
 with the small one over alone (its time alone over its time with; goal: at least 0.90). With
 ``--contrast`` every setup runs with a window wider than the large job instead (no turns, as
-before evalq.worker.turns), for the figures turns are compared against.
+before evalq.worker.dispatch.turns), for the figures turns are compared against.
 """
 
 from __future__ import annotations

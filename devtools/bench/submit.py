@@ -16,7 +16,7 @@ from pathlib import Path
 
 from devtools.local import start_redis, stop
 from evalq.client import Client, submit
-from evalq.worker.queues import QUEUE_ROWS
+from evalq.worker.dispatch.queues import QUEUE_ROWS
 from evalq.worker.settings import Settings
 
 

@@ -1,12 +1,12 @@
-"""The Redis keys reference (docs/reference/redis-keys.md): evalq.worker.key_table's rows, one a key
-(the limiter's two schedules share one). The rows are built by calling evalq.worker.keys, and
-tests/unit/worker/test_key_table.py checks they cover every key it makes, so the page cannot
+"""The Redis keys reference (docs/reference/redis-keys.md): evalq.worker.store.key_table's rows, one a key
+(the limiter's two schedules share one). The rows are built by calling evalq.worker.store.keys, and
+tests/unit/worker/store/test_key_table.py checks they cover every key it makes, so the page cannot
 name a key the code does not write or miss one it does."""
 
 from __future__ import annotations
 
 from devtools.reference.markdown_cells import cell, table
-from evalq.worker.key_table import ROWS
+from evalq.worker.store.key_table import ROWS
 
 
 def markdown() -> str:

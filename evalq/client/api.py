@@ -288,7 +288,7 @@ def evaluate(
     per candidate on the same rubric, and `Job.results()` gains a `candidate` column.
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
     prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
-    On shared workers jobs take turns (evalq.worker.turns): `priority` ("high", "normal", "low")
+    On shared workers jobs take turns (evalq.worker.dispatch.turns): `priority` ("high", "normal", "low")
     and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
     `name` is what `evalq jobs` calls it. The metric's options are keywords too, e.g.
     `evaluate(df, "pointwise", template="fluency", samples=3)` (or `options={...}`, not both

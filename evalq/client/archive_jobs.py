@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from evalq.client.job_ids import check_job_id
 from evalq.client.reads import JobReader
 from evalq.core.errors import EvalqError
-from evalq.worker.archiving import ENDED
+from evalq.worker.jobs.archiving import ENDED
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import time
 
 from evalq.client.formats import ago
 from evalq.client.reads import JobReader
+from evalq.worker.archive.mixed_archives import mixed_archives_warning, writers_fresh_s
 from evalq.worker.archive.place import archive_place
-from evalq.worker.archive.writers import mixed_archives_warning, writers_fresh_s
 
 ENDED = ("finished", "cancelled")
 

@@ -1,6 +1,6 @@
 """The client side of a job: submit a dataset, watch it, read it back. The one evalq module
-(with the CLI that calls it) that touches Redis and Celery: Redis through evalq.worker.job_reads and
-evalq.worker.job_control only, never the Store.
+(with the CLI that calls it) that touches Redis and Celery: Redis through evalq.worker.jobs.reads and
+evalq.worker.jobs.control only, never the Store.
 
 `Client` is a facade: the checks and enqueueing are in evalq.client.submit, the dry run in
 evalq.client.dry_run, resume and cancel in evalq.client.control, waiting in
@@ -22,7 +22,7 @@ from evalq.client.submit import JobSpec, Prepared, Submitted
 from evalq.core.dry_report import DryRunReport
 from evalq.core.errors import EvalqError
 from evalq.core.models import JobSummary
-from evalq.worker.job_control import Transition, TurnState
+from evalq.worker.jobs.control import Transition, TurnState
 from evalq.worker.settings import Settings
 
 __all__ = ["JOB_ID", "Client", "Prepared", "Submitted", "check_job_id", "new_job_id"]
@@ -35,7 +35,7 @@ class Client(JobReader):
     @cached_property
     def app(self) -> Any:
         """The Celery app, for sending only, bound to these settings (built on first send)."""
-        from evalq.worker.app import create_app
+        from evalq.worker.celery_app.app import create_app
 
         return create_app(self.settings)
 
@@ -160,5 +160,5 @@ class Client(JobReader):
         )
 
     def serve_metrics(self, host: str, port: int) -> None:
-        """Serve the job-level figures for Prometheus (evalq.worker.metrics_exporter) until stopped."""
+        """Serve the job-level figures for Prometheus (evalq.worker.jobs.metrics_exporter) until stopped."""
         self.job_reads.serve_metrics(host, port)

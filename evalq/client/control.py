@@ -1,7 +1,7 @@
 """Steering a stored job: resume a paused or interrupted one (under a new spend cap if need
 be), cancel one, and cancel its batches on the server, change its turns. What a person asks is
 checked here, and so is who asks: another user's job is steered only when forced
-(evalq.client.owner); the job is steered through evalq.worker.job_control."""
+(evalq.client.owner); the job is steered through evalq.worker.jobs.control."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from evalq.client.submit import (
 from evalq.core.errors import EvalqError
 from evalq.core.models import JobConfig
 from evalq.core.pricing import job_prices, nanos, usd
-from evalq.worker.job_control import JobControl, ResumeOutcome, Transition, TurnState
+from evalq.worker.jobs.control import JobControl, ResumeOutcome, Transition, TurnState
 
 __all__ = ["Acting", "ResumeOutcome", "resume", "resume_outcome", "set_turns", "try_cancel"]
 
@@ -59,7 +59,7 @@ def resume_outcome(
 ) -> ResumeOutcome:
     """Continue a paused, stopped or interrupted job with the rows not yet counted, and say
     what that took. A paused or cancelled job's rows all go back in line for turns
-    (evalq.worker.turns); a running job keeps the rows it has in flight or waiting, and only rows
+    (evalq.worker.dispatch.turns); a running job keeps the rows it has in flight or waiting, and only rows
     that lost their place go back in line. Stored rubrics, verdicts and cached calls are
     reused. `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
     spend already reached its cap needs one."""

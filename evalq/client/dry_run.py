@@ -20,7 +20,7 @@ from evalq.core.media import MediaRules, allowed_types, load_media
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
 from evalq.core.pricing import vertex_price_note
-from evalq.worker.job_reads import REDIS_DOWN, JobReads
+from evalq.worker.jobs.reads import REDIS_DOWN, JobReads
 from evalq.worker.settings import Settings
 
 
@@ -63,7 +63,7 @@ def plan(
     notes: list[str] = []
     counter: Any
     if count_tokens:
-        from evalq.worker.token_count import ApiTokenCounter
+        from evalq.worker.judges.token_count import ApiTokenCounter
 
         counter = ApiTokenCounter(settings)
     else:

@@ -22,7 +22,7 @@ from evalq.core.errors import EvalqError, JobNotFound
 
 if TYPE_CHECKING:
     from evalq.client.reads import JobReader
-    from evalq.worker.job_reads import JobReads
+    from evalq.worker.jobs.reads import JobReads
 
 MIN_PREFIX = 4
 PREFIX = re.compile(rf"[0-9a-f]{{{MIN_PREFIX},11}}")
@@ -63,7 +63,7 @@ def lookup(reader: JobReader, ref: str) -> list[Found]:
     if not isinstance(ref, str) or not ref:
         raise JobNotFound(f"{ref!r} is not a job: give its id, a prefix of its id or its --name")
     from evalq.worker.archive.errors import ArchiveUnavailable
-    from evalq.worker.job_reads import REDIS_DOWN
+    from evalq.worker.jobs.reads import REDIS_DOWN
 
     prefix = ref if PREFIX.fullmatch(ref) else None
     found: dict[str, Found] = {}

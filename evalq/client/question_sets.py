@@ -18,7 +18,7 @@ from evalq.core.dataset import LoadedDataset
 from evalq.core.errors import DatasetError, JobNotFound
 from evalq.core.metric import QuestionSetMetric, get_metric
 from evalq.core.models import JobSummary, Question, RowInput
-from evalq.worker.job_reads import JobReads
+from evalq.worker.jobs.reads import JobReads
 
 ROWS_NAMED = 10  # rows named in a refusal; the count says how many there are
 

@@ -20,7 +20,7 @@ from evalq.core.errors import JobNotFound
 from evalq.core.groups import check_group_columns, group_by_columns, group_summaries
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
 from evalq.worker.archive.filters import JobFilter
-from evalq.worker.job_reads import REDIS_DOWN, JobReads
+from evalq.worker.jobs.reads import REDIS_DOWN, JobReads
 from evalq.worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from evalq.worker.archive.archive import Archive
     from evalq.worker.archive.reader import ArchivedJob
     from evalq.worker.batch.ledger import BatchRecord
-    from evalq.worker.job_control import JobControl
+    from evalq.worker.jobs.control import JobControl
 
 NEAR_LIMIT = 0.8  # of maxmemory: past it, `evalq status` warns
 T = TypeVar("T")
@@ -61,8 +61,8 @@ def _place(config: JobConfig) -> Callable[[RowResult], tuple[int, str, int, str]
 
 
 class JobReader:
-    """Reads of stored jobs; the Client builds on it. Redis is read through evalq.worker.job_reads
-    alone, and steered through evalq.worker.job_control alone."""
+    """Reads of stored jobs; the Client builds on it. Redis is read through evalq.worker.jobs.reads
+    alone, and steered through evalq.worker.jobs.control alone."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()

@@ -1,5 +1,5 @@
 """The rubric judge of `evalq rubrics`, built in the client process as a worker builds its own
-(evalq.worker.judge_stack), minus a job's accounting: thinking (the rubric role's setting, part of the
+(evalq.worker.judges.stack), minus a job's accounting: thinking (the rubric role's setting, part of the
 call-cache key), the call cache, the global rate limiter's slots and token correction, and the
 Gemini client. A call the limiter has no slot for yet, or that met a 429, waits the delay it was
 given and goes again (a worker would be a Celery countdown instead). What the calls cost is
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from evalq.core.errors import JudgeError, RateLimited
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
-from evalq.worker.job_control import JobControl
+from evalq.worker.jobs.control import JobControl
 from evalq.worker.settings import Settings
 
 
@@ -98,10 +98,10 @@ def rubric_judge(settings: Settings, control: JobControl, model: str, use_cache:
     token correction and the rate-limited Gemini client."""
     from evalq.client.submit import job_thinking_settings
     from evalq.core.thinking import ThinkingJudge
-    from evalq.worker.call_cache import CachingJudge
-    from evalq.worker.gemini import GeminiJudge
-    from evalq.worker.judge_stack import TokenCorrection, build_stack
-    from evalq.worker.limiter import Limit
+    from evalq.worker.judges.call_cache import CachingJudge
+    from evalq.worker.judges.gemini import GeminiJudge
+    from evalq.worker.judges.limiter import Limit
+    from evalq.worker.judges.stack import TokenCorrection, build_stack
 
     thinking, _ = job_thinking_settings(settings.thinking, None, [model], {}, model)
     limits = {m: Limit(rpm=x.rpm, tpm=x.tpm) for m, x in settings.rate_limits.items()}

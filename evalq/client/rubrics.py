@@ -35,7 +35,7 @@ from evalq.core.models import RowInput, Rubric
 from evalq.core.options import validate_options
 from evalq.core.records import records
 from evalq.core.shared_work import CLAIM_TTL_S, RECHECK_S
-from evalq.worker.job_control import JobControl
+from evalq.worker.jobs.control import JobControl
 from evalq.worker.settings import Settings
 
 THREADS = 4  # rubric calls in flight at once: the global limiter still spaces them
@@ -129,7 +129,7 @@ def write_rubrics(
     progress: Progress | None = None,
 ) -> RubricsReport:
     """Write every row of `dataset` with its question set to `out` (see the module)."""
-    from evalq.worker.files import media_rules
+    from evalq.worker.judges.files import media_rules
 
     say = progress or (lambda _: None)
     path, target = Path(dataset), Path(out)

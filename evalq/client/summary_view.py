@@ -138,7 +138,7 @@ def cancel_line(open_calls: int) -> str:
 
 
 def turns_line(s: JobSummary) -> str:
-    """The job's place on shared workers (evalq.worker.turns)."""
+    """The job's place on shared workers (evalq.worker.dispatch.turns)."""
     cap = f" (at most {s.max_in_flight})" if s.max_in_flight else ""
     return (
         f"priority {s.priority} · {s.rows_in_flight} rows in flight{cap} · "

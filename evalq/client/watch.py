@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import evalq.worker.job_control  # noqa: F401  (loaded before the wait: it may finish the job)
+import evalq.worker.jobs.control  # noqa: F401  (loaded before the wait: it may finish the job)
 from evalq.client.job_ids import check_job_id
 from evalq.client.reads import JobReader
 from evalq.client.workers_alive import WorkerWatch
 from evalq.core.errors import EvalqError, JobGone, JobNotFound, RedisUnavailable
 from evalq.core.models import JobSummary
-from evalq.worker.job_reads import REDIS_DOWN
+from evalq.worker.jobs.reads import REDIS_DOWN
 
 T = TypeVar("T")
 OnRedis = Callable[[str | None], None]

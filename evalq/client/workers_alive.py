@@ -1,7 +1,7 @@
 """Whether any worker is alive to run a job, as the waiting commands (`run --wait`, `resume
 --wait`, `wait`, the Python API's Job.wait) and `evalq status` say it.
 
-Every worker registers in the Redis it serves (evalq.worker.turns.register), when it is ready and on
+Every worker registers in the Redis it serves (evalq.worker.dispatch.turns.register), when it is ready and on
 every heartbeat; its registration lapses three heartbeats after its last one (90 s at the
 default EVALQ_STALL_TIMEOUT_S), and a worker stopped cleanly takes it out at once. A running job
 in a Redis with no live registration makes no progress however long one waits, so:
@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable
 
 from evalq.core.secret_urls import mask_url
-from evalq.worker.job_reads import JobReads
+from evalq.worker.jobs.reads import JobReads
 from evalq.worker.settings import Settings
 
 NO_WORKER_GRACE_S = 2.0

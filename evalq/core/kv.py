@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 class KeyValue(Protocol):
     """A small shared cache (Redis on workers) for things reused across rows and jobs. Entries
     are named by a digest of what they were made from, never by a storage key: where they live
-    is the runtime's business (on workers, evalq.worker.keys names them)."""
+    is the runtime's business (on workers, evalq.worker.store.keys names them)."""
 
     def get(self, key: str) -> str | None: ...
 

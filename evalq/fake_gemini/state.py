@@ -69,7 +69,7 @@ class FakeGemini:
 
     def simulated_version(self) -> str:
         """The modelVersion the simulated judge's replies carry: still read as simulated
-        (evalq.worker.gemini checks the prefix), and another version once a suffix is set."""
+        (evalq.worker.judges.gemini checks the prefix), and another version once a suffix is set."""
         suffix = self.model_version_suffix
         return f"{SIMULATED_MODEL_VERSION}@{suffix}" if suffix else SIMULATED_MODEL_VERSION
 

@@ -7,7 +7,7 @@ the task later, writing nothing, until EVALQ_REDIS_RETRY_MAX_S, then it fails an
 sweep (the watchdog) or `evalq resume` takes the job up again. The Batch API answering 5xx or
 not at all retries the task later; a refusal (4xx) pauses the job with the server's message, since
 sending the same request again would get the same answer. Any other exception is a task error
-(evalq.worker.task_errors): recorded on the job, retried a few times with backoff, then the job
+(evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff, then the job
 pauses with it, for `evalq resume` once the cause is fixed. A poll or an ingest that fails
 notes its error on the batch's record. A poll or an ingest whose job is gone from Redis cancels
 its batch on the server (evalq.worker.batch.orphans): nobody would read what it bills for.
@@ -28,15 +28,15 @@ from google.genai import errors as genai_errors
 
 from evalq.core.errors import JobNotFound
 from evalq.tasks.guard import OUT_OF_REACH, Driver, Reply, gone, guarded
-from evalq.worker.app import app
 from evalq.worker.batch import ledger, orphans
 from evalq.worker.batch.flow import ingest_one, poll_one, submit_round
 from evalq.worker.batch.ledger import next_poll_s
 from evalq.worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
 from evalq.worker.batch.service import display_name
+from evalq.worker.celery_app.app import app
+from evalq.worker.celery_app.scheduling import scheduler
+from evalq.worker.celery_app.task_errors import describe, retry_or_give_up
 from evalq.worker.runtime import runtime
-from evalq.worker.scheduling import scheduler
-from evalq.worker.task_errors import describe, retry_or_give_up
 
 log = logging.getLogger(__name__)
 _RETRY_MAX_S = 60.0

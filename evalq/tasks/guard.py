@@ -10,7 +10,7 @@
 - A job gone from Redis: the driver's `gone` says what is left to do.
 - An error the driver knows (batch mode: the Batch API's) goes to its `known`, which returns a
   reply, raises a retry, or returns None to let it count as a task error.
-- Anything else is a task error (evalq.worker.task_errors): recorded, retried a few times with
+- Anything else is a task error (evalq.worker.celery_app.task_errors): recorded, retried a few times with
   backoff, then the driver's `task_error` gives up (a row fails, a unit's verdict says so, a
   batch job pauses). What that handling meets itself is guarded the same way, less the last
   step; a chord `header_part` whose handling fails too (not for Redis out of reach) still
@@ -31,10 +31,10 @@ from celery.exceptions import TaskPredicate
 from kombu.exceptions import OperationalError
 
 from evalq.core.errors import JobNotFound
+from evalq.worker.celery_app.scheduling import scheduler
+from evalq.worker.celery_app.task_errors import describe
 from evalq.worker.runtime import runtime
-from evalq.worker.scheduling import scheduler
 from evalq.worker.store import REDIS_DOWN
-from evalq.worker.task_errors import describe
 
 log = logging.getLogger(__name__)
 

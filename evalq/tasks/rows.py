@@ -1,15 +1,15 @@
 """The three tasks every metric runs. The row's life is evalq.worker.lifecycle's (plain functions that
 return an outcome); each task turns its outcome into a chord, a Celery retry or a return value,
-through the scheduler in use (evalq.worker.scheduling). prepare_row plans the row (rubric or candidate
+through the scheduler in use (evalq.worker.celery_app.scheduling). prepare_row plans the row (rubric or candidate
 generation) and fans out one run_unit per unit into a chord whose callback, aggregate_row,
 scores the row. Chord header tasks never raise, so the callback always fires. A row task that
-ends its row hands the freed turn to a waiting row (evalq.worker.turns).
+ends its row hands the freed turn to a waiting row (evalq.worker.dispatch.turns).
 
 Cached work does not become tasks: prepare_row resolves inline every unit whose verdict is
 stored or whose replies are all in the call cache, and only the units that need a judge call go
 into the chord; a row with none left is aggregated at once (no chord: an empty header is not
 allowed). A unit task reads what it needs in one round trip and writes its outcome (verdict,
-activity, counters, cache entries, limiter correction) in one more (evalq.worker.unit_writes).
+activity, counters, cache entries, limiter correction) in one more (evalq.worker.store.unit_writes).
 
 Retry policies come from the error classes (evalq.core.errors), read in one handler
 (evalq.worker.lifecycle.judge_errors, shared with batch mode): "countdown" (429, or our limiter's
@@ -20,7 +20,7 @@ verdict (metrics make those verdicts themselves; the handler covers what gets pa
 
 What escapes a task's body is sorted by the one guard every task runs in (evalq.tasks.guard):
 Redis out of reach is retried later, bounded, writing nothing; any other exception is a task
-error (evalq.worker.task_errors): recorded on the job, retried a few times with backoff, then it
+error (evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff, then it
 fails the row (prepare_row, aggregate_row) or is the unit's unscored judge_error verdict
 (run_unit). Rows are named by their line number (see evalq.worker.store).
 """
@@ -36,7 +36,10 @@ from celery import Task
 
 from evalq.core.verdicts import unscored
 from evalq.tasks.guard import Driver, Reply, gone, guarded
-from evalq.worker.app import PREPARE_ROW, app
+from evalq.worker.celery_app.app import PREPARE_ROW, app
+from evalq.worker.celery_app.scheduling import scheduler
+from evalq.worker.celery_app.task_errors import retry_or_give_up
+from evalq.worker.dispatch.turns import hand_out
 from evalq.worker.lifecycle import online
 from evalq.worker.lifecycle.ending import fail_row
 from evalq.worker.lifecycle.modes import Online
@@ -52,10 +55,7 @@ from evalq.worker.lifecycle.outcomes import (
 )
 from evalq.worker.lifecycle.units import record_unit
 from evalq.worker.runtime import Runtime, runtime
-from evalq.worker.scheduling import scheduler
-from evalq.worker.task_errors import retry_or_give_up
-from evalq.worker.turns import hand_out
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
@@ -72,7 +72,7 @@ def _driver(
     header_part: bool = False,
 ) -> Driver:
     """How a row task meets what its body lets escape (evalq.tasks.guard): a task error is recorded
-    and retried (evalq.worker.task_errors), then `give_up` with its text (the row fails, or the
+    and retried (evalq.worker.celery_app.task_errors), then `give_up` with its text (the row fails, or the
     unit's verdict says so)."""
 
     def task_error(exc: Exception) -> Reply:
@@ -121,7 +121,7 @@ def _row_task(
 
 
 def _hand_out_turns(rt: Runtime) -> None:
-    """Free turns to waiting rows (evalq.worker.turns). What goes wrong here only delays them: the
+    """Free turns to waiting rows (evalq.worker.dispatch.turns). What goes wrong here only delays them: the
     watchdog's next sweep hands turns out too, so it is logged, not retried."""
 
     def send_row(job_id: str, line: str) -> None:

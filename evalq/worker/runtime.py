@@ -1,7 +1,7 @@
 """What a worker process holds: settings, the store, the limiter, and the judges of a row
-(evalq.worker.judge_stack), with the RowContext a metric sees.
+(evalq.worker.judges.stack), with the RowContext a metric sees.
 
-A unit task hands its judges an evalq.worker.unit_writes.UnitWrites: their counters, cache entries and
+A unit task hands its judges an evalq.worker.store.unit_writes.UnitWrites: their counters, cache entries and
 limiter corrections are then held and written with the unit's verdict in one round trip
 (evalq.worker.lifecycle.units.record_unit). Without one (prepare_row's rubric and candidate calls) each is written at once."""
 
@@ -16,15 +16,15 @@ from evalq.core.kv import KeyValue
 from evalq.core.media import allowed_types
 from evalq.core.metric import RowContext
 from evalq.core.pricing import job_prices
-from evalq.worker.files import RedisShared, deliver_media, job_roots, media_rules
-from evalq.worker.gemini import get_judge
-from evalq.worker.heartbeat import claim_lease_s, interval_for
-from evalq.worker.judge_stack import Innermost, JobCalls, api_layers, build_stack, job_layers
-from evalq.worker.limiter import Limit, RateLimiter
-from evalq.worker.media_cache import MediaCache
+from evalq.worker.dispatch.heartbeat import claim_lease_s, interval_for
+from evalq.worker.judges.files import RedisShared, deliver_media, job_roots, media_rules
+from evalq.worker.judges.gemini import get_judge
+from evalq.worker.judges.limiter import Limit, RateLimiter
+from evalq.worker.judges.media_cache import MediaCache
+from evalq.worker.judges.stack import Innermost, JobCalls, api_layers, build_stack, job_layers
 from evalq.worker.settings import Settings, get_settings
 from evalq.worker.store import Store
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store.unit_writes import UnitWrites
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Runtime:
         innermost: Innermost | None = None,
         probe: CacheProbe | None = None,
     ) -> Judge:
-        """A judge for one job's calls (evalq.worker.judge_stack). `innermost`: in place of the
+        """A judge for one job's calls (evalq.worker.judges.stack). `innermost`: in place of the
         Gemini client (and the spend cap and limiter correction before it), offered that
         client for what it may still ask online, at the online price; `probe`: read the call
         cache through it (with held writes)."""
@@ -133,7 +133,7 @@ def row_context(
     versions: set[str] | None = None,
 ) -> RowContext:
     """What a metric sees of the runtime for the row on `line`; `writes`, `batch`, `versions`
-    as in evalq.worker.judge_stack.JobCalls, `innermost` and `probe` as in Runtime.judge (a
+    as in evalq.worker.judges.stack.JobCalls, `innermost` and `probe` as in Runtime.judge (a
     metric's own counters are held in `writes` too)."""
     config, row = rt.store.config(job_id), rt.store.row(job_id, line)
 

@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Redis: the broker, the result backend and the result store (`--redis-url`); a
     `rediss://` URL for TLS."""
-    # TLS to Redis with a rediss:// URL (evalq.worker.redis_tls): every connection checks Redis's
+    # TLS to Redis with a rediss:// URL (evalq.worker.store.redis_tls): every connection checks Redis's
     # certificate and name.
     redis_tls_ca: str | None = None
     """With a `rediss://` URL: the CA file that signed Redis's certificate (unset: the
@@ -226,11 +226,11 @@ class Settings(BaseSettings):
     batch limit fills): Flower shows each task up to this much later, with its own times. 0
     sends each event at once; seconds."""
 
-    # Turns between jobs (evalq.worker.turns); a job submitted before any worker starts still has
+    # Turns between jobs (evalq.worker.dispatch.turns); a job submitted before any worker starts still has
     # turns waiting, thanks to turn_window_min.
     turn_window: int = Field(default=0, ge=0)
     """Rows of running online jobs in the broker or running at once, cluster-wide. 0: the
-    shares of the workers alive now added up, each sized by its worker (`evalq.worker.pace`)."""
+    shares of the workers alive now added up, each sized by its worker (`evalq.worker.dispatch.pace`)."""
     turn_wait_s: float = Field(default=0.2, gt=0)
     """With `EVALQ_TURN_WINDOW` 0: each worker's share is sized so that a task queued now
     waits about this long (and its CPU is not saturated), seconds."""
@@ -245,7 +245,7 @@ class Settings(BaseSettings):
     kills or hangs every task that handles it. Also re-attaches of a batch-mode job without
     progress before it pauses."""
 
-    # evalq.worker.task_errors applies these for every task.
+    # evalq.worker.celery_app.task_errors applies these for every task.
     task_error_retries: int = Field(default=3, ge=0)
     """Retries of a task an unexpected exception escaped (a bug, an SDK's error), recorded
     on the job, before its row fails (online) or its job pauses (batch mode)."""

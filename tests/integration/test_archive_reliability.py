@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from redis import Redis
 
 from devtools.local import PostgresServer, libpq_url, wait_for
-from evalq.worker import keys
 from evalq.worker.archive import schema
 from evalq.worker.archive.archive import Archive
+from evalq.worker.store import keys
 from tests.support.archive import job_key_names, wait_archived
 from tests.support.cli import run_evalq
 from tests.support.stack import stack

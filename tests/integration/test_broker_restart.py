@@ -1,4 +1,4 @@
-"""A worker outlives Redis restarts (evalq.worker.broker_teardown), with real processes: a private
+"""A worker outlives Redis restarts (evalq.worker.celery_app.broker_teardown), with real processes: a private
 redis-server restarted from its AOF again and again under a running job, one real worker that
 must reconnect after each restart and finish the job; and kombu's teardown itself, against a
 real Redis, left in the state that used to end the worker."""
@@ -17,7 +17,7 @@ import redis
 from kombu import Connection
 
 from devtools.local import ROOT, start_redis, stop, wait_for
-from evalq.worker.broker_teardown import give_back_unreturned, guard_restore_at_teardown
+from evalq.worker.celery_app.broker_teardown import give_back_unreturned, guard_restore_at_teardown
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import stack
 from tests.support.stores import store_of
@@ -54,7 +54,7 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path) -> None:
     # The teardown that used to fail races with tasks acknowledging their messages: many tasks
     # at once (each holding a message) make it likely within a few restarts. Messages a
     # teardown could not give back wait in Redis's unacked set until the worker has reconnected
-    # (evalq.worker.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every second,
+    # (evalq.worker.celery_app.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every second,
     # drives any row that still goes quiet for the stall timeout.
     with stack(
         tmp_path,
@@ -139,7 +139,7 @@ def test_a_failed_give_back_at_teardown_keeps_the_message_in_redis(
         message = queue.get(timeout=5)
         assert message.payload == {"n": 2}
         conn._do_close_transport()
-        with caplog.at_level(logging.WARNING, logger="evalq.worker.broker_teardown"):
+        with caplog.at_level(logging.WARNING, logger="evalq.worker.celery_app.broker_teardown"):
             conn.close()  # no exception: the worker would go on to reconnect
         said = [rec.getMessage() for rec in caplog.records]
         assert len(said) == 1

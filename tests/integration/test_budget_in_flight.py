@@ -1,4 +1,4 @@
-"""The gate before each judge call (evalq.worker.budget) with hundreds of calls racing through it, on a
+"""The gate before each judge call (evalq.worker.judges.budget) with hundreds of calls racing through it, on a
 real gevent worker: a spend cap holds within one call, and a cancel stops every call
 that has not passed the gate.
 
@@ -21,8 +21,8 @@ from evalq.core.models import Question
 from evalq.core.pricing import DEFAULT_PRICES, nanos, usd
 from evalq.core.thinking import Setting, apply, effective
 from evalq.metrics.gecko.validation import IMAGE_VALIDATOR
-from evalq.worker.budget import estimated_cost_nanos
-from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from evalq.worker.judges.budget import estimated_cost_nanos
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
@@ -43,7 +43,7 @@ def settled(s: Stack, client: Any) -> bool:
 
 
 def call_estimates(data: Path, model: str, thinking: dict[str, Setting]) -> list[int]:
-    """Every call's estimate (evalq.worker.budget), from the very request the worker builds for each
+    """Every call's estimate (evalq.worker.judges.budget), from the very request the worker builds for each
     of the dataset's questions (gecko-image asks its validator one question a call)."""
     price = DEFAULT_PRICES[model]
     found = []

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from devtools.local import ROOT, wait_for
-from evalq.worker import keys
+from evalq.worker.store import keys
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
 from tests.support.datasets import qa_rows

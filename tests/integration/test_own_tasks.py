@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from devtools.local import wait_for
-from evalq.worker.app import create_app
-from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from evalq.worker.celery_app.app import create_app
+from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from evalq.worker.settings import Settings
 from tests.support.cli import TIMEOUT_S
 from tests.support.stack import stack

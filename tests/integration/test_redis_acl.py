@@ -28,8 +28,8 @@ from devtools.local import (
     stop,
     wait_for,
 )
-from evalq.worker.app import create_app
-from evalq.worker.queues import QUEUE_ROWS
+from evalq.worker.celery_app.app import create_app
+from evalq.worker.dispatch.queues import QUEUE_ROWS
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
 from tests.integration.test_reliability import shapes_dataset

@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from devtools.local import WorkerPool, start_redis, stop, wait_for
-from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.secrets import assert_not_in_redis

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from evalq.client.cli import exit_codes
-from evalq.worker import keys
+from evalq.worker.store import keys
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
 from tests.support.datasets import qa_rows

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from devtools.local import wait_for
-from evalq.worker import keys
+from evalq.worker.store import keys
 from tests.integration.test_reliability import shapes_dataset
 from tests.support.batches import FAST_POLLS, shapes
 from tests.support.cli import evalq_stdout, scrape_metrics

@@ -1,4 +1,4 @@
-"""Turns between jobs on shared workers (evalq.worker.turns), with a real worker and the fake server:
+"""Turns between jobs on shared workers (evalq.worker.dispatch.turns), with a real worker and the fake server:
 a small job is not stuck behind a large one, a high priority job overtakes a normal one, a
 job's own cap on rows in flight holds (seen from the fake server's side), and the broker holds
 the window, not the job. Every wait is on a condition; latencies only make rows take a while."""
@@ -12,7 +12,7 @@ import pytest
 
 from devtools.local import start_redis, stop, wait_for
 from evalq.client import Client
-from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from evalq.worker.settings import Settings
 from tests.support.datasets import uncached_gecko_rows, write_rows
 from tests.support.stack import Stack, stack

@@ -125,7 +125,7 @@ def test_a_worker_with_a_judge_starts(
     assert SECRET not in done.stdout + done.stderr
     (argv,) = execs  # the check passed: the command went on to become Celery's worker
     assert (
-        argv[1:6] == ["-m", "celery", "-A", "evalq.worker.app", "worker"]
+        argv[1:6] == ["-m", "celery", "-A", "evalq.worker.celery_app.app", "worker"]
         and "--concurrency=4" in argv
     )
 

@@ -16,7 +16,7 @@ from redis import Redis
 from sqlalchemy.engine import make_url
 
 from devtools.local import libpq_url, wait_for
-from evalq.worker import keys
+from evalq.worker.store import keys
 
 BACKENDS = ("sqlite", "postgresql")
 

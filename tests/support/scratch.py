@@ -17,9 +17,8 @@ from typing import Any
 import redis
 
 from evalq.core.models import MediaRef, RowInput
-from evalq.worker import keys
 from evalq.worker.settings import Settings
-from evalq.worker.store import Store
+from evalq.worker.store import Store, keys
 from tests.support.job_configs import job_config
 
 SCRATCH_DB = 2
@@ -71,7 +70,7 @@ def plant_job(
 ) -> str:
     """A running gecko-image job of `rows` rows (in `mode`), created as the client creates one,
     with no task sent for it; returns its id (a valid client job id). Online, its rows hold
-    their turns (evalq.worker.turns) as if their tasks had been sent and lost, unless `waiting`.
+    their turns (evalq.worker.dispatch.turns) as if their tasks had been sent and lost, unless `waiting`.
     `extra`: the user's own columns, the same in every row.
 
     Rows are r0, r1, … on lines `first_line`, `first_line` + 1, …; with `same_id`, every row

@@ -139,7 +139,7 @@ def stack(
     **env_overrides: str,
 ) -> Iterator[Stack]:
     """The fake server first, then the workers together, each waited on until ready: a worker
-    checks at start that its judge answers (evalq.worker.judge_check), and the fake's start on a
+    checks at start that its judge answers (evalq.worker.judges.check), and the fake's start on a
     loaded machine may take longer than that check waits. `fake_env`: more of the fake
     server's environment (STORAGE_EMULATOR_HOST)."""
     server = start_redis(folder / "redis", appendonly=appendonly)

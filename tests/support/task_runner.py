@@ -7,7 +7,7 @@ What a worker would schedule is recorded instead, and the test decides what runs
 - `submit` and `resume` go through the real Client; the messages it would publish
   (prepare_row) are queued here instead (`queue`).
 - What the tasks schedule goes to the runner's scheduler (InProcessScheduler, handed to the
-  task layer through evalq.worker.scheduling). prepare_row's chord is recorded (`chords`); its
+  task layer through evalq.worker.celery_app.scheduling). prepare_row's chord is recorded (`chords`); its
   header parts are queued, and its callback is queued once every part has ended, with their return values in order, as Celery's Redis
   result backend does: a part that ends twice (a redelivery) counts once, and the callback is
   queued once. A callback that comes early anyway (another backend, a lost claim) is a call
@@ -21,7 +21,7 @@ What a worker would schedule is recorded instead, and the test decides what runs
 Each call runs on a fresh runtime (evalq.worker.runtime.runtime() is rebuilt from the environment
 this runner sets), as a task on a worker that has not cached the job's status: what one task
 wrote (a pause, a verdict) is what the next one sees, with no timing involved. Judges (one per
-model per process, evalq.worker.gemini) are made anew for each runner, with its settings.
+model per process, evalq.worker.judges.gemini) are made anew for each runner, with its settings.
 
 This is the one place where tasks run without a worker; the integration tests still run real
 worker processes.
@@ -49,11 +49,11 @@ from celery.exceptions import Retry
 import evalq.tasks.rows
 from devtools.local import SECRET_ENV, free_port, wait_for
 from evalq.client import Client  # the client side: moves with it
-from evalq.worker.app import PREPARE_ROW, get_app
 from evalq.worker.batch.names import POLL_BATCH
-from evalq.worker.gemini import forget_judges
+from evalq.worker.celery_app.app import PREPARE_ROW, get_app
+from evalq.worker.celery_app.scheduling import Scheduler, use_scheduler
+from evalq.worker.judges.gemini import forget_judges
 from evalq.worker.runtime import runtime
-from evalq.worker.scheduling import Scheduler, use_scheduler
 from evalq.worker.settings import get_settings
 from evalq.worker.store import Store
 from tests.support.datasets import write_rows
@@ -113,7 +113,7 @@ class Chord:
 
 
 class InProcessScheduler:
-    """The scheduler (evalq.worker.scheduling) the runner hands the tasks: a chord or a sent task is
+    """The scheduler (evalq.worker.celery_app.scheduling) the runner hands the tasks: a chord or a sent task is
     recorded and queued instead of published. A retry is Celery's own: every call runs under
     an eager request, for which Task.retry hands back its Retry instead of publishing it."""
 

@@ -75,3 +75,9 @@ def test_the_fake_server_is_kept_apart_from_everything_that_runs_jobs() -> None:
     )
     fake_may_not = set(contracts()["fake-beside-runtime"]["forbidden_modules"])
     assert RUNTIME | {"evalq.client"} <= fake_may_not
+
+
+def test_every_module_of_the_runtime_is_in_its_folder_layers() -> None:
+    folders = contracts()["worker-folders"]
+    named = set().union(*(layer(x) for x in folders["layers"]))
+    assert {f"evalq.worker.{m}" for m in named} == children("evalq.worker")

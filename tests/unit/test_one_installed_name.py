@@ -67,16 +67,16 @@ def test_no_code_imports_the_old_top_level_names() -> None:
 
 def test_the_check_finds_imports_and_dotted_strings_of_the_old_names() -> None:
     source = (
-        "import worker.app\nfrom tasks import rows\nfrom fake_gemini.server import x\n"
-        "import evalq.worker.app\nfrom evalq.tasks import rows\nfrom . import worker\n"
-        "patch('worker.limiter')\nargv = ['-A', 'worker.app']\nname = 'worker.sqlite'\n"
+        "import worker.celery_app.app\nfrom tasks import rows\nfrom fake_gemini.server import x\n"
+        "import evalq.worker.celery_app.app\nfrom evalq.tasks import rows\nfrom . import worker\n"
+        "patch('worker.judges.limiter')\nargv = ['-A', 'worker.celery_app.app']\nname = 'worker.sqlite'\n"
     )
     assert old_names_used(ast.parse(source)) == [
-        (1, "worker.app"),
+        (1, "worker.celery_app.app"),
         (2, "tasks"),
         (3, "fake_gemini.server"),
-        (7, "worker.limiter"),
-        (8, "worker.app"),
+        (7, "worker.judges.limiter"),
+        (8, "worker.celery_app.app"),
     ]
 
 

@@ -153,7 +153,7 @@ def _failed(exc: Exception) -> int:
     from pydantic import ValidationError
 
     from evalq.core.errors import EvalqError, RedisUnavailable
-    from evalq.worker.job_reads import REDIS_ERROR
+    from evalq.worker.jobs.reads import REDIS_ERROR
     from evalq.worker.settings import Settings, settings_problem
 
     if isinstance(exc, EvalqError):

@@ -64,7 +64,7 @@ def worker(
     """Start a worker (judge calls wait on the network, so greenlets or threads). Extra args go
     to Celery.
 
-    First it checks it has a judge to ask (evalq.worker.judge_check): a base URL
+    First it checks it has a judge to ask (evalq.worker.judges.check): a base URL
     (EVALQ_GEMINI_BASE_URL) that answers, else on Vertex AI its project, location and
     application-default credentials, else a Gemini API key. Without one it does not start:
     exit 7, one line on stderr saying what is missing (--no-judge-check skips the check).
@@ -74,7 +74,7 @@ def worker(
     already done. The pool and concurrency go on in the environment, so the worker's settings
     size its Redis and HTTP connection pools for them."""
     apply_overrides(redis_url)
-    from evalq.worker.queues import QUEUE_QUESTIONS, QUEUE_ROWS
+    from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
     from evalq.worker.settings import SettingsError, get_settings
 
     try:
@@ -95,7 +95,7 @@ def worker(
         "-m",
         "celery",
         "-A",
-        "evalq.worker.app",
+        "evalq.worker.celery_app.app",
         "worker",
         f"--pool={pool}",
         f"--concurrency={concurrency}",
@@ -105,7 +105,7 @@ def worker(
         *(["-E"] if settings.task_events else []),  # events for Flower: EVALQ_TASK_EVENTS
         # Mingle (a second's wait at start for other workers' revoked ids and clocks) and
         # gossip (a consumer of other workers' events) serve Celery's revoke and election,
-        # which evalq does not use: each worker's heartbeat (evalq.worker.heartbeat) says it is up.
+        # which evalq does not use: each worker's heartbeat (evalq.worker.dispatch.heartbeat) says it is up.
         "--without-mingle",
         "--without-gossip",
         f"--hostname={hostname or 'evalq@%h'}",
@@ -118,9 +118,9 @@ def worker(
 
 
 def _refuse_without_a_judge(settings: Settings) -> None:
-    """Exit NO_JUDGE with evalq.worker.judge_check's one line when there is no judge to ask."""
+    """Exit NO_JUDGE with evalq.worker.judges.check's one line when there is no judge to ask."""
     from evalq.client.cli.exit_codes import NO_JUDGE
-    from evalq.worker.judge_check import judge_problem
+    from evalq.worker.judges.check import judge_problem
 
     if (problem := judge_problem(settings)) is not None:
         click.echo(visible(problem), err=True)

@@ -2,7 +2,7 @@
 (SQLite by default, PostgreSQL for a team), its schema moved forward by Alembic migrations.
 
 Redis is the working store and expires; every job that ends is written here once, by the worker
-that ended it (or a watchdog sweep: evalq.worker.archiving), and every reading command falls back to
+that ended it (or a watchdog sweep: evalq.worker.jobs.archiving), and every reading command falls back to
 it when Redis no longer has the job (evalq.client.reads). The archive owns every table, as the
 Store owns every Redis key:
 

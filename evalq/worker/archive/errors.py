@@ -7,7 +7,7 @@ from evalq.core.errors import EvalqError
 
 class ArchiveUnavailable(EvalqError):
     """The archive can not be reached, opened or written: the job stays in Redis and its
-    write is retried (evalq.worker.archiving); a reading command says so."""
+    write is retried (evalq.worker.jobs.archiving); a reading command says so."""
 
 
 class ArchiveSchemaTooNew(ArchiveUnavailable):

@@ -16,8 +16,8 @@ from evalq.worker.batch.ledger import TERMINAL
 from evalq.worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH, Send
 from evalq.worker.batch.reading import OutputElsewhere, TooLarge
 from evalq.worker.batch.sweep import sweep
-from evalq.worker.jobs import finalize
-from evalq.worker.queues import PREPARE_ROW
+from evalq.worker.dispatch.queues import PREPARE_ROW
+from evalq.worker.lifecycle.job_end import finalize
 from evalq.worker.runtime import Runtime
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store

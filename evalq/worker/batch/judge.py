@@ -1,7 +1,7 @@
 """Judges for batch mode's sweep: a reply comes from the job's stored batch results, or the
 request is collected for the next batch and the metric's work on that row stops here for now.
 
-The stack is the online one (evalq.worker.judge_stack) with the Gemini client swapped out:
+The stack is the online one (evalq.worker.judges.stack) with the Gemini client swapped out:
 accounting (at the batch price) -> fatal-error guard -> thinking -> call cache -> batch
 results. So a call already in the call cache is never sent, thinking and output allowances are
 applied as online, and a batch reply goes into the call cache like any reply.
@@ -22,9 +22,9 @@ from evalq.core.errors import CallCost, JudgeError, policy_of
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest, ReplyLogprobs
 from evalq.core.metric import RowContext
 from evalq.worker.batch.wire import describe, inlined_request
-from evalq.worker.call_cache import call_digest
+from evalq.worker.judges.call_cache import call_digest
+from evalq.worker.judges.reply_reading import reply_from_response, unreadable_reply
 from evalq.worker.lifecycle.outcomes import AwaitingReply
-from evalq.worker.reply_reading import reply_from_response, unreadable_reply
 from evalq.worker.runtime import Runtime, row_context
 from evalq.worker.store import Store
 

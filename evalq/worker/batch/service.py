@@ -23,9 +23,9 @@ from evalq.worker.batch.ledger import TERMINAL, BatchRecord
 from evalq.worker.batch.reading import BatchView, ResultEntry
 from evalq.worker.batch.vertex import VertexBackend
 from evalq.worker.batch.wire import no_result, retryable
-from evalq.worker.budget import pause_if_spent
-from evalq.worker.gemini import make_client
-from evalq.worker.reply_reading import usage_in
+from evalq.worker.judges.budget import pause_if_spent
+from evalq.worker.judges.gemini import make_client
+from evalq.worker.judges.reply_reading import usage_in
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
 

@@ -20,7 +20,7 @@ from evalq.worker.lifecycle.outcomes import Finished, Held, Outcome, Paused, Pla
 from evalq.worker.lifecycle.planning import plan_row
 from evalq.worker.lifecycle.units import answer_unit, record_unit
 from evalq.worker.runtime import Runtime
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store.unit_writes import UnitWrites
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Batch requests and results on the wire, as google-genai builds and reads them.
 
-A request goes out exactly as online: the same contents and config (evalq.worker.gemini's
+A request goes out exactly as online: the same contents and config (evalq.worker.judges.gemini's
 request_parts). Inline, the SDK converts it; in a JSONL file, each line must hold the REST form
 the SDK would have sent, so the line is built with the SDK's own converter for inlined requests
 (private in google-genai 3.x: tests/unit/test_batch_wire.py pins the shape)."""
@@ -15,7 +15,7 @@ from google.genai import _common, types
 from google.genai import batches as genai_batches
 
 from evalq.core.judge import JudgeRequest
-from evalq.worker.gemini import request_parts
+from evalq.worker.judges.gemini import request_parts
 
 # google.rpc.Code: a request inside a batch fails with a Status whose `code` is this number and
 # often no `status` name (python-genai #1341, #2693); an HTTP code where a client or the API

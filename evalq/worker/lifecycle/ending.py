@@ -1,5 +1,5 @@
 """How a row ends, whoever ends it (a row task, a batch sweep): scored from its verdicts, or
-failed; counted once either way (evalq.worker.jobs.finish_row's gate)."""
+failed; counted once either way (evalq.worker.lifecycle.job_end.finish_row's gate)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from evalq.core.metric import Plan, get_metric
 from evalq.core.models import UnscoredReason, Verdict
 from evalq.core.verdicts import failed_row
 from evalq.core.versions import verdict_versions
-from evalq.worker.jobs import finish_row
+from evalq.worker.lifecycle.job_end import finish_row
 from evalq.worker.lifecycle.outcomes import Finished
 from evalq.worker.store import Store
 

@@ -19,10 +19,10 @@ from typing import Any
 from evalq.core.errors import JudgeError
 from evalq.core.metric import Metric, Plan, Unit, get_metric
 from evalq.core.models import Verdict
-from evalq.worker.judge_stack import CacheOnly
+from evalq.worker.judges.stack import CacheOnly
 from evalq.worker.lifecycle.units import record_units
 from evalq.worker.runtime import CacheProbe, Runtime, row_context
-from evalq.worker.unit_writes import NotCached, UnitWrites
+from evalq.worker.store.unit_writes import NotCached, UnitWrites
 
 
 def resolve_inline(rt: Runtime, job_id: str, line: str, plan: Plan[Any]) -> list[int]:

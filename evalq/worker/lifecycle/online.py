@@ -25,7 +25,7 @@ from evalq.worker.lifecycle.outcomes import (
 from evalq.worker.lifecycle.planning import plan_row
 from evalq.worker.lifecycle.units import answer_unit, record_unit
 from evalq.worker.runtime import Runtime, row_context
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store.unit_writes import UnitWrites
 
 IDLE = ("cancelled", "paused")
 EARLY_CALLBACK_DELAY_S = 2.0

@@ -9,12 +9,12 @@ from evalq.core.errors import JudgeError
 from evalq.core.metric import Plan, RowContext, Unit, get_metric
 from evalq.core.models import Verdict
 from evalq.core.verdicts import unscored
-from evalq.worker.budget import pause_if_spent
+from evalq.worker.judges.budget import pause_if_spent
 from evalq.worker.lifecycle.judge_errors import on_judge_error
 from evalq.worker.lifecycle.modes import Mode
 from evalq.worker.lifecycle.outcomes import AwaitingReply, GaveUp, Held, Paused, RetryAfter, Waiting
 from evalq.worker.runtime import Runtime
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store.unit_writes import UnitWrites
 
 
 def answer_unit(

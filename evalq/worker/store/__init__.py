@@ -1,10 +1,10 @@
 """Redis store: every key evalq writes, split by what it keeps, and the atomic steps (Lua, in
 worker/store/lua/, one script a file) that keep counts exact.
 
-Every key's name is in evalq.worker.keys (what each holds: evalq.worker.key_table); no other module talks
+Every key's name is in evalq.worker.store.keys (what each holds: evalq.worker.store.key_table); no other module talks
 to Redis, so the Store's methods are the whole of what evalq does with it. The client side
-never sees the Store: it reads jobs through evalq.worker.job_reads and steers them through
-evalq.worker.job_control. The Store is one object composed of its parts, each a module owning its
+never sees the Store: it reads jobs through evalq.worker.jobs.reads and steers them through
+evalq.worker.jobs.control. The Store is one object composed of its parts, each a module owning its
 keys and scripts:
 
 - jobs: create, config, list, status and the transition state machine (TRANSITIONS), pause,

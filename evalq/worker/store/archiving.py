@@ -2,7 +2,7 @@
 outcome of the last write on the job's hash, keys held from expiring until a write succeeds,
 which archive each worker writes to; and a job's raw parts read in bulk for its record.
 
-Keys (evalq.worker.keys): ARCHIVE_PENDING, ARCHIVE_WRITERS, the job hash's archive fields, and every
+Keys (evalq.worker.store.keys): ARCHIVE_PENDING, ARCHIVE_WRITERS, the job hash's archive fields, and every
 key of a job (held and released as a whole). Script: archive_written.lua."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase
 
 READ_CHUNK = 500  # keys per pipelined read of a job's rows, plans and verdicts

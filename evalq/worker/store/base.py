@@ -23,9 +23,9 @@ from redis.retry import Retry
 
 from evalq.core.errors import JobNotFound
 from evalq.core.models import RowInput, RowResult
-from evalq.worker import keys
-from evalq.worker.redis_tls import tls_options
 from evalq.worker.settings import Settings
+from evalq.worker.store import keys
+from evalq.worker.store.redis_tls import tls_options
 from evalq.worker.store.tallies import Tallies
 
 # Redis out of reach, or unable to take a command for now (loading after a restart, a replica
@@ -99,7 +99,7 @@ class StoreBase:
         self.r = client
         self.ttl_s = settings.result_ttl_s
         # An ended job's archive write falls to the watchdog this long after the end, when the
-        # worker that ended it has not written it by then (evalq.worker.archiving).
+        # worker that ended it has not written it by then (evalq.worker.jobs.archiving).
         self.archive_grace_s = settings.archive_retry_s
         self._scripts: dict[str, Script] = {}
         # Job configs, rows and plans never change once written (plans are first-write-wins),
@@ -116,7 +116,7 @@ class StoreBase:
         # a hang. A command that timed out is not sent again here (Redis may still run it when
         # it wakes, and counters are not idempotent): callers retry whole idempotent steps.
         # redis-py's Retry resends timeouts unless told which errors it may retry, whatever
-        # retry_on_timeout says (tests/unit/worker/test_store_timeouts.py).
+        # retry_on_timeout says (tests/unit/worker/store/test_store_timeouts.py).
         timeout = settings.redis_socket_timeout_s
         client = redis.Redis.from_url(
             settings.redis_url,

@@ -2,7 +2,7 @@
 record, its requests in order, the results by call digest, which replies were served, the
 requests' transient failures, and the job's batch meta.
 
-Keys (evalq.worker.keys): batches, batch_units, batch_replies, batch_served, batch_tries,
+Keys (evalq.worker.store.keys): batches, batch_units, batch_replies, batch_served, batch_tries,
 batch_meta."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase
 
 

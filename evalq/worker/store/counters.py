@@ -2,7 +2,7 @@
 recreate a vanished job and renews the hash's expiry), the spend and its cap, and reading the
 counters back typed (evalq.core.counters.JobCounters).
 
-Keys (evalq.worker.keys): job (counter fields, usage:{role}:{kind}:{model}, spent_nanos,
+Keys (evalq.worker.store.keys): job (counter fields, usage:{role}:{kind}:{model}, spent_nanos,
 budget_nanos, reserved_nanos, failed:{reason}, task error fields), job_rows, reservations.
 Scripts: add_counters.lua, reserve_call.lua, release_calls.lua."""
 
@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 from evalq.core.counters import JobCounters
 from evalq.core.models import FailoverNote, TaskErrors
 from evalq.core.pricing import USAGE_KINDS, Usage
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import REDIS_DOWN, StoreBase, job_gone
 
 # The counters a job starts with at 0 (create_job); others appear when first counted.
@@ -116,7 +116,7 @@ def _usage(job_hash: Mapping[str, str]) -> list[Usage]:
 
 
 def _failover(job_hash: Mapping[str, str]) -> FailoverNote | None:
-    """The Redis failover a job hash notes (evalq.worker.failover); None when none."""
+    """The Redis failover a job hash notes (evalq.worker.jobs.failover); None when none."""
     at = job_hash.get(keys.FAILOVER_AT)
     if not at:
         return None

@@ -2,7 +2,7 @@
 another process answers or a replica is promoted), the failovers workers have seen, and a
 job's spend restored from one process's own tallies (evalq.worker.store.tallies) after one.
 
-Keys (evalq.worker.keys): FAILOVERS; job (failover_at, failover_calls_restored,
+Keys (evalq.worker.store.keys): FAILOVERS; job (failover_at, failover_calls_restored,
 failover_calls_unconfirmed), spent_by. Script: reconcile_spend.lua."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase
 
 

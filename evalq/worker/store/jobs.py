@@ -1,7 +1,7 @@
 """Jobs: creating one, its config and status, the transition state machine, the active set,
 refusals counted toward a pause, and exceptions that escaped a task's code.
 
-Keys (evalq.worker.keys): job (the hash's config, status, pause_reason, {status}_at and task error
+Keys (evalq.worker.store.keys): job (the hash's config, status, pause_reason, {status}_at and task error
 fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua, record_task_error.lua,
 count_fatal.lua, restart_fatal.lua; create_job counts rejected lines with results'
 finish_row.lua."""
@@ -16,7 +16,7 @@ from typing import cast
 from evalq.core.errors import JobNotFound
 from evalq.core.models import JobConfig, RowInput, RowResult
 from evalq.core.pricing import nanos
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import JOB_TTL, StoreBase, job_gone, line_order, row_key
 from evalq.worker.store.counters import COUNTERS
 from evalq.worker.store.results import finish_args
@@ -100,7 +100,9 @@ class JobsStore(StoreBase):
         if lines:
             pipe.rpush(keys.job_rows(config.job_id), *lines)
             pipe.expire(keys.job_rows(config.job_id), ttl)
-        if rows and config.mode == "online":  # its rows wait for turns (evalq.worker.turns)
+        if (
+            rows and config.mode == "online"
+        ):  # its rows wait for turns (evalq.worker.dispatch.turns)
             pipe.rpush(keys.waiting(config.job_id), *sorted(map(row_key, rows), key=line_order))
             pipe.expire(keys.waiting(config.job_id), ttl)
             pipe.zadd(keys.TURNS, {config.job_id: config.created_at})
@@ -213,7 +215,7 @@ class JobsStore(StoreBase):
     def pause_reason(self, job_id: str) -> str | None:
         return cast(str | None, self.r.hget(keys.job(job_id), "pause_reason"))
 
-    # ---- refusals counted toward a pause (evalq.worker.fatal_errors) ----
+    # ---- refusals counted toward a pause (evalq.worker.judges.fatal_errors) ----
 
     def count_fatal(self, job_id: str, signature: str, call_s: float = 0.0) -> int:
         """Count one more of this refusal for the job; returns how often it was seen since the
@@ -233,7 +235,7 @@ class JobsStore(StoreBase):
             keys=[keys.fatal(job_id)], args=[self.job_ttl(job_id), FATAL_SINCE]
         )
 
-    # ---- exceptions that escaped a task's code (evalq.worker.task_errors) ----
+    # ---- exceptions that escaped a task's code (evalq.worker.celery_app.task_errors) ----
 
     def record_task_error(self, job_id: str, task: str, error: str, at: float) -> int:
         """Count one more exception that escaped a task of the job and keep it as the job's

@@ -2,7 +2,7 @@
 rows' results, the unscored
 questions by reason, and the job summary written when the last row lands.
 
-Keys (evalq.worker.keys): done, job (rows_* and score counters), results, unscored, summary,
+Keys (evalq.worker.store.keys): done, job (rows_* and score counters), results, unscored, summary,
 turns."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from evalq.core.models import RowResult
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase, row_key
 
 

@@ -6,7 +6,7 @@ Rows are keyed by their line number in the dataset (`row_key`), never by the use
 the user's to choose and could repeat, lines can not, so no row can hide behind another's key.
 The id stays in RowInput and RowResult for display and for results read back by id.
 
-Keys (evalq.worker.keys): row, plan, job_rows, done, activity, redrives; unit_inputs also reads the
+Keys (evalq.worker.store.keys): row, plan, job_rows, done, activity, redrives; unit_inputs also reads the
 row's verdicts and the job hash."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, cast
 from evalq.core.errors import JobNotFound
 from evalq.core.metric import Plan, PlanT, load_plan
 from evalq.core.models import JobConfig, RowInput, Verdict
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase, job_gone
 
 
@@ -28,7 +28,7 @@ class UnitInputs:
     """What a unit task reads before its call, in one round trip: its verdict if one is stored
     (a redelivery), the job's status now, and the row's plan (None: no plan stored). The job's
     config and the row's input are read into the Store's memo with it. The spend cap is the
-    gate's before each call (evalq.worker.budget), not read here."""
+    gate's before each call (evalq.worker.judges.budget), not read here."""
 
     verdict: Verdict | None
     status: str
@@ -154,7 +154,7 @@ class RowsStore(StoreBase):
     ) -> dict[str, int]:
         """Count one more re-drive of each row; returns each row's re-drives since its last new
         verdict (this one included). `at` is when the watchdog re-drives them (the sign of life
-        it writes, evalq.worker.jobs.redrive). Without ``count_all``, a re-drive counts only when a
+        it writes, evalq.worker.lifecycle.job_end.redrive). Without ``count_all``, a re-drive counts only when a
         task took the row since its previous re-drive (a sign of life later than that one's
         `at`): one whose message still waits behind other work is not a strike. The watchdog,
         one sweeper at a time, is the only caller."""

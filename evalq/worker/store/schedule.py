@@ -1,13 +1,13 @@
-"""The global rate limiter's schedules (evalq.worker.limiter decides the amounts; these keep them):
+"""The global rate limiter's schedules (evalq.worker.judges.limiter decides the amounts; these keep them):
 per model a request schedule and a token schedule, GCRA theoretical arrival times on Redis's
 clock.
 
-Keys (evalq.worker.keys): limiter. Scripts: limiter_acquire.lua, limiter_park.lua,
+Keys (evalq.worker.store.keys): limiter. Scripts: limiter_acquire.lua, limiter_park.lua,
 limiter_correct.lua."""
 
 from __future__ import annotations
 
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase
 
 

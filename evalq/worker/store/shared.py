@@ -7,7 +7,7 @@ by the worker's heartbeat while the task that took it runs (renew_claims), relea
 task, so a holder killed mid-write holds the others up for one lease, not for the whole time
 its write was allowed.
 
-Keys (evalq.worker.keys): call, rubric, claim, upload, upload_lock, WATCHDOG_LOCK, batch_lock.
+Keys (evalq.worker.store.keys): call, rubric, claim, upload, upload_lock, WATCHDOG_LOCK, batch_lock.
 Scripts: release.lua, renew.lua."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import StoreBase
 
 _OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -32,7 +32,7 @@ class SharedStore(StoreBase):
     # ---- the judge-call cache and the rubric cache ----
 
     def cached_call(self, digest: str) -> str | None:
-        """The judge reply cached under a call digest (evalq.worker.call_cache.call_digest)."""
+        """The judge reply cached under a call digest (evalq.worker.judges.call_cache.call_digest)."""
         return self._get(keys.call(digest))
 
     def cached_calls(self, digests: Sequence[str]) -> list[str | None]:
@@ -52,7 +52,7 @@ class SharedStore(StoreBase):
         is lease_s (None: the whole time the write is allowed)."""
         return SharedEntries(self, keys.rubric, lease_s)
 
-    # ---- a job's Files API uploads (evalq.worker.files) ----
+    # ---- a job's Files API uploads (evalq.worker.judges.files) ----
 
     def upload_record(self, job_id: str, digest: str) -> str | None:
         return self._get(keys.upload(job_id, digest))
@@ -114,7 +114,7 @@ def renew_claims(store: SharedStore, lease_s: int) -> int:
 @dataclass(frozen=True)
 class SharedEntries:
     """One kind of entry shared across jobs (rubrics, judge replies), as the domain's KeyValue
-    (evalq.core.kv.KeyValue): callers name an entry by its digest, `key` (an evalq.worker.keys
+    (evalq.core.kv.KeyValue): callers name an entry by its digest, `key` (an evalq.worker.store.keys
     builder) names it in Redis."""
 
     store: SharedStore

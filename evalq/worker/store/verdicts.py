@@ -2,7 +2,7 @@
 round trip (record_unit.lua): its verdict, the row's sign of life, its counters and spend, its
 call-cache entries, its limiter corrections and the settling of its calls' cost reservations.
 
-Keys (evalq.worker.keys): verdicts, job (counters, spent_nanos, budget_nanos, reserved_nanos),
+Keys (evalq.worker.store.keys): verdicts, job (counters, spent_nanos, budget_nanos, reserved_nanos),
 activity, reservations; the call-cache and limiter keys a unit's writes hold."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any, cast
 import redis
 
 from evalq.core.models import Verdict
-from evalq.worker import keys
+from evalq.worker.store import keys
 from evalq.worker.store.base import REDIS_DOWN, StoreBase, job_gone
 from evalq.worker.store.counters import usage_counters
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store.unit_writes import UnitWrites
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class VerdictsStore(StoreBase):
     ) -> Recorded:
         """A unit's outcome in one round trip (one script): its verdict (first write wins, as
         HSETNX), the row's sign of life, its counters, its call-cache entries and its
-        limiter corrections. Which counters count when is evalq.worker.unit_writes's rule: `spent`
+        limiter corrections. Which counters count when is evalq.worker.store.unit_writes's rule: `spent`
         always, `counted` only with this run's new verdict. JobNotFound when the job is gone
         (nothing is written then)."""
         return self.record_units(job_id, row, [(verdict, writes)])[0]
@@ -90,7 +90,7 @@ class VerdictsStore(StoreBase):
 
     @staticmethod
     def _spent(writes: UnitWrites) -> Counter[str]:
-        """What a unit's writes add to the job whatever happens (evalq.worker.unit_writes)."""
+        """What a unit's writes add to the job whatever happens (evalq.worker.store.unit_writes)."""
         spent: Counter[str] = Counter(writes.spent)
         for usage in writes.usage:
             spent.update(usage_counters(usage))

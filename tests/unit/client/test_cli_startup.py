@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import json
 
-from evalq.worker.jobs import finalize
+from evalq.worker.lifecycle.job_end import finalize
 from evalq.worker.store import Store
 from tests.support.fresh_imports import modules_loaded
 from tests.support.scratch import plant_job
 
-HEAVY = ("google.genai", "celery", "redis", "evalq.core.models", "numpy", "evalq.worker.app")
+HEAVY = (
+    "google.genai",
+    "celery",
+    "redis",
+    "evalq.core.models",
+    "numpy",
+    "evalq.worker.celery_app.app",
+)
 PROBE = f"""
 import json, sys
 from click.testing import CliRunner
@@ -28,9 +35,9 @@ NOT_FOR_STATUS = (
     "google.genai",
     "celery",
     "kombu",
-    "evalq.worker.app",
+    "evalq.worker.celery_app.app",
     "evalq.worker.batch",
-    "evalq.worker.files",
+    "evalq.worker.judges.files",
     "evalq.client.client",
     "evalq.client.submit",
     "evalq.core.dataset",

@@ -101,7 +101,7 @@ def test_relative_media_paths_name_the_same_files_from_the_new_folder(tmp_path: 
 
 def test_rubrics_names_the_rows_it_cannot_read_and_writes_nothing(tmp_path: Path) -> None:
     from evalq.client.rubrics import write_rubrics
-    from evalq.worker.job_control import JobControl
+    from evalq.worker.jobs.control import JobControl
     from evalq.worker.settings import Settings
     from tests.support.datasets import png, write_rows
 

@@ -21,7 +21,7 @@ from evalq.core.thinking import (
     parse_settings,
     resolve,
 )
-from evalq.worker.call_cache import call_digest
+from evalq.worker.judges.call_cache import call_digest
 from tests.support.judges import ListJudge
 
 

@@ -15,8 +15,8 @@ import yaml
 from devtools.docs_hooks import PAGES, expand
 from devtools.reference.settings_page import env_names
 from evalq.worker.archive import schema
-from evalq.worker.key_table import every_key_shape
 from evalq.worker.settings import Settings
+from evalq.worker.store.key_table import every_key_shape
 from tests.conftest import ROOT
 from tests.unit.docs.site_pages import (
     Section,

@@ -1,5 +1,5 @@
 """The fake server's Vertex AI routes, seen through the client the worker builds with
-``vertexai=True`` (evalq.worker.gemini.make_client: a project, a region, a Vertex API key, the fake as
+``vertexai=True`` (evalq.worker.judges.gemini.make_client: a project, a region, a Vertex API key, the fake as
 base URL) and through raw HTTP: the same judge as the Gemini API routes, in Vertex's words,
 and Vertex's 429 read by the worker as a rate limit."""
 
@@ -17,7 +17,7 @@ from evalq.core.judge import JudgeRequest
 from evalq.fake_gemini.logprobs import average_logprob
 from evalq.fake_gemini.routes.vertex import vertex_prefix
 from evalq.fake_gemini.serving import running_server
-from evalq.worker.gemini import GeminiJudge, make_client, map_api_error
+from evalq.worker.judges.gemini import GeminiJudge, make_client, map_api_error
 from evalq.worker.settings import Settings
 from tests.conftest import FakeGemini
 from tests.support.fake_http import http, serve_module

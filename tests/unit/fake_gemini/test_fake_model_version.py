@@ -11,7 +11,7 @@ from evalq.fake_gemini.__main__ import build_parser
 from evalq.fake_gemini.options import ServerOptions
 from evalq.fake_gemini.protocol import SCRIPTED_MODEL_VERSION
 from evalq.fake_gemini.serving import running_server
-from evalq.worker.reply_reading import reply_from_response
+from evalq.worker.judges.reply_reading import reply_from_response
 from tests.support.fake_calls import EchoBrain, ask, set_script
 from tests.support.fake_http import http, make_client
 

@@ -22,7 +22,7 @@ TASK = (
     "run_unit (tasks/rows.py:256);_run_unit (tasks/rows.py:296)"
 )
 JUDGE = (
-    f"{TASK};GeminiJudge._call_once (worker/gemini.py:240);"
+    f"{TASK};GeminiJudge._call_once (worker/judges/gemini.py:240);"
     "BaseModel.__init__ (pydantic/main.py:212)"
 )
 STORE = (
@@ -87,7 +87,7 @@ def test_markers_are_whole_names_not_parts() -> None:
 
 def test_every_marker_matches_the_frame_py_spy_prints_for_it() -> None:
     frames = {
-        "judge_call": "GeminiJudge._call_once (worker/gemini.py:240)",
+        "judge_call": "GeminiJudge._call_once (worker/judges/gemini.py:240)",
         "task_events": "EventDispatcher.send (celery/events/dispatcher.py:230)",
         "result_and_chord": "Backend.mark_as_done (celery/backends/base.py:160)",
         "acks": "Request.acknowledge (celery/worker/request.py:640)",
@@ -98,7 +98,7 @@ def test_every_marker_matches_the_frame_py_spy_prints_for_it() -> None:
         "prepare_row": "prepare_row (tasks/rows.py:174)",
         "aggregate_row": "aggregate_row (tasks/rows.py:309)",
         "logging": "Logger.callHandlers (logging/__init__.py:1700)",
-        "call_digest": "call_digest (worker/call_cache.py:20)",
+        "call_digest": "call_digest (worker/judges/call_cache.py:20)",
         "pydantic": "validate_core_schema (pydantic_core/core_schema.py:10)",
     }
     assert set(frames) == {c.key for c in bp.COMPONENTS}

@@ -23,10 +23,10 @@ from evalq.client.render import batch_notes
 from evalq.client.summary_view import summary_lines
 from evalq.core.metric import get_metric
 from evalq.core.models import JobSummary
-from evalq.worker import keys
-from evalq.worker.app import PREPARE_ROW
 from evalq.worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH
-from evalq.worker.metrics_exporter import JobCollector
+from evalq.worker.celery_app.app import PREPARE_ROW
+from evalq.worker.jobs.metrics_exporter import JobCollector
+from evalq.worker.store import keys
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rating
 from tests.support.task_runner import AGGREGATE_ROW, RUN_UNIT, Call, Outcome, TaskRunner

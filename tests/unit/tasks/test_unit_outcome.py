@@ -1,4 +1,4 @@
-"""A unit's outcome is written once, in one step (evalq.worker.unit_writes, Store.record_unit): what a
+"""A unit's outcome is written once, in one step (evalq.worker.store.unit_writes, Store.record_unit): what a
 failed call spent is recorded on a countdown retry and on a pause, and a duplicate run adds
 what it spent but none of what only the recorded verdict may count."""
 
@@ -9,8 +9,8 @@ from collections import Counter
 
 from evalq.core.models import Verdict
 from evalq.core.pricing import Usage
-from evalq.worker import keys
-from evalq.worker.unit_writes import UnitWrites
+from evalq.worker.store import keys
+from evalq.worker.store.unit_writes import UnitWrites
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rated_after_a_429, rating
 from tests.support.task_runner import TaskRunner

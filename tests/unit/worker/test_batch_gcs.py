@@ -9,8 +9,8 @@ from tests.support.fresh_imports import modules_loaded
 
 WORKER_START_PROBE = """
 import json, sys
-import evalq.worker.app, evalq.tasks.rows, evalq.tasks.batch  # `celery -A evalq.worker.app worker` and its includes
-import evalq.worker.archiving, evalq.worker.heartbeat, evalq.worker.runtime, evalq.worker.watchdog  # at worker_ready
+import evalq.worker.celery_app.app, evalq.tasks.rows, evalq.tasks.batch  # `celery -A evalq.worker.celery_app.app worker` and its includes
+import evalq.worker.jobs.archiving, evalq.worker.dispatch.heartbeat, evalq.worker.runtime, evalq.worker.jobs.watchdog  # at worker_ready
 from evalq.worker.batch import gcs
 assert gcs.GcsPath.parse("gs://evalq-batches/jobs").join("a").uri == "gs://evalq-batches/jobs/a"
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("google.cloud.storage"))))

@@ -10,7 +10,7 @@ import json
 from evalq.core.errors import BadRequest, CapBusy, JobHalted, JudgeError, RateLimited
 from evalq.core.judge import JudgeReply, JudgeRequest
 from evalq.worker.batch.judge import BatchReplyJudge, Collector
-from evalq.worker.call_cache import call_digest
+from evalq.worker.judges.call_cache import call_digest
 from evalq.worker.store import Store
 from tests.support.scratch import plant_job
 

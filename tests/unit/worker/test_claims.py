@@ -4,9 +4,8 @@ cells up for one lease, not for the whole time a write may take."""
 
 from __future__ import annotations
 
-from evalq.worker import keys
-from evalq.worker.heartbeat import Heartbeat, claim_lease_s
-from evalq.worker.store import SharedEntries, Store
+from evalq.worker.dispatch.heartbeat import Heartbeat, claim_lease_s
+from evalq.worker.store import SharedEntries, Store, keys
 from evalq.worker.store import shared as store_module
 
 

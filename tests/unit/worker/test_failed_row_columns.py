@@ -4,8 +4,8 @@ counts in its own --group-by group and its human label is read, as a scored row'
 from __future__ import annotations
 
 from evalq.core.groups import group_summaries
-from evalq.worker.jobs import give_up
 from evalq.worker.lifecycle.ending import fail_row
+from evalq.worker.lifecycle.job_end import give_up
 from evalq.worker.store import Store
 from tests.support.scratch import plant_job
 

@@ -20,7 +20,7 @@ import redis
 
 from evalq.client import Client
 from evalq.core.models import RowResult
-from evalq.worker.job_control import JobControl
+from evalq.worker.jobs.control import JobControl
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
 from tests.support.cli import bare_env, run_evalq

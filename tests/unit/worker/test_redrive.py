@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 
 from evalq.core.models import Verdict
-from evalq.worker.app import PREPARE_ROW
-from evalq.worker.heartbeat import Heartbeat, interval_for, row_of
-from evalq.worker.jobs import current_summary
+from evalq.worker.celery_app.app import PREPARE_ROW
+from evalq.worker.dispatch.heartbeat import Heartbeat, interval_for, row_of
+from evalq.worker.jobs.watchdog import Watchdog
+from evalq.worker.lifecycle.job_end import current_summary
 from evalq.worker.store import Store
-from evalq.worker.unit_writes import UnitWrites
-from evalq.worker.watchdog import Watchdog
+from evalq.worker.store.unit_writes import UnitWrites
 from tests.support.scratch import plant_job
 
 

@@ -11,10 +11,10 @@ import pytest
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import EvalqError
 from evalq.core.models import RowResult
-from evalq.worker.jobs import finalize, finish_row
+from evalq.worker.jobs.watchdog import Watchdog
+from evalq.worker.lifecycle.job_end import finalize, finish_row
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
-from evalq.worker.watchdog import Watchdog
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import run_evalq
 from tests.support.datasets import load_refusal, png, write_rows
@@ -127,7 +127,7 @@ def test_counters_of_a_vanished_job_leave_nothing_behind(store: Store) -> None:
     not recreate a config-less job hash, which has no TTL and which `wait` would read as a job
     that can't finish instead of a job that is gone."""
     from evalq.core.errors import JobNotFound
-    from evalq.worker import keys
+    from evalq.worker.store import keys
 
     job = plant_job(store, 1, same_id="same")
     store.incr(job, judge_calls=1)

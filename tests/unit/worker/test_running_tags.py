@@ -1,5 +1,5 @@
 """What the worker is running, by delivery tag: the messages the reconnect give-back leaves to
-their tasks (evalq.worker.broker_teardown.running_tags)."""
+their tasks (evalq.worker.celery_app.broker_teardown.running_tags)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from celery.worker import state
 
-from evalq.worker.broker_teardown import running_tags
+from evalq.worker.celery_app.broker_teardown import running_tags
 
 
 @dataclass(eq=False)

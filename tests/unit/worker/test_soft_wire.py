@@ -9,9 +9,9 @@ from google.genai import types
 
 from evalq.core.judge import JudgeReply, JudgeRequest
 from evalq.core.reply_schemas import VerdictReply
-from evalq.worker.call_cache import CachingJudge, call_digest
-from evalq.worker.gemini import request_parts
-from evalq.worker.reply_reading import reply_from_response
+from evalq.worker.judges.call_cache import CachingJudge, call_digest
+from evalq.worker.judges.gemini import request_parts
+from evalq.worker.judges.reply_reading import reply_from_response
 from tests.support.memory_kv import MemoryKV
 from tests.support.recorded import recorded_logprobs
 
@@ -59,7 +59,7 @@ def test_logprobs_survive_the_call_cache_and_are_part_of_its_key() -> None:
 
 
 def test_a_refusal_of_log_probabilities_pauses_at_once_others_after_the_limit() -> None:
-    from evalq.worker.fatal_errors import limit_for
+    from evalq.worker.judges.fatal_errors import limit_for
 
     refused = "400 INVALID_ARGUMENT: Logprobs is not enabled for models/gemini-2.5-pro"
     assert limit_for(refused, 5) == 1

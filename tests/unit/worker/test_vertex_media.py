@@ -12,9 +12,9 @@ from evalq.core.errors import InputError
 from evalq.core.judge import JudgeRequest
 from evalq.core.media_backend import refusal
 from evalq.core.models import MediaRef
-from evalq.worker.files import deliver_media, media_rules
-from evalq.worker.gemini import request_parts
-from evalq.worker.media_cache import MediaCache
+from evalq.worker.judges.files import deliver_media, media_rules
+from evalq.worker.judges.gemini import request_parts
+from evalq.worker.judges.media_cache import MediaCache
 from evalq.worker.settings import Settings
 from tests.support.datasets import png
 

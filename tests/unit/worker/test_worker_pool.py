@@ -3,8 +3,8 @@ runs at once, or a greenlet past redis-py's or httpx's default of 100 gets an er
 
 from __future__ import annotations
 
-from evalq.worker.app import create_app
-from evalq.worker.gemini import make_client
+from evalq.worker.celery_app.app import create_app
+from evalq.worker.judges.gemini import make_client
 from evalq.worker.settings import Settings
 
 

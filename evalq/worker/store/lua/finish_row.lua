@@ -1,6 +1,6 @@
 -- Counts a row exactly once however often its callback runs: the SADD gate and every counter
 -- change happen in one atomic script, so a crash can not leave one without the other.
--- The row's turn ends with it (evalq.worker.turns), counted or not: a duplicate holds none.
+-- The row's turn ends with it (evalq.worker.dispatch.turns), counted or not: a duplicate holds none.
 -- A row counted after its job was cancelled (a task already running then) changes what the
 -- archive holds of it, so the job is due to be written again.
 -- KEYS: 1 the job's done set, 2 the job hash, 3 the job's results, 4 its unscored counts,

@@ -1,4 +1,4 @@
--- The global rate limiter (evalq.worker.limiter): reserve a call's slot when both budgets allow,
+-- The global rate limiter (evalq.worker.judges.limiter): reserve a call's slot when both budgets allow,
 -- GCRA on Redis time (so hosts' clocks don't matter).
 -- KEYS: 1 the model's request schedule, 2 its token schedule.
 -- ARGV: 1 ms per request, 2 request burst ms, 3 this call's token ms, 4 token burst ms,

@@ -1,5 +1,5 @@
--- One unit's outcome in one step (evalq.worker.unit_writes says which counter counts when).
--- The unit's calls' cost reservations (evalq.worker.budget) are settled with their spend, so
+-- One unit's outcome in one step (evalq.worker.store.unit_writes says which counter counts when).
+-- The unit's calls' cost reservations (evalq.worker.judges.budget) are settled with their spend, so
 -- spent + reserved never forgets a call.
 -- KEYS: 1 the row's verdicts, 2 the job hash, 3 the job's activity, then ARGV[6] call-cache
 -- keys, then ARGV[7] limiter token schedules, then (when ARGV[9] > 0) the job's reservations,

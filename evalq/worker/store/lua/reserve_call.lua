@@ -1,4 +1,4 @@
--- Before a judge call reaches the API (evalq.worker.budget.BudgetGuard): the job's status, and for a
+-- Before a judge call reaches the API (evalq.worker.judges.budget.BudgetGuard): the job's status, and for a
 -- job with a spend cap, a reservation of the call's estimated cost, in one step, so calls
 -- starting together on any worker or host can not all pass a cap that has room for one.
 -- Reservations whose holder never settled them (a worker killed mid-call) have expired and are

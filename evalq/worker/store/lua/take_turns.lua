@@ -1,4 +1,4 @@
--- Hands free turns to the rows of running jobs, in one atomic step (evalq.worker.turns explains the
+-- Hands free turns to the rows of running jobs, in one atomic step (evalq.worker.dispatch.turns explains the
 -- rules): the cluster-wide window minus the rows holding a turn is what is free; each free turn
 -- goes to the job of the best tier (high, normal, low) that has rows waiting and room under its
 -- max_in_flight, and within a tier to the one holding fewest turns (the older on a tie).
@@ -11,7 +11,7 @@
 -- for a job whose hash holds none (each job's own, its hash's ttl_s field, is used), 5 most
 -- turns to hand out in this call; then, for each job key it names (the job's hash, its rows
 -- holding a turn, its waiting rows, its activity), the text before and after a job's id in
--- that key (evalq.worker.keys spells them: the jobs are found here, so their keys can't be KEYS).
+-- that key (evalq.worker.store.keys spells them: the jobs are found here, so their keys can't be KEYS).
 -- Returns {window, held, waiting, job1, line1, job2, line2, ...}: waiting counts the rows
 -- still in line after this call that a free turn could go to (their job under its cap), so a
 -- worker knows whether the window holds work back.

@@ -24,7 +24,7 @@ from evalq.metrics.gecko.soft import (
     soft_score_questions,
 )
 from evalq.metrics.gecko.validation import validate_question
-from evalq.worker.reply_reading import reply_from_response
+from evalq.worker.judges.reply_reading import reply_from_response
 from tests.support.judges import ListJudge
 from tests.support.recorded import recorded_logprobs
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evalq.worker.archive.mixed_archives import mixed_archives_warning
 from evalq.worker.archive.place import ArchiveURLError, archive_place, default_archive_path
-from evalq.worker.archive.writers import mixed_archives_warning
 from evalq.worker.settings import Settings
 
 

@@ -1,0 +1,95 @@
+"""Noticing a Redis failover that lost writes, and what a worker does then.
+
+Redis replicates asynchronously, so a replica promoted in its master's place (a managed Redis
+fails over behind the same endpoint) lacks the master's last writes: rows counted, messages
+queued, verdicts and the spend counted with them. Without help, rows whose next message was
+lost sit until the watchdog's stall timeout, and the lost spend is missing from the job's
+cost. So each worker's watchdog thread asks Redis who it is on every tick (one INFO): when the
+run_id or the replication id differs from the last answer, writes may have been lost, and:
+
+- every worker adds back to each job the spend its own tallies hold beyond what Redis kept
+  (evalq.worker.store.tallies), and notes the failover on the job (`evalq status` says so);
+- the first worker to record the new identity re-drives, at once, every row of a running job
+  that holds a turn and is not counted (what a stall re-drive does, without waiting for the
+  stall timeout and without counting toward EVALQ_MAX_REDRIVES: the failover is no fault of
+  the row's). Re-driving is safe with duplicates; a unit asked twice is two calls, both
+  counted.
+
+A first answer only sets what is compared: a worker started after the failover has nothing to
+restore."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from evalq.worker.lifecycle.job_end import refresh_summary
+from evalq.worker.store import RedisIdentity, Store
+
+log = logging.getLogger(__name__)
+
+
+def lost_writes(before: RedisIdentity | None, now: RedisIdentity) -> bool:
+    """Whether Redis may have lost writes between two answers: another server process, or
+    another replication history (a replica promoted). The first answer (None before) is not."""
+    return before is not None and now != before
+
+
+class FailoverWatch:
+    """Compares each answer with the last and calls `on_failover(identity, at)` on a change.
+    When that raises (Redis away again), the old identity is kept, so the next check tries
+    again: what it does is safe to do twice."""
+
+    def __init__(
+        self,
+        identity: Callable[[], RedisIdentity | None],
+        on_failover: Callable[[RedisIdentity, float], object],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._identity = identity
+        self._on_failover = on_failover
+        self._clock = clock
+        self.seen: RedisIdentity | None = None
+        self._blind = False
+
+    def check(self) -> bool:
+        """True when a failover was found (and handled)."""
+        now = self._identity()
+        if now is None:  # this Redis user may not run INFO: the stall timeout is all there is
+            if not self._blind:
+                log.warning(
+                    "this Redis user may not run INFO: a Redis failover that loses writes is "
+                    "not noticed (rows wait for EVALQ_STALL_TIMEOUT_S); allow +info"
+                )
+            self._blind = True
+            return False
+        found = lost_writes(self.seen, now)
+        if found:
+            log.warning(
+                "Redis changed (run_id %s, replication id %s, was %s, %s): it may have lost "
+                "writes; restoring this worker's spend and re-driving rows now",
+                now.run_id,
+                now.replid,
+                self.seen.run_id if self.seen else "?",
+                self.seen.replid if self.seen else "?",
+            )
+            self._on_failover(now, self._clock())
+        self.seen = now
+        return found
+
+
+def restore_spend(store: Store, at: float) -> dict[str, int]:
+    """Every job this process has tallies for, and every active job: spend restored and the
+    failover noted (evalq.worker.store.failover); a job that ended meanwhile has its summary written
+    again. Returns the calls restored per job."""
+    active = set(store.active_jobs())
+    restored: dict[str, int] = {}
+    for job_id in sorted(active | set(store.tallies.jobs())):
+        calls = store.reconcile_spend(job_id, at, active=job_id in active)
+        if calls:
+            restored[job_id] = calls
+            log.warning("job %s: %d calls' spend restored after the Redis failover", job_id, calls)
+            if job_id not in active:
+                refresh_summary(store, job_id)
+    return restored
