@@ -1,4 +1,4 @@
-"""A job's judges, built in one place from a list of layers, outermost first:
+"""A job's judges, built in one place from the layers of LAYERS, outermost first:
 
     accounting -> fatal-error guard -> thinking -> call cache -> [status and spend cap ->
     limiter correction] -> the innermost judge
@@ -33,6 +33,46 @@ Layer = Callable[[Judge], Judge]
 # A model's innermost judge, given the Gemini client as every API call reaches it (behind
 # the spend gate), for one that may still ask the API (batch mode's online fallback).
 Innermost = Callable[[str, Callable[[], Judge]], Judge]
+
+
+class TokenCorrection:
+    """Once a call's real prompt size is known, shift the limiter's token schedule by what the
+    estimate missed: held in the unit's writes when there are some, else applied now."""
+
+    def __init__(self, inner: Judge, limiter: RateLimiter, writes: UnitWrites | None) -> None:
+        self.model = inner.model
+        self._inner = inner
+        self._limiter = limiter
+        self._writes = writes
+
+    def generate(self, request: JudgeRequest) -> JudgeReply:
+        reply = self._inner.generate(request)
+        estimated = request.estimated_tokens()
+        if self._writes is None:
+            self._limiter.correct(self.model, estimated, reply.prompt_tokens)
+        elif shift := self._limiter.correction(self.model, estimated, reply.prompt_tokens):
+            self._writes.corrections.append(shift)
+        return reply
+
+
+# The layers of one judge call, outermost first: the one list that gives their order. A job's
+# judges have the first four (job_layers); a judge that asks the API also the last two
+# (api_layers), between the call cache and the Gemini client.
+LAYERS: tuple[type[Judge], ...] = (
+    AccountingJudge,
+    FatalErrorGuard,
+    ThinkingJudge,
+    CachingJudge,
+    BudgetGuard,
+    TokenCorrection,
+)
+
+
+def _in_order(made: Mapping[type[Judge], Layer]) -> list[Layer]:
+    """`made`'s layers in the order of LAYERS; one LAYERS does not name is a mistake here."""
+    if unknown := set(made) - set(LAYERS):
+        raise ValueError(f"judge layers not in LAYERS: {sorted(k.__name__ for k in unknown)}")
+    return [made[kind] for kind in LAYERS if kind in made]
 
 
 def build_stack(inner: Judge, layers: Sequence[Layer]) -> Judge:
@@ -70,25 +110,31 @@ def job_layers(
 ) -> list[Layer]:
     """The layers every judge of a job has, online and batch alike."""
     job_id, writes = calls.job_id, calls.writes
-    return [
-        lambda j: AccountingJudge(
-            j,
-            store,
-            job_id,
-            role=role,
-            prices=calls.prices,
-            writes=writes,
-            batch=calls.batch,
-            held=calls.reservations,
-            versions=calls.versions,
-        ),
-        lambda j: FatalErrorGuard(j, store, job_id, settings.fatal_error_limit),
-        # Thinking is applied before the cache, so it is part of the call-cache key.
-        lambda j: ThinkingJudge(
-            j, calls.thinking, settings.max_output_tokens, role=_thinking_role(role)
-        ),
-        lambda j: CachingJudge(j, replies, settings.call_cache_ttl_s, read=calls.use_cache),
-    ]
+    return _in_order(
+        {
+            AccountingJudge: lambda j: AccountingJudge(
+                j,
+                store,
+                job_id,
+                role=role,
+                prices=calls.prices,
+                writes=writes,
+                batch=calls.batch,
+                held=calls.reservations,
+                versions=calls.versions,
+            ),
+            FatalErrorGuard: lambda j: FatalErrorGuard(
+                j, store, job_id, settings.fatal_error_limit
+            ),
+            # Thinking is applied before the cache, so it is part of the call-cache key.
+            ThinkingJudge: lambda j: ThinkingJudge(
+                j, calls.thinking, settings.max_output_tokens, role=_thinking_role(role)
+            ),
+            CachingJudge: lambda j: CachingJudge(
+                j, replies, settings.call_cache_ttl_s, read=calls.use_cache
+            ),
+        }
+    )
 
 
 def _thinking_role(role: str) -> Literal["candidate"] | None:
@@ -100,39 +146,21 @@ def api_layers(
 ) -> list[Layer]:
     """Between the call cache and the API. A reservation holds for as long as a task may run:
     no call outlives its task."""
-    return [
-        lambda j: BudgetGuard(
-            j,
-            store,
-            calls.job_id,
-            prices=calls.prices,
-            output_tokens=settings.max_output_tokens,
-            hold_s=settings.task_time_limit_s,
-            held=calls.held(),
-            batch=calls.batch,
-        ),
-        lambda j: TokenCorrection(j, limiter, calls.writes),
-    ]
-
-
-class TokenCorrection:
-    """Once a call's real prompt size is known, shift the limiter's token schedule by what the
-    estimate missed: held in the unit's writes when there are some, else applied now."""
-
-    def __init__(self, inner: Judge, limiter: RateLimiter, writes: UnitWrites | None) -> None:
-        self.model = inner.model
-        self._inner = inner
-        self._limiter = limiter
-        self._writes = writes
-
-    def generate(self, request: JudgeRequest) -> JudgeReply:
-        reply = self._inner.generate(request)
-        estimated = request.estimated_tokens()
-        if self._writes is None:
-            self._limiter.correct(self.model, estimated, reply.prompt_tokens)
-        elif shift := self._limiter.correction(self.model, estimated, reply.prompt_tokens):
-            self._writes.corrections.append(shift)
-        return reply
+    return _in_order(
+        {
+            BudgetGuard: lambda j: BudgetGuard(
+                j,
+                store,
+                calls.job_id,
+                prices=calls.prices,
+                output_tokens=settings.max_output_tokens,
+                hold_s=settings.task_time_limit_s,
+                held=calls.held(),
+                batch=calls.batch,
+            ),
+            TokenCorrection: lambda j: TokenCorrection(j, limiter, calls.writes),
+        }
+    )
 
 
 class CacheOnly:
