@@ -279,8 +279,8 @@ def evaluate(
     Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
     Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
     dataset's folder, which for a DataFrame is `base_dir`), and `gs://` media only from the
-    places in `gcs_media` (default: EVALQ_GCS_MEDIA; none when unset). `thinking` sets thinking per role,
-    e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
+    places in `gcs_media` (default: EVALQ_GCS_MEDIA; none when unset). `thinking` sets thinking per
+    role, e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
     its spend reaches it. `dry_run=True` submits nothing: it returns the plan (calls, tokens,
     cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
     Gemini's count_tokens endpoint. `candidates` names the columns holding each model's
@@ -288,8 +288,8 @@ def evaluate(
     per candidate on the same rubric, and `Job.results()` gains a `candidate` column.
     `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
     prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
-    On shared workers jobs take turns (evalq.worker.dispatch.turns): `priority` ("high", "normal", "low")
-    and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
+    On shared workers jobs take turns (evalq.worker.dispatch.turns): `priority` ("high", "normal",
+    "low") and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
     `name` is what `evalq jobs` calls it. The metric's options are keywords too, e.g.
     `evaluate(df, "pointwise", template="fluency", samples=3)` (or `options={...}`, not both
     for one option); an unknown keyword is a TypeError naming it and the metric's options.

@@ -1,6 +1,6 @@
 """The client side of a job: submit a dataset, watch it, read it back. The one evalq module
-(with the CLI that calls it) that touches Redis and Celery: Redis through evalq.worker.jobs.reads and
-evalq.worker.jobs.control only, never the Store.
+(with the CLI that calls it) that touches Redis and Celery: Redis through evalq.worker.jobs.reads
+and evalq.worker.jobs.control only, never the Store.
 
 `Client` is a facade: the checks and enqueueing are in evalq.client.submit, the dry run in
 evalq.client.dry_run, resume and cancel in evalq.client.control, waiting in
@@ -53,8 +53,8 @@ class Client(JobReader):
 
         The job's settings are JobSpec's (judges, options, media roots, thinking, spend cap).
         `mode="batch"` sends the judge calls through Gemini's Batch API at the batch price
-        (evalq.worker.batch); `on_expiry` ("resubmit" or "online") says where the unanswered requests
-        of a batch that ends EXPIRED, FAILED or CANCELLED go. On Vertex AI, batch mode goes
+        (evalq.worker.batch); `on_expiry` ("resubmit" or "online") says where the unanswered
+        requests of a batch that ends EXPIRED, FAILED or CANCELLED go. On Vertex AI, batch mode goes
         through Cloud Storage under `vertex_batch_prefix` (gs://BUCKET/FOLDER; default
         EVALQ_VERTEX_BATCH_PREFIX), checked here before anything is stored."""
         submit.check_mode(mode, on_expiry)
@@ -160,5 +160,6 @@ class Client(JobReader):
         )
 
     def serve_metrics(self, host: str, port: int) -> None:
-        """Serve the job-level figures for Prometheus (evalq.worker.jobs.metrics_exporter) until stopped."""
+        """Serve the job-level figures for Prometheus (evalq.worker.jobs.metrics_exporter) until
+        stopped."""
         self.job_reads.serve_metrics(host, port)

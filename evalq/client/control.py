@@ -59,8 +59,8 @@ def resume_outcome(
 ) -> ResumeOutcome:
     """Continue a paused, stopped or interrupted job with the rows not yet counted, and say
     what that took. A paused or cancelled job's rows all go back in line for turns
-    (evalq.worker.dispatch.turns); a running job keeps the rows it has in flight or waiting, and only rows
-    that lost their place go back in line. Stored rubrics, verdicts and cached calls are
+    (evalq.worker.dispatch.turns); a running job keeps the rows it has in flight or waiting, and
+    only rows that lost their place go back in line. Stored rubrics, verdicts and cached calls are
     reused. `max_cost_usd` sets a new spend cap (the total, spend so far included); a job whose
     spend already reached its cap needs one."""
     config = owned(control, job_id, acting)  # raises JobNotFound

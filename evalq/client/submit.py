@@ -52,7 +52,8 @@ class JobSpec(TypedDict, total=False):
     ({role: setting}) goes over EVALQ_THINKING and evalq's defaults; a setting a model would
     refuse is a DatasetError naming model and range. `max_cost_usd` pauses the job once its
     priced spend reaches it (every model it calls needs a known price). `priority` ("high",
-    "normal", "low") and `max_in_flight` (rows at once) set the job's turns (evalq.worker.dispatch.turns)."""
+    "normal", "low") and `max_in_flight` (rows at once) set the job's turns
+    (evalq.worker.dispatch.turns)."""
 
     judge_model: str | None
     judge_models: list[str] | None
@@ -144,7 +145,8 @@ def check_cap(
 
 
 def check_turns(priority: object, max_in_flight: object) -> None:
-    """A job's place in the turns (evalq.worker.dispatch.turns), refused before anything is stored."""
+    """A job's place in the turns (evalq.worker.dispatch.turns), refused before anything is
+    stored."""
     if priority not in PRIORITIES:
         raise EvalqError(f"priority must be one of {', '.join(PRIORITIES)}, not {priority!r}")
     if max_in_flight is not None and (
@@ -304,8 +306,8 @@ def store_and_enqueue(
     control: JobControl, app: Sender, config: JobConfig, loaded: LoadedDataset
 ) -> None:
     """Store the job with its rows (lines rejected at load fail now) and start it: its rows
-    wait for turns (evalq.worker.dispatch.turns) and the free ones go out now, one task per row; in batch
-    mode one batch submission (JobControl.create)."""
+    wait for turns (evalq.worker.dispatch.turns) and the free ones go out now, one task per row; in
+    batch mode one batch submission (JobControl.create)."""
     rejected = rejected_rows(config, loaded)  # counted already
     control.create(config, loaded.rows, rejected, row_sender(app), step_sender(app))
 

@@ -1,9 +1,9 @@
 """Whether any worker is alive to run a job, as the waiting commands (`run --wait`, `resume
 --wait`, `wait`, the Python API's Job.wait) and `evalq status` say it.
 
-Every worker registers in the Redis it serves (evalq.worker.dispatch.turns.register), when it is ready and on
-every heartbeat; its registration lapses three heartbeats after its last one (90 s at the
-default EVALQ_STALL_TIMEOUT_S), and a worker stopped cleanly takes it out at once. A running job
+Every worker registers in the Redis it serves (evalq.worker.dispatch.turns.register), when it is
+ready and on every heartbeat; its registration lapses three heartbeats after its last one (90 s at
+the default EVALQ_STALL_TIMEOUT_S), and a worker stopped cleanly takes it out at once. A running job
 in a Redis with no live registration makes no progress however long one waits, so:
 - a wait asks Redis once NO_WORKER_GRACE_S have passed (a worker started beside the command
   gets that long to register) and then every CHECK_EVERY_S, and says that no worker is alive,

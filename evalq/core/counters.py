@@ -19,11 +19,11 @@ class JobCounters(BaseModel):
     paused_at: float | None = None
     cancelled_at: float | None = None
     finished_at: float | None = None
-    # Judge calls sent and not answered when the job was cancelled (evalq.worker.dispatch.turns keeps them
-    # few): those already running finish and are kept, the rest are skipped.
+    # Judge calls sent and not answered when the job was cancelled (evalq.worker.dispatch.turns
+    # keeps them few): those already running finish and are kept, the rest are skipped.
     calls_open_at_cancel: int | None = None
-    # Judge calls the gate let through (evalq.worker.judges.budget): sent, or waiting in the rate limiter
-    # to be sent. None passes once the job is cancelled or paused.
+    # Judge calls the gate let through (evalq.worker.judges.budget): sent, or waiting in the rate
+    # limiter to be sent. None passes once the job is cancelled or paused.
     calls_admitted: int = 0
 
     rows_done: int = 0

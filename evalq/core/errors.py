@@ -142,7 +142,8 @@ class RateLimited(JudgeError):
 
 class LimiterBusy(RateLimited):
     """Our own global limiter's next slot is further off than a thread should wait: come back
-    later. Raised by the limiter itself (evalq.worker.judges.limiter); no request was made for it."""
+    later. Raised by the limiter itself (evalq.worker.judges.limiter); no request was made for
+    it."""
 
 
 class QuotaExhausted(JudgeError):

@@ -251,8 +251,8 @@ class JobConfig(Model):
     # Vertex AI batch mode: the gs:// prefix the job's requests and results go under (the
     # submitter's --vertex-batch-prefix or EVALQ_VERTEX_BATCH_PREFIX); None on the Gemini API.
     vertex_batch_prefix: str | None = None
-    # Turns between jobs (online mode, evalq.worker.dispatch.turns), as asked at submit; the ones in force
-    # live on the job hash (`evalq turns JOB` changes them on a running job).
+    # Turns between jobs (online mode, evalq.worker.dispatch.turns), as asked at submit; the ones in
+    # force live on the job hash (`evalq turns JOB` changes them on a running job).
     priority: Literal["high", "normal", "low"] = "normal"
     max_in_flight: int | None = None
     # What the user calls the job (--name), the columns its figures are grouped by

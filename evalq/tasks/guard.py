@@ -10,8 +10,8 @@
 - A job gone from Redis: the driver's `gone` says what is left to do.
 - An error the driver knows (batch mode: the Batch API's) goes to its `known`, which returns a
   reply, raises a retry, or returns None to let it count as a task error.
-- Anything else is a task error (evalq.worker.celery_app.task_errors): recorded, retried a few times with
-  backoff, then the driver's `task_error` gives up (a row fails, a unit's verdict says so, a
+- Anything else is a task error (evalq.worker.celery_app.task_errors): recorded, retried a few times
+  with backoff, then the driver's `task_error` gives up (a row fails, a unit's verdict says so, a
   batch job pauses). What that handling meets itself is guarded the same way, less the last
   step; a chord `header_part` whose handling fails too (not for Redis out of reach) still
   ends, without a verdict, so the chord's callback fires and scores the unit unscored.

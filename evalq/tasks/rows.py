@@ -1,9 +1,9 @@
-"""The three tasks every metric runs. The row's life is evalq.worker.lifecycle's (plain functions that
-return an outcome); each task turns its outcome into a chord, a Celery retry or a return value,
-through the scheduler in use (evalq.worker.celery_app.scheduling). prepare_row plans the row (rubric or candidate
-generation) and fans out one run_unit per unit into a chord whose callback, aggregate_row,
-scores the row. Chord header tasks never raise, so the callback always fires. A row task that
-ends its row hands the freed turn to a waiting row (evalq.worker.dispatch.turns).
+"""The three tasks every metric runs. The row's life is evalq.worker.lifecycle's (plain functions
+that return an outcome); each task turns its outcome into a chord, a Celery retry or a return value,
+through the scheduler in use (evalq.worker.celery_app.scheduling). prepare_row plans the row (rubric
+or candidate generation) and fans out one run_unit per unit into a chord whose callback,
+aggregate_row, scores the row. Chord header tasks never raise, so the callback always fires. A row
+task that ends its row hands the freed turn to a waiting row (evalq.worker.dispatch.turns).
 
 Cached work does not become tasks: prepare_row resolves inline every unit whose verdict is
 stored or whose replies are all in the call cache, and only the units that need a judge call go
@@ -20,8 +20,8 @@ verdict (metrics make those verdicts themselves; the handler covers what gets pa
 
 What escapes a task's body is sorted by the one guard every task runs in (evalq.tasks.guard):
 Redis out of reach is retried later, bounded, writing nothing; any other exception is a task
-error (evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff, then it
-fails the row (prepare_row, aggregate_row) or is the unit's unscored judge_error verdict
+error (evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff,
+then it fails the row (prepare_row, aggregate_row) or is the unit's unscored judge_error verdict
 (run_unit). Rows are named by their line number (see evalq.worker.store).
 """
 
@@ -72,8 +72,8 @@ def _driver(
     header_part: bool = False,
 ) -> Driver:
     """How a row task meets what its body lets escape (evalq.tasks.guard): a task error is recorded
-    and retried (evalq.worker.celery_app.task_errors), then `give_up` with its text (the row fails, or the
-    unit's verdict says so)."""
+    and retried (evalq.worker.celery_app.task_errors), then `give_up` with its text (the row fails,
+    or the unit's verdict says so)."""
 
     def task_error(exc: Exception) -> Reply:
         rt = runtime()
@@ -121,8 +121,8 @@ def _row_task(
 
 
 def _hand_out_turns(rt: Runtime) -> None:
-    """Free turns to waiting rows (evalq.worker.dispatch.turns). What goes wrong here only delays them: the
-    watchdog's next sweep hands turns out too, so it is logged, not retried."""
+    """Free turns to waiting rows (evalq.worker.dispatch.turns). What goes wrong here only delays
+    them: the watchdog's next sweep hands turns out too, so it is logged, not retried."""
 
     def send_row(job_id: str, line: str) -> None:
         scheduler().send(PREPARE_ROW, (job_id, line), None)

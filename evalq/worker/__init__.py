@@ -1,1 +1,4 @@
-"""The evalq runtime: Celery app, settings, judge clients, Redis store, fake Gemini server."""
+"""The evalq runtime, one folder a concept, each importing only those below it: celery_app/
+(Celery's plumbing), jobs/ (a job's control), batch/, lifecycle/ (a row's life), runtime,
+dispatch/ (how rows reach workers), judges/ (one judge call's layers), store/ (Redis), settings,
+archive/ (the system of record)."""

@@ -1,9 +1,10 @@
 """What a worker process holds: settings, the store, the limiter, and the judges of a row
 (evalq.worker.judges.stack), with the RowContext a metric sees.
 
-A unit task hands its judges an evalq.worker.store.unit_writes.UnitWrites: their counters, cache entries and
-limiter corrections are then held and written with the unit's verdict in one round trip
-(evalq.worker.lifecycle.units.record_unit). Without one (prepare_row's rubric and candidate calls) each is written at once."""
+A unit task hands its judges an evalq.worker.store.unit_writes.UnitWrites: their counters, cache
+entries and limiter corrections are then held and written with the unit's verdict in one round trip
+(evalq.worker.lifecycle.units.record_unit). Without one (prepare_row's rubric and candidate calls)
+each is written at once."""
 
 from __future__ import annotations
 

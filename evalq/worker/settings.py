@@ -50,8 +50,8 @@ class Settings(BaseSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Redis: the broker, the result backend and the result store (`--redis-url`); a
     `rediss://` URL for TLS."""
-    # TLS to Redis with a rediss:// URL (evalq.worker.store.redis_tls): every connection checks Redis's
-    # certificate and name.
+    # TLS to Redis with a rediss:// URL (evalq.worker.store.redis_tls): every connection checks
+    # Redis's certificate and name.
     redis_tls_ca: str | None = None
     """With a `rediss://` URL: the CA file that signed Redis's certificate (unset: the
     system's CAs)."""
@@ -64,7 +64,8 @@ class Settings(BaseSettings):
     judge_model: str = "gemini-2.5-flash"
     """The judge model (`--judge-model`)."""
 
-    # Credentials: never stored in Redis, task arguments or logs (SecretStr keeps them out of reprs).
+    # Credentials: never stored in Redis, task arguments or logs (SecretStr keeps them out of
+    # reprs).
     api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GEMINI_API_KEY", "GOOGLE_API_KEY")
     )
@@ -226,8 +227,8 @@ class Settings(BaseSettings):
     batch limit fills): Flower shows each task up to this much later, with its own times. 0
     sends each event at once; seconds."""
 
-    # Turns between jobs (evalq.worker.dispatch.turns); a job submitted before any worker starts still has
-    # turns waiting, thanks to turn_window_min.
+    # Turns between jobs (evalq.worker.dispatch.turns); a job submitted before any worker starts
+    # still has turns waiting, thanks to turn_window_min.
     turn_window: int = Field(default=0, ge=0)
     """Rows of running online jobs in the broker or running at once, cluster-wide. 0: the
     shares of the workers alive now added up, each sized by its worker (`evalq.worker.dispatch.pace`)."""

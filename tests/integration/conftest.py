@@ -3,8 +3,8 @@ workers and against thread workers. The pool reaches the workers the way it reac
 one, through EVALQ_WORKER_POOL in their environment (devtools.local copies this process's).
 
 The mark goes only where the pool changes the behaviour under test: how many messages a worker
-holds reserved (gevent prefetches four per slot, threads one: evalq.worker.celery_app.app), and how its consumer
-meets a Redis that stops, restarts or freezes (gevent's blocking loop reads with socket
+holds reserved (gevent prefetches four per slot, threads one: evalq.worker.celery_app.app), and how
+its consumer meets a Redis that stops, restarts or freezes (gevent's blocking loop reads with socket
 timeouts; the threads pool's event loop has none and relies on kombu's health checks). Every
 other test runs once, in the pool the environment names, else evalq's default (gevent): a
 second run would repeat the same code for no new property."""

@@ -1,6 +1,6 @@
-"""A worker outlives Redis restarts (evalq.worker.celery_app.broker_teardown), with real processes: a private
-redis-server restarted from its AOF again and again under a running job, one real worker that
-must reconnect after each restart and finish the job; and kombu's teardown itself, against a
+"""A worker outlives Redis restarts (evalq.worker.celery_app.broker_teardown), with real processes:
+a private redis-server restarted from its AOF again and again under a running job, one real worker
+that must reconnect after each restart and finish the job; and kombu's teardown itself, against a
 real Redis, left in the state that used to end the worker."""
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path) -> None:
     # The teardown that used to fail races with tasks acknowledging their messages: many tasks
     # at once (each holding a message) make it likely within a few restarts. Messages a
     # teardown could not give back wait in Redis's unacked set until the worker has reconnected
-    # (evalq.worker.celery_app.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every second,
-    # drives any row that still goes quiet for the stall timeout.
+    # (evalq.worker.celery_app.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every
+    # second, drives any row that still goes quiet for the stall timeout.
     with stack(
         tmp_path,
         "--latency-ms",

@@ -1,6 +1,6 @@
-"""The gate before each judge call (evalq.worker.judges.budget) with hundreds of calls racing through it, on a
-real gevent worker: a spend cap holds within one call, and a cancel stops every call
-that has not passed the gate.
+"""The gate before each judge call (evalq.worker.judges.budget) with hundreds of calls racing
+through it, on a real gevent worker: a spend cap holds within one call, and a cancel stops every
+call that has not passed the gate.
 
 Calls are held at the fake server (a latency far longer than the test) so that they are all in
 flight together; the test releases them (latency 0) once it has seen what it waits for. Nothing
@@ -43,8 +43,8 @@ def settled(s: Stack, client: Any) -> bool:
 
 
 def call_estimates(data: Path, model: str, thinking: dict[str, Setting]) -> list[int]:
-    """Every call's estimate (evalq.worker.judges.budget), from the very request the worker builds for each
-    of the dataset's questions (gecko-image asks its validator one question a call)."""
+    """Every call's estimate (evalq.worker.judges.budget), from the very request the worker builds
+    for each of the dataset's questions (gecko-image asks its validator one question a call)."""
     price = DEFAULT_PRICES[model]
     found = []
     for row in map(json.loads, data.read_text().splitlines()):

@@ -115,8 +115,8 @@ def test_the_spend_cap_pauses_the_job_across_workers_and_resume_continues(
 ) -> None:
     """Two worker processes share one spend: the job pauses once it reaches the cap, the rows
     already scored stay, and resume with a new cap finishes it without asking anything twice."""
-    # A small output allowance keeps each call's reserved estimate (evalq.worker.judges.budget) near its
-    # bill, so the cap pays for several calls before it pauses the job.
+    # A small output allowance keeps each call's reserved estimate (evalq.worker.judges.budget) near
+    # its bill, so the cap pays for several calls before it pauses the job.
     with stack(tmp_path, workers=2, concurrency=4, EVALQ_MAX_OUTPUT_TOKENS="64") as s:
         client = s.client()
         image = png(tmp_path / "a.png", "yellow")

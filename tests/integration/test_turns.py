@@ -1,7 +1,8 @@
-"""Turns between jobs on shared workers (evalq.worker.dispatch.turns), with a real worker and the fake server:
-a small job is not stuck behind a large one, a high priority job overtakes a normal one, a
-job's own cap on rows in flight holds (seen from the fake server's side), and the broker holds
-the window, not the job. Every wait is on a condition; latencies only make rows take a while."""
+"""Turns between jobs on shared workers (evalq.worker.dispatch.turns), with a real worker and the
+fake server: a small job is not stuck behind a large one, a high priority job overtakes a normal
+one, a job's own cap on rows in flight holds (seen from the fake server's side), and the broker
+holds the window, not the job. Every wait is on a condition; latencies only make rows take a
+while."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Turns at the width people run: one worker as `evalq worker` starts it (gevent, 200 slots),
-whose share of the window its pace sizes from the wait it measures (evalq.worker.dispatch.pace). A window of
-slots (1.5 x 200 rows) put a large job's first 300 rows, all their calls, ahead of any job
+whose share of the window its pace sizes from the wait it measures (evalq.worker.dispatch.pace). A
+window of slots (1.5 x 200 rows) put a large job's first 300 rows, all their calls, ahead of any job
 submitted after it; these check that what is queued ahead is a moment of work instead: a small
 job and a high-priority one finish while most of a large job still waits in line, and after a
 cancel no call passes the gate before the API. Every wait is on a condition."""

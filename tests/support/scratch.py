@@ -70,8 +70,8 @@ def plant_job(
 ) -> str:
     """A running gecko-image job of `rows` rows (in `mode`), created as the client creates one,
     with no task sent for it; returns its id (a valid client job id). Online, its rows hold
-    their turns (evalq.worker.dispatch.turns) as if their tasks had been sent and lost, unless `waiting`.
-    `extra`: the user's own columns, the same in every row.
+    their turns (evalq.worker.dispatch.turns) as if their tasks had been sent and lost, unless
+    `waiting`. `extra`: the user's own columns, the same in every row.
 
     Rows are r0, r1, … on lines `first_line`, `first_line` + 1, …; with `same_id`, every row
     has that id instead, as a producer that checked nothing would store them. Each names an

@@ -1,7 +1,7 @@
 """The Store under a client, for tests that look past the client's two interfaces
-(evalq.worker.jobs.reads, evalq.worker.jobs.control) at what Redis holds: raw job hashes, reservations,
-broker queues. The client itself has no Store to hand out; this one is opened on the same
-settings, once per client."""
+(evalq.worker.jobs.reads, evalq.worker.jobs.control) at what Redis holds: raw job hashes,
+reservations, broker queues. The client itself has no Store to hand out; this one is opened on the
+same settings, once per client."""
 
 from __future__ import annotations
 

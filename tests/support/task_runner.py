@@ -7,11 +7,11 @@ What a worker would schedule is recorded instead, and the test decides what runs
 - `submit` and `resume` go through the real Client; the messages it would publish
   (prepare_row) are queued here instead (`queue`).
 - What the tasks schedule goes to the runner's scheduler (InProcessScheduler, handed to the
-  task layer through evalq.worker.celery_app.scheduling). prepare_row's chord is recorded (`chords`); its
-  header parts are queued, and its callback is queued once every part has ended, with their return values in order, as Celery's Redis
-  result backend does: a part that ends twice (a redelivery) counts once, and the callback is
-  queued once. A callback that comes early anyway (another backend, a lost claim) is a call
-  the test makes itself (`aggregate`).
+  task layer through evalq.worker.celery_app.scheduling). prepare_row's chord is recorded
+  (`chords`); its header parts are queued, and its callback is queued once every part has ended,
+  with their return values in order, as Celery's Redis result backend does: a part that ends twice
+  (a redelivery) counts once, and the callback is queued once. A callback that comes early anyway
+  (another backend, a lost claim) is a call the test makes itself (`aggregate`).
 - What batch mode's tasks send (a poll, an ingest, the next sweep) is queued too, its
   countdown dropped: a poll is run again when the test runs it.
 - A task that asks for a retry is not run again: its Outcome holds the countdown and the call
@@ -113,9 +113,9 @@ class Chord:
 
 
 class InProcessScheduler:
-    """The scheduler (evalq.worker.celery_app.scheduling) the runner hands the tasks: a chord or a sent task is
-    recorded and queued instead of published. A retry is Celery's own: every call runs under
-    an eager request, for which Task.retry hands back its Retry instead of publishing it."""
+    """The scheduler (evalq.worker.celery_app.scheduling) the runner hands the tasks: a chord or a
+    sent task is recorded and queued instead of published. A retry is Celery's own: every call runs
+    under an eager request, for which Task.retry hands back its Retry instead of publishing it."""
 
     def __init__(self, runner: TaskRunner) -> None:
         self._runner = runner
@@ -146,7 +146,8 @@ class TaskRunner:
     """Runs the row tasks (and batch mode's) in-process; see the module docstring.
 
     Use as a context manager: it points the worker settings at `redis_url` (flushed first) and
-    `gemini_url`, hands the tasks its scheduler, and undoes both on exit. `env` adds EVALQ_ settings.
+    `gemini_url`, hands the tasks its scheduler, and undoes both on exit. `env` adds EVALQ_
+    settings.
     """
 
     def __init__(self, redis_url: str, gemini_url: str, folder: Path, **env: str) -> None:

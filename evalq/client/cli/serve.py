@@ -105,7 +105,8 @@ def worker(
         *(["-E"] if settings.task_events else []),  # events for Flower: EVALQ_TASK_EVENTS
         # Mingle (a second's wait at start for other workers' revoked ids and clocks) and
         # gossip (a consumer of other workers' events) serve Celery's revoke and election,
-        # which evalq does not use: each worker's heartbeat (evalq.worker.dispatch.heartbeat) says it is up.
+        # which evalq does not use: each worker's heartbeat (evalq.worker.dispatch.heartbeat) says
+        # it is up.
         "--without-mingle",
         "--without-gossip",
         f"--hostname={hostname or 'evalq@%h'}",

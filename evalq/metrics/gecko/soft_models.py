@@ -21,8 +21,8 @@ INVALID_ARGUMENT on every call. Recorded bodies (they win over docs, which lag):
   model name to gemini-2.0-flash"; python-genai's test_log_probs runs on it).
 
 A model in neither list is sent as asked: if it refuses, the 400 comes back on every call and
-evalq.worker.judges.fatal_errors pauses the job with that message after EVALQ_FATAL_ERROR_LIMIT refusals
-(the calls before are unscored judge_error questions, never scored without a probability).
+evalq.worker.judges.fatal_errors pauses the job with that message after EVALQ_FATAL_ERROR_LIMIT
+refusals (the calls before are unscored judge_error questions, never scored without a probability).
 """
 
 from __future__ import annotations

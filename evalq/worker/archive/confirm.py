@@ -7,8 +7,8 @@ with no record anywhere. So, after each write: the file at the archive's path mu
 file the writing connection had open (device and inode), and the job's record must read back
 through a fresh connection, outside the pool (PostgreSQL too: cheap, and it proves the commit
 reached the server the URL names). A write that fails either is an ArchiveUnavailable like any
-other (evalq.worker.jobs.archiving keeps the job pending, its keys held, and tries again); the pool is
-dropped so the next try opens the file anew.
+other (evalq.worker.jobs.archiving keeps the job pending, its keys held, and tries again); the pool
+is dropped so the next try opens the file anew.
 
 A folder that is gone is not made again: a new, empty archive there would hide the loss of
 every job written before; the write waits until someone restores the folder (or makes it).

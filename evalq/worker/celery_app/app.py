@@ -4,9 +4,10 @@ Two queues: question tasks (validators, aggregation) are consumed before row tas
 finish rows already started before opening new ones (depth first) and progress shows early.
 
 The worker's app is built from the environment's settings on first use (`get_app()`, or the
-module attribute `app` that `celery -A evalq.worker.celery_app.app` and `from evalq.worker.celery_app.app import app` look up),
-never at import: a client given explicit settings must not need valid environment settings to
-import, and a bad value is reported to whoever builds the app that uses it.
+module attribute `app` that `celery -A evalq.worker.celery_app.app` and `from
+evalq.worker.celery_app.app import app` look up), never at import: a client given explicit settings
+must not need valid environment settings to import, and a bad value is reported to whoever builds
+the app that uses it.
 """
 
 from __future__ import annotations
@@ -106,8 +107,9 @@ def create_app(settings: Settings) -> Celery:
         # Flower learns of a task when a worker receives it; the "sent" event (a publish per
         # task sent, from prepare_row) only adds the moment it was queued. Workers turn it on
         # as they start (send_sent_events): a client's app never publishes, since producers
-        # hold no pub/sub permission at all (scripts/redis/evalq-users.acl; docs/operations/security.md: Redis
-        # users) and may not command workers on Celery's remote-control channel.
+        # hold no pub/sub permission at all (scripts/redis/evalq-users.acl;
+        # docs/operations/security.md: Redis users) and may not command workers on Celery's
+        # remote-control channel.
         task_send_sent_event=False,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
@@ -132,7 +134,8 @@ def get_app() -> Celery:
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: `evalq.worker.celery_app.app.app` is built when first looked up, not when the module is imported.
+    # PEP 562: `evalq.worker.celery_app.app.app` is built when first looked up, not when the module
+    # is imported.
     if name == "app":
         return get_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,1 +1,2 @@
-"""How rows reach the workers: queue names, a job's turns, each worker's pace, running rows' signs of life."""
+"""How rows reach the workers: the queue names, a job's turns, each worker's pace, and the signs
+of life of running rows that keep the watchdog off them."""

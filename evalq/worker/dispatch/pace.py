@@ -35,8 +35,9 @@ It starts small, and starts small again whenever no row waits for a turn (as thi
 last hand-out of turns found), so a large job submitted to idle workers finds its way up from
 a few rows instead of filling the broker with the share a job before it ended with (TCP
 restarts its window after idle for the same reason). Growth needs fresh evidence: a task
-started this tick, or a slot free with no task waiting here for one. When no row has ended here for HAND_OUT_S (a slow judge), the pace hands
-turns out itself, which puts what the share grew by to use and reads the rows waiting again.
+started this tick, or a slot free with no task waiting here for one. When no row has ended here for
+HAND_OUT_S (a slow judge), the pace hands turns out itself, which puts what the share grew by to use
+and reads the rows waiting again.
 
 None of this costs a Redis command per call: the samples are taken in the worker, and the
 share is written only when it changes. Hosts' clocks are taken to agree (NTP), as the
@@ -113,9 +114,9 @@ class Pace:
 
 
 class Demand:
-    """Whether rows wait for a turn, as this process's last hand-out of turns (evalq.worker.dispatch.turns)
-    left them, and when that was. Nothing but a hand-out takes a waiting row, so the reading
-    holds until the next one."""
+    """Whether rows wait for a turn, as this process's last hand-out of turns
+    (evalq.worker.dispatch.turns) left them, and when that was. Nothing but a hand-out takes a
+    waiting row, so the reading holds until the next one."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -252,8 +253,8 @@ def cpu_used_s() -> float:
 
 
 def stamp_sent(headers: dict[str, Any] | None = None, **_: Any) -> None:
-    """Celery's before_task_publish (connected by evalq.worker.celery_app.app for every app, the producer's
-    too): every task message carries when it was published."""
+    """Celery's before_task_publish (connected by evalq.worker.celery_app.app for every app, the
+    producer's too): every task message carries when it was published."""
     if headers is not None:
         headers[SENT_HEADER] = time.time()
 

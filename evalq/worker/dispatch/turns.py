@@ -3,8 +3,8 @@
 A job's rows do not all go to the broker when it is submitted: they wait in the job's list in
 Redis, and only rows holding a turn are in the broker or running. The number of turns is a
 cluster-wide window (EVALQ_TURN_WINDOW; by default the shares of the workers alive now added
-up, each worker sizing its own from the wait it measures (evalq.worker.dispatch.pace) and registering it, so
-adding a host widens the window and a busy CPU narrows it). A
+up, each worker sizing its own from the wait it measures (evalq.worker.dispatch.pace) and
+registering it, so adding a host widens the window and a busy CPU narrows it). A
 turn is free when a row holding one is counted (finish_row.lua ends it), and free turns are
 handed out (take_turns.lua, one atomic step, so any number of producers and workers on any
 hosts may ask at once) to the job of the best priority (high, normal, low) that has rows

@@ -1,1 +1,2 @@
-"""A job's control: steering and reading jobs, the watchdog, failover, archiving ended jobs, metrics."""
+"""A job's control: steering and reading jobs (control, reads: the client side's only ways in),
+the watchdog, failover, archiving ended jobs, resume outcomes, Prometheus metrics."""

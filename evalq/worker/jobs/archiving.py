@@ -2,10 +2,10 @@
 
 A job that ends (finished, or cancelled) is put on the archive's pending set in the same atomic
 step as its status (transition.lua), due a little later. The worker that ended it writes it at
-once (evalq.worker.lifecycle.job_end.finalize calls `after_end`) and takes it off the set; if that worker dies
-first, or the archive is out of reach, a watchdog sweep writes it when it is due, each failure
-pushing the next try further out (archive_retry_s doubling up to archive_retry_max_s). While a
-write is failing, the job's Redis keys are held from expiring, so a job is never dropped from
+once (evalq.worker.lifecycle.job_end.finalize calls `after_end`) and takes it off the set; if that
+worker dies first, or the archive is out of reach, a watchdog sweep writes it when it is due, each
+failure pushing the next try further out (archive_retry_s doubling up to archive_retry_max_s). While
+a write is failing, the job's Redis keys are held from expiring, so a job is never dropped from
 Redis before it is archived. A write replaces the job's record whole, so writing twice is
 harmless, and a row counted after a cancel makes the job due again (finish_row.lua).
 

@@ -78,8 +78,8 @@ class JobControl:
         send_step: Send,
     ) -> None:
         """Store the job with its rows (`rejected`: lines refused at load, counted now) and
-        start it: its rows wait for turns (evalq.worker.dispatch.turns) and the free ones go out now; in
-        batch mode one batch submission; a job with no row to run finishes at once."""
+        start it: its rows wait for turns (evalq.worker.dispatch.turns) and the free ones go out
+        now; in batch mode one batch submission; a job with no row to run finishes at once."""
         self._store.create_job(config, rows, rejected)
         if not rows:
             finalize(self._store, config.job_id)

@@ -1,6 +1,7 @@
 """What the client side may read of jobs, and of the Redis they are in: one interface over the
 Store, so evalq.client never reaches the Store, its key names or its Redis client (a contract
-in pyproject.toml holds it to that). Nothing here writes; steering a job is evalq.worker.jobs.control.
+in pyproject.toml holds it to that). Nothing here writes; steering a job is
+evalq.worker.jobs.control.
 
 Kept light to import: `evalq status` loads this and not batch mode, Celery or the metrics, so
 what only some jobs need (their batches, the metrics exporter) is imported when read."""
@@ -150,7 +151,8 @@ class JobReads:
         return self._store.has_cached_call(call_digest(model, request))
 
     def serve_metrics(self, host: str, port: int) -> None:
-        """Serve the job-level figures for Prometheus (evalq.worker.jobs.metrics_exporter) until stopped."""
+        """Serve the job-level figures for Prometheus (evalq.worker.jobs.metrics_exporter) until
+        stopped."""
         from evalq.worker.jobs.metrics_exporter import serve
 
         serve(self._store, host, port)

@@ -5,9 +5,9 @@ Every worker runs it in a thread; a Redis lock lets one sweep at a time. A row i
 when it started but showed no sign of life for stall_timeout_s, or when it never started while
 both queues have been empty on two sweeps in a row (its message is gone). Re-driving is safe
 with duplicates, so the watchdog may err on the side of acting. A row whose task is alive shows
-signs of life (evalq.worker.dispatch.heartbeat), so it is not driven again while it works. A row driven again
-max_redrives times in a row without a new verdict fails instead: every task that takes it
-dies or hangs, and driving it forever would take a thread each time.
+signs of life (evalq.worker.dispatch.heartbeat), so it is not driven again while it works. A row
+driven again max_redrives times in a row without a new verdict fails instead: every task that takes
+it dies or hangs, and driving it forever would take a thread each time.
 
 Which re-drives count toward that cap (Store.count_redrives): every one made while both queues
 are empty, and, while work waits in them, every one after which a task took the row (a sign of
@@ -19,9 +19,9 @@ may just be queued behind it (a backlog of rows, or a loaded machine), and faili
 lose a row nobody killed. Rows that never started are unchanged: they are driven only after
 the queues were empty on two sweeps, and those re-drives count.
 
-Only rows holding a turn (evalq.worker.dispatch.turns) can be stalled or lost: a row waiting for its turn has
-no message to lose. Given the settings (`turns`), every sweep also hands out free turns, which
-makes up for a hand-out a killed task or producer never made.
+Only rows holding a turn (evalq.worker.dispatch.turns) can be stalled or lost: a row waiting for its
+turn has no message to lose. Given the settings (`turns`), every sweep also hands out free turns,
+which makes up for a hand-out a killed task or producer never made.
 
 Batch-mode jobs are re-attached (evalq.worker.batch.flow.reattach: their stale batches polled again,
 a stale sweep sent again) instead of having rows re-driven. A job re-attached more than
@@ -30,13 +30,13 @@ row finished, no resume), counted at most once per stall_timeout_s and not while
 holds the job's lock, pauses with a reason saying so: its tasks die or hang, and `evalq resume`
 tries again once the cause is found.
 
-Each tick also asks Redis who it is (evalq.worker.jobs.failover): after a failover that may have lost
-writes, every worker restores its own lost spend, and the first to see it re-drives the rows of
+Each tick also asks Redis who it is (evalq.worker.jobs.failover): after a failover that may have
+lost writes, every worker restores its own lost spend, and the first to see it re-drives the rows of
 every running job at once instead of after stall_timeout_s.
 
 Ended jobs not yet in the archive (their worker died, or the archive was out of reach) are
-written by the sweep when due (evalq.worker.jobs.archiving), and every worker says on each tick which
-archive it writes to.
+written by the sweep when due (evalq.worker.jobs.archiving), and every worker says on each tick
+which archive it writes to.
 """
 
 from __future__ import annotations
@@ -153,9 +153,9 @@ class Watchdog:
         return redriven
 
     def after_failover(self, identity: RedisIdentity, at: float) -> dict[str, int]:
-        """Redis may have lost writes (evalq.worker.jobs.failover): this process's lost spend is restored
-        on every job, then, if this worker is the first to record the failover, every row of
-        a running job that holds a turn and is not counted is driven again now, without
+        """Redis may have lost writes (evalq.worker.jobs.failover): this process's lost spend is
+        restored on every job, then, if this worker is the first to record the failover, every row
+        of a running job that holds a turn and is not counted is driven again now, without
         counting toward the cap (the row did nothing wrong); batch-mode jobs are re-attached.
         Returns rows re-driven per job. The next tick restores once more: a write the failover
         cut off may be found unconfirmed only after this one ran."""

@@ -1,1 +1,3 @@
-"""One judge call's layers (judges.stack lists their order): the Gemini judge, reply reading, cost, budget, limiter, caches, uploads."""
+"""The layers of one judge call, in the order judges.stack.LAYERS gives: accounting, fatal
+errors, thinking, the call cache, the budget, the limiter's correction; then the Gemini judge,
+its replies read, its uploads and media."""

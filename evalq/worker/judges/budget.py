@@ -12,8 +12,8 @@ goes alone: the job's last call, which may pass the cap by what it really costs.
 
 A reservation is settled (released) only once its call's real cost is in the spend: in the same
 step as the unit's spend is written (record_unit.lua, with its verdict), or right after the
-call's counters when there are no held writes (evalq.worker.judges.accounting: prepare_row's calls). A
-failed call is released the same way, after whatever it billed. So spend + reserved never
+call's counters when there are no held writes (evalq.worker.judges.accounting: prepare_row's calls).
+A failed call is released the same way, after whatever it billed. So spend + reserved never
 forgets a call, and a job overshoots its cap by at most one call: the last one let through
 alone, or what the estimates fell short of real costs (not a number of threads).
 

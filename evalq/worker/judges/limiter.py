@@ -73,7 +73,8 @@ class RateLimiter:
     def correction(self, model: str, estimated: int, actual: int) -> tuple[str, float] | None:
         """The token schedule to shift and by how many ms, once a call's real prompt size is
         known (None: nothing to shift). A unit task applies it with its outcome, in the same
-        round trip (evalq.worker.store.Store.record_unit, which shifts it as limiter_correct.lua does)."""
+        round trip (evalq.worker.store.Store.record_unit, which shifts it as limiter_correct.lua
+        does)."""
         limit = self.limit(model)
         if limit is None or not limit.tpm or actual == estimated:
             return None

@@ -4,8 +4,8 @@
     limiter correction] -> the innermost judge
 
 Online the innermost judge is the rate-limited Gemini client, behind the gate of
-evalq.worker.judges.budget (the job's status and the spend cap's reservation, only for calls that would
-reach the API: cache hits are free) and the limiter's correction;
+evalq.worker.judges.budget (the job's status and the spend cap's reservation, only for calls that
+would reach the API: cache hits are free) and the limiter's correction;
 prepare_row's inline pass puts CacheOnly there instead, and batch mode a judge answering from
 batch results (evalq.worker.batch.judge), priced at the batch rate. Everything above is the same.
 """
@@ -87,8 +87,8 @@ def build_stack(inner: Judge, layers: Sequence[Layer]) -> Judge:
 class JobCalls:
     """How a job's calls are shaped, cached and counted (from its config); `writes`: a unit's
     held writes, which its judges' counters, cache entries and corrections go into;
-    `reservations`: without writes, the spend cap's reservations (evalq.worker.judges.budget) of calls made
-    and not yet counted; `versions`: without writes, where the replies' model versions go
+    `reservations`: without writes, the spend cap's reservations (evalq.worker.judges.budget) of
+    calls made and not yet counted; `versions`: without writes, where the replies' model versions go
     (batch mode's sweep hands each unit's to its verdict; None: nowhere)."""
 
     job_id: str

@@ -16,7 +16,8 @@ from evalq.worker.store import Store
 log = logging.getLogger(__name__)
 
 # What this process does with a job it has just ended: a worker writes it to the archive
-# (evalq.worker.jobs.archiving, installed when the worker starts); a client leaves that to the workers.
+# (evalq.worker.jobs.archiving, installed when the worker starts); a client leaves that to the
+# workers.
 _end_hooks: list[Callable[[str], object]] = []
 
 

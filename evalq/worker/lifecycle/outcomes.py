@@ -2,7 +2,8 @@
 a chord, a Celery retry, a return value) or a batch sweep (evalq.worker.batch.sweep: counted as
 waiting, held or finished). Each driver's outcomes are a type of their own (OnlineOutcome,
 BatchOutcome); `frees_turn` says whether a row task that ends with it lets its row's turn go
-(evalq.worker.dispatch.turns): not when its units go on as a chord (Planned) or it tries again (RetryAfter)."""
+(evalq.worker.dispatch.turns): not when its units go on as a chord (Planned) or it tries again
+(RetryAfter)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Redis store: every key evalq writes, split by what it keeps, and the atomic steps (Lua, in
 worker/store/lua/, one script a file) that keep counts exact.
 
-Every key's name is in evalq.worker.store.keys (what each holds: evalq.worker.store.key_table); no other module talks
-to Redis, so the Store's methods are the whole of what evalq does with it. The client side
-never sees the Store: it reads jobs through evalq.worker.jobs.reads and steers them through
-evalq.worker.jobs.control. The Store is one object composed of its parts, each a module owning its
-keys and scripts:
+Every key's name is in keys (what each holds: key_table); no other module talks to Redis, so
+the Store's methods are the whole of what evalq does with it (redis_tls: its connections' TLS;
+unit_writes: what a unit's calls write with its verdict). The client side never sees the Store:
+it reads jobs through evalq.worker.jobs.reads and steers them through evalq.worker.jobs.control.
+The Store is one object composed of its parts, each a module owning its keys and scripts:
 
 - jobs: create, config, list, status and the transition state machine (TRANSITIONS), pause,
   the active set, refusals counted toward a pause, task errors;

@@ -1,8 +1,9 @@
-"""What each Redis key of evalq.worker.store.keys holds: the table the manual's Redis key reference shows
-(docs/reference/redis-keys.md, generated at build time by devtools/reference/keys_page.py).
-Every shape here is made by calling evalq.worker.store.keys, and tests/unit/worker/store/test_key_table.py checks
-that every key evalq.worker.store.keys makes has its row and that no row names a key it does not make;
-tests/unit/docs checks that the built page shows every one."""
+"""What each Redis key of evalq.worker.store.keys holds: the table the manual's Redis key reference
+shows (docs/reference/redis-keys.md, generated at build time by devtools/reference/keys_page.py).
+Every shape here is made by calling evalq.worker.store.keys, and
+tests/unit/worker/store/test_key_table.py checks that every key evalq.worker.store.keys makes has
+its row and that no row names a key it does not make; tests/unit/docs checks that the built page
+shows every one."""
 
 from __future__ import annotations
 
@@ -189,8 +190,8 @@ ROWS = (
 
 
 def every_key_shape() -> set[str]:
-    """The shape of every key evalq.worker.store.keys makes: each constant naming a key, and each public
-    function called with the placeholders of its arguments (PLACEHOLDERS)."""
+    """The shape of every key evalq.worker.store.keys makes: each constant naming a key, and each
+    public function called with the placeholders of its arguments (PLACEHOLDERS)."""
     return set(_shapes())
 
 

@@ -9,9 +9,9 @@ turns that into a key. The spellings are a stored format: a job written by an ol
 read by these names, so a name here changes only with a migration. Queue names are the
 broker's, not ours, and live in evalq.worker.dispatch.queues.
 
-What each key holds is evalq.worker.store.key_table, which the manual's Redis key reference is generated
-from (docs/reference/redis-keys.md); a key added here without a row there fails a test. All job keys
-expire after the job's ttl_s (EVALQ_RESULT_TTL_S when it was submitted) from their last
+What each key holds is evalq.worker.store.key_table, which the manual's Redis key reference is
+generated from (docs/reference/redis-keys.md); a key added here without a row there fails a test.
+All job keys expire after the job's ttl_s (EVALQ_RESULT_TTL_S when it was submitted) from their last
 write; rubrics after rubric_ttl_s, replies after call_cache_ttl_s.
 """
 

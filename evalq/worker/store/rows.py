@@ -6,8 +6,8 @@ Rows are keyed by their line number in the dataset (`row_key`), never by the use
 the user's to choose and could repeat, lines can not, so no row can hide behind another's key.
 The id stays in RowInput and RowResult for display and for results read back by id.
 
-Keys (evalq.worker.store.keys): row, plan, job_rows, done, activity, redrives; unit_inputs also reads the
-row's verdicts and the job hash."""
+Keys (evalq.worker.store.keys): row, plan, job_rows, done, activity, redrives; unit_inputs also
+reads the row's verdicts and the job hash."""
 
 from __future__ import annotations
 
@@ -154,9 +154,9 @@ class RowsStore(StoreBase):
     ) -> dict[str, int]:
         """Count one more re-drive of each row; returns each row's re-drives since its last new
         verdict (this one included). `at` is when the watchdog re-drives them (the sign of life
-        it writes, evalq.worker.lifecycle.job_end.redrive). Without ``count_all``, a re-drive counts only when a
-        task took the row since its previous re-drive (a sign of life later than that one's
-        `at`): one whose message still waits behind other work is not a strike. The watchdog,
+        it writes, evalq.worker.lifecycle.job_end.redrive). Without ``count_all``, a re-drive counts
+        only when a task took the row since its previous re-drive (a sign of life later than that
+        one's `at`): one whose message still waits behind other work is not a strike. The watchdog,
         one sweeper at a time, is the only caller."""
         key = keys.redrives(job_id)
         pipe = self.r.pipeline()

@@ -32,7 +32,8 @@ class SharedStore(StoreBase):
     # ---- the judge-call cache and the rubric cache ----
 
     def cached_call(self, digest: str) -> str | None:
-        """The judge reply cached under a call digest (evalq.worker.judges.call_cache.call_digest)."""
+        """The judge reply cached under a call digest
+        (evalq.worker.judges.call_cache.call_digest)."""
         return self._get(keys.call(digest))
 
     def cached_calls(self, digests: Sequence[str]) -> list[str | None]:

@@ -5,10 +5,10 @@ Redis replicates asynchronously: a replica promoted after its master died lacks 
 last writes, and with them the counters of calls that were made and billed. Every write of
 spend (record_unit.lua, add_counters.lua through Store.account) also adds the same amounts to
 the job's `spent_by` hash under this process's tag, and, once Redis acknowledged it, to these
-tallies. After a failover (evalq.worker.jobs.failover) the process compares the two: what its tallies hold
-beyond its share in Redis is spend the failover lost, and is added back (reconcile_spend.lua;
-when Redis holds no spend of the job at all, its calls are reported instead: that hash may
-have expired, and adding them could count them twice).
+tallies. After a failover (evalq.worker.jobs.failover) the process compares the two: what its
+tallies hold beyond its share in Redis is spend the failover lost, and is added back
+(reconcile_spend.lua; when Redis holds no spend of the job at all, its calls are reported instead:
+that hash may have expired, and adding them could count them twice).
 
 A write whose connection broke before the reply (the failover itself cuts connections) may or
 may not have landed: its calls are counted apart as unconfirmed, and the job says that up to

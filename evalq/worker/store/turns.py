@@ -1,11 +1,11 @@
-"""Turns: which rows of which jobs may be in the broker or running now (evalq.worker.dispatch.turns has the
-rules). A row waits in its job's waiting list until take_turns.lua moves it to the job's turns
-set; finish_row.lua takes it out of that set when the row is counted. Workers register their
-share of the window here (evalq.worker.dispatch.pace sizes it); the live workers' shares add up to the
-cluster-wide window.
+"""Turns: which rows of which jobs may be in the broker or running now (evalq.worker.dispatch.turns
+has the rules). A row waits in its job's waiting list until take_turns.lua moves it to the job's
+turns set; finish_row.lua takes it out of that set when the row is counted. Workers register their
+share of the window here (evalq.worker.dispatch.pace sizes it); the live workers' shares add up to
+the cluster-wide window.
 
-Keys (evalq.worker.store.keys): TURNS, WORKERS, WORKER_SHARES, waiting, turns, and the job hash's priority
-and max_in_flight fields."""
+Keys (evalq.worker.store.keys): TURNS, WORKERS, WORKER_SHARES, waiting, turns, and the job hash's
+priority and max_in_flight fields."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ _ID = "\x00"  # no job id holds it
 
 def around_job(key: Callable[[str], str]) -> tuple[str, str]:
     """The text before and after a job's id in the job's key `key`: how a Lua script is given
-    the keys of jobs it finds itself (take_turns.lua), spelled by evalq.worker.store.keys all the same."""
+    the keys of jobs it finds itself (take_turns.lua), spelled by evalq.worker.store.keys all the
+    same."""
     before, _, after = key(_ID).partition(_ID)
     return before, after
 

@@ -11,10 +11,10 @@ prepare_row resolving it from the cache twice) and only one verdict is kept (fir
   inline). Added only when this run's verdict is the one stored, so a duplicate adds nothing;
   with no verdict (a retry), they are left for the run that does record it.
 
-The cost reservations of the unit's calls (evalq.worker.judges.budget) are settled in the same step as
-its spent counters. Reply-cache entries and limiter corrections are written in every case: they describe calls
-that were made. `versions` are the model versions the API reported in the replies the unit
-read (cached ones too): the verdict is stamped with them when it is recorded
+The cost reservations of the unit's calls (evalq.worker.judges.budget) are settled in the same step
+as its spent counters. Reply-cache entries and limiter corrections are written in every case: they
+describe calls that were made. `versions` are the model versions the API reported in the replies the
+unit read (cached ones too): the verdict is stamped with them when it is recorded
 (evalq.worker.lifecycle.units), so no metric has to carry them. What is lost: a worker killed
 between its call and the write loses that call's counters and cache entry (the redelivered
 unit asks again, and counts that request).

@@ -50,8 +50,8 @@ class VerdictsStore(StoreBase):
     ) -> Recorded:
         """A unit's outcome in one round trip (one script): its verdict (first write wins, as
         HSETNX), the row's sign of life, its counters, its call-cache entries and its
-        limiter corrections. Which counters count when is evalq.worker.store.unit_writes's rule: `spent`
-        always, `counted` only with this run's new verdict. JobNotFound when the job is gone
+        limiter corrections. Which counters count when is evalq.worker.store.unit_writes's rule:
+        `spent` always, `counted` only with this run's new verdict. JobNotFound when the job is gone
         (nothing is written then)."""
         return self.record_units(job_id, row, [(verdict, writes)])[0]
 

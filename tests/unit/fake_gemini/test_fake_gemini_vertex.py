@@ -1,7 +1,7 @@
 """The fake server's Vertex AI routes, seen through the client the worker builds with
-``vertexai=True`` (evalq.worker.judges.gemini.make_client: a project, a region, a Vertex API key, the fake as
-base URL) and through raw HTTP: the same judge as the Gemini API routes, in Vertex's words,
-and Vertex's 429 read by the worker as a rate limit."""
+``vertexai=True`` (evalq.worker.judges.gemini.make_client: a project, a region, a Vertex API key,
+the fake as base URL) and through raw HTTP: the same judge as the Gemini API routes, in Vertex's
+words, and Vertex's 429 read by the worker as a rate limit."""
 
 from __future__ import annotations
 

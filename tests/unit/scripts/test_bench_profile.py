@@ -1,7 +1,8 @@
 """The scaling benchmark's profiles (devtools/bench/profile.py): py-spy's raw format read back,
 each component's inclusive share of a worker's samples, and py-spy's failures named as such.
 The profiles are small and hand-written; their frames are copied from a real py-spy 0.4 profile
-of a gevent worker (`scripts/bench --scale --profile`), so the markers are the names py-spy prints."""
+of a gevent worker (`scripts/bench --scale --profile`), so the markers are the names py-spy
+prints."""
 
 from __future__ import annotations
 

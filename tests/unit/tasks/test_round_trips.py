@@ -1,9 +1,9 @@
 """How many Redis round trips evalq makes for one unit, counted with MONITOR on a real Redis
 (tests/support/round_trips.py): a unit whose reply is not cached reads what it needs in one
-trip, asks the call cache, passes the gate before the API (evalq.worker.judges.budget: the job's status,
-so a cancel stops the unit's next call, and the spend cap's reservation) and writes its outcome
-(verdict, activity, counters, cache entry, limiter correction) in one more; with a rate limit,
-reserving the slot is one more. A change that adds a trip to this path fails here."""
+trip, asks the call cache, passes the gate before the API (evalq.worker.judges.budget: the job's
+status, so a cancel stops the unit's next call, and the spend cap's reservation) and writes its
+outcome (verdict, activity, counters, cache entry, limiter correction) in one more; with a rate
+limit, reserving the slot is one more. A change that adds a trip to this path fails here."""
 
 from __future__ import annotations
 

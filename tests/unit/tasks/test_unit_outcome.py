@@ -1,6 +1,6 @@
-"""A unit's outcome is written once, in one step (evalq.worker.store.unit_writes, Store.record_unit): what a
-failed call spent is recorded on a countdown retry and on a pause, and a duplicate run adds
-what it spent but none of what only the recorded verdict may count."""
+"""A unit's outcome is written once, in one step (evalq.worker.store.unit_writes,
+Store.record_unit): what a failed call spent is recorded on a countdown retry and on a pause, and a
+duplicate run adds what it spent but none of what only the recorded verdict may count."""
 
 from __future__ import annotations
 

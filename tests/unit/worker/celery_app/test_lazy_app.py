@@ -61,7 +61,8 @@ def test_the_worker_app_still_checks_the_environment_when_it_is_built() -> None:
 def test_celery_finds_the_app_the_way_the_documented_commands_name_it(
     redis_server: RedisServer,
 ) -> None:
-    """`celery -A evalq.worker.celery_app.app flower` and `evalq worker` resolve evalq.worker.celery_app.app to the built app."""
+    """`celery -A evalq.worker.celery_app.app flower` and `evalq worker` resolve
+    evalq.worker.celery_app.app to the built app."""
     code = """
 from celery.app.utils import find_app
 import evalq.worker.celery_app.app

@@ -1,5 +1,5 @@
-"""A worker's share of the turns' window (evalq.worker.dispatch.pace): the arithmetic of a step, the waits it
-steers by (stamped at publish, read at start), demand, and a tick."""
+"""A worker's share of the turns' window (evalq.worker.dispatch.pace): the arithmetic of a step, the
+waits it steers by (stamped at publish, read at start), demand, and a tick."""
 
 from __future__ import annotations
 

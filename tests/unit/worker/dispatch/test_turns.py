@@ -1,6 +1,6 @@
-"""Turns between jobs (evalq.worker.dispatch.turns, take_turns.lua) against a real Redis: the window, who gets
-a freed turn, priorities, a job's own cap, a row's turn ending with its count, idle jobs, and
-the window sized from the workers alive."""
+"""Turns between jobs (evalq.worker.dispatch.turns, take_turns.lua) against a real Redis: the
+window, who gets a freed turn, priorities, a job's own cap, a row's turn ending with its count, idle
+jobs, and the window sized from the workers alive."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The client side's two ways into Redis: evalq.worker.jobs.control steers a job and evalq.worker.jobs.reads
-reads it back, against a real Redis (a scratch database no worker watches), with the tasks they
-would send recorded instead of published. And the contract that keeps the client side on them."""
+"""The client side's two ways into Redis: evalq.worker.jobs.control steers a job and
+evalq.worker.jobs.reads reads it back, against a real Redis (a scratch database no worker watches),
+with the tasks they would send recorded instead of published. And the contract that keeps the client
+side on them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The gate before each judge call (evalq.worker.judges.budget; reserve_call.lua, release_calls.lua) on a
-real Redis: a cap's reservations are atomic however many threads race for them, settle once,
+"""The gate before each judge call (evalq.worker.judges.budget; reserve_call.lua, release_calls.lua)
+on a real Redis: a cap's reservations are atomic however many threads race for them, settle once,
 and a dead worker's reservation frees itself; a cancelled or paused job admits no call."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Identical refusals pause a job (evalq.worker.judges.fatal_errors), counted in Redis. After `evalq resume`,
-calls sent before it may still come back with the old cause's refusal: with 200 greenlets that
-is enough to pause the fixed job again. A refusal counts only if its call was sent after the
+"""Identical refusals pause a job (evalq.worker.judges.fatal_errors), counted in Redis. After `evalq
+resume`, calls sent before it may still come back with the old cause's refusal: with 200 greenlets
+that is enough to pause the fixed job again. A refusal counts only if its call was sent after the
 job's last resume, by Redis's clock less the call's own duration (no host clocks compared)."""
 
 from __future__ import annotations

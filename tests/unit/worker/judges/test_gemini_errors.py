@@ -100,7 +100,8 @@ def test_429_per_day_pauses_the_job(base_url: str) -> None:
 @pytest.mark.parametrize("name", ["429_help_only", "429_no_details", "429_vertex_list"])
 def test_429_that_says_nothing_is_retried_within_the_total_cap(base_url: str, name: str) -> None:
     """No RetryInfo and no quota id: retried after a default delay, and the message says so;
-    the total time in such retries is capped per unit (tests/integration/test_pipeline_errors.py)."""
+    the total time in such retries is capped per unit
+    (tests/integration/test_pipeline_errors.py)."""
     replay(base_url, name)
     with pytest.raises(RateLimited) as caught:
         ask_replayed(replay_judge(base_url))

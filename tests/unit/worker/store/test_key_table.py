@@ -1,7 +1,7 @@
-"""The table of Redis keys (evalq.worker.store.key_table, the site's generated page reference/redis-keys by
-devtools/reference/keys_page.py) lists every key evalq.worker.store.keys makes, each once, with the shape
-evalq.worker.store.keys gives it, and no key it does not make; the page shows that table, row for row
-(tests/unit/docs checks the built page)."""
+"""The table of Redis keys (evalq.worker.store.key_table, the site's generated page
+reference/redis-keys by devtools/reference/keys_page.py) lists every key evalq.worker.store.keys
+makes, each once, with the shape evalq.worker.store.keys gives it, and no key it does not make; the
+page shows that table, row for row (tests/unit/docs checks the built page)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every Redis key has one owner: evalq.worker.store.keys names them all, evalq.worker.store alone talks to Redis.
+"""Every Redis key has one owner: evalq.worker.store.keys names them all, evalq.worker.store alone
+talks to Redis.
 
 The first tests read the source (ast), the way a reviewer would grep: a key spelled anywhere
 else, or a module that reaches past the Store to its client, is found by name. The last ones

@@ -1,7 +1,8 @@
 """The Lua scripts spell no key: every key, or the text around a job's id in the keys of jobs a
-script finds itself (take_turns.lua), comes in as KEYS or ARGV from evalq.worker.store.keys. A script that
-built `evalq:job:` + id + `:turns` itself would go on writing the old names after a migration
-renamed them in evalq.worker.store.keys. Read from the files, as a reviewer would grep them."""
+script finds itself (take_turns.lua), comes in as KEYS or ARGV from evalq.worker.store.keys. A
+script that built `evalq:job:` + id + `:turns` itself would go on writing the old names after a
+migration renamed them in evalq.worker.store.keys. Read from the files, as a reviewer would grep
+them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A job's counters read back typed (evalq.worker.store.counters -> evalq.core.counters.JobCounters),
-and the one path that adds to them (incr, account) on a job Redis lost."""
+"""A job's counters read back typed (evalq.worker.store.counters ->
+evalq.core.counters.JobCounters), and the one path that adds to them (incr, account) on a job Redis
+lost."""
 
 from __future__ import annotations
 

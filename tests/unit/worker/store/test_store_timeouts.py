@@ -52,7 +52,8 @@ def test_a_counter_that_timed_out_on_a_busy_redis_is_counted_once(
         store.incr(job, judge_calls=1)
     busy.join()
     # Redis closes a connection its client gave up on only once it has run what it was sent on
-    # it: with the checker's and the busy client's the only ones left (the probe's was dropped), every copy has run.
+    # it: with the checker's and the busy client's the only ones left (the probe's was dropped),
+    # every copy has run.
     checker = private_redis.client()
     wait_for(lambda: len(checker.client_list()) <= 2, 30, "the abandoned connections to close")
     assert store.counters(job).judge_calls == 2
