@@ -161,7 +161,8 @@ class MetricBase(ABC, Generic[PlanT, UnitT]):
 
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
         """The metric's own plan and run_unit, each judge call counted by ``env`` instead of
-        made (answered empty), and each unit counted under ``judged_units``."""
+        made (answered empty), and each unit counted under ``judged_units``. A plan that reads
+        its judges' replies (a rubric, a candidate's response) overrides this."""
         ctx = RowContext(
             job=env.job,
             row=row,
