@@ -4,9 +4,10 @@ declares a `toy` metric under the `evalq.metrics` entry point group (a .dist-inf
 the fake server: run, status, results, report, compare. Nothing in evalq names it; if any part
 of evalq still branched on the built-in metrics' names, some step here would miss the toy.
 
-The toy asks each judge to rate a response's brevity 1-5 (the fake's simulated judge answers a
-schema with `rating` and `explanation`), declares its flag (--tone), its row view, the value it
-is compared on, how it reads human labels, and one refusal.
+The toy is docs/architecture/adding-a-metric.md's, read from the page: it asks each judge to
+rate a response's brevity 1-5 (the fake's simulated judge answers a schema with `rating` and
+`explanation`) and declares its flag (--tone), the value it is compared on, how it reads human
+labels, and one refusal; its row view is MetricBase's, from that value.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,165 +22,12 @@ import pytest
 from devtools.local import ROOT
 from evalq.examples.datasets import write_rows
 from tests.support.cli import one_line_refusal, run_evalq_process
+from tests.support.doc_examples import page_python_files
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration
 
-TOY_OPTIONS = """
-from typing import Annotated, Literal
-
-from evalq.core.options import Flag, MetricOptions
-
-
-class ToyOptions(MetricOptions):
-    tone: Annotated[
-        Literal["kind", "harsh"] | None,
-        Flag("How the toy judge words its brevity ratings."),
-    ] = None
-"""
-
-TOY_METRIC = """
-from collections.abc import Mapping
-from statistics import fmean
-from typing import Any, Literal
-
-from pydantic import BaseModel, ValidationError
-
-from evalq.core.errors import InputError, JudgeError, must_propagate
-from evalq.core.judge import JudgeRequest
-from evalq.core.label_reading import HumanLabels
-from evalq.core.metric import Plan, Unit
-from evalq.core.models import QuestionResult, RowInput, RowResult, Verdict
-from evalq.core.prompting import data_rule, delimit
-from evalq.core.row_value import RowValue
-from evalq.core.row_view import VerdictLine, ViewParts, texts_of
-from evalq.core.verdicts import unscored
-
-
-class BrevityUnit(Unit):
-    kind: Literal["brevity"] = "brevity"
-    judge: str
-
-
-class BrevityPlan(Plan[BrevityUnit]):
-    pass
-
-
-class BrevityReply(BaseModel):
-    explanation: str
-    rating: int
-
-
-class Toy:
-    name = "toy"
-    required_columns = ("prompt", "response")
-    plan_model = BrevityPlan
-    judged_units = "brevity ratings"
-    judge_roles = ("judge",)
-    candidate_field = None
-    own_candidates = False
-    shows_media = False
-    compared_on = RowValue("brevity", "brevity rating", 1.0, 5.0, detail="rating")
-    human_labels = HumanLabels(row="rating")
-
-    def refusal(self, options, judges, vertexai):
-        lite = [j for j in judges if j.endswith("-lite")]
-        if options.get("tone") == "harsh" and lite:
-            return f"toy: --tone harsh needs a full judge, not {', '.join(lite)}"
-        return None
-
-    def judged_inputs(self, row, result):
-        return {"prompt": row.prompt, "response": row.data["response"]}
-
-    def parse_row(self, number, record, place, options, warnings):
-        row_id = str(record.get("id") or number)
-        for field in ("prompt", "response"):
-            if not isinstance(record.get(field), str) or not record[field].strip():
-                raise InputError(row_id, field, "must be non-empty text")
-        extra = {k: v for k, v in record.items() if k not in ("id", "prompt", "response")}
-        data = {"response": record["response"]}
-        return RowInput(id=row_id, line=number, prompt=record["prompt"], data=data, extra=extra)
-
-    def check(self, rows, options):
-        return []
-
-    def _request(self, row, options):
-        words = "gently" if options.get("tone") != "harsh" else "bluntly"
-        prompt = (
-            f"{data_rule()}\\nRate {words}, 1 to 5, how brief the response is for the prompt.\\n"
-            + delimit("prompt", row.prompt)
-            + delimit("response", row.data["response"])
-        )
-        return JudgeRequest(prompt=prompt, schema=BrevityReply, max_output_tokens=300)
-
-    def plan(self, ctx):
-        units = [BrevityUnit(index=i, judge=j) for i, j in enumerate(ctx.job.judges)]
-        return BrevityPlan(units=units)
-
-    def run_unit(self, ctx, plan, unit):
-        judge = ctx.judge(unit.judge)
-        try:
-            reply = judge.generate(self._request(ctx.row, ctx.options))
-        except JudgeError as exc:
-            if must_propagate(exc):
-                raise
-            return unscored(unit.index, exc.reason, exc.message, exc.raw, judge_model=judge.model)
-        try:
-            read = BrevityReply.model_validate_json(reply.text)
-        except ValidationError as exc:
-            return unscored(unit.index, "parse_error", str(exc)[:200], reply.text, judge_model=judge.model)
-        return Verdict(
-            index=unit.index, status="ok", answer=str(read.rating),
-            value={"rating": read.rating, "explanation": read.explanation},
-            judge_model=judge.model, raw=reply.text[:2000], simulated=reply.simulated,
-        )
-
-    def aggregate(self, row, plan, results):
-        ratings, questions, said = [], [], []
-        for unit in plan.units:
-            verdict = results.get(unit.index)
-            ok = verdict is not None and verdict.status == "ok"
-            if ok:
-                ratings.append(verdict.value["rating"])
-                said.append(verdict.value["explanation"])
-            questions.append(QuestionResult(
-                question=f"brevity by {unit.judge}", tag="brevity", expected="",
-                answer=verdict.answer if ok else None, result=None,
-                status="ok" if ok else "unscored",
-                reason=None if ok or verdict is None else verdict.reason,
-                judge_model=unit.judge,
-            ))
-        rating = fmean(ratings) if ratings else None
-        simulated = any(v.simulated for v in results.values())
-        return RowResult.of(
-            row, status="scored" if rating is not None else "failed",
-            score=None if rating is None else (rating - 1) / 4,
-            reason=None if rating is not None else "judge_error",
-            questions=questions, simulated=simulated,
-            details={"rating": rating, "explanations": said},
-        )
-
-    def summarize(self, rows):
-        rated = [r.details["rating"] for r in rows if r.details.get("rating") is not None]
-        return {"mean_brevity": fmean(rated)} if rated else {}
-
-    def dry_plan(self, row, env):
-        for judge in env.job.judges:
-            env.call(self._request(row, env.options), judge, 60)
-            env.count("brevity ratings")
-
-    def view(self, result, named, row):
-        rating = result.details.get("rating")
-        lines = tuple(
-            VerdictLine("toy judge", f"brevity {rating}", "ok", (("explanation", e),))
-            for e in result.details.get("explanations") or []
-        )
-        headline = "not rated" if rating is None else f"brevity rating {rating:g} of 5"
-        return ViewParts(headline=headline, tone="plain", texts=texts_of(named), verdicts=lines)
-
-
-TOY = Toy()
-"""
+PAGE = ROOT / "docs" / "architecture" / "adding-a-metric.md"
 
 ROWS = [
     {"id": "short", "prompt": "Name a primary colour.", "response": "Red."},
@@ -197,14 +44,10 @@ ROWS = [
 def write_toy_package(site: Path) -> Path:
     """The toy metric as an installed package would be: its modules, and a .dist-info naming
     its entry point (what `pip install` writes from a pyproject's entry-points table)."""
-    package = site / "evalq_toy"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text(
-        "from evalq.core.registry import MetricEntry\n\n"
-        'ENTRY = MetricEntry("evalq_toy.metric:TOY", "evalq_toy.options:ToyOptions")\n'
-    )
-    (package / "options.py").write_text(textwrap.dedent(TOY_OPTIONS))
-    (package / "metric.py").write_text(textwrap.dedent(TOY_METRIC))
+    for name, code in page_python_files(PAGE).items():
+        if name.startswith("evalq_toy/"):
+            (site / name).parent.mkdir(parents=True, exist_ok=True)
+            (site / name).write_text(code)
     info = site / "evalq_toy-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evalq-toy\nVersion: 0.1\n")

@@ -9,9 +9,11 @@ from typing import Any
 
 from evalq.core.judge import Judge, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.metric import Metric, RowContext, load_plan
-from evalq.core.models import JobConfig, RowInput, RowResult, Verdict
-from tests.support.memory_kv import MemoryKV
+from evalq.core.metric import RowContext
+from evalq.core.models import JobConfig, RowInput
+from evalq.testing import MemoryKV, run_row
+
+__all__ = ["row_context", "run_row"]
 
 
 def row_context(
@@ -49,13 +51,3 @@ def row_context(
         count=lambda name, amount: None,
         **fields,
     )
-
-
-def run_row(metric: Metric[Any, Any], ctx: RowContext) -> tuple[Any, dict[int, Verdict], RowResult]:
-    """plan -> run_unit per unit -> aggregate, as the tasks do, the plan read back from its JSON
-    as the tasks read it from the store: the plan, each unit's verdict and the row's result."""
-    planned = metric.plan(ctx)
-    plan = load_plan(metric.plan_model, planned.model_dump_json(), ctx.row.id)
-    assert plan == planned
-    verdicts = {unit.index: metric.run_unit(ctx, plan, unit) for unit in plan.units}
-    return plan, verdicts, metric.aggregate(ctx.row, plan, verdicts)

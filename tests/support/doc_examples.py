@@ -51,10 +51,18 @@ def doc_pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def shell_blocks(page: Path) -> list[ShellBlock]:
-    """Every fenced block of a shell language on the page, in order."""
+@dataclass(frozen=True)
+class Fenced:
+    line: int  # of the opening fence, 1-based
+    info: str  # what follows the opening fence: the language and its attributes
+    body: tuple[str, ...]  # the block's lines, the fence's indent taken off
+    above: str  # the nearest line above it that is not blank, stripped
+
+
+def fenced_blocks(page: Path) -> list[Fenced]:
+    """Every fenced block of the page, in order."""
     lines = page.read_text(encoding="utf-8").splitlines()
-    blocks: list[ShellBlock] = []
+    blocks: list[Fenced] = []
     i = 0
     while i < len(lines):
         opened = _FENCE.match(lines[i])
@@ -62,17 +70,39 @@ def shell_blocks(page: Path) -> list[ShellBlock]:
             i += 1
             continue
         fence = opened.group("fence")
-        language = opened.group("info").strip().split(" ")[0].lower()
         end = i + 1
         while end < len(lines) and not lines[end].strip().startswith(fence):
             end += 1
-        if language in SHELL_LANGUAGES:
-            above = next((lines[k] for k in range(i - 1, -1, -1) if lines[k].strip()), "")
-            reason = above.strip() if NOT_RUN.fullmatch(above.strip()) else None
-            body = tuple(line[len(opened.group("indent")) :] for line in lines[i + 1 : end])
-            blocks.append(ShellBlock(page, i + 1, language, body, reason))
+        above = next((lines[k] for k in range(i - 1, -1, -1) if lines[k].strip()), "")
+        body = tuple(line[len(opened.group("indent")) :] for line in lines[i + 1 : end])
+        blocks.append(Fenced(i + 1, opened.group("info").strip(), body, above.strip()))
         i = end + 1
     return blocks
+
+
+def shell_blocks(page: Path) -> list[ShellBlock]:
+    """Every fenced block of a shell language on the page, in order."""
+    blocks: list[ShellBlock] = []
+    for block in fenced_blocks(page):
+        language = block.info.split(" ")[0].lower()
+        if language in SHELL_LANGUAGES:
+            reason = block.above if NOT_RUN.fullmatch(block.above) else None
+            blocks.append(ShellBlock(page, block.line, language, block.body, reason))
+    return blocks
+
+
+_TITLED_PYTHON = re.compile(r'^python\s+title="(?P<path>[^"]+)"')
+
+
+def page_python_files(page: Path) -> dict[str, str]:
+    """The page's Python blocks titled with a file's path (```python title="pkg/mod.py"), by
+    path: the code a page shows, run by the test that names the page."""
+    found: dict[str, str] = {}
+    for block in fenced_blocks(page):
+        titled = _TITLED_PYTHON.match(block.info)
+        if titled is not None:
+            found[titled.group("path")] = "\n".join(block.body) + "\n"
+    return found
 
 
 def misfiled(block: ShellBlock) -> str | None:

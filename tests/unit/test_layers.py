@@ -12,10 +12,18 @@ from typing import Any
 
 from tests.conftest import ROOT
 
-DOMAIN = {"evalq.core", "evalq.metrics", "evalq.stats", "evalq.examples", "evalq.comparisons"}
+DOMAIN = {
+    "evalq.core",
+    "evalq.metrics",
+    "evalq.stats",
+    "evalq.examples",
+    "evalq.comparisons",
+    "evalq.metric",
+}
 CLIENT_SIDE = {"evalq.__main__", "evalq.client"}
 RUNTIME = {"evalq.tasks", "evalq.worker"}
 FAKE = "evalq.fake_gemini"
+HARNESS = "evalq.testing"
 
 
 def contracts() -> dict[str, dict[str, Any]]:
@@ -51,15 +59,21 @@ def test_lint_imports_keeps_every_contract() -> None:
 
 
 def test_every_evalq_module_is_in_a_layer_or_the_fake_server() -> None:
-    assert children("evalq") == DOMAIN | CLIENT_SIDE | RUNTIME | {FAKE}
+    assert children("evalq") == DOMAIN | CLIENT_SIDE | RUNTIME | {FAKE, HARNESS}
     domain = contracts()["domain"]
     assert set(domain["source_modules"]) == DOMAIN
-    assert set(domain["forbidden_modules"]) >= CLIENT_SIDE | RUNTIME | {FAKE}
+    assert set(domain["forbidden_modules"]) >= CLIENT_SIDE | RUNTIME | {FAKE, HARNESS}
     layers = contracts()["layers"]["layers"]
-    assert layer(layers[0]) == CLIENT_SIDE
+    assert layer(layers[0]) == CLIENT_SIDE | {HARNESS}
     assert layers[1:3] == ["evalq.tasks", "evalq.worker"]
     assert layer(layers[-1]) == DOMAIN
     assert set(contracts()["domain-layers"]["layers"]) == DOMAIN
+
+
+def test_the_metric_harness_runs_in_process() -> None:
+    harness = contracts()["testing-in-process"]
+    assert harness["source_modules"] == [HARNESS]
+    assert set(harness["forbidden_modules"]) >= {"celery", "redis"} | CLIENT_SIDE | RUNTIME
 
 
 def test_every_metric_package_is_in_the_metric_layers() -> None:

@@ -14,10 +14,9 @@ from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.metric import RowContext, Unit
 from evalq.core.models import QuestionResult, RowInput, Verdict
-from evalq.core.verdicts import unscored
+from evalq.core.verdicts import ask_judge, unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
-    ask_judge,
     dry_document,
     first_reason,
     load_document,

@@ -25,11 +25,10 @@ from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.row_value import RowValue
 from evalq.core.row_view import JudgedInput, ViewParts
 from evalq.core.scoring import mean_ci95
-from evalq.core.verdicts import unscored
+from evalq.core.verdicts import ask_judge, unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
     RatingPlan,
-    ask_judge,
     dry_document,
     dry_template,
     judged_status,

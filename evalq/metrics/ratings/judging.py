@@ -4,15 +4,15 @@ judges and samples per job, the row's template and document, one judge call to o
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from statistics import stdev
 from typing import Any, Generic, Literal
 
 from pydantic import BaseModel
 
 from evalq.core.dry_run import DryEnv
-from evalq.core.errors import DatasetError, InputError, JudgeError, UnparseableReply, must_propagate
-from evalq.core.judge import Judge, JudgeRequest
+from evalq.core.errors import DatasetError, InputError
+from evalq.core.judge import JudgeRequest
 from evalq.core.metric import Plan, RowContext, Unit, UnitT
 from evalq.core.models import (
     QuestionResult,
@@ -97,43 +97,6 @@ def row_template(ctx: RowContext, kind: TemplateKind) -> Template:
         raise InputError(ctx.row.id, lacking[0], f"missing (template {template.name} needs it)")
     load_document(ctx)  # a broken document fails the row before any judge call
     return template
-
-
-def ask_judge(
-    judge: Judge,
-    index: int,
-    request: JudgeRequest,
-    read: Callable[[str], tuple[str, dict[str, Any]]],
-) -> Verdict:
-    """One judge call read by ``read`` (reply text -> (answer, value)). Rate limits and spent
-    daily quotas propagate for the task to reschedule or pause; every other failure, and a
-    reply ``read`` cannot parse, is an unscored verdict with its reason."""
-    try:
-        reply = judge.generate(request)
-    except JudgeError as exc:
-        if must_propagate(exc):
-            raise
-        return unscored(index, exc.reason, exc.message, exc.raw, judge_model=judge.model)
-    try:
-        answer, value = read(reply.text)
-    except UnparseableReply as exc:
-        return unscored(
-            index,
-            "parse_error",
-            exc.message,
-            exc.raw,
-            judge_model=judge.model,
-            simulated=reply.simulated,
-        )
-    return Verdict(
-        index=index,
-        status="ok",
-        answer=answer,
-        value=value,
-        judge_model=judge.model,
-        raw=reply.text[:2000],
-        simulated=reply.simulated,
-    )
 
 
 class RatingPlan(Plan[UnitT], Generic[UnitT]):
