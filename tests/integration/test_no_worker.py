@@ -1,8 +1,10 @@
-"""Issue 33, item 2, through the CLI as a user runs it: in a Redis with no worker, `run --wait`
-says within SAID_WITHIN_S seconds that no worker is alive, naming the Redis and the command that
-starts one, and Ctrl-C still leaves with 130; `evalq status` says it for the running job;
-`evalq wait` says it, keeps waiting, says so when a worker appears and ends with the job; the
-Python API's wait prints it with progress and warns (NoWorkerWarning) without."""
+"""Through the CLI as a user runs it: in a Redis with no worker, `run --wait` says that no
+worker is alive, naming the Redis and the command that starts one, and Ctrl-C still leaves with
+130; `evalq status` says it for the running job; `evalq wait` says it, keeps waiting, says so
+when a worker appears and ends with the job; the Python API's wait prints it with progress and
+warns (NoWorkerWarning) without. When it is said (the grace, then a check every second) is the
+unit tests' (tests/unit/client/test_workers_alive.py, on a clock of their own): here every wait
+is on what was said, never on how soon."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 
 from devtools.local import RedisServer, WorkerPool, stop, wait_for
-from evalq.client.workers_alive import SAID_WITHIN_S, NoWorkerWarning
+from evalq.client.workers_alive import NoWorkerWarning
 from tests.conftest import FakeGemini
 from tests.support.cli import TIMEOUT_S, announced_job, run_evalq, start_evalq
 from tests.support.datasets import uncached_fluency_rows
@@ -68,7 +70,7 @@ class Said:
 NO_WORKER = r"no worker is alive on Redis 127\.0\.0\.1:\d+"
 
 
-def test_no_worker_is_said_within_seconds_and_a_worker_started_later_finishes_the_job(
+def test_no_worker_is_said_and_a_worker_started_later_finishes_the_job(
     tmp_path: Path, private_redis: RedisServer, fake: FakeGemini
 ) -> None:
     env = worker_env(private_redis.url, fake.url, COLUMNS="400")
@@ -78,9 +80,8 @@ def test_no_worker_is_said_within_seconds_and_a_worker_started_later_finishes_th
 
     run = start_evalq(env, "run", "pointwise", str(data), "--template", "fluency", "--wait")
     said = Said(run)
-    submitted = said.wait(r"job [0-9a-f]{12}: pointwise")
-    told = said.wait(NO_WORKER)
-    assert told - submitted <= SAID_WITHIN_S, f"said after {told - submitted:.1f} s"
+    said.wait(r"job [0-9a-f]{12}: pointwise")
+    said.wait(NO_WORKER)
     job_id = announced_job(said.text())
     line = next(line for line in said.text().splitlines() if "no worker" in line)
     assert f"no worker is alive on Redis {address}" in line
@@ -122,16 +123,43 @@ def test_the_python_api_prints_it_with_progress_and_warns_without(
     from evalq.worker.settings import Settings
 
     client = Client(Settings(redis_url=private_redis.url, gemini_base_url=fake.url, api_key=None))
-    job = Job(client.submit("pointwise", uncached_fluency_rows(tmp_path), options={"template": "fluency"}).job_id, client)  # fmt: skip
-    with pytest.raises(TimeoutError):
-        job.wait(timeout_s=SAID_WITHIN_S + 1, progress=True)
-    printed = capsys.readouterr().out
-    assert f"{job.job_id}: 0/3 rows" in printed
-    assert re.search(rf"{job.job_id}: {NO_WORKER}: .*`EVALQ_REDIS_URL=", printed), printed
 
-    with warnings.catch_warnings(record=True) as caught, pytest.raises(TimeoutError):
+    def waiting_job(name: str, progress: bool) -> tuple[Job, threading.Thread]:
+        (tmp_path / name).mkdir()
+        submitted = client.submit("pointwise", uncached_fluency_rows(tmp_path / name), options={"template": "fluency"})  # fmt: skip
+        job = Job(submitted.job_id, client)
+        waiter = threading.Thread(target=job.wait, kwargs={"progress": progress}, daemon=True)
+        waiter.start()
+        return job, waiter
+
+    def left_running(job: Job, waiter: threading.Thread) -> None:
+        """The wait only said it: the job still runs until cancelled, and then the wait ends."""
+        assert job.summary()["status"] == "running"
+        job.cancel()
+        waiter.join(timeout=TIMEOUT_S)
+        assert not waiter.is_alive()
+
+    printed: list[str] = []
+
+    def said_no_worker(job_id: str) -> bool:
+        printed.append(capsys.readouterr().out)
+        return (
+            re.search(rf"{job_id}: {NO_WORKER}: .*`EVALQ_REDIS_URL=", "".join(printed)) is not None
+        )
+
+    job, waiter = waiting_job("progress", progress=True)
+    wait_for(lambda: said_no_worker(job.job_id), TIMEOUT_S, "the no-worker line")
+    assert f"{job.job_id}: 0/3 rows" in "".join(printed)
+    left_running(job, waiter)
+
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        job.wait(timeout_s=SAID_WITHIN_S + 1)
+        job, waiter = waiting_job("warned", progress=False)
+        wait_for(
+            lambda: any(issubclass(w.category, NoWorkerWarning) for w in caught),
+            TIMEOUT_S,
+            "a NoWorkerWarning",
+        )
+        left_running(job, waiter)
     (warned,) = [w for w in caught if issubclass(w.category, NoWorkerWarning)]
     assert re.search(rf"job {job.job_id}: {NO_WORKER}", str(warned.message))
-    assert job.summary()["status"] == "running"  # it keeps waiting: nothing was stopped

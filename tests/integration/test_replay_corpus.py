@@ -116,7 +116,6 @@ class Run:
     control_online: Job
     control_batch: Job
     fired: dict[str, int]
-    wall_s: float
 
     def control_tokens(self, mode: str) -> Tokens:
         control = self.control_online if mode == "online" else self.control_batch
@@ -218,7 +217,6 @@ def replayed(
             control_online=control_online,
             control_batch=control_batch,
             fired={k: int(v) for k, v in stats["script_rules_fired"].items()},
-            wall_s=time.monotonic() - started,
         )
     finally:
         fake_gemini.script([])
@@ -367,8 +365,3 @@ def test_batch_asked_each_body_once(replayed: Run) -> None:
             reason = str(REPLIES[name].reason)
             want[reason] = want.get(reason, 0) + 1
     assert replayed.batch.summary.unscored_by_reason == want
-
-
-def test_the_whole_corpus_ran_in_bounded_time(replayed: Run) -> None:
-    assert replayed.wall_s < WAIT_S
-    print(f"replay corpus: {len(replayed.online) + 4} jobs in {replayed.wall_s:.1f} s")
