@@ -7,7 +7,7 @@ few runs instead of one landing in ten. Run it after changing a test that starts
 waits on something:
 
     python -m devtools.flaky_hunt                 # the default list below, 5 runs each
-    python -m devtools.flaky_hunt --runs 3 tests/integration/test_turns.py::test_x
+    python -m devtools.flaky_hunt --runs 3 tests/integration/reliability/test_turns.py::test_x
 
 Each run is a fresh `pytest -n 0` process (a fixture's leftovers can't help the next run).
 Exit 1 if any run failed; `--report FILE` writes the table as Markdown too."""
@@ -30,22 +30,22 @@ ROOT = Path(__file__).resolve().parent.parent
 # Tests that start processes and wait on something, each of which has failed a full run on a
 # loaded machine at least once, or waits on a signal, a kill, a freeze or a restart.
 DEFAULT_TESTS = (
-    "tests/integration/test_turns_at_width.py",
-    "tests/integration/test_day_two.py::test_ctrl_c_leaves_the_job_running_and_wait_re_attaches",
-    "tests/integration/test_no_worker.py",
-    "tests/integration/test_exit_codes.py",
-    "tests/integration/test_resume_outcomes.py",
-    "tests/integration/test_reliability.py::test_sigkilled_workers_lose_nothing_and_count_nothing_twice",
-    "tests/integration/test_redis_outage.py",
-    "tests/integration/test_broker_restart.py",
-    "tests/integration/test_redis_failover.py",
-    "tests/integration/test_budget_in_flight.py",
-    "tests/integration/test_calls_in_flight.py",
-    "tests/integration/test_archive_reliability.py",
-    "tests/integration/test_question_sets.py",
+    "tests/integration/reliability/test_turns_at_width.py",
+    "tests/integration/cli/test_day_two.py::test_ctrl_c_leaves_the_job_running_and_wait_re_attaches",
+    "tests/integration/reliability/test_no_worker.py",
+    "tests/integration/cli/test_exit_codes.py",
+    "tests/integration/reliability/test_resume_outcomes.py",
+    "tests/integration/reliability/test_reliability.py::test_sigkilled_workers_lose_nothing_and_count_nothing_twice",
+    "tests/integration/reliability/test_redis_outage.py",
+    "tests/integration/reliability/test_broker_restart.py",
+    "tests/integration/reliability/test_redis_failover.py",
+    "tests/integration/reliability/test_budget_in_flight.py",
+    "tests/integration/reliability/test_calls_in_flight.py",
+    "tests/integration/archive/test_archive_reliability.py",
+    "tests/integration/metrics/test_question_sets.py",
     "tests/unit/client/test_watch.py",
-    "tests/integration/test_archive_confirmed.py",
-    "tests/integration/test_own_tasks.py",
+    "tests/integration/archive/test_archive_confirmed.py",
+    "tests/integration/security/test_own_tasks.py",
     "tests/unit/client/test_attached.py",
 )
 TAIL_LINES = 25

@@ -6,7 +6,7 @@ Chromium into docs/screenshots/, so a person can look at what a user reads.
 
 The jobs are the examples in evalq.examples; the comparison of each metric is the example
 against a second job whose responses (or images) are changed, so the two sides differ. The
-integration test tests/integration/test_reports_browser.py runs the same jobs and checks the
+integration test tests/integration/reports/test_reports_browser.py runs the same jobs and checks the
 rendered DOM.
 """
 

@@ -27,7 +27,7 @@ def shapes(folder: Path, rows: int, *, tag: str = "") -> Path:
     """A gecko-image dataset with its own three questions per row (no rubric stage). A `tag`
     ends every question ("... (check 2) [tag]"), so tests on one stack share no cached reply
     and each still finds its rows by "(check N)"."""
-    from tests.integration.test_reliability import shapes_dataset
+    from tests.support.shapes import shapes_dataset
 
     path = shapes_dataset(folder, rows, own_questions=True)
     if tag:

@@ -1,5 +1,5 @@
 """The shell examples of the manual and the README, read from their Markdown: a `console` block
-is run by tests/integration/test_doc_examples.py (its `$ ` lines, a trailing `\\` joining the
+is run by tests/integration/docs/test_doc_examples.py (its `$ ` lines, a trailing `\\` joining the
 next), an `sh` block is not and says why in the `<!-- not run: why -->` line right above it.
 Any other shell language, or an `sh` block without a reason, is refused, so an example can't
 slip out of the run by being spelled differently."""

@@ -1,6 +1,6 @@
 """The replay corpus: reply bodies the real Gemini API and Vertex AI sent, as pasted publicly
 (tests/fixtures/gemini_replies, one JSON file per body, each naming its source), with the
-outcome evalq must produce for each. tests/integration/test_replay_corpus.py replays them."""
+outcome evalq must produce for each. tests/integration/vertex/test_replay_corpus.py replays them."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ Redis connection from connection details that are gone:
 
 Celery ignores or logs connection errors at both places but treats anything else as
 unrecoverable, and the worker exited for good (reproduced by restarting Redis under a gevent and
-a thread worker; see tests/integration/test_broker_restart.py). So a detached channel raises
+a thread worker; see tests/integration/reliability/test_broker_restart.py). So a detached channel raises
 redis-py's ConnectionError instead, and a failed give-back is logged with what becomes of the
 messages.
 

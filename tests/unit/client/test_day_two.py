@@ -1,6 +1,6 @@
 """Day-two use of the client (issue 24, item 7): names on jobs, `evalq jobs` at 80 columns,
 --fail-under, the API's option keywords, progress lines and what a resume says it did. The
-parts that need workers are in tests/integration/test_day_two.py."""
+parts that need workers are in tests/integration/cli/test_day_two.py."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_no_judge_refuses_before_celery_and_the_flag_skips_the_check(
 ) -> None:
     """The check runs before anything is exec'd; its line is the only output (the full
     matrix of settings: tests/unit/worker/judges/test_judge_check.py, through the CLI:
-    tests/integration/test_worker_judge.py)."""
+    tests/integration/reliability/test_worker_judge.py)."""
     from evalq.client.cli.exit_codes import NO_JUDGE
     from evalq.worker.settings import get_settings
 

@@ -1,6 +1,6 @@
 """Thinking per role (evalq.core.thinking): the model-family table, what is refused before a job is
 enqueued, what each role sends, and the room left for the answer. Pure functions and an
-in-memory judge; the HTTP side is in tests/integration/test_pipeline_thinking.py."""
+in-memory judge; the HTTP side is in tests/integration/metrics/test_pipeline_thinking.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The toy metric of docs/architecture/adding-a-metric.md, read from the page, in-process: the
 page's own test passes with evalq.testing, the metric stays small, and its dry run, derived by
 MetricBase from its plan and run_unit, counts one call per judge. The same code runs end to end
-through its entry point in tests/integration/test_toy_metric.py."""
+through its entry point in tests/integration/metrics/test_toy_metric.py."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def test_the_rows_table_folds_long_ids_at_80_columns() -> None:
 
 def test_without_keep_the_lines_for_later_need_no_redis_url_and_say_how_to_keep() -> None:
     """What a run without --keep prints differently from a kept one (the kept run end to end,
-    and the bare status line read from the archive: tests/integration/test_demo_keep.py): its
+    and the bare status line read from the archive: tests/integration/cli/test_demo_keep.py): its
     status line names no Redis, since the job is in the archive once the demo's private Redis
     is gone, and Flower's line says it goes with the demo and how to keep it."""
     module = demo()

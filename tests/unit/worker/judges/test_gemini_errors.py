@@ -101,7 +101,7 @@ def test_429_per_day_pauses_the_job(base_url: str) -> None:
 def test_429_that_says_nothing_is_retried_within_the_total_cap(base_url: str, name: str) -> None:
     """No RetryInfo and no quota id: retried after a default delay, and the message says so;
     the total time in such retries is capped per unit
-    (tests/integration/test_pipeline_errors.py)."""
+    (tests/integration/metrics/test_pipeline_errors.py)."""
     replay(base_url, name)
     with pytest.raises(RateLimited) as caught:
         ask_replayed(replay_judge(base_url))
@@ -116,7 +116,7 @@ def test_refusals_are_not_retried_and_become_unscored_judge_errors(
     base_url: str, name: str
 ) -> None:
     """A 4xx fails fast: one attempt, reason judge_error; repeated, it stops the job
-    (tests/integration/test_pipeline_errors.py)."""
+    (tests/integration/metrics/test_pipeline_errors.py)."""
     replay(base_url, name)
     with pytest.raises(BadRequest) as caught:
         ask_replayed(replay_judge(base_url))

@@ -1,7 +1,7 @@
 """The one reading of a generateContent body (evalq.worker.judges.gemini.reply_from_response), on
 bodies of the shapes the real API sends, parsed by google-genai's own reader: which outcome each is,
 and that every one of them carries the tokens its usageMetadata bills (blocked, empty and cut-off
-replies are paid for too). The replay corpus (tests/integration/test_replay_corpus.py) runs
+replies are paid for too). The replay corpus (tests/integration/vertex/test_replay_corpus.py) runs
 recorded bodies through a worker; these pin the rules one by one, with their reasons."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.integration.test_replay_corpus import expected_outcome, outcome_of
+from tests.integration.vertex.test_replay_corpus import expected_outcome, outcome_of
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.gemini_replies import load_replies

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from devtools.local import wait_for
-from tests.integration.test_reliability import COLORS, SHAPES, shape_image
 from tests.support.datasets import write_rows
+from tests.support.shapes import COLORS, SHAPES, shape_image
 from tests.support.stack import Stack, stack
 
 pytestmark = pytest.mark.integration

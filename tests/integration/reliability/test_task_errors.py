@@ -22,9 +22,9 @@ import pytest
 
 from devtools.local import wait_for
 from evalq.worker.store import keys
-from tests.integration.test_reliability import shapes_dataset
 from tests.support.batches import FAST_POLLS, shapes
 from tests.support.cli import evalq_stdout, scrape_metrics
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 

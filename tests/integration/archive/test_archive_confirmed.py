@@ -17,7 +17,7 @@ from redis import Redis
 from devtools.local import wait_for
 from evalq.worker.archive.archive import Archive
 from evalq.worker.store import keys
-from tests.integration.test_archive_store import record
+from tests.integration.archive.test_archive_store import record
 from tests.support.archive import forget_in_redis, job_key_names, wait_archived
 from tests.support.cli import run_evalq
 from tests.support.stack import stack

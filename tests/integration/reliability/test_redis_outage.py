@@ -21,8 +21,8 @@ import pytest
 
 from devtools.local import start_redis, stop, wait_for
 from evalq.core.models import JobSummary
-from tests.integration.test_reliability import shapes_dataset
 from tests.support.cli import start_evalq
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable

@@ -12,8 +12,8 @@ import pytest
 
 from devtools.local import EVALQ, ROOT, free_port, start_redis, stop, wait_for
 from evalq.worker.settings import Settings
-from tests.integration.test_reliability import shapes_dataset
 from tests.support.cli import bare_env, run_evalq
+from tests.support.shapes import shapes_dataset
 
 pytestmark = pytest.mark.integration
 

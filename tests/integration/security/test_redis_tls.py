@@ -22,7 +22,7 @@ from devtools.local import (
 )
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
-from tests.integration.test_reliability import shapes_dataset
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import worker_env
 
 pytestmark = pytest.mark.integration

@@ -21,9 +21,9 @@ from redis import Redis
 from devtools.local import WorkerPool, start_fake_gemini, start_redis, stop, wait_for
 from evalq.client import Client
 from evalq.worker.settings import Settings
-from tests.integration.test_reliability import shapes_dataset
 from tests.support.archive import forget_in_redis, wait_archived
 from tests.support.cli import evalq_stdout
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import kill_workers, listening_port, worker_env
 from tests.support.tcp_proxy import TcpProxy
 

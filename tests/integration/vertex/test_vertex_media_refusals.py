@@ -10,7 +10,7 @@ The submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do. The refusals ru
 scratch database, which no worker watches and which starts empty: after them it holds no job,
 and the control (the same file in Cloud Storage, on Vertex) does store one. Both sides allow
 the bucket (EVALQ_GCS_MEDIA): a bucket not allowed fails its rows instead
-(tests/integration/test_gcs_media_buckets.py).
+(tests/integration/security/test_gcs_media_buckets.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 through the Files API when large, uploaded once per job), http(s) URLs, data: URIs, the
 seeds' JSON content form; and every kind of bad media failing only its own row, with an
 input_error naming the row and the field. (A gs:// URI on the Gemini API refuses the whole
-dataset at submit: tests/integration/test_vertex_media_refusals.py.)"""
+dataset at submit: tests/integration/vertex/test_vertex_media_refusals.py.)"""
 
 from __future__ import annotations
 

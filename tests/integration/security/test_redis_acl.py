@@ -32,7 +32,7 @@ from evalq.worker.celery_app.app import create_app
 from evalq.worker.dispatch.queues import QUEUE_ROWS
 from evalq.worker.settings import Settings
 from evalq.worker.store import Store
-from tests.integration.test_reliability import shapes_dataset
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import worker_env
 
 pytestmark = pytest.mark.integration

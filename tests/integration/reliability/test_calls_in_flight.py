@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from devtools.local import wait_for
-from tests.integration.test_reliability import shapes_dataset
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import stack
 
 pytestmark = pytest.mark.integration

@@ -23,7 +23,7 @@ from evalq.core.thinking import Setting, apply, effective
 from evalq.metrics.gecko.validation import IMAGE_VALIDATOR
 from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from evalq.worker.judges.budget import estimated_cost_nanos
-from tests.integration.test_reliability import shapes_dataset
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 

@@ -18,7 +18,7 @@ from kombu import Connection
 
 from devtools.local import ROOT, start_redis, stop, wait_for
 from evalq.worker.celery_app.broker_teardown import give_back_unreturned, guard_restore_at_teardown
-from tests.integration.test_reliability import shapes_dataset
+from tests.support.shapes import shapes_dataset
 from tests.support.stack import stack
 from tests.support.stores import store_of
 
