@@ -10,9 +10,10 @@ boundary: what a user may do is what the Redis ACL roles let them do
 from __future__ import annotations
 
 import getpass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from evalq.core.errors import EvalqError
+from evalq.core.secret_urls import UrlError, split_url
 
 UNKNOWN = "unknown"  # no Redis user and an OS user getpass can't name (no login, no passwd)
 
@@ -22,12 +23,12 @@ class NotYourJob(EvalqError):
 
 
 def redis_user(redis_url: str) -> str | None:
-    """The ACL user a Redis URL logs in as; None for Redis's `default` user or no user."""
+    """The ACL user a Redis URL logs in as, read as every secret URL is (secret_urls); None
+    for Redis's `default` user or no user."""
     try:
-        name = urlsplit(redis_url).username
-    except ValueError:
+        name = unquote(split_url(redis_url, "redis://USER:PASSWORD@HOST").username)
+    except UrlError:
         return None
-    name = unquote(name) if name else None
     return name if name and name != "default" else None
 
 
