@@ -477,9 +477,10 @@ class WorkerPool:
     def logs(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob("*.log")))
 
-    def stop_all(self) -> None:
+    def stop_all(self, timeout_s: float = 15) -> None:
+        """A warm shutdown of each worker (running tasks end first), killed after `timeout_s`."""
         for proc in self.procs:
-            stop(proc)
+            stop(proc, timeout_s=timeout_s)
         self.procs.clear()
         for log in self._logs:
             log.close()

@@ -149,6 +149,15 @@ def build_summary(
     )
 
 
+def spend_is_current(summary: JobSummary, counters: JobCounters) -> bool:
+    """Whether a finished job's stored summary still holds all its spend. A call in flight when
+    the job ended (a re-driven row's duplicate) is billed and counted after the summary was
+    written; its cost must still show."""
+    c, s = counters, summary
+    now = (c.judge_calls, c.candidate_calls, c.prompt_tokens, c.output_tokens, usd(c.spent_nanos))
+    return now == (s.judge_calls, s.candidate_calls, s.prompt_tokens, s.output_tokens, s.spent_usd)
+
+
 def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
     """Batch mode's figures, and what it does with a batch that ends unanswered (EXPIRED,
     FAILED, CANCELLED by the server): the summary states the choice."""

@@ -38,7 +38,8 @@ class TcpProxy:
 
     def switch(self, backend_port: int) -> None:
         """New connections go to `backend_port`; every open one is closed."""
-        self.backend_port = backend_port
+        with self._lock:
+            self.backend_port = backend_port
         self.close_all()
         self._forwarding.set()
 
@@ -68,12 +69,18 @@ class TcpProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            backend = self.backend_port
             try:
-                upstream = socket.create_connection((self.host, self.backend_port))
+                upstream = socket.create_connection((self.host, backend))
             except OSError:
                 _close(client)
                 continue
             with self._lock:
+                # A switch while this one connected: it would go on reaching the old backend.
+                if backend != self.backend_port:
+                    _close(client)
+                    _close(upstream)
+                    continue
                 self._pairs.append((client, upstream))
             threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from evalq.core.counters import JobCounters
 from evalq.core.models import JobConfig, JobSummary, RowResult
-from evalq.core.summary import build_summary
+from evalq.core.summary import build_summary, spend_is_current
 from evalq.core.verdicts import failed_row
 from evalq.worker.store import Store
 
@@ -27,10 +27,14 @@ def on_job_end(hook: Callable[[str], object]) -> None:
 
 
 def current_summary(store: Store, job_id: str) -> JobSummary:
-    """The stored final summary if the job finished, else one computed from what is there now."""
+    """The stored final summary if the job finished, else one computed from what is there now.
+    A finished job billed again after its summary was written (a call in flight at its end) is
+    computed again, so its cost counts that call too."""
     counters = store.counters(job_id)
     if counters.status == "finished" and (stored := store.summary_json(job_id)):
-        return JobSummary.model_validate_json(stored)
+        summary = JobSummary.model_validate_json(stored)
+        if spend_is_current(summary, counters):
+            return summary
     return _summary_from_store(store, job_id, store.config(job_id), counters)
 
 
