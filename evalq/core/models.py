@@ -180,6 +180,32 @@ class QuestionResult(Model):
     model_version: str | None = None  # the reply's modelVersion (Verdict.model_version)
 
 
+class Sample(Model):
+    """One independent judge call of a repeated unit: its answer as the metric reads it
+    ("yes", "B", "4", a label), the order it was shown in (pairwise), and the judge's own
+    probability of that answer where it gave log probabilities."""
+
+    answer: str | None  # None: this sample was unscored (its reason is on the unit's verdict)
+    order: str | None = None  # pairwise: "AB" or "BA"
+    probability: float | None = None
+
+
+class Repeats(Model):
+    """The samples one verdict was drawn from, fixed (`--samples K`) or adaptive
+    (`--samples auto`), and how sure that verdict is: what the judge's noise floor is read from
+    (evalq.stats.noise). A verdict still split at the maximum is `decided=False`: a split vote,
+    never a sure 0 or 1."""
+
+    unit: str  # what was asked, stable across samples: "q3", "rating", "A vs B", a sentence
+    judge_model: str | None = None
+    samples: list[Sample] = Field(default_factory=list)
+    verdict: str | None = None  # the answer the samples settle on (None: split or unscored)
+    decided: bool = True
+    certainty: float | None = None  # the chance the verdict would stand at the maximum
+    interval: tuple[float, float] | None = None  # ratings: the mean rating's interval
+    rule: str | None = None  # the stopping rule that ended it ("fixed" for --samples K)
+
+
 class RowResult(Model):
     """What a user reads back per row; ``score`` is None unless at least one question scored."""
 
@@ -203,6 +229,8 @@ class RowResult(Model):
     model_versions: dict[str, str] = Field(default_factory=dict)
     # A fingerprint of the questions the row was scored on (Gecko's rubric); None elsewhere.
     question_set: str | None = None
+    # Every repeated unit's samples and certainty (empty when each unit was asked once).
+    repeats: list[Repeats] = Field(default_factory=list)
 
     @classmethod
     def of(cls, row: RowInput, **fields: Any) -> RowResult:

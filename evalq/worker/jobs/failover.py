@@ -85,11 +85,12 @@ def restore_spend(store: Store, at: float) -> dict[str, int]:
     again. Returns the calls restored per job."""
     active = set(store.active_jobs())
     restored: dict[str, int] = {}
-    for job_id in sorted(active | set(store.tallies.jobs())):
-        calls = store.reconcile_spend(job_id, at, active=job_id in active)
-        if calls:
-            restored[job_id] = calls
-            log.warning("job %s: %d calls' spend restored after the Redis failover", job_id, calls)
-            if job_id not in active:
-                refresh_summary(store, job_id)
+    with store.tallies.quiet():  # every write of spend begun so far is tallied
+        for job_id in sorted(active | set(store.tallies.jobs())):
+            if calls := store.reconcile_spend(job_id, at, active=job_id in active):
+                restored[job_id] = calls
+    for job_id, calls in restored.items():
+        log.warning("job %s: %d calls' spend restored after the Redis failover", job_id, calls)
+        if job_id not in active:
+            refresh_summary(store, job_id)
     return restored

@@ -9,6 +9,7 @@ Scripts: add_counters.lua, reserve_call.lua, release_calls.lua."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -170,14 +171,17 @@ class CountersStore(StoreBase):
         if spend:
             script_keys.append(keys.spent_by(job_id))
             args.append(self.tally_tag)
-        try:
-            found, spent, cap = self._script("add_counters")(keys=script_keys, args=[*args, *pairs])
-        except REDIS_DOWN:
-            if spend:
-                self.tallies.unconfirmed(job_id, amounts)
-            raise
-        if spend and int(found):
-            self.tallies.add(job_id, amounts)
+        with self.tallies.writing() if spend else nullcontext():
+            try:
+                found, spent, cap = self._script("add_counters")(
+                    keys=script_keys, args=[*args, *pairs]
+                )
+            except REDIS_DOWN:
+                if spend:
+                    self.tallies.unconfirmed(job_id, amounts)
+                raise
+            if spend and int(found):
+                self.tallies.add(job_id, amounts)
         return int(spent), int(cap) if cap else None
 
     def budget(self, job_id: str) -> tuple[int, int | None]:

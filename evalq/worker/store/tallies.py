@@ -12,13 +12,18 @@ that hash may have expired, and adding them could count them twice).
 
 A write whose connection broke before the reply (the failover itself cuts connections) may or
 may not have landed: its calls are counted apart as unconfirmed, and the job says that up to
-that many calls may be missing from its cost. Only the most recent jobs are kept (`JOBS`)."""
+that many calls may be missing from its cost. Only the most recent jobs are kept (`JOBS`).
+
+A comparison is exact only while no write of spend is on its way: one that Redis took but this
+process has not yet tallied would hide as much lost spend. So every write holds `writing()`,
+and the comparison runs inside `quiet()`, which waits for those in flight and holds new ones."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 JOBS = 1000  # jobs whose tallies a process keeps, the most recently written first
 CALLS = ("judge_calls", "candidate_calls")  # the counters that are calls
@@ -30,6 +35,47 @@ class Tallies:
         self._spent: OrderedDict[str, Counter[str]] = OrderedDict()
         self._unconfirmed: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._flow = threading.Condition()
+        self._writes_in_flight = 0
+        self._writes_waiting = 0
+        self._quiet = False
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around one write of spend and its tally (never nested): waits while `quiet()` runs."""
+        with self._flow:
+            self._writes_waiting += 1
+            while self._quiet:
+                self._flow.wait()
+            self._writes_waiting -= 1
+            self._writes_in_flight += 1
+        try:
+            yield
+        finally:
+            with self._flow:
+                self._writes_in_flight -= 1
+                self._flow.notify_all()
+
+    def _waiting_writes(self) -> int:
+        with self._flow:
+            return self._writes_waiting
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """No write of spend in flight while inside: each one begun has been tallied (or found
+        unconfirmed), and new ones wait."""
+        with self._flow:
+            while self._quiet:
+                self._flow.wait()
+            self._quiet = True
+            while self._writes_in_flight:
+                self._flow.wait()
+        try:
+            yield
+        finally:
+            with self._flow:
+                self._quiet = False
+                self._flow.notify_all()
 
     def add(self, job_id: str, amounts: Mapping[str, int]) -> None:
         """Spend Redis acknowledged."""

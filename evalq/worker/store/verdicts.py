@@ -64,28 +64,29 @@ class VerdictsStore(StoreBase):
             return []
         script = self._script("record_unit")
         calls = [self._record_args(job_id, row, verdict, writes) for verdict, writes in outcomes]
-        # EVALSHA by hand: redis-py's Script in a pipeline asks SCRIPT EXISTS first, every time.
-        try:
-            for attempt in range(2):
-                pipe = self.r.pipeline(transaction=False)
-                for script_keys, args in calls:
-                    pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
-                replies = pipe.execute(raise_on_error=False)
-                if attempt == 0 and any(
-                    isinstance(r, redis.exceptions.NoScriptError) for r in replies
-                ):
-                    self.r.script_load(script.script)  # Redis restarted: its script cache is empty
-                    continue  # nothing ran: each script failed before its first write
-                break
-        except REDIS_DOWN:  # written or not, nobody can say: its calls are unconfirmed
-            for _, writes in outcomes:
-                self.tallies.unconfirmed(job_id, writes.spent)
-            raise
-        for reply, (_, writes) in zip(replies, outcomes, strict=True):
-            if isinstance(reply, Exception):
-                raise reply
-            if int(reply[0]) >= 0:
-                self.tallies.add(job_id, self._spent(writes))
+        with self.tallies.writing():
+            # EVALSHA by hand: redis-py's Script in a pipeline asks SCRIPT EXISTS each time.
+            try:
+                for attempt in range(2):
+                    pipe = self.r.pipeline(transaction=False)
+                    for script_keys, args in calls:
+                        pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
+                    replies = pipe.execute(raise_on_error=False)
+                    if attempt == 0 and any(
+                        isinstance(r, redis.exceptions.NoScriptError) for r in replies
+                    ):
+                        self.r.script_load(script.script)  # Redis restarted: no scripts cached
+                        continue  # nothing ran: each script failed before its first write
+                    break
+            except REDIS_DOWN:  # written or not, nobody can say: its calls are unconfirmed
+                for _, writes in outcomes:
+                    self.tallies.unconfirmed(job_id, writes.spent)
+                raise
+            for reply, (_, writes) in zip(replies, outcomes, strict=True):
+                if isinstance(reply, Exception):
+                    raise reply
+                if int(reply[0]) >= 0:
+                    self.tallies.add(job_id, self._spent(writes))
         return [self._recorded(job_id, reply) for reply in replies]
 
     @staticmethod

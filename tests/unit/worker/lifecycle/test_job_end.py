@@ -10,7 +10,7 @@ from evalq.worker.store import Store
 from tests.support.scratch import plant_job
 
 
-def _finished(store: Store) -> str:
+def _ended_with_two_calls(store: Store) -> str:
     job = plant_job(store, 1)
     store.account(job, {"judge_calls": 2, "prompt_tokens": 20})
     store.finish_row(job, RowResult(id="r0", line=1, prompt="p", status="scored", score=1.0))
@@ -19,7 +19,7 @@ def _finished(store: Store) -> str:
 
 
 def test_spend_after_the_end_shows_in_the_summary(store: Store) -> None:
-    job = _finished(store)
+    job = _ended_with_two_calls(store)
     assert current_summary(store, job).judge_calls == 2
     usage = Usage(role="judge", model="gemini-2.5-flash", calls=1, prompt=10)
     usage.cost_nanos = 5000
@@ -31,7 +31,7 @@ def test_spend_after_the_end_shows_in_the_summary(store: Store) -> None:
 
 
 def test_a_summary_with_all_its_spend_is_the_one_stored(store: Store) -> None:
-    job = _finished(store)
+    job = _ended_with_two_calls(store)
     stored = store.summary_json(job)
     assert stored is not None
     assert current_summary(store, job).model_dump_json() == stored
