@@ -89,7 +89,8 @@ def guarded(
 ) -> Callable[[Callable[Concatenate[RunT, P], Reply]], Callable[Concatenate[Task, P], Reply]]:
     """The task's body wrapped once in the guard, as Celery's autoretry wraps Task.run: the
     body gets its run (`run_of(task, arguments)`) where the bound task would be, and keeps its
-    signature, so Celery checks a message's arguments against it as before."""
+    signature, so Celery checks a message's arguments against it as before. Its parameters
+    name `job_id` and `down_since`, which the guard reads."""
 
     def wrap(body: Callable[Concatenate[RunT, P], Reply]) -> Callable[Concatenate[Task, P], Reply]:
         signature = inspect.signature(body)

@@ -75,7 +75,7 @@ def redrive(
     store: Store,
     send: Callable[[str, str], None],
     job_id: str,
-    row_ids: list[str],
+    lines: list[str],
     *,
     at: float | None = None,
 ) -> int:
@@ -83,13 +83,13 @@ def redrive(
     plans and verdicts are reused and a row is counted once. `at` is the sign of life written
     for them (the watchdog's re-drive time, which Store.count_redrives compares with later
     ones)."""
-    if not row_ids:
+    if not lines:
         return 0
-    store.touch(job_id, *row_ids, at=at)
-    for row_id in row_ids:
-        send(job_id, row_id)
-    store.incr(job_id, redriven=len(row_ids))
-    return len(row_ids)
+    store.touch(job_id, *lines, at=at)
+    for line in lines:
+        send(job_id, line)
+    store.incr(job_id, redriven=len(lines))
+    return len(lines)
 
 
 def give_up(store: Store, row: RowRef, redrives: int) -> None:

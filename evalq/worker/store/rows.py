@@ -131,14 +131,15 @@ class RowsStore(StoreBase):
 
     # ---- signs of life and re-drives (the watchdog's clock) ----
 
-    def touch(self, job_id: str, *rows: str, at: float | None = None) -> None:
-        """Record a sign of life; `at` in the future for a row waiting on a countdown."""
-        if not rows:
+    def touch(self, job_id: str, *lines: str, at: float | None = None) -> None:
+        """Record a sign of life of the rows on `lines`; `at` in the future for a row waiting
+        on a countdown."""
+        if not lines:
             return
         key = keys.activity(job_id)
         when = time.time() if at is None else at
         pipe = self.r.pipeline()
-        pipe.zadd(key, dict.fromkeys(rows, when))
+        pipe.zadd(key, dict.fromkeys(lines, when))
         pipe.expire(key, self.job_ttl(job_id))
         pipe.execute()
 
@@ -150,7 +151,7 @@ class RowsStore(StoreBase):
         return set(cast(list[str], self.r.zrange(keys.activity(job_id), 0, -1)))
 
     def count_redrives(
-        self, job_id: str, row_ids: list[str], *, at: float | None = None, count_all: bool = True
+        self, job_id: str, lines: list[str], *, at: float | None = None, count_all: bool = True
     ) -> dict[str, int]:
         """Count one more re-drive of each row; returns each row's re-drives since its last new
         verdict (this one included). `at` is when the watchdog re-drives them (the sign of life
@@ -160,27 +161,27 @@ class RowsStore(StoreBase):
         one sweeper at a time, is the only caller."""
         key = keys.redrives(job_id)
         pipe = self.r.pipeline()
-        for row_id in row_ids:
-            pipe.hlen(keys.verdicts(job_id, row_id))
-            pipe.hget(key, row_id)
-            pipe.zscore(keys.activity(job_id), row_id)
+        for line in lines:
+            pipe.hlen(keys.verdicts(job_id, line))
+            pipe.hget(key, line)
+            pipe.zscore(keys.activity(job_id), line)
         seen = pipe.execute()
         strikes: dict[str, int] = {}
         write = self.r.pipeline()
-        for i, row_id in enumerate(row_ids):
+        for i, line in enumerate(lines):
             verdicts, record = int(seen[3 * i]), cast(str | None, seen[3 * i + 1])
             alive_at = cast(float | None, seen[3 * i + 2])
             parts = record.split(":") if record else []
             before, then = (int(parts[0]), int(parts[1])) if parts else (0, 0)
             last = float(parts[2]) if len(parts) > 2 else None
             if verdicts > then or not parts:
-                strikes[row_id] = 1
+                strikes[line] = 1
             elif count_all or last is None or (alive_at is not None and alive_at > last):
-                strikes[row_id] = before + 1
+                strikes[line] = before + 1
             else:
-                strikes[row_id] = before
-            entry = f"{strikes[row_id]}:{verdicts}" + ("" if at is None else f":{at!r}")
-            write.hset(key, row_id, entry)
+                strikes[line] = before
+            entry = f"{strikes[line]}:{verdicts}" + ("" if at is None else f":{at!r}")
+            write.hset(key, line, entry)
         write.expire(key, self.job_ttl(job_id))
         write.execute()
         return strikes
