@@ -56,6 +56,7 @@ COMMENTED = (
     "evalq/worker/settings.py",
     "evalq/worker/archive",
     "evalq/stats",
+    "evalq/fake_gemini",
 )
 # Inside those: modules not done yet, and Alembic's revision files, whose docstring is Alembic's
 # header (Revision ID, Revises, Create Date).
