@@ -1,7 +1,6 @@
 """What the benchmarks share: the options of the stack they run, synthetic shape datasets, a
-local stack (Redis, the fake server, workers and a client) started from devtools.local, the
-fake server's /stats, the asyncio baseline's judge, and a description of the machine the
-figures come from."""
+local stack started from devtools.local, the fake server's /stats, the asyncio baseline's
+judge, and a description of the machine the figures come from."""
 
 from __future__ import annotations
 

@@ -58,6 +58,7 @@ COMMENTED = (
     "evalq/stats",
     "evalq/fake_gemini",
     "evalq/examples",
+    "devtools",
 )
 # Inside those: modules not done yet, and Alembic's revision files, whose docstring is Alembic's
 # header (Revision ID, Revises, Create Date).
