@@ -141,7 +141,7 @@ class Uploader:
     """Uploads a job's large media (over ``inline_max_bytes``) once and hands out the file's URI,
     kept in Redis under the job by the media's digest; a lock makes rows sharing a file wait for
     the first upload. The file's name derives from its digest, so its URI, and with it the
-    call cache key, is the same in every job. gs:// URIs pass through on Vertex AI only."""
+    call cache key, is the same in every job."""
 
     def __init__(self, settings: Settings, files: FileService, shared: Shared) -> None:
         self._settings = settings
@@ -330,7 +330,9 @@ def deliver_media(
 ) -> MediaPart:
     """The MediaPart a judge request carries for this row's field; raises InputError naming
     the row and field for media that is missing, unreadable, too big, of the wrong type,
-    does not decode, or is in a place this job or backend may not read."""
+    does not decode, or is in a place this job or backend may not read. gs:// URIs pass
+    through on Vertex AI, which reads Cloud Storage itself; the Gemini API can't, so there they
+    are an input_error (`refusal`'s rule, which the submitter applies first)."""
     if ref.kind == "file_uri":
         part = load_media(ref, row_id, field, rules, allowed)
         if why := refusal(ref, None, settings.use_vertexai, settings.inline_max_bytes):
