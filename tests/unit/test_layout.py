@@ -71,7 +71,7 @@ NOT_COMMENTED_YET = (
 )
 MODULE_DOCSTRING_MAX_LINES = 3
 # Words that tell the story of the code rather than what is true of it; kept small and exact, so
-# that each finds history only (run over evalq/ and devtools/, it found nothing else).
+# that a hit is history and not the same words in another sense.
 HISTORY = re.compile(
     "|".join(
         (
