@@ -16,7 +16,7 @@ What is exact and what is estimated, stated in the report:
   here (remote media is not fetched), responses still to be generated (a typical length);
 - not counted: the one gap re-ask a rubric or labelling may need, retries, and 429s.
 
-Media tokens are counted in evalq.core.media_tokens; the report is built in
+Media tokens are counted in evalq.core.media.tokens; the report is built in
 evalq.core.dry_report.
 """
 
@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.media_tokens import (  # re-exported: the dry run's media rules by their old home
+from evalq.core.media.tokens import (  # re-exported: the dry run's media rules by their old home
     image_tokens,
     media_tokens,
     pdf_pages,
