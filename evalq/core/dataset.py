@@ -18,7 +18,6 @@ from evalq.core.bounds import NAMES_SHOWN, InputBounds, clip, short, some_names
 from evalq.core.candidates import (
     candidate_field,
     cell_candidates,
-    cell_error,
     cell_record,
     required_with_candidates,
 )
@@ -289,7 +288,7 @@ class _Reader:
             try:
                 row = self._parse(number, cell_record(record, field, cells, candidate), said)
             except InputError as exc:
-                error = cell_error(exc, field, candidate)
+                error = CellInputError.naming_column(exc, field, candidate)
                 if isinstance(exc, MissingField):
                     refused = MissingField(exc.row_id, error.field, exc.message)
                     self.missing.setdefault(error.field, refused)
