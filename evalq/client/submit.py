@@ -18,7 +18,7 @@ from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.groups import check_group_columns, group_by_columns
-from evalq.core.human_labels import label_columns
+from evalq.core.human.labels import label_columns
 from evalq.core.media import MediaRules
 from evalq.core.media.backend import check_rows as check_backend_media
 from evalq.core.media.gcs import GcsNameError

@@ -23,7 +23,7 @@ from evalq.core.candidates import (
 )
 from evalq.core.column_map import check_column_map, header_columns, refuse_unseen, rename_columns
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
-from evalq.core.human_labels import check_human_column, label_columns
+from evalq.core.human.labels import check_human_column, label_columns
 from evalq.core.media import MediaPlace, MediaRules
 from evalq.core.models import RowInput
 from evalq.core.records import check_fields, records
