@@ -31,12 +31,7 @@ from typing import Any, Protocol
 
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.kv import KeyValue
-from evalq.core.media.tokens import (  # re-exported: the dry run's media rules by their old home
-    image_tokens,
-    media_tokens,
-    pdf_pages,
-    video_seconds,
-)
+from evalq.core.media.tokens import media_tokens
 from evalq.core.models import JobConfig, RowInput
 from evalq.core.pricing import Price, call_cost_nanos, price_for
 from evalq.core.thinking import apply, output_allowance, resolve
@@ -50,12 +45,8 @@ __all__ = [
     "TextCounter",
     "content_words",
     "expected_questions",
-    "image_tokens",
     "local_counter",
-    "media_tokens",
-    "pdf_pages",
     "placeholder_response",
-    "video_seconds",
 ]
 
 CHARS_PER_TOKEN = 4  # "a token is equivalent to about 4 characters"
