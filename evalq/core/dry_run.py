@@ -30,10 +30,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.kv import KeyValue
 from evalq.core.media.tokens import media_tokens
 from evalq.core.models import JobConfig, RowInput
 from evalq.core.pricing import Price, call_cost_nanos, price_for
+from evalq.core.shared_cache import KeyValue
 from evalq.core.thinking import apply, output_allowance, resolve
 
 __all__ = [

@@ -21,7 +21,7 @@ from evalq.core.counters import JobCounters
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import CellInputError, DatasetError, SharedWorkPending, policy_of
 from evalq.core.models import RowResult
-from evalq.core.shared_work import written_once
+from evalq.core.shared_cache import written_once
 from evalq.core.summary import build_summary
 from evalq.worker.store import row_key
 from tests.support.datasets import write_rows
