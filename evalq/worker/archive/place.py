@@ -1,8 +1,7 @@
 """Where the archive is, read from the settings without loading SQLAlchemy: its URL (SQLite at
 a default path when none is set), how to show it (never with a password), and its identity,
 the name by which `evalq status` and the workers tell whether everyone writes to one archive.
-
-`evalq status` of a live job asks only this module, so it stays as quick as before."""
+Plain Python, so `evalq status` of a live job names the archive without loading SQLAlchemy."""
 
 from __future__ import annotations
 
