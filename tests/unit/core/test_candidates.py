@@ -1,7 +1,6 @@
 """Several candidates in one job (--candidates): each row becomes one cell per candidate when
 the dataset is read, a bad cell fails alone naming the row and the candidate's column, the
-summary and exports carry the candidate, and shared work (a prompt's rubric) is written by
-one claimer while the others come back later. Pure: no Redis here (the real-stack test is
+summary and exports carry the candidate. Pure: no Redis here (the real-stack test is
 tests/integration/metrics/test_candidates.py)."""
 
 from __future__ import annotations
