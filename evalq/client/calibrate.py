@@ -17,7 +17,7 @@ Each setup is a job on the same data with its own keywords, exactly those `evalq
 takes (the metric's options, judge_models, thinking...): they are submitted together, so
 the workers run them side by side and share the reply cache, then waited on. Or read jobs
 already run on one dataset: `evalq.calibrate(human="human", jobs={"a": JOB1, "b": JOB2})`.
-The figures are evalq.core.calibration's.
+The figures are evalq.core.human.calibration's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalq.core.calibration import (
+from evalq.core.errors import EvalqError
+from evalq.core.human.calibration import (
     RESAMPLES,
     SEED,
     Calibration,
@@ -36,7 +37,6 @@ from evalq.core.calibration import (
     calibration_dict,
     estimate_dict,
 )
-from evalq.core.errors import EvalqError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,8 +11,8 @@ from rich.table import Table
 from evalq.client.formats import SIMULATED_BANNER, p_text
 from evalq.client.html_page import render_page
 from evalq.client.visible import shown
-from evalq.core.calibration import Calibration, SetupAgreement, counts_text
-from evalq.stats.human import Estimate
+from evalq.core.human.calibration import Calibration, SetupAgreement, counts_text
+from evalq.core.human.estimate import Estimate
 
 SHOWN_IDS = 5  # left-out row ids named per reason; `--json` has them all
 

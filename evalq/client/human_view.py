@@ -3,7 +3,7 @@ level in status, one table row per level and slice in the report; the same words
 
 from __future__ import annotations
 
-from evalq.core.human_models import (
+from evalq.core.models import (
     AgreementFigures,
     AgreementStat,
     HumanAgreement,

@@ -17,11 +17,11 @@ from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
-from evalq.core.gcs_media import GcsNameError
 from evalq.core.groups import check_group_columns, group_by_columns
-from evalq.core.human_labels import label_columns
+from evalq.core.human.labels import label_columns
 from evalq.core.media import MediaRules
-from evalq.core.media_backend import check_rows as check_backend_media
+from evalq.core.media.backend import check_rows as check_backend_media
+from evalq.core.media.gcs import GcsNameError
 from evalq.core.metric import get_metric
 from evalq.core.models import JobConfig, RowResult
 from evalq.core.options import validate_options

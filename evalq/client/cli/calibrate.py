@@ -192,7 +192,7 @@ def calibrate(
     accuracy, cost per row, paired differences (Holm across pairs), and the best per unit of
     cost. Run setups on DATASET (--setup) or read jobs already run (--job)."""
     from evalq.client.calibrate import calibrate as run_calibration
-    from evalq.core.calibration import calibration_dict
+    from evalq.core.human.calibration import calibration_dict
 
     if bool(setups) == bool(jobs):
         raise click.UsageError("give --setup (with DATASET) or --job, not both")

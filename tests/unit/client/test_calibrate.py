@@ -13,7 +13,7 @@ from rich.console import Console
 from evalq.client.calibrate import frames
 from evalq.client.calibrate_render import print_calibration, render_calibration_html
 from evalq.client.cli.calibrate import setup_keywords
-from evalq.core.calibration import calibration
+from evalq.core.human.calibration import calibration
 from tests.support.calibration_setups import RATINGS_A, RATINGS_B, setup_rows
 
 

@@ -137,7 +137,14 @@ def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statist
     """A running job's summary is built on every `evalq status`; numpy and the agreement
     bootstraps are for jobs with human labels only."""
     job_id = plant_job(store, 3)
-    agreement = ("numpy", "evalq.stats.human", "evalq.core.human_agreement")
+    agreement = (
+        "numpy",
+        "evalq.core.human.agreement",
+        "evalq.core.human.estimate",
+        "evalq.core.human.rank_correlation",
+        "evalq.core.human.pairwise_accuracy",
+        "evalq.core.human.label_stats",
+    )
     assert modules_loaded(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []
 
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from evalq.core.data_roots import DataRoots, locate, read_file
 from evalq.core.errors import InputError
-from evalq.core.gcs_media import GcsMedia
 from evalq.core.judge import MediaPart
-from evalq.core.media_decode import decode_problem
-from evalq.core.media_fetch import FetchLimits, NetworkRules, fetch, parse_url
+from evalq.core.media.decode import decode_problem
+from evalq.core.media.fetch import FetchLimits, NetworkRules, fetch, parse_url
+from evalq.core.media.gcs import GcsMedia
 from evalq.core.models import MediaRef
 
 _DATA_URI_RE = re.compile(

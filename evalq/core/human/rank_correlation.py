@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalq.stats.estimate import (
+from evalq.core.human.estimate import (
     RESAMPLES,
     SEED,
     Estimate,

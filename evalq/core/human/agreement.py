@@ -12,7 +12,7 @@
 
 Every label left out (missing, unreadable, the row or the verdict unscored, a sentence not in
 evalq's split) is counted by reason and the first few are named, row by row. The statistics
-and their intervals are evalq.stats.human's.
+and their intervals are evalq.core.human's (estimate and the modules beside it).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalq.core.groups import group_value, shared_with
-from evalq.core.human_labels import (
+from evalq.core.human.label_stats import cohen_kappa, label_accuracy
+from evalq.core.human.labels import (
     PREFERENCES,
     SENTENCE_LABELS,
     SENTENCE_LABELS_COLUMN,
@@ -35,15 +36,17 @@ from evalq.core.human_labels import (
     rating_label,
     row_number,
 )
-from evalq.core.human_models import (
+from evalq.core.human.pairwise_accuracy import pairwise_accuracy
+from evalq.core.human.rank_correlation import kendall, spearman
+from evalq.core.human.sentences import sentence_pairs
+from evalq.core.models import (
     AgreementFigures,
     AgreementStat,
     HumanAgreement,
     HumanLevelAgreement,
+    JobConfig,
+    RowResult,
 )
-from evalq.core.models import JobConfig, RowResult
-from evalq.core.sentence_agreement import sentence_pairs
-from evalq.stats import human as stats
 
 EXAMPLES_SHOWN = 10  # left-out labels named in the summary, the rest counted
 MIN_SLICE_LABELS = 10  # a tag or group gets its own figures from this many labels
@@ -123,9 +126,9 @@ def row_figures(
     figures = AgreementFigures(
         scope=scope,
         labels=len(pairs),
-        spearman=_stat(stats.spearman(judge, human)),
-        kendall=_stat(stats.kendall(judge, human)),
-        pairwise_accuracy=_stat(stats.pairwise_accuracy(judge, human, [by(p.row) for p in pairs])),
+        spearman=_stat(spearman(judge, human)),
+        kendall=_stat(kendall(judge, human)),
+        pairwise_accuracy=_stat(pairwise_accuracy(judge, human, [by(p.row) for p in pairs])),
     )
     binary = all(v in (0.0, 1.0) for v in judge + human)
     if ordinal or binary:
@@ -133,9 +136,9 @@ def row_figures(
         h = [str(int(v)) for v in human]
         low, high = RATING_SCALE if ordinal else (0, 1)
         categories = [str(n) for n in range(low, high + 1)]
-        figures.accuracy = _stat(stats.label_accuracy(j, h))
+        figures.accuracy = _stat(label_accuracy(j, h))
         figures.kappa = _stat(
-            stats.cohen_kappa(j, h, categories=categories, weights="quadratic" if ordinal else None)
+            cohen_kappa(j, h, categories=categories, weights="quadratic" if ordinal else None)
         )
     return figures
 
@@ -188,8 +191,8 @@ def label_figures(
     return AgreementFigures(
         scope=scope,
         labels=len(pairs),
-        accuracy=_stat(stats.label_accuracy(judge, human)),
-        kappa=_stat(stats.cohen_kappa(judge, human, categories=categories)),
+        accuracy=_stat(label_accuracy(judge, human)),
+        kappa=_stat(cohen_kappa(judge, human, categories=categories)),
     )
 
 

@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from evalq.stats.estimate import (
+from evalq.core.human.estimate import (
     RESAMPLES,
     SEED,
     Estimate,

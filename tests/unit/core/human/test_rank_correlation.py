@@ -10,8 +10,13 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from evalq.stats.human import kendall, spearman
-from evalq.stats.rank_correlation import _kendall_weighted, _Points, _spearman_weighted
+from evalq.core.human.rank_correlation import (
+    _kendall_weighted,
+    _Points,
+    _spearman_weighted,
+    kendall,
+    spearman,
+)
 
 
 def tied_sample(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:

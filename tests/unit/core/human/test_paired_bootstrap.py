@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from evalq.stats.human import paired_difference, paired_difference_p, paired_difference_test
+from evalq.core.human.paired_bootstrap import (
+    paired_difference,
+    paired_difference_p,
+    paired_difference_test,
+)
 
 
 def setups(seed: int, n: int, noise_b: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,8 +17,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 
-from PIL import Image, UnidentifiedImageError, features
-
 FFPROBE_TIMEOUT_S = 30.0
 
 # Which Pillow decoders may open each type, so a file is never decoded as something else.
@@ -43,6 +41,8 @@ def decode_problem(data: bytes, mime: str) -> str | None:
 
 
 def image_problem(data: bytes, mime: str) -> str | None:
+    from PIL import Image, UnidentifiedImageError, features  # Pillow only where an image is read
+
     formats = _PILLOW_FORMATS.get(mime)
     feature = _PILLOW_FEATURES.get(mime)
     if formats is None or (feature is not None and not features.check(feature)):

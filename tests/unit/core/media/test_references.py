@@ -20,7 +20,6 @@ from PIL import Image
 from evalq.core.data_roots import DataRoots
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import InputError
-from evalq.core.gcs_media import GcsMedia
 from evalq.core.media import (
     DOCUMENT_TYPES,
     IMAGE_TYPES,
@@ -30,8 +29,9 @@ from evalq.core.media import (
     parse_media,
     sniff_mime,
 )
-from evalq.core.media_decode import decode_problem
-from evalq.core.media_fetch import NetworkRules
+from evalq.core.media.decode import decode_problem
+from evalq.core.media.fetch import NetworkRules
+from evalq.core.media.gcs import GcsMedia
 from evalq.core.models import MediaRef
 from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from evalq.metrics.ratings.documents import document_view

@@ -1,4 +1,4 @@
-"""Agreement with human labels in the job summary (evalq/core/human_agreement.py): each level's
+"""Agreement with human labels in the job summary (evalq/core/human/agreement.py): each level's
 figures against values this test computes on its own (scipy, or counted by hand), and every
 left-out label counted and named."""
 
@@ -12,10 +12,10 @@ from scipy import stats as scipy_stats
 from evalq.client.report import render_report
 from evalq.client.summary_view import summary_lines
 from evalq.core.counters import JobCounters
-from evalq.core.human_agreement import human_agreement
+from evalq.core.human.agreement import human_agreement
+from evalq.core.human.pairwise_accuracy import pairwise_accuracy
 from evalq.core.models import JobSummary, QuestionResult, RowResult
 from evalq.core.summary import build_summary
-from evalq.stats import human
 from tests.support.job_configs import job_config
 
 
@@ -84,7 +84,7 @@ def test_row_level_agreement_matches_scipy_and_counts_bad_labels() -> None:
     )
     # Pairs are rows sharing a prompt: 4 prompts of 3 rows, 3 pairs each.
     assert overall.pairwise_accuracy is not None and overall.pairwise_accuracy.n == 12
-    expected = human.pairwise_accuracy(
+    expected = pairwise_accuracy(
         [float(r) for r in RATINGS], [float(h) for h in LABELS], [f"p{i // 3}" for i in range(12)]
     )
     assert overall.pairwise_accuracy.value == pytest.approx(expected.value)

@@ -30,7 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from evalq.core.errors import InputError
-from evalq.core.media_network import (
+from evalq.core.media.network import (
     IPAddress,
     NetworkRules,
     Target,

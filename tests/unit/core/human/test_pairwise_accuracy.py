@@ -10,8 +10,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from evalq.stats.human import pairwise_accuracy
-from evalq.stats.pairwise_accuracy import _accuracy, _cutoffs, _pairs
+from evalq.core.human.pairwise_accuracy import _accuracy, _cutoffs, _pairs, pairwise_accuracy
 
 
 def brute_acc(metric: list[float], human: list[float], groups: list[str], eps: float) -> float:

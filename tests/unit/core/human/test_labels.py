@@ -1,4 +1,4 @@
-"""Reading human labels from a dataset (evalq/core/human_labels.py, row_questions' `human`):
+"""Reading human labels from a dataset (evalq/core/human/labels.py, row_questions' `human`):
 good labels in the form the judge's are compared in, bad ones a BadLabel naming the row,
 and never a refused row."""
 
@@ -12,7 +12,7 @@ import pytest
 from evalq.client.api import split_keywords
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError
-from evalq.core.human_labels import (
+from evalq.core.human.labels import (
     BadLabel,
     preference,
     rating_label,

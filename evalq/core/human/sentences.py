@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalq.core.human_labels import (
+from evalq.core.human.labels import (
     SENTENCE_LABELS_COLUMN,
     BadLabel,
     sentence_entries,

@@ -3,7 +3,7 @@ rater's (Spearman, Kendall tau-b, the Gecko paper's pairwise accuracy, each with
 interval), paired differences between setups with Holm's correction, and which is best per
 unit of cost. Pure: it reads results already fetched (evalq.client.calibrate runs and reads
 the jobs), so the same figures come out of the CLI, the API and the HTML page. One job's
-agreement with its own labels, level by level, is evalq.core.human_agreement's; this ranks
+agreement with its own labels, level by level, is evalq.core.human.agreement's; this ranks
 several judge setups by theirs.
 
 A label is a number or yes/no (1/0). A missing or unreadable label leaves its row out, and
@@ -20,15 +20,11 @@ from itertools import combinations
 from typing import Any
 
 from evalq.core.groups import NO_VALUE, shared_with
+from evalq.core.human.estimate import Estimate
+from evalq.core.human.paired_bootstrap import paired_difference_test
+from evalq.core.human.pairwise_accuracy import pairwise_accuracy
+from evalq.core.human.rank_correlation import kendall, spearman, spearman_value
 from evalq.core.models import JobSummary, RowResult
-from evalq.stats.human import (
-    Estimate,
-    kendall,
-    paired_difference_test,
-    pairwise_accuracy,
-    spearman,
-    spearman_value,
-)
 from evalq.stats.multiple import holm
 
 SEED = 15

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalq.stats.estimate import (
+from evalq.core.human.estimate import (
     RESAMPLES,
     SEED,
     TIE_TOLERANCE,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from scipy import stats as sp
 
-from evalq.core.calibration import (
+from evalq.core.human.calibration import (
     BAD_LABEL,
     NO_LABEL,
     UNSCORED,

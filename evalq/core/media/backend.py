@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from evalq.core.candidates import cell_error
-from evalq.core.errors import DatasetError, InputError
+from evalq.core.errors import CellInputError, DatasetError, InputError
 from evalq.core.models import MediaRef, RowInput
 
 VERTEX_SETTING = "GOOGLE_GENAI_USE_VERTEXAI"
@@ -63,7 +62,11 @@ def check_rows(rows: Iterable[RowInput], on_vertex: bool, inline_max_bytes: int)
             if why is None:
                 continue
             error = InputError(row.id, field, why)
-            refused.append(cell_error(error, field, row.candidate) if row.candidate else error)
+            refused.append(
+                CellInputError.naming_column(error, field, row.candidate)
+                if row.candidate
+                else error
+            )
     if not refused:
         return
     more = len(refused) - 1

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from evalq.core.data_roots import DataRoots
 from evalq.core.errors import InputError
-from evalq.core.gcs_media import GcsMedia, GcsNameError, GcsPlace
 from evalq.core.media import MediaRules, load_media, parse_media
+from evalq.core.media.gcs import GcsMedia, GcsNameError, GcsPlace
 from evalq.core.models import MediaRef
 from evalq.worker.settings import Settings
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalq.stats.human import cohen_kappa, label_accuracy
-from evalq.stats.human_labels import Weights
+from evalq.core.human.label_stats import Weights, cohen_kappa, label_accuracy
 from evalq.stats.intervals import wilson
 
 

@@ -1,19 +1,36 @@
-"""Work several tasks need and one pays for: a prompt's rubric, shared by each candidate of a
-multi-candidate job (and by any row with the same prompt).
-
-The first task to claim the entry writes it; the others find the claim held and come back
-later (SharedWorkPending, a Celery countdown: no worker thread waits), then read what it
-wrote. A claim expires, so a writer that died holds nobody up for long; one that failed
-releases it at once, and the next task to come back tries in its place.
-"""
+"""The cache a metric shares across rows and jobs (Redis on workers, a dict in tests), and work
+several tasks need written once through it: the first to claim an entry writes it, the others
+come back later (SharedWorkPending) and read it, so a prompt's rubric is paid for once."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from evalq.core.errors import SharedWorkPending
-from evalq.core.kv import ClaimingKeyValue
+
+
+class KeyValue(Protocol):
+    """A small shared cache (Redis on workers) for things reused across rows and jobs. Entries
+    are named by a digest of what they were made from, never by a storage key: where they live
+    is the runtime's business (on workers, evalq.worker.store.keys names them)."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def set(self, key: str, value: str, ttl_s: int) -> None: ...
+
+
+@runtime_checkable
+class ClaimingKeyValue(KeyValue, Protocol):
+    """A shared cache whose entries one writer claims, so work shared by several tasks (a
+    prompt's rubric, for each of its candidates) is paid for once while the others wait."""
+
+    def claim(self, key: str, ttl_s: int) -> bool:
+        """Whether this caller may write the entry now (held for ttl_s at most)."""
+        ...
+
+    def release(self, key: str) -> None: ...
+
 
 # How long a writer holds the claim at most (two rubric calls with their retries fit), and how
 # soon a waiting task looks again.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalq.core.errors import DatasetError
-from evalq.core.media_backend import check_rows, known_size, refusal
+from evalq.core.media.backend import check_rows, known_size, refusal
 from evalq.core.models import MediaRef, RowInput
 
 GS = MediaRef(kind="file_uri", value="gs://bucket/clip.mp4")

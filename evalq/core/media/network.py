@@ -4,7 +4,7 @@ ones (EVALQ_MEDIA_ALLOW_PRIVATE, or networks in EVALQ_MEDIA_ALLOW_NETWORKS).
 A URL in a dataset is fetched by a worker inside the deployment's network, so without a rule
 one row could read a cloud metadata service, Redis, or any internal page and have it judged.
 Loopback, private, link-local, multicast and reserved addresses are refused unless allowed;
-cloud metadata and link-local addresses are refused always (evalq.core.media_fetch checks every
+cloud metadata and link-local addresses are refused always (evalq.core.media.fetch checks every
 address a host resolves to, on every redirect, and connects to the one it checked).
 """
 
