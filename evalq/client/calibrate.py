@@ -52,7 +52,7 @@ class CalibrateError(EvalqError):
 
 def check_setup_name(name: str) -> str:
     """A setup's name is the job's --name too, so it follows the same rule."""
-    from evalq.client.job_names import check_name
+    from evalq.client.jobs.lookup import check_name
     from evalq.core.errors import DatasetError
 
     try:
@@ -113,7 +113,7 @@ def read_setups(
 ) -> list[SetupRows]:
     """Each job's summary and rows (waiting for it to end when ``wait``); the jobs must be
     on one dataset, one row per dataset row."""
-    from evalq.client.job_refs import resolve
+    from evalq.client.jobs.lookup import resolve
     from evalq.client.watch import wait as wait_for
 
     if len(jobs) < 2:

@@ -16,7 +16,6 @@ from typing import Any, Unpack
 
 from evalq.client import control, submit, watch
 from evalq.client import dry_run as client_dry_run
-from evalq.client.job_ids import JOB_ID, check_job_id, new_job_id
 from evalq.client.reads import JobReader
 from evalq.client.submit import JobSpec, Prepared, Submitted
 from evalq.core.dry_report import DryRunReport
@@ -25,7 +24,7 @@ from evalq.core.models import JobSummary
 from evalq.worker.jobs.control import Transition, TurnState
 from evalq.worker.settings import Settings
 
-__all__ = ["JOB_ID", "Client", "Prepared", "Submitted", "check_job_id", "new_job_id"]
+__all__ = ["Client", "Prepared", "Submitted"]
 
 
 class Client(JobReader):

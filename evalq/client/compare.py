@@ -12,7 +12,7 @@ Python API's result with DataFrames.
 
 A side is a job, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
 with a name to show in front: `exact=3f2a9c0d1b2e`. JOB is the job's id, a unique prefix of
-it (4 hex digits or more) or its --name (evalq.client.job_refs): `evalq.compare("faithful",
+it (4 hex digits or more) or its --name (evalq.client.jobs.lookup): `evalq.compare("faithful",
 "sloppy")`. A multi-candidate job named whole stands for all its candidates, so
 `evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
 
@@ -57,10 +57,10 @@ def split_spec(spec: str) -> tuple[str, str | None, str]:
 
 def resolve_spec(client: JobReader, spec: str) -> str:
     """The side `spec` names with its job as an id: `[LABEL=]JOB[:CANDIDATE]`, JOB an id, a
-    unique id prefix or a --name (evalq.client.job_refs). A full id costs no lookup. A --name
+    unique id prefix or a --name (evalq.client.jobs.lookup). A full id costs no lookup. A --name
     may itself hold `=` or `:`: the spec whole, then its part after the label, is tried as a
     name before the spec is split there."""
-    from evalq.client.job_refs import is_job_id, lookup, pick, resolve
+    from evalq.client.jobs.lookup import is_job_id, lookup, pick, resolve
 
     job, candidate, label = split_spec(spec)
     if is_job_id(job):
@@ -105,7 +105,7 @@ def side_label(job_id: str, candidate: str | None, name: str | None, rows: Seque
 
 
 def load_side(client: JobReader, spec: str) -> Side:
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.jobs.lookup import check_job_id
 
     job_id, candidate, label = split_spec(spec)
     check_job_id(job_id)
@@ -146,7 +146,7 @@ def row_candidate(row: Any) -> str | None:
 def expand_specs(client: JobReader, specs: Sequence[str]) -> list[str]:
     """A multi-candidate job named whole stands for each of its candidates (`JOB:sdxl`,
     `JOB:flux`, ...), named by the candidate alone when it is the only job named."""
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.jobs.lookup import check_job_id
 
     out: list[str] = []
     for spec in specs:

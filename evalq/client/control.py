@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalq.client.job_ids import check_job_id
+from evalq.client.jobs.lookup import check_job_id
 from evalq.client.owner import check_owner
 from evalq.client.submit import (
     Sender,

@@ -11,8 +11,9 @@ import pytest
 from rich.console import Console
 
 from evalq.client.calibrate import frames
-from evalq.client.calibrate_render import print_calibration, render_calibration_html
 from evalq.client.cli.calibrate import setup_keywords
+from evalq.client.output.html.calibration import render_calibration_html
+from evalq.client.output.terminal.calibration import print_calibration
 from evalq.core.calibration import calibration
 from tests.support.calibration_setups import RATINGS_A, RATINGS_B, setup_rows
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from evalq.client.compare import compare_jobs, frames
-from evalq.client.compare_render import print_comparison, print_leaderboard
+from evalq.client.output.terminal.comparison import print_comparison, print_leaderboard
 from evalq.comparisons.comparison import comparison_dict
 from evalq.comparisons.leaderboard import group_leaderboards, leaderboard, leaderboard_dict
 from evalq.core.models import JobSummary, RowResult
