@@ -128,7 +128,7 @@ class Job:
         return self.client.cancel(self.job_id, force=force).model_dump()
 
     def resume(self, *, max_cost_usd: float | None = None, force: bool = False) -> dict[str, Any]:
-        """Continue the job, and say what that took (evalq.client.control.ResumeOutcome: rows
+        """Continue the job, and say what that took (evalq.worker.jobs.control.ResumeOutcome: rows
         put back in line, and for a running job the rows left in flight or waiting and the
         lost ones re-sent), with `message` in words. Another user's job only with
         `force=True`."""
