@@ -10,8 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from evalq.client.job_ids import new_job_id
-from evalq.client.job_names import check_name
+from evalq.client.jobs.lookup import check_name, new_job_id
 from evalq.client.owner import current_user
 from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
@@ -271,9 +270,9 @@ def _reader(settings: Settings) -> JobReader:
 
 def questions_job(reader: JobReader, ref: str) -> str:
     """--questions-from JOB as a job id: JOB is an id, a unique id prefix or a --name
-    (evalq.client.job_refs); a name or prefix that fits no job, or several, is refused with
+    (evalq.client.jobs.lookup); a name or prefix that fits no job, or several, is refused with
     the flag named."""
-    from evalq.client.job_refs import AmbiguousJob, resolve
+    from evalq.client.jobs.lookup import AmbiguousJob, resolve
     from evalq.core.errors import JobNotFound
 
     try:
@@ -292,7 +291,7 @@ def questions_from(
 ) -> LoadedDataset:
     """--questions-from JOB: every row given the questions that job asked for its prompt
     (evalq.client.question_sets), or refused before anything is stored."""
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.jobs.lookup import check_job_id
     from evalq.client.question_sets import borrow_questions
 
     try:

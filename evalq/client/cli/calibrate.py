@@ -22,9 +22,9 @@ from evalq.client.cli.common import (
     make_reader,
     out_console,
     redis_option,
-    visible,
 )
 from evalq.client.cli.help import examples
+from evalq.client.output.terminal.visible import visible
 from evalq.core.registry import metric_names
 
 # evaluate keywords a setup does not set for itself: calibrate sets them, or they are the
@@ -215,13 +215,13 @@ def calibrate(
         reader=reader,
     ).calibration
     if html_path is not None:
-        from evalq.client.calibrate_render import render_calibration_html
         from evalq.client.cli.read import write_html
+        from evalq.client.output.html.calibration import render_calibration_html
 
         write_html(html_path, render_calibration_html(result))
     if as_json:
         echo_json(json.dumps(calibration_dict(result)))
     else:
-        from evalq.client.calibrate_render import print_calibration
+        from evalq.client.output.terminal.calibration import print_calibration
 
         print_calibration(out_console(), result)

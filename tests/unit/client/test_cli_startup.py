@@ -44,7 +44,7 @@ NOT_FOR_STATUS = (
     "evalq.core.options",
     "evalq.metrics",
     "pandas",
-    "rich",  # the summary is drawn by evalq.client.text_table
+    "rich",  # the summary is drawn by evalq.client.output.terminal.text_table
 )
 STATUS_PROBE = """
 import json, sys
@@ -70,8 +70,9 @@ THE_ARCHIVE = (
 LIVE_READS_PROBE = """
 import json, sys
 import evalq.client.cli, evalq.client.cli.common, evalq.client.cli.read
-import evalq.client.archive_notes, evalq.client.job_refs, evalq.client.reads
-import evalq.client.render, evalq.client.results_csv, evalq.client.summary_view
+import evalq.client.archive_notes, evalq.client.jobs.lookup, evalq.client.reads
+import evalq.client.output.exports.csv_tables, evalq.client.output.exports.jsonl
+import evalq.client.output.terminal.summary, evalq.client.output.terminal.tables
 import evalq.client.workers_alive
 from click.testing import CliRunner
 from evalq.client.cli import main

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evalq.client.api import results_frame
-from evalq.client.render import results_jsonl
-from evalq.client.results_csv import results_csv
+from evalq.client.output.exports.csv_tables import results_csv
+from evalq.client.output.exports.frames import results_frame
+from evalq.client.output.exports.jsonl import results_jsonl
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.dataset import load_dataset

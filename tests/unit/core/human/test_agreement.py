@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from scipy import stats as scipy_stats
 
-from evalq.client.report import render_report
-from evalq.client.summary_view import summary_lines
+from evalq.client.output.html.report import render_report
+from evalq.client.output.terminal.summary import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.human.agreement import human_agreement
 from evalq.core.human.pairwise_accuracy import pairwise_accuracy
