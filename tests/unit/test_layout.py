@@ -59,6 +59,7 @@ COMMENTED = (
     "evalq/fake_gemini",
     "evalq/examples",
     "devtools",
+    "evalq/client",
 )
 # Inside those: modules not done yet, and Alembic's revision files, whose docstring is Alembic's
 # header (Revision ID, Revises, Create Date).
