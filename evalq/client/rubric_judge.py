@@ -1,5 +1,6 @@
 """The rubric judge of `evalq rubrics`, built in the client process as a worker builds its own
-(evalq.worker.judges.stack) minus a job's accounting; what its calls cost is tallied for the report."""
+(evalq.worker.judges.stack) minus a job's accounting; what its calls cost is tallied for the
+report."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """`evalq rubrics DATASET --out FILE`: freeze the question set of every prompt of a Gecko dataset
-into a dataset file a person can review and edit, then run as it stands with `--questions replace`."""
+into a dataset file a person can review and edit, then run as it stands with `--questions
+replace`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Which local files a job may read: regular files under its data roots, and no more bytes of them
-than the size limit, so that no row makes a worker send /etc/passwd or a deploy token to the judge."""
+"""Which local files a job may read: regular files under its data roots, and no more bytes of
+them than the size limit, so that no row makes a worker send /etc/passwd or a deploy token to
+the judge."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ class GcsMedia:
     `gs://` URI with the project's service agent, not the user's rights, so a URI is judged only
     as a plain object name (no `.`/`..`/empty segment, percent-encoding, wildcard or fragment)
     whose bucket matches exactly and whose path starts with an allowed folder's whole segments.
-    The producer checks at load and the worker again before a request: the worker is the boundary."""
+    The producer checks at load and the worker, the boundary, again before a request."""
 
     places: tuple[GcsPlace, ...] = ()
 
