@@ -1,6 +1,6 @@
-"""The one guard every task runs its body in, declared once as `@guarded(SomeRun)` under `@app.task`:
-what escapes a body is sorted here, online and in batch mode alike (docs/architecture/row-path.md:
-infrastructure is never a verdict, nothing fails in silence)."""
+"""The one guard every task runs its body in, declared once as `@guarded(SomeRun)` under
+`@app.task`: what escapes a body is sorted here, online and in batch mode alike
+(docs/architecture/row-path.md: infrastructure is never a verdict, nothing fails in silence)."""
 
 from __future__ import annotations
 
