@@ -1,6 +1,5 @@
-"""The client side of a job: submit a dataset, watch it, read it back. With the CLI that calls
-it, the one evalq module that touches Redis and Celery: Redis through evalq.worker.jobs.reads
-and evalq.worker.jobs.control only, never the Store."""
+"""The client side of a job: submit a dataset, watch it, read it back. The client reaches Redis
+through evalq.worker.jobs.reads and evalq.worker.jobs.control only, never the Store."""
 
 from __future__ import annotations
 
