@@ -1,17 +1,6 @@
 """Batch mode's three tasks (logic in evalq.worker.batch.flow): submit_batch sweeps a job and sends
-a round of batches; poll_batch looks at one batch, its Celery countdown retries being the timer
-(the interval backs off); ingest_batch reads a finished batch's results in chunks.
-
-Every task is declared with the one guard (evalq.tasks.guard), as the row tasks are: Redis out of
-reach retries the task later, writing nothing, until EVALQ_REDIS_RETRY_MAX_S, then it fails and the
-next sweep (the watchdog) or `evalq resume` takes the job up again. The Batch API answering 5xx or
-not at all retries the task later; a refusal (4xx) pauses the job with the server's message, since
-sending the same request again would get the same answer. Any other exception is a task error
-(evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff, then
-the job pauses with it, for `evalq resume` once the cause is fixed. A poll or an ingest that fails
-notes its error on the batch's record. A poll or an ingest whose job is gone from Redis cancels its
-batch on the server (evalq.worker.batch.orphans): nobody would read what it bills for.
-"""
+a round of batches; poll_batch looks at one batch, its Celery countdown retries being the timer;
+ingest_batch reads a finished batch's results in chunks."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Each metric's own columns for results read as a table (Job.results(), `evalq results
---format csv`), so a user sorts by rating or filters on the winner instead of digging into
-`details`; and the user's extra columns under their own names.
-
-A metric is told by its row's details, not its name: a result carries no metric name, and a
-table of one job's rows has one metric. A value the judge did not give stays empty (None),
-never 0: an unscored row must not read as the worst rating.
-"""
+"""Each metric's own columns for results read as a table (Job.results(), `evalq results --format
+csv`), so a user sorts by rating or filters on the winner instead of digging into `details`. A
+value the judge did not give stays empty, never 0: an unscored row must not read as the worst."""
 
 from __future__ import annotations
 
@@ -96,7 +91,8 @@ def _rank(details: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def metric_cells(row: RowResult) -> dict[str, Any]:
-    """The row's metric columns (none for Gecko, whose questions are columns of their own)."""
+    """The row's metric columns (none for Gecko, whose questions are columns of their own).
+    The metric is told by the row's details, as a result carries no metric name."""
     d = row.details
     if "mean_rating" in d:
         return _pointwise(d)
