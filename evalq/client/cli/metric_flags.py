@@ -41,7 +41,7 @@ def _click_type(annotation: Any, file: str | None) -> Any:
     inner = args[0] if typing.get_origin(annotation) in (typing.Union, types.UnionType) else None
     if typing.get_origin(inner) is typing.Literal:
         return click.Choice([str(value) for value in typing.get_args(inner)])
-    return int if inner is int else None
+    return int if args == [int] else None  # int | str (--samples 3 or auto): text
 
 
 def _is_switch(annotation: Any) -> bool:

@@ -5,10 +5,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, BeforeValidator
 
 from evalq.core.options import Flag, MetricOptions
+from evalq.core.repeats import SAMPLES_HELP, budget_of
 from evalq.metrics.ratings.rubrics import rubric_listing
+
+
+def _count_as_number(value: object) -> object:
+    """A count given as text (the command line's --samples 3) is the number."""
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else value
+
+
+def _known_samples(value: int | str | None) -> int | str | None:
+    from evalq.core.errors import DatasetError
+
+    try:
+        budget_of(value)
+    except DatasetError:
+        raise ValueError(f"must be {SAMPLES_HELP}") from None
+    return value
 
 
 class RatingOptions(MetricOptions):
@@ -25,6 +41,12 @@ class RatingOptions(MetricOptions):
     ] = None
     template_text: str | None = None  # a template file's text (--template FILE)
     samples: Annotated[
-        int | None, Field(ge=1), Flag("Pointwise/pairwise: judge each row K times.")
+        int | str | None,
+        BeforeValidator(_count_as_number),
+        AfterValidator(_known_samples),
+        Flag(
+            "Pointwise/pairwise/rank: judge each row K times, or 'auto' to ask again only "
+            "while the verdict is undecided (at most 8 times; 'auto:N' at most N)."
+        ),
     ] = None
     temperature: int | float | None = None  # default: 0 for one sample, 0.7 for several
