@@ -16,7 +16,7 @@ def _by_sample(ratings: list[int]) -> MemoryJudge:
 
 def test_an_easy_rating_stops_at_the_minimum() -> None:
     judge = _by_sample([4] * 8)
-    plan, verdicts, result = Harness("pointwise", {**QA, "samples": "auto"}, {"j": judge}).run_row(
+    plan, _, result = Harness("pointwise", {**QA, "samples": "auto"}, {"j": judge}).run_row(
         qa_inputs()[0]
     )
     assert len(plan.units) == 1 and plan.adaptive
