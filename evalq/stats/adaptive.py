@@ -9,13 +9,13 @@ prior; the other answers pooled, which can only overstate the chance of a change
 Beta-Binomial predictive says how the samples still allowed up to the maximum could fall.
 Sampling stops when the chance that they would leave the leader not strictly ahead falls under
 the threshold (5%). At the maximum, or for a fixed number of samples, the verdict stands when
-the posterior chance that the leader is the judge's majority (p > 1/2) reaches 1 - threshold;
-otherwise it is undecided: a split vote, never a sure answer.
+the posterior chance that the leader is the judge's majority (p > 1/2) reaches 90% (three
+unanimous samples, 6 of 8); otherwise it is undecided: a split vote, never a sure answer.
 
-A 1-5 rating follows "t-interval": Student's t 95% interval on the mean rating; sampling stops
-when it lies inside one rounding step (the rounded rating cannot change), and a rating whose
-interval still straddles a step at the maximum is undecided. Two equal ratings give a zero-wide
-interval and end it: the judge, asked twice at a temperature above zero, is taken at its word.
+A 1-5 rating is a vote over the ratings given (its verdict the rating the judge gives most),
+stopped by the same rule; Student's t 95% interval on its mean rating is shown beside it. (An
+interval on the mean alone would stop at two equal ratings, which a judge split 50/50 between
+two ratings gives half the time.)
 
 A sample's own probability (Gecko's --soft log probabilities) is evidence too: it counts as
 that fraction of a vote for its answer and the rest for the other, so a yes at 0.99 settles as
@@ -27,13 +27,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean, stdev
 
 VOTE_RULE = "beta-binomial-predictive"
-RATING_RULE = "t-interval"
 FIXED_RULE = "fixed"
 THRESHOLD = 0.05
+MAJORITY = 0.9  # at the maximum: the posterior chance the leader is the judge's majority
 MIN_SAMPLES = 2
 MAX_SAMPLES = 8
 MAX_SAMPLES_LIMIT = 32
@@ -143,7 +143,7 @@ def vote_decision(
             return Decision(True, leader, True, 1.0 - chance, None, rule)
         return Decision(False, None, False, 1.0 - chance, None, rule)
     certainty = majority_chance(leading, rest)
-    decided = not tied and certainty >= 1.0 - budget.threshold
+    decided = not tied and certainty >= MAJORITY
     return Decision(True, leader if decided else None, decided, certainty, None, rule)
 
 
@@ -157,18 +157,10 @@ def t_interval(values: Sequence[float]) -> tuple[float, float] | None:
 
 
 def rating_decision(ratings: Sequence[float | None], budget: Budget) -> Decision:
-    """Whether a rating's samples so far settle the rounded mean rating (see the module's
-    rule); unscored samples (None) count for nothing."""
-    rule = RATING_RULE if budget.adaptive else FIXED_RULE
+    """A rating's samples as a vote over the ratings given (the verdict: the rating the judge
+    gives most), stopped by the vote's rule; the mean's t-interval is shown beside it.
+    Unscored samples (None) count for nothing."""
+    answers = [None if r is None else f"{r:g}" for r in ratings]
+    decision = vote_decision(answers, budget)
     got = [r for r in ratings if r is not None]
-    at_end = len(ratings) >= budget.max_samples or not budget.adaptive
-    if not got:
-        return Decision(at_end, None, False, None, None, rule)
-    step = math.floor(fmean(got) + 0.5)
-    interval = t_interval(got)
-    inside = interval is not None and step - 0.5 < interval[0] and interval[1] < step + 0.5
-    if len(ratings) < budget.min_samples and not at_end:
-        return Decision(False, None, False, None, interval, rule)
-    if inside or at_end:
-        return Decision(True, str(step) if inside else None, inside, None, interval, rule)
-    return Decision(False, None, False, None, interval, rule)
+    return replace(decision, interval=t_interval(got))

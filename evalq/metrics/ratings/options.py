@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
 
 from evalq.core.options import Flag, MetricOptions
 from evalq.core.repeats import SAMPLES_HELP, budget_of
 from evalq.metrics.ratings.rubrics import rubric_listing
-
-
-def _count_as_number(value: object) -> object:
-    """A count given as text (the command line's --samples 3) is the number."""
-    return int(value) if isinstance(value, str) and value.strip().isdigit() else value
 
 
 def _known_samples(value: int | str | None) -> int | str | None:
@@ -23,7 +19,7 @@ def _known_samples(value: int | str | None) -> int | str | None:
     try:
         budget_of(value)
     except DatasetError:
-        raise ValueError(f"must be {SAMPLES_HELP}") from None
+        raise PydanticCustomError("samples", "must be {what}", {"what": SAMPLES_HELP}) from None
     return value
 
 
@@ -42,7 +38,6 @@ class RatingOptions(MetricOptions):
     template_text: str | None = None  # a template file's text (--template FILE)
     samples: Annotated[
         int | str | None,
-        BeforeValidator(_count_as_number),
         AfterValidator(_known_samples),
         Flag(
             "Pointwise/pairwise/rank: judge each row K times, or 'auto' to ask again only "

@@ -68,11 +68,13 @@ def test_a_sure_probability_is_a_sure_vote_and_a_weak_one_is_not() -> None:
     assert not vote_decision(["yes", "yes", "yes"], soft, [0.55, 0.55, 0.55]).stop
 
 
-def test_ratings_stop_when_the_rounded_mean_cannot_change() -> None:
-    same = rating_decision([4, 4], AUTO)
+def test_ratings_are_a_vote_over_the_ratings_given() -> None:
+    assert not rating_decision([4, 4], AUTO).stop
+    same = rating_decision([4, 4, 4], AUTO)
     assert (same.stop, same.verdict, same.interval) == (True, "4", (4.0, 4.0))
     assert not rating_decision([4, 5], AUTO).stop
     split = rating_decision([4, 5] * 4, AUTO)
     assert (split.stop, split.verdict, split.decided) == (True, None, False)
+    assert split.interval is not None and split.interval[0] < 4.5 < split.interval[1]
     mostly = rating_decision([4] * 7 + [5], AUTO)
     assert (mostly.verdict, mostly.decided) == ("4", True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalq.core.judge import JudgeRequest
+from evalq.stats.adaptive import VOTE_RULE
 from tests.support.metric_harness import Harness, MemoryJudge, qa_inputs
 from tests.support.prompts import extract_section
 from tests.support.ranking_rows import CANDIDATES, by_level, level_rows
@@ -19,18 +20,18 @@ def _by_sample(ratings: list[int]) -> MemoryJudge:
     return MemoryJudge("j", lambda request: rating(ratings[request.sample]))
 
 
-def test_an_easy_rating_stops_at_the_minimum() -> None:
+def test_an_easy_rating_stops_at_three_samples() -> None:
     judge = _by_sample([4] * 8)
     plan, _, result = Harness("pointwise", {**QA, "samples": "auto"}, {"j": judge}).run_row(
         qa_inputs()[0]
     )
     assert len(plan.units) == 1 and plan.adaptive
-    assert [r.sample for r in judge.requests] == [0, 1]
+    assert [r.sample for r in judge.requests] == [0, 1, 2]
     assert all(r.temperature > 0 for r in judge.requests)
     (repeats,) = result.repeats
-    assert (repeats.verdict, repeats.decided, repeats.rule) == ("4", True, "t-interval")
-    assert [s.answer for s in repeats.samples] == ["4", "4"]
-    assert result.details["ratings"] == [4, 4]
+    assert (repeats.verdict, repeats.decided, repeats.rule) == ("4", True, VOTE_RULE)
+    assert [s.answer for s in repeats.samples] == ["4", "4", "4"]
+    assert result.details["ratings"] == [4, 4, 4]
 
 
 def test_a_split_rating_runs_to_the_maximum_and_stays_undecided() -> None:
