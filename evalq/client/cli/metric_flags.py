@@ -46,7 +46,7 @@ def _click_type(annotation: Any, file: str | None) -> Any:
     return int if inner is int else None
 
 
-class _CountOrWord(click.ParamType):
+class _CountOrWord(click.ParamType[Any]):
     """A flag that takes a count or a word (--samples 3, --samples auto): digits are the
     number, anything else the text, checked by the options model."""
 
