@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 QA = {"template": "question_answering_quality"}
 
 
-def _finished(
+def _auto_job(
     client: Any, metric: str, data: Path, judge: str, **options: Any
 ) -> tuple[Any, dict[str, RowResult]]:
     job = client.submit(metric, data, judge_model=judge, options=options).job_id
@@ -36,7 +36,7 @@ def test_pointwise_auto_stops_easy_items_early_and_keeps_split_ones_undecided(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     data = noisy_pointwise_rows(tmp_path, easy=6, split=4)
-    summary, rows = _finished(client, "pointwise", data, "judge-adaptive-pw", **QA, samples="auto")
+    summary, rows = _auto_job(client, "pointwise", data, "judge-adaptive-pw", **QA, samples="auto")
     for i in range(6):
         (easy,) = rows[f"easy{i}"].repeats
         assert [s.answer for s in easy.samples] == ["4", "4", "4"]
@@ -58,7 +58,7 @@ def test_pairwise_and_rank_auto_ask_both_orders_until_settled(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
     data = noisy_pairwise_rows(tmp_path, easy=4, split=3)
-    summary, rows = _finished(client, "pairwise", data, "judge-adaptive-pair", samples="auto")
+    summary, rows = _auto_job(client, "pairwise", data, "judge-adaptive-pair", samples="auto")
     for i in range(4):
         (easy,) = rows[f"easy{i}"].repeats
         assert [(s.answer, s.order) for s in easy.samples] == [("A", "AB"), ("A", "BA")] * 2
@@ -79,7 +79,7 @@ def test_pairwise_and_rank_auto_ask_both_orders_until_settled(
             },
         ],
     )
-    _, by_id = _finished(
+    _, by_id = _auto_job(
         client, "rank", ranked, "judge-adaptive-rank", candidates=["low", "high"], samples="auto"
     )
     (pair,) = by_id["r"].repeats

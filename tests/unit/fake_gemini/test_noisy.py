@@ -27,7 +27,7 @@ def test_draws_follow_the_odds_and_repeat_per_sample() -> None:
     assert draw(odds, 1, "response", None) == "yes"  # temperature 0: the likeliest
 
 
-def _rows(harness: Harness, responses: list[str]) -> list:  # type: ignore[type-arg]
+def _odds_rows(harness: Harness, responses: list[str]) -> list:  # type: ignore[type-arg]
     records = [{"prompt": f"Q{i}?", "response": r} for i, r in enumerate(responses)]
     return harness.rows(records)
 
@@ -35,7 +35,7 @@ def _rows(harness: Harness, responses: list[str]) -> list:  # type: ignore[type-
 def test_easy_items_stop_early_and_split_ones_go_further() -> None:
     judge = MemoryJudge("sim", simulated)
     harness = Harness("pointwise", {**QA, "samples": "auto"}, {"sim": judge})
-    easy, split = _rows(
+    easy, split = _odds_rows(
         harness, ["Sure. [judge-odds 4=1 seed=1]", "Maybe. [judge-odds 4=0.5 5=0.5 seed=2]"]
     )
     _, _, sure = harness.run_row(easy)
