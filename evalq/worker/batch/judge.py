@@ -26,7 +26,7 @@ from evalq.worker.judges.call_cache import call_digest
 from evalq.worker.judges.reply_reading import reply_from_response, unreadable_reply
 from evalq.worker.lifecycle.outcomes import AwaitingReply
 from evalq.worker.runtime import Runtime, row_context
-from evalq.worker.store import Store
+from evalq.worker.store import RowRef, Store
 
 
 class AwaitingBatch(AwaitingReply):
@@ -168,12 +168,12 @@ class BatchReplyJudge:
 
 
 def batch_row_context(
-    rt: Runtime, job_id: str, line: str, collector: Collector, versions: set[str] | None = None
+    rt: Runtime, row: RowRef, collector: Collector, versions: set[str] | None = None
 ) -> RowContext:
     """The online row context with judges that answer from batch results, at the batch price;
     the model versions of the replies read go into `versions`."""
 
     def innermost(model: str, api: Callable[[], Judge]) -> Judge:
-        return BatchReplyJudge(model, rt.store, job_id, line, collector, online=api)
+        return BatchReplyJudge(model, rt.store, row.job_id, row.line, collector, online=api)
 
-    return row_context(rt, job_id, line, innermost=innermost, batch=True, versions=versions)
+    return row_context(rt, row, innermost=innermost, batch=True, versions=versions)

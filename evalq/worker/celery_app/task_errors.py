@@ -1,7 +1,7 @@
 """What a task does with an exception no handler names (a bug of ours, an SDK's TypeError, a
 reply shaped as nobody expected): one rule for every task, applied here and only here (as
-dramatiq's Retries middleware applies its own), by the `_guarded` of evalq.tasks.rows and
-evalq.tasks.batch.
+dramatiq's Retries middleware applies its own), by the guard every task of evalq.tasks.rows and
+evalq.tasks.batch is declared with (evalq.tasks.guard).
 
 Each such exception, in any task:
 1. is recorded on the job (Store.record_task_error: a count, the last error as "Type: message",

@@ -23,7 +23,7 @@ from evalq.worker.dispatch.turns import SendRow, hand_out
 from evalq.worker.jobs.resume_outcome import ResumeOutcome
 from evalq.worker.lifecycle.job_end import finalize
 from evalq.worker.settings import Settings
-from evalq.worker.store import PRIORITIES, Store, Transition, TurnState
+from evalq.worker.store import PRIORITIES, RowRef, Store, Transition, TurnState
 
 if TYPE_CHECKING:
     from evalq.worker.archive.archive import Archive
@@ -169,11 +169,12 @@ class JobControl:
         plan_model = get_metric(metric).plan_model
         count = 0
         for line in self._store.holding_turns(job_id):
-            plan = self._store.row_plan(job_id, line, plan_model)
+            row = RowRef(job_id, line)
+            plan = self._store.row_plan(row, plan_model)
             if plan is None:
                 count += 1
             else:
-                count += max(0, len(plan.units) - len(self._store.verdicts(job_id, line)))
+                count += max(0, len(plan.units) - len(self._store.verdicts(row)))
         return count
 
     def _cancel_batches(self, config: JobConfig) -> None:

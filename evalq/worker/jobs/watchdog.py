@@ -57,7 +57,7 @@ from evalq.worker.jobs.archiving import Archiver
 from evalq.worker.jobs.failover import FailoverWatch, restore_spend
 from evalq.worker.lifecycle.job_end import finalize, give_up, redrive
 from evalq.worker.settings import Settings
-from evalq.worker.store import RedisIdentity, Store, keys
+from evalq.worker.store import RedisIdentity, RowRef, Store, keys
 
 log = logging.getLogger(__name__)
 Send = Callable[[str, str], None]
@@ -203,7 +203,7 @@ class Watchdog:
                 row_id,
                 self.max_redrives,
             )
-            give_up(self.store, job_id, row_id, self.max_redrives)
+            give_up(self.store, RowRef(job_id, row_id), self.max_redrives)
         return [row for row in row_ids if strikes[row] <= self.max_redrives]
 
     def reattach_batches(self, job_id: str, now: float) -> bool:

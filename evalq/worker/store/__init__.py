@@ -29,7 +29,7 @@ No secret is ever written: JobConfig has no credential fields.
 from __future__ import annotations
 
 from evalq.worker.store.archiving import ArchiveState, ArchivingStore
-from evalq.worker.store.base import REDIS_DOWN, REDIS_ERROR, Memo, row_key
+from evalq.worker.store.base import REDIS_DOWN, REDIS_ERROR, Memo, RowRef, row_key
 from evalq.worker.store.batches import BatchesStore
 from evalq.worker.store.counters import COUNTERS, CountersStore, read_counters, usage_field
 from evalq.worker.store.failover import FailoverStore, RedisIdentity
@@ -53,6 +53,7 @@ __all__ = [
     "Memo",
     "Recorded",
     "RedisIdentity",
+    "RowRef",
     "SharedEntries",
     "Store",
     "Transition",
