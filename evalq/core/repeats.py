@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
 
 from evalq.core.errors import DatasetError
 from evalq.core.models import Repeats, Sample, Verdict
@@ -20,6 +23,7 @@ from evalq.stats.adaptive import (
 )
 
 MAX_FIXED_SAMPLES = 50
+SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
 _AUTO = re.compile(r"auto(?::(\d+))?")
 SAMPLES_HELP = (
     f"a whole number from 1 to {MAX_FIXED_SAMPLES}, 'auto' (ask again only while the verdict "
@@ -43,6 +47,19 @@ def budget_of(value: Any) -> Budget:
     raise DatasetError(f"samples must be {SAMPLES_HELP}, got {value!r}")
 
 
+def known_samples(value: int | str | None) -> int | str | None:
+    """The samples option as an options model checks it (a count, auto or auto:N)."""
+    try:
+        budget_of(value)
+    except DatasetError:
+        raise PydanticCustomError("samples", "must be {what}", {"what": SAMPLES_HELP}) from None
+    return value
+
+
+# The samples option of a metric whose verdicts are votes: --samples K, auto or auto:N.
+SamplesOption = Annotated[int | str | None, AfterValidator(known_samples)]
+
+
 def ask_until_settled(
     index: int,
     budget: Budget,
@@ -60,7 +77,8 @@ def ask_until_settled(
     decision = decide(taken)
     for k in range(budget.max_samples):
         taken.append(ask(k))
-        if (k + 1) % step == 0 or k + 1 == budget.max_samples:
+        looks = budget.adaptive and (k + 1) % step == 0  # a fixed count asks every sample
+        if looks or k + 1 == budget.max_samples:
             decision = decide(taken)
             if decision.stop:
                 break

@@ -6,6 +6,8 @@ The odds sit in the row's own text (the response a rating or comparison reads):
 - a rating: ``[judge-odds 4=0.6 5=0.4]``, each rating's chance;
 - a comparison: ``[judge-odds win=0.7 same=0.1]`` in one response, its chance to be chosen
   (and of a tie); it loses with the rest, whichever order it is shown in;
+- a validator's answer (Gecko): ``[judge-odds yes=0.7 no=0.3]`` (or choice letters) in the
+  question's own text (a row's `questions`);
 - ``seed=N`` among them makes another item with the same odds draw differently.
 
 A draw is fixed by the item's odds and seed, the order shown and the request's sample seed
@@ -65,6 +67,13 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     blocks = blocks_by_kind(request.text)
     if "pairwise_choice" in properties:
         return _comparison(request, blocks)
+    if {"explanation", "answer"} <= properties and "question" in blocks:
+        found = odds_in(blocks["question"])
+        if found is None:
+            return None
+        said = draw(*found, "question", request.seed)
+        explanation = f"{LABEL} A noisy judge: this answer was drawn from the question's odds."
+        return json.dumps({"explanation": explanation, "answer": said})
     if {"explanation", "rating"} <= properties and "response" in blocks:
         found = odds_in(blocks["response"])
         if found is None:

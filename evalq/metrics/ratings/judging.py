@@ -22,15 +22,13 @@ from evalq.core.models import (
     UnscoredReason,
     Verdict,
 )
-from evalq.core.repeats import budget_of
+from evalq.core.repeats import SAMPLED_TEMPERATURE, budget_of
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.columns import check_columns, missing_inputs
 from evalq.metrics.ratings.documents import DocumentView, document_view
 from evalq.metrics.ratings.rubrics import DOCUMENT
 from evalq.metrics.ratings.templates import Template, resolve_template
 from evalq.stats.adaptive import Budget
-
-SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
 
 
 def samples_of(options: Mapping[str, Any]) -> int:
