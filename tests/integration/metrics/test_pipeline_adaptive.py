@@ -12,8 +12,8 @@ import pytest
 from evalq.core.models import RowResult
 from evalq.core.pricing import usd
 from tests.conftest import FakeGemini
-from tests.support.datasets import write_rows
-from tests.support.noisy_rows import noisy_pairwise_rows, noisy_pointwise_rows
+from tests.support.datasets import png, write_rows, yes_no
+from tests.support.noisy_rows import noisy_pairwise_rows, noisy_pointwise_rows, split_seeds
 
 pytestmark = pytest.mark.integration
 QA = {"template": "question_answering_quality"}
@@ -114,3 +114,25 @@ def test_the_dry_run_gives_a_range_and_a_cap_holds_with_adaptive_repeats(
     # the call cache when the unit ran again.
     assert fake.stats()["requests"] == _samples(rows) >= made
     assert usd(int(summary.spent_usd * 1e9)) <= plan.cost_usd + 1e-9
+
+
+def test_gecko_auto_asks_a_split_question_further_and_scores_its_share(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    (seed,) = split_seeds(1, {"yes": 0.5, "no": 0.5}, "question")
+    image = png(tmp_path / "a.png")
+    questions = [
+        yes_no("Gk-auto: is it red? [judge-odds yes=1 seed=1]"),
+        yes_no(f"Gk-auto: is it round? [judge-odds yes=0.5 no=0.5 seed={seed}]"),
+    ]
+    data = write_rows(
+        tmp_path / "g.jsonl",
+        [{"id": "r", "prompt": "p", "image": str(image), "questions": questions}],
+    )
+    summary, rows = _auto_job(client, "gecko-image", data, "judge-adaptive-gecko", samples="auto")
+    sure, split = rows["r"].repeats
+    assert ([s.answer for s in sure.samples], sure.decided) == (["yes"] * 3, True)
+    assert len(split.samples) > 3
+    share = sum(s.answer == "yes" for s in split.samples) / len(split.samples)
+    assert rows["r"].score == pytest.approx((1 + share) / 2)
+    assert fake.stats()["requests"] == summary.judge_calls == _samples(rows)
