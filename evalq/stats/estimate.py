@@ -1,16 +1,6 @@
-"""What every agreement-with-humans statistic returns, and the checks and interval they share.
-
-A statistic against human labels is only worth reading with its uncertainty beside it: 40
-labelled rows give a Spearman of 0.6 whose 95% interval may reach from 0.3 to 0.8. So each
-one is an Estimate: the value, a seeded bootstrap interval, how many items it is over, which
-statistic it is, and, when the value or the interval is missing, why in words. Undefined is
-None with a note, never 0: a judge whose scores never vary has no correlation with anyone.
-
-The intervals are percentile bootstraps (Efron and Tibshirani, "An Introduction to the
-Bootstrap", 1993, ch. 13): the 2.5% and 97.5% quantiles of the statistic over resamples.
-A resample on which the statistic is undefined (every resampled row had the same score) is
-left out and counted; when more than half are undefined there is no interval at all.
-"""
+"""What every agreement-with-humans statistic returns, and the checks and interval they share:
+such a statistic is worth reading only with its uncertainty beside it (40 labelled rows give a
+Spearman of 0.6 whose interval may reach from 0.3 to 0.8)."""
 
 from __future__ import annotations
 
@@ -34,7 +24,8 @@ Floats = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Estimate:
-    """A statistic with its bootstrap 95% interval."""
+    """A statistic with its bootstrap 95% interval. Undefined is None with a note, never 0: a
+    judge whose scores never vary has no correlation with anyone."""
 
     value: float | None  # None: undefined (fewer than 2 items, a constant side...)
     ci95: tuple[float, float] | None
@@ -97,7 +88,9 @@ def percentile_interval(
     draws: Sequence[float] | Floats, resamples: int
 ) -> tuple[tuple[float, float] | None, str | None]:
     """(2.5%, 97.5%) quantiles of the defined draws (NaN marks an undefined resample), and
-    a note saying how many resamples were left out, or why there is no interval."""
+    a note saying how many resamples were left out, or why there is no interval: none when
+    more than half are undefined. A percentile bootstrap (Efron and Tibshirani, "An
+    Introduction to the Bootstrap", 1993, ch. 13)."""
     values = np.asarray(draws, dtype=float)
     defined = values[~np.isnan(values)]
     missing = resamples - len(defined)

@@ -1,24 +1,6 @@
-"""The difference between two judge setups' agreement with humans, on the same rows, with a
-paired bootstrap interval and p-value.
-
-Two setups scored the same labelled rows, so a row that is hard for one is hard for the
-other; resampling rows and recomputing both statistics on each resample keeps that pairing,
-where two separate intervals would overlap even when one setup wins on every resample. The
-caller's ``stat(indexes)`` returns (setup A's statistic - setup B's) on the rows at
-``indexes`` (with repeats: a bootstrap resample), or None where it is undefined there.
-
-- Interval: percentile bootstrap over rows (Efron and Tibshirani 1993, ch. 13).
-- p-value: two-sided, from the same resamples, by inverting the percentile interval: twice
-  the smaller share of resampled differences on either side of 0, each count plus one over
-  the defined resamples plus one so a finite sample never reports 0 (Davison and Hinkley,
-  "Bootstrap Methods and their Application", 1997, sec. 4.4). A difference whose 95% interval
-  excludes 0 has p below 0.05, and the other way round (up to the +1), so the two never
-  contradict each other. Holm's correction across setups is evalq.stats.multiple.holm.
-
-``paired_difference_test`` returns both from one run of the bootstrap; ``paired_difference``
-and ``paired_difference_p`` are its two halves (each reruns it: call the test once when both
-are wanted).
-"""
+"""The difference between two judge setups' agreement with humans on the same rows, with a
+paired bootstrap interval and p-value: resampling rows keeps the pairing (a row hard for one
+setup is hard for the other), which two separate intervals would lose."""
 
 from __future__ import annotations
 
@@ -50,7 +32,14 @@ def paired_difference_test(
     stat: Stat, rows: int, *, seed: int = SEED, resamples: int = RESAMPLES
 ) -> PairedBootstrap:
     """stat(all rows), its 95% interval and two-sided p from ``resamples`` seeded resamples
-    of the rows (see the module doc)."""
+    of the rows. ``stat(indexes)`` returns setup A's statistic minus B's on the rows at
+    ``indexes`` (with repeats), or None where undefined. The interval is a percentile
+    bootstrap (Efron and Tibshirani 1993, ch. 13); the p-value inverts it: twice the smaller
+    share of resampled differences on either side of 0, each count plus one over the defined
+    resamples plus one, so a finite sample never reports 0 (Davison and Hinkley 1997, sec.
+    4.4). So a difference whose interval excludes 0 has p below 0.05 and the other way round
+    (up to the +1). paired_difference and paired_difference_p are its halves, each a rerun:
+    call this once when both are wanted."""
     check_resamples(resamples)
     if rows < 2:
         return PairedBootstrap(undefined(max(rows, 0), METHOD, f"{rows} row(s): need 2"), None)

@@ -1,37 +1,6 @@
 """Pairwise accuracy: of the pairs of items that share a group (two images of one prompt, two
-answers to one question), the share the metric orders as the human raters do.
-
-Sources. The Gecko paper (Wiles et al. 2024, "Revisiting Text-to-Image Evaluation with
-Gecko: On Metrics, Prompts, and Human Ratings", arXiv 2404.16820, ICLR 2025) evaluates
-auto-eval metrics on a "pair-wise instance scoring" task: how often a metric picks the image
-of a prompt that humans preferred. For ties it follows Deutsch, Foster and Freitag 2023
-("Ties Matter: Meta-Evaluating Modern Metrics with Pairwise Accuracy and Tie Calibration",
-EMNLP 2023, arXiv 2305.14324), whose abstract states the two ideas used here: pairwise
-accuracy that gives the metric credit for predicting a tie correctly, and tie calibration,
-which introduces ties into the metric's scores automatically so that metrics that do and do
-not produce ties compare fairly. Their released code (google-research/mt-metrics-eval,
-stats.py, variant "acc23") defines, over all P pairs,
-
-    acc_eq = (C + T_both) / P
-
-with C the pairs both sides order alike and T_both the pairs both sides tie; a pair the
-metric ties and humans do not, or the reverse, or that they order oppositely, is a miss. The
-metric ties a pair when its scores differ by at most epsilon; human ties are equal ratings.
-Tie calibration picks the epsilon that maximises acc_eq. (We could read the abstract and
-code, not the Gecko paper's own section on this; what Gecko adds is the grouping: only
-pairs within one prompt are compared.)
-
-What is implemented. ``pairwise_accuracy`` reports acc_eq with tie calibration by default,
-every distinct score difference tried as epsilon (mt-metrics-eval samples them for speed; we
-try all, so ours is the exact maximum), the smallest best epsilon kept and named in the
-method. Because epsilon is fitted on the same pairs, the value is optimistic by what one
-fitted number can buy; the bootstrap refits epsilon on every resample, so the interval
-carries that fitting's spread. ``epsilon=0.0`` gives plain acc_eq (ties only where the
-metric's scores are equal), and any fixed epsilon is accepted.
-
-The interval resamples groups, not pairs: the pairs of one prompt share its items and are
-not independent.
-"""
+answers to one question), the share the metric orders as the human raters do, as the Gecko
+paper ranks auto-eval metrics (docs/guides/calibration.md gives the sources)."""
 
 from __future__ import annotations
 
@@ -135,7 +104,16 @@ def pairwise_accuracy(
     epsilon: float | None = None,
 ) -> Estimate:
     """acc_eq over within-group pairs, tie-calibrated unless ``epsilon`` is given, with a
-    percentile bootstrap 95% interval over groups (see the module doc). ``n``: pairs."""
+    percentile bootstrap 95% interval over groups. ``n``: pairs.
+
+    acc_eq = (C + T_both) / P (Deutsch, Foster and Freitag 2023; mt-metrics-eval's "acc23"),
+    C the pairs both sides order alike, T_both those both tie; the metric ties a pair when its
+    scores differ by at most epsilon, humans when their ratings are equal. Tie calibration
+    tries every distinct score difference as epsilon (the exact maximum; mt-metrics-eval
+    samples them) and keeps the smallest best, named in the method. Fitted on the same pairs,
+    the value is optimistic by what one fitted number buys; the bootstrap refits epsilon on
+    every resample, so the interval carries that spread. Groups are resampled, not pairs: the
+    pairs of one prompt share its items. ``epsilon=0.0`` gives plain acc_eq."""
     check_resamples(resamples)
     if epsilon is not None and epsilon < 0:
         raise ValueError(f"epsilon is a tie threshold on |metric difference|, got {epsilon}")

@@ -1,22 +1,5 @@
 """Spearman's rho and Kendall's tau-b between a judge's row scores and human ones, each with a
-seeded bootstrap interval over rows.
-
-- Spearman's rho: Pearson's correlation of the two sides' ranks, tied values sharing the
-  average of the ranks they span (Spearman 1904; the tie rule of scipy.stats.spearmanr and of
-  Kendall and Gibbons, "Rank Correlation Methods", 1990, ch. 3).
-- Kendall's tau-b: (C - D) / sqrt((P - Tx)(P - Ty)) over the P = n(n-1)/2 pairs of rows, C
-  the pairs both sides order alike, D those they order oppositely, Tx and Ty the pairs tied
-  on each side (Kendall 1945, "The treatment of ties in ranking problems"; scipy's
-  kendalltau(variant="b")). Tau-b rather than tau-a because ratings on a 1-5 scale tie
-  constantly, and tau-a would then read low however well the sides agree.
-
-Both are undefined (None) when a side never varies: nothing to rank.
-
-Ratings and question shares take few values, so rows collapse to few distinct (score,
-human) points. A bootstrap resample of rows is then a multinomial draw of how many times
-each point appears, and both statistics are computed from those counts for a whole block of
-resamples at once, without expanding the rows: exactly the statistic of the resampled rows.
-"""
+seeded bootstrap interval over rows; both undefined (None) when a side never varies."""
 
 from __future__ import annotations
 
@@ -50,7 +33,10 @@ MIN_SPEARMAN_RESAMPLES = 200
 
 class _Points:
     """Rows collapsed to distinct (x, y) points with their counts, and each point's
-    position among the distinct x values and among the distinct y values."""
+    position among the distinct x values and among the distinct y values. Ratings take few
+    values, so a bootstrap resample of rows is a multinomial draw of each point's count, and
+    both statistics are computed from counts for a block of resamples at once: exactly the
+    statistic of the resampled rows, without expanding them."""
 
     def __init__(self, x: Floats, y: Floats) -> None:
         points, counts = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
@@ -165,8 +151,10 @@ def _correlation(
 def spearman(
     x: Sequence[float], y: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES
 ) -> Estimate:
-    """Spearman's rho of x against y (ties averaged), with a percentile bootstrap 95% interval
-    over rows."""
+    """Spearman's rho of x against y, with a percentile bootstrap 95% interval over rows:
+    Pearson's correlation of the ranks, tied values sharing the average of the ranks they span
+    (Spearman 1904; the tie rule of scipy.stats.spearmanr and of Kendall and Gibbons 1990,
+    ch. 3)."""
     return _correlation(x, y, "spearman", seed, resamples)
 
 
@@ -183,5 +171,8 @@ def spearman_value(x: Sequence[float], y: Sequence[float]) -> float | None:
 def kendall(
     x: Sequence[float], y: Sequence[float], *, seed: int = SEED, resamples: int = RESAMPLES
 ) -> Estimate:
-    """Kendall's tau-b of x against y, with a percentile bootstrap 95% interval over rows."""
+    """Kendall's tau-b of x against y, with a percentile bootstrap 95% interval over rows:
+    (C - D) / sqrt((P - Tx)(P - Ty)) over the P = n(n-1)/2 pairs, C concordant, D discordant,
+    Tx and Ty tied on each side (Kendall 1945; scipy's kendalltau(variant="b")). Tau-b rather
+    than tau-a because 1-5 ratings tie constantly, and tau-a would then read low."""
     return _correlation(x, y, "kendall tau-b", seed, resamples)

@@ -1,10 +1,6 @@
 """One sweep of a batch-mode job: drive every row not yet done as far as the stored batch
-results allow, and collect the requests still unanswered for the next round.
-
-It is the online row's life in one loop (plan, each unit, aggregate: evalq.worker.lifecycle), with
-the metric's own code: verdicts are first-write-wins, rows are counted by the same finish_row, so a
-sweep run twice (a worker killed mid-sweep) changes nothing the first run wrote.
-"""
+results allow, through the online row's life (evalq.worker.lifecycle), and collect the requests
+still unanswered; a sweep run twice changes nothing the first run wrote."""
 
 from __future__ import annotations
 

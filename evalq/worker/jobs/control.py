@@ -1,13 +1,6 @@
-"""What the client side may do to jobs: store and start one, resume, cancel, change its turns
-or its spend cap, finish one whose rows are all counted, write it to the archive; and the
-shared caches and limiter a client-side judge (`evalq rubrics`) uses as a worker would. One
-interface over the Store, as evalq.worker.jobs.reads is for reads, so evalq.client never reaches the
-Store, its key names or its Redis client (a contract in pyproject.toml holds it to that).
-
-The checks a person's request passes (a cap with prices, a priority that exists) are the
-client's, made before it asks; what is done here is the same whoever asks. Tasks are sent
-through what the caller gives: `send_row` for a row given a turn, `send_step` for batch mode's
-next step (the client's Celery app)."""
+"""What the client side may do to jobs (store, start, resume, cancel, change turns or cap,
+finish, archive), one interface over the Store so evalq.client never reaches the Store, its
+keys or Redis (a contract in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -44,7 +37,11 @@ log = logging.getLogger(__name__)
 
 
 class JobControl:
-    """Steering the jobs in one Redis (the one `settings` name)."""
+    """Steering the jobs in one Redis (the one `settings` name), and the shared caches and
+    limiter a client-side judge (`evalq rubrics`) uses as a worker would. The checks of a
+    person's request (a cap with prices, a priority that exists) are the client's, made before
+    it asks: what is done here is the same whoever asks. Tasks go out through what the caller
+    gives: `send_row` for a row given a turn, `send_step` for batch mode's next step."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self._store = store

@@ -1,10 +1,6 @@
-"""What the client side may read of jobs, and of the Redis they are in: one interface over the
-Store, so evalq.client never reaches the Store, its key names or its Redis client (a contract
-in pyproject.toml holds it to that). Nothing here writes; steering a job is
-evalq.worker.jobs.control.
-
-Kept light to import: `evalq status` loads this and not batch mode, Celery or the metrics, so
-what only some jobs need (their batches, the metrics exporter) is imported when read."""
+"""What the client side may read of jobs and of their Redis, one interface over the Store
+(nothing here writes); kept light to import: `evalq status` loads this and not batch mode,
+Celery or the metrics, which are imported when read."""
 
 from __future__ import annotations
 

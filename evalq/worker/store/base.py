@@ -1,9 +1,6 @@
 """What every part of the Store shares: the Redis connection, the job TTL, the memo of values
-that never change once written, and the Lua scripts, each read once from worker/store/lua/.
-
-The Store is split by what it keeps (evalq.worker.store.jobs, .rows, .verdicts, .results, .counters,
-.shared, .schedule, .batches); each part is a mixin on this base, so the parts share one
-connection and one memo without knowing of each other."""
+that never change once written, and the Lua scripts; each part is a mixin on this base, so
+the parts share one connection and one memo without knowing of each other."""
 
 from __future__ import annotations
 

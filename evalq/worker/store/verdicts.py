@@ -1,9 +1,6 @@
 """Verdicts: each unit's answer (first write wins), and a unit's whole outcome written in one
-round trip (record_unit.lua): its verdict, the row's sign of life, its counters and spend, its
-call-cache entries, its limiter corrections and the settling of its calls' cost reservations.
-
-Keys (evalq.worker.store.keys): verdicts, job (counters, spent_nanos, budget_nanos, reserved_nanos),
-activity, reservations; the call-cache and limiter keys a unit's writes hold."""
+round trip (record_unit.lua): verdict, sign of life, counters and spend, call-cache entries,
+limiter corrections and the settling of its cost reservations."""
 
 from __future__ import annotations
 
