@@ -1,7 +1,6 @@
-"""Repeated samples of one unit, fixed (`--samples K`) or adaptive (`--samples auto`): the
-option read as a budget, one unit asking its judge again while its verdict is undecided (each
-sample its own call: its own sample index in the cache key, at a temperature above zero), and
-the samples as the Repeats a row carries. The rules that stop it are evalq.stats.adaptive's."""
+"""Repeated samples of one unit, fixed (`--samples K`) or adaptive (`--samples auto`): the option
+as a budget, a unit asking again while its verdict is undecided (each sample its own call and
+cache key), and the samples as the Repeats a row carries."""
 
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
-"""When to stop asking a judge again: the stopping rules of adaptive repeats (`--samples auto`).
-
-A verdict that is a vote (a yes/no answer, a choice, a label) follows
-"beta-binomial-predictive", after Adaptive-Consistency (Aggarwal et al., "Let's Sample Step by
-Step: Adaptive-Consistency for Efficient Reasoning and Coding with LLMs", EMNLP 2023,
-arXiv:2305.11860), which stops sampling once a Beta posterior on the majority answer settles
-it. The leading answer's share p gets a Beta(1 + leading, 1 + the rest) posterior (a uniform
-prior; the other answers pooled, which can only overstate the chance of a change); its
-Beta-Binomial predictive says how the samples still allowed up to the maximum could fall.
-Sampling stops when the chance that they would leave the leader not strictly ahead falls under
-the threshold (5%). At the maximum, or for a fixed number of samples, the verdict stands when
-the posterior chance that the leader is the judge's majority (p > 1/2) reaches 90% (three
-unanimous samples, 6 of 8); otherwise it is undecided: a split vote, never a sure answer.
-
-A 1-5 rating is a vote over the ratings given (its verdict the rating the judge gives most),
-stopped by the same rule; Student's t 95% interval on its mean rating is shown beside it. (An
-interval on the mean alone would stop at two equal ratings, which a judge split 50/50 between
-two ratings gives half the time.)
-
-A sample's own probability (Gecko's --soft log probabilities) is evidence too: it counts as
-that fraction of a vote for its answer and the rest for the other, so a yes at 0.99 settles as
-a sure vote does, and a yes at 0.55 barely moves the posterior.
-"""
+"""When to stop asking a judge again (`--samples auto`): a Beta-Binomial predictive rule on the
+majority answer, after Adaptive-Consistency (Aggarwal et al., EMNLP 2023, arXiv:2305.11860);
+the rule in full is on the manual's adaptive repeats page."""
 
 from __future__ import annotations
 
@@ -30,6 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import fmean, stdev
 
+# The leading answer's share p gets a Beta(1 + leading, 1 + the rest) posterior (the others
+# pooled, which can only overstate a change); its Beta-Binomial predictive says how the samples
+# still allowed up to the maximum could fall. Sampling stops once the chance that they leave the
+# leader not strictly ahead is under THRESHOLD. At the maximum, or for a fixed count, the verdict
+# stands when the posterior chance that the leader is the judge's majority reaches MAJORITY;
+# otherwise it is undecided, a split vote. A rating is a vote over the ratings given (an interval
+# on the mean alone stops at two equal ratings, which a judge split 50/50 gives half the time);
+# a sample's own probability (Gecko --soft) is that fraction of a vote for its answer.
 VOTE_RULE = "beta-binomial-predictive"
 FIXED_RULE = "fixed"
 THRESHOLD = 0.05

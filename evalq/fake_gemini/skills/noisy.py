@@ -1,21 +1,6 @@
-"""A simulated judge made noisy on purpose: a rated text that carries ``[judge-odds ...]``
-is answered by a draw from those odds instead of by reading it, so a test knows each item's
-right answer and its spread.
-
-The odds sit in the row's own text (the response a rating or comparison reads):
-- a rating: ``[judge-odds 4=0.6 5=0.4]``, each rating's chance;
-- a comparison: ``[judge-odds win=0.7 same=0.1]`` in one response, its chance to be chosen
-  (and of a tie); it loses with the rest, whichever order it is shown in;
-- a validator's answer (Gecko): ``[judge-odds yes=0.7 no=0.3]`` (or choice letters) in the
-  question's own text (a row's `questions`);
-- ``seed=N`` among them makes another item with the same odds draw differently.
-
-A draw is fixed by the item's odds and seed, the order shown and the request's sample seed
-(generationConfig.seed, which evalq sends as the sample index when it samples at a temperature
-above zero): asking the same sample again gets the same answer, the next sample a fresh draw.
-Without a sample seed (temperature 0) the likeliest answer is given. Deterministic, labelled
-"[simulated judge]" like every reply of this judge.
-"""
+"""A simulated judge made noisy on purpose: a text carrying ``[judge-odds ...]`` is answered by
+a draw from those odds, fixed by the item's seed, the order shown and the sample's seed, so a
+test knows each item's right answer and spread (the manual's adaptive repeats page)."""
 
 from __future__ import annotations
 
@@ -32,6 +17,12 @@ if TYPE_CHECKING:
     from evalq.fake_gemini.protocol import FakeRequest, SeesImages
 
 LABEL = "[simulated judge]"
+# Where the odds sit, in the row's own text: a rating's response ``[judge-odds 4=0.6 5=0.4]``;
+# one response of a comparison ``[judge-odds win=0.7 same=0.1]`` (it loses with the rest,
+# whichever order it is shown in); a Gecko question's text ``[judge-odds yes=0.7 no=0.3]``.
+# ``seed=N`` makes another item with the same odds draw differently. The sample's seed is
+# generationConfig.seed (evalq sends the sample index at a temperature above zero); without
+# one (temperature 0) the likeliest answer is given.
 _ODDS = re.compile(r"\[judge-odds\s+([^\]]*)\]")
 _ENTRY = re.compile(r"([\w.-]+)=([0-9.]+)")
 

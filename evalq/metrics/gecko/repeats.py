@@ -1,11 +1,6 @@
-"""Gecko's validator asked more than once per question (`--samples K` or `auto`): each sample
-its own call (its sample index, a temperature above zero), the answers a vote stopped by
-evalq.stats.adaptive's rule. With --soft a sample's probability of its answer weighs its vote:
-a yes at 0.99 counts as a sure vote, a yes at 0.55 barely moves it.
-
-A question asked several times is scored by the share of its samples that gave the expected
-answer (with --soft, their mean probability of it): a question split 4 to 4 scores 0.5, never
-a sure 0 or 1. Its answer is the samples' most frequent one, which the hard score reads."""
+"""Gecko's validator asked more than once per question: a vote over its samples (a --soft
+sample weighs its vote by its probability), scored by the share that gave the expected answer,
+so a split question scores 0.5, never a sure 0 or 1."""
 
 from __future__ import annotations
 
