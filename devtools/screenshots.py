@@ -16,8 +16,8 @@ from typing import Any
 
 from evalq.client import Client
 from evalq.client.compare import compare_jobs
-from evalq.client.compare_report import media_lookup, render_comparison
-from evalq.client.report import render_report
+from evalq.client.output.html.comparison import media_lookup, render_comparison
+from evalq.client.output.html.report import render_report
 from evalq.core.registry import metric_names
 from evalq.examples.datasets import write_rows
 

@@ -65,16 +65,23 @@ class Driver:
 
 class TaskRun:
     """One run of a guarded task, made from the task and its message's arguments (by name) and
-    handed to the body as its first argument: the task and its job, and `driver`, what the guard
-    does with what escapes the body. A task's run of its own adds what its body and its driver
-    share (its row, what its unit's calls hold)."""
+    handed to the body as its first argument: the task, its job, `down_since`, and `driver`, what
+    the guard does with what escapes the body (by default: `gone` when the job is). A task's run
+    of its own adds what its body and its driver share (its row, what its unit's calls hold)."""
 
     def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
         self.task = task
         self.job_id: str = args["job_id"]
+        self.down_since: float | None = args["down_since"]
 
     def driver(self) -> Driver:
-        return Driver(gone=lambda exc: gone(self.task, self.job_id, exc))
+        return Driver(gone=self.gone)
+
+    def gone(self, exc: JobNotFound) -> Reply:
+        """The job is no longer in Redis (expired, or Redis lost its data): nothing to write
+        to."""
+        log.warning("%s: job %s is gone, task dropped: %s", self.task.name, self.job_id, exc)
+        return {"gone": True}
 
     def ended(self, reply: Reply) -> Reply:
         """The task's reply, once the body or the guard's handling has returned it."""
@@ -90,7 +97,7 @@ def guarded(
     """The task's body wrapped once in the guard, as Celery's autoretry wraps Task.run: the
     body gets its run (`run_of(task, arguments)`) where the bound task would be, and keeps its
     signature, so Celery checks a message's arguments against it as before. Its parameters
-    name `job_id` and `down_since`, which the guard reads."""
+    name `job_id` and `down_since`, which the run reads."""
 
     def wrap(body: Callable[Concatenate[RunT, P], Reply]) -> Callable[Concatenate[Task, P], Reply]:
         signature = inspect.signature(body)
@@ -99,9 +106,8 @@ def guarded(
             bound = signature.bind(task, *args, **kwargs)
             bound.apply_defaults()
             run = run_of(task, bound.arguments)
-            down_since: float | None = bound.arguments["down_since"]
             reply = guard(
-                task, run.job_id, down_since, lambda: body(run, *args, **kwargs), run.driver()
+                task, run.job_id, run.down_since, lambda: body(run, *args, **kwargs), run.driver()
             )
             return run.ended(reply)
 
@@ -158,9 +164,3 @@ def redis_down(task: Task, exc: Exception, down_since: float | None) -> Exceptio
     log.warning("%s: Redis out of reach (%s); again in %.1f s", task.name, exc, delay)
     kwargs = {**(task.request.kwargs or {}), "down_since": since}  # keeps what else rides along
     return scheduler().retry(task, countdown=delay, kwargs=kwargs, max_retries=None, exc=exc)
-
-
-def gone(task: Task, job_id: str, exc: JobNotFound) -> Reply:
-    """The job is no longer in Redis (expired, or Redis lost its data): nothing to write to."""
-    log.warning("%s: job %s is gone, task dropped: %s", task.name, job_id, exc)
-    return {"gone": True}

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 from celery import Task
 
 from evalq.core.verdicts import unscored
-from evalq.tasks.guard import Driver, Reply, TaskRun, gone, guarded
+from evalq.tasks.guard import Driver, Reply, TaskRun, guarded
 from evalq.worker.celery_app.app import PREPARE_ROW, app
 from evalq.worker.celery_app.scheduling import scheduler
 from evalq.worker.celery_app.task_errors import retry_or_give_up
@@ -89,7 +89,7 @@ class _RowTaskRun(TaskRun):
             return self.give_up(why)
 
         return Driver(
-            gone=lambda exc: gone(self.task, self.job_id, exc),
+            gone=self.gone,
             task_error=task_error,
             header_part=self.header_part,
         )

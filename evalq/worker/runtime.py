@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from evalq.core.errors import InputError
 from evalq.core.judge import Judge, MediaPart
-from evalq.core.kv import KeyValue
 from evalq.core.media import allowed_types
 from evalq.core.metric import RowContext
 from evalq.core.pricing import job_prices
+from evalq.core.shared_cache import KeyValue
 from evalq.worker.dispatch.heartbeat import claim_lease_s, interval_for
 from evalq.worker.judges.files import RedisShared, deliver_media, job_roots, media_rules
 from evalq.worker.judges.gemini import get_judge

@@ -66,8 +66,6 @@ NOT_COMMENTED_YET = (
     "evalq/worker/store/rows.py",
     "evalq/worker/archive/__init__.py",
     "evalq/worker/archive/migrations/versions",
-    "evalq/stats/human.py",
-    "evalq/stats/human_labels.py",
 )
 MODULE_DOCSTRING_MAX_LINES = 3
 # Words that tell the story of the code rather than what is true of it; kept small and exact, so

@@ -9,8 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalq.core.kv import ClaimingKeyValue, KeyValue
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.core.shared_cache import ClaimingKeyValue, KeyValue
 from evalq.worker.batch.names import SUBMIT_BATCH, Send
 from evalq.worker.dispatch.turns import SendRow, hand_out
 from evalq.worker.jobs.resume_outcome import ResumeOutcome

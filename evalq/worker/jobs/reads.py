@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from evalq.core.counters import JobCounters
 from evalq.core.judge import JudgeRequest
-from evalq.core.kv import KeyValue
 from evalq.core.metric import PlanT
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.core.shared_cache import KeyValue
 from evalq.worker.lifecycle.job_end import current_summary
 from evalq.worker.settings import Settings
 from evalq.worker.store import REDIS_DOWN, REDIS_ERROR, ArchiveState, RowRef, Store, TurnState

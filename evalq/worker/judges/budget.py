@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from evalq.core.errors import BudgetSpent, CallCost, CapBusy, JobHalted
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
-from evalq.core.media_tokens import media_tokens
+from evalq.core.media.tokens import media_tokens
 from evalq.core.pricing import Price, call_cost_nanos, price_for, usd
 from evalq.worker.judges.layer import JudgeLayer
 from evalq.worker.store import Store
@@ -50,7 +50,7 @@ def pause_if_spent(store: Store, job_id: str, spent_nanos: int, cap_nanos: int |
 
 def estimated_prompt_tokens(request: JudgeRequest) -> int:
     """The request's prompt before it is sent: its text at CHARS_PER_TOKEN and its media by
-    Google's published rules (evalq.core.media_tokens, as the dry run counts them)."""
+    Google's published rules (evalq.core.media.tokens, as the dry run counts them)."""
     text = len(request.prompt) + len(request.system_instruction or "")
     media = sum(media_tokens(part, _text_tokens)[0] for part in request.media)
     return _text_tokens_of(text) + media

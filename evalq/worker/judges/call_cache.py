@@ -15,7 +15,7 @@ from evalq.core.judge import (
     incomplete,
     reply_schema,
 )
-from evalq.core.kv import KeyValue
+from evalq.core.shared_cache import KeyValue
 
 
 def call_digest(model: str, request: JudgeRequest) -> str:

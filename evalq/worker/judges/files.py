@@ -23,11 +23,11 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_rand
 
 from evalq.core.data_roots import DataRoots
 from evalq.core.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
-from evalq.core.gcs_media import GcsMedia
 from evalq.core.judge import MediaPart
 from evalq.core.media import MediaRules, load_media
-from evalq.core.media_backend import refusal
-from evalq.core.media_fetch import NetworkRules
+from evalq.core.media.backend import refusal
+from evalq.core.media.fetch import NetworkRules
+from evalq.core.media.gcs import GcsMedia
 from evalq.core.models import JobConfig, MediaRef
 from evalq.worker.judges.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
 from evalq.worker.settings import Settings

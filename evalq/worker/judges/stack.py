@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
-from evalq.core.kv import KeyValue
 from evalq.core.pricing import Price
+from evalq.core.shared_cache import KeyValue
 from evalq.core.thinking import Setting, ThinkingJudge
 from evalq.worker.judges.accounting import AccountingJudge
 from evalq.worker.judges.budget import BudgetGuard

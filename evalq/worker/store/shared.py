@@ -106,7 +106,7 @@ def renew_claims(store: SharedStore, lease_s: int) -> int:
 @dataclass(frozen=True)
 class SharedEntries:
     """One kind of entry shared across jobs (rubrics, judge replies), as the domain's KeyValue
-    (evalq.core.kv.KeyValue): callers name an entry by its digest, `key` (an evalq.worker.store.keys
+    (evalq.core.shared_cache.KeyValue): callers name an entry by its digest, `key` (an evalq.worker.store.keys
     builder) names it in Redis."""
 
     store: SharedStore

@@ -27,17 +27,12 @@ from tests.support.cli import evalq_stdout, one_line_refusal, run_evalq
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
 BUCKET = "evalq-batches"
 PREFIX = f"gs://{BUCKET}/runs"
-VERTEX = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
-    # An express-mode key stands in for Google credentials: the fake reads no credentials.
-    "EVALQ_VERTEX_API_KEY": "offline-express-key",
-}
+VERTEX = VERTEX_ENV
 
 
 @pytest.fixture(scope="module")

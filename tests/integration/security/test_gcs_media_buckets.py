@@ -24,15 +24,10 @@ from evalq.client.cli import exit_codes
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.stack import Stack, stack
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
 
-VERTEX_ENV = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
-    "EVALQ_VERTEX_API_KEY": "fake-vertex-key",
-}
 # The worker's own setting: a whole bucket, and one folder of the payroll bucket.
 WORKER_PLACES = "gs://team-media,gs://payroll-bucket/approved/"
 PAYROLL = "gs://payroll-bucket/salaries.csv"

@@ -15,14 +15,10 @@ from evalq.core.pricing import PRICE_DATE
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
+from tests.support.vertex import VERTEX_ENV as VERTEX
 
 pytestmark = pytest.mark.integration
 
-VERTEX = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
-}
 SAID = f"prices are the Gemini API's list prices (dated {PRICE_DATE}); Vertex AI bills its own"
 
 

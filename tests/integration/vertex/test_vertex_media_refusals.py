@@ -26,14 +26,13 @@ from tests.conftest import FakeGemini, worker_env
 from tests.support.cli import one_line_refusal, run_evalq
 from tests.support.datasets import png, write_rows
 from tests.support.scratch import job_keys
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
 
 INLINE_MAX = 4000
 VERTEX = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
+    **VERTEX_ENV,
     "EVALQ_INLINE_MAX_BYTES": str(INLINE_MAX),
     "EVALQ_GCS_MEDIA": "gs://evalq-test",
 }
