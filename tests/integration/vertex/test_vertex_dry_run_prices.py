@@ -1,8 +1,6 @@
-"""Issue 35 item 5, prices: a dry run on Vertex AI says plainly that its prices are the Gemini
-API's list prices, dated, and that Vertex AI bills its own (evalq has no sourced Vertex price
-table); in the table and in --json (`price_note`). A model priced through EVALQ_PRICES is not
-named; on the Gemini API nothing is said.
-"""
+"""A dry run on Vertex AI says, in the table and in --json (`price_note`), that its prices are the
+Gemini API's dated list prices and that Vertex AI bills its own (evalq has no sourced Vertex price
+table); a model priced through EVALQ_PRICES is not named, and on the Gemini API nothing is said."""
 
 from __future__ import annotations
 
