@@ -77,6 +77,7 @@ def simulated(request: JudgeRequest) -> str:
         response_schema=request.schema.model_json_schema() if request.schema else None,
         temperature=request.temperature,
         system=system,
+        seed=request.sample if request.temperature > 0 else None,  # as the Gemini judge sends
     )
     return SimulatedJudge().reply(fake)
 
