@@ -1,6 +1,6 @@
-"""The HTML report: summary, per-tag chart, metric figures, and per row what the judge was shown and
-what it said, in one self-contained file. Autoescaping is on; nothing is marked safe except the
-SVG and thumbnails this module builds itself."""
+"""The HTML report: summary, the borderline verdicts, per-tag chart, metric figures, and per row
+what the judge was shown and what it said, in one self-contained file. Autoescaping is on;
+nothing is marked safe except the SVG and thumbnails this module builds itself."""
 
 from __future__ import annotations
 
@@ -14,9 +14,15 @@ from typing import Any
 from markupsafe import Markup
 
 from evalq.client.output.formats import cost_line, money
+from evalq.client.output.html.borderline import (
+    BORDERLINE_BELOW,
+    borderline,
+    repeat_lines,
+    row_anchor,
+)
 from evalq.client.output.html.figures import figure_tables
 from evalq.client.output.html.page import render_page
-from evalq.client.output.html.row_views import input_for, row_view, shows_media
+from evalq.client.output.html.row_views import input_for, row_name, row_view, shows_media
 from evalq.client.output.human_agreement import REPORT_HEADER, left_out_text, report_rows
 from evalq.core.data_roots import DataRoots, read_file
 from evalq.core.models import JobConfig, JobSummary, MediaRef, RowInput, RowResult
@@ -159,6 +165,10 @@ pre { background: #f7f7f7; padding: 6px; max-height: 240px; overflow: auto; whit
 .sentence.void { background: #eee !important; color: #777; }
 table.questions { width: 100%; } .card td { overflow-wrap: anywhere; }
 details > summary { cursor: pointer; color: #555; font-size: 12px; }
+.undecided { background: #f8c9c9; color: #7a0000; font-weight: bold; padding: 0 4px; border-radius: 3px; }
+.borderline { background: #fff3c4; color: #6b5200; font-weight: bold; padding: 0 4px; border-radius: 3px; }
+.repeat { margin: 4px 0; padding: 2px 8px; border-left: 3px solid #c8d3e6; font-size: 13px; }
+.repeat.state-undecided { border-left-color: #c62828; } .repeat.state-borderline { border-left-color: #e0c050; }
 """
 
 ROW_MACROS = """
@@ -178,6 +188,12 @@ ROW_MACROS = """
 {% for q in v.questions %}<tr><td>{{ q.question }}</td><td>{{ q.tag }}</td><td>{{ q.expected }}</td><td>{{ q.answer if q.answer is not none else "" }}</td>
 <td>{% if q.status == "unscored" %}<span class="unscored">unscored: {{ q.reason }}{% if q.detail %} ({{ q.detail }}){% endif %}</span>{% elif q.result == 1 %}<span class="ok">✓</span>{% elif q.result == 0 %}<span class="bad">✗</span>{% else %}{{ q.answer or "" }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
 {%- endmacro %}
+{%- macro repeat_state(line) -%}{% if line.state == "undecided" %}<span class="undecided">undecided</span>{% elif line.state == "borderline" %}<span class="borderline">borderline</span>{% elif line.state == "unscored" %}<span class="unscored">unscored</span>{% endif %}{%- endmacro %}
+{%- macro repeat_text(line) -%}<b>{{ line.unit }}</b>{% if line.judge %} <span class="note">by {{ line.judge }}</span>{% endif %}: {{ line.tally }}{% if line.certainty is not none %} · certainty {{ "%.2f"|format(line.certainty) }}{% endif %}{% if line.interval %} · mean's 95% interval [{{ fmt(line.interval[0]) }}, {{ fmt(line.interval[1]) }}]{% endif %}{%- endmacro %}
+{%- macro repeat_block(lines) -%}
+{% for line in lines %}<div class="repeat state-{{ line.state }}">{{ repeat_state(line) }} {{ repeat_text(line) }}<div class="note">samples: {{ line.answers }}{% if line.rule %} · rule {{ line.rule }}{% endif %}</div></div>
+{% endfor %}
+{%- endmacro %}
 {%- macro label_key(colors) -%}<p class="note">{% for k, c in colors.items() %}<span class="sentence" style="background: {{ c }}">{{ k }}</span> {% endfor %}<span class="sentence void">not counted</span></p>{%- endmacro %}
 """
 
@@ -193,6 +209,7 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 {{ row_css }}
 </style></head><body>
 <h1>evalq job {{ s.name or s.job_id }} · {{ s.metric }} · judge {{ s.judge_model }}</h1>
+{% if border and (border.undecided or border.borderline) %}<p class="borderline-count"><b>{{ border.headline }}</b>: <a href="#borderline">listed below</a></p>{% endif %}
 {% if s.simulated %}<p class="banner">SIMULATED JUDGE: these verdicts come from evalq's fake Gemini server, not a real model.</p>{% endif %}
 <table>
 {% if s.name %}<tr><th>job</th><td>{{ s.job_id }}</td></tr>{% endif %}
@@ -206,8 +223,14 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 {% if s.usage %}<tr><th>tokens and cost by role and model</th><td><table class="usage"><tr><th>role</th><th>model</th><th>calls</th><th>prompt</th><th>output</th><th>thinking</th><th>cached</th><th>cost</th></tr>
 {% for u in s.usage %}<tr><td>{{ u.role }}</td><td>{{ u.model }}</td><td>{{ u.calls }}</td><td>{{ u.prompt }}</td><td>{{ u.output }}</td><td>{{ u.thought }}</td><td>{{ u.cached }}</td><td>{% if u.cost_usd is none %}price unknown{% else %}{{ money(u.cost_usd) }}{% endif %}</td></tr>
 {% endfor %}</table>{% for model, price in s.prices.items() %}<div class="note">{{ model }}: {{ price }}</div>{% endfor %}</td></tr>{% endif %}
+{% if border %}<tr><th>repeated verdicts</th><td>{{ border.verdicts }} verdicts from {{ border.samples }} samples ({{ fmt(border.samples / border.verdicts) }} per verdict) · {{ border.headline }}</td></tr>{% endif %}
 <tr><th>thinking</th><td>{% for role, value in s.thinking.items() %}{{ role }} {{ value }}{% if not loop.last %} · {% endif %}{% else %}not set{% endfor %}; {{ s.thought_tokens }} thought tokens{% if s.candidate_thought_tokens %} (+{{ s.candidate_thought_tokens }} by the model under test){% endif %}</td></tr>
 </table>
+{% if border and border.listed %}<h2 id="borderline">Borderline verdicts</h2>
+<p class="note">Undecided verdicts (split at the maximum: each counts as the split vote it is), then the least certain decided ones (certainty under {{ "%.2f"|format(borderline_below) }}), least sure first{% if border.more %}; {{ border.more }} more not listed (sort the CSV's certainty column){% endif %}.</p>
+<table class="borderline-list"><tr><th>row</th><th></th><th>verdict</th><th>samples</th></tr>
+{% for e in border.listed %}<tr><td>{% if e.anchor %}<a href="#{{ e.anchor }}">{{ e.row }}</a>{% else %}{{ e.row }} <span class="note">(beyond the rows shown)</span>{% endif %}</td><td>{{ repeat_state(e.line) }}</td><td>{{ repeat_text(e.line) }}</td><td class="note">{{ e.line.answers }}</td></tr>
+{% endfor %}</table>{% endif %}
 {% if s.candidates %}<h2>Per candidate</h2>
 <table class="candidates"><tr><th>candidate</th><th>mean score</th><th>95% CI</th><th>method</th><th>rows</th><th>scored</th><th>partial</th><th>failed</th><th>tag scores</th></tr>
 {% for name, c in s.candidates.items() %}<tr><td><b>{{ name }}</b></td><td class="num">{{ fmt(c.mean_score) }}</td><td>{% if c.ci95 %}[{{ fmt(c.ci95[0]) }}, {{ fmt(c.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ c.ci_method or "" }}</td><td class="num">{{ c.rows }}</td><td class="num">{{ c.rows_scored }}</td><td class="num">{{ c.rows_partial }}</td><td class="num">{{ c.rows_failed }}</td><td>{% for tag, v in c.tag_scores.items() %}{{ tag }} {{ fmt(v) }} ({{ c.tag_counts.get(tag, 0) }}){% if not loop.last %} · {% endif %}{% else %}<span class="note">none</span>{% endfor %}</td></tr>
@@ -234,10 +257,11 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 <h2>Rows{% if rows|length < total_rows %} (first {{ rows|length }} of {{ total_rows }}){% endif %}</h2>
 {% if has_sentences %}{{ label_key(colors) }}{% endif %}
 {% for r in rows %}
-<div class="card row status-{{ r.view.status }}" data-row="{{ r.view.name }}">
+<div class="card row status-{{ r.view.status }}" id="{{ r.anchor }}" data-row="{{ r.view.name }}">
   {% if r.thumb %}<div>{{ r.thumb }}</div>{% endif %}
   <div class="body">
     {{ row_body(r.view, colors) }}
+    {{ repeat_block(r.repeats) }}
     {% if r.details %}<details><summary>raw details</summary><pre>{{ pretty(r.details) }}</pre></details>{% endif %}
   </div>
 </div>
@@ -265,6 +289,7 @@ _HELPERS = {
     "colors": LABEL_COLORS,
     "human_header": REPORT_HEADER,
     "left_out": left_out_text,
+    "borderline_below": BORDERLINE_BELOW,
 }
 
 
@@ -284,11 +309,20 @@ def render_report(
     inputs = inputs or {}
     roots = DataRoots.of(list(data_roots)) if data_roots else None
     rows: list[dict[str, Any]] = []
-    for result in results[:max_rows]:
+    for index, result in enumerate(results[:max_rows]):
         row_input = input_for(inputs, result)
         ref = _media_of(row_input, result.candidate) if shows_media(summary.metric) else None
         view = row_view(summary.metric, result, row_input, config)
-        rows.append({"view": view, "thumb": thumbnail(ref, roots), "details": result.details})
+        rows.append(
+            {
+                "view": view,
+                "thumb": thumbnail(ref, roots),
+                "details": result.details,
+                "anchor": row_anchor(index),
+                "repeats": repeat_lines(result),
+            }
+        )
+    names = {i: row_name(result) for i, result in enumerate(results)}
     return render_page(
         TEMPLATE,
         _HELPERS,
@@ -300,6 +334,7 @@ def render_report(
         has_sentences=any(r["view"].sentence_blocks for r in rows),
         has_group_candidates=any(g.candidate for g in summary.groups),
         cost=cost_line(summary),
+        border=borderline(results, names, len(rows)),
         human_rows=report_rows(summary.human_agreement) if summary.human_agreement else [],
     )
 

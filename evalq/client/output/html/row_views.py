@@ -40,8 +40,12 @@ def row_view(
     if result.status == "failed":
         parts = replace(parts, headline=f"failed ({result.reason or 'error'})", tone="bad")
     kept = result.model_dump(include={"status", "score", "error", "simulated", "coverage", "extra"})
-    name = result.id + (f" · {result.candidate}" if result.candidate else "")
-    return RowView(name=name, **kept, **vars(replace(parts, texts=texts)))
+    return RowView(name=row_name(result), **kept, **vars(replace(parts, texts=texts)))
+
+
+def row_name(result: RowResult) -> str:
+    """The row as the page names it: the user's id, and a multi-candidate cell's candidate."""
+    return result.id + (f" · {result.candidate}" if result.candidate else "")
 
 
 def input_for(
