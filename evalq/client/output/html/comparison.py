@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from evalq.client.output.comparison_text import counts_line
 from evalq.client.output.formats import figure_text, money, p_text
+from evalq.client.output.html.borderline import repeat_lines
 from evalq.client.output.html.page import render_page
 from evalq.client.output.html.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, thumbnail
 from evalq.client.output.html.row_views import input_for, row_view, shows_media
@@ -143,7 +144,7 @@ wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.o
 <div class="sides">
 {% for side in r.sides %}<div class="side {{ side.key }}"><div class="{{ 'key-' + side.key }}">{{ side.label }}</div>
 {% if side.thumb %}<div>{{ side.thumb }}</div>{% endif %}
-{% if side.view %}{{ row_body(side.view, colors) }}{% else %}<p class="note">no row on this side</p>{% endif %}</div>
+{% if side.view %}{{ row_body(side.view, colors) }}{{ repeat_block(side.repeats) }}{% else %}<p class="note">no row on this side</p>{% endif %}</div>
 {% endfor %}</div>
 </div>{% else %}<p class="note">No paired row to show.</p>{% endfor %}
 {% endfor %}
@@ -222,7 +223,8 @@ def render_comparison(
             view = row_view(
                 metric, result, input_for(side_inputs, result), (configs or {}).get(label)
             )
-        return {"key": which, "label": label, "thumb": thumb, "view": view}
+        repeats = repeat_lines(result) if result is not None else ()
+        return {"key": which, "label": label, "thumb": thumb, "view": view, "repeats": repeats}
 
     pairs: list[dict[str, Any]] = []
     for pair in comparison.pairs:

@@ -14,7 +14,10 @@ from evalq.client.output.html.borderline import (
     repeat_line,
     state_of,
 )
+from evalq.client.output.html.comparison import render_comparison
 from evalq.client.output.html.report import render_report
+from evalq.comparisons.align import Side
+from evalq.comparisons.comparison import compare_sides
 from evalq.core.models import JobSummary, Repeats, RowResult, Sample
 from tests.support.summaries import job_summary
 
@@ -199,3 +202,17 @@ def test_a_job_without_repeats_has_no_borderline_parts() -> None:
     assert "repeated verdicts" not in html
     assert 'id="row-1"' in html
     assert borderline([plain], {0: "r1"}, shown=1) is None
+
+
+def test_a_comparison_shows_each_sides_repeated_verdicts() -> None:
+    sure = sure_row("q1", 1).model_copy(update={"score": 1.0})
+    split = undecided_row("q1", 1).model_copy(update={"score": 0.0})
+    sides = [
+        Side("a", [sure], job_id="a", metric="pointwise"),
+        Side("b", [split], job_id="b", metric="pointwise"),
+    ]
+    html = render_comparison(compare_sides(sides))
+    side_a, side_b = html.split('class="side a"')[1].split('class="side b"')
+    assert "3 of 3 samples say 4" in side_a and 'class="undecided"' not in side_a
+    assert '<span class="undecided">undecided</span>' in side_b
+    assert "split: 4 say 4, 4 say 5 (8 samples)" in side_b
