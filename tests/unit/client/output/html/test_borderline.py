@@ -3,7 +3,6 @@ borderline list near the top, linked to the rows, counted in the header, and esc
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +18,11 @@ from evalq.client.output.html.report import render_report
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import compare_sides
 from evalq.core.models import JobSummary, Repeats, RowResult, Sample
+from tests.support.report_pages import (
+    borderline_list_links,
+    borderline_section,
+    report_card_anchors,
+)
 from tests.support.summaries import job_summary
 
 HOSTILE_TEXT = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -74,18 +78,6 @@ def repeats_summary(rows: int) -> JobSummary:
     return job_summary(rows, metric="pointwise")
 
 
-def card_ids(html: str) -> dict[str, str]:
-    """Each row card's anchor by the row it shows."""
-    cards = re.findall(r'<div class="card row [^"]*" id="([^"]+)" data-row="([^"]*)"', html)
-    return {name: anchor for anchor, name in cards}
-
-
-def borderline_links(html: str) -> list[tuple[str, str]]:
-    """The borderline list's (anchor, row) links, in the order listed."""
-    section = html.split('id="borderline"', 1)[1].split("</table>", 1)[0]
-    return re.findall(r'<a href="#([^"]+)">([^<]*)</a>', section)
-
-
 def test_each_repeated_verdict_shows_its_samples_certainty_and_whether_it_settled() -> None:
     rows = [
         row_with_repeats(
@@ -137,13 +129,13 @@ def test_borderline_verdicts_are_listed_on_top_least_sure_first_linked_to_rows()
     )
     assert html.index('id="borderline"') < html.index("<h2>Rows")
     assert "6 verdicts from 28 samples (4.667 per verdict)" in html
-    links = borderline_links(html)
+    links = borderline_list_links(html)
     assert [row for _, row in links] == ["split-1", "split-2", "border-91", "border-93"]
-    cards = card_ids(html)
+    cards = report_card_anchors(html)
     assert len(set(cards.values())) == len(rows)  # every card its own anchor
     for anchor, row in links:
         assert cards[row] == anchor
-    assert "sure-1" not in html.split('id="borderline"', 1)[1].split("</table>", 1)[0]
+    assert "sure-1" not in borderline_section(html)
 
 
 def test_untrusted_row_ids_and_questions_are_escaped_in_the_list_and_rows() -> None:
@@ -154,17 +146,17 @@ def test_untrusted_row_ids_and_questions_are_escaped_in_the_list_and_rows() -> N
     html = render_report(repeats_summary(1), rows)
     assert "<script>" not in html
     assert "<img src=x" not in html
-    assert "&lt;script&gt;" in html.split('id="borderline"', 1)[1].split("</table>", 1)[0]
-    anchors = [anchor for anchor, _ in borderline_links(html)]
+    assert "&lt;script&gt;" in borderline_section(html)
+    anchors = [anchor for anchor, _ in borderline_list_links(html)]
     assert anchors == ["row-1"]  # an anchor is a number, never the user's id
 
 
 def test_a_row_beyond_the_rows_shown_is_listed_and_counted_without_a_link() -> None:
     rows = [sure_row("shown", 1), undecided_row("hidden", 2)]
     html = render_report(repeats_summary(2), rows, max_rows=1)
-    section = html.split('id="borderline"', 1)[1].split("</table>", 1)[0]
+    section = borderline_section(html)
     assert 'hidden <span class="note">(beyond the rows shown)</span>' in section
-    assert borderline_links(html) == []
+    assert borderline_list_links(html) == []
     assert "1 verdict undecided, 0 borderline" in html
 
 
