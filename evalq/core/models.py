@@ -14,6 +14,7 @@ from evalq.core.error_models import FailoverNote as FailoverNote  # noqa: PLC041
 from evalq.core.error_models import RowErrors  # these models live apart, for size
 from evalq.core.error_models import TaskErrors as TaskErrors  # noqa: PLC0414 (re-exported)
 from evalq.core.human_models import HumanAgreement
+from evalq.core.noise_models import NoiseFloor
 from evalq.stats.intervals import IntervalMethod
 
 
@@ -427,3 +428,5 @@ class JobSummary(Model):
     # How the job was judged, for comparisons across months: judge models, the versions the
     # API reported, prompt template versions, thinking, validator mode, samples.
     judge_setup: dict[str, Any] = Field(default_factory=dict)
+    # The judge's own noise, read from the job's repeated units (--samples); None: none.
+    noise_floor: NoiseFloor | None = None
