@@ -17,7 +17,7 @@ from collections.abc import Hashable, Sequence
 from evalq.core.human_labels import BadLabel, row_number
 from evalq.core.models import Repeats, RowResult
 from evalq.core.noise_models import NOISE_Z, NoiseFloor, PanelNoise
-from evalq.stats.agreement import krippendorff_alpha
+from evalq.stats.agreement import AlphaLevel, krippendorff_alpha
 from evalq.stats.noise import mean_noise_se, order_disagreement, panel_errors, split_share
 
 RATING_LOW, RATING_HIGH = 1.0, 5.0  # the rating scale a numeric answer is read on
@@ -70,7 +70,7 @@ def noise_floor(rows: Sequence[RowResult], human_column: str | None = None) -> N
         [list(v) for v in numbers] if numeric else [list(a) for a in units]
     )
     split = split_share(values)
-    alpha_level = "interval" if numeric else "nominal"
+    alpha_level: AlphaLevel = "interval" if numeric else "nominal"
     orders = order_disagreement([_by_order(r) for _, r in repeats])
     se = mean_noise_se(_score_values(rows))
     return NoiseFloor(

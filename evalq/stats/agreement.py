@@ -16,7 +16,7 @@ A / tie / B, grounded or not) get the nominal statistics above.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import accumulate, combinations, product
 from statistics import fmean
@@ -132,14 +132,14 @@ def krippendorff_alpha(
     n = sum(len(values) for values in pairable)
     if n < 2:
         return None
-    coincidence: Counter[tuple[Hashable, Hashable]] = Counter()
+    coincidence: dict[tuple[Hashable, Hashable], float] = defaultdict(float)
     for values in pairable:
         counts = Counter(values)
         for c, k in product(counts, repeat=2):
             pairs = counts[c] * (counts[k] - (c == k))
             if pairs:
                 coincidence[c, k] += pairs / (len(values) - 1)
-    totals: Counter[Hashable] = Counter()
+    totals: dict[Hashable, float] = defaultdict(float)
     for (c, _), o in coincidence.items():
         totals[c] += o
     delta = _alpha_metric(level, totals)
