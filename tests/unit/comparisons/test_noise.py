@@ -10,7 +10,7 @@ from evalq.core.models import Repeats, RowResult, Sample
 from evalq.core.noise_models import NOISE_Z
 
 
-def rated_row(i: int, rating: float, *samples: str) -> RowResult:
+def row_rated_with_samples(i: int, rating: float, *samples: str) -> RowResult:
     repeats = [Repeats(unit="rating", samples=[Sample(answer=s) for s in samples])]
     return RowResult(
         id=str(i),
@@ -24,7 +24,7 @@ def rated_row(i: int, rating: float, *samples: str) -> RowResult:
 
 
 def pointwise_side(label: str, rating: float, *samples: str) -> Side:
-    rows = [rated_row(i, rating, *samples) for i in range(4)]
+    rows = [row_rated_with_samples(i, rating, *samples) for i in range(4)]
     return Side(label, rows, job_id=f"job-{label}", metric="pointwise")
 
 

@@ -27,7 +27,7 @@ def row_with_repeats(line: int, *repeats: Repeats, **extra: object) -> RowResult
     )
 
 
-def rating_unit(*ratings: str | None, judge: str = "j1", decided: bool = True) -> Repeats:
+def repeated_rating(*ratings: str | None, judge: str = "j1", decided: bool = True) -> Repeats:
     return Repeats(
         unit="rating",
         judge_model=judge,
@@ -37,13 +37,13 @@ def rating_unit(*ratings: str | None, judge: str = "j1", decided: bool = True) -
 
 
 def test_no_repeats_no_noise_floor() -> None:
-    assert noise_floor([row_with_repeats(0), row_with_repeats(1, rating_unit("3"))]) is None
+    assert noise_floor([row_with_repeats(0), row_with_repeats(1, repeated_rating("3"))]) is None
 
 
 def test_ratings_give_interval_alpha_split_share_and_the_means_noise() -> None:
     rows = [
-        row_with_repeats(0, rating_unit("5", "5", "5")),
-        row_with_repeats(1, rating_unit("1", "3", None, decided=False)),
+        row_with_repeats(0, repeated_rating("5", "5", "5")),
+        row_with_repeats(1, repeated_rating("1", "3", None, decided=False)),
     ]
     floor = noise_floor(rows)
     assert floor is not None
@@ -95,7 +95,7 @@ def test_answers_read_on_the_score_scale() -> None:
 
 
 def test_a_panel_without_a_reference_says_why_it_has_no_figures() -> None:
-    rows = [row_with_repeats(0, rating_unit("4", "4"), rating_unit("2", "3", judge="j2"))]
+    rows = [row_with_repeats(0, repeated_rating("4", "4"), repeated_rating("2", "3", judge="j2"))]
     floor = noise_floor(rows)
     assert floor is not None and floor.panel is not None
     assert floor.panel.judges == ["j1", "j2"]
@@ -110,7 +110,7 @@ def test_a_panels_errors_against_the_human_column() -> None:
     rows = [
         row_with_repeats(
             i,
-            *(rating_unit(r[i], r[i], judge=j) for j, r in ratings.items()),
+            *(repeated_rating(r[i], r[i], judge=j) for j, r in ratings.items()),
             human=3,
         )
         for i in range(3)
@@ -124,7 +124,7 @@ def test_a_panels_errors_against_the_human_column() -> None:
 
 
 def test_the_summary_carries_the_noise_floor_and_it_reads_back_from_json() -> None:
-    rows = [row_with_repeats(i, rating_unit("4", "5")) for i in range(3)]
+    rows = [row_with_repeats(i, repeated_rating("4", "5")) for i in range(3)]
     counters = JobCounters(status="finished", rows_done=3, rows_scored=3)
     summary = build_summary(job_config("pointwise", rows_total=3), counters, {}, rows, now=1.0)
     assert summary.noise_floor is not None
