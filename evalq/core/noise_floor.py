@@ -2,7 +2,7 @@
 each sample, and which units are put side by side; the statistics are evalq.stats.noise's.
 
 A sample's answer is read on the score's scale for the judge noise of the mean: a 1-5 rating
-as (rating - 1) / 4, yes/no as 1/0, a pairwise side as 1 (A), 0.5 (tie), 0 (B). Only the
+as (rating - 1) / 4, yes/no as 1/0, a pairwise side as 1 (A), 0.5 (SAME, a tie), 0 (B). Only the
 spread of those values counts, so a question whose expected answer is "no" reads the same.
 An answer of any other kind (a choice letter, a sentence label) counts in the split share,
 alpha and the order disagreement, and not in the mean's noise.
@@ -21,7 +21,7 @@ from evalq.stats.agreement import AlphaLevel, krippendorff_alpha
 from evalq.stats.noise import mean_noise_se, order_disagreement, panel_errors, split_share
 
 RATING_LOW, RATING_HIGH = 1.0, 5.0  # the rating scale a numeric answer is read on
-_SIDES = {"a": 1.0, "tie": 0.5, "b": 0.0}
+_SIDES = {"a": 1.0, "same": 0.5, "tie": 0.5, "b": 0.0}
 _YES_NO = {"yes": 1.0, "no": 0.0}
 NO_REFERENCE = (
     "a panel's error correlation needs a reference (a --human column): against the panel's "

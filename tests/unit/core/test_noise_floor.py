@@ -81,7 +81,7 @@ def test_pairwise_answers_are_nominal_and_their_orders_compared() -> None:
 
 
 def test_answers_read_on_the_score_scale() -> None:
-    assert [score_value(a) for a in ("1", "5", "3", "yes", "No", "A", "tie", "B", "c")] == [
+    assert [score_value(a) for a in ("1", "5", "3", "yes", "No", "A", "SAME", "B", "c")] == [
         0.0,
         1.0,
         0.5,
