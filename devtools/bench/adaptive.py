@@ -7,7 +7,8 @@ gives one rating 97% of the time), some split (80/20), some near a coin flip (55
 row drawing its own samples. Three jobs on one stack, the call cache off: ``--samples 8``,
 ``--samples auto`` (at most 8) and ``--samples 32``, the reference. Reported per method: the
 judge calls per unit (each sample is one call), and the share of units whose verdict is the
-32-sample one (a verdict left undecided agrees only with an undecided reference). Goal: auto
+32-sample one (a verdict left undecided agrees only with an undecided reference), and the
+share whose leading answer (the most common of its samples) is the reference's. Goal: auto
 at least 3x fewer calls than 8 samples, with at least 95% agreement with the reference.
 """
 
@@ -17,6 +18,7 @@ import argparse
 import json
 import tempfile
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean
@@ -62,8 +64,17 @@ def noisy_dataset(folder: Path, rows: int) -> Path:
     return path
 
 
+def leading(answers: list[str]) -> str | None:
+    """The one most common answer; None when two tie for it."""
+    ranked = Counter(answers).most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
+
+
 def verdicts(stack: Stack, path: Path, samples: int | str) -> tuple[dict[str, Any], float]:
-    """Each row's verdict and samples taken (row id -> (verdict, samples)), and the wall time."""
+    """Each row's verdict (None: undecided), samples taken and leading answer, by row id; and
+    the job's wall time."""
     start = time.monotonic()
     job = stack.client.submit(
         "pointwise",
@@ -79,7 +90,8 @@ def verdicts(stack: Stack, path: Path, samples: int | str) -> tuple[dict[str, An
         if not row.repeats:
             raise SystemExit(f"job {job} row {row.id} has no repeats: adaptive repeats missing")
         unit = row.repeats[0]
-        out[row.id] = (unit.verdict if unit.decided else None, len(unit.samples))
+        answers = [s.answer for s in unit.samples if s.answer is not None]
+        out[row.id] = (unit.verdict if unit.decided else None, len(unit.samples), leading(answers))
     return out, wall_s
 
 
@@ -95,14 +107,16 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     methods: dict[str, Any] = {}
     for name, (got, wall_s) in runs.items():
         agree = {row: got[row][0] == reference[row][0] for row in reference}
+        same_lead = [got[row][2] == reference[row][2] for row in reference]
         methods[name] = {
-            "calls_per_unit": round(fmean(n for _, n in got.values()), 2),
+            "calls_per_unit": round(fmean(n for _, n, _ in got.values()), 2),
             "agreement_with_32": round(fmean(agree.values()), 4),
+            "leading_answer_agreement_with_32": round(fmean(same_lead), 4),
             "agreement_by_kind": {
                 kind: round(fmean(a for row, a in agree.items() if by_kind[row] == kind), 4)
                 for kind, _, _ in MIX
             },
-            "undecided": sum(v is None for v, _ in got.values()),
+            "undecided": sum(v is None for v, _, _ in got.values()),
             "wall_s": round(wall_s, 1),
         }
     fixed, auto = methods["fixed 8"], methods["auto (max 8)"]
@@ -120,12 +134,15 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 def report(results: dict[str, Any]) -> None:
     mix = ", ".join(f"{k} {v['share']:.0%} [{v['odds']}]" for k, v in results["mix"].items())
     print(f"\nadaptive repeats, {results['rows']} pointwise rows ({mix}), {results['date']}")
-    print(f"{'method':<14} {'calls/unit':>10} {'agree w/ 32':>12} {'undecided':>9}  by kind")
+    print(
+        f"{'method':<14} {'calls/unit':>10} {'agree w/ 32':>12} {'same lead':>10} "
+        f"{'undecided':>9}  agreement by kind"
+    )
     for name, m in results["methods"].items():
         kinds_text = ", ".join(f"{k} {v:.1%}" for k, v in m["agreement_by_kind"].items())
         print(
             f"{name:<14} {m['calls_per_unit']:>10.2f} {m['agreement_with_32']:>12.1%} "
-            f"{m['undecided']:>9}  {kinds_text}"
+            f"{m['leading_answer_agreement_with_32']:>10.1%} {m['undecided']:>9}  {kinds_text}"
         )
     print(
         f"auto asks {results['auto_calls_fewer_than_fixed_8']}x fewer calls than 8 samples "
