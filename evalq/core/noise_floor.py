@@ -14,7 +14,6 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
-from evalq.core.human_labels import BadLabel, row_number
 from evalq.core.models import Repeats, RowResult
 from evalq.core.noise_models import NOISE_Z, NoiseFloor, PanelNoise
 from evalq.stats.agreement import AlphaLevel, krippendorff_alpha
@@ -115,6 +114,10 @@ def panel_noise(rows: Sequence[RowResult], human_column: str | None) -> PanelNoi
         return None
     if human_column is None:
         return PanelNoise(judges=named, note=NO_REFERENCE)
+    # The label readers load only for a panel with labels: `evalq status` builds a summary on
+    # every call and should not pay for them otherwise.
+    from evalq.core.human_labels import BadLabel, row_number
+
     errors: dict[str, dict[Hashable, float]] = {j: {} for j in named}
     for row in rows:
         by_judge = defaultdict(list)
