@@ -133,7 +133,7 @@ def panel_noise(rows: Sequence[RowResult], human_column: str | None) -> PanelNoi
             answers = [_label_value(a) for a in _answers(own[0])]
             known = [v for v in answers if v is not None]
             if known:
-                errors[judge][row.line] = sum(known) / len(known) - human
+                errors[judge][row.line, row.candidate] = sum(known) / len(known) - human
     figures = panel_errors(errors)
     if figures is None or figures.mean_correlation is None:
         note = "too few units with a human label that two judges both answered"
