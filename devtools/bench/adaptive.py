@@ -1,16 +1,5 @@
 """``scripts/bench --adaptive``: adaptive repeats (``--samples auto``) against a fixed eight
-samples, on a judge made noisy on purpose.
-
-The dataset is pointwise rows whose responses carry their own odds for the fake server's
-noisy simulated judge (``[judge-odds 4=0.97 5=0.03 seed=N]``): most rows easy (the judge
-gives one rating 97% of the time), some split (80/20), some near a coin flip (55/45), each
-row drawing its own samples. Three jobs on one stack, the call cache off: ``--samples 8``,
-``--samples auto`` (at most 8) and ``--samples 32``, the reference. Reported per method: the
-judge calls per unit (each sample is one call), and the share of units whose verdict is the
-32-sample one (a verdict left undecided agrees only with an undecided reference), and the
-share whose leading answer (the most common of its samples) is the reference's. Goal: auto
-at least 3x fewer calls than 8 samples, with at least 95% agreement with the reference.
-"""
+samples, on a judge made noisy on purpose, scored against 32 samples."""
 
 from __future__ import annotations
 
@@ -150,9 +139,24 @@ def report(results: dict[str, Any]) -> None:
     )
 
 
+HELP = """``scripts/bench --adaptive``: adaptive repeats (``--samples auto``) against a fixed
+eight samples, on a judge made noisy on purpose.
+
+The dataset is pointwise rows whose responses carry their own odds for the fake server's
+noisy simulated judge (``[judge-odds 4=0.97 5=0.03 seed=N]``): most rows easy (the judge
+gives one rating 97% of the time), some split (80/20), some near a coin flip (55/45), each
+row drawing its own samples. Three jobs on one stack, the call cache off: ``--samples 8``,
+``--samples auto`` (at most 8) and ``--samples 32``, the reference. Reported per method: the
+judge calls per unit (each sample is one call), and the share of units whose verdict is the
+32-sample one (a verdict left undecided agrees only with an undecided reference), and the
+share whose leading answer (the most common of its samples) is the reference's. Goal: auto
+at least 3x fewer calls than 8 samples, with at least 95% agreement with the reference.
+"""
+
+
 def main(argv: list[str]) -> int:
     parser = bench_parser(
-        __doc__, prog="scripts/bench --adaptive", latency_ms=0, concurrency=16,
+        HELP, prog="scripts/bench --adaptive", latency_ms=0, concurrency=16,
         out="bench-adaptive.json",
     )  # fmt: skip
     parser.add_argument("--rows", type=int, default=200)

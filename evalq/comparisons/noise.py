@@ -1,11 +1,6 @@
-"""Whether a difference between two sides is within the judge's own noise: each side's noise
-floor (evalq.core.noise_floor) gives the 95% spread its mean has from re-asking the judge alone
-(the judge-noise standard error, times 1.96). A mean difference inside either side's spread is
-said to be, whatever its p-value: the judge could move that side's mean that far by itself.
-
-The spread is on the row score's scale [0, 1]; a value compared on another scale (a mean
-rating on 1-5) is the row score stretched to it, so the spread is stretched alike.
-"""
+"""Whether a difference between two sides is within the judge's own noise: inside the 95%
+spread re-asking the judge alone gives either side's mean (its noise floor), stretched from the
+row score's scale to the compared value's."""
 
 from __future__ import annotations
 

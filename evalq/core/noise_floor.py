@@ -1,12 +1,5 @@
-"""A job's noise floor from its rows' repeated units (RowResult.repeats): what is read from
-each sample, and which units are put side by side; the statistics are evalq.stats.noise's.
-
-A sample's answer is read on the score's scale for the judge noise of the mean: a 1-5 rating
-as (rating - 1) / 4, yes/no as 1/0, a pairwise side as 1 (A), 0.5 (SAME, a tie), 0 (B). Only the
-spread of those values counts, so a question whose expected answer is "no" reads the same.
-An answer of any other kind (a choice letter, a sentence label) counts in the split share,
-alpha and the order disagreement, and not in the mean's noise.
-"""
+"""A job's noise floor from its rows' repeats (RowResult.repeats): what each sample reads as
+and which units are set side by side; the statistics are evalq.stats.noise's."""
 
 from __future__ import annotations
 
@@ -37,7 +30,9 @@ def _number(answer: str) -> float | None:
 
 
 def score_value(answer: str) -> float | None:
-    """A sample's answer on the row score's scale [0, 1]; None for an answer of another kind."""
+    """A sample on the row score's scale, for the mean's judge noise: a 1-5 rating as
+    (rating - 1) / 4, yes/no as 1/0, a side as 1 (A), 0.5 (SAME), 0 (B); None otherwise (a
+    choice letter, a sentence label: only the spread counts, which a letter does not give)."""
     number = _number(answer)
     if number is not None:
         return (number - RATING_LOW) / (RATING_HIGH - RATING_LOW)

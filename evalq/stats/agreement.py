@@ -120,14 +120,8 @@ def krippendorff_alpha(
     units: Sequence[Sequence[Hashable]], level: AlphaLevel = "nominal"
 ) -> float | None:
     """Krippendorff's alpha from its coincidence matrix (Krippendorff 2011, "Computing
-    Krippendorff's Alpha-Reliability"): 1 - (n - 1) * sum(o_ck * d_ck) / sum(n_c * n_k * d_ck).
-
-    ``units`` holds, per item, the values it was given (by judges, or by one judge's samples);
-    items with fewer than two are not pairable and are dropped, so a missing value costs its
-    item nothing else. The metric d_ck: nominal (any difference is 1), ordinal (the marginal
-    totals lying between the two ranks) or interval (the squared difference); ordinal and
-    interval values must be numbers. None when undefined: no pairable item, or no variation at
-    all among the values (nothing to disagree about)."""
+    Krippendorff's Alpha-Reliability"); ``units``: per item, its values (under two: dropped).
+    None when no item pairs or nothing varies; ordinal and interval values are numbers."""
     pairable = [list(values) for values in units if len(values) >= 2]
     n = sum(len(values) for values in pairable)
     if n < 2:

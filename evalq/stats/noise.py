@@ -1,21 +1,6 @@
-"""The judge's noise floor: test-retest figures read from the samples of repeated units.
-
-A repeated unit is one question put to one judge several times, each an independent call.
-Where its samples disagree, the judge itself is the noise. From a job's repeated units:
-
-- the split share: the units whose samples do not all agree (with its Wilson interval);
-- Krippendorff's alpha across samples (Krippendorff 2011, "Computing Krippendorff's
-  Alpha-Reliability"), each unit's samples taken as its values: 1 is a judge that always says
-  the same thing, 0 one whose answers are no more alike within a unit than across units;
-- the order disagreement (pairwise): the units whose answers in the two orders shown (AB, BA)
-  settle on different sides;
-- a panel's error correlation: the mean Pearson correlation, over pairs of judges, of their
-  errors against a reference, and the number of independent judges it is worth, Kish's
-  effective sample size k / (1 + (k - 1) * rho) (Kish 1965, "Survey Sampling", the design
-  effect of equally correlated observations);
-- the judge noise of the mean score: the standard error the mean score has from the judge's
-  re-asking alone (the within-unit variance of the samples, carried to the mean).
-"""
+"""The judge's noise floor from the samples of repeated units: where a judge asked the same
+question several times disagrees with itself, the judge is the noise, and these figures say
+how much (the manual's noise floor page says how to read each)."""
 
 from __future__ import annotations
 
@@ -58,10 +43,9 @@ def _settled(answers: Sequence[Hashable]) -> Hashable | None:
 
 
 def order_disagreement(units: Sequence[Mapping[str, Sequence[Hashable]]]) -> Share | None:
-    """The share of pairwise units whose orders disagree, over the units answered in at least
-    two orders. Each unit maps an order ("AB", "BA") to its samples' answers, read as the side
-    that won whatever the order shown; its orders agree when each settles on one answer (a
-    strict most common) and it is the same one. An order split within itself disagrees."""
+    """The share of pairwise units whose orders disagree, over those answered in two orders or
+    more. ``units``: per unit, order ("AB", "BA") -> answers read as the side that won; orders
+    agree when each has one most common answer and it is the same (a split order disagrees)."""
     compared = [
         [answers for answers in by_order.values() if answers]
         for by_order in units
@@ -90,8 +74,8 @@ class PanelErrors:
 
 
 def effective_judges(k: int, mean_correlation: float) -> float | None:
-    """Kish's effective sample size of k equally correlated judges: k / (1 + (k - 1) * rho).
-    None when rho is so negative that the formula has no meaning (a denominator <= 0)."""
+    """Kish's effective sample size of k equally correlated judges, k / (1 + (k - 1) * rho)
+    (Kish 1965, "Survey Sampling", the design effect); None where its denominator is <= 0."""
     denominator = 1 + (k - 1) * mean_correlation
     if k < 1 or denominator <= 0:
         return None
@@ -99,10 +83,9 @@ def effective_judges(k: int, mean_correlation: float) -> float | None:
 
 
 def panel_errors(errors: Mapping[str, Mapping[Hashable, float]]) -> PanelErrors | None:
-    """The error correlation of a panel; ``errors`` maps judge -> unit -> that judge's error
-    against the unit's reference. Each pair of judges is correlated over the units both
-    answered; a pair with fewer than two such units, or whose errors never vary, is left out
-    of the mean. None with fewer than two judges."""
+    """A panel's error correlation; ``errors``: judge -> unit -> error against the unit's
+    reference. Each pair of judges is correlated over the units both answered; a pair with no
+    variation or under two such units is left out. None with fewer than two judges."""
     judges = [j for j, by_unit in errors.items() if by_unit]
     if len(judges) < 2:
         return None
@@ -125,14 +108,9 @@ def panel_errors(errors: Mapping[str, Mapping[Hashable, float]]) -> PanelErrors 
 
 
 def mean_noise_se(rows: Sequence[Sequence[Sequence[float]]]) -> float | None:
-    """The standard error of a mean of row scores from the judge's re-asking alone.
-
-    ``rows`` holds, per row, its units' sample values on the score's scale; a row's score is
-    the mean of its units', each unit's the mean of its samples. A unit's samples give its
-    variance s2 (n - 1 denominator), so its mean varies by s2 / m and the row's by
-    sum(s2 / m) / U^2; the job's mean of N rows by the sum of those over N^2. A unit with one
-    sample has no variance of its own: it takes the mean variance of the units that have one.
-    None when no unit has two samples."""
+    """The standard error a mean of row scores has from re-asking the judge alone. ``rows``:
+    per row, its units' sample values on the score's scale; a unit's variance over its samples,
+    carried to its row's mean and the job's (a unit asked once takes the units' mean variance)."""
     spreads = [variance(u) for units in rows for u in units if len(u) >= 2]
     if not spreads:
         return None
