@@ -1,9 +1,6 @@
 """MkDocs hook (mkdocs.yml, `hooks:`): the reference pages whose text is made from the code at
-build time. A page holds a marker, `<!-- generated: NAME -->`, and the build puts NAME's
-Markdown in its place, so the settings, the Redis keys and the archive's schema in the manual
-are the ones in the code on the day it was built. A marker naming no generator, or a
-generated page that lost its marker, fails the build: a reference missing from the site is an
-error, not a blank page."""
+build time, so the settings, the Redis keys and the archive's schema in the manual are the
+ones in the code on the day it was built."""
 
 from __future__ import annotations
 
@@ -35,7 +32,9 @@ MARKER = re.compile(r"<!--\s*generated:\s*([\w-]+)\s*-->")
 
 
 def expand(markdown: str, src_uri: str) -> str:
-    """The page's Markdown with each marker replaced by its generator's text."""
+    """The page's Markdown with each marker (`<!-- generated: NAME -->`) replaced by its
+    generator's text. A marker naming no generator, or a generated page that lost its marker,
+    fails the build: a reference missing from the site is an error, not a blank page."""
     wanted = PAGES.get(src_uri)
     found = MARKER.findall(markdown)
     if wanted is not None and wanted not in found:

@@ -1,16 +1,5 @@
 """Hunt tests that depend on the machine's speed: run each named test several times while
-busy loops keep every core at work, and report each failure with the tail of its output.
-
-A test that waits on how soon something happens passes on a quiet machine and fails on CI's,
-where three test processes share two cores. Kept busy on purpose, such a test shows itself in a
-few runs instead of one landing in ten. Run it after changing a test that starts processes and
-waits on something:
-
-    python -m devtools.flaky_hunt                 # the default list below, 5 runs each
-    python -m devtools.flaky_hunt --runs 3 tests/integration/reliability/test_turns.py::test_x
-
-Each run is a fresh `pytest -n 0` process (a fixture's leftovers can't help the next run).
-Exit 1 if any run failed; `--report FILE` writes the table as Markdown too."""
+busy loops keep every core at work, and report each failure with the tail of its output."""
 
 from __future__ import annotations
 
@@ -134,6 +123,13 @@ def table(found: Sequence[Run], burners: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """A test that waits on how soon something happens passes on a quiet machine and fails on
+    CI's; kept busy on purpose, it shows itself in a few runs. Each run is a fresh `pytest -n 0`
+    process. Exit 1 if any run failed; `--report FILE` writes the table as Markdown too:
+
+        python -m devtools.flaky_hunt                 # the default list, 5 runs each
+        python -m devtools.flaky_hunt --runs 3 tests/integration/reliability/test_turns.py::test_x
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("tests", nargs="*", default=list(DEFAULT_TESTS), help="test ids")
     parser.add_argument("--runs", type=int, default=5, help="runs of each test (default 5)")

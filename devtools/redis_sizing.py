@@ -1,27 +1,5 @@
-"""``python -m devtools.redis_sizing``: how many bytes of Redis a row and a question take, so an
-operator can size `maxmemory` (docker-compose sets it, with noeviction, and refuses writes past
-it rather than dropping queued tasks or results).
-
-Measured, not estimated: a private redis-server, the fake Gemini server and one worker from
-devtools.local. Three jobs of shape images run through the client's own submit
-(Store.create_job, the broker's messages):
-
-- a typical gecko-image job (the judge writes each row's rubric): bytes per row once submitted,
-  read before the worker starts (the stored row waiting for its turn; the broker holds only the
-  turns' window, and its messages are measured on their own), and once finished (stored row,
-  verdicts, results, cached rubric, Celery's result records);
-- two jobs whose rows bring their own questions, few and many: the difference between them,
-  over the difference in questions, is the cost of one question (its verdict, its result entry,
-  its cached judge reply), and what is left is the cost of a row apart from its questions.
-
-A figure is what the job's keys add: every key's MEMORY USAGE summed, before and after. Redis's
-used_memory counts more than rows: a fresh redis-server's first submit and first worker add
-about a megabyte that no later job adds again (over 300 rows, a quarter of a finished row's
-bytes and most of a waiting one's), and connections' buffers come and go with whatever was
-last read or sent. So the worker stays connected from job to job, and a finished job is read
-once its queues are empty and no message is unacknowledged (tasks ack late, after their results
-are stored).
-"""
+"""``python -m devtools.redis_sizing``: how many bytes of Redis a row and a question take,
+measured on a private stack, so an operator can size `maxmemory`."""
 
 from __future__ import annotations
 
@@ -187,8 +165,34 @@ def measure(work: Path, rows: int, timeout_s: float) -> dict[str, Any]:
     }
 
 
+HELP = """``python -m devtools.redis_sizing``: how many bytes of Redis a row and a question take, so an
+operator can size `maxmemory` (docker-compose sets it, with noeviction, and refuses writes past
+it rather than dropping queued tasks or results).
+
+Measured, not estimated: a private redis-server, the fake Gemini server and one worker from
+devtools.local. Three jobs of shape images run through the client's own submit
+(Store.create_job, the broker's messages):
+
+- a typical gecko-image job (the judge writes each row's rubric): bytes per row once submitted,
+  read before the worker starts (the stored row waiting for its turn; the broker holds only the
+  turns' window, and its messages are measured on their own), and once finished (stored row,
+  verdicts, results, cached rubric, Celery's result records);
+- two jobs whose rows bring their own questions, few and many: the difference between them,
+  over the difference in questions, is the cost of one question (its verdict, its result entry,
+  its cached judge reply), and what is left is the cost of a row apart from its questions.
+
+A figure is what the job's keys add: every key's MEMORY USAGE summed, before and after. Redis's
+used_memory counts more than rows: a fresh redis-server's first submit and first worker add
+about a megabyte that no later job adds again (over 300 rows, a quarter of a finished row's
+bytes and most of a waiting one's), and connections' buffers come and go with whatever was
+last read or sent. So the worker stays connected from job to job, and a finished job is read
+once its queues are empty and no message is unacknowledged (tasks ack late, after their results
+are stored).
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m devtools.redis_sizing", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m devtools.redis_sizing", description=HELP)
     parser.add_argument("--rows", type=int, default=300, help="rows per measured job")
     parser.add_argument("--timeout-s", type=float, default=600.0, help="per job")
     args = parser.parse_args(argv)

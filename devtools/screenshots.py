@@ -1,14 +1,6 @@
-"""Every metric's HTML report and a comparison report per metric, rendered from real jobs (real
-Redis, a real worker, the fake Gemini server's simulated judge) and screenshotted in headless
-Chromium into docs/screenshots/, so a person can look at what a user reads.
-
-    python -m devtools.screenshots [--out docs/screenshots]
-
-The jobs are the examples in evalq.examples; the comparison of each metric is the example
-against a second job whose responses (or images) are changed, so the two sides differ. The
-integration test tests/integration/reports/test_reports_browser.py runs the same jobs and checks the
-rendered DOM.
-"""
+"""Every metric's HTML report and a comparison report per metric, rendered from real jobs and
+screenshotted in headless Chromium into docs/screenshots/, so a person can look at what a
+user reads."""
 
 from __future__ import annotations
 
@@ -24,8 +16,8 @@ from typing import Any
 
 from evalq.client import Client
 from evalq.client.compare import compare_jobs
-from evalq.client.compare_report import media_lookup, render_comparison
-from evalq.client.report import render_report
+from evalq.client.output.html.comparison import media_lookup, render_comparison
+from evalq.client.output.html.report import render_report
 from evalq.core.registry import metric_names
 from evalq.examples.datasets import write_rows
 
@@ -296,11 +288,24 @@ def layout_problems(html: Path) -> list[str]:
     return [] if head.strip() == "overflowing: 0" else [head, *rest.splitlines()]
 
 
+HELP = """Every metric's HTML report and a comparison report per metric, rendered from real jobs (real
+Redis, a real worker, the fake Gemini server's simulated judge) and screenshotted in headless
+Chromium into docs/screenshots/, so a person can look at what a user reads.
+
+    python -m devtools.screenshots [--out docs/screenshots]
+
+The jobs are the examples in evalq.examples; the comparison of each metric is the example
+against a second job whose responses (or images) are changed, so the two sides differ. The
+integration test tests/integration/reports/test_reports_browser.py runs the same jobs and checks the
+rendered DOM.
+"""
+
+
 def main() -> int:
     from devtools.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
     from evalq.worker.settings import Settings
 
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=HELP)
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--html-dir", type=Path, default=None, help="keep the HTML pages here")
     parser.add_argument(

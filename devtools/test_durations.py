@@ -1,16 +1,6 @@
 """Keep tests/durations.json, the seconds each test took, so the test command can start the
 longest tests first (tests/support/ordering.py). `./scripts/test` calls this after a whole run
-with the JUnit report it had pytest write; by hand:
-
-    pytest -n 3 --dist loadgroup --no-loadscope-reorder --junitxml=/tmp/report.xml
-    python -m devtools.test_durations /tmp/report.xml
-
-The report is merged into the file: a test that passed gets its new figure, one that failed,
-was skipped or did not run keeps the one it had, and a test whose file is gone is dropped. A unit
-test under ``--min-s`` is left out (it is guessed by kind, close enough); an integration test is
-kept whatever it took, since a quick one guessed at the integration default would be far off.
-Figures are rounded to a tenth of a second so the file changes little from run to run. A missing
-or unreadable report changes nothing and is no error: the run's own result is what counts."""
+with the JUnit report it had pytest write."""
 
 from __future__ import annotations
 
@@ -60,7 +50,12 @@ def passed(report: Path) -> dict[str, float]:
 def merged(
     old: Mapping[str, float], measured: Mapping[str, float], min_s: float, root: Path = ROOT
 ) -> dict[str, float]:
-    """`old` with the `measured` figures in, sorted by test id (see the module's docstring)."""
+    """`old` with the `measured` figures in, sorted by test id: a test that passed gets its new
+    figure, one that failed, was skipped or did not run keeps the one it had, and a test whose
+    file is gone is dropped. A unit test under `min_s` is left out (guessed by kind, close
+    enough); an integration test is kept whatever it took, since a quick one guessed at the
+    integration default would be far off. Figures are rounded to a tenth of a second so the
+    file changes little from run to run."""
     out = {k: v for k, v in old.items() if (root / k.split("::", 1)[0]).exists()}
     for test, seconds in measured.items():
         if seconds >= min_s or test.startswith(ALWAYS_KEPT):
@@ -71,6 +66,13 @@ def merged(
 
 
 def main() -> None:
+    """By hand:
+
+        pytest -n 3 --dist loadgroup --no-loadscope-reorder --junitxml=/tmp/report.xml
+        python -m devtools.test_durations /tmp/report.xml
+
+    A missing or unreadable report changes nothing and is no error: the run's own result is
+    what counts."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("report", type=Path, help="a JUnit XML report of a run")
     parser.add_argument(

@@ -37,8 +37,8 @@ from devtools.local import (
 from evalq.client import Client
 from evalq.client.cli.attach import attached
 from evalq.client.cli.submit import wait_with_progress
-from evalq.client.formats import money
-from evalq.client.summary_view import print_summary
+from evalq.client.output.formats import money
+from evalq.client.output.terminal.summary import print_summary
 from evalq.examples.gecko import write_gecko_image_example
 from evalq.worker.settings import Settings
 

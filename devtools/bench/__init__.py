@@ -1,4 +1,3 @@
-"""evalq's benchmarks, run with ``./scripts/bench`` (``python -m devtools.bench``): the quick
-one (quick: latency bound, quota adherence, overhead, cached rerun) and, with ``--scale``, the
-scaling one (scale), reading processes with measure and profiling workers with profile. What
-both share sits in common."""
+"""evalq's benchmarks, run with ``./scripts/bench`` (``python -m devtools.bench``): quick,
+and with a flag scale, archive, fairness or submit; measure reads processes, profile runs
+py-spy, and common holds what they share."""

@@ -1,18 +1,5 @@
-"""``scripts/bench --archive``: what the archive costs, measured in one run on one machine.
-
-1. A job of --rows rows (10,000 by default; one question each, every prompt its own, the fake
-   judge at 0 ms) runs on a worker whose archive is SQLite. Its record is then gathered from
-   Redis and written again from this process, to a fresh SQLite file and to a fresh PostgreSQL
-   database (the server at EVALQ_TEST_POSTGRES_URL, else 127.0.0.1:5432, else a private one):
-   the time to gather it, the time to write it, and the bytes the archive grew by, per row.
-2. A job of --wall-rows rows, run --repeat times with the archive on (SQLite) and off, taking
-   turns: the median wall times and their ratio (the goal: the archive slows a job by at most
-   5%). The worker writes the job after it is marked finished, so the wall time a user waits
-   does not include the write; what it could include is the extra work on the hot path.
-3. 1,000 archived jobs (copies of a 50-row job's record) in each backend: the wall time of
-   `evalq jobs`, `evalq jobs --limit 1000` and `evalq compare A B` on two of them, each the
-   median of 5 runs of the real command.
-"""
+"""``scripts/bench --archive``: what the archive costs (gathering and writing a job's record,
+its slowing of a job, reading many jobs back), measured in one run on one machine."""
 
 from __future__ import annotations
 
@@ -178,8 +165,25 @@ def wall_times(work: Path, args: Any) -> dict[str, Any]:
     }
 
 
+HELP = """``scripts/bench --archive``: what the archive costs, measured in one run on one machine.
+
+1. A job of --rows rows (10,000 by default; one question each, every prompt its own, the fake
+   judge at 0 ms) runs on a worker whose archive is SQLite. Its record is then gathered from
+   Redis and written again from this process, to a fresh SQLite file and to a fresh PostgreSQL
+   database (the server at EVALQ_TEST_POSTGRES_URL, else 127.0.0.1:5432, else a private one):
+   the time to gather it, the time to write it, and the bytes the archive grew by, per row.
+2. A job of --wall-rows rows, run --repeat times with the archive on (SQLite) and off, taking
+   turns: the median wall times and their ratio (the goal: the archive slows a job by at most
+   5%). The worker writes the job after it is marked finished, so the wall time a user waits
+   does not include the write; what it could include is the extra work on the hot path.
+3. 1,000 archived jobs (copies of a 50-row job's record) in each backend: the wall time of
+   `evalq jobs`, `evalq jobs --limit 1000` and `evalq compare A B` on two of them, each the
+   median of 5 runs of the real command.
+"""
+
+
 def main(argv: list[str]) -> int:
-    parser = bench_parser(__doc__, latency_ms=0, concurrency=16, out="bench-archive.json")
+    parser = bench_parser(HELP, latency_ms=0, concurrency=16, out="bench-archive.json")
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--wall-rows", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3)

@@ -1,7 +1,6 @@
 """What the benchmarks share: the options of the stack they run, synthetic shape datasets, a
-local stack (Redis, the fake server, workers and a client) started from devtools.local, the
-fake server's /stats, the asyncio baseline's judge, and a description of the machine the
-figures come from."""
+local stack started from devtools.local, the fake server's /stats, the asyncio baseline's
+judge, and a description of the machine the figures come from."""
 
 from __future__ import annotations
 
@@ -32,10 +31,10 @@ def bench_parser(
     concurrency_help: str | None = None,
     out: str,
 ) -> argparse.ArgumentParser:
-    """A benchmark's command line, its module docstring as the help, with the options of the
-    stack every benchmark runs (the fake's latency, a worker's slots unless the benchmark has
-    its own setups, the results' file) and
-    their defaults for this benchmark; it adds its own options after."""
+    """A benchmark's command line, `doc` (its HELP text, shown as written) as the help, with
+    the options of the stack every benchmark runs (the fake's latency, a worker's slots unless
+    the benchmark has its own setups, the results' file) and their defaults for this benchmark;
+    it adds its own options after."""
     parser = argparse.ArgumentParser(
         prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )

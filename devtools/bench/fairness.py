@@ -1,21 +1,5 @@
 """``scripts/bench --fairness``: a small job submitted behind a large one on the same workers,
-at the widths people run.
-
-Each setup (--widths) runs on a stack of its own: the fake server at a fixed latency, every row
-with its own questions so nothing is cached, and the workers of that width. By default:
-
-- "default": one worker as `evalq worker` starts it with no options (gevent, 200 slots);
-- "4 default": four of them;
-- "threads": one worker of the threads pool at its default slots (16);
-- "8 slots": one gevent worker of 8 slots, the narrow width fairness was first measured at.
-
-In each: the small job alone, the large job alone, then the large job with the small one
-submitted a moment after it. Reported as ratios measured in that one run: the small job's time
-behind the large one over its time alone (goal: within 2x), and the large job's throughput
-with the small one over alone (its time alone over its time with; goal: at least 0.90). With
-``--contrast`` every setup runs with a window wider than the large job instead (no turns, as
-before evalq.worker.dispatch.turns), for the figures turns are compared against.
-"""
+at the widths people run, against each job alone."""
 
 from __future__ import annotations
 
@@ -135,9 +119,29 @@ def measure(args: argparse.Namespace, width: Width, work: Path) -> dict[str, Any
     return results
 
 
+HELP = """``scripts/bench --fairness``: a small job submitted behind a large one on the same workers,
+at the widths people run.
+
+Each setup (--widths) runs on a stack of its own: the fake server at a fixed latency, every row
+with its own questions so nothing is cached, and the workers of that width. By default:
+
+- "default": one worker as `evalq worker` starts it with no options (gevent, 200 slots);
+- "4 default": four of them;
+- "threads": one worker of the threads pool at its default slots (16);
+- "8 slots": one gevent worker of 8 slots, a narrow width.
+
+In each: the small job alone, the large job alone, then the large job with the small one
+submitted a moment after it. Reported as ratios measured in that one run: the small job's time
+behind the large one over its time alone (goal: within 2x), and the large job's throughput
+with the small one over alone (its time alone over its time with; goal: at least 0.90). With
+``--contrast`` every setup runs with a window wider than the large job instead (no turns: every row
+in the broker at once), for the figures turns are compared against.
+"""
+
+
 def main(argv: list[str]) -> int:
     parser = bench_parser(
-        __doc__,
+        HELP,
         prog="scripts/bench --fairness",
         latency_ms=500,
         concurrency=None,

@@ -1,10 +1,6 @@
 """The scaling benchmark's readings, kept apart from the processes it starts so they can be
 checked on their own: CPU time and memory of process trees from /proc, Redis's per-command
-counts from INFO commandstats, and the latency bound a run is held against.
-
-CPU is read as utime+stime of every process in a tree (a worker and whatever it forked), plus
-the root's cutime+cstime: a child that exited and was reaped during the run still counts.
-"""
+counts from INFO commandstats, and the latency bound a run is held against."""
 
 from __future__ import annotations
 
@@ -75,7 +71,9 @@ def tree_pids(root: int, proc: Path = PROC) -> set[int]:
 
 
 def tree_cpu_s(root: int, proc: Path = PROC) -> float:
-    """CPU seconds used so far by a process and all its descendants, live or reaped."""
+    """CPU seconds used so far by a process and all its descendants, live or reaped:
+    utime+stime of every process in the tree, plus the root's cutime+cstime, so a child reaped
+    during the run still counts."""
     stats = read_stats(proc)
     tree = descendants(root, {pid: s.ppid for pid, s in stats.items()})
     ticks = sum(stats[pid].cpu_ticks for pid in tree if pid in stats)

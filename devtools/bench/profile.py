@@ -1,23 +1,6 @@
-"""py-spy profiles of the scaling benchmark's workers (`scripts/bench --scale --profile DIR`): recording
-them during the measured run, and reading them back as the share of a worker's samples spent in
-each component of a judge call's path.
-
-py-spy samples a process from outside (ptrace and process_vm_readv, `--nonblocking` so the
-worker is never paused) and writes the raw, "collapsed stack" format: one line per distinct
-stack, frames root first joined by ';', each `function (file:line)`, then a space and the
-number of samples. Idle samples (a thread blocked in epoll, say, a gevent hub waiting) are left
-out unless `--idle`, and we record without it: shares are of the samples where the worker's
-thread was running or runnable. Runnable counts: where cores are short, a worker waiting for a
-CPU is sampled where it stopped (a socket send that woke Redis, say), so samples at 200 Hz can
-add up to more than its CPU time (about twice, in one run at load 4.5 on 2 cores; about equal at
-load 2.5) and the stack it waits in weighs more than its CPU cost.
-`--nonblocking` reads stacks while the worker runs; reads that tear are py-spy's "errors", lost
-samples it counts apart.
-
-A sample counts for a component when its stack holds the component's marker frame anywhere,
-so shares are inclusive: a Store write under a task's frames counts for both, and shares do not
-sum to 1.
-"""
+"""py-spy profiles of the scaling benchmark's workers (`scripts/bench --scale --profile DIR`):
+recorded during the measured run, read back as the share of a worker's samples spent in each
+component of a judge call's path."""
 
 from __future__ import annotations
 
@@ -105,8 +88,10 @@ def parse_frame(text: str) -> Frame:
 
 
 def parse_raw(text: str) -> list[tuple[tuple[Frame, ...], int]]:
-    """Every stack of a raw profile with its sample count. A stack may be empty (" 17": a
-    thread caught with no Python frame), and its samples still count in the worker's total."""
+    """Every stack of a raw profile with its sample count: py-spy's "collapsed stack" format,
+    one line per distinct stack, frames root first joined by ';', then a space and the count.
+    A stack may be empty (" 17": a thread caught with no Python frame), and its samples still
+    count in the worker's total."""
     stacks = []
     for line in text.splitlines():
         stack, _, count = line.rstrip().rpartition(" ")
@@ -125,7 +110,9 @@ def summarize(
     text: str, calls: int, components: Iterable[Component] = COMPONENTS
 ) -> dict[str, Any]:
     """One worker's profile: its samples, samples per judge call (over all the run's calls,
-    as a worker's share of the work is not known), and each component's inclusive share."""
+    as a worker's share of the work is not known), and each component's inclusive share: a
+    sample counts for a component when its stack holds the marker frame anywhere, so a Store
+    write under a task's frames counts for both, and shares do not sum to 1."""
     stacks = parse_raw(text)
     total = sum(count for _, count in stacks)
     found = {
@@ -193,7 +180,13 @@ class Recording:
 
 def start(pid: int, out: Path, executable: str) -> Recording:
     """py-spy on `pid`, returned once it says it samples (it attaches before saying so), so the
-    run that follows is covered from its start; a py-spy that exits instead fails loudly."""
+    run that follows is covered from its start; a py-spy that exits instead fails loudly.
+
+    `--nonblocking` reads stacks while the worker runs (never pausing it; reads that tear are
+    py-spy's "errors", counted apart), and without `--idle` a sample counts only where the
+    thread was running or runnable. Runnable counts: where cores are short, a worker waiting
+    for a CPU is sampled where it stopped, so samples can add up to more than its CPU time
+    (about twice at load 4.5 on 2 cores; about equal at load 2.5)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     cmd = [executable, "record", "-p", str(pid), "-r", str(RATE_HZ), "-f", "raw"]

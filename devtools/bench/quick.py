@@ -1,21 +1,5 @@
-"""evalq's benchmark: four measurements in one run, on this machine, against the fake server.
-
-1. efficiency against the latency bound: N rows x Q questions at latency L with C concurrent
-   calls; wall time versus ceil(N/C)*L (rubrics) + ceil(N*Q/C)*L (validators);
-2. quota adherence: a per-minute quota well below the offered load; wall time versus
-   calls / quota, and the share of requests answered 429;
-3. overhead at zero latency: judge calls per second through evalq, against what a user would
-   write instead (one asyncio process, google-genai's async client, a semaphore of C), as a ratio;
-4. a cached rerun of (1): requests made and wall time, against the first run.
-
-Ratios only: absolute times depend on the machine (printed with the results).
-
-`scripts/bench --fairness ...` runs the fairness benchmark (devtools.bench.fairness),
-`scripts/bench --submit ...` a million-row submit (devtools.bench.submit).
-`scripts/bench --adaptive ...` adaptive repeats against 8 samples (devtools.bench.adaptive).
-`scripts/bench --scale ...` runs the scaling benchmark instead (devtools.bench.scale): CPU,
-memory and Redis commands per judge call across worker counts, against the same baseline.
-"""
+"""evalq's quick benchmark: efficiency against the latency bound, quota adherence, overhead
+against a plain asyncio client, and a cached rerun, in one run on this machine."""
 
 from __future__ import annotations
 
@@ -142,6 +126,26 @@ def bench_overhead(work: Path, rows: int, concurrency: int) -> dict[str, Any]:
         stack.close()
 
 
+HELP = """evalq's benchmark: four measurements in one run, on this machine, against the fake server.
+
+1. efficiency against the latency bound: N rows x Q questions at latency L with C concurrent
+   calls; wall time versus ceil(N/C)*L (rubrics) + ceil(N*Q/C)*L (validators);
+2. quota adherence: a per-minute quota well below the offered load; wall time versus
+   calls / quota, and the share of requests answered 429;
+3. overhead at zero latency: judge calls per second through evalq, against what a user would
+   write instead (one asyncio process, google-genai's async client, a semaphore of C), as a ratio;
+4. a cached rerun of (1): requests made and wall time, against the first run.
+
+Ratios only: absolute times depend on the machine (printed with the results).
+
+`scripts/bench --fairness ...` runs the fairness benchmark (devtools.bench.fairness),
+`scripts/bench --submit ...` a million-row submit (devtools.bench.submit).
+`scripts/bench --adaptive ...` adaptive repeats against 8 samples (devtools.bench.adaptive).
+`scripts/bench --scale ...` runs the scaling benchmark instead (devtools.bench.scale): CPU,
+memory and Redis commands per judge call across worker counts, against the same baseline.
+"""
+
+
 def main() -> int:
     if "--scale" in sys.argv[1:]:
         from devtools.bench.scale import main as scale
@@ -163,7 +167,7 @@ def main() -> int:
         from devtools.bench.fairness import main as fairness
 
         return fairness([a for a in sys.argv[1:] if a != "--fairness"])
-    parser = bench_parser(__doc__, latency_ms=200, concurrency=16, out="bench-results.json")
+    parser = bench_parser(HELP, latency_ms=200, concurrency=16, out="bench-results.json")
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--rpm", type=int, default=240)
     parser.add_argument("--quota-window-s", type=float, default=10.0)

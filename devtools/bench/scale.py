@@ -1,42 +1,5 @@
 """evalq's scaling benchmark (`scripts/bench --scale`): what one judge call costs, and how
-throughput grows with workers, against a one-process asyncio client in the same run.
-
-Setup: gecko-image rows that bring their own questions (Q per row, `--questions` replace, the
-default, so no rubric call is made), every call distinct; the fake server answers every call
-with one scripted verdict after `--latency-ms`. For each worker count W and each Flower events
-setting (EVALQ_TASK_EVENTS=true/false in the workers' environment), on a fresh Redis, fake server
-and W workers of C slots each:
-
-- the first run: calls/s, and bound / wall, where bound is the ideal wall time: the job's calls
-  run W*C at a time, each taking exactly the latency, nothing else costing time, and a row's
-  stages (rubric, then validators; here validators only) one after another
-  (devtools.bench.measure.bound_s);
-- CPU ms per judge call of each worker's process tree, of redis-server and of the fake server
-  (/proc utime+stime, before and after; devtools.bench.measure);
-- RSS per worker at the end of the run and its peak (VmHWM), from /proc;
-- Redis commands per judge call from INFO commandstats (CONFIG RESETSTAT just before the run),
-  with the count per command; the benchmark's own polling of the job's progress (one small
-  pipeline every 0.2 s) is included, a few commands per second;
-- a cached rerun of the same dataset: wall against the first run (the rerun's progress is
-  polled every 10 ms, the first run's every 0.2 s), requests reaching the fake server, and run_unit tasks sent: the job's `unit_tasks` counter where the runtime keeps one,
-  else the "evalq.run_unit[...] received" lines in the workers' logs (every task a worker
-  takes is logged there at INFO, whatever the events setting);
-- the baseline: a child process asks the same prompts with the same image through
-  google-genai's aio client behind a semaphore of W*C (devtools.bench.common.AsyncJudge, each reply parsed);
-  its own CPU (process_time) and peak RSS, and the fake server's CPU meanwhile.
-
-With `--profile DIR`, py-spy samples every worker process during the first run only (not the
-warm-up, the cached rerun or the baseline) at 200 Hz without idle samples, writing
-DIR/w<W>-<events>-worker<N>.txt (raw, collapsed stacks); each profile is summarized under
-evalq.profile and in a table: per component of a call's path (the judge call, Celery's events,
-acks, the result backend, the broker, evalq's Store, logging, pydantic...), the share of the
-worker's samples whose stack holds that component's marker frame (devtools.bench.profile.COMPONENTS;
-inclusive shares, they overlap). py-spy needs ptrace on the workers; where it is missing or
-cannot attach, the benchmark stops with an error rather than leave the profile out.
-
-Ratios against the baseline and across worker counts are the results; absolute figures depend
-on the machine and on what else runs on it (the load average is recorded).
-"""
+throughput grows with workers, against a one-process asyncio client in the same run."""
 
 from __future__ import annotations
 
@@ -275,7 +238,7 @@ def one_run(
 
 
 def goals(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Issue 14's targets, per events setting, each against the worst run (information only:
+    """The scaling targets, per events setting, each against the worst run (information only:
     the figures depend on the machine, and bound / wall is the goal at 1 s latency)."""
     out: dict[str, Any] = {}
     for events in sorted({r["events"] for r in runs}):
@@ -345,9 +308,50 @@ def print_profiles(runs: list[dict[str, Any]]) -> None:
     )
 
 
+HELP = """evalq's scaling benchmark (`scripts/bench --scale`): what one judge call costs, and how
+throughput grows with workers, against a one-process asyncio client in the same run.
+
+Setup: gecko-image rows that bring their own questions (Q per row, `--questions` replace, the
+default, so no rubric call is made), every call distinct; the fake server answers every call
+with one scripted verdict after `--latency-ms`. For each worker count W and each Flower events
+setting (EVALQ_TASK_EVENTS=true/false in the workers' environment), on a fresh Redis, fake server
+and W workers of C slots each:
+
+- the first run: calls/s, and bound / wall, where bound is the ideal wall time: the job's calls
+  run W*C at a time, each taking exactly the latency, nothing else costing time, and a row's
+  stages (rubric, then validators; here validators only) one after another
+  (devtools.bench.measure.bound_s);
+- CPU ms per judge call of each worker's process tree, of redis-server and of the fake server
+  (/proc utime+stime, before and after; devtools.bench.measure);
+- RSS per worker at the end of the run and its peak (VmHWM), from /proc;
+- Redis commands per judge call from INFO commandstats (CONFIG RESETSTAT just before the run),
+  with the count per command; the benchmark's own polling of the job's progress (one small
+  pipeline every 0.2 s) is included, a few commands per second;
+- a cached rerun of the same dataset: wall against the first run (the rerun's progress is
+  polled every 10 ms, the first run's every 0.2 s), requests reaching the fake server, and run_unit tasks sent: the job's `unit_tasks` counter where the runtime keeps one,
+  else the "evalq.run_unit[...] received" lines in the workers' logs (every task a worker
+  takes is logged there at INFO, whatever the events setting);
+- the baseline: a child process asks the same prompts with the same image through
+  google-genai's aio client behind a semaphore of W*C (devtools.bench.common.AsyncJudge, each reply parsed);
+  its own CPU (process_time) and peak RSS, and the fake server's CPU meanwhile.
+
+With `--profile DIR`, py-spy samples every worker process during the first run only (not the
+warm-up, the cached rerun or the baseline) at 200 Hz without idle samples, writing
+DIR/w<W>-<events>-worker<N>.txt (raw, collapsed stacks); each profile is summarized under
+evalq.profile and in a table: per component of a call's path (the judge call, Celery's events,
+acks, the result backend, the broker, evalq's Store, logging, pydantic...), the share of the
+worker's samples whose stack holds that component's marker frame (devtools.bench.profile.COMPONENTS;
+inclusive shares, they overlap). py-spy needs ptrace on the workers; where it is missing or
+cannot attach, the benchmark stops with an error rather than leave the profile out.
+
+Ratios against the baseline and across worker counts are the results; absolute figures depend
+on the machine and on what else runs on it (the load average is recorded).
+"""
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = bench_parser(
-        __doc__,
+        HELP,
         prog="scripts/bench --scale",
         latency_ms=200,
         concurrency=16,

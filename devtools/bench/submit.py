@@ -1,9 +1,5 @@
 """``scripts/bench --submit [--rows N]``: how long submitting a large job takes, and what it
-leaves in Redis and in the broker (the broker holds the turns' window, the rows wait in Redis).
-
-Tiny pointwise rows (an id, a prompt, a response) on a private redis-server with no worker, so
-the window is the least one and nothing is consumed. Times are wall and CPU of this process;
-the loading (every row checked) and the storing are timed apart."""
+leaves in Redis and in the broker."""
 
 from __future__ import annotations
 
@@ -25,8 +21,17 @@ def cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+HELP = """``scripts/bench --submit [--rows N]``: how long submitting a large job takes, and what it
+leaves in Redis and in the broker (the broker holds the turns' window, the rows wait in Redis).
+
+Tiny pointwise rows (an id, a prompt, a response) on a private redis-server with no worker, so
+the window is the least one and nothing is consumed. Times are wall and CPU of this process;
+the loading (every row checked) and the storing are timed apart.
+"""
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/bench --submit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="scripts/bench --submit", description=HELP)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--out", type=Path, default=Path("bench-submit.json"))
     args = parser.parse_args(argv)

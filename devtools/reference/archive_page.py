@@ -1,8 +1,6 @@
-"""The archive's schema reference (docs/reference/archive-schema.md): every table of
-evalq.worker.archive.schema's metadata with its columns' types, nullability and keys, its indexes,
-and the Alembic revisions that build it. Rendered from the SQLAlchemy metadata and Alembic's
-script directory, so the page is the schema the code writes, for those who query the archive
-with SQL."""
+"""The archive's schema reference (docs/reference/archive-schema.md), rendered from the
+SQLAlchemy metadata and Alembic's script directory: tables, columns, keys, indexes and the
+revisions that build them, for those who query the archive with SQL."""
 
 from __future__ import annotations
 

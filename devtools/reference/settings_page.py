@@ -1,7 +1,6 @@
-"""The settings reference (docs/reference/settings.md): every field of evalq.worker.settings.Settings
-with the environment variables that set it, its default and its meaning (the field's docstring).
-Read from the model itself, so the manual cannot name a variable the code does not read, miss
-one it does, or show a default other than the one in force."""
+"""The settings reference (docs/reference/settings.md): every field of Settings with the
+environment variables that set it, its default and its meaning, read from the model itself so
+the manual shows what the code reads."""
 
 from __future__ import annotations
 

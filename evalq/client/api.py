@@ -13,17 +13,16 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from evalq.client.client import Client
-from evalq.client.judged_texts import judged_columns
-from evalq.client.result_columns import extra_names, metric_table
+from evalq.client.output.exports.frames import results_frame
 from evalq.client.submit import JobSpec
 from evalq.core.dry_report import DryRunReport
-from evalq.core.models import JobSummary, RowResult
+from evalq.core.models import JobSummary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,51 +65,6 @@ def _write_frame(frame: pd.DataFrame, base_dir: Path) -> Path:
     return Path(handle.name)
 
 
-def results_frame(
-    rows: list[RowResult], texts: Sequence[Mapping[str, str]] | None = None
-) -> pd.DataFrame:
-    """One row per result; a multi-candidate job's frame has a `candidate` column after the
-    id (one row per dataset row and candidate). Each metric's own columns (rating,
-    explanation, winner, labels...: evalq.client.result_columns), then what the judge was
-    shown (`texts`, each row's: evalq.client.judged_texts) under the dataset's column names,
-    come before `questions` and `details`, and the dataset's extra columns keep their names
-    (`extra:NAME` on a clash)."""
-    import pandas as pd
-
-    cells = any(r.candidate is not None for r in rows)
-    names, metric = metric_table(rows)
-    shown = list(texts) if texts is not None else [{} for _ in rows]
-    records = []
-    for r, own in zip(rows, metric, strict=True):
-        record: dict[str, Any] = {"id": r.id}
-        if cells:
-            record["candidate"] = r.candidate
-        record |= {
-            "line": r.line,
-            "prompt": r.prompt,
-            "status": r.status,
-            "score": r.score,
-            "coverage": r.coverage,
-            "reason": r.reason,
-            "error": r.error,
-            "simulated": r.simulated,
-        }
-        record.update({f"tag:{t}": v for t, v in r.tag_scores.items()})
-        record.update({name: own.get(name) for name in names})
-        records.append(record)
-    taken = {key for record in records for key in record} | {"questions", "details"}
-    judged = judged_columns(shown, metric, sorted(taken))
-    for r, record, seen in zip(rows, records, shown, strict=True):
-        record.update({header: seen.get(name) for name, header in judged.items()})
-        record["questions"] = [q.model_dump() for q in r.questions]
-        record["details"] = r.details
-    taken |= set(judged.values())
-    renamed = extra_names(rows, sorted(taken))
-    for r, record in zip(rows, records, strict=True):
-        record.update({renamed[k]: v for k, v in r.extra.items()})
-    return pd.DataFrame.from_records(records)
-
-
 def progress_printer(job_id: str) -> Callable[[int, int], None]:
     """Job.wait's progress: a line per change of the count, never the same line twice."""
     last: list[tuple[int, int]] = []
@@ -127,10 +81,10 @@ def progress_printer(job_id: str) -> Callable[[int, int], None]:
 class Job:
     """A submitted job. Everything lives in Redis and the archive: a new Job(ref) in another
     process works, `ref` being the job's id, a unique prefix of it (4 hex digits or more) or
-    its --name (evalq.client.job_refs; a name several jobs have is refused, listing them)."""
+    its --name (evalq.client.jobs.lookup; a name several jobs have is refused, listing them)."""
 
     def __init__(self, job_id: str, client: Client | None = None) -> None:
-        from evalq.client.job_refs import resolve
+        from evalq.client.jobs.lookup import resolve
 
         self.client = client or Client()
         self.job_id = resolve(self.client, job_id)
@@ -174,7 +128,7 @@ class Job:
         return self.client.cancel(self.job_id, force=force).model_dump()
 
     def resume(self, *, max_cost_usd: float | None = None, force: bool = False) -> dict[str, Any]:
-        """Continue the job, and say what that took (evalq.client.control.ResumeOutcome: rows
+        """Continue the job, and say what that took (evalq.worker.jobs.control.ResumeOutcome: rows
         put back in line, and for a running job the rows left in flight or waiting and the
         lost ones re-sent), with `message` in words. Another user's job only with
         `force=True`."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalq.client.job_ids import check_job_id
+from evalq.client.jobs.lookup import check_job_id
 from evalq.client.reads import JobReader
 from evalq.core.errors import EvalqError
 from evalq.worker.jobs.archiving import ENDED

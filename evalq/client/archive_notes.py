@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from evalq.client.formats import ago
+from evalq.client.output.formats import ago
 from evalq.client.reads import JobReader
 from evalq.worker.archive.mixed_archives import mixed_archives_warning, writers_fresh_s
 from evalq.worker.archive.place import archive_place

@@ -17,26 +17,23 @@ Each setup is a job on the same data with its own keywords, exactly those `evalq
 takes (the metric's options, judge_models, thinking...): they are submitted together, so
 the workers run them side by side and share the reply cache, then waited on. Or read jobs
 already run on one dataset: `evalq.calibrate(human="human", jobs={"a": JOB1, "b": JOB2})`.
-The figures are evalq.core.calibration's.
+The figures are evalq.core.human.calibration's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalq.core.calibration import (
+from evalq.client.output.exports.frames import CalibrateResult, calibration_frames
+from evalq.core.errors import EvalqError
+from evalq.core.human.calibration import (
     RESAMPLES,
     SEED,
-    Calibration,
     SetupRows,
     calibration,
-    calibration_dict,
-    estimate_dict,
 )
-from evalq.core.errors import EvalqError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +49,7 @@ class CalibrateError(EvalqError):
 
 def check_setup_name(name: str) -> str:
     """A setup's name is the job's --name too, so it follows the same rule."""
-    from evalq.client.job_names import check_name
+    from evalq.client.jobs.lookup import check_name
     from evalq.core.errors import DatasetError
 
     try:
@@ -113,7 +110,7 @@ def read_setups(
 ) -> list[SetupRows]:
     """Each job's summary and rows (waiting for it to end when ``wait``); the jobs must be
     on one dataset, one row per dataset row."""
-    from evalq.client.job_refs import resolve
+    from evalq.client.jobs.lookup import resolve
     from evalq.client.watch import wait as wait_for
 
     if len(jobs) < 2:
@@ -145,74 +142,6 @@ def check_labelled(setups: list[SetupRows], human: str) -> None:
     raise CalibrateError(
         f"no row has a {human!r} column (the human labels); the rows' other columns: "
         + (", ".join(seen) or "none")
-    )
-
-
-@dataclass(frozen=True)
-class CalibrateResult:
-    """What `evalq.calibrate` returns: the calibration and its tables as DataFrames."""
-
-    calibration: Calibration
-    setups: pd.DataFrame
-    differences: pd.DataFrame
-    left_out: pd.DataFrame  # one row per setup, reason and left-out row id
-    most_agreeing: str | None
-    best_per_cost: str | None
-    best_per_cost_rule: str
-    jobs: dict[str, str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return calibration_dict(self.calibration)
-
-
-def _flat(prefix: str, estimate: Any) -> dict[str, Any]:
-    d = estimate_dict(estimate)
-    low, high = d["ci95"] or (None, None)
-    return {prefix: d["value"], f"{prefix}_ci_low": low, f"{prefix}_ci_high": high}
-
-
-def frames(result: Calibration, jobs: Mapping[str, str]) -> CalibrateResult:
-    import pandas as pd
-
-    setups = pd.DataFrame.from_records(
-        [
-            {"setup": s.name, "job_id": s.job_id}
-            | _flat("spearman", s.spearman)
-            | _flat("kendall", s.kendall)
-            | _flat("pairwise_accuracy", s.pairwise)
-            | {"pairs": s.pairwise.n, "rows": s.rows, "rows_used": s.used}
-            | {"rows_left_out": sum(s.left_out.values())}
-            | {"cost_per_row_usd": s.cost_per_row_usd, "cost_kind": s.cost_kind}
-            for s in result.setups
-        ]
-    )
-    differences = pd.DataFrame.from_records(
-        [
-            {"a": d.a, "b": d.b, "rows": d.difference.n}
-            | _flat("spearman_difference", d.difference)
-            | {"p_value": d.p_value, "p_holm": d.p_holm, "significant": d.significant}
-            for d in result.differences
-        ],
-        columns=None if result.differences else ["a", "b", "rows"],
-    )
-    left_out = pd.DataFrame.from_records(
-        [
-            {"setup": s.name, "reason": why, "id": row_id}
-            for s in result.setups
-            for why, ids in s.left_out_ids.items()
-            for row_id in ids
-        ],
-        columns=["setup", "reason", "id"],
-    )
-    return CalibrateResult(
-        result,
-        setups,
-        differences,
-        left_out,
-        result.most_agreeing,
-        result.best_per_cost,
-        result.best_per_cost_why,
-        dict(jobs),
     )
 
 
@@ -248,7 +177,9 @@ def calibrate(
     read = read_setups(reader, jobs, timeout_s=timeout_s)
     check_labelled(read, human)
     result = calibration(read, human, group_by=group_by, seed=seed, resamples=resamples)
-    return frames(result, {s.name: s.summary.job_id for s in read})  # names found as ids
+    return calibration_frames(
+        result, {s.name: s.summary.job_id for s in read}
+    )  # names found as ids
 
 
-__all__ = ["CalibrateError", "CalibrateResult", "calibrate"]
+__all__ = ["CalibrateError", "calibrate"]

@@ -16,16 +16,15 @@ from typing import Any, Unpack
 
 from evalq.client import control, submit, watch
 from evalq.client import dry_run as client_dry_run
-from evalq.client.job_ids import JOB_ID, check_job_id, new_job_id
 from evalq.client.reads import JobReader
-from evalq.client.submit import JobSpec, Prepared, Submitted
+from evalq.client.submit import JobSpec, Submitted
 from evalq.core.dry_report import DryRunReport
 from evalq.core.errors import EvalqError
 from evalq.core.models import JobSummary
 from evalq.worker.jobs.control import Transition, TurnState
 from evalq.worker.settings import Settings
 
-__all__ = ["JOB_ID", "Client", "Prepared", "Submitted", "check_job_id", "new_job_id"]
+__all__ = ["Client"]
 
 
 class Client(JobReader):

@@ -12,7 +12,7 @@ Python API's result with DataFrames.
 
 A side is a job, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
 with a name to show in front: `exact=3f2a9c0d1b2e`. JOB is the job's id, a unique prefix of
-it (4 hex digits or more) or its --name (evalq.client.job_refs): `evalq.compare("faithful",
+it (4 hex digits or more) or its --name (evalq.client.jobs.lookup): `evalq.compare("faithful",
 "sloppy")`. A multi-candidate job named whole stands for all its candidates, so
 `evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
 
@@ -23,23 +23,17 @@ A side without a name in front is named by what it is: the job's --name, else it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from evalq.client.output.exports.frames import CompareResult, comparison_frames
 from evalq.comparisons.align import AlignBy, Side
-from evalq.comparisons.comparison import Comparison, compare_sides, comparison_dict, row_dict
-from evalq.comparisons.leaderboard import (
-    Standing,
-    group_leaderboards,
-    leaderboard,
-    leaderboard_dict,
-)
+from evalq.comparisons.comparison import Comparison, compare_sides
+from evalq.comparisons.leaderboard import Standing, leaderboard
 from evalq.comparisons.setups import side_setup
 from evalq.core.errors import EvalqError
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from evalq.client.reads import JobReader
 
 
@@ -57,10 +51,10 @@ def split_spec(spec: str) -> tuple[str, str | None, str]:
 
 def resolve_spec(client: JobReader, spec: str) -> str:
     """The side `spec` names with its job as an id: `[LABEL=]JOB[:CANDIDATE]`, JOB an id, a
-    unique id prefix or a --name (evalq.client.job_refs). A full id costs no lookup. A --name
+    unique id prefix or a --name (evalq.client.jobs.lookup). A full id costs no lookup. A --name
     may itself hold `=` or `:`: the spec whole, then its part after the label, is tried as a
     name before the spec is split there."""
-    from evalq.client.job_refs import is_job_id, lookup, pick, resolve
+    from evalq.client.jobs.lookup import is_job_id, lookup, pick, resolve
 
     job, candidate, label = split_spec(spec)
     if is_job_id(job):
@@ -105,7 +99,7 @@ def side_label(job_id: str, candidate: str | None, name: str | None, rows: Seque
 
 
 def load_side(client: JobReader, spec: str) -> Side:
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.jobs.lookup import check_job_id
 
     job_id, candidate, label = split_spec(spec)
     check_job_id(job_id)
@@ -146,7 +140,7 @@ def row_candidate(row: Any) -> str | None:
 def expand_specs(client: JobReader, specs: Sequence[str]) -> list[str]:
     """A multi-candidate job named whole stands for each of its candidates (`JOB:sdxl`,
     `JOB:flux`, ...), named by the candidate alone when it is the only job named."""
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.jobs.lookup import check_job_id
 
     out: list[str] = []
     for spec in specs:
@@ -207,129 +201,6 @@ def leaderboard_of(comparison: Comparison) -> list[Standing]:
     return leaderboard(comparison)
 
 
-@dataclass(frozen=True)
-class CompareResult:
-    """What `evalq.compare` returns: the comparison and its tables as DataFrames."""
-
-    comparison: Comparison
-    overall: pd.DataFrame
-    per_tag: pd.DataFrame
-    per_row: pd.DataFrame
-    leaderboard: pd.DataFrame
-    # One row per pair, --group-by column and value (empty without group_by).
-    per_group: pd.DataFrame | None = None
-    # The leaderboard per --group-by column and value: a row per candidate of each (empty
-    # without group_by).
-    leaderboard_per_group: pd.DataFrame | None = None
-    # Where the sides were not judged alike (judge models, versions, templates, thinking...):
-    # one dict per difference, with its `line` as the terminal says it. Empty: judged alike.
-    setup_differences: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def mixed(self) -> bool:
-        """The sides differ in judge setup: their difference is not only the candidates'."""
-        return bool(self.setup_differences)
-
-    def to_dict(self) -> dict[str, Any]:
-        return comparison_dict(self.comparison)
-
-
-def _stats_record(stats: Any) -> dict[str, Any]:
-    low, high = stats.ci95 if stats.ci95 is not None else (None, None)
-    return {
-        "rows": stats.n,
-        "mean_a": stats.mean_a,
-        "mean_b": stats.mean_b,
-        "mean_diff": stats.mean_diff,
-        "ci_low": low,
-        "ci_high": high,
-        "p_permutation": stats.p_permutation,
-        "p_method": stats.p_method,
-        "p_sign": stats.p_sign,
-        "wins": stats.wins,
-        "ties": stats.ties,
-        "losses": stats.losses,
-        "ci_note": stats.ci_note,
-    }
-
-
-def _standing_record(s: Standing, value: str) -> dict[str, Any]:
-    """A candidate's line of the leaderboard DataFrames."""
-    return {
-        "rank": s.rank,
-        "candidate": s.label,
-        "value": value,
-        "mean": s.mean,
-        "ci_low": s.ci95[0] if s.ci95 else None,
-        "ci_high": s.ci95[1] if s.ci95 else None,
-        "rows": s.rows,
-        **{f"tag:{t}": m for t, (m, _) in s.tags.items()},
-        "significantly_better_than": ",".join(s.beats),
-    }
-
-
-def frames(comparison: Comparison) -> CompareResult:
-    import pandas as pd
-
-    overall, per_tag, per_row, per_group = [], [], [], []
-    value = comparison.value.label
-    for pair in comparison.pairs:
-        overall.append(
-            {
-                "a": pair.a,
-                "b": pair.b,
-                "value": value,
-                **_stats_record(pair.overall),
-                "p_holm": pair.p_holm,
-                "significant": pair.significant(comparison.alpha),
-                **{f"rows_{k}": v for k, v in pair.counts.items()},
-            }
-        )
-        for tag, diff in pair.tags.items():
-            per_tag.append(
-                {"a": pair.a, "b": pair.b, "tag": tag, **_stats_record(diff.stats)}
-                | {"p_holm_tags": diff.p_holm}
-            )
-        for row in pair.rows:
-            record = row_dict(row)
-            record.pop("key")
-            per_row.append({"a": pair.a, "b": pair.b, **record, "value": value})
-        for group in pair.groups:
-            per_group.append(
-                {"a": pair.a, "b": pair.b, "column": group.column, "group": group.value}
-                | {"value": value, **_stats_record(group.stats), "p_holm_groups": group.p_holm}
-            )
-    costs = {s.label: s for s in comparison.sides}
-    standings = [
-        _standing_record(s, value)
-        | {
-            "cost_usd": costs[s.label].cost_usd,
-            "cost_is_estimate": costs[s.label].simulated,
-            "cost_shared_with": ",".join(costs[s.label].cost_shared_with),
-        }
-        for s in leaderboard(comparison)
-    ]
-    board_columns = ["column", "group", "rank", "candidate", "value", "mean", "ci_low", "ci_high"]
-    by_group = [
-        {"column": g.column, "group": g.value} | _standing_record(s, value)
-        for g in group_leaderboards(comparison)
-        for s in g.standings
-    ]
-    return CompareResult(
-        comparison,
-        pd.DataFrame.from_records(overall),
-        pd.DataFrame.from_records(per_tag),
-        pd.DataFrame.from_records(per_row),
-        pd.DataFrame.from_records(standings),
-        pd.DataFrame.from_records(
-            per_group,
-            columns=None if per_group else ["a", "b", "column", "group", "value", "rows"],
-        ),
-        pd.DataFrame.from_records(by_group, columns=None if by_group else board_columns),
-        [d.as_dict() for d in comparison.setup_differences],
-    )
-
-
 def compare(
     *sides: Any,
     by: AlignBy | None = None,
@@ -346,7 +217,9 @@ def compare(
 
     specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]
     columns = [group_by] if isinstance(group_by, str) else list(group_by)
-    return frames(compare_jobs(client or JobReader(), specs, by=by, seed=seed, group_by=columns))
+    return comparison_frames(
+        compare_jobs(client or JobReader(), specs, by=by, seed=seed, group_by=columns)
+    )
 
 
-__all__ = ["CompareError", "CompareResult", "compare", "leaderboard_dict"]
+__all__ = ["CompareError", "compare"]

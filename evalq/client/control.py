@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalq.client.job_ids import check_job_id
+from evalq.client.jobs.lookup import check_job_id
 from evalq.client.owner import check_owner
 from evalq.client.submit import (
     Sender,
@@ -22,7 +22,7 @@ from evalq.core.models import JobConfig
 from evalq.core.pricing import job_prices, nanos, usd
 from evalq.worker.jobs.control import JobControl, ResumeOutcome, Transition, TurnState
 
-__all__ = ["Acting", "ResumeOutcome", "resume", "resume_outcome", "set_turns", "try_cancel"]
+__all__ = ["Acting", "resume", "resume_outcome", "set_turns", "try_cancel"]
 
 
 @dataclass(frozen=True)

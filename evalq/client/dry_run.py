@@ -15,11 +15,11 @@ from evalq.core.dry_report import report as dry_report
 from evalq.core.dry_run import DryEnv, local_counter
 from evalq.core.errors import InputError
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.kv import KeyValue
 from evalq.core.media import MediaRules, allowed_types, load_media
 from evalq.core.metric import get_metric
 from evalq.core.models import RowInput
 from evalq.core.pricing import vertex_price_note
+from evalq.core.shared_cache import KeyValue
 from evalq.worker.jobs.reads import REDIS_DOWN, JobReads
 from evalq.worker.settings import Settings
 

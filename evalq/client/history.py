@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalq.client.job_filters import parse_since
+from evalq.client.jobs.listing import parse_since
 from evalq.worker.archive.filters import JobFilter
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def history(
     an age such as "7d", or epoch seconds), the newest job first."""
     import pandas as pd
 
-    from evalq.client.api import results_frame
+    from evalq.client.output.exports.frames import results_frame
     from evalq.client.reads import JobReader
 
     reader = reader or JobReader(settings)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
-from evalq.client.job_ids import check_job_id
+from evalq.client.jobs.lookup import check_job_id
 from evalq.core.candidates import cell_candidates
 from evalq.core.errors import JobNotFound
 from evalq.core.groups import check_group_columns, group_by_columns, group_summaries
@@ -175,9 +175,9 @@ class JobReader:
 
     def judged_texts(self, job_id: str, results: Sequence[RowResult]) -> list[dict[str, str]]:
         """What the judge was shown of each of `results` (the job's, in their order), under
-        the dataset's column names: evalq.client.judged_texts. Every cell's stored row, from
+        the dataset's column names: evalq.client.output.judged_texts. Every cell's stored row, from
         Redis or the archive."""
-        from evalq.client.judged_texts import judged_texts
+        from evalq.client.output.judged_texts import judged_texts
 
         rows = self._read(job_id, lambda: self.job_reads.rows(job_id), lambda j: j.inputs)
         return judged_texts(self.config(job_id), results, rows)

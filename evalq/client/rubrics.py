@@ -29,12 +29,11 @@ from evalq.core.column_map import check_column_map, rename_columns
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, JudgeError, policy_of
 from evalq.core.judge import Judge
-from evalq.core.kv import ClaimingKeyValue
 from evalq.core.metric import QuestionSetMetric, get_metric
 from evalq.core.models import RowInput, Rubric
 from evalq.core.options import validate_options
 from evalq.core.records import records
-from evalq.core.shared_work import CLAIM_TTL_S, RECHECK_S
+from evalq.core.shared_cache import CLAIM_TTL_S, RECHECK_S, ClaimingKeyValue
 from evalq.worker.jobs.control import JobControl
 from evalq.worker.settings import Settings
 
@@ -265,7 +264,7 @@ def _cached_or_written(
     write: Callable[[], Rubric],
 ) -> tuple[Rubric, bool]:
     """The rubric under `key`, and whether it was written here. The writer claims the entry
-    first, as a worker does (evalq.core.shared_work), so a worker writing the same prompt now
+    first, as a worker does (evalq.core.shared_cache), so a worker writing the same prompt now
     is waited for and read, not raced."""
     deadline = time.monotonic() + CLAIM_TTL_S + RECHECK_S
     while True:

@@ -10,18 +10,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from evalq.client.job_ids import new_job_id
-from evalq.client.job_names import check_name
+from evalq.client.jobs.lookup import check_name, new_job_id
 from evalq.client.owner import current_user
 from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
-from evalq.core.gcs_media import GcsNameError
 from evalq.core.groups import check_group_columns, group_by_columns
-from evalq.core.human_labels import label_columns
+from evalq.core.human.labels import label_columns
 from evalq.core.media import MediaRules
-from evalq.core.media_backend import check_rows as check_backend_media
+from evalq.core.media.backend import check_rows as check_backend_media
+from evalq.core.media.gcs import GcsNameError
 from evalq.core.metric import get_metric
 from evalq.core.models import JobConfig, RowResult
 from evalq.core.options import validate_options
@@ -271,9 +270,9 @@ def _reader(settings: Settings) -> JobReader:
 
 def questions_job(reader: JobReader, ref: str) -> str:
     """--questions-from JOB as a job id: JOB is an id, a unique id prefix or a --name
-    (evalq.client.job_refs); a name or prefix that fits no job, or several, is refused with
+    (evalq.client.jobs.lookup); a name or prefix that fits no job, or several, is refused with
     the flag named."""
-    from evalq.client.job_refs import AmbiguousJob, resolve
+    from evalq.client.jobs.lookup import AmbiguousJob, resolve
     from evalq.core.errors import JobNotFound
 
     try:
@@ -292,7 +291,7 @@ def questions_from(
 ) -> LoadedDataset:
     """--questions-from JOB: every row given the questions that job asked for its prompt
     (evalq.client.question_sets), or refused before anything is stored."""
-    from evalq.client.job_ids import check_job_id
+    from evalq.client.jobs.lookup import check_job_id
     from evalq.client.question_sets import borrow_questions
 
     try:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import evalq.worker.jobs.control  # noqa: F401  (loaded before the wait: it may finish the job)
-from evalq.client.job_ids import check_job_id
+from evalq.client.jobs.lookup import check_job_id
 from evalq.client.reads import JobReader
 from evalq.client.workers_alive import WorkerWatch
 from evalq.core.errors import EvalqError, JobGone, JobNotFound, RedisUnavailable

@@ -88,13 +88,5 @@ def cell_record(
     return cell
 
 
-def cell_error(exc: InputError, field: str, candidate: str) -> CellInputError:
-    """A cell's input error naming the row and the candidate's column (not the judged field,
-    which the dataset does not have)."""
-    where = candidate if exc.field == field else exc.field
-    message = exc.message.replace(f"{field!r}", f"{candidate!r}")
-    return CellInputError(exc.row_id, where, message, candidate)
-
-
 def candidate_of(exc: InputError) -> str | None:
     return exc.candidate if isinstance(exc, CellInputError) else None

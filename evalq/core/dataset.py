@@ -18,13 +18,12 @@ from evalq.core.bounds import NAMES_SHOWN, InputBounds, clip, short, some_names
 from evalq.core.candidates import (
     candidate_field,
     cell_candidates,
-    cell_error,
     cell_record,
     required_with_candidates,
 )
 from evalq.core.column_map import check_column_map, header_columns, refuse_unseen, rename_columns
 from evalq.core.errors import CellInputError, DatasetError, InputError, MissingField
-from evalq.core.human_labels import check_human_column, label_columns
+from evalq.core.human.labels import check_human_column, label_columns
 from evalq.core.media import MediaPlace, MediaRules
 from evalq.core.models import RowInput
 from evalq.core.records import check_fields, records
@@ -289,7 +288,7 @@ class _Reader:
             try:
                 row = self._parse(number, cell_record(record, field, cells, candidate), said)
             except InputError as exc:
-                error = cell_error(exc, field, candidate)
+                error = CellInputError.naming_column(exc, field, candidate)
                 if isinstance(exc, MissingField):
                     refused = MissingField(exc.row_id, error.field, exc.message)
                     self.missing.setdefault(error.field, refused)

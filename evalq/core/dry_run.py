@@ -16,7 +16,7 @@ What is exact and what is estimated, stated in the report:
   here (remote media is not fetched), responses still to be generated (a typical length);
 - not counted: the one gap re-ask a rubric or labelling may need, retries, and 429s.
 
-Media tokens are counted in evalq.core.media_tokens; the report is built in
+Media tokens are counted in evalq.core.media.tokens; the report is built in
 evalq.core.dry_report.
 """
 
@@ -30,15 +30,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from evalq.core.judge import JudgeRequest, MediaPart
-from evalq.core.kv import KeyValue
-from evalq.core.media_tokens import (  # re-exported: the dry run's media rules by their old home
-    image_tokens,
-    media_tokens,
-    pdf_pages,
-    video_seconds,
-)
+from evalq.core.media.tokens import media_tokens
 from evalq.core.models import JobConfig, RowInput
 from evalq.core.pricing import Price, call_cost_nanos, price_for
+from evalq.core.shared_cache import KeyValue
 from evalq.core.thinking import apply, output_allowance, resolve
 
 __all__ = [
@@ -50,12 +45,8 @@ __all__ = [
     "TextCounter",
     "content_words",
     "expected_questions",
-    "image_tokens",
     "local_counter",
-    "media_tokens",
-    "pdf_pages",
     "placeholder_response",
-    "video_seconds",
 ]
 
 CHARS_PER_TOKEN = 4  # "a token is equivalent to about 4 characters"

@@ -74,6 +74,15 @@ class CellInputError(InputError):
         self.candidate = candidate
         self.args = (f"row {row_id}, candidate {candidate!r}: field {field!r}: {message}",)
 
+    @classmethod
+    def naming_column(cls, exc: InputError, field: str, candidate: str) -> CellInputError:
+        """A cell's input error naming the row and the candidate's column (not the judged
+        field, which the dataset does not have)."""
+        where = candidate if exc.field == field else exc.field
+        return cls(
+            exc.row_id, where, exc.message.replace(f"{field!r}", f"{candidate!r}"), candidate
+        )
+
 
 class JobNotFound(EvalqError):
     """No job with that id in Redis (never created, or expired)."""

@@ -1,6 +1,6 @@
-"""How a metric reads a rater's labels, declared by the metric (Metric.human_labels) and read
-by evalq.core.human_labels and evalq.core.human_agreement: a module of its own, so the metric
-protocol names it without importing the label readers."""
+"""How a metric reads a rater's labels: declared by the metric (Metric.human_labels), as are
+the value it is compared on (row_value) and its report view (row_view); evalq.core.human reads
+the labels by it."""
 
 from __future__ import annotations
 

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalq.core.errors import DatasetError, InputError, StoredPlanError
 from evalq.core.judge import Judge, JudgeReply, MediaPart
-from evalq.core.kv import KeyValue
 from evalq.core.models import (
     JobConfig,
     MediaRef,
@@ -29,6 +28,7 @@ from evalq.core.models import (
     Verdict,
 )
 from evalq.core.registry import metric_names, metrics
+from evalq.core.shared_cache import KeyValue
 
 if TYPE_CHECKING:  # annotations only: the media rules load with the loader, not the store
     from evalq.core.dry_run import DryEnv

@@ -6,15 +6,11 @@ a process boundary is declared here and nowhere else.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalq.core.error_models import FailoverNote as FailoverNote  # noqa: PLC0414 (re-exported)
-from evalq.core.error_models import RowErrors  # these models live apart, for size
-from evalq.core.error_models import TaskErrors as TaskErrors  # noqa: PLC0414 (re-exported)
-from evalq.core.human_models import HumanAgreement
-from evalq.core.noise_models import NoiseFloor
 from evalq.stats.intervals import IntervalMethod
 
 
@@ -331,6 +327,154 @@ class CandidateSummary(ScoreFigures):
     metric_summary: dict[str, Any] = Field(default_factory=dict)
 
 
+# What went wrong in a job, as its summary says it (JobSummary.task_errors and row_errors).
+class TaskErrors(Model):
+    """Exceptions that escaped a task's code (a bug, an SDK's unexpected error): how many, the
+    last one ("Type: message"), the task it escaped from and when (epoch s). Each was retried;
+    one that persisted failed its row (online) or paused the job (batch mode)."""
+
+    count: int
+    last_error: str | None = None
+    task: str | None = None
+    at: float | None = None
+
+
+class FailoverNote(Model):
+    """A Redis failover (or restart) the job lived through, which may have lost writes: when a
+    worker first found Redis changed (epoch s), the calls whose lost spend the workers added
+    back from their own tallies, and the calls whose spend may still be missing (a write cut
+    off with its connection, whether it landed unknown; a worker that stopped before it saw
+    the failover could not say what it lost)."""
+
+    at: float
+    calls_restored: int = 0
+    calls_unconfirmed: int = 0
+
+    def says(self) -> str:
+        """One line for `evalq status`: what the job's figures may miss."""
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.at))
+        said = f"lived through a Redis failover at {when}"
+        if self.calls_restored:
+            said += f"; {self.calls_restored} calls' lost spend restored from the workers' tallies"
+        if self.calls_unconfirmed:
+            return (
+                f"{said}: up to {self.calls_unconfirmed} calls made before it may be missing "
+                "from the cost"
+            )
+        return f"{said}: no call is known to be missing from the cost"
+
+
+class RowErrorCount(Model):
+    """One cause of failed rows (the row's error, without what names the row) and how many
+    failed rows (cells, in a multi-candidate job) it is."""
+
+    error: str
+    rows: int
+
+
+class RowErrors(Model):
+    """The most common causes of the job's failed rows (evalq.core.row_errors): at most
+    row_errors.TOP of them, most rows first, and the failed rows whose cause is none of those
+    (`other_rows`, over `other_errors` distinct causes)."""
+
+    top: list[RowErrorCount] = Field(default_factory=list)
+    other_rows: int = 0
+    other_errors: int = 0
+
+
+# The summary's agreement with human labels (JobSummary.human_agreement).
+HumanLevel = Literal["row", "question", "sentence", "preference"]
+
+
+class AgreementStat(Model):
+    """One agreement statistic with its 95% interval (evalq.core.human.estimate's Estimate): None
+    when it cannot be computed, and `note` says why."""
+
+    value: float | None
+    ci95: tuple[float, float] | None = None
+    n: int = 0  # rows, labels or pairs it is computed over
+    method: str = ""
+    note: str | None = None
+
+
+class AgreementFigures(Model):
+    """The statistics over one slice of the labels: all of them, one tag, or one group."""
+
+    scope: str = "all"  # "all", "tag color", "group category=cats"
+    labels: int = 0  # labels compared (a label and the judge's value both present)
+    spearman: AgreementStat | None = None
+    kendall: AgreementStat | None = None
+    pairwise_accuracy: AgreementStat | None = None
+    accuracy: AgreementStat | None = None
+    kappa: AgreementStat | None = None
+
+
+class HumanLevelAgreement(Model):
+    """Agreement at one level the metric judges: the row's score, a Gecko question's answer,
+    a groundedness sentence's label, a pairwise preference."""
+
+    level: HumanLevel
+    source: str  # where the labels come from: "column rating", "questions[].human"...
+    judge_value: str  # what of the judge's they are compared with
+    labels_used: int
+    labels_left_out: int
+    left_out_by_reason: dict[str, int] = Field(default_factory=dict)
+    left_out_examples: list[str] = Field(default_factory=list)  # the first few, by row
+    kappa_weights: str | None = None  # "quadratic" for ordinal ratings, None: unweighted
+    pairs_grouped_by: str | None = None  # what rows share to form pairs (pairwise accuracy)
+    overall: AgreementFigures
+    by_tag: list[AgreementFigures] = Field(default_factory=list)
+    by_group: list[AgreementFigures] = Field(default_factory=list)
+
+
+NOISE_Z = 1.96  # a difference within NOISE_Z judge-noise standard errors is within the floor
+
+
+class PanelNoise(Model):
+    """How far a panel of judges errs together, against `reference`: the mean correlation of
+    their errors over pairs of judges, and the number of independent judges it is worth
+    (Kish's effective n). The figures are None, and `note` says why, without a reference."""
+
+    judges: list[str]
+    units: int = 0  # units every figure below is read from
+    reference: str | None = None  # what an error is measured against (a --human column)
+    error_correlation: float | None = None
+    effective_judges: float | None = None
+    note: str | None = None
+
+
+class NoiseFloor(Model):
+    """The judge's test-retest figures from the job's repeated units (evalq.stats.noise), each
+    out of its own count of units; a figure the job's repeats cannot give is None."""
+
+    units: int  # repeated units with at least two answered samples
+    samples: int  # answered samples of those units
+    undecided: int = 0  # verdicts still split at their maximum (a split vote)
+    split_share: float | None = None  # units whose samples do not all agree
+    split_ci95: tuple[float, float] | None = None
+    # Krippendorff's alpha across samples: interval for ratings, nominal for answers.
+    alpha: float | None = None
+    alpha_level: Literal["nominal", "interval"] | None = None
+    # Pairwise: units whose answers in the two orders (AB, BA) settle on different sides.
+    order_units: int = 0
+    order_disagreement: float | None = None
+    order_ci95: tuple[float, float] | None = None
+    # The standard error the mean score has from the judge's re-asking alone, and its 95%
+    # band (NOISE_Z of them): a difference between two jobs' means inside either job's band
+    # is within the judge's noise.
+    mean_score_noise_se: float | None = None
+    mean_score_noise_margin: float | None = None
+    panel: PanelNoise | None = None
+
+
+class HumanAgreement(Model):
+    """How well the judge agrees with the dataset's human labels, per level it has labels
+    for (evalq.core.human.agreement); `note` says why a level is missing or partial."""
+
+    levels: list[HumanLevelAgreement] = Field(default_factory=list)
+    note: str | None = None
+
+
 class JobSummary(Model):
     """The job-level figures `run --json` and `status --json` print."""
 
@@ -415,7 +559,7 @@ class JobSummary(Model):
     rows_in_flight: int = 0
     rows_waiting: int = 0
     metric_summary: dict[str, Any] = Field(default_factory=dict)
-    # Agreement with the dataset's human labels (evalq.core.human_agreement); None: none given.
+    # Agreement with the dataset's human labels (evalq.core.human.agreement); None: none given.
     human_agreement: HumanAgreement | None = None
     warnings: list[str] = Field(default_factory=list)
     elapsed_s: float | None = None

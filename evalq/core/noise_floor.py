@@ -7,8 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
-from evalq.core.models import Repeats, RowResult
-from evalq.core.noise_models import NOISE_Z, NoiseFloor, PanelNoise
+from evalq.core.models import NOISE_Z, NoiseFloor, PanelNoise, Repeats, RowResult
 from evalq.stats.agreement import AlphaLevel, krippendorff_alpha
 from evalq.stats.noise import mean_noise_se, order_disagreement, panel_errors, split_share
 
@@ -42,7 +41,7 @@ def score_value(answer: str) -> float | None:
 
 def _label_value(answer: str) -> float | None:
     """A sample's answer as a number to set against a human label: a rating as itself, yes/no
-    as 1/0 (what evalq.core.human_labels.row_number reads a label as)."""
+    as 1/0 (what evalq.core.human.labels.row_number reads a label as)."""
     number = _number(answer)
     return number if number is not None else _YES_NO.get(answer.strip().lower())
 
@@ -111,7 +110,7 @@ def panel_noise(rows: Sequence[RowResult], human_column: str | None) -> PanelNoi
         return PanelNoise(judges=named, note=NO_REFERENCE)
     # The label readers load only for a panel with labels: `evalq status` builds a summary on
     # every call and should not pay for them otherwise.
-    from evalq.core.human_labels import BadLabel, row_number
+    from evalq.core.human.labels import BadLabel, row_number
 
     errors: dict[str, dict[Hashable, float]] = {j: {} for j in named}
     for row in rows:

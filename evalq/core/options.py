@@ -47,7 +47,7 @@ class MetricOptions(BaseModel):
 
     candidates: list[str] | str | None = None  # several models in one job (--candidates)
     # The dataset column holding a rater's label for the row, so the summary can say how well
-    # the judge agrees with people (evalq.core.human_agreement); kept in each row's extra.
+    # the judge agrees with people (evalq.core.human.agreement); kept in each row's extra.
     human: Annotated[
         str | None,
         Flag(

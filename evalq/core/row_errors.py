@@ -12,8 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from evalq.core.error_models import RowErrorCount, RowErrors
-from evalq.core.models import RowResult
+from evalq.core.models import RowErrorCount, RowErrors, RowResult
 
 TOP = 3  # causes named; the rest are counted
 MAX_CHARS = 500  # of one cause: a detail may quote a long reply

@@ -1,6 +1,6 @@
 """One row as a person reads it: the parts each metric builds (Metric.view) and the pieces
 they share. The report and the comparison report render these, so a row reads the same in
-either (evalq.client.row_views puts a row's view together).
+either (evalq.client.output.html.row_views puts a row's view together).
 
 Everything here is plain data; the templates escape it (it comes from datasets and judges).
 A rating metric stores its units as questions with no expected answer (result None even when

@@ -194,16 +194,16 @@ def _batch_figures(config: JobConfig, c: JobCounters) -> dict[str, Any]:
 
 
 def _agreement(rows: list[RowResult], config: JobConfig) -> Any:
-    """The judge's agreement with the dataset's human labels (evalq.core.human_agreement),
+    """The judge's agreement with the dataset's human labels (evalq.core.human.agreement),
     imported only for a job that has labels: reading a stored summary, or building one for a
     job without labels (`evalq status` of a running job), does not load its statistics
     (numpy)."""
-    from evalq.core.human_labels import label_sources
+    from evalq.core.human.labels import label_sources
 
     sources = label_sources(rows, config)
     if not sources:
         return None
-    from evalq.core.human_agreement import human_agreement
+    from evalq.core.human.agreement import human_agreement
 
     return human_agreement(rows, config, sources)
 

@@ -1,17 +1,6 @@
-"""Summaries with a rater's 1-5 rating in column `human`, for `evalq calibrate`.
-
-Each passage has four summaries a rater told apart: a faithful one (5), a true but thin one
-(3), a garbled one that keeps the passage's words (2) and a fluent one about something else
-(1). One row is left unrated, as in any labelled sample, so calibrate has a label to count as
-left out.
-
-The labels are built to agree with the simulated judge in a known way. Under the
-`summarization_quality` template it weighs support by the passage, coverage, relevance and
-form, and rates these summaries in the rater's order (tests/unit/examples check that against
-fake_gemini's own assessment). Under `fluency` it looks at form alone: the off-topic
-summary reads as well as the faithful one, so that setup agrees with the rater far less.
-A real judge will agree in its own way; this is what the demo and the tests rank.
-"""
+"""Summaries with a rater's 1-5 rating in column `human`, for `evalq calibrate`: labels built to
+agree with the simulated judge in a known way, so the demo and the tests rank two judge setups
+(a real judge agrees in its own way)."""
 
 from __future__ import annotations
 
@@ -23,8 +12,10 @@ from evalq.examples.ratings import BEES, LIGHTHOUSES, TIDES, VOLCANOES
 
 CALIBRATION_FILE = "calibration.jsonl"
 HUMAN_COLUMN = "human"
-# The two judge setups the demo ranks: the template the labels follow, and one that rates
-# form alone.
+# The two judge setups the demo ranks. Under summarization_quality the simulated judge weighs
+# support, coverage, relevance and form, and rates the summaries in the rater's order
+# (tests/unit/examples check it against fake_gemini's own assessment); fluency looks at form
+# alone, so the off-topic summary reads as well as the faithful one and agrees far less.
 AGREEING_SETUP = ("summary", {"template": "summarization_quality"})
 DISAGREEING_SETUP = ("fluency", {"template": "fluency"})
 
@@ -167,7 +158,9 @@ _SOURCES: tuple[tuple[str, str, str, tuple[tuple[str, int | None, str], ...]], .
 
 def calibration_rows() -> list[dict[str, Any]]:
     """The example's rows: id SOURCE-KIND, prompt, context, response, and `human` where the
-    rater gave one."""
+    rater gave one. Each passage has four summaries: faithful (5), true but thin (3), garbled
+    but keeping the passage's words (2), fluent about something else (1); one row is left
+    unrated, as in any labelled sample, so calibrate has a label to count as left out."""
     rows = []
     for source, passage, prompt, summaries in _SOURCES:
         for kind, rating, response in summaries:

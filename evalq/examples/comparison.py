@@ -1,14 +1,6 @@
-"""Two "models" on the same prompts, for comparing candidates offline.
-
-Model `exact` draws what each prompt asks for. Model `sloppy` draws the same scene with one
-detail wrong: a colour, a count, a position or a shape, the mistakes text-to-image models are
-judged on. A judge that looks at the images should score `exact` higher on most prompts,
-and the per-tag differences should sit on the tags of the details `sloppy` misses.
-
-Written three ways: one dataset per model (`exact.jsonl`, `sloppy.jsonl`, compared across two
-jobs) and one dataset with a media column per model (`candidates.jsonl`, for
-`--candidates exact,sloppy`).
-"""
+"""Two "models" on the same prompts, for comparing candidates offline: `exact` draws what each
+prompt asks for, `sloppy` the same scene with one detail wrong (a colour, a count, a position or
+a shape), so a judge that looks should score `exact` higher, the gap on the missed tags."""
 
 from __future__ import annotations
 
@@ -67,7 +59,9 @@ class ComparisonExample:
 
 
 def write_comparison_example(dest: Path, *, size_px: int = 256) -> ComparisonExample:
-    """Write both models' images and the three datasets; paths inside are relative."""
+    """Write both models' images and the three datasets; paths inside are relative. One
+    dataset per model (`exact.jsonl`, `sloppy.jsonl`, compared across two jobs) and one with a
+    media column per model (`candidates.jsonl`, for `--candidates exact,sloppy`)."""
     images = dest / IMAGES_DIR
     images.mkdir(parents=True, exist_ok=True)
     per_model: dict[str, list[dict[str, str]]] = {m: [] for m in MODELS}

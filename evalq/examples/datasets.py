@@ -1,8 +1,5 @@
-"""How every example writes its dataset, and the two rows a Gecko example picture gets.
-
-A dataset is JSONL: one row a line, UTF-8, its folder made if need be. A Gecko example (an
-image or a clip) is asked about twice, with a prompt it matches and with a near miss, so a
-judge that looks at it should score the first row higher."""
+"""How every example writes its dataset, and the two rows a Gecko example picture gets: a prompt
+it matches and a near miss, so a judge that looks at it should score the first row higher."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ from typing import Any
 
 
 def write_rows(path: Path, rows: Iterable[Mapping[str, Any]], *, ensure_ascii: bool = True) -> Path:
+    """JSONL, one row a line, UTF-8, its folder made if need be."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(row, ensure_ascii=ensure_ascii) + "\n" for row in rows)
     path.write_text(text, encoding="utf-8")

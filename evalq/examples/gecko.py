@@ -1,10 +1,6 @@
-"""A small Gecko image dataset that evalq can score offline, against the fake Gemini server.
-
-Following Gecko's seed notebook, every image appears twice: once with a prompt it matches and
-once with a near miss (one or two details wrong). A judge that looks at the image should score
-the first row higher; that is what the example lets a user check end to end. The images are
-flat coloured shapes because those are what the fake server's simulated judge can see.
-"""
+"""A small Gecko image dataset that evalq can score offline: as in Gecko's seed notebook, every
+image appears with a prompt it matches and with a near miss, drawn as flat coloured shapes
+because those are what the fake server's simulated judge can see."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""A small groundedness dataset that evalq can score offline, against the fake Gemini server.
-
-The four query/context pairs are the FACTS Grounding examples the seed notebook uses. Each
-appears once without a response, so the model under test writes one, and three more rows carry
-a response of their own: one fully grounded that ends with a polite closing (which must not
-lower its score), one with a claim the context never makes, and one whose figure contradicts
-the context. A judge that reads the context should pass the first and fail the other two.
-"""
+"""A small groundedness dataset that evalq can score offline: the FACTS Grounding examples the
+seed notebook uses, so a judge that reads the context passes a grounded response and fails an
+invented or contradicting one."""
 
 from __future__ import annotations
 
@@ -141,6 +136,10 @@ TO_GENERATE: tuple[tuple[str, str, str], ...] = (
 
 
 def groundedness_rows() -> list[dict[str, str]]:
+    """Each query/context pair once without a response (the model under test writes one), and
+    three rows with a response of their own: one fully grounded ending with a polite closing
+    (which must not lower its score), one with a claim the context never makes, and one whose
+    figure contradicts the context."""
     rows = [{"id": i, "query": q, "context": c} for i, q, c in TO_GENERATE]
     rows += [{"id": i, "query": q, "context": c, "response": r} for i, q, c, r in GIVEN_RESPONSES]
     return rows

@@ -1,10 +1,6 @@
-"""Small datasets for pointwise, pairwise and ranking jobs that evalq can score offline.
-
-Each has answers of clearly different quality about short passages (ours), some given as a
-`context` column, some as a `document` file (a text file and a one-page PDF), so a judge that
-reads its inputs rates the faithful, on-topic answers higher. That is what a user can check
-end to end against the fake server's simulated judge, or against a real one.
-"""
+"""Small datasets for pointwise, pairwise and ranking jobs that evalq can score offline: answers
+of clearly different quality about short passages (given as a `context` column, a text file or
+a one-page PDF), so a judge that reads its inputs rates the faithful, on-topic ones higher."""
 
 from __future__ import annotations
 

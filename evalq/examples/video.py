@@ -1,15 +1,6 @@
-"""A small Gecko video dataset that evalq can score offline, against the fake Gemini server.
-
-As in Gecko's video notebook, every clip appears twice: with a prompt it matches and with a
-near miss. Here the near miss is mostly about time (the circle moves the other way, the star
-shrinks instead of growing), so a judge that only looked at one frame could not tell the rows
-apart. The clips are flat coloured shapes, as in the image example, because that is what the
-fake server's simulated judge can see.
-
-The clips are Motion-JPEG AVI files written by the few lines below: no codec library is
-needed to write them, the fake judge reads their frames with Pillow alone, and real Gemini
-accepts video/avi. Output is byte-for-byte stable for a given Pillow.
-"""
+"""A small Gecko video dataset that evalq can score offline: every clip with a prompt it matches
+and a near miss mostly about time (the circle moves the other way, the star shrinks instead of
+growing), so a judge that looked at one frame could not tell the rows apart."""
 
 from __future__ import annotations
 
@@ -131,7 +122,9 @@ def _list(kind: bytes, payload: bytes) -> bytes:
 
 
 def mjpeg_avi(frames: Sequence[bytes], width: int, height: int, fps: int = FPS) -> bytes:
-    """An AVI file holding JPEG frames (Motion JPEG), with the index players expect."""
+    """An AVI file holding JPEG frames (Motion JPEG), with the index players expect: no codec
+    library is needed to write it, the fake judge reads its frames with Pillow alone, real
+    Gemini accepts video/avi, and the bytes are stable for a given Pillow."""
     if not frames:
         raise ValueError("a video needs at least one frame")
     biggest = max(len(f) for f in frames)

@@ -1,17 +1,6 @@
-"""The fake Batch API: ``models/{model}:batchGenerateContent`` and the ``batches`` resource.
-
-A batch holds generateContent requests, given inline or as a JSONL file uploaded through the
-Files API. It waits PENDING, then RUNNING, each for the server's batch delay (changeable while
-it runs, so a test can hold batches in flight and release them), answers every request the way
-generateContent would (script rules, then the brain), and ends SUCCEEDED with its results inline
-for an inline batch or in a downloadable JSONL file for a file batch. A script rule with
-``batch_state`` ends a batch holding a matching request EXPIRED or FAILED instead.
-
-The wire shapes follow Google's Batch API documentation: the create call and ``batches.get``
-answer with an Operation whose ``metadata`` is the GenerateContentBatch (state
-``BATCH_STATE_*``, ``batchStats`` with int64 counts as strings, ``output`` once done). The
-realism switches (evalq.fake_gemini.realism) reshape them the way the real service has been seen to.
-"""
+"""The fake Batch API (``models/{model}:batchGenerateContent`` and the ``batches`` resource) in
+the wire shapes of Google's Batch API documentation; the realism switches
+(evalq.fake_gemini.realism) reshape them the way the real service has been seen to."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The fake server's default brain: a deterministic simulated judge that hands each request to
-the skill of its metric (evalq.fake_gemini.skills, one module per metric), the Gecko image skill last.
-It keeps the one state a judge has: a small cache of analysed images, since a validator asks many
-questions about one image."""
+the skill of its metric, keeping the one state a judge has: a small cache of analysed images,
+since a validator asks many questions about one image."""
 
 from __future__ import annotations
 

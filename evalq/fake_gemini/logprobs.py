@@ -1,25 +1,6 @@
 """Log probabilities as the Gemini API sends them (responseLogprobs, logprobs=N), and its 400
-for the models that refuse them. Kept apart from evalq's own table
-(evalq.metrics.gecko.soft_models) so a mistake in one is caught by the other.
-
-The wire shape (google-genai's types.Candidate / LogprobsResult in camelCase): the candidate
-carries ``avgLogprobs`` (the mean of the chosen tokens' log probabilities) and
-``logprobsResult`` with ``chosenCandidates`` (one {token, logProbability} per decoding step)
-and ``topCandidates`` (per step, {candidates: [...]} sorted by log probability, N long). A
-recorded reply from gemini-1.5-flash-002 (BerriAI/litellm's Gemini logprobs test) shows tokens
-with their leading space (" do", " not") and a certain token's log probability sent as 0.
-
-Which models refuse, as recorded on the Gemini API (400 INVALID_ARGUMENT, "Logprobs is not
-enabled for models/<model>"): gemini-2.5-pro (googleapis/python-genai#1921), gemini-2.5-flash
-(python-genai's test_generate_content_config_zero_value.py), gemini-2.5-flash-lite
-(Vela-Research/think-reason-learn#34). gemini-2.0-flash gives them (python-genai#1921), as do
-models the fake does not know.
-
-The fake's probabilities are deterministic: each token is near certain except the value of a
-JSON reply's "answer", where the reply's own answer gets a probability from a hash of the
-reply text (0.55..0.97), the other yes/no answer most of the rest, and the chosen answer's
-capitalised spelling a little, so a reader must add up spellings and normalise over yes/no.
-"""
+for the models that refuse them; kept apart from evalq's own table
+(evalq.metrics.gecko.soft_models) so a mistake in one is caught by the other."""
 
 from __future__ import annotations
 
@@ -29,6 +10,10 @@ import re
 
 from evalq.fake_gemini.protocol import FakeRequest, JsonObject
 
+# Recorded refusing on the Gemini API (400 INVALID_ARGUMENT, "Logprobs is not enabled for
+# models/<model>"): gemini-2.5-pro (googleapis/python-genai#1921), gemini-2.5-flash
+# (python-genai's test_generate_content_config_zero_value.py), gemini-2.5-flash-lite
+# (Vela-Research/think-reason-learn#34); gemini-2.0-flash gives them (python-genai#1921).
 _REFUSING = ("gemini-2.5-pro", "gemini-2.5-flash")
 _TOKEN_RE = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
 _ANSWER_VALUE = re.compile(r'(?<!\\)"answer"\s*:\s*"')
@@ -52,7 +37,8 @@ def check(request: FakeRequest) -> None:
 
 def tokens(text: str) -> list[str]:
     """The reply split as a tokenizer would: words and punctuation runs, each with the
-    whitespace before it; joined they give the text back."""
+    whitespace before it (as a recorded gemini-1.5-flash-002 reply shows: " do", " not");
+    joined they give the text back."""
     return _TOKEN_RE.findall(text)
 
 

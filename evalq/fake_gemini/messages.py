@@ -1,11 +1,6 @@
-"""How the simulated model under test reads a plain user message: a request, then material
-under headings such as "Context:" or "Document:".
-
-Judge prompts mark their inputs with <untrusted-CODE kind=...> blocks, which the skills read
-exactly. A model under test is sent what a user would send (evalq.core.candidate_request, or a
-user's own template such as "**User Query:** {query} **Context:** {context}"), so here the
-request and its material are told apart by their headings, as a reader would.
-"""
+"""How the simulated model under test reads a plain user message (a request, then material under
+headings such as "Context:"): it is sent what a user would send, not the delimited blocks of a
+judge prompt."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""How the fake reads evalq's prompts, written down apart from the code that writes them.
-
-The fake must not borrow evalq's own prompt helpers to read evalq's prompts: a format bug would
-then be read back the same wrong way on both sides and every test would still pass. So this is
-the fake's own small grammar of what evalq sends (tests/unit/fake_gemini/test_prompt_grammar.py
-builds real prompts with evalq's builders and checks this reads each one, so a drift on either
-side fails a test):
-
-- untrusted material sits in blocks ``<untrusted-CODE kind=KIND>\\n...\\n</untrusted-CODE>``,
-  CODE 16 lowercase hex digits, the same in both tags (only the matching closing tag ends a
-  block);
-- a rating prompt names its metric on a line ``# Metric: NAME``;
-- a judge prompt with no response schema shows the JSON it wants, so the quoted names of its
-  fields (``"rating"``, ``"pairwise_choice"``, ``"no_rad"``) appear in its text;
-- the groundedness answer guidance is the model under test's system instruction, word for word.
-"""
+"""How the fake reads evalq's prompts, written down apart from the code that writes them: with
+evalq's own helpers, a format bug would be read back the same wrong way on both sides and every
+test would still pass."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """Batch realism: switches that make the fake's Batch API answer the way the real service has
-been seen to answer, instead of the way its reference page describes.
-
-Each switch is off by default, because the documented shape is what most tests want to see;
-each one reproduces a report from the field (docs/architecture/gemini-facts.md, "Real reply and batch
-shapes"), so a test can show that evalq survives it. They are independent of each other, set
-at startup (``ServerOptions.batch_realism``, ``--batch-realism``) and replaced at run time with
-``POST /batch-realism``. A batch keeps the switches it was created under, so changing them
-never reshapes a batch a test is already watching.
-"""
+been seen to (docs/architecture/gemini-facts.md), each off by default because the documented
+shape is what most tests want; a batch keeps the switches it was created under."""
 
 from __future__ import annotations
 

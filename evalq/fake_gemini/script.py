@@ -1,10 +1,6 @@
-"""Script rules: canned answers for requests whose text matches a regex.
-
-A script lets a test or a demo force exact behaviour (a reply, an error, a safety block) for
-chosen prompts while every other request still reaches the brain. Rules are validated
-strictly when loaded, so a typo fails at startup with the line that holds it instead of
-silently never firing.
-"""
+"""Script rules: canned answers for requests whose text matches a regex, so a test or a demo
+forces exact behaviour for chosen prompts; rules are validated strictly when loaded, so a typo
+fails at startup instead of silently never firing."""
 
 from __future__ import annotations
 

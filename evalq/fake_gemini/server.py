@@ -1,17 +1,6 @@
-"""A fake Gemini REST server, so evalq runs and is tested end to end without network or keys.
-
-It answers ``POST /{v1|v1beta}/models/{model}:generateContent`` with the shapes the real API
-uses (including quota errors the real google-genai client turns into ``ClientError``), and
-adds knobs real Gemini does not have: latency, per-model quotas, seeded random faults, a
-script of canned answers, and ``/stats`` to check what a run actually sent. Every reply the
-brain writes is labelled with ``SIMULATED_MODEL_VERSION`` so it can never pass as real.
-
-The API key is accepted (header or ``?key=``) and deliberately never read: it must not end
-up in logs or stats, and aiohttp's access log (which would print the query) is disabled.
-
-This module builds the app from the route modules (evalq.fake_gemini.routes, one per API) around the
-state (evalq.fake_gemini.state); evalq.fake_gemini.serving runs it.
-"""
+"""A fake Gemini REST server, so evalq runs and is tested end to end without network or keys:
+this module builds the app from the route modules around the state
+(evalq.fake_gemini.serving runs it)."""
 
 from __future__ import annotations
 
@@ -32,7 +21,8 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 def create_app(brain: Brain | None = None, options: ServerOptions | None = None) -> web.Application:
-    """Build the app; a bad script raises ScriptError here, before any port is bound."""
+    """Build the app; a bad script raises ScriptError here, before any port is bound. The API
+    key is accepted (header or ``?key=``) and never read, so it can't reach logs or /stats."""
     options = options or ServerOptions()
     rules = load_script(options.script) if options.script is not None else []
     state = FakeGemini(

@@ -1,16 +1,6 @@
 """How the fake thinks: the real models' thinking rules, kept apart from evalq's own table
-(evalq.core.thinking) so a mistake in one is caught by the other rather than copied into both.
-
-2.5 Flash and 2.5 Pro think by default and bill it in ``usageMetadata.thoughtsTokenCount``;
-Flash-Lite does not unless asked. A budget of 0 switches thinking off where the model allows
-it and is refused where it does not (2.5 Pro); budgets out of range, a level sent to a 2.5
-model, or a budget and a level together are refused with the 400s the real API sends. Thoughts
-count against maxOutputTokens: thinking that eats it leaves no answer (finishReason
-MAX_TOKENS). The amount is deterministic (a hash of the request text), bounded by the budget.
-Gemini 3 models sign their thinking: a text reply carries an opaque ``thoughtSignature`` on
-its last part, for the caller to send back in the next turn.
-Where this and Google's documentation differ (docs/architecture/gemini-facts.md), this is wrong.
-"""
+(evalq.core.thinking) so a mistake in one is caught by the other rather than copied into both;
+where this and Google's documentation differ, this is wrong."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Vertex AI's spelling of the bodies the fake writes, so a client on ``vertexai=True`` reads
-what Vertex really sends (docs/architecture/gemini-facts.md, "Vertex AI"): the judge, scripts, quotas,
-faults and thinking stay the Gemini API's, and only the envelope changes here.
-
-- A reply carries ``createTime`` next to ``responseId`` and ``modelVersion``, and its usage
-  says ``trafficType`` and breaks the answer down per modality (``candidatesTokensDetails``).
-- A candidate with text carries ``avgLogprobs`` unasked (recorded from gemini-2.0-flash to
-  gemini-3-flash-preview; a functionCall-only candidate was recorded without it).
-- An error is Vertex's list-wrapped ``[{"error": {...}}]``.
-- A quota error names no quota and no delay: Vertex's 429 is a bare RESOURCE_EXHAUSTED, with
-  the ``errors`` entry (reason ``rateLimitExceeded``) the recorded bodies carry.
-
-A recorded body replayed by a script rule is never reshaped: it is already what it is."""
+what Vertex really sends (docs/architecture/gemini-facts.md, "Vertex AI"); the judge, scripts,
+quotas, faults and thinking stay the Gemini API's. A recorded body is never reshaped."""
 
 from __future__ import annotations
 
@@ -48,6 +38,8 @@ def vertex_reply(body: JsonObject) -> JsonObject:
         usage["trafficType"] = TRAFFIC_TYPE
     for candidate in reply.get("candidates") or []:
         text = _answer_text(candidate)
+        # Recorded from gemini-2.0-flash to gemini-3-flash-preview, unasked; a functionCall-only
+        # candidate was recorded without it.
         if text and "avgLogprobs" not in candidate:
             candidate["avgLogprobs"] = average_logprob(text)
     reply["createTime"] = create_time()

@@ -1,20 +1,6 @@
-"""The fake Vertex AI batch prediction jobs: ``projects/{p}/locations/{l}/batchPredictionJobs``.
-
-A job reads its requests from a JSONL file in Cloud Storage (``inputConfig.gcsSource.uris``,
-each line ``{"request": GenerateContentRequest}``), waits PENDING then RUNNING for the server's
-batch delay (the same knob as the Gemini API's batches, POST /batch-delay), answers each
-request as generateContent would (script rules, then the simulated judge), and writes its
-results to Cloud Storage under ``outputConfig.gcsDestination.outputUriPrefix``, in a folder of
-its own, ``prediction-model-<time>/predictions.jsonl``: each line the request as it came,
-its ``response``, or for a failed request a ``status`` text. The folder is named by
-``outputInfo.gcsOutputDirectory`` once the job has SUCCEEDED.
-
-Cloud Storage is a real server (an emulator in the tests), reached with google-cloud-storage
-at STORAGE_EMULATOR_HOST. The batch realism switches (evalq.fake_gemini.realism) apply as they do to
-the Gemini API's batches: reorder (lines reversed), no_metadata (the request comes back
-without its labels, so nothing keys it), late_output (SUCCEEDED without outputInfo for a few
-GETs), unknown_fields, bad_line, and split_output (the results over several files).
-"""
+"""The fake Vertex AI batch prediction jobs, reading requests from and writing results to Cloud
+Storage (a real server, the emulator in the tests); docs/architecture/fake-server.md says what
+is written where."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""A tiny, honest "vision model" for flat synthetic images of coloured shapes.
-
-The simulated judge must give answers that depend on the pixels it is sent, or an evaluation
-run against the fake server would measure nothing. Real vision is out of reach offline, so this
-module sees exactly what the example dataset draws: plain shapes in named colours on a plain
-background. It reports what it finds and nothing more; anything it cannot see is absent.
-
-The pipeline is: decode (never raising), flatten transparency onto white, downscale so the
-pure-Python passes stay fast, label every pixel with a palette colour (or background), split
-the labels into 4-connected blobs, drop specks and anti-aliasing fringes, then name each blob's
-shape from its geometry.
-"""
+"""A tiny, honest "vision model" for flat synthetic images of coloured shapes: the simulated
+judge's answers must depend on the pixels, and this sees exactly what the example dataset
+draws and nothing more; anything it can't see is absent."""
 
 from __future__ import annotations
 

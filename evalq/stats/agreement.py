@@ -1,17 +1,6 @@
-"""Agreement between judges: how often they give the same verdict, beyond what chance explains.
-
-Several judge models are only worth their cost if we can see where they disagree. Raw
-agreement flatters judges that nearly always say the same thing (two judges that call 95% of
-rows grounded agree often by chance), so Cohen's kappa (two judges) and Fleiss' kappa (two or
-more) are reported next to it. A missing rating (None: that judge was unscored on that item)
-drops the item from a comparison rather than counting as a verdict.
-
-Ratings are ordered numbers, and a 4 against a 5 is a smaller disagreement than a 1 against a
-5, which nominal kappa cannot see; so ratings (rating_agreement) get the mean absolute
-difference, the share within one point, Pearson's r and Krippendorff's alpha on the interval
-metric (which also copes with a judge that left some rows unrated). Labels (label_agreement:
-A / tie / B, grounded or not) get the nominal statistics above.
-"""
+"""Agreement between judges: how often they give the same verdict, beyond what chance explains,
+so a panel of judges shows where they disagree. A missing rating drops the item from a
+comparison rather than counting as a verdict."""
 
 from __future__ import annotations
 
@@ -170,7 +159,10 @@ def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | Non
 
 
 def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
-    """How far judges agree on per-row ratings; ``by_judge`` maps judge -> row -> rating."""
+    """How far judges agree on per-row ratings; ``by_judge`` maps judge -> row -> rating.
+    Ratings are ordered (a 4 against a 5 is a smaller disagreement than a 1 against a 5, which
+    nominal kappa can't see): the mean absolute difference, the share within one point,
+    Pearson's r, and Krippendorff's interval alpha, which copes with rows some judge left."""
     judges = list(by_judge)
     rows = sorted({row for ratings in by_judge.values() for row in ratings})
     table = [[by_judge[j].get(row) for j in judges] for row in rows]
@@ -200,7 +192,9 @@ def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, A
 def label_agreement(
     by_judge: Mapping[str, Mapping[R, L | None]], items: str = "rows"
 ) -> dict[str, Any]:
-    """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label.
+    """How far judges agree on per-row labels; ``by_judge`` maps judge -> row -> label. Raw
+    agreement flatters judges that nearly always say the same thing (two judges that call 95%
+    of rows grounded agree often by chance), so the kappas are reported beside it.
 
     Every metric that compares categorical verdicts (pair winners, a 0/1 ``grounded``) reports
     through this one function, so a summary's ``agreement`` reads the same whichever metric

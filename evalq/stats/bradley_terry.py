@@ -1,15 +1,6 @@
-"""Bradley-Terry strengths from pairwise outcomes, with bootstrap intervals over rows.
-
-A ranking from pairwise verdicts must not depend on the order comparisons happen to be made
-in (a sort whose comparator calls a judge does), so every pair is judged on every row and the
-outcomes are pooled into one model: P(i beats j) = s_i / (s_i + s_j). Strengths are fitted
-with Hunter's MM algorithm; a tie counts as half a win each way. A small prior (a virtual tie
-between every pair) keeps an undefeated or winless candidate finite.
-
-Uncertainty comes from the rows: rows are resampled with replacement (a seeded bootstrap), the
-model refitted, and the 2.5th-97.5th percentiles of each strength and rank reported, so more
-rows give narrower intervals. Pure Python: rankings have few candidates.
-"""
+"""Bradley-Terry strengths from pairwise outcomes, with bootstrap intervals over rows: every
+pair is judged on every row and pooled into one model, so a ranking never depends on the order
+comparisons happen to be made in."""
 
 from __future__ import annotations
 
@@ -49,9 +40,11 @@ def fit(
     tol: float = 1e-10,
     start: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
-    """Strengths (summing to 1) by minorisation-maximisation; ``prior`` virtual points each
-    way per pair (must be > 0 unless every candidate has won and lost something). ``start``
-    (e.g. the full-data fit, for a bootstrap resample) only changes how fast it converges."""
+    """Strengths (summing to 1) of P(i beats j) = s_i / (s_i + s_j) by Hunter's
+    minorisation-maximisation; a tie is half a win each way. ``prior`` virtual points each way
+    per pair keep an undefeated or winless candidate finite (must be > 0 unless every candidate
+    has won and lost something). ``start`` (e.g. the full-data fit, for a bootstrap resample)
+    only changes how fast it converges. Pure Python: rankings have few candidates."""
     names = list(dict.fromkeys(candidates))
     if len(names) < 2:
         return dict.fromkeys(names, 1.0)
@@ -125,7 +118,9 @@ def rank(
     seed: int = 0,
     prior: float = DEFAULT_PRIOR,
 ) -> Ranking:
-    """Fit on all rows, then refit on ``bootstrap`` resamples of the rows for intervals."""
+    """Fit on all rows, then refit on ``bootstrap`` seeded resamples of the rows (with
+    replacement) for the 2.5th-97.5th percentiles of each strength and rank: more rows give
+    narrower intervals."""
     names = list(dict.fromkeys(candidates))
     strength = fit(names, (c for row in rows for c in row), prior=prior)
     samples: dict[str, list[float]] = {c: [] for c in names}

@@ -1,19 +1,6 @@
-"""95% intervals for means of row scores in [0, 1], chosen by what the scores are.
-
-A Student-t interval says nothing true at the edges of [0, 1]: ten rows that all scored 1.0
-have no spread, so it is zero-wide, as if ten rows proved a perfect score. So:
-
-- Binary scores (every one 0 or 1) are a proportion: the Wilson score interval, which stays
-  honest near 0 and 1 (10/10 gives [0.722, 1.0]).
-- Other scores are bounded and often skewed (most rows near 1, a few far below): a seeded BCa
-  bootstrap (bias-corrected and accelerated), which follows the skew instead of assuming
-  symmetry. Deterministic: the same values always give the same interval.
-- Scores that are all the same value strictly between 0 and 1 give the bootstrap nothing to
-  resample; a variable in [0, 1] with mean m has variance at most m(1 - m), so the Wilson
-  interval of m over n rows is a conservative bound ("wilson-bound").
-
-Pure: numpy (a dependency of pandas) only for the bootstrap's resampling.
-"""
+"""95% intervals for means of row scores in [0, 1], chosen by what the scores are: a Student-t
+interval says nothing true at the edges (ten rows that all scored 1.0 give it zero width, as if
+ten rows proved a perfect score)."""
 
 from __future__ import annotations
 
@@ -156,7 +143,11 @@ class MeanInterval:
 
 
 def mean_interval(values: Sequence[float], seed: int = 0) -> MeanInterval:
-    """The mean of row scores in [0, 1] and the interval that suits them (see the module doc)."""
+    """The mean of row scores in [0, 1] and the interval that suits them. Binary scores are a
+    proportion: Wilson, honest near 0 and 1 (10/10 gives [0.722, 1.0]). Other scores are
+    bounded and often skewed: a seeded BCa bootstrap, which follows the skew. Scores all one
+    value strictly inside (0, 1) give it nothing to resample; a variable in [0, 1] with mean m
+    has variance at most m(1 - m), so the Wilson interval of m is a conservative bound."""
     n = len(values)
     if n == 0:
         return MeanInterval(None, None, None, 0)

@@ -1,20 +1,6 @@
-"""Statistics for two candidates scored on the same rows.
-
-Both candidates answered the same prompts, so what varies between them is the per-row
-difference, not each candidate's own spread: a hard prompt pulls both scores down together.
-Intervals and tests built on the differences see that; two separate intervals do not, and
-overlap even when one candidate wins on nearly every row.
-
-- The mean difference with a BCa bootstrap interval of the differences (resampling rows keeps
-  each row's two scores together). The seed and the resample count are fixed and reported.
-- A permutation test: under "no difference" each row's two scores could be swapped, which
-  flips the sign of its difference. Exact (every sign pattern) while the non-zero differences
-  are few, a seeded Monte Carlo draw of sign patterns above that.
-- A sign test on wins and losses (ties left out), exact binomial.
-- Holm's step-down correction for several pairs (evalq.stats.multiple).
-
-Pure: numpy for the resampling only.
-"""
+"""Statistics for two candidates scored on the same rows: a hard prompt pulls both scores down
+together, so intervals and tests built on the per-row differences see what two separate
+intervals, overlapping even when one candidate wins nearly every row, do not."""
 
 from __future__ import annotations
 
@@ -217,7 +203,11 @@ def compare_paired(
     permutation_resamples: int = PERMUTATION_RESAMPLES,
     width: float = 1.0,
 ) -> PairedDifference:
-    """Every paired figure at once; with no rows, the counts are 0 and the figures None.
+    """Every paired figure at once: the mean difference with a BCa bootstrap interval
+    (resampling rows keeps each row's two scores together), a permutation test (exact while
+    the non-zero differences are few, seeded Monte Carlo above), a sign test on wins and
+    losses; the seed and resample counts are fixed and reported. With no rows, the counts are
+    0 and the figures None.
     ``width``: how wide the values' scale is (high - low), for a constant difference's bound."""
     n = len(differences(a, b))
     counts = win_tie_loss(a, b)

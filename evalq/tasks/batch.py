@@ -2,7 +2,7 @@
 a round of batches; poll_batch looks at one batch, its Celery countdown retries being the timer
 (the interval backs off); ingest_batch reads a finished batch's results in chunks.
 
-Every task runs in the one guard (evalq.tasks.guard), as the row tasks do: Redis out of reach
+Every task is declared with the one guard (evalq.tasks.guard), as the row tasks are: Redis out of reach
 retries the task later, writing nothing, until EVALQ_REDIS_RETRY_MAX_S, then it fails and the next
 sweep (the watchdog) or `evalq resume` takes the job up again. The Batch API answering 5xx or
 not at all retries the task later; a refusal (4xx) pauses the job with the server's message, since
@@ -19,7 +19,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from celery import Task
@@ -27,7 +27,7 @@ from celery.exceptions import TaskPredicate
 from google.genai import errors as genai_errors
 
 from evalq.core.errors import JobNotFound
-from evalq.tasks.guard import OUT_OF_REACH, Driver, Reply, gone, guarded
+from evalq.tasks.guard import OUT_OF_REACH, Driver, Reply, TaskRun, gone, guard, guarded
 from evalq.worker.batch import ledger, orphans
 from evalq.worker.batch.flow import ingest_one, poll_one, submit_round
 from evalq.worker.batch.ledger import next_poll_s
@@ -44,28 +44,33 @@ _RETRY_MAX_S = 60.0
 _API_OUT_OF_REACH: tuple[type[Exception], ...] = (ConnectionError, TimeoutError)
 
 
-def _guarded(
-    task: Task,
-    job_id: str,
-    down_since: float | None,
-    body: Callable[[], Reply],
-    batch_id: str | None = None,
-) -> Reply:
-    """Run a batch task's body in the one guard (evalq.tasks.guard); `batch_id`: the batch a poll or
-    an ingest works on, cancelled on the server when its job is gone."""
+class BatchRun(TaskRun):
+    """A run of a batch task; `batch_id`: the batch a poll or an ingest works on, cancelled on
+    the server when its job is gone. A task error is recorded (on the batch too) and retried,
+    then the job pauses with it."""
 
-    def gone_job(exc: JobNotFound) -> Reply:
+    def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
+        super().__init__(task, args)
+        self.batch_id: str | None = args.get("batch_id")
+        self.down_since: float | None = args["down_since"]
+
+    def driver(self) -> Driver:
+        return Driver(gone=self.gone, task_error=self.task_error, known=self.api_error)
+
+    def gone(self, exc: JobNotFound) -> Reply:
+        task, job_id, batch_id = self.task, self.job_id, self.batch_id
         if batch_id is None:
             return gone(task, job_id, exc)
         log.warning("%s: job %s is gone: %s", task.name, job_id, exc)
-        orphan = Driver(gone=lambda again: gone(task, job_id, again), known=api_error)
-        return guarded(
-            task, job_id, down_since, lambda: _cancel_orphan(task, job_id, batch_id), orphan
+        orphan = Driver(gone=lambda again: gone(task, job_id, again), known=self.api_error)
+        return guard(
+            task, job_id, self.down_since, lambda: _cancel_orphan(task, job_id, batch_id), orphan
         )
 
-    def api_error(exc: Exception) -> Reply | None:
+    def api_error(self, exc: Exception) -> Reply | None:
         """The Batch API's errors: a refusal (4xx) pauses the job with the server's message;
         the API out of reach or failing (5xx, 408, 429, its transport) is tried again later."""
+        task, job_id, batch_id = self.task, self.job_id, self.batch_id
         if isinstance(exc, genai_errors.APIError):
             _note(job_id, batch_id, exc)
             if exc.code is not None and 400 <= exc.code < 500 and exc.code not in (408, 429):
@@ -80,11 +85,8 @@ def _guarded(
             raise _again(task, exc) from None
         return None
 
-    def task_error(exc: Exception) -> Reply:
-        return _task_error(task, job_id, batch_id, exc)
-
-    driver = Driver(gone=gone_job, task_error=task_error, known=api_error)
-    return guarded(task, job_id, down_since, body, driver)
+    def task_error(self, exc: Exception) -> Reply:
+        return _task_error(self.task, self.job_id, self.batch_id, exc)
 
 
 def _task_error(task: Task, job_id: str, batch_id: str | None, exc: Exception) -> dict[str, Any]:
@@ -141,20 +143,17 @@ def _again(task: Task, exc: Exception) -> Exception:
 
 
 @app.task(bind=True, name=SUBMIT_BATCH, max_retries=None, ignore_result=True)
+@guarded(BatchRun)
 def submit_batch(
-    self: Task, job_id: str, task_errors: int = 0, down_since: float | None = None
+    run: BatchRun, job_id: str, task_errors: int = 0, down_since: float | None = None
 ) -> Reply:
-    return _guarded(
-        self,
-        job_id,
-        down_since,
-        lambda: {"outcome": submit_round(runtime(), job_id, scheduler().send)},
-    )
+    return {"outcome": submit_round(runtime(), job_id, scheduler().send)}
 
 
 @app.task(bind=True, name=POLL_BATCH, max_retries=None, ignore_result=True)
+@guarded(BatchRun)
 def poll_batch(
-    self: Task,
+    run: BatchRun,
     job_id: str,
     batch_id: str,
     chain: str,
@@ -162,28 +161,23 @@ def poll_batch(
     task_errors: int = 0,
     down_since: float | None = None,
 ) -> Reply:
-    def body() -> Reply:
-        settings = runtime().settings
-        interval = interval_s or settings.batch_poll_initial_s
-        _job_exists(job_id)
-        if not poll_one(runtime(), job_id, batch_id, chain, scheduler().send):
-            return {"batch": batch_id, "polling": False}
-        later = next_poll_s(interval, settings.batch_poll_max_s)
-        # A poll that answered: task errors in a row start again from none.
-        raise scheduler().retry(
-            self, countdown=interval, kwargs={"interval_s": later}, max_retries=None
-        )
-
-    return _guarded(self, job_id, down_since, body, batch_id)
+    settings = runtime().settings
+    interval = interval_s or settings.batch_poll_initial_s
+    _job_exists(job_id)
+    if not poll_one(runtime(), job_id, batch_id, chain, scheduler().send):
+        return {"batch": batch_id, "polling": False}
+    later = next_poll_s(interval, settings.batch_poll_max_s)
+    # A poll that answered: task errors in a row start again from none.
+    raise scheduler().retry(
+        run.task, countdown=interval, kwargs={"interval_s": later}, max_retries=None
+    )
 
 
 @app.task(bind=True, name=INGEST_BATCH, max_retries=None, ignore_result=True)
+@guarded(BatchRun)
 def ingest_batch(
-    self: Task, job_id: str, batch_id: str, task_errors: int = 0, down_since: float | None = None
+    run: BatchRun, job_id: str, batch_id: str, task_errors: int = 0, down_since: float | None = None
 ) -> Reply:
-    def body() -> Reply:
-        _job_exists(job_id)
-        ingest_one(runtime(), job_id, batch_id, scheduler().send)
-        return {"batch": batch_id, "ingested": True}
-
-    return _guarded(self, job_id, down_since, body, batch_id)
+    _job_exists(job_id)
+    ingest_one(runtime(), job_id, batch_id, scheduler().send)
+    return {"batch": batch_id, "ingested": True}

@@ -1,5 +1,8 @@
 """The one guard every task runs its body in, online (evalq.tasks.rows) and in batch mode
-(evalq.tasks.batch): what escapes a body is sorted here, the same way for both.
+(evalq.tasks.batch): what escapes a body is sorted here, the same way for both. A task declares
+it once, `@guarded(SomeRun)` under `@app.task`: the guard makes the task's run (a TaskRun, the
+body's first argument in the bound task's place) from the message's arguments, runs the body in
+the rules below with the run's Driver, and hands the reply to the run's `ended`.
 
 - Celery's own control flow (a Retry, a Reject) passes.
 - Redis out of reach (or the broker on it) is infrastructure, never a verdict: the whole task
@@ -19,12 +22,14 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from celery import Task
 from celery.exceptions import TaskPredicate
@@ -43,6 +48,7 @@ OUT_OF_REACH: tuple[type[Exception], ...] = (*REDIS_DOWN, OperationalError)
 BACKOFF_MAX_S = 30.0
 
 Reply = dict[str, Any]
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,56 @@ class Driver:
     header_part: bool = False
 
 
+class TaskRun:
+    """One run of a guarded task, made from the task and its message's arguments (by name) and
+    handed to the body as its first argument: the task and its job, and `driver`, what the guard
+    does with what escapes the body. A task's run of its own adds what its body and its driver
+    share (its row, what its unit's calls hold)."""
+
+    def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
+        self.task = task
+        self.job_id: str = args["job_id"]
+
+    def driver(self) -> Driver:
+        return Driver(gone=lambda exc: gone(self.task, self.job_id, exc))
+
+    def ended(self, reply: Reply) -> Reply:
+        """The task's reply, once the body or the guard's handling has returned it."""
+        return reply
+
+
+RunT = TypeVar("RunT", bound=TaskRun)
+
+
 def guarded(
+    run_of: Callable[[Task, Mapping[str, Any]], RunT],
+) -> Callable[[Callable[Concatenate[RunT, P], Reply]], Callable[Concatenate[Task, P], Reply]]:
+    """The task's body wrapped once in the guard, as Celery's autoretry wraps Task.run: the
+    body gets its run (`run_of(task, arguments)`) where the bound task would be, and keeps its
+    signature, so Celery checks a message's arguments against it as before. Its parameters
+    name `job_id` and `down_since`, which the guard reads."""
+
+    def wrap(body: Callable[Concatenate[RunT, P], Reply]) -> Callable[Concatenate[Task, P], Reply]:
+        signature = inspect.signature(body)
+
+        def run_task(task: Task, /, *args: P.args, **kwargs: P.kwargs) -> Reply:
+            bound = signature.bind(task, *args, **kwargs)
+            bound.apply_defaults()
+            run = run_of(task, bound.arguments)
+            down_since: float | None = bound.arguments["down_since"]
+            reply = guard(
+                task, run.job_id, down_since, lambda: body(run, *args, **kwargs), run.driver()
+            )
+            return run.ended(reply)
+
+        functools.update_wrapper(run_task, body)  # Celery names the task after it
+        run_task.__signature__ = signature  # type: ignore[attr-defined]  # and checks it
+        return run_task
+
+    return wrap
+
+
+def guard(
     task: Task, job_id: str, down_since: float | None, body: Callable[[], Reply], driver: Driver
 ) -> Reply:
     """Run a task's body under the rules above."""
@@ -78,7 +133,7 @@ def guarded(
         give_up = driver.task_error
     handling = Driver(gone=driver.gone, known=driver.known)  # no second task error
     try:
-        return guarded(task, job_id, down_since, lambda: give_up(error), handling)
+        return guard(task, job_id, down_since, lambda: give_up(error), handling)
     except (TaskPredicate, *OUT_OF_REACH):
         raise
     except Exception:

@@ -18,24 +18,25 @@ next slot is far) becomes a Celery retry;
 rows for `evalq resume`; anything else fails the row being prepared, or is the unit's unscored
 verdict (metrics make those verdicts themselves; the handler covers what gets past them).
 
-What escapes a task's body is sorted by the one guard every task runs in (evalq.tasks.guard):
-Redis out of reach is retried later, bounded, writing nothing; any other exception is a task
-error (evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff,
-then it fails the row (prepare_row, aggregate_row) or is the unit's unscored judge_error verdict
-(run_unit). Rows are named by their line number (see evalq.worker.store).
+What escapes a task's body is sorted by the one guard every task is declared with
+(evalq.tasks.guard): Redis out of reach is retried later, bounded, writing nothing; any other
+exception is a task error (evalq.worker.celery_app.task_errors): recorded on the job, retried a few
+times with backoff, then it fails the row (prepare_row, aggregate_row) or is the unit's unscored
+judge_error verdict (run_unit). A row is one value, evalq.worker.store.RowRef (its job and its
+line), named `row` from here to the store; a task's message carries the two as strings.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from celery import Task
 
 from evalq.core.verdicts import unscored
-from evalq.tasks.guard import Driver, Reply, gone, guarded
+from evalq.tasks.guard import Driver, Reply, TaskRun, gone, guarded
 from evalq.worker.celery_app.app import PREPARE_ROW, app
 from evalq.worker.celery_app.scheduling import scheduler
 from evalq.worker.celery_app.task_errors import retry_or_give_up
@@ -55,69 +56,96 @@ from evalq.worker.lifecycle.outcomes import (
 )
 from evalq.worker.lifecycle.units import record_unit
 from evalq.worker.runtime import Runtime, runtime
+from evalq.worker.store import RowRef
 from evalq.worker.store.unit_writes import UnitWrites
 
 log = logging.getLogger(__name__)
 _EARLY_CALLBACK_RETRIES = 10
 
-GiveUp = Callable[[str], Reply]
+
+class _RowTaskRun(TaskRun):
+    """A run of a row task: its row and the runtime. A task error is recorded and retried
+    (evalq.worker.celery_app.task_errors), the row waiting (not stalled) meanwhile; once retries
+    are spent, `give_up` with its text."""
+
+    header_part: ClassVar[bool] = False
+
+    def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
+        super().__init__(task, args)
+        self.row = RowRef(self.job_id, args["line"])
+        self.rt = runtime()
+
+    def attempt(self) -> Online:
+        """What this run knows of its tries, for the judge-error policy."""
+        request = self.task.request
+        return Online(request.retries, (request.kwargs or {}).get("first_429_at"))
+
+    def driver(self) -> Driver:
+        def task_error(exc: Exception) -> Reply:
+            rt = self.rt
+            why = retry_or_give_up(
+                self.task, rt.store, rt.settings, self.job_id, exc, waiting=self.waiting
+            )
+            return self.give_up(why)
+
+        return Driver(
+            gone=lambda exc: gone(self.task, self.job_id, exc),
+            task_error=task_error,
+            header_part=self.header_part,
+        )
+
+    def waiting(self, delay_s: float) -> None:
+        self.rt.store.touch(self.job_id, self.row.line, at=time.time() + delay_s)
+
+    def give_up(self, why: str) -> Reply:
+        raise NotImplementedError
 
 
-def _driver(
-    task: Task,
-    job_id: str,
-    give_up: GiveUp,
-    waiting: Callable[[float], None] | None = None,
-    *,
-    header_part: bool = False,
-) -> Driver:
-    """How a row task meets what its body lets escape (evalq.tasks.guard): a task error is recorded
-    and retried (evalq.worker.celery_app.task_errors), then `give_up` with its text (the row fails,
-    or the unit's verdict says so)."""
+class RowRun(_RowTaskRun):
+    """A run of prepare_row or aggregate_row: once retries are spent the row fails with the
+    error. A run whose outcome lets the row's turn go (evalq.worker.lifecycle.outcomes: all but
+    Planned and RetryAfter), or whose job is gone, hands the freed turn to a waiting row."""
 
-    def task_error(exc: Exception) -> Reply:
-        rt = runtime()
-        return give_up(retry_or_give_up(task, rt.store, rt.settings, job_id, exc, waiting=waiting))
+    def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
+        super().__init__(task, args)
+        self.outcome: Outcome | None = None
 
-    return Driver(
-        gone=lambda exc: gone(task, job_id, exc), task_error=task_error, header_part=header_part
-    )
+    def reply(self, outcome: Outcome, say: Callable[[Outcome], Reply] | None = None) -> Reply:
+        """The task's reply for how its step ended, kept for `ended`."""
+        self.outcome = outcome
+        return {"row": self.row.line, **(say or _reply)(outcome)}
+
+    def give_up(self, why: str) -> Reply:
+        self.outcome = fail_row(self.rt.store, self.row, "judge_error", why)
+        return {"row": self.row.line, "status": "failed", "error": why}
+
+    def ended(self, reply: Reply) -> Reply:
+        if self.outcome is None or self.outcome.frees_turn:
+            _hand_out_turns(self.rt)
+        return reply
 
 
-RowBody = Callable[[Task, Runtime, str, str], Outcome]
+class UnitRun(_RowTaskRun):
+    """A run of run_unit: what its calls hold (`writes`), written with its outcome. A task
+    error (a bug of ours) is retried, then becomes the unit's unscored judge_error verdict: a
+    chord header part must not fail, or the callback never runs."""
 
+    header_part = True
 
-def _row_task(
-    task: Task,
-    job_id: str,
-    row: str,
-    down_since: float | None,
-    body: RowBody,
-    reply: Callable[[Outcome], Reply] | None = None,
-) -> Reply:
-    """prepare_row and aggregate_row: on a task error the row waits (not stalled) for the
-    retry, and once retries are spent the row fails with the error. A row task whose outcome
-    lets the row's turn go (evalq.worker.lifecycle.outcomes: all but Planned), or whose job is gone,
-    hands the freed turn to a waiting row."""
-    rt = runtime()
-    ended: list[Outcome] = []
+    def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
+        super().__init__(task, args)
+        self.index: int = args["index"]
+        self.writes = UnitWrites()
 
-    def run() -> Reply:
-        outcome = body(task, rt, job_id, row)
-        ended.append(outcome)
-        return {"row": row, **(reply or _reply)(outcome)}
+    def waiting(self, delay_s: float) -> None:
+        """What the unit's calls spent, and a sign of life ahead."""
+        self.writes.touch_at = time.time() + delay_s
+        record_unit(self.rt, self.row, None, self.writes)
 
-    def give_up(why: str) -> Reply:
-        ended.append(fail_row(rt.store, job_id, row, "judge_error", why))
-        return {"row": row, "status": "failed", "error": why}
-
-    def waiting(delay: float) -> None:
-        rt.store.touch(job_id, row, at=time.time() + delay)
-
-    answer = guarded(task, job_id, down_since, run, _driver(task, job_id, give_up, waiting))
-    if not ended or ended[-1].frees_turn:
-        _hand_out_turns(rt)
-    return answer
+    def give_up(self, why: str) -> Reply:
+        self.writes.touch_at = None
+        record_unit(self.rt, self.row, unscored(self.index, "judge_error", why), self.writes)
+        return {"index": self.index, "status": "unscored", "error": why}
 
 
 def _hand_out_turns(rt: Runtime) -> None:
@@ -131,10 +159,6 @@ def _hand_out_turns(rt: Runtime) -> None:
         hand_out(rt.store, rt.settings, send_row)
     except Exception:
         log.warning("turns: handing out failed; the watchdog's next sweep does it", exc_info=True)
-
-
-def _online(task: Task) -> Online:
-    return Online(task.request.retries, (task.request.kwargs or {}).get("first_429_at"))
 
 
 def _reply(outcome: Outcome) -> Reply:
@@ -155,104 +179,72 @@ def _reply(outcome: Outcome) -> Reply:
     raise AssertionError(f"a row task cannot end with {outcome}")
 
 
-def _countdown(task: Task, rt: Runtime, outcome: Outcome) -> None:
+def _countdown(run: _RowTaskRun, outcome: Outcome) -> None:
     """A judge error's countdown (evalq.worker.lifecycle.judge_errors) as a Celery retry."""
     if isinstance(outcome, RetryAfter):
         # down_since is dropped: Redis answered, so a later outage starts a new budget.
         raise scheduler().retry(
-            task,
+            run.task,
             countdown=outcome.delay_s,
             kwargs={"first_429_at": outcome.first_429_at},
-            max_retries=rt.settings.rate_limit_max_retries,
+            max_retries=run.rt.settings.rate_limit_max_retries,
         ) from None
 
 
 @app.task(bind=True, name=PREPARE_ROW, max_retries=None, ignore_result=True)
+@guarded(RowRun)
 def prepare_row(
-    self: Task,
+    run: RowRun,
     job_id: str,
-    row: str,
+    line: str,
     down_since: float | None = None,
     first_429_at: float | None = None,
     task_errors: int = 0,
-) -> dict[str, Any]:
-    return _row_task(self, job_id, row, down_since, _prepare_row)
-
-
-def _prepare_row(task: Task, rt: Runtime, job_id: str, line: str) -> Outcome:
-    outcome = online.prepare(rt, job_id, line, _online(task))
-    _countdown(task, rt, outcome)
+) -> Reply:
+    outcome = online.prepare(run.rt, run.row, run.attempt())
+    _countdown(run, outcome)
     if isinstance(outcome, Planned):
         header = [run_unit.s(job_id, line, index) for index in outcome.units]
         scheduler().chord(header, aggregate_row.s(job_id, line))
-    return outcome
+    return run.reply(outcome)
 
 
 @app.task(bind=True, name="evalq.run_unit", max_retries=None)
+@guarded(UnitRun)
 def run_unit(
-    self: Task,
+    run: UnitRun,
     job_id: str,
-    row: str,
+    line: str,
     index: int,
     down_since: float | None = None,
     first_429_at: float | None = None,
     task_errors: int = 0,
-) -> dict[str, Any]:
-    """A task error (a bug of ours) is retried, then becomes the unit's unscored judge_error
-    verdict: a chord header part must not fail, or the callback never runs."""
-    rt = runtime()
-    writes = UnitWrites()
-
-    def waiting(delay: float) -> None:  # what the unit's calls spent, and a sign of life ahead
-        writes.touch_at = time.time() + delay
-        record_unit(rt, job_id, row, None, writes)
-
-    def give_up(why: str) -> Reply:
-        writes.touch_at = None
-        record_unit(rt, job_id, row, unscored(index, "judge_error", why), writes)
-        return {"index": index, "status": "unscored", "error": why}
-
-    return guarded(
-        self,
-        job_id,
-        down_since,
-        lambda: _run_unit(self, rt, job_id, row, index, writes),
-        _driver(self, job_id, give_up, waiting, header_part=True),
-    )
-
-
-def _run_unit(
-    task: Task, rt: Runtime, job_id: str, line: str, index: int, writes: UnitWrites
-) -> dict[str, Any]:
-    outcome = online.run_unit(rt, job_id, line, index, writes, _online(task))
-    _countdown(task, rt, outcome)
+) -> Reply:
+    outcome = online.run_unit(run.rt, run.row, index, run.writes, run.attempt())
+    _countdown(run, outcome)
     return {"index": index, **_reply(outcome)}
 
 
 @app.task(bind=True, name="evalq.aggregate_row", max_retries=None, ignore_result=True)
+@guarded(RowRun)
 def aggregate_row(
-    self: Task,
+    run: RowRun,
     _parts: list[Any],
     job_id: str,
-    row: str,
+    line: str,
     down_since: float | None = None,
     task_errors: int = 0,
-) -> dict[str, Any]:
-    return _row_task(self, job_id, row, down_since, _aggregate_row, _aggregate_reply)
+) -> Reply:
+    early_retries_left = run.task.request.retries < _EARLY_CALLBACK_RETRIES
+    outcome = online.aggregate(run.rt, run.row, early_retries_left=early_retries_left)
+    if isinstance(outcome, RetryAfter):  # the chord completed early: wait for the stragglers
+        raise scheduler().retry(
+            run.task, countdown=outcome.delay_s, max_retries=_EARLY_CALLBACK_RETRIES
+        )
+    return run.reply(outcome, _aggregate_reply)
 
 
 def _aggregate_reply(outcome: Outcome) -> Reply:
     if isinstance(outcome, Skipped):
         return {"left": "for resume"}  # not counted: resume finishes it
     return _reply(outcome)
-
-
-def _aggregate_row(task: Task, rt: Runtime, job_id: str, line: str) -> Outcome:
-    early_retries_left = task.request.retries < _EARLY_CALLBACK_RETRIES
-    outcome = online.aggregate(rt, job_id, line, early_retries_left=early_retries_left)
-    if isinstance(outcome, RetryAfter):  # the chord completed early: wait for the stragglers
-        again = scheduler().retry(
-            task, countdown=outcome.delay_s, max_retries=_EARLY_CALLBACK_RETRIES
-        )
-        raise again
-    return outcome

@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from evalq.core.errors import InputError
 from evalq.core.judge import Judge, MediaPart
-from evalq.core.kv import KeyValue
 from evalq.core.media import allowed_types
 from evalq.core.metric import RowContext
 from evalq.core.pricing import job_prices
+from evalq.core.shared_cache import KeyValue
 from evalq.worker.dispatch.heartbeat import claim_lease_s, interval_for
 from evalq.worker.judges.files import RedisShared, deliver_media, job_roots, media_rules
 from evalq.worker.judges.gemini import get_judge
@@ -24,7 +24,7 @@ from evalq.worker.judges.limiter import Limit, RateLimiter
 from evalq.worker.judges.media_cache import MediaCache
 from evalq.worker.judges.stack import Innermost, JobCalls, api_layers, build_stack, job_layers
 from evalq.worker.settings import Settings, get_settings
-from evalq.worker.store import Store
+from evalq.worker.store import RowRef, Store
 from evalq.worker.store.unit_writes import UnitWrites
 
 
@@ -124,8 +124,7 @@ def runtime() -> Runtime:
 
 def row_context(
     rt: Runtime,
-    job_id: str,
-    line: str,
+    row: RowRef,
     writes: UnitWrites | None = None,
     *,
     innermost: Innermost | None = None,
@@ -133,21 +132,22 @@ def row_context(
     probe: CacheProbe | None = None,
     versions: set[str] | None = None,
 ) -> RowContext:
-    """What a metric sees of the runtime for the row on `line`; `writes`, `batch`, `versions`
+    """What a metric sees of the runtime for `row`; `writes`, `batch`, `versions`
     as in evalq.worker.judges.stack.JobCalls, `innermost` and `probe` as in Runtime.judge (a
     metric's own counters are held in `writes` too)."""
-    config, row = rt.store.config(job_id), rt.store.row(job_id, line)
+    job_id = row.job_id
+    config, given = rt.store.config(job_id), rt.store.row(row)
 
     def media(field: str) -> MediaPart:
-        ref = row.media.get(field)
+        ref = given.media.get(field)
         if ref is None:
-            raise InputError(row.id, field, "missing")
+            raise InputError(given.id, field, "missing")
         allowed = allowed_types(field)
         # Inline when small, uploaded once per job through the Files API when large.
         shared = RedisShared(rt.store)
         rules = media_rules(rt.settings, job_roots(config))
         return deliver_media(
-            rt.settings, rt.media, shared, job_id, row.id, field, ref, allowed, rules
+            rt.settings, rt.media, shared, job_id, given.id, field, ref, allowed, rules
         )
 
     def count(name: str, amount: int) -> None:
@@ -166,7 +166,7 @@ def row_context(
 
     return RowContext(
         job=config,
-        row=row,
+        row=given,
         judge=judge,
         candidate=lambda model: judge(model, "candidate"),
         media=media,

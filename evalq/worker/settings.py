@@ -24,8 +24,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalq.core import bounds
 from evalq.core.errors import EvalqError
-from evalq.core.gcs_media import SETTING as GCS_SETTING
-from evalq.core.gcs_media import GcsMedia, GcsNameError
 from evalq.core.pricing import Price, PriceError, price_table
 from evalq.core.secret_urls import UrlError, scrub, split_url
 from evalq.core.thinking import ThinkingError, parse_settings
@@ -306,6 +304,11 @@ class Settings(BaseSettings):
     @field_validator("gcs_media", mode="before")
     @classmethod
     def _gcs_places(cls, value: Any) -> Any:
+        if value == ():  # unset: nothing to check, and the media package stays unloaded
+            return value
+        from evalq.core.media.gcs import SETTING as GCS_SETTING
+        from evalq.core.media.gcs import GcsMedia, GcsNameError
+
         try:
             return tuple(map(str, GcsMedia.of(value).places))
         except GcsNameError as exc:

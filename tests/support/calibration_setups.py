@@ -1,12 +1,12 @@
 """Two judge setups' rows against one rater's labels, built by hand: the calibration's
-figures (evalq.core.calibration) and the client's views of them (evalq.client.calibrate*)
+figures (evalq.core.human.calibration) and the client's views of them (evalq.client.calibrate*)
 are tested on the same rows, so each side's expectations hold for the other."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evalq.core.calibration import SetupRows
+from evalq.core.human.calibration import SetupRows
 from evalq.core.models import JobSummary, RowResult
 from tests.support.summaries import job_summary
 

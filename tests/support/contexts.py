@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalq.core.judge import Judge, MediaPart
-from evalq.core.kv import KeyValue
 from evalq.core.metric import RowContext
 from evalq.core.models import JobConfig, RowInput
+from evalq.core.shared_cache import KeyValue
 from evalq.testing import MemoryKV, run_row
 
 __all__ = ["row_context", "run_row"]

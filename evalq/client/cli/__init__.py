@@ -25,8 +25,9 @@ from evalq.client.cli import (
     submit,
 )
 from evalq.client.cli.attach import Detached, forget_job, noted_job
-from evalq.client.cli.common import err_console, pause_collector, shown, visible
+from evalq.client.cli.common import err_console, pause_collector
 from evalq.client.cli.help import TaskGroup, examples
+from evalq.client.output.terminal.visible import shown, visible
 
 __all__ = ["cli_entry", "main"]
 
@@ -66,24 +67,6 @@ for command in (
 ):
     main.add_command(command)
 
-metrics = serve.metrics  # the command objects, by name, as before the split into modules
-
-
-# Names other code imports from here, loaded when asked for (`job_options` loads the options
-# models, `wait_with_progress` rich's progress bar).
-_MOVED = {
-    "job_options": "evalq.client.cli.metric_flags",
-    "wait_with_progress": "evalq.client.cli.submit",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 def cli_entry() -> None:
     """The `evalq` command: every exit code it ends with is one of evalq.client.cli.exit_codes
@@ -109,7 +92,7 @@ def cli_entry() -> None:
 
 class _VisibleStderr(io.TextIOBase):
     """Standard error for click's own messages (a usage error, a refused value): written
-    through evalq.client.visible, line breaks kept."""
+    through evalq.client.output.terminal.visible, line breaks kept."""
 
     def write(self, s: str) -> int:
         sys.stderr.write(visible(s, multiline=True))
@@ -125,7 +108,7 @@ _guarded: list[bool] = []  # the warnings and logging hooks below, once per proc
 def _guard_stray_output() -> None:
     """What reaches standard error without evalq's printers, a Python warning or a log record
     a library emits with no handler set up (logging's last resort), is shown through
-    evalq.client.visible as well: a message can quote a row's text."""
+    evalq.client.output.terminal.visible as well: a message can quote a row's text."""
     import logging
     import warnings
 

@@ -14,7 +14,8 @@ from typing import IO, Any
 import click
 
 from evalq.client.cli import exit_codes
-from evalq.client.cli.common import emit, err_console, shown
+from evalq.client.cli.common import emit, err_console
+from evalq.client.output.terminal.visible import shown
 
 # The job this command submitted or waits on, once there is one: a Ctrl-C anywhere after
 # that point (not only inside the wait) says the job runs on. One command per process.

@@ -22,9 +22,9 @@ from evalq.client.cli.common import (
     make_reader,
     out_console,
     redis_option,
-    visible,
 )
 from evalq.client.cli.help import examples
+from evalq.client.output.terminal.visible import visible
 from evalq.core.registry import metric_names
 
 # evaluate keywords a setup does not set for itself: calibrate sets them, or they are the
@@ -192,7 +192,7 @@ def calibrate(
     accuracy, cost per row, paired differences (Holm across pairs), and the best per unit of
     cost. Run setups on DATASET (--setup) or read jobs already run (--job)."""
     from evalq.client.calibrate import calibrate as run_calibration
-    from evalq.core.calibration import calibration_dict
+    from evalq.core.human.calibration import calibration_dict
 
     if bool(setups) == bool(jobs):
         raise click.UsageError("give --setup (with DATASET) or --job, not both")
@@ -215,13 +215,13 @@ def calibrate(
         reader=reader,
     ).calibration
     if html_path is not None:
-        from evalq.client.calibrate_render import render_calibration_html
         from evalq.client.cli.read import write_html
+        from evalq.client.output.html.calibration import render_calibration_html
 
         write_html(html_path, render_calibration_html(result))
     if as_json:
         echo_json(json.dumps(calibration_dict(result)))
     else:
-        from evalq.client.calibrate_render import print_calibration
+        from evalq.client.output.terminal.calibration import print_calibration
 
         print_calibration(out_console(), result)

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-# The commands take both from here (a re-export: the `as` says so to mypy).
-from evalq.client.visible import shown as shown  # noqa: PLC0414
-from evalq.client.visible import visible as visible  # noqa: PLC0414
+from evalq.client.output.terminal.visible import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +26,7 @@ if TYPE_CHECKING:
 def err_console() -> Console:
     """Standard error's rich console, made when first used: `evalq status` prints its summary
     without rich and loads it only for a warning."""
-    from evalq.client.console import TerminalConsole
+    from evalq.client.output.terminal.console import TerminalConsole
 
     return TerminalConsole(stderr=True)
 
@@ -36,9 +34,9 @@ def err_console() -> Console:
 @functools.cache
 def out_console() -> Console:
     """Standard output's rich console. Both consoles send no control character of the
-    user's or the judge's text (evalq.client.console), as every printer shows that text
-    through evalq.client.visible first."""
-    from evalq.client.console import TerminalConsole
+    user's or the judge's text (evalq.client.output.terminal.console), as every printer shows
+    that text through evalq.client.output.terminal.visible first."""
+    from evalq.client.output.terminal.console import TerminalConsole
 
     return TerminalConsole()
 
@@ -172,10 +170,10 @@ optional_job_argument = click.argument("job", metavar="[JOB]", required=False, c
 
 
 def job_of(reader: JobReader, ref: str) -> str:
-    """The id of the job `ref` names (evalq.client.job_refs): a full id as given, with no
+    """The id of the job `ref` names (evalq.client.jobs.lookup): a full id as given, with no
     lookup; a unique id prefix or a --name found in Redis and the archive. A ref that fits
     several jobs, or none, is refused (exit 2) saying which, or where it looked."""
-    from evalq.client.job_refs import resolve
+    from evalq.client.jobs.lookup import resolve
 
     return resolve(reader, ref)
 
@@ -190,6 +188,6 @@ def emit(summary: Any, as_json: bool, brief: bool = False) -> None:
             f"job {summary.job_id} enqueued: watch it with `evalq status {summary.job_id}`"
         )
         return
-    from evalq.client.summary_view import print_summary
+    from evalq.client.output.terminal.summary import print_summary
 
     print_summary(summary)

@@ -17,11 +17,10 @@ from evalq.client.cli.common import (
     make_reader,
     out_console,
     redis_option,
-    shown,
-    visible,
 )
 from evalq.client.cli.help import examples
 from evalq.client.cli.read import write_html
+from evalq.client.output.terminal.visible import shown, visible
 
 if TYPE_CHECKING:
     from evalq.comparisons.align import AlignBy
@@ -133,7 +132,7 @@ def compare(
     reader = make_reader(redis_url)
     comparison = compare_jobs(reader, sides, by=align_by(by), group_by=list(group_by))
     if html_path is not None:
-        from evalq.client.compare_report import media_lookup, render_comparison
+        from evalq.client.output.html.comparison import media_lookup, render_comparison
 
         labels = {s.label: s for s in comparison.sides}
         inputs = {label: reader.inputs(s.job_id, s.candidate) for label, s in labels.items()}
@@ -150,7 +149,7 @@ def compare(
     if as_json:
         echo_json(json.dumps(comparison_dict(comparison, top=top)))
     else:
-        from evalq.client.compare_render import print_comparison
+        from evalq.client.output.terminal.comparison import print_comparison
 
         print_comparison(out_console(), comparison, top=min(top, 5))
     if fail_under is not None:
@@ -223,14 +222,14 @@ def leaderboard(
     standings = standings_of(comparison)
     groups = group_leaderboards(comparison)
     if csv_path is not None:
-        from evalq.client.compare_render import leaderboard_csv
+        from evalq.client.output.exports.csv_tables import leaderboard_csv
 
         csv_path.write_text(leaderboard_csv(standings, groups), encoding="utf-8")
         err_console().print(f"wrote {visible(csv_path)}", markup=False)
     if as_json:
         echo_json(json.dumps(leaderboard_dict(comparison, standings, groups if group_by else None)))
     else:
-        from evalq.client.compare_render import print_leaderboard
+        from evalq.client.output.terminal.comparison import print_leaderboard
 
         print_leaderboard(out_console(), comparison, standings, groups)
     if refuse_mixed(comparison, "not a ranking of the candidates alone", allow_mixed):

@@ -22,6 +22,7 @@ from evalq.client.cli.common import (
     wait_option,
 )
 from evalq.client.cli.help import examples
+from evalq.client.output.terminal.visible import shown
 
 if TYPE_CHECKING:
     from evalq.client.client import Client
@@ -182,7 +183,7 @@ def archive(jobs: tuple[str, ...], every: bool, redis_url: str | None) -> None:
     that ended before the archive existed, or to write one again (it replaces its record).
     Each JOB is an id, a unique prefix of one, or a --name."""
     from evalq.client.archive_jobs import archive_job, ended_in_redis
-    from evalq.client.cli.common import make_reader, shown
+    from evalq.client.cli.common import make_reader
 
     reader = make_reader(redis_url)
     ids = [job_of(reader, job) for job in jobs] + (ended_in_redis(reader) if every else [])

@@ -23,10 +23,9 @@ from evalq.client.cli.common import (
     optional_job_argument,
     out_console,
     redis_option,
-    shown,
-    visible,
 )
 from evalq.client.cli.help import examples
+from evalq.client.output.terminal.visible import shown, visible
 
 group_by_option = click.option(
     "--group-by",
@@ -87,7 +86,7 @@ def status(
         return
     emit(summary, as_json)
     if records:
-        from evalq.client.render import batch_notes, batches_table
+        from evalq.client.output.terminal.tables import batch_notes, batches_table
 
         now = time.time()
         out_console().print(batches_table(records, now))
@@ -157,8 +156,8 @@ def jobs(
     """The history of jobs: live ones (running, paused) on top, then every ended job, from
     Redis and the archive, the newest first: name, dataset, when, metric, status, owner (who
     submitted it), rows and mean."""
-    from evalq.client.job_filters import SinceError, parse_since
-    from evalq.client.jobs_table import jobs_table
+    from evalq.client.jobs.listing import SinceError, parse_since
+    from evalq.client.output.terminal.tables import jobs_table
     from evalq.worker.archive.filters import JobFilter
 
     try:
@@ -199,8 +198,8 @@ def results(job: str, fmt: str, out: Path | None, redis_url: str | None) -> None
     """Write per-row results (also while the job runs). JSON Lines hold no character a terminal
     would obey raw (C1 controls, bidi overrides: JSON escapes, the same values); a CSV is the
     data as it is, its control characters shown escaped only on a terminal."""
-    from evalq.client.render import results_jsonl
-    from evalq.client.results_csv import results_csv
+    from evalq.client.output.exports.csv_tables import results_csv
+    from evalq.client.output.exports.jsonl import results_jsonl
 
     reader = make_reader(redis_url)
     job_id = job_of(reader, job)
@@ -240,7 +239,7 @@ def report(
     job: str, html_path: Path, max_rows: int, group_by: tuple[str, ...], redis_url: str | None
 ) -> None:
     """Write an HTML report: summary, per-tag chart, and per row what the judge saw and said."""
-    from evalq.client.report import render_report
+    from evalq.client.output.html.report import render_report
     from evalq.core.models import RowInput
 
     reader = make_reader(redis_url)

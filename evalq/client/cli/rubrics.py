@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from evalq.client.cli.common import make_reader, redis_option, visible
+from evalq.client.cli.common import make_reader, redis_option
 from evalq.client.cli.help import examples
 from evalq.client.cli.metric_flags import data_root_option
+from evalq.client.output.terminal.visible import visible
 
 
 @click.command(

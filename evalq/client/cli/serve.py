@@ -13,10 +13,9 @@ from evalq.client.cli.common import (
     err_console,
     make_client,
     redis_option,
-    shown,
-    visible,
 )
 from evalq.client.cli.help import examples
+from evalq.client.output.terminal.visible import shown, visible
 
 if TYPE_CHECKING:
     from evalq.worker.settings import Settings

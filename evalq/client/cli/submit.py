@@ -17,7 +17,6 @@ from evalq.client.cli.common import (
     file_option,
     make_client,
     out_console,
-    shown,
 )
 from evalq.client.cli.help import examples
 from evalq.client.cli.metric_flags import (
@@ -28,6 +27,7 @@ from evalq.client.cli.metric_flags import (
     shared_flags,
     thinking_flags,
 )
+from evalq.client.output.terminal.visible import shown
 from evalq.core.registry import metric_names
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def submit_and_report(
         if as_json:
             echo_json(plan.model_dump_json())
         else:
-            from evalq.client.render import print_dry_run
+            from evalq.client.output.terminal.tables import print_dry_run
 
             print_dry_run(out_console(), plan)
         return
@@ -210,7 +210,7 @@ def _say_submitted(
 
 def checked_name(name: str | None) -> str | None:
     """--name, refused here with the flag named rather than after the dataset is read."""
-    from evalq.client.job_names import check_name
+    from evalq.client.jobs.lookup import check_name
     from evalq.core.errors import DatasetError
 
     try:

@@ -1,12 +1,6 @@
-"""Vertex AI's online routes: ``:generateContent`` and ``:countTokens`` on a publisher model,
-under a project and location (``/{v1|v1beta1}/projects/{p}/locations/{l}/publishers/google/
-models/{model}:{method}``, what google-genai builds with ``vertexai=True``) or without them
-(express mode's ``/{v1|v1beta1}/publishers/google/models/{model}:{method}``).
-
-They answer with the Gemini API routes' handlers, so a job sees the same judge, scripts,
-quotas, faults and thinking on either API; only the wording differs (evalq.fake_gemini.vertex).
-Calls are counted under ``"vertex"`` in ``/stats`` ``by_route``, so a test can tell which API a
-client really spoke."""
+"""Vertex AI's online routes (``:generateContent`` and ``:countTokens`` on a publisher model,
+with or without a project and location), answered by the Gemini API routes' handlers so a job
+sees the same judge on either API; only the wording differs (evalq.fake_gemini.vertex)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Vertex AI's batch prediction jobs: ``/{v1|v1beta1}/projects/{p}/locations/{l}/
-batchPredictionJobs`` (POST creates, GET lists), ``.../batchPredictionJobs/{id}`` (GET, DELETE)
-and ``.../batchPredictionJobs/{id}:cancel`` (POST). Requests and results are in Cloud Storage
-(evalq.fake_gemini.vertex_batches); each request is answered by the same judge and script as the
-Gemini API's batches. Two test knobs: GET /stats/vertex-batches, and POST
-/vertex-batches/attach-output, which attaches the output of every job that holds it back
-(late_output), so a test can take a step while a job says SUCCEEDED without it."""
+"""Vertex AI's batch prediction jobs (create, list, get, cancel, delete) over
+evalq.fake_gemini.vertex_batches, and two test knobs: GET /stats/vertex-batches and POST
+/vertex-batches/attach-output."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Extra skills of the simulated judge, one module per metric.
-
-Each module here exposes ``answer(request: FakeRequest, judge: SeesImages) -> str | None``
-and returns None for requests that are not its own (it recognises judge requests by the response
-schema's properties or the <untrusted-CODE kind=...> blocks of its metric's prompts, and requests
-to the model under test by their system instruction and plain message: evalq.fake_gemini.messages).
-SeesImages asks every
-skill, in module-name order, before its built-in Gecko image answers. Everything a skill writes
-must be deterministic and labelled "[simulated judge]".
-"""
+"""Skills of the simulated judge, one module per metric, asked in module-name order before the
+Gecko image skill; docs/architecture/fake-server.md says how each answers."""
 
 from __future__ import annotations
 
@@ -26,6 +18,8 @@ LAST = "gecko_image"  # answers anything, so it is asked after every other skill
 
 @lru_cache(maxsize=1)
 def skills() -> tuple[Skill, ...]:
+    """Each module's ``answer(request, judge) -> str | None``, in module-name order; it returns
+    None for requests that are not its own."""
     found: list[Skill] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name == LAST:

@@ -1,22 +1,5 @@
-"""The simulated judge's groundedness skill: it answers from the context, and judges answers.
-
-Two kinds of request are ours. A plain request (no untrusted block, no response schema) with
-material under a "Context:"-like heading, sent with our answer guidance as its system
-instruction or with none (a user's own template), asks the model under test for an answer: we
-answer extractively, copying the context sentences that share the most words with the query,
-then a polite closing sentence. A request with untrusted blocks of kind query, context and
-response that asks for the groundedness schema (or, without a schema, uses our prompt's labels)
-is a judging request:
-each sentence of the response is labelled by word overlap with the context's sentences (a close
-match is supported, with that context sentence as the excerpt; a close match whose numbers or
-negation differ is contradictory; anything else unsupported; greetings and closings no_rad),
-and the response is eligible when it shares words with the query, itself or through the
-passages its supported sentences quote (a terse "Paris." answers a question about France's
-capital when the context says Paris is its capital). So a faithful answer really
-scores higher than one with an invented claim. Asked again for sentences its labelling left
-out (an untrusted block of kind unlabelled_sentences), it labels those the same way.
-Deterministic; labelled "[simulated judge]".
-"""
+"""The simulated judge's groundedness skill: it answers from the context, and judges answers by
+word overlap, so a faithful answer really scores higher than one with an invented claim."""
 
 from __future__ import annotations
 

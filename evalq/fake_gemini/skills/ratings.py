@@ -1,15 +1,5 @@
-"""The simulated judge's pointwise ratings, pairwise choices, and candidate answers for ranking.
-
-Offline runs need verdicts that depend on the inputs, or every rating would be the same and
-the pipeline would test nothing. This judge reads the delimited inputs of our prompts and
-measures plain word overlap: how much of the question a response addresses (relevance), how
-much of the response the context or document supports (support), how much of the source it
-covers (coverage), how much of a reference answer it repeats, and simple form checks (empty,
-very short, repetitive, longer than its source). The metric named in the prompt decides which
-of these count. A pairwise choice compares the two responses' assessments, which are computed
-from their content alone, so the order they are shown in never matters. Deterministic; every
-explanation says "[simulated judge]".
-"""
+"""The simulated judge's pointwise ratings, pairwise choices, and candidate answers for ranking,
+from plain word overlap with the inputs, so a rating depends on what it rates."""
 
 from __future__ import annotations
 

@@ -19,7 +19,6 @@ from typing import Any
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
 from evalq.core.judge import Judge, JudgeReply
-from evalq.core.kv import ClaimingKeyValue
 from evalq.core.label_reading import HumanLabels
 from evalq.core.media import MediaPlace
 from evalq.core.metric import Judged, Metric, Options, Record, RowContext
@@ -34,7 +33,7 @@ from evalq.core.row_columns import read_columns
 from evalq.core.row_questions import parse_questions
 from evalq.core.row_value import QUESTION_SHARE
 from evalq.core.row_view import JudgedInput, ViewParts, questions_view
-from evalq.core.shared_work import written_once
+from evalq.core.shared_cache import ClaimingKeyValue, written_once
 from evalq.core.verdicts import unscored
 from evalq.metrics.gecko.dry import dry_questions, dry_validations
 from evalq.metrics.gecko.judges import (

@@ -8,7 +8,7 @@ the Store owns every Redis key:
 
 - archive: the Archive facade every caller uses (it loads SQLAlchemy on first use);
 - place: where the archive is (the URL, shown without a password, its identity), light;
-- errors, filters: light too, so `evalq status` of a live job loads no SQLAlchemy;
+- errors: what a command says and the archiver retries on; filters: which jobs a listing selects;
 - schema: the tables; migrations/: their revisions;
 - engine: opening it (schema created or upgraded once per process), errors as one line;
 - record: a job as written; writer: one transaction per job, idempotent;

@@ -1,18 +1,6 @@
 """Confirming a write: a job counts as archived only once it reads back where the reading
-commands look, never on the word of the connection that wrote it.
-
-A SQLite connection keeps its file open: with the file (or its folder) removed, it goes on
-writing into a file no one else can open, and the job would expire from Redis a week later
-with no record anywhere. So, after each write: the file at the archive's path must be the
-file the writing connection had open (device and inode), and the job's record must read back
-through a fresh connection, outside the pool (PostgreSQL too: cheap, and it proves the commit
-reached the server the URL names). A write that fails either is an ArchiveUnavailable like any
-other (evalq.worker.jobs.archiving keeps the job pending, its keys held, and tries again); the pool
-is dropped so the next try opens the file anew.
-
-A folder that is gone is not made again: a new, empty archive there would hide the loss of
-every job written before; the write waits until someone restores the folder (or makes it).
-"""
+commands look, never on the word of the connection that wrote it (a SQLite connection keeps
+writing into a file removed under it, which no one else can open)."""
 
 from __future__ import annotations
 
@@ -48,7 +36,8 @@ def unconfirmed(place: ArchivePlace, reason: str) -> Unconfirmed:
 
 def check_folder(place: ArchivePlace) -> None:
     """Before a SQLite write: refuse a folder that is gone, rather than write into a file
-    removed with it or create an empty archive in its place."""
+    removed with it or create an empty archive in its place, which would hide the loss of
+    every job written before; the write waits until someone restores the folder (or makes it)."""
     if place.backend != "sqlite" or not opened(place):
         return  # a first open makes the folder: the archive the settings name, new
     folder = sqlite_path(place.url).parent
@@ -63,7 +52,10 @@ def check_folder(place: ArchivePlace) -> None:
 
 def confirm(place: ArchivePlace, record: JobRecord, written: Written) -> None:
     """The job just written is in the file (or database) a fresh connection opens, as
-    written; Unconfirmed (the pool dropped) when it is not."""
+    written; Unconfirmed (the pool dropped, so the next try opens the file anew) when it is
+    not. For SQLite the file at the path must be the one the writer had open (device and
+    inode); PostgreSQL is read back too: cheap, and it proves the commit reached the server the
+    URL names. The caller keeps an unconfirmed job pending, its keys held, and tries again."""
     reason = _problem(place, record, written)
     if reason is not None:
         reopen(place)

@@ -1,11 +1,5 @@
 """Opening the archive: one SQLAlchemy engine per URL and process, its schema brought to the
-newest migration on first use, and every database error turned into one clear line.
-
-A fresh archive (an empty SQLite file or PostgreSQL database) is created at the newest revision;
-an older one is upgraded in place, under a lock, by whichever process opens it first (MLflow's
-tracking store does the same for its SQL stores). An archive of a newer revision than this
-evalq knows is refused, never written: an older evalq would drop what it does not know.
-"""
+newest migration on first use, and every database error turned into one clear line."""
 
 from __future__ import annotations
 
@@ -191,7 +185,9 @@ def writing(engine: Engine) -> Iterator[Connection]:
 
 
 def ensure_schema(engine: Engine, place: ArchivePlace) -> None:
-    """Bring the archive to the newest revision, or refuse one newer than this code."""
+    """Bring the archive to the newest revision, or refuse one newer than this code (an older
+    evalq would drop what it does not know). A fresh archive is created at the newest revision;
+    an older one is upgraded in place, under a lock, by whichever process opens it first."""
     if schema_revision(engine) == HEAD:
         return
     from alembic import command

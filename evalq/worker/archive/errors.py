@@ -1,4 +1,5 @@
-"""The archive's errors, light so a command can name them without loading SQLAlchemy."""
+"""The archive's errors: what a reading command says and the archiver retries on, whichever
+database is behind it."""
 
 from __future__ import annotations
 

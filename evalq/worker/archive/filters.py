@@ -1,4 +1,5 @@
-"""Which archived jobs a listing selects: light, so the CLI builds one without SQLAlchemy."""
+"""Which archived jobs a listing selects: built by the commands, turned into SQL by the reader
+(JobFilter.where, which alone loads SQLAlchemy)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Where the archive is, read from the settings without loading SQLAlchemy: its URL (SQLite at
-a default path when none is set), how to show it (never with a password), and its identity,
-the name by which `evalq status` and the workers tell whether everyone writes to one archive.
-
-`evalq status` of a live job asks only this module, so it stays as quick as before."""
+"""Where the archive is, read from the settings without loading SQLAlchemy (what `evalq status`
+of a live job asks, kept quick): its URL, how to show it (never with a password), and the
+identity by which status and the workers tell whether everyone writes to one archive."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A job as the archive keeps it: the texts evalq stored in Redis (config, summary, each row's
-input, result and verdicts, the question sets, batch mode's ledger), gathered when the job
-ended (evalq.worker.jobs.archiving.collect) and written in one transaction
+"""A job as the archive keeps it: the texts evalq stored in Redis, gathered when the job ended
+(evalq.worker.jobs.archiving.collect) and written in one transaction
 (evalq.worker.archive.writer)."""
 
 from __future__ import annotations

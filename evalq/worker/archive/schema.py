@@ -1,11 +1,6 @@
-"""The archive's tables, in SQLAlchemy Core: the schema the code reads and writes at the
-newest migration (worker/archive/migrations). A change here comes with a migration; the
-test of the migrations checks that upgrading an empty database gives exactly these tables.
-
-Every JSON column holds the text evalq wrote to Redis, byte for byte, so a job read back from
-the archive prints as it did from Redis. The plain columns beside them are for people who query
-the archive with SQL (docs/concepts/archive.md; every table: docs/reference/archive-schema.md).
-"""
+"""The archive's tables, in SQLAlchemy Core, at the newest migration; a change here comes with
+a migration. JSON columns hold the text evalq wrote to Redis byte for byte, so a job reads back
+as it printed from Redis; the plain columns beside them are for SQL."""
 
 from __future__ import annotations
 

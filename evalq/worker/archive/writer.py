@@ -1,9 +1,6 @@
 """Writing a job's record: one transaction that replaces whatever the archive held of the job,
-so a job written twice (a retry, two workers racing, a resumed job ending again) is one
-record, and a writer killed half way leaves the previous record (or none), never a part.
-
-PostgreSQL writers of one job queue on an advisory lock for it; SQLite's writers queue on the
-file's lock (evalq.worker.archive.engine opens every write with BEGIN IMMEDIATE)."""
+so a job written twice is one record, and a writer killed half way leaves the previous record
+(or none), never a part."""
 
 from __future__ import annotations
 
@@ -68,6 +65,8 @@ def write_record(engine: Engine, record: JobRecord) -> Written:
 
 
 def _lock_job(connection: Connection, job_id: str) -> None:
+    """PostgreSQL writers of one job queue on an advisory lock for it; SQLite's queue on the
+    file's lock (engine opens every write with BEGIN IMMEDIATE)."""
     if connection.dialect.name == "postgresql":
         key = int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big", signed=True)
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})

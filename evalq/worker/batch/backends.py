@@ -1,12 +1,6 @@
-"""Where a batch goes: the two services batch mode runs on, behind one small interface.
-
-The ledger, the sweep, re-attaching, retries, expiry and accounting (evalq.worker.batch.service and
-flow) are the same for both; only these steps differ:
-- the Gemini Developer API takes the requests as a JSONL file uploaded through its Files API
-  and returns the results as another file (keyed by each line's `key`);
-- Vertex AI (evalq.worker.batch.vertex) reads the requests from a JSONL file in Cloud Storage and
-  writes its results there (keyed by the labels each request carries).
-"""
+"""Where a batch goes: the Gemini API (a JSONL file through its Files API, results keyed by
+each line's `key`) or Vertex AI (JSONL in Cloud Storage, keyed by request labels), behind one
+interface; the ledger, sweep, retries and accounting are the same for both."""
 
 from __future__ import annotations
 

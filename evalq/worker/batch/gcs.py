@@ -1,10 +1,6 @@
-"""Cloud Storage for Vertex AI batch mode: where a job's requests are written and its results
-read. Google's own client (google-cloud-storage) does the talking: it finds the user's
-credentials (ADC, a service account) the way every Google library does, uploads large files
-resumably, streams downloads, and honours STORAGE_EMULATOR_HOST, so the tests drive a real
-emulator through the same code. It is imported when first used (storage_client,
-check_prefix): a worker that never runs a Vertex AI batch never loads it, and its start-up
-stays a quarter of a second shorter."""
+"""Cloud Storage for Vertex AI batch mode, through google-cloud-storage (credentials found
+as every Google library finds them, STORAGE_EMULATOR_HOST honoured for the tests' emulator);
+imported on first use, so a worker that never runs a Vertex AI batch never loads it."""
 
 from __future__ import annotations
 

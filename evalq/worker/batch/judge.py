@@ -1,11 +1,5 @@
 """Judges for batch mode's sweep: a reply comes from the job's stored batch results, or the
-request is collected for the next batch and the metric's work on that row stops here for now.
-
-The stack is the online one (evalq.worker.judges.stack) with the Gemini client swapped out:
-accounting (at the batch price) -> fatal-error guard -> thinking -> call cache -> batch
-results. So a call already in the call cache is never sent, thinking and output allowances are
-applied as online, and a batch reply goes into the call cache like any reply.
-"""
+request is collected for the next batch and the metric's work on that row waits for it."""
 
 from __future__ import annotations
 
@@ -26,7 +20,7 @@ from evalq.worker.judges.call_cache import call_digest
 from evalq.worker.judges.reply_reading import reply_from_response, unreadable_reply
 from evalq.worker.lifecycle.outcomes import AwaitingReply
 from evalq.worker.runtime import Runtime, row_context
-from evalq.worker.store import Store
+from evalq.worker.store import RowRef, Store
 
 
 class AwaitingBatch(AwaitingReply):
@@ -168,12 +162,14 @@ class BatchReplyJudge:
 
 
 def batch_row_context(
-    rt: Runtime, job_id: str, line: str, collector: Collector, versions: set[str] | None = None
+    rt: Runtime, row: RowRef, collector: Collector, versions: set[str] | None = None
 ) -> RowContext:
     """The online row context with judges that answer from batch results, at the batch price;
-    the model versions of the replies read go into `versions`."""
+    the model versions of the replies read go into `versions`. Every layer above the innermost
+    judge is the online one, so a call in the call cache is never sent, thinking and output
+    allowances apply as online, and a batch reply goes into the call cache like any reply."""
 
     def innermost(model: str, api: Callable[[], Judge]) -> Judge:
-        return BatchReplyJudge(model, rt.store, job_id, line, collector, online=api)
+        return BatchReplyJudge(model, rt.store, row.job_id, row.line, collector, online=api)
 
-    return row_context(rt, job_id, line, innermost=innermost, batch=True, versions=versions)
+    return row_context(rt, row, innermost=innermost, batch=True, versions=versions)

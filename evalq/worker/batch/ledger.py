@@ -25,7 +25,7 @@ class BatchRecord(BaseModel):
     round: int
     model: str
     display_name: str  # evalq-{job}-{id}: how a batch created just before a crash is found
-    source: Literal["inline", "file"]  # "file" now; "inline" in records of older jobs
+    source: Literal["inline", "file"]  # every batch sent is "file"; "inline" is still read
     requests: int
     name: str | None = None  # batches/{id} once created
     state: str = "SUBMITTING"

@@ -1,7 +1,6 @@
-"""A batch whose job is gone from Redis (expired, or Redis lost its data) is cancelled on the
-server: nothing would ever read its results, and it would run to its end, and be billed. Its
-ledger went with the job, so the batch is found by the display name it was created under
-(evalq.worker.batch.service.display_name), as a batch created just before a crash is adopted."""
+"""A batch whose job is gone from Redis is cancelled on the server: nothing would read its
+results, and it would run to its end and be billed. Its ledger went with the job, so it is
+found by the display name it was created under."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Reading the Batch API the way google-genai's own readers mean to: fields it does not model
-are ignored, and fields of a shape it does not expect are kept, not fatal.
-
-google-genai 3.4 validates a batch strictly: a per-request error whose `details` hold google.rpc
-objects (as the Batch API reference types them) fails `batches.get` with a ValidationError,
-and a results line with an unmodelled field fails `GenerateContentResponse.model_validate`. A
-reader that raises there would leave a job polling forever. So batches are fetched as raw JSON
-through the SDK's own HTTP client (auth, base URL, retries of transport stay the SDK's) and only
-the fields evalq uses are read; replies go through the SDK's forgiving `_from_response`.
-"""
+"""Reading the Batch API tolerantly: fields evalq does not use are ignored and fields of an
+unexpected shape are kept, because a reader that raises would leave a job polling forever."""
 
 from __future__ import annotations
 
@@ -101,7 +93,10 @@ def view_from_body(body: dict[str, Any]) -> BatchView:
 
 
 def get_json(client: genai.Client, path: str) -> dict[str, Any]:
-    """A GET through the SDK's own HTTP client (Gemini API or Vertex), its body as raw JSON."""
+    """A GET through the SDK's own HTTP client (Gemini API or Vertex: auth, base URL and
+    transport retries stay the SDK's), its body as raw JSON: google-genai validates a batch
+    strictly, and a per-request error whose `details` hold google.rpc objects fails its
+    `batches.get` with a ValidationError."""
     response = client._api_client.request("get", path, {}, None)
     body = json.loads(response.body) if response.body else {}
     return body if isinstance(body, dict) else {}

@@ -1,7 +1,6 @@
 """Batch mode's steps, each safe to run again after a crash: submit a round (adopting a batch
-created just before a crash instead of creating it twice), poll one batch, ingest its results
-in chunks, cancel a job's batches. The same steps on either service (evalq.worker.batch.backends):
-the Gemini API's Batch API, or Vertex AI's batch prediction jobs through Cloud Storage."""
+created just before a crash), poll one batch, ingest its results in chunks, cancel a job's
+batches; the same steps on either service (evalq.worker.batch.backends)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """One sweep of a batch-mode job: drive every row not yet done as far as the stored batch
-results allow, and collect the requests still unanswered for the next round.
-
-It is the online row's life in one loop (plan, each unit, aggregate: evalq.worker.lifecycle), with
-the metric's own code: verdicts are first-write-wins, rows are counted by the same finish_row, so a
-sweep run twice (a worker killed mid-sweep) changes nothing the first run wrote.
-"""
+results allow, through the online row's life (evalq.worker.lifecycle), and collect the requests
+still unanswered; a sweep run twice changes nothing the first run wrote."""
 
 from __future__ import annotations
 
@@ -20,6 +16,7 @@ from evalq.worker.lifecycle.outcomes import Finished, Held, Outcome, Paused, Pla
 from evalq.worker.lifecycle.planning import plan_row
 from evalq.worker.lifecycle.units import answer_unit, record_unit
 from evalq.worker.runtime import Runtime
+from evalq.worker.store import RowRef
 from evalq.worker.store.unit_writes import UnitWrites
 
 
@@ -55,7 +52,7 @@ def sweep(
             result.cut_short = True
             break
         result.rows_seen += 1
-        outcome = _advance_row(rt, job_id, line, collector)
+        outcome = _advance_row(rt, RowRef(job_id, line), collector)
         if isinstance(outcome, Paused):
             result.paused = True
             break
@@ -66,20 +63,20 @@ def sweep(
     return result
 
 
-def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> Outcome:
+def _advance_row(rt: Runtime, row: RowRef, collector: Collector) -> Outcome:
     """The online row's life (evalq.worker.lifecycle) with the batch judges: every unit not answered
     is asked, and the row is scored once none waits or is held."""
     versions: set[str] = set()  # of the replies read since it was last emptied
-    ctx = batch_row_context(rt, job_id, line, collector, versions)
-    planned = plan_row(rt, job_id, line, ctx, BATCH)
+    ctx = batch_row_context(rt, row, collector, versions)
+    planned = plan_row(rt, row, ctx, BATCH)
     if not isinstance(planned, Planned):
         return planned
     waiting = held = False
     for unit in planned.plan.units:
-        if rt.store.verdict(job_id, line, unit.index) is not None:
+        if rt.store.verdict(row, unit.index) is not None:
             continue
         versions.clear()  # the unit's own replies only, as a unit task's writes hold them
-        answer = answer_unit(rt, job_id, ctx, planned.plan, unit, BATCH)
+        answer = answer_unit(rt, row, ctx, planned.plan, unit, BATCH)
         if isinstance(answer, Paused):
             return answer
         waiting = waiting or isinstance(answer, Waiting)
@@ -88,10 +85,10 @@ def _advance_row(rt: Runtime, job_id: str, line: str, collector: Collector) -> O
             # The online write path: first write wins, the row's sign of life with it. The
             # batch judges have accounted their calls already, so the writes hold only the
             # replies' versions, which the verdict is stamped with.
-            record_unit(rt, job_id, line, answer, UnitWrites(versions=set(versions)))
+            record_unit(rt, row, answer, UnitWrites(versions=set(versions)))
     if waiting:
         return Waiting()
     if held:
         return Held()
-    verdicts = rt.store.verdicts(job_id, line)
-    return aggregate_and_count(rt.store, job_id, line, planned.plan, verdicts)
+    verdicts = rt.store.verdicts(row)
+    return aggregate_and_count(rt.store, row, planned.plan, verdicts)

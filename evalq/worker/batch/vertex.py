@@ -1,19 +1,6 @@
 """Batch mode on Vertex AI: batch prediction jobs that read their requests from Cloud Storage
-and write their results there.
-
-- The requests of a batch go as one JSONL file, `{prefix}/{display name}/requests.jsonl`, each
-  line `{"request": GenerateContentRequest}` in Vertex's REST form (built with google-genai's
-  own converter for Vertex, so it is what the SDK would send online).
-- The job writes its results under `{prefix}/{display name}/`, in a folder of its own
-  (`prediction-model-<time>/`, named by the job's `outputInfo.gcsOutputDirectory`), as
-  `predictions.jsonl` or its shards `predictions_00001.jsonl`... Each line holds the request as
-  it was sent, and either its `response` or, for a failed request, a `status` text. Only those
-  names, only in the folder the job reports (and only under the batch's own folder), are read:
-  whoever can write the bucket can add objects beside them, which are ignored and counted.
-- A line is matched to its request by a key the request itself carries back: two request
-  labels, `evalq_key_a` and `evalq_key_b`, the two halves of the call digest (a label value is
-  at most 63 characters, a digest 64). Never by position: Vertex does not promise the order.
-"""
+and write their results there; docs/guides/batch-mode.md says what is written where and what
+is read."""
 
 from __future__ import annotations
 
@@ -54,6 +41,8 @@ _REASONS = {
 
 
 def label_key(digest: str) -> dict[str, str]:
+    """The call digest as two request labels, which Vertex echoes back with each result (a
+    label value is at most 63 characters, a digest 64); Vertex does not promise the order."""
     half = len(digest) // 2
     return {KEY_LABELS[0]: digest[:half], KEY_LABELS[1]: digest[half:]}
 
@@ -68,8 +57,9 @@ def key_from_labels(labels: Any) -> str | None:
 
 
 def request_line(client: genai.Client, inlined: types.InlinedRequest) -> str:
-    """`{"request": ...}` in Vertex's REST form, keyed by labels (which Vertex echoes back
-    inside the request of every results line)."""
+    """`{"request": ...}` in Vertex's REST form, built with google-genai's own converter for
+    Vertex (what the SDK would send online), keyed by labels (which Vertex echoes back inside
+    the request of every results line)."""
     key = str((inlined.metadata or {}).get("key") or "")
     config = (inlined.config or types.GenerateContentConfig()).model_copy(
         update={"labels": label_key(key)}

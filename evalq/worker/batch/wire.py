@@ -1,9 +1,5 @@
-"""Batch requests and results on the wire, as google-genai builds and reads them.
-
-A request goes out exactly as online: the same contents and config (evalq.worker.judges.gemini's
-request_parts). Inline, the SDK converts it; in a JSONL file, each line must hold the REST form
-the SDK would have sent, so the line is built with the SDK's own converter for inlined requests
-(private in google-genai 3.x: tests/unit/test_batch_wire.py pins the shape)."""
+"""Batch requests and results on the wire, as google-genai builds and reads them: a request
+goes out exactly as online (evalq.worker.judges.gemini's request_parts)."""
 
 from __future__ import annotations
 
@@ -72,7 +68,9 @@ def inlined_request(
 
 
 def file_line(client: genai.Client, inlined: types.InlinedRequest) -> str:
-    """One JSONL line, ``{"key": ..., "request": GenerateContentRequest}``, as documented."""
+    """One JSONL line, ``{"key": ..., "request": GenerateContentRequest}``, as documented, in
+    the REST form the SDK would have sent: built with its own converter for inlined requests
+    (private in google-genai 3.x: tests/unit/test_batch_wire.py pins the shape)."""
     wire = genai_batches._InlinedRequest_to_mldev(client._api_client, inlined)
     wire = _common.encode_unserializable_types(_common.convert_to_dict(wire))
     key = (inlined.metadata or {}).get("key")

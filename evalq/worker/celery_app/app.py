@@ -1,14 +1,5 @@
-"""The Celery app: Redis broker and backend, JSON only, at-least-once delivery.
-
-Two queues: question tasks (validators, aggregation) are consumed before row tasks, so workers
-finish rows already started before opening new ones (depth first) and progress shows early.
-
-The worker's app is built from the environment's settings on first use (`get_app()`, or the
-module attribute `app` that `celery -A evalq.worker.celery_app.app` and `from
-evalq.worker.celery_app.app import app` look up), never at import: a client given explicit settings
-must not need valid environment settings to import, and a bad value is reported to whoever builds
-the app that uses it.
-"""
+"""The Celery app: Redis broker and backend, JSON only, at-least-once delivery, and two
+queues whose order makes workers finish rows already started before opening new ones."""
 
 from __future__ import annotations
 
@@ -129,13 +120,15 @@ def create_app(settings: Settings) -> Celery:
 
 @cache
 def get_app() -> Celery:
-    """The worker's app (the one tasks register on), built once from the environment."""
+    """The worker's app (the one tasks register on), built once from the environment on first
+    use, never at import: a client given explicit settings needs no valid environment, and a
+    bad value is reported to whoever builds the app that uses it."""
     return create_app(get_settings())
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: `evalq.worker.celery_app.app.app` is built when first looked up, not when the module
-    # is imported.
+    # PEP 562: `evalq.worker.celery_app.app.app` (what `celery -A evalq.worker.celery_app.app`
+    # looks up) is built when first looked up, not when the module is imported.
     if name == "app":
         return get_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,33 +1,6 @@
-"""A worker outlives a Redis restart: a channel whose broker connection has been torn down must
-fail as a lost connection, which Celery recovers from, never with an AttributeError, which ends
-the worker.
-
-When Redis goes away, Celery's consumer collects the broken connection, which detaches kombu's
-transport from it (the transport's `client`, and then the channel's `connection`, become None),
-and then closes it. Two things can still reach such a channel afterwards and make it open a new
-Redis connection from connection details that are gone:
-
-- closing it gives the messages it had delivered back to their queue (when the collect left the
-  channel open): kombu raised `'NoneType' object has no attribute 'hostname'`;
-- a task that finishes acknowledges its message on the channel it came from (the thread pool's
-  event loop runs the ack): `'NoneType' object has no attribute 'client'`.
-
-Celery ignores or logs connection errors at both places but treats anything else as
-unrecoverable, and the worker exited for good (reproduced by restarting Redis under a gevent and
-a thread worker; see tests/integration/reliability/test_broker_restart.py). So a detached channel raises
-redis-py's ConnectionError instead, and a failed give-back is logged with what becomes of the
-messages.
-
-Nothing is lost either way: kombu's Redis transport keeps every delivered, unacknowledged
-message in Redis (its unacked hash) until it is acknowledged, and workers put such messages back
-on their queue once the visibility timeout has passed (EVALQ_VISIBILITY_TIMEOUT_S, 15 minutes by
-default). Waiting that long would hold up the rows those messages carry (a Redis frozen for
-seconds made the give-back time out: the consumer had reserved them and Celery drops what it
-reserved when its connection goes), so the worker remembers what it could not give back and
-does it on its next connection (GiveBackAfterReconnect), as kombu would have done had Redis
-answered. A message whose task is still running here is left to its task; the watchdog
-drives a row that still goes quiet again (EVALQ_STALL_TIMEOUT_S).
-"""
+"""A worker outlives a Redis restart: a channel whose broker connection was torn down fails as
+a lost connection, which Celery recovers from, never with an AttributeError, which ends the
+worker; what a teardown could not give back is given back on the next connection."""
 
 from __future__ import annotations
 
@@ -51,7 +24,12 @@ _unreturned_lock = threading.Lock()
 
 def guard_restore_at_teardown() -> None:
     """Install both guards on kombu's Redis transport (idempotent). Call before the consumer
-    connects: each QoS binds its give-back method when it is made."""
+    connects: each QoS binds its give-back method when it is made.
+
+    Once Celery's consumer collects a broken connection, kombu's transport is detached from it
+    (its `client`, then the channel's `connection`, become None), and closing the channel
+    (giving its messages back) or a finished task's ack could open a connection from details
+    that are gone; Celery takes anything there but a connection error as unrecoverable."""
     from kombu.transport import redis as kombu_redis
 
     channel_class: Any = kombu_redis.Channel
@@ -63,6 +41,9 @@ def guard_restore_at_teardown() -> None:
 
 
 def _detached_is_disconnected(original: Any) -> Any:
+    """A detached channel raises redis-py's ConnectionError, not `'NoneType' object has no
+    attribute 'hostname'` (or `'client'`)."""
+
     @functools.wraps(original)
     def _connparams(self: Any, *args: Any, **kwargs: Any) -> Any:
         transport = self.connection
@@ -78,6 +59,10 @@ def _detached_is_disconnected(original: Any) -> Any:
 
 
 def _give_back_or_say_why(original: Any) -> Any:
+    """A failed give-back is logged and remembered for the next connection. Nothing is lost:
+    kombu keeps every unacknowledged message in Redis's unacked hash, but waiting for the
+    visibility timeout (EVALQ_VISIBILITY_TIMEOUT_S) would hold up the rows they carry."""
+
     @functools.wraps(original)
     def restore_unacked_once(self: Any, stderr: Any = None) -> Any:
         held = [str(tag) for tag in getattr(self, "_delivered", None) or ()]
@@ -104,7 +89,8 @@ def give_back_unreturned(qos: Any, busy: Collection[str] = ()) -> int:
     """Put the messages a teardown could not give back on their queues again, through a live
     channel's QoS (kombu's restore_by_tag: one transaction each, a no-op for a message already
     acknowledged or given back). Messages in `busy` (their tasks still run here) are left to
-    their tasks. What fails stays remembered for the next connection. Returns how many."""
+    their tasks; the watchdog drives a row that still goes quiet. What fails stays remembered
+    for the next connection. Returns how many."""
     with _unreturned_lock:
         tags = sorted(_unreturned - set(busy))
         _unreturned.clear()

@@ -1,14 +1,5 @@
-"""A worker runs only evalq's own tasks (`evalq.*`), whoever can push to its queues.
-
-Celery registers its built-in tasks on every app (`celery.backend_cleanup`, `celery.chord`,
-`celery.accumulate`, ...), and a worker runs any registered task a message names: anyone who
-may add to a queue could make workers run them. evalq needs none of them in a worker: its
-chords join natively in the Redis result backend (no `celery.chord_unlock`), and groups and
-chords are applied where they are sent. So once the consumer has read the app's tasks, every
-name but evalq's is dropped from what it will run: a message naming one meets Celery's
-unregistered-task path, which logs it, rejects it without requeueing (it is gone, not
-redelivered) and stores a NotRegistered failure as its result; this module logs one line more
-saying it was refused on purpose."""
+"""A worker runs only evalq's own tasks (`evalq.*`), whoever can push to its queues: Celery's
+built-in tasks registered on every app would otherwise run for anyone who may add to a queue."""
 
 from __future__ import annotations
 
@@ -30,7 +21,12 @@ def is_own(name: str) -> bool:
 class OwnTasksOnly(bootsteps.StartStopStep):  # type: ignore[misc]
     """After the consumer's Tasks step has built a strategy per registered task (at every
     (re)connection), keep evalq's only. The consumer's message handler looks names up in that
-    same dict, and the event loop that feeds it starts after every other step."""
+    same dict, and the event loop that feeds it starts after every other step.
+
+    evalq needs none of Celery's built-ins in a worker: its chords join natively in the Redis
+    result backend (no `celery.chord_unlock`), and groups and chords are applied where they are
+    sent. A message naming a dropped task meets Celery's unregistered-task path: logged,
+    rejected without requeueing, a NotRegistered failure stored as its result."""
 
     requires = ("celery.worker.consumer.tasks:Tasks",)
 
@@ -40,6 +36,7 @@ class OwnTasksOnly(bootsteps.StartStopStep):  # type: ignore[misc]
 
 
 def _say_refused(sender: Any = None, **info: Any) -> None:
+    """One line more than Celery's: the refusal is on purpose."""
     log.error(
         "refused task %r (id %s): an evalq worker runs only evalq's own tasks (%s*); "
         "the message was dropped",

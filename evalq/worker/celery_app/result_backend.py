@@ -1,18 +1,5 @@
-"""Celery's Redis result backend, without following results in worker processes.
-
-Celery's Redis backend subscribes to a task's result channel when a task is sent (unless the
-pool says joins would block, which gevent's does not) and again when a GroupResult is built:
-a chord's header builds one. In a gevent worker, prepare_row therefore subscribed to the
-channel of every unit it put into a chord, and a greenlet decoded every unit's result message
-only to unsubscribe. That is two commands, a message and its decoding per unit, for results
-nothing in a worker waits on: the chord counts in Redis, and clients follow progress in the
-Store.
-
-So the backend never subscribes when a task is sent, and a worker process turns following off
-altogether (`stop_following`, at worker start). Outside workers `AsyncResult.get` works as in
-Celery: it subscribes when it starts waiting and reads the stored result first, so a result
-stored before then is not missed.
-"""
+"""Celery's Redis result backend, without following results in worker processes: nothing in
+a worker waits on a task's result (the chord counts in Redis, clients follow the Store)."""
 
 from __future__ import annotations
 
@@ -22,6 +9,13 @@ from celery.backends.redis import RedisBackend
 
 
 class RedisResults(RedisBackend):  # type: ignore[misc]
+    """Never subscribes when a task is sent, and follows nothing once `stop_following` ran (at
+    worker start). Celery's backend subscribes to a result's channel at send and again when a
+    GroupResult is built (a chord's header): in a gevent worker each unit of a chord cost two
+    commands, a message and its decoding, for a result nobody waits on. Outside workers
+    `AsyncResult.get` works as in Celery: it subscribes when it starts waiting and reads the
+    stored result first, so a result stored before then is not missed."""
+
     following = True
 
     def on_task_call(self, producer: Any, task_id: str) -> None:

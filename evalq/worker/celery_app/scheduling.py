@@ -1,7 +1,5 @@
-"""Where a task's follow-up work goes: a chord of unit tasks, a task sent (batch mode's next
-step), a retry of the task itself. The tasks (evalq.tasks.rows, evalq.tasks.batch,
-evalq.worker.celery_app.task_errors) hand all of it to the one Scheduler in use: Celery's in a
-worker; the in-process task runner of the tests hands its own (tests/support/task_runner.py), which
+"""Where a task's follow-up work goes (a chord of unit tasks, batch mode's next step, a retry):
+the one Scheduler in use, Celery's in a worker, or the tests' in-process task runner, which
 records what would be scheduled."""
 
 from __future__ import annotations

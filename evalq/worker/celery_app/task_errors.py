@@ -1,25 +1,6 @@
-"""What a task does with an exception no handler names (a bug of ours, an SDK's TypeError, a
-reply shaped as nobody expected): one rule for every task, applied here and only here (as
-dramatiq's Retries middleware applies its own), by the `_guarded` of evalq.tasks.rows and
-evalq.tasks.batch.
-
-Each such exception, in any task:
-1. is recorded on the job (Store.record_task_error: a count, the last error as "Type: message",
-   the task it escaped from, when), so `evalq status` and the Prometheus endpoint show it, and
-   its traceback goes to the worker's log;
-2. runs the task again after a jittered exponential backoff (EVALQ_TASK_ERROR_BACKOFF_S,
-   doubling, up to EVALQ_TASK_ERROR_BACKOFF_MAX_S), at most EVALQ_TASK_ERROR_RETRIES times in a
-   row: the count rides in the task's kwargs (`task_errors`), as first_429_at and down_since do,
-   so it survives the retries and a redelivery, and a task that gets further (a retry of
-   another kind, a poll that answers) starts again from none;
-3. then the caller gives up with the error's text, "internal error in <task>: <Type>: <message>":
-   online the row fails (prepare_row, aggregate_row) or the unit is an unscored judge_error
-   verdict (run_unit: a chord header part must end, or its callback never fires); batch mode
-   pauses the job, so `evalq resume` tries again once the cause is fixed.
-
-Not for Celery's control flow (Retry, Reject), infrastructure (Redis or the broker out of reach,
-retried by the task and never a verdict) or a job gone from Redis: callers catch those first.
-"""
+"""What any task does with an exception no handler names (a bug of ours, an SDK's TypeError, a
+reply shaped as nobody expected): one rule for every task, here only; the rule is described in
+docs/architecture/row-path.md ("Nothing fails in silence")."""
 
 from __future__ import annotations
 
@@ -67,7 +48,12 @@ def retry_or_give_up(
 ) -> str:
     """Record `exc` on the job and log its traceback; then raise the Celery Retry while
     retries last (after `waiting(delay)`, which tells the watchdog the work waits rather than
-    stalls), or return the text to give up with once they are spent."""
+    stalls), or return the text to give up with once they are spent: the caller fails its row,
+    gives its unit an unscored judge_error verdict, or pauses its batch-mode job.
+
+    The count rides in the task's kwargs (KWARG), so it survives retries and a redelivery.
+    Celery's control flow, infrastructure errors and a job gone from Redis never come here:
+    callers catch those first."""
     label = task_label(task)
     kwargs = dict(task.request.kwargs or {})
     spent = int(kwargs.get(KWARG) or 0)

@@ -1,15 +1,5 @@
-"""Task events for Flower in batches, in workers that run without Celery's event loop (gevent).
-
-Every task sends three events (received, started, succeeded). Sent one by one, that is three
-messages, three Redis PUBLISHes and a tenth of a gevent worker's CPU per judge call
-(scripts/bench --scale --profile). Celery batches a worker's task events into "task.multi"
-messages, which its event receivers and Flower read as lists, but only when the worker runs
-its event loop, which a gevent worker does not. This consumer step turns the same batching on
-there, flushing what has gathered every `task_event_flush_s` (0 turns it off) and whenever
-Celery's batch limit is reached. Flower shows the same tasks, each with its own times (an
-event is stamped when it is made, not when it is sent), up to that interval later. A worker
-killed outright loses at most that interval's events: monitoring, never results.
-"""
+"""Task events for Flower in batches, in workers that run without Celery's event loop (gevent):
+sent one by one, the three events of every task cost a tenth of a gevent worker's CPU."""
 
 from __future__ import annotations
 
@@ -28,6 +18,11 @@ def batching_step(flush_s: float) -> type[TaskEventBatches]:
 
 
 class TaskEventBatches(bootsteps.StartStopStep):  # type: ignore[misc]
+    """Celery's "task.multi" batching, which its receivers and Flower read as lists, turned on
+    where Celery's event loop does not run: flushed every `flush_s` (0: off) and whenever
+    Celery's batch limit is reached. Each event keeps the time it was made; a worker killed
+    outright loses at most one interval's events, which are monitoring, never results."""
+
     requires = ("celery.worker.consumer.events:Events",)
     flush_s = 0.0
 

@@ -1,17 +1,6 @@
-"""Signs of life for rows whose task is running, so the watchdog leaves them alone.
-
-The watchdog re-drives a row that showed no sign of life for stall_timeout_s. A task can be
-alive and busy for longer than that (a long download, a slow judge call, an upload), and each
-re-drive then started one more copy of the same work, until every thread was busy with copies.
-So while any task of a row runs in this process, a thread refreshes the row's activity time
-(the key the watchdog reads) every stall_timeout_s / 4: a lease the task holds for as long as
-it is alive. When the worker dies the beats stop, and the watchdog takes over as before.
-
-A task held longer than the task time limit stops being vouched for. Under the threads pool
-Celery does not enforce that limit (it can not stop a thread); the deadlines inside the task
-(the media fetch deadline, the judge and upload timeouts) are what end it. A task still running
-past the limit is stuck, and whether to drive its row again is the watchdog's call (capped).
-"""
+"""Signs of life for rows whose task is running, so the watchdog leaves them alone: a task
+alive and busy longer than the stall timeout (a long download, a slow judge call) would
+otherwise be driven again into one more copy of the same work."""
 
 from __future__ import annotations
 
@@ -43,6 +32,12 @@ def row_of(task_name: str, args: Sequence[Any]) -> tuple[str, str] | None:
 
 
 class Heartbeat:
+    """While any task of a row runs in this process, a thread refreshes the row's sign of life
+    every beat: a lease the task holds while it lives; when the worker dies the beats stop. A
+    task held past `max_hold_s` (the task time limit) stops being vouched for: under the
+    threads pool Celery can't stop it, and whether to drive its row again is the watchdog's
+    call (capped)."""
+
     def __init__(
         self,
         store: Store,

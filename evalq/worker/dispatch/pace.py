@@ -1,48 +1,6 @@
-"""A worker's share of the turns' window, sized from what the worker measures, not from its
-slots.
-
-Slots overstate what a worker can take on. A default gevent worker has 200 of them, but on a
-small machine it is bound by its CPU (about 9 ms per judge call) long before its slots fill:
-with 1.5 x 200 rows in the window, 1,200 judge calls sat in the broker and in the worker's own
-prefetch ahead of any new job, many seconds of work, whatever the new job's priority. What a
-new job meets is the wait of a task queued now, so that is what each worker measures, every
-tick (TICK_S), and steers its share by:
-
-- how long the tasks that started here this tick waited since they were published (every
-  message carries its publish time, stamped as it is sent: SENT_HEADER), in the broker and
-  in this worker's prefetch; a retry's planned delay is not a wait and is left out;
-- how busy its CPU is: the share of the tick the process ran or waited to run (its CPU time,
-  and the time its main thread waited on the kernel's run queue, /proc/self/schedstat, where
-  the machine's other processes show). A worker bound by its CPU queues its work where no
-  wait for a slot shows: between the steps of every call under way (a call is about twenty
-  switches between greenlets, each behind all the others), so a new job's call takes as long
-  as the whole backlog. Measured on 2 cores: one default worker ran at 100% of a core while
-  its event loop lagged 5 ms a switch; the calls still took seconds.
-
-Over the target wait (EVALQ_TURN_WAIT_S), or busier than BUSY_HIGH, the share shrinks, by
-15%, and not again until what that freed has had time to show (CUT_TICKS); well under the
-target and under BUSY_LOW, while rows are waiting for turns, it grows, by a tenth a tick until
-the first cut and by a twentieth (at least a row) after: the way TCP finds a link's width,
-fast to the first sign of a queue, then gently around it. In between it holds. Faster steps
-were tried on the 2-core machine: growing by a quarter a tick overshot to 140 rows before the
-CPU's answer came back, and a small job submitted then waited 2.5x its time alone. So the
-window grows until the workers are busy, by CPU or by slots, whichever binds first, and stops
-there: what is queued ahead of a new job stays about the target, at 8 slots or 200, on one
-worker or many.
-
-The share stays within [1, turns_per_slot x slots] (the most is the window slots alone gave).
-It starts small, and starts small again whenever no row waits for a turn (as this process's
-last hand-out of turns found), so a large job submitted to idle workers finds its way up from
-a few rows instead of filling the broker with the share a job before it ended with (TCP
-restarts its window after idle for the same reason). Growth needs fresh evidence: a task
-started this tick, or a slot free with no task waiting here for one. When no row has ended here for
-HAND_OUT_S (a slow judge), the pace hands turns out itself, which puts what the share grew by to use
-and reads the rows waiting again.
-
-None of this costs a Redis command per call: the samples are taken in the worker, and the
-share is written only when it changes. Hosts' clocks are taken to agree (NTP), as the
-archive's times already assume; a negative wait counts as none.
-"""
+"""A worker's share of the turns' window, sized from the wait of a task queued now and how busy
+its CPU is, not from its slots, which overstate what a worker can take on;
+docs/concepts/turns.md says how the window is sized."""
 
 from __future__ import annotations
 
@@ -79,7 +37,11 @@ SENT_HEADER = "evalq_sent_at"  # a task message's publish time, epoch s
 
 @dataclass
 class Pace:
-    """The share arithmetic, apart from any clock or Redis (unit-tested as it is)."""
+    """The share arithmetic, apart from any clock or Redis (unit-tested as it is): the way TCP
+    finds a link's width, fast to the first sign of a queue, then gently around it, and small
+    again after idle. Faster steps overshot on 2 cores (growing by a quarter a tick reached 140
+    rows before the CPU's answer came back, and a small job submitted then waited 2.5x its time
+    alone)."""
 
     target_s: float
     most: int
@@ -139,7 +101,9 @@ demand = Demand()
 
 class Waits:
     """How long the tasks started in this process waited since they were published, collected
-    from Celery's prerun signal (in each task's own thread) and taken once a tick."""
+    from Celery's prerun signal (in each task's own thread) and taken once a tick. Hosts'
+    clocks are taken to agree (NTP), as the archive's times assume; a negative wait counts as
+    none."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
@@ -245,7 +209,9 @@ _SCHEDSTAT = Path("/proc/self/schedstat")
 
 def cpu_used_s() -> float:
     """This process's CPU time, and the time its main thread waited to run (Linux; elsewhere
-    the CPU time alone): rising as fast as the clock, the worker wants more CPU than it gets."""
+    the CPU time alone): rising as fast as the clock, the worker wants more CPU than it gets. A
+    worker bound by its CPU queues its work where no wait for a slot shows: between the steps
+    of every call under way, so a new job's call takes as long as the whole backlog."""
     used = time.process_time()
     with contextlib.suppress(OSError, IndexError, ValueError):
         used += int(_SCHEDSTAT.read_text().split()[1]) / 1e9

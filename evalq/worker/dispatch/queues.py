@@ -1,5 +1,5 @@
-"""Queue and task names, apart from the Celery app: the watchdog and the heartbeat need the
-names, and the app starts them, so holding the names in the app would make an import cycle."""
+"""Where evalq's tasks wait: the two queues, and the one rule that routes a task to its queue,
+which the Celery app, the producer and the watchdog all follow."""
 
 from __future__ import annotations
 

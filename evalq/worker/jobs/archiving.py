@@ -1,17 +1,5 @@
-"""Writing ended jobs to the archive (evalq.worker.archive), from the workers.
-
-A job that ends (finished, or cancelled) is put on the archive's pending set in the same atomic
-step as its status (transition.lua), due a little later. The worker that ended it writes it at
-once (evalq.worker.lifecycle.job_end.finalize calls `after_end`) and takes it off the set; if that
-worker dies first, or the archive is out of reach, a watchdog sweep writes it when it is due, each
-failure pushing the next try further out (archive_retry_s doubling up to archive_retry_max_s). While
-a write is failing, the job's Redis keys are held from expiring, so a job is never dropped from
-Redis before it is archived. A write replaces the job's record whole, so writing twice is
-harmless, and a row counted after a cancel makes the job due again (finish_row.lua).
-
-Each worker says which archive it writes to (`register`), so `evalq status` and the worker log
-warn when workers of one Redis write to different archives (each its own SQLite file, say).
-"""
+"""Writing ended jobs to the archive, from the workers: here and not in evalq.worker.archive
+because it reads the store, and the archive sits below the settings."""
 
 from __future__ import annotations
 
@@ -115,7 +103,12 @@ def _batches(store: Store, job_id: str) -> tuple[str | None, int | None]:
 
 @dataclass
 class Archiver:
-    """A worker's archive writer: `archive` None when the archive is off."""
+    """A worker's archive writer: `archive` None when the archive is off.
+
+    A job that ends is due for the archive in the same atomic step as its status
+    (transition.lua); the worker that ended it writes it at once (installed with
+    lifecycle.job_end.on_job_end), and the watchdog's sweep writes what is due after a failure
+    or a dead worker. A write replaces the job's record whole, so writing twice is harmless."""
 
     store: Store
     settings: Settings
@@ -200,7 +193,8 @@ class Archiver:
         return written
 
     def register(self, now: float | None = None) -> None:
-        """Say which archive this worker writes to; warn in its log when live workers differ."""
+        """Say which archive this worker writes to; warn in its log when live workers differ
+        (`evalq status` warns too): each their own SQLite file, say."""
         now = time.time() if now is None else now
         self.store.register_archive_writer(self.name, self.identity, now)
         writers = self.store.archive_writers(

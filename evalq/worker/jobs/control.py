@@ -1,13 +1,6 @@
-"""What the client side may do to jobs: store and start one, resume, cancel, change its turns
-or its spend cap, finish one whose rows are all counted, write it to the archive; and the
-shared caches and limiter a client-side judge (`evalq rubrics`) uses as a worker would. One
-interface over the Store, as evalq.worker.jobs.reads is for reads, so evalq.client never reaches the
-Store, its key names or its Redis client (a contract in pyproject.toml holds it to that).
-
-The checks a person's request passes (a cap with prices, a priority that exists) are the
-client's, made before it asks; what is done here is the same whoever asks. Tasks are sent
-through what the caller gives: `send_row` for a row given a turn, `send_step` for batch mode's
-next step (the client's Celery app)."""
+"""What the client side may do to jobs (store, start, resume, cancel, change turns or cap,
+finish, archive), one interface over the Store so evalq.client never reaches the Store, its
+keys or Redis (a contract in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -16,14 +9,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalq.core.kv import ClaimingKeyValue, KeyValue
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.core.shared_cache import ClaimingKeyValue, KeyValue
 from evalq.worker.batch.names import SUBMIT_BATCH, Send
 from evalq.worker.dispatch.turns import SendRow, hand_out
 from evalq.worker.jobs.resume_outcome import ResumeOutcome
 from evalq.worker.lifecycle.job_end import finalize
 from evalq.worker.settings import Settings
-from evalq.worker.store import PRIORITIES, Store, Transition, TurnState
+from evalq.worker.store import PRIORITIES, RowRef, Store, Transition, TurnState
 
 if TYPE_CHECKING:
     from evalq.worker.archive.archive import Archive
@@ -44,7 +37,11 @@ log = logging.getLogger(__name__)
 
 
 class JobControl:
-    """Steering the jobs in one Redis (the one `settings` name)."""
+    """Steering the jobs in one Redis (the one `settings` name), and the shared caches and
+    limiter a client-side judge (`evalq rubrics`) uses as a worker would. The checks of a
+    person's request (a cap with prices, a priority that exists) are the client's, made before
+    it asks: what is done here is the same whoever asks. Tasks go out through what the caller
+    gives: `send_row` for a row given a turn, `send_step` for batch mode's next step."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self._store = store
@@ -169,11 +166,12 @@ class JobControl:
         plan_model = get_metric(metric).plan_model
         count = 0
         for line in self._store.holding_turns(job_id):
-            plan = self._store.row_plan(job_id, line, plan_model)
+            row = RowRef(job_id, line)
+            plan = self._store.row_plan(row, plan_model)
             if plan is None:
                 count += 1
             else:
-                count += max(0, len(plan.units) - len(self._store.verdicts(job_id, line)))
+                count += max(0, len(plan.units) - len(self._store.verdicts(row)))
         return count
 
     def _cancel_batches(self, config: JobConfig) -> None:

@@ -1,22 +1,5 @@
-"""Noticing a Redis failover that lost writes, and what a worker does then.
-
-Redis replicates asynchronously, so a replica promoted in its master's place (a managed Redis
-fails over behind the same endpoint) lacks the master's last writes: rows counted, messages
-queued, verdicts and the spend counted with them. Without help, rows whose next message was
-lost sit until the watchdog's stall timeout, and the lost spend is missing from the job's
-cost. So each worker's watchdog thread asks Redis who it is on every tick (one INFO): when the
-run_id or the replication id differs from the last answer, writes may have been lost, and:
-
-- every worker adds back to each job the spend its own tallies hold beyond what Redis kept
-  (evalq.worker.store.tallies), and notes the failover on the job (`evalq status` says so);
-- the first worker to record the new identity re-drives, at once, every row of a running job
-  that holds a turn and is not counted (what a stall re-drive does, without waiting for the
-  stall timeout and without counting toward EVALQ_MAX_REDRIVES: the failover is no fault of
-  the row's). Re-driving is safe with duplicates; a unit asked twice is two calls, both
-  counted.
-
-A first answer only sets what is compared: a worker started after the failover has nothing to
-restore."""
+"""Noticing a Redis failover that lost writes (a replica promoted lacks its master's last
+writes), and what a worker does then; docs/operations/redis.md says what a user sees."""
 
 from __future__ import annotations
 
@@ -37,7 +20,9 @@ def lost_writes(before: RedisIdentity | None, now: RedisIdentity) -> bool:
 
 
 class FailoverWatch:
-    """Compares each answer with the last and calls `on_failover(identity, at)` on a change.
+    """Asks Redis who it is (one INFO a watchdog tick), compares each answer with the last and
+    calls `on_failover(identity, at)` on a change. A first answer only sets what is compared:
+    a worker started after the failover has nothing to restore.
     When that raises (Redis away again), the old identity is kept, so the next check tries
     again: what it does is safe to do twice."""
 
@@ -80,9 +65,10 @@ class FailoverWatch:
 
 
 def restore_spend(store: Store, at: float) -> dict[str, int]:
-    """Every job this process has tallies for, and every active job: spend restored and the
-    failover noted (evalq.worker.store.failover); a job that ended meanwhile has its summary written
-    again. Returns the calls restored per job."""
+    """Every job this process has tallies for, and every active job: the spend its own tallies
+    hold beyond what Redis kept is added back and the failover noted (evalq.worker.store.failover);
+    a job that ended meanwhile has its summary written again. Returns the calls restored per
+    job."""
     active = set(store.active_jobs())
     restored: dict[str, int] = {}
     with store.tallies.quiet():  # every write of spend begun so far is tallied

@@ -1,14 +1,6 @@
-"""A Prometheus endpoint for job-level figures Flower does not have: rows done, the score so
-far, 429s, time waited on the limiter, tokens and cost by role and model, the spend cap,
-unscored questions by reason, exceptions that escaped a task (evalq_job_task_errors), and a
-finished job's agreement with its human labels (evalq_job_human_agreement, with its n; read
-from the stored summary, so a scrape never recomputes intervals over every row). A role
-whose cost includes a model with no known price has no cost sample; evalq_job_cost_unknown says
-so (a missing price is never exported as 0).
-
-Figures are read from Redis at scrape time (a custom collector), so the exporter holds no state
-and any number of them can run. It reports the active jobs plus the most recent ones.
-"""
+"""A Prometheus endpoint for job-level figures Flower does not have (rows done, score, 429s,
+limiter waits, tokens and cost, task errors, human agreement), read from Redis at scrape time
+so the exporter holds no state and any number of them can run."""
 
 from __future__ import annotations
 
@@ -43,6 +35,11 @@ _COUNTERS = {
 
 
 class JobCollector(Collector):
+    """The active jobs plus the `recent` most recent ones. A finished job's human agreement is
+    read from its stored summary, so a scrape never recomputes intervals over every row; a role
+    whose cost includes a model with no known price has no cost sample, and
+    evalq_job_cost_unknown says so (a missing price is never exported as 0)."""
+
     def __init__(self, store: Store, recent: int = 20) -> None:
         self.store = store
         self.recent = recent

@@ -1,10 +1,6 @@
-"""What the client side may read of jobs, and of the Redis they are in: one interface over the
-Store, so evalq.client never reaches the Store, its key names or its Redis client (a contract
-in pyproject.toml holds it to that). Nothing here writes; steering a job is
-evalq.worker.jobs.control.
-
-Kept light to import: `evalq status` loads this and not batch mode, Celery or the metrics, so
-what only some jobs need (their batches, the metrics exporter) is imported when read."""
+"""What the client side may read of jobs and of their Redis, one interface over the Store
+(nothing here writes); kept light to import: `evalq status` loads this and not batch mode,
+Celery or the metrics, which are imported when read."""
 
 from __future__ import annotations
 
@@ -13,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from evalq.core.counters import JobCounters
 from evalq.core.judge import JudgeRequest
-from evalq.core.kv import KeyValue
 from evalq.core.metric import PlanT
 from evalq.core.models import JobConfig, JobSummary, RowInput, RowResult
+from evalq.core.shared_cache import KeyValue
 from evalq.worker.lifecycle.job_end import current_summary
 from evalq.worker.settings import Settings
-from evalq.worker.store import REDIS_DOWN, REDIS_ERROR, ArchiveState, Store, TurnState
+from evalq.worker.store import REDIS_DOWN, REDIS_ERROR, ArchiveState, RowRef, Store, TurnState
 
 if TYPE_CHECKING:
     from evalq.worker.batch.ledger import BatchRecord
@@ -105,7 +101,7 @@ class JobReads:
 
     def row(self, job_id: str, key: str) -> RowInput:
         """A stored row; JobNotFound for a line rejected at load (it has none)."""
-        return self._store.row(job_id, key)
+        return self._store.row(RowRef(job_id, key))
 
     def rows(self, job_id: str) -> list[RowInput]:
         """Every stored row, read in bulk (a line rejected at load has none)."""
@@ -114,7 +110,7 @@ class JobReads:
 
     def plan(self, job_id: str, key: str, model: type[PlanT]) -> PlanT | None:
         """A row's stored plan (None before it was planned)."""
-        return self._store.row_plan(job_id, key, model)
+        return self._store.row_plan(RowRef(job_id, key), model)
 
     def turn_state(self, job_id: str) -> TurnState:
         """The job's priority, cap on rows in flight, and rows holding or waiting for a turn."""

@@ -1,43 +1,6 @@
-"""The watchdog: drives rows whose chord will never complete (a worker killed mid-task, a lost
-message, Redis restarted) instead of waiting for the broker's visibility timeout.
-
-Every worker runs it in a thread; a Redis lock lets one sweep at a time. A row is re-driven
-when it started but showed no sign of life for stall_timeout_s, or when it never started while
-both queues have been empty on two sweeps in a row (its message is gone). Re-driving is safe
-with duplicates, so the watchdog may err on the side of acting. A row whose task is alive shows
-signs of life (evalq.worker.dispatch.heartbeat), so it is not driven again while it works. A row
-driven again max_redrives times in a row without a new verdict fails instead: every task that takes
-it dies or hangs, and driving it forever would take a thread each time.
-
-Which re-drives count toward that cap (Store.count_redrives): every one made while both queues
-are empty, and, while work waits in them, every one after which a task took the row (a sign of
-life later than the re-drive's own) and then went quiet again. So a row whose tasks die is
-failed however busy the queues are: counting only while they were empty let such a row loop
-forever on a deployment whose queues never empty (a steady stream of other jobs). What is not
-counted is a re-drive whose message has not been taken yet: with work waiting, a re-driven row
-may just be queued behind it (a backlog of rows, or a loaded machine), and failing it would
-lose a row nobody killed. Rows that never started are unchanged: they are driven only after
-the queues were empty on two sweeps, and those re-drives count.
-
-Only rows holding a turn (evalq.worker.dispatch.turns) can be stalled or lost: a row waiting for its
-turn has no message to lose. Given the settings (`turns`), every sweep also hands out free turns,
-which makes up for a hand-out a killed task or producer never made.
-
-Batch-mode jobs are re-attached (evalq.worker.batch.flow.reattach: their stale batches polled again,
-a stale sweep sent again) instead of having rows re-driven. A job re-attached more than
-max_redrives times without progress (no batch polled while it runs, ingested or newly sent, no
-row finished, no resume), counted at most once per stall_timeout_s and not while a submit
-holds the job's lock, pauses with a reason saying so: its tasks die or hang, and `evalq resume`
-tries again once the cause is found.
-
-Each tick also asks Redis who it is (evalq.worker.jobs.failover): after a failover that may have
-lost writes, every worker restores its own lost spend, and the first to see it re-drives the rows of
-every running job at once instead of after stall_timeout_s.
-
-Ended jobs not yet in the archive (their worker died, or the archive was out of reach) are
-written by the sweep when due (evalq.worker.jobs.archiving), and every worker says on each tick
-which archive it writes to.
-"""
+"""The watchdog: drives again rows whose chord will never complete (a worker killed
+mid-task, a lost message, Redis restarted) instead of waiting for the broker's visibility
+timeout; docs/architecture/row-path.md ("Watchdog") says when."""
 
 from __future__ import annotations
 
@@ -57,7 +20,7 @@ from evalq.worker.jobs.archiving import Archiver
 from evalq.worker.jobs.failover import FailoverWatch, restore_spend
 from evalq.worker.lifecycle.job_end import finalize, give_up, redrive
 from evalq.worker.settings import Settings
-from evalq.worker.store import RedisIdentity, Store, keys
+from evalq.worker.store import RedisIdentity, RowRef, Store, keys
 
 log = logging.getLogger(__name__)
 Send = Callable[[str, str], None]
@@ -72,6 +35,11 @@ class BatchDriving:
 
 
 class Watchdog:
+    """Runs in a thread of every worker; a Redis lock lets one sweep at a time. Re-driving is
+    safe with duplicates, so it may err on the side of acting. Each tick also asks Redis who it
+    is (a failover), says which archive this worker writes to, and the sweep writes ended jobs
+    whose archive write is due."""
+
     def __init__(
         self,
         store: Store,
@@ -104,7 +72,10 @@ class Watchdog:
         return self.store.queued(QUEUE_ROWS, QUEUE_QUESTIONS) == 0
 
     def sweep(self, now: float | None = None) -> dict[str, int]:
-        """One pass over the active jobs; returns rows re-driven per job."""
+        """One pass over the active jobs; returns rows re-driven per job. A row is driven again
+        when it holds a turn (a row waiting for one has no message to lose) and either showed
+        no sign of life for stall_timeout_s or never started while both queues were empty on
+        two sweeps (its message is gone)."""
         now = time.time() if now is None else now
         quiet = self.queues_empty()
         quiet_twice, self._quiet_before = quiet and self._quiet_before, quiet
@@ -191,7 +162,8 @@ class Watchdog:
     ) -> list[str]:
         """The rows that may be driven again (at `at`); the others fail, with the cap in their
         error. Without ``count_all`` (work is waiting in the queues) a re-drive counts only if a
-        task took the row since its previous one (see the module docstring)."""
+        task took the row since its previous one: a row whose tasks die fails however busy the
+        queues are, and one merely queued behind a backlog is not failed for waiting."""
         if not row_ids:
             return row_ids
         strikes = self.store.count_redrives(job_id, row_ids, at=at, count_all=count_all)
@@ -203,13 +175,14 @@ class Watchdog:
                 row_id,
                 self.max_redrives,
             )
-            give_up(self.store, job_id, row_id, self.max_redrives)
+            give_up(self.store, RowRef(job_id, row_id), self.max_redrives)
         return [row for row in row_ids if strikes[row] <= self.max_redrives]
 
     def reattach_batches(self, job_id: str, now: float) -> bool:
-        """Batch mode: re-attach the job (False for jobs batch mode does not drive). What the
-        re-attach would send is held until the job is found within its cap; past the cap the
-        job pauses instead, and nothing is sent."""
+        """Batch mode: re-attach the job (its stale batches polled again, a stale sweep sent
+        again; False for jobs batch mode does not drive). What the re-attach would send is held
+        until the job is found within its cap; past the cap the job pauses instead, and nothing
+        is sent."""
         assert self.batches is not None
         held: list[tuple[str, tuple[object, ...], float | None]] = []
 

@@ -1,8 +1,6 @@
-"""The outermost layer of a job's judge stack: every call's attempts, tokens, cost, cache hits,
-limiter waits and 429s are added to the job, and the one rule for replies that did not end
-normally (evalq.core.judge.ensure_complete) is applied here, so that every metric gets it,
-cached replies included, after their tokens count. The model version each reply reports is
-noted here too, for the same reason: every reply a judge reads passes this layer."""
+"""The outermost layer of a job's judge stack: every reply a judge reads passes it, cached ones
+included, so the counting of calls, tokens and cost, the model version noted, and the one rule
+for replies that did not end normally (evalq.core.judge.ensure_complete) hold for every metric."""
 
 from __future__ import annotations
 
@@ -19,10 +17,10 @@ from evalq.worker.store.unit_writes import UnitWrites
 
 class AccountingJudge(JudgeLayer):
     """Tokens and cost are counted per role (the request's: rubric, validator, judge; every
-        call of the model under test is "candidate") and per model, priced per call with the job's
-        price table (a call's prompt size decides long-context prices; `batch`: at the model's
-        batch rate). A model with no price is counted in tokens only. The priced spend is checked
-        against the job's cap after each call. Without held writes, the calls' reservations
+    call of the model under test is "candidate") and per model, priced per call with the job's
+    price table (a call's prompt size decides long-context prices; `batch`: at the model's
+    batch rate). A model with no price is counted in tokens only. The priced spend is checked
+    against the job's cap after each call. Without held writes, the calls' reservations
     (evalq.worker.judges.budget, `held`) are settled here, once their cost is counted."""
 
     def __init__(

@@ -1,30 +1,6 @@
 """The gate before every judge call that would reach the API: a cancelled or paused job starts
-no new call, and a job with a spend cap (--max-cost-usd) reserves each call's estimated cost
-before it starts, so the cap holds with hundreds of calls in flight.
-
-One round trip per call (Store.admit_call, reserve_call.lua) reads the job's status and, under
-a cap, reserves atomically across workers and hosts. Once the spend reaches the cap the job
-pauses, as a spent daily quota does, and `evalq resume JOB --max-cost-usd Y` continues it with
-a new cap. A call whose estimate does not fit beside the reservations of calls in flight waits
-for them (a countdown retry, CapBusy): they settle at their real cost, usually far below the
-estimate (which allows the whole output). A call that does not fit with nothing else reserved
-goes alone: the job's last call, which may pass the cap by what it really costs.
-
-A reservation is settled (released) only once its call's real cost is in the spend: in the same
-step as the unit's spend is written (record_unit.lua, with its verdict), or right after the
-call's counters when there are no held writes (evalq.worker.judges.accounting: prepare_row's calls).
-A failed call is released the same way, after whatever it billed. So spend + reserved never
-forgets a call, and a job overshoots its cap by at most one call: the last one let through
-alone, or what the estimates fell short of real costs (not a number of threads).
-
-A reservation expires after the longest a task may run (EVALQ_TASK_TIME_LIMIT_S): a worker
-killed mid-call frees its reservations by their expiry, at the next reserve. Jobs without a cap
-reserve nothing; their calls pay only for the status read and the count of calls let through
-(calls_admitted, which a cancel freezes). A reply served from the call cache (free) never gets
-here. The status check sits before the rate limiter's wait (inside the Gemini
-client, at most EVALQ_LIMITER_MAX_WAIT_S) and the client's own transient retries: a cancel
-can not stop those, nor calls already sent.
-"""
+no new call, and under a spend cap (--max-cost-usd) each call reserves its estimated cost
+first, so the cap holds with hundreds of calls in flight (docs/concepts/cost.md)."""
 
 from __future__ import annotations
 
@@ -35,7 +11,7 @@ from collections.abc import Mapping
 
 from evalq.core.errors import BudgetSpent, CallCost, CapBusy, JobHalted
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
-from evalq.core.media_tokens import media_tokens
+from evalq.core.media.tokens import media_tokens
 from evalq.core.pricing import Price, call_cost_nanos, price_for, usd
 from evalq.worker.judges.layer import JudgeLayer
 from evalq.worker.store import Store
@@ -74,7 +50,7 @@ def pause_if_spent(store: Store, job_id: str, spent_nanos: int, cap_nanos: int |
 
 def estimated_prompt_tokens(request: JudgeRequest) -> int:
     """The request's prompt before it is sent: its text at CHARS_PER_TOKEN and its media by
-    Google's published rules (evalq.core.media_tokens, as the dry run counts them)."""
+    Google's published rules (evalq.core.media.tokens, as the dry run counts them)."""
     text = len(request.prompt) + len(request.system_instruction or "")
     media = sum(media_tokens(part, _text_tokens)[0] for part in request.media)
     return _text_tokens_of(text) + media
@@ -103,7 +79,13 @@ def estimated_cost_nanos(
 
 class BudgetGuard(JudgeLayer):
     """Admits a call (status, and the cap's reservation) just before it goes to the API; the
-    reservation made is appended to `held`, which whoever counts the call's cost settles."""
+    reservation made is appended to `held`, which whoever counts the call's cost settles.
+
+    One round trip a call (Store.admit_call, reserve_call.lua), atomic across workers. A call
+    whose estimate does not fit beside the calls in flight waits for them to settle (CapBusy, a
+    countdown); one that does not fit with nothing reserved goes alone, the job's last, which
+    may pass the cap by what it really costs. It sits before the limiter's wait and the
+    client's transient retries: a cancel can not stop those, nor calls already sent."""
 
     def __init__(
         self,
@@ -151,7 +133,9 @@ class BudgetGuard(JudgeLayer):
 
 def settle(store: Store, job_id: str, held: list[str]) -> None:
     """Release the reservations in `held` once their calls' cost is counted, and forget them
-    (a call appended meanwhile by another thread stays for its own settling)."""
+    (a call appended meanwhile by another thread stays for its own settling). A failed call is
+    released the same way, after whatever it billed, so spend + reserved never forgets a call;
+    one a killed worker never settled expires after EVALQ_TASK_TIME_LIMIT_S."""
     members = held[:]
     del held[: len(members)]
     store.release_calls(job_id, members)

@@ -1,10 +1,5 @@
-"""The judge-call cache: a rerun or a resumed job costs nothing it already paid for.
-
-Keyed by a hash of everything that shapes a reply: model, the system instruction, the full
-prompt text (which carries the template's wording and the inputs), the response schema, the
-generation config, media digests and the sample index. Only whole replies are cached: errors,
-and replies that did not end normally (truncated), are never replayed.
-"""
+"""The judge-call cache: a rerun or a resumed job costs nothing it already paid for. Only whole
+replies are cached: errors, and replies that did not end normally, are never replayed."""
 
 from __future__ import annotations
 
@@ -20,11 +15,13 @@ from evalq.core.judge import (
     incomplete,
     reply_schema,
 )
-from evalq.core.kv import KeyValue
+from evalq.core.shared_cache import KeyValue
 
 
 def call_digest(model: str, request: JudgeRequest) -> str:
-    """The reply's name in the cache (its key is evalq.worker.store.keys.call of it)."""
+    """The reply's name in the cache (its key is evalq.worker.store.keys.call of it): a hash of
+    everything that shapes a reply: model, system instruction, the full prompt text, response
+    schema, generation config, media digests and sample index."""
     media = [
         {"mime": m.mime_type, "sha256": m.data_sha256}
         if m.data is not None

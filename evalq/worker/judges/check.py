@@ -1,27 +1,6 @@
-"""Before a worker takes work: can it reach a judge at all?
-
-A worker with no judge to ask (no key, no Vertex AI settings, no base URL) or a base URL that
-nothing answers at would take every row it is given and fail each one after its retries, a
-judge_error per row. `evalq worker` asks `judge_problem` first and refuses to start on its
-answer (evalq.client.cli.serve), with one line naming what is missing and how to fix it.
-
-What is checked, in the order the judge client is built (evalq.worker.judges.gemini.make_client):
-- Vertex AI (GOOGLE_GENAI_USE_VERTEXAI): GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION are set,
-  whatever else is (against the fake server too: without them the client builds no Vertex
-  route at all), then credentials: EVALQ_VERTEX_API_KEY (a Vertex API key; GEMINI_API_KEY and
-  GOOGLE_API_KEY are the Gemini API's and do not count), or application-default credentials
-  found (google.auth.default(), which reads files and the environment; no call to
-  Google's APIs).
-- EVALQ_GEMINI_BASE_URL set: an HTTP request to it gets an HTTP response (any status) within
-  `timeout_s`; connection refused, a name that does not resolve and no reply until then do not
-  count. A refused connection is tried again until then: a judge (the fake server) started
-  beside the worker gets those seconds to listen.
-- else the Gemini API: GEMINI_API_KEY or GOOGLE_API_KEY is set.
-
-Only presence is checked: a key Google refuses is found out on the first call (a 4xx refusal,
-which pauses the job after EVALQ_FATAL_ERROR_LIMIT of them). Nothing here prints a key, and a
-base URL is shown without any user, password or query it may hold. Failures after start
-(the judge or Redis away for a while) stay what they were: retried."""
+"""Before a worker takes work: can it reach a judge at all? A worker with none would take every
+row it is given and fail each one after its retries, so `evalq worker` refuses to start, with
+one line naming what is missing."""
 
 from __future__ import annotations
 
@@ -54,7 +33,13 @@ def judge_problem(
     find_credentials: FindCredentials | None = None,
     timeout_s: float = CHECK_TIMEOUT_S,
 ) -> str | None:
-    """None when the worker has a judge to ask; else the one line to print (prefixed)."""
+    """None when the worker has a judge to ask; else the one line to print (prefixed).
+
+    Checked in the order make_client builds the client: Vertex AI (its project and location,
+    then a Vertex API key or application-default credentials), else EVALQ_GEMINI_BASE_URL
+    answering any HTTP response within `timeout_s` (a refused connection tried again until
+    then, so a judge started beside the worker gets those seconds), else a Gemini API key.
+    Only presence is checked: a key Google refuses is found on the first call."""
     problem = _problem(settings, probe or answers, find_credentials or adc_problem, timeout_s)
     return None if problem is None else PREFIX + " ".join(problem.split())
 

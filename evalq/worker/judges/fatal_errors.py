@@ -1,13 +1,6 @@
-"""Stop a job that every call will fail, instead of burning through its rows.
-
-A bad key (403), an unknown model (404), a budget or schema the model refuses (400): the same
-refusal comes back for every call. After EVALQ_FATAL_ERROR_LIMIT identical refusals in one job
-(counted in Redis, so across workers and hosts) the job pauses with that refusal as its reason;
-`evalq resume` continues it once the cause is fixed; a refusal of a call sent before the resume
-arrives late and is not counted again. Earlier refusals are unscored judge_error verdicts like
-any other failed call. Different refusals (one bad image, another bad document)
-are counted apart, so a few bad rows do not stop a job.
-"""
+"""Stop a job that every call will fail (a bad key, an unknown model, a budget the model
+refuses) instead of burning through its rows: the same refusal EVALQ_FATAL_ERROR_LIMIT times
+in one job pauses it."""
 
 from __future__ import annotations
 
@@ -38,6 +31,10 @@ def limit_for(message: str, limit: int) -> int:
 
 
 class FatalErrorGuard(JudgeLayer):
+    """Counts identical refusals in Redis, so across workers and hosts; different refusals
+    (one bad image, another bad document) are counted apart, so a few bad rows do not stop a
+    job. A refusal of a call sent before the job's last resume is not counted again."""
+
     def __init__(self, inner: Judge, store: Store, job_id: str, limit: int) -> None:
         super().__init__(inner, store, job_id)
         self._limit = limit

@@ -1,15 +1,6 @@
-"""How a row's media reaches the judge: inline when small, through the Files API when large.
-
-Gemini caps a whole request at 20 MB, and sending a 15 MB video inline with each of a row's
-questions would pay for its upload every time. So media over ``inline_max_bytes`` is uploaded
-once per job: the file's URI is kept in Redis under the job, keyed by the media's digest, and
-every later unit (on any worker) sends that URI. A lock makes concurrent rows sharing one video
-wait for the first upload instead of starting their own. Files get a name derived from their
-digest, so the URI, and with it the judge-call cache key, is the same in every job: a rerun of
-a finished job still makes no calls. gs:// URIs are passed through on Vertex AI, which reads
-Cloud Storage itself; the Gemini API cannot, so there they are a clear input_error (the rule
-is evalq.core.media_backend's, which the submitter applies first, refusing the dataset).
-"""
+"""How a row's media reaches the judge: inline when small, through the Files API when large
+(Gemini caps a request at 20 MB, and a large video sent inline with each question would pay
+for its upload every time)."""
 
 from __future__ import annotations
 
@@ -32,11 +23,11 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_rand
 
 from evalq.core.data_roots import DataRoots
 from evalq.core.errors import InputError, JudgeError, TransientJudgeError, retried_in_process
-from evalq.core.gcs_media import GcsMedia
 from evalq.core.judge import MediaPart
 from evalq.core.media import MediaRules, load_media
-from evalq.core.media_backend import refusal
-from evalq.core.media_fetch import NetworkRules
+from evalq.core.media.backend import refusal
+from evalq.core.media.fetch import NetworkRules
+from evalq.core.media.gcs import GcsMedia
 from evalq.core.models import JobConfig, MediaRef
 from evalq.worker.judges.gemini import _TRANSPORT_ERRORS, make_client, map_api_error
 from evalq.worker.settings import Settings
@@ -147,7 +138,10 @@ def media_digest(part: MediaPart) -> str:
 
 
 class Uploader:
-    """Uploads a job's large media once and hands out the file's URI."""
+    """Uploads a job's large media (over ``inline_max_bytes``) once and hands out the file's URI,
+    kept in Redis under the job by the media's digest; a lock makes rows sharing a file wait for
+    the first upload. The file's name derives from its digest, so its URI, and with it the
+    call cache key, is the same in every job."""
 
     def __init__(self, settings: Settings, files: FileService, shared: Shared) -> None:
         self._settings = settings
@@ -336,7 +330,9 @@ def deliver_media(
 ) -> MediaPart:
     """The MediaPart a judge request carries for this row's field; raises InputError naming
     the row and field for media that is missing, unreadable, too big, of the wrong type,
-    does not decode, or is in a place this job or backend may not read."""
+    does not decode, or is in a place this job or backend may not read. gs:// URIs pass
+    through on Vertex AI, which reads Cloud Storage itself; the Gemini API can't, so there they
+    are an input_error (`refusal`'s rule, which the submitter applies first)."""
     if ref.kind == "file_uri":
         part = load_media(ref, row_id, field, rules, allowed)
         if why := refusal(ref, None, settings.use_vertexai, settings.inline_max_bytes):

@@ -1,9 +1,6 @@
 """The Gemini judge on google-genai: structured output, a timeout on every call, usage per call,
-and every failure mapped onto evalq's error hierarchy.
-
-The SDK's own retries stay off (its default); transient failures are retried here with tenacity
-so the attempt count is known, and rate limits go back to the task as a countdown.
-"""
+every failure mapped onto evalq's errors; the SDK's retries stay off, so transient failures are
+retried here with tenacity and the attempt count is known."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""A global rate limiter in Redis, shared by every worker thread on every host.
-
-GCRA with reservations, for requests per minute and tokens per minute per model, in one Lua
-script on Redis time (so hosts' clocks don't matter). A caller whose slot is near waits for it
-in its thread: each waiter holds its own reserved slot, so calls leave evenly spaced instead of
-stampeding when a window opens. A caller whose slot is far is told to come back later (a
-Celery countdown) without reserving anything. A 429 parks the model: every worker backs off
-for the delay the server asked for.
-"""
+"""A global rate limiter in Redis, shared by every worker thread on every host: GCRA for
+requests and tokens per minute per model, in one Lua script on Redis time;
+docs/architecture/row-path.md ("One global rate limiter") says how callers wait."""
 
 from __future__ import annotations
 

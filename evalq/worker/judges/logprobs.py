@@ -1,8 +1,6 @@
-"""A reply's log probabilities as google-genai reads them (types.Candidate.logprobs_result and
-avg_logprobs; github.com/googleapis/python-genai google/genai/types.py, LogprobsResult), turned
-into the domain's ReplyLogprobs so Gecko's --soft scoring never reads the SDK's types. On the
-wire: candidates[].avgLogprobs and candidates[].logprobsResult {topCandidates: [{candidates:
-[{token, logProbability}]}], chosenCandidates: [...]}, one entry per decoding step."""
+"""A reply's log probabilities as google-genai reads them (Candidate.logprobs_result and
+avg_logprobs), turned into the domain's ReplyLogprobs so Gecko's --soft scoring never reads the
+SDK's types."""
 
 from __future__ import annotations
 
@@ -16,6 +14,8 @@ def reply_logprobs(candidate: types.Candidate) -> ReplyLogprobs | None:
     candidates per decoding step (paired by position; a step with no top list keeps only its
     chosen token), and avgLogprobs. None when the reply carries no chosen tokens: the request
     did not ask, or the model sent none (Gecko's --soft then leaves the question unscored)."""
+    # On the wire: candidates[].avgLogprobs and candidates[].logprobsResult {topCandidates:
+    # [{candidates: [{token, logProbability}]}], chosenCandidates: [...]}, one entry a step.
     result = candidate.logprobs_result
     if result is None or not result.chosen_candidates:
         return None

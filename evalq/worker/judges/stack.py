@@ -1,14 +1,5 @@
-"""A job's judges, built in one place from the layers of LAYERS, outermost first:
-
-    accounting -> fatal-error guard -> thinking -> call cache -> [status and spend cap ->
-    limiter correction] -> the innermost judge
-
-Online the innermost judge is the rate-limited Gemini client, behind the gate of
-evalq.worker.judges.budget (the job's status and the spend cap's reservation, only for calls that
-would reach the API: cache hits are free) and the limiter's correction;
-prepare_row's inline pass puts CacheOnly there instead, and batch mode a judge answering from
-batch results (evalq.worker.batch.judge), priced at the batch rate. Everything above is the same.
-"""
+"""A job's judges, built in one place from the layers of LAYERS, outermost first; online and
+batch mode differ only in the innermost judge and its price."""
 
 from __future__ import annotations
 
@@ -17,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
-from evalq.core.kv import KeyValue
 from evalq.core.pricing import Price
+from evalq.core.shared_cache import KeyValue
 from evalq.core.thinking import Setting, ThinkingJudge
 from evalq.worker.judges.accounting import AccountingJudge
 from evalq.worker.judges.budget import BudgetGuard
@@ -58,6 +49,8 @@ class TokenCorrection:
 # The layers of one judge call, outermost first: the one list that gives their order. A job's
 # judges have the first four (job_layers); a judge that asks the API also the last two
 # (api_layers), between the call cache and the Gemini client.
+# Outermost first. The last two wrap only the judge that reaches the API (cache hits are free):
+# online the rate-limited Gemini client, in batch mode a judge answering from batch results.
 LAYERS: tuple[type[Judge], ...] = (
     AccountingJudge,
     FatalErrorGuard,

@@ -1,9 +1,6 @@
-"""Counting a dry run's text tokens with Gemini's count_tokens endpoint (`--count-tokens`).
-
-count_tokens is free and makes no generate call, but it is a request per distinct text, so a
-dry run uses it only when asked. A text it can not count (an unknown model, a refused key, the
-server out of reach) falls back to 4 characters per token and the report says which.
-"""
+"""Counting a dry run's text tokens with Gemini's count_tokens endpoint (`--count-tokens`): free,
+but a request per distinct text; a text it can not count falls back to 4 characters a token,
+and the report says which."""
 
 from __future__ import annotations
 

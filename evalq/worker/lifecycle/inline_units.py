@@ -22,14 +22,15 @@ from evalq.core.models import Verdict
 from evalq.worker.judges.stack import CacheOnly
 from evalq.worker.lifecycle.units import record_units
 from evalq.worker.runtime import CacheProbe, Runtime, row_context
+from evalq.worker.store import RowRef
 from evalq.worker.store.unit_writes import NotCached, UnitWrites
 
 
-def resolve_inline(rt: Runtime, job_id: str, line: str, plan: Plan[Any]) -> list[int]:
+def resolve_inline(rt: Runtime, row: RowRef, plan: Plan[Any]) -> list[int]:
     """The indexes of the units that still need a judge call (a run_unit task each)."""
-    answered = rt.store.answered(job_id, line)
+    answered = rt.store.answered(row)
     left = [unit for unit in plan.units if unit.index not in answered]
-    config = rt.store.config(job_id)
+    config = rt.store.config(row.job_id)
     if not left or not config.use_cache:
         return [unit.index for unit in left]
     metric = get_metric(config.metric)
@@ -39,7 +40,7 @@ def resolve_inline(rt: Runtime, job_id: str, line: str, plan: Plan[Any]) -> list
     found: list[tuple[Unit, list[str]]] = []
     for unit in left:
         start = len(probe.wanted)
-        answer = _attempt(rt, job_id, line, metric, plan, unit, probe)
+        answer = _attempt(rt, row, metric, plan, unit, probe)
         if isinstance(answer, tuple):  # answered without a judge call
             answered_here.append(answer)
         elif answer == "probe" and len(probe.wanted) > start:
@@ -51,19 +52,18 @@ def resolve_inline(rt: Runtime, job_id: str, line: str, plan: Plan[Any]) -> list
         if any(probe.known.get(key) is None for key in wanted):
             asked.append(unit.index)
             continue
-        answer = _attempt(rt, job_id, line, metric, plan, unit, probe)
+        answer = _attempt(rt, row, metric, plan, unit, probe)
         if isinstance(answer, tuple):
             answered_here.append(answer)
         else:
             asked.append(unit.index)
-    record_units(rt, job_id, line, answered_here)  # one round trip for the row's answers
+    record_units(rt, row, answered_here)  # one round trip for the row's answers
     return sorted(asked)
 
 
 def _attempt(
     rt: Runtime,
-    job_id: str,
-    line: str,
+    row: RowRef,
     metric: Metric[Any, Any],
     plan: Plan[Any],
     unit: Unit,
@@ -74,7 +74,7 @@ def _attempt(
     writes = UnitWrites()
     writes.count(units_inline=1)
     try:
-        ctx = row_context(rt, job_id, line, writes, innermost=CacheOnly, probe=probe)
+        ctx = row_context(rt, row, writes, innermost=CacheOnly, probe=probe)
         verdict = metric.run_unit(ctx, plan, unit)
     except NotCached:
         return None if probe.fetched else "probe"

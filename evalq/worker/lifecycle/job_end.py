@@ -11,7 +11,7 @@ from evalq.core.counters import JobCounters
 from evalq.core.models import JobConfig, JobSummary, RowResult
 from evalq.core.summary import build_summary, spend_is_current
 from evalq.core.verdicts import failed_row
-from evalq.worker.store import Store
+from evalq.worker.store import RowRef, Store
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def redrive(
     store: Store,
     send: Callable[[str, str], None],
     job_id: str,
-    row_ids: list[str],
+    lines: list[str],
     *,
     at: float | None = None,
 ) -> int:
@@ -83,32 +83,38 @@ def redrive(
     plans and verdicts are reused and a row is counted once. `at` is the sign of life written
     for them (the watchdog's re-drive time, which Store.count_redrives compares with later
     ones)."""
-    if not row_ids:
+    if not lines:
         return 0
-    store.touch(job_id, *row_ids, at=at)
-    for row_id in row_ids:
-        send(job_id, row_id)
-    store.incr(job_id, redriven=len(row_ids))
-    return len(row_ids)
+    store.touch(job_id, *lines, at=at)
+    for line in lines:
+        send(job_id, line)
+    store.incr(job_id, redriven=len(lines))
+    return len(lines)
 
 
-def give_up(store: Store, job_id: str, row_id: str, redrives: int) -> None:
+def give_up(store: Store, row: RowRef, redrives: int) -> None:
     """Fail a row the watchdog drove again `redrives` times in a row without progress, and
     count it (summary: redrive_capped). A task that finishes it later changes nothing."""
-    row = store.row(job_id, row_id)
+    given = store.row(row)
     error = (
-        f"row {row.id}: gave up after {redrives} re-drives without a new verdict "
+        f"row {given.id}: gave up after {redrives} re-drives without a new verdict "
         "(EVALQ_MAX_REDRIVES): every task that took this row died or hung"
     )
     result = failed_row(
-        row.id, row.line, row.prompt, "judge_error", error, candidate=row.candidate, extra=row.extra
+        given.id,
+        given.line,
+        given.prompt,
+        "judge_error",
+        error,
+        candidate=given.candidate,
+        extra=given.extra,
     )
-    done = store.finish_row(job_id, result)
+    done = store.finish_row(row.job_id, result)
     if done < 0:
         return  # counted meanwhile
-    store.incr(job_id, redrive_capped=1)
-    if done >= store.config(job_id).rows_total:
-        finalize(store, job_id)
+    store.incr(row.job_id, redrive_capped=1)
+    if done >= store.config(row.job_id).rows_total:
+        finalize(store, row.job_id)
 
 
 def _summary_from_store(

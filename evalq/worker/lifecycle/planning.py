@@ -21,15 +21,16 @@ from evalq.worker.lifecycle.outcomes import (
     Waiting,
 )
 from evalq.worker.runtime import Runtime
+from evalq.worker.store import RowRef
 
 
 def plan_row(
-    rt: Runtime, job_id: str, line: str, ctx: RowContext, mode: Mode
+    rt: Runtime, row: RowRef, ctx: RowContext, mode: Mode
 ) -> Planned | Finished | Paused | RetryAfter | Held | Waiting:
     """Planned with every unit's index; a row that cannot be planned fails (Finished), and a
     judge error goes by its policy (evalq.worker.lifecycle.judge_errors)."""
     metric = get_metric(ctx.job.metric)
-    plan = rt.store.row_plan(job_id, line, metric.plan_model)
+    plan = rt.store.row_plan(row, metric.plan_model)
     if plan is None:
         try:
             plan = metric.plan(ctx)
@@ -37,18 +38,18 @@ def plan_row(
         except AwaitingReply:
             return Waiting()
         except InputError as exc:
-            return fail_row(rt.store, job_id, line, "input_error", f"bad input: {exc}")
+            return fail_row(rt.store, row, "input_error", f"bad input: {exc}")
         except JudgeError as exc:
-            decided = on_judge_error(rt, job_id, exc, mode)
+            decided = on_judge_error(rt, row.job_id, exc, mode)
             if isinstance(decided, GaveUp):
                 why = f"preparing the row failed: {decided.why}"
-                return fail_row(rt.store, job_id, line, exc.reason, why)
+                return fail_row(rt.store, row, exc.reason, why)
             if isinstance(decided, RetryAfter):  # waiting, not stalled
-                rt.store.touch(job_id, line, at=time.time() + decided.delay_s)
+                rt.store.touch(row.job_id, row.line, at=time.time() + decided.delay_s)
             return decided
         # First write wins: a redelivery keeps the indexes the first delivery sent.
-        plan = rt.store.keep_row_plan(job_id, line, plan)
+        plan = rt.store.keep_row_plan(row, plan)
     if not plan.units:
         nothing = InputError(ctx.row.id, "(row)", "nothing to judge")
-        return fail_row(rt.store, job_id, line, "input_error", f"bad input: {nothing}")
+        return fail_row(rt.store, row, "input_error", f"bad input: {nothing}")
     return Planned(plan, [unit.index for unit in plan.units])

@@ -14,12 +14,13 @@ from evalq.worker.lifecycle.judge_errors import on_judge_error
 from evalq.worker.lifecycle.modes import Mode
 from evalq.worker.lifecycle.outcomes import AwaitingReply, GaveUp, Held, Paused, RetryAfter, Waiting
 from evalq.worker.runtime import Runtime
+from evalq.worker.store import RowRef
 from evalq.worker.store.unit_writes import UnitWrites
 
 
 def answer_unit(
     rt: Runtime,
-    job_id: str,
+    row: RowRef,
     ctx: RowContext,
     plan: Plan[Any],
     unit: Unit,
@@ -32,34 +33,32 @@ def answer_unit(
     except AwaitingReply:
         return Waiting()
     except JudgeError as exc:
-        decided = on_judge_error(rt, job_id, exc, mode)
+        decided = on_judge_error(rt, row.job_id, exc, mode)
         if isinstance(decided, GaveUp):
             return unscored(unit.index, exc.reason, decided.why)
         return decided
 
 
-def record_unit(
-    rt: Runtime, job_id: str, line: str, verdict: Verdict | None, writes: UnitWrites
-) -> bool:
+def record_unit(rt: Runtime, row: RowRef, verdict: Verdict | None, writes: UnitWrites) -> bool:
     """Write a unit's outcome in one round trip (Store.record_unit), then pause the job if its
     calls brought the spend to the cap. True when `verdict` is the one stored."""
-    return record_units(rt, job_id, line, [(verdict, writes)])[0]
+    return record_units(rt, row, [(verdict, writes)])[0]
 
 
 def record_units(
-    rt: Runtime, job_id: str, line: str, outcomes: list[tuple[Verdict | None, UnitWrites]]
+    rt: Runtime, row: RowRef, outcomes: list[tuple[Verdict | None, UnitWrites]]
 ) -> list[bool]:
     """record_unit for several units of a row at once (Store.record_units: one round trip,
     which settles their calls' cost reservations with their spend). Every verdict is stamped
     here with the model version(s) its unit's replies reported: every way a verdict is
     stored (a unit task, prepare_row's cached units, a batch sweep) passes this point."""
     stamped = [(with_version(verdict, writes), writes) for verdict, writes in outcomes]
-    recorded = rt.store.record_units(job_id, line, stamped)
+    recorded = rt.store.record_units(row, stamped)
     for (_, writes), outcome in zip(outcomes, recorded, strict=True):
         cost = writes.cost_nanos()
         writes.clear()
         if cost:
-            pause_if_spent(rt.store, job_id, outcome.spent_nanos, outcome.cap_nanos)
+            pause_if_spent(rt.store, row.job_id, outcome.spent_nanos, outcome.cap_nanos)
     return [outcome.written for outcome in recorded]
 
 

@@ -1,9 +1,6 @@
-"""What Redis keeps about the archive: which ended jobs are due to be written (and when), the
-outcome of the last write on the job's hash, keys held from expiring until a write succeeds,
-which archive each worker writes to; and a job's raw parts read in bulk for its record.
-
-Keys (evalq.worker.store.keys): ARCHIVE_PENDING, ARCHIVE_WRITERS, the job hash's archive fields, and
-every key of a job (held and released as a whole). Script: archive_written.lua."""
+"""What Redis keeps about the archive: which ended jobs are due to be written, the outcome of
+the last write, keys held from expiring until a write succeeds, which archive each worker
+writes to; and a job's raw parts read in bulk for its record."""
 
 from __future__ import annotations
 

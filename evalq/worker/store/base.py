@@ -1,9 +1,6 @@
 """What every part of the Store shares: the Redis connection, the job TTL, the memo of values
-that never change once written, and the Lua scripts, each read once from worker/store/lua/.
-
-The Store is split by what it keeps (evalq.worker.store.jobs, .rows, .verdicts, .results, .counters,
-.shared, .schedule, .batches); each part is a mixin on this base, so the parts share one
-connection and one memo without knowing of each other."""
+that never change once written, and the Lua scripts; each part is a mixin on this base, so
+the parts share one connection and one memo without knowing of each other."""
 
 from __future__ import annotations
 
@@ -12,6 +9,7 @@ import secrets
 import socket
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any, Generic, Self, TypeVar, cast
@@ -87,6 +85,16 @@ def row_key(row: RowInput | RowResult) -> str:
     """How every internal structure names a row: its line number, unique in a dataset; a
     multi-candidate job's cell adds its candidate column (`7/flux`)."""
     return str(row.line) if row.candidate is None else f"{row.line}/{row.candidate}"
+
+
+@dataclass(frozen=True)
+class RowRef:
+    """One row of one job, the one value every step of a row's life names it by: its job and
+    its line (row_key: the line number, a cell's candidate added). A task's message carries the
+    two as strings."""
+
+    job_id: str
+    line: str
 
 
 def line_order(key: str) -> tuple[int, str]:

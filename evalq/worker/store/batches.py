@@ -1,9 +1,6 @@
-"""Batch mode's ledger, as stored (evalq.worker.batch reads and writes these as JSON): each batch's
-record, its requests in order, the results by call digest, which replies were served, the
-requests' transient failures, and the job's batch meta.
-
-Keys (evalq.worker.store.keys): batches, batch_units, batch_replies, batch_served, batch_tries,
-batch_meta."""
+"""Batch mode's ledger, as stored (evalq.worker.batch reads and writes these as JSON): each
+batch's record, its requests in order, the results by call digest, which replies were served,
+the requests' transient failures, and the job's batch meta."""
 
 from __future__ import annotations
 

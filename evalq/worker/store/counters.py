@@ -1,10 +1,6 @@
-"""Counters and cost: adding to a job's counters (incr, account: one script that refuses to
-recreate a vanished job and renews the hash's expiry), the spend and its cap, and reading the
-counters back typed (evalq.core.counters.JobCounters).
-
-Keys (evalq.worker.store.keys): job (counter fields, usage:{role}:{kind}:{model}, spent_nanos,
-budget_nanos, reserved_nanos, failed:{reason}, task error fields), job_rows, reservations.
-Scripts: add_counters.lua, reserve_call.lua, release_calls.lua."""
+"""Counters and cost: adding to a job's counters (one script that refuses to recreate a
+vanished job and renews the hash's expiry), the spend and its cap, and the counters read back
+typed (evalq.core.counters.JobCounters)."""
 
 from __future__ import annotations
 

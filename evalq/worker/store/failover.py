@@ -1,9 +1,6 @@
 """Redis failovers: which Redis this is (its run_id and replication id, which change when
 another process answers or a replica is promoted), the failovers workers have seen, and a
-job's spend restored from one process's own tallies (evalq.worker.store.tallies) after one.
-
-Keys (evalq.worker.store.keys): FAILOVERS; job (failover_at, failover_calls_restored,
-failover_calls_unconfirmed), spent_by. Script: reconcile_spend.lua."""
+job's spend restored from one process's own tallies after one."""
 
 from __future__ import annotations
 
@@ -52,7 +49,9 @@ class FailoverStore(StoreBase):
     def reconcile_spend(self, job_id: str, at: float, *, active: bool) -> int | None:
         """Add back the spend this process counted for the job that Redis no longer holds, and
         note the failover on the job (always when `active`, else only if something was lost or
-        is unconfirmed). Returns the calls restored; None when the job is gone."""
+        is unconfirmed). Returns the calls restored; None when the job is gone. When Redis holds
+        no spend of the job at all, its calls are reported instead of added: that hash may have
+        expired, and adding them could count them twice (reconcile_spend.lua)."""
         spent, unconfirmed = self.tallies.of(job_id)
         args: list[Any] = [self.job_ttl(job_id), self.tally_tag, repr(at), unconfirmed]
         args.append("1" if active else "0")

@@ -1,10 +1,5 @@
-"""Jobs: creating one, its config and status, the transition state machine, the active set,
-refusals counted toward a pause, and exceptions that escaped a task's code.
-
-Keys (evalq.worker.store.keys): job (the hash's config, status, pause_reason, {status}_at and task
-error fields), job_rows, row, JOBS, ACTIVE_JOBS, fatal. Scripts: transition.lua,
-record_task_error.lua, count_fatal.lua, restart_fatal.lua; create_job counts rejected lines with
-results' finish_row.lua."""
+"""Jobs: creating one, its config and status, the transition state machine (TRANSITIONS),
+the active set, refusals counted toward a pause, and exceptions that escaped a task's code."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""Every Redis key evalq writes, named in one place (as arq keeps its key names in one module).
-
-The Store (evalq.worker.store) is the only module that talks to Redis; it, the call cache, the
-limiter, the watchdog and the uploader take their key names from here, and so do the Lua
-scripts (worker/store/lua/), which are given every key they touch, or the text around a job's
-id for the keys of jobs they find, as KEYS and ARGV. The domain never spells a key: it names
-a shared entry by a digest (evalq.metrics.gecko.metric.rubric_cache_id), and the runtime
-turns that into a key. The spellings are a stored format: a job written by an older evalq is
-read by these names, so a name here changes only with a migration. Queue names are the
-broker's, not ours, and live in evalq.worker.dispatch.queues.
-
-What each key holds is evalq.worker.store.key_table, which the manual's Redis key reference is
-generated from (docs/reference/redis-keys.md); a key added here without a row there fails a test.
-All job keys expire after the job's ttl_s (EVALQ_RESULT_TTL_S when it was submitted) from their last
-write; rubrics after rubric_ttl_s, replies after call_cache_ttl_s.
-"""
+"""Every Redis key evalq writes, named in one place; the Lua scripts are given theirs as KEYS
+and ARGV, and the domain never spells one (it names a shared entry by a digest). Queue names
+are the broker's, in evalq.worker.dispatch.queues."""
 
 from __future__ import annotations
 
@@ -23,6 +10,8 @@ PREFIX = "evalq"  # every key's first part: the ACLs give evalq's users `evalq:*
 
 
 def _key(*parts: str) -> str:
+    # The spellings are a stored format: jobs written by an older evalq are read by these names,
+    # so a name changes only with a migration.
     return ":".join((PREFIX, *parts))
 
 

@@ -1,9 +1,6 @@
 """Results: counting a finished row once (finish_row.lua, which also ends the row's turn), the
-rows' results, the unscored
-questions by reason, and the job summary written when the last row lands.
-
-Keys (evalq.worker.store.keys): done, job (rows_* and score counters), results, unscored, summary,
-turns."""
+rows' results, the unscored questions by reason, and the job summary written when the last row
+lands."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The global rate limiter's schedules (evalq.worker.judges.limiter decides the amounts; these keep
-them): per model a request schedule and a token schedule, GCRA theoretical arrival times on Redis's
-clock.
-
-Keys (evalq.worker.store.keys): limiter. Scripts: limiter_acquire.lua, limiter_park.lua,
-limiter_correct.lua."""
+"""The global rate limiter's schedules (evalq.worker.judges.limiter decides the amounts; these
+keep them): per model a request schedule and a token schedule, GCRA theoretical arrival times
+on Redis's clock."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Shared work: what workers share across jobs and hosts, and the leases that say who does a
-piece of work now: the judge-call cache and the rubric cache (SharedEntries, the domain's
-KeyValue), the Files API uploads of a job, the watchdog's and a batch job's locks.
-
-A claim on a shared entry is a lease held by this process (_OWNER): taken for lease_s, renewed
-by the worker's heartbeat while the task that took it runs (renew_claims), released by that
-task, so a holder killed mid-write holds the others up for one lease, not for the whole time
-its write was allowed.
-
-Keys (evalq.worker.store.keys): call, rubric, claim, upload, upload_lock, WATCHDOG_LOCK, batch_lock.
-Scripts: release.lua, renew.lua."""
+"""Shared work: what workers share across jobs and hosts (the judge-call and rubric caches, a
+job's Files API uploads) and the leases and locks that say who does a piece of work now."""
 
 from __future__ import annotations
 
@@ -115,7 +106,7 @@ def renew_claims(store: SharedStore, lease_s: int) -> int:
 @dataclass(frozen=True)
 class SharedEntries:
     """One kind of entry shared across jobs (rubrics, judge replies), as the domain's KeyValue
-    (evalq.core.kv.KeyValue): callers name an entry by its digest, `key` (an evalq.worker.store.keys
+    (evalq.core.shared_cache.KeyValue): callers name an entry by its digest, `key` (an evalq.worker.store.keys
     builder) names it in Redis."""
 
     store: SharedStore
@@ -129,8 +120,10 @@ class SharedEntries:
         self.store.r.set(self.key(entry), value, ex=ttl_s)
 
     def claim(self, entry: str, ttl_s: int) -> bool:
-        """The right to write the entry, for ttl_s at most (a lease of lease_s, renewed while
-        this process lives); False while another holds it."""
+        """The right to write the entry, for ttl_s at most (a lease of lease_s, renewed by the
+        worker's heartbeat while this process lives, released by the task that took it, so a
+        holder killed mid-write holds the others up for one lease); False while another holds
+        it."""
         key = keys.claim(self.key(entry))
         lease_s = ttl_s if self.lease_s is None else min(ttl_s, self.lease_s)
         if not self.store._claim(key, _OWNER, lease_s):

@@ -1,22 +1,6 @@
 """What this process has spent per job, kept in its own memory, where a Redis failover can't
-take it back.
-
-Redis replicates asynchronously: a replica promoted after its master died lacks the master's
-last writes, and with them the counters of calls that were made and billed. Every write of
-spend (record_unit.lua, add_counters.lua through Store.account) also adds the same amounts to
-the job's `spent_by` hash under this process's tag, and, once Redis acknowledged it, to these
-tallies. After a failover (evalq.worker.jobs.failover) the process compares the two: what its
-tallies hold beyond its share in Redis is spend the failover lost, and is added back
-(reconcile_spend.lua; when Redis holds no spend of the job at all, its calls are reported instead:
-that hash may have expired, and adding them could count them twice).
-
-A write whose connection broke before the reply (the failover itself cuts connections) may or
-may not have landed: its calls are counted apart as unconfirmed, and the job says that up to
-that many calls may be missing from its cost. Only the most recent jobs are kept (`JOBS`).
-
-A comparison is exact only while no write of spend is on its way: one that Redis took but this
-process has not yet tallied would hide as much lost spend. So every write holds `writing()`,
-and the comparison runs inside `quiet()`, which waits for those in flight and holds new ones."""
+take it back: compared after a failover with this process's share in Redis, what it holds
+beyond is spend the failover lost."""
 
 from __future__ import annotations
 
@@ -30,6 +14,13 @@ CALLS = ("judge_calls", "candidate_calls")  # the counters that are calls
 
 
 class Tallies:
+    """Every write of spend (record_unit.lua, add_counters.lua) also adds its amounts to the
+    job's `spent_by` hash under this process's tag and, once Redis acknowledged it, here. A
+    write whose connection broke before the reply may or may not have landed: its calls are
+    counted apart as unconfirmed. A comparison is exact only while no write of spend is on its
+    way (one Redis took but not yet tallied would hide as much lost spend): every write holds
+    `writing()`, and the comparison runs inside `quiet()`."""
+
     def __init__(self, jobs: int = JOBS) -> None:
         self._jobs = jobs
         self._spent: OrderedDict[str, Counter[str]] = OrderedDict()

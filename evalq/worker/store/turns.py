@@ -1,11 +1,6 @@
-"""Turns: which rows of which jobs may be in the broker or running now (evalq.worker.dispatch.turns
-has the rules). A row waits in its job's waiting list until take_turns.lua moves it to the job's
-turns set; finish_row.lua takes it out of that set when the row is counted. Workers register their
-share of the window here (evalq.worker.dispatch.pace sizes it); the live workers' shares add up to
-the cluster-wide window.
-
-Keys (evalq.worker.store.keys): TURNS, WORKERS, WORKER_SHARES, waiting, turns, and the job hash's
-priority and max_in_flight fields."""
+"""Turns, as stored: which rows of which jobs may be in the broker or running now, and each
+worker's registered share of the window (evalq.worker.dispatch.turns has the rules,
+evalq.worker.dispatch.pace sizes the shares)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,5 @@
 """What one unit's judge calls would write to Redis, held until the unit ends and written with
-its verdict in one round trip (evalq.worker.store.Store.record_unit) instead of one trip each.
-
-Two kinds of counters, because a unit can run twice (a redelivery racing the first delivery, or
-prepare_row resolving it from the cache twice) and only one verdict is kept (first write wins):
-- `spent`: what the unit's calls really used (requests, tokens, cost, retries, 429s, limiter
-  waits). Added whatever happens: with the verdict, with a verdict another run wrote first,
-  and with no verdict at all (a countdown retry after a 429, a pause). Money spent is counted
-  once per request made, by whichever run made it.
-- `counted`: what only the run that records the verdict may count (cache hits, units resolved
-  inline). Added only when this run's verdict is the one stored, so a duplicate adds nothing;
-  with no verdict (a retry), they are left for the run that does record it.
-
-The cost reservations of the unit's calls (evalq.worker.judges.budget) are settled in the same step
-as its spent counters. Reply-cache entries and limiter corrections are written in every case: they
-describe calls that were made. `versions` are the model versions the API reported in the replies the
-unit read (cached ones too): the verdict is stamped with them when it is recorded
-(evalq.worker.lifecycle.units), so no metric has to carry them. What is lost: a worker killed
-between its call and the write loses that call's counters and cache entry (the redelivered
-unit asks again, and counts that request).
-"""
+its verdict in one round trip (Store.record_unit) instead of one trip each."""
 
 from __future__ import annotations
 
@@ -36,7 +17,13 @@ class NotCached(Exception):
 
 @dataclass
 class UnitWrites:
-    """One unit's pending writes; see the module docstring for which counters count when."""
+    """One unit's pending writes. Two kinds of counters, because a unit can run twice (a
+    redelivery, or prepare_row resolving it twice) and only one verdict is kept: `spent`, what
+    its calls really used, is added whatever happens (with this verdict, another run's, or none:
+    a countdown retry, a pause); `counted` (cache hits, units resolved inline) only when this
+    run's verdict is the one stored. Cache entries, limiter corrections and `reservations`
+    settle with `spent`: they describe calls that were made. A worker killed between its call
+    and the write loses that call's counters (the redelivered unit asks, and counts, again)."""
 
     spent: Counter[str] = field(default_factory=Counter)
     usage: list[Usage] = field(default_factory=list)
@@ -45,7 +32,9 @@ class UnitWrites:
     corrections: list[tuple[str, float]] = field(default_factory=list)  # limiter key -> ms
     touch_at: float | None = None  # the row's next sign of life, when not now (a countdown)
     reservations: list[str] = field(default_factory=list)  # settled with `spent`
-    versions: set[str] = field(default_factory=set)  # the replies' modelVersion
+    # The replies' modelVersion (cached ones too), stamped on the verdict when it is recorded
+    # (evalq.worker.lifecycle.units), so no metric has to carry them.
+    versions: set[str] = field(default_factory=set)
 
     def spend(self, counters: dict[str, int], usage: Usage | None) -> None:
         self.spent.update({name: amount for name, amount in counters.items() if amount})

@@ -1,9 +1,6 @@
 """Verdicts: each unit's answer (first write wins), and a unit's whole outcome written in one
-round trip (record_unit.lua): its verdict, the row's sign of life, its counters and spend, its
-call-cache entries, its limiter corrections and the settling of its calls' cost reservations.
-
-Keys (evalq.worker.store.keys): verdicts, job (counters, spent_nanos, budget_nanos, reserved_nanos),
-activity, reservations; the call-cache and limiter keys a unit's writes hold."""
+round trip (record_unit.lua): verdict, sign of life, counters and spend, call-cache entries,
+limiter corrections and the settling of its cost reservations."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ import redis
 
 from evalq.core.models import Verdict
 from evalq.worker.store import keys
-from evalq.worker.store.base import REDIS_DOWN, StoreBase, job_gone
+from evalq.worker.store.base import REDIS_DOWN, RowRef, StoreBase, job_gone
 from evalq.worker.store.counters import usage_counters
 from evalq.worker.store.unit_writes import UnitWrites
 
@@ -33,37 +30,37 @@ class Recorded:
 
 
 class VerdictsStore(StoreBase):
-    def verdict(self, job_id: str, row: str, index: int) -> Verdict | None:
-        raw = self.r.hget(keys.verdicts(job_id, row), str(index))
+    def verdict(self, row: RowRef, index: int) -> Verdict | None:
+        raw = self.r.hget(keys.verdicts(row.job_id, row.line), str(index))
         return Verdict.model_validate_json(cast(str, raw)) if raw else None
 
-    def answered(self, job_id: str, row: str) -> frozenset[int]:
+    def answered(self, row: RowRef) -> frozenset[int]:
         """The indexes of the row's units that have a verdict."""
-        return frozenset(int(k) for k in cast(list[str], self.r.hkeys(keys.verdicts(job_id, row))))
+        found = cast(list[str], self.r.hkeys(keys.verdicts(row.job_id, row.line)))
+        return frozenset(int(k) for k in found)
 
-    def verdicts(self, job_id: str, row: str) -> dict[int, Verdict]:
-        raw = cast(dict[str, str], self.r.hgetall(keys.verdicts(job_id, row)))
+    def verdicts(self, row: RowRef) -> dict[int, Verdict]:
+        raw = cast(dict[str, str], self.r.hgetall(keys.verdicts(row.job_id, row.line)))
         return {int(k): Verdict.model_validate_json(v) for k, v in raw.items()}
 
-    def record_unit(
-        self, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
-    ) -> Recorded:
+    def record_unit(self, row: RowRef, verdict: Verdict | None, writes: UnitWrites) -> Recorded:
         """A unit's outcome in one round trip (one script): its verdict (first write wins, as
         HSETNX), the row's sign of life, its counters, its call-cache entries and its
         limiter corrections. Which counters count when is evalq.worker.store.unit_writes's rule:
         `spent` always, `counted` only with this run's new verdict. JobNotFound when the job is gone
         (nothing is written then)."""
-        return self.record_units(job_id, row, [(verdict, writes)])[0]
+        return self.record_units(row, [(verdict, writes)])[0]
 
     def record_units(
-        self, job_id: str, row: str, outcomes: Sequence[tuple[Verdict | None, UnitWrites]]
+        self, row: RowRef, outcomes: Sequence[tuple[Verdict | None, UnitWrites]]
     ) -> list[Recorded]:
         """Several units' outcomes, each as record_unit writes it (each script is atomic on its
         own), sent together in one round trip: prepare_row's units answered from the cache."""
         if not outcomes:
             return []
+        job_id = row.job_id
         script = self._script("record_unit")
-        calls = [self._record_args(job_id, row, verdict, writes) for verdict, writes in outcomes]
+        calls = [self._record_args(row, verdict, writes) for verdict, writes in outcomes]
         with self.tallies.writing():
             # EVALSHA by hand: redis-py's Script in a pipeline asks SCRIPT EXISTS each time.
             try:
@@ -98,8 +95,9 @@ class VerdictsStore(StoreBase):
         return spent
 
     def _record_args(
-        self, job_id: str, row: str, verdict: Verdict | None, writes: UnitWrites
+        self, row: RowRef, verdict: Verdict | None, writes: UnitWrites
     ) -> tuple[list[str], list[Any]]:
+        job_id = row.job_id
         spent = self._spent(writes)
         spent["spent_nanos"] += 0  # always returned, so always present
         digests = list(writes.replies)
@@ -108,7 +106,7 @@ class VerdictsStore(StoreBase):
             "" if verdict is None else verdict.index,
             "" if verdict is None else verdict.model_dump_json(),
             self.job_ttl(job_id),
-            row,
+            row.line,
             time.time() if writes.touch_at is None else writes.touch_at,
             len(digests),
             len(limiter_keys),
@@ -127,7 +125,7 @@ class VerdictsStore(StoreBase):
             if amount:
                 args += [name, amount]
         script_keys = [
-            keys.verdicts(job_id, row),
+            keys.verdicts(job_id, row.line),
             keys.job(job_id),
             keys.activity(job_id),
             *(keys.call(digest) for digest in digests),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from scipy import stats as scipy_stats
 
-from evalq.stats import human
+from evalq.core.human.pairwise_accuracy import pairwise_accuracy
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import evalq_stdout, scrape_metrics
 from tests.support.datasets import png, write_rows
@@ -75,9 +75,7 @@ def test_a_pointwise_job_reports_its_agreement_with_the_raters(
     assert overall["kendall"]["value"] == pytest.approx(scipy_stats.kendalltau(judge, LABELS)[0])
     assert overall["spearman"]["n"] == len(LABELS)
     groups = [r.prompt or r.extra["prompt"] for r in labelled]
-    expected = human.pairwise_accuracy(
-        [float(j) for j in judge], [float(h) for h in LABELS], groups
-    )
+    expected = pairwise_accuracy([float(j) for j in judge], [float(h) for h in LABELS], groups)
     assert overall["pairwise_accuracy"]["value"] == pytest.approx(expected.value)
     assert overall["pairwise_accuracy"]["n"] == 5  # five prompts of two rows
     exact = sum(j == h for j, h in zip(judge, LABELS, strict=True)) / len(LABELS)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from devtools.local import wait_for
-from evalq.client.report import render_report
+from evalq.client.output.html.report import render_report
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.pricing import DEFAULT_PRICES, PRICE_DATE, call_cost_nanos, usd
 from tests.conftest import FakeGemini, RedisServer, worker_env

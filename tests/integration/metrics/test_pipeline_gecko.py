@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from evalq.worker.store import RowRef
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import evalq_stdout, run_evalq
 from tests.support.datasets import one_row, png, write_rows, yes_no
@@ -154,7 +155,7 @@ def test_daily_quota_pauses_only_that_job_and_resume_finishes_it(
     assert client.wait(other, timeout_s=60).status == "finished"  # the other job went on
     fake.script([{"match": "Dq-", "reply": "yes"}])  # a new day
     calls_before = fake.stats()["requests"]
-    answered = sum(len(store_of(client).verdicts(job, line)) for line in ("1", "2", "3"))
+    answered = sum(len(store_of(client).verdicts(RowRef(job, line))) for line in ("1", "2", "3"))
     assert answered < 6  # at least the day-quota questions wait unanswered
     assert client.resume(job) == 3
     done = client.wait(job, timeout_s=60)

@@ -20,7 +20,7 @@ from devtools.screenshots import (
     layout_problems,
     run_and_render,
 )
-from evalq.client.report import render_report
+from evalq.client.output.html.report import render_report
 from evalq.examples.datasets import write_rows
 from tests.conftest import FakeGemini
 from tests.support.chromium import chromium_or_skip

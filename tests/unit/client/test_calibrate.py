@@ -10,16 +10,17 @@ import click
 import pytest
 from rich.console import Console
 
-from evalq.client.calibrate import frames
-from evalq.client.calibrate_render import print_calibration, render_calibration_html
 from evalq.client.cli.calibrate import setup_keywords
-from evalq.core.calibration import calibration
+from evalq.client.output.exports.frames import calibration_frames
+from evalq.client.output.html.calibration import render_calibration_html
+from evalq.client.output.terminal.calibration import print_calibration
+from evalq.core.human.calibration import calibration
 from tests.support.calibration_setups import RATINGS_A, RATINGS_B, setup_rows
 
 
 def test_api_frames_one_row_per_setup_and_pair() -> None:
     result = calibration([setup_rows("a", RATINGS_A), setup_rows("b", RATINGS_B)], "human")
-    out = frames(result, {"a": "ajob", "b": "bjob"})
+    out = calibration_frames(result, {"a": "ajob", "b": "bjob"})
     assert list(out.setups["setup"]) == ["a", "b"]
     assert out.setups.loc[0, "spearman"] == pytest.approx(result.setups[0].spearman.value)
     assert out.setups.loc[0, "rows_left_out"] == 3

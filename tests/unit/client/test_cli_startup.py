@@ -44,7 +44,7 @@ NOT_FOR_STATUS = (
     "evalq.core.options",
     "evalq.metrics",
     "pandas",
-    "rich",  # the summary is drawn by evalq.client.text_table
+    "rich",  # the summary is drawn by evalq.client.output.terminal.text_table
 )
 STATUS_PROBE = """
 import json, sys
@@ -70,8 +70,9 @@ THE_ARCHIVE = (
 LIVE_READS_PROBE = """
 import json, sys
 import evalq.client.cli, evalq.client.cli.common, evalq.client.cli.read
-import evalq.client.archive_notes, evalq.client.job_refs, evalq.client.reads
-import evalq.client.render, evalq.client.results_csv, evalq.client.summary_view
+import evalq.client.archive_notes, evalq.client.jobs.lookup, evalq.client.reads
+import evalq.client.output.exports.csv_tables, evalq.client.output.exports.jsonl
+import evalq.client.output.terminal.summary, evalq.client.output.terminal.tables
 import evalq.client.workers_alive
 from click.testing import CliRunner
 from evalq.client.cli import main
@@ -137,7 +138,14 @@ def test_status_of_a_running_job_without_human_labels_loads_no_agreement_statist
     """A running job's summary is built on every `evalq status`; numpy and the agreement
     bootstraps are for jobs with human labels only."""
     job_id = plant_job(store, 3)
-    agreement = ("numpy", "evalq.stats.human", "evalq.core.human_agreement")
+    agreement = (
+        "numpy",
+        "evalq.core.human.agreement",
+        "evalq.core.human.estimate",
+        "evalq.core.human.rank_correlation",
+        "evalq.core.human.pairwise_accuracy",
+        "evalq.core.human.label_stats",
+    )
     assert modules_loaded(STATUS_PROBE, job_id, scratch_url, json.dumps(agreement), "running") == []
 
 

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from evalq.client.compare import compare_jobs, frames
-from evalq.client.compare_render import print_comparison, print_leaderboard
+from evalq.client.compare import compare_jobs
+from evalq.client.output.exports.frames import comparison_frames
+from evalq.client.output.terminal.comparison import print_comparison, print_leaderboard
 from evalq.comparisons.comparison import comparison_dict
 from evalq.comparisons.leaderboard import group_leaderboards, leaderboard, leaderboard_dict
 from evalq.core.models import JobSummary, RowResult
@@ -102,7 +103,7 @@ def test_sides_are_named_by_name_model_or_candidate_with_their_cost() -> None:
     print_leaderboard(console, candidates, standings)
     text = " ".join(console.export_text().split())
     assert "ESTIMATE" in text and "shared with baseline_model_response (not split)" in text
-    assert frames(candidates).leaderboard["cost_is_estimate"].all()
+    assert comparison_frames(candidates).leaderboard["cost_is_estimate"].all()
 
     mixed = compare_jobs(reader(), [JOB_A, JOB_C])  # type: ignore[arg-type]
     assert [s.label for s in mixed.sides] == [
@@ -141,7 +142,7 @@ def test_the_terminal_fits_80_columns_without_cutting_a_figure() -> None:
 
 def test_group_by_in_the_api_frames() -> None:
     comparison = compare_jobs(reader(), [JOB_A, JOB_B], group_by=["category"])  # type: ignore[arg-type]
-    result = frames(comparison)
+    result = comparison_frames(comparison)
     assert result.per_group is not None
     assert list(result.per_group["group"]) == ["science", "news"]
     assert set(result.per_group["value"]) == {"mean rating (1-5)"}
@@ -155,7 +156,7 @@ def test_group_by_in_the_api_frames() -> None:
         ("news", 1),
         ("news", 2),
     ]
-    assert frames(compare_jobs(reader(), [JOB_A, JOB_B])).leaderboard_per_group.empty  # type: ignore[arg-type, union-attr]
+    assert comparison_frames(compare_jobs(reader(), [JOB_A, JOB_B])).leaderboard_per_group.empty  # type: ignore[arg-type, union-attr]
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,12 @@ from rich.console import Console
 
 from evalq.client.api import evaluate, progress_printer, split_keywords
 from evalq.client.cli import main
-from evalq.client.control import ResumeOutcome
 from evalq.client.fail_under import under
-from evalq.client.job_names import check_name
-from evalq.client.jobs_table import jobs_table
+from evalq.client.jobs.lookup import check_name
+from evalq.client.output.terminal.tables import jobs_table
 from evalq.core.errors import DatasetError
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
+from evalq.worker.jobs.control import ResumeOutcome
 from tests.support.summaries import job_summary
 
 

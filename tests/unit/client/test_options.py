@@ -13,8 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from evalq.client.cli import job_options, main
+from evalq.client.cli import main
 from evalq.client.cli import submit as submit_command
+from evalq.client.cli.metric_flags import job_options
 from evalq.core.errors import DatasetError
 from evalq.core.options import validate_options
 from evalq.core.registry import BUILT_IN, metrics

@@ -9,7 +9,7 @@ import io
 
 import pytest
 
-from evalq.client.compare_render import leaderboard_csv
+from evalq.client.output.exports.csv_tables import leaderboard_csv
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import compare_sides
 from evalq.comparisons.leaderboard import group_leaderboards, leaderboard, leaderboard_dict

@@ -6,8 +6,7 @@ import pytest
 
 from evalq.comparisons.align import Side
 from evalq.comparisons.comparison import compare_sides, comparison_dict
-from evalq.core.models import Repeats, RowResult, Sample
-from evalq.core.noise_models import NOISE_Z
+from evalq.core.models import NOISE_Z, Repeats, RowResult, Sample
 
 
 def row_rated_with_samples(i: int, rating: float, *samples: str) -> RowResult:

@@ -1,7 +1,6 @@
 """Several candidates in one job (--candidates): each row becomes one cell per candidate when
 the dataset is read, a bad cell fails alone naming the row and the candidate's column, the
-summary and exports carry the candidate, and shared work (a prompt's rubric) is written by
-one claimer while the others come back later. Pure: no Redis here (the real-stack test is
+summary and exports carry the candidate. Pure: no Redis here (the real-stack test is
 tests/integration/metrics/test_candidates.py)."""
 
 from __future__ import annotations
@@ -13,15 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from evalq.client.api import results_frame
-from evalq.client.render import results_jsonl
-from evalq.client.results_csv import results_csv
+from evalq.client.output.exports.csv_tables import results_csv
+from evalq.client.output.exports.frames import results_frame
+from evalq.client.output.exports.jsonl import results_jsonl
 from evalq.core.candidates import cell_candidates
 from evalq.core.counters import JobCounters
 from evalq.core.dataset import load_dataset
-from evalq.core.errors import CellInputError, DatasetError, SharedWorkPending, policy_of
+from evalq.core.errors import CellInputError, DatasetError
 from evalq.core.models import RowResult
-from evalq.core.shared_work import written_once
 from evalq.core.summary import build_summary
 from evalq.worker.store import row_key
 from tests.support.datasets import write_rows
@@ -181,59 +179,3 @@ def test_exports_carry_the_candidate_only_for_multi_candidate_jobs() -> None:
     assert "candidate" not in next(csv.reader(io.StringIO(results_csv(single))))
     assert "candidate" not in json.loads(next(iter(results_jsonl(single))))
     assert "candidate" not in results_frame(single).columns
-
-
-class Claims:
-    """An in-memory shared cache with claims, as evalq.worker.store.SharedEntries keeps them."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-        self.held: set[str] = set()
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def set(self, key: str, value: str, ttl_s: int) -> None:
-        self.values[key] = value
-
-    def claim(self, key: str, ttl_s: int) -> bool:
-        if key in self.held:
-            return False
-        self.held.add(key)
-        return True
-
-    def release(self, key: str) -> None:
-        self.held.discard(key)
-
-
-class Text:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def model_dump_json(self) -> str:
-        return self.text
-
-
-def test_shared_work_is_written_by_the_claimer_and_waited_for_by_the_rest() -> None:
-    kv = Claims()
-    kv.claim("k", 60)  # another task is writing it
-    with pytest.raises(SharedWorkPending) as waiting:
-        written_once(kv, "k", 60, lambda: Text("mine"), Text)
-    assert policy_of(waiting.value) == "countdown" and waiting.value.retry_after_s > 0
-    kv.release("k")
-    value, wrote = written_once(kv, "k", 60, lambda: Text("mine"), Text)
-    assert (value.text, wrote, kv.values["k"], kv.held) == ("mine", True, "mine", set())
-    # Claimed after the writer finished: read what it wrote, never written twice.
-    value, wrote = written_once(kv, "k", 60, lambda: Text("again"), Text)
-    assert (value.text, wrote) == ("mine", False)
-
-
-def test_a_writer_that_fails_releases_its_claim() -> None:
-    kv = Claims()
-
-    def broken() -> Text:
-        raise RuntimeError("judge down")
-
-    with pytest.raises(RuntimeError):
-        written_once(kv, "k", 60, broken, Text)
-    assert kv.held == set() and "k" not in kv.values

@@ -10,8 +10,8 @@ import pytest
 from evalq.core.data_roots import DataRoots
 from evalq.core.dataset import load_dataset
 from evalq.core.errors import DatasetError
-from evalq.core.gcs_media import GcsMedia
 from evalq.core.media import MediaRules
+from evalq.core.media.gcs import GcsMedia
 from tests.support.datasets import write_rows
 from tests.support.images import PNG_SIGNATURE
 

@@ -1,8 +1,7 @@
-"""Each metric's dry_plan and the media token rules, pure: an in-memory cache, no Redis."""
+"""Each metric's dry_plan, pure: an in-memory cache, no Redis."""
 
 from __future__ import annotations
 
-import struct
 import time
 from pathlib import Path
 from typing import Any
@@ -10,15 +9,7 @@ from typing import Any
 import pytest
 
 from evalq.core.dry_report import quota_time
-from evalq.core.dry_run import (
-    CallTally,
-    CharsCounter,
-    DryEnv,
-    image_tokens,
-    media_tokens,
-    pdf_pages,
-    video_seconds,
-)
+from evalq.core.dry_run import CallTally, CharsCounter, DryEnv
 from evalq.core.errors import InputError
 from evalq.core.judge import MediaPart
 from evalq.core.metric import get_metric
@@ -173,33 +164,6 @@ def test_groundedness_generates_when_the_row_has_no_response() -> None:
     }
     # The model under test thinks by default (2.5 Flash): its allowance is counted as output.
     assert env.tallies["candidate", "gemini-2.5-flash"].thought == 8192
-
-
-@pytest.mark.parametrize(
-    ("size", "tokens"),
-    [((384, 384), 258), ((385, 100), 258), ((1000, 500), 2 * 258), ((1536, 1537), 6 * 258)],
-)
-def test_image_tokens_by_tiles(size: tuple[int, int], tokens: int) -> None:
-    assert image_tokens(*size) == tokens
-    assert media_tokens(MediaPart("image/png", png_bytes(*size)), len) == (tokens, None)
-
-
-def mp4(seconds: int, timescale: int = 1000) -> bytes:
-    mvhd_body = bytes(4) + bytes(8) + struct.pack(">II", timescale, seconds * timescale) + bytes(80)
-    mvhd = struct.pack(">I4s", 8 + len(mvhd_body), b"mvhd") + mvhd_body
-    moov = struct.pack(">I4s", 8 + len(mvhd), b"moov") + mvhd
-    ftyp = struct.pack(">I4s", 16, b"ftyp") + b"isom" + bytes(4)
-    return ftyp + moov
-
-
-def test_video_audio_and_pdf_tokens_by_the_published_rates() -> None:
-    assert video_seconds(mp4(5)) == 5.0
-    assert media_tokens(MediaPart("video/mp4", mp4(5)), len) == (5 * 263, None)
-    tokens, note = media_tokens(MediaPart("video/mp4", uri="https://x/v.mp4"), len)
-    assert tokens == 10 * 263 and note is not None and "10 s" in note
-    pdf = b"%PDF-1.4 /Type /Pages /Type /Page /Type/Page /Type /Catalog"
-    assert pdf_pages(pdf) == 2
-    assert media_tokens(MediaPart("application/pdf", pdf), len) == (2 * 258, None)
 
 
 def test_time_at_quota_is_the_slowest_model_and_unknown_without_a_quota() -> None:

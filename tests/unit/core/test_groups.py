@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evalq.client.summary_view import summary_lines
+from evalq.client.output.terminal.summary import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.errors import DatasetError
 from evalq.core.groups import NO_VALUE, check_group_columns, group_summaries

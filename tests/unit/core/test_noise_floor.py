@@ -7,9 +7,8 @@ import math
 import pytest
 
 from evalq.core.counters import JobCounters
-from evalq.core.models import Repeats, RowResult, Sample
+from evalq.core.models import NOISE_Z, Repeats, RowResult, Sample
 from evalq.core.noise_floor import NO_REFERENCE, noise_floor, score_value
-from evalq.core.noise_models import NOISE_Z
 from evalq.core.summary import build_summary
 from evalq.stats.intervals import wilson
 from tests.support.job_configs import job_config

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from evalq.client.summary_view import summary_lines
+from evalq.client.output.terminal.summary import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.models import JobConfig, QuestionResult, RowResult
 from evalq.core.row_errors import row_cause, row_errors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evalq.client.summary_view import summary_lines
+from evalq.client.output.terminal.summary import summary_lines
 from evalq.core.counters import JobCounters
 from evalq.core.models import JobSummary, RowResult
 from evalq.core.summary import build_summary

@@ -5,6 +5,7 @@ row with nothing left to ask at once. Run in-process against a real Redis and th
 
 from __future__ import annotations
 
+from evalq.worker.store import RowRef
 from tests.conftest import FakeGemini
 from tests.support.grounding import CONTEXT, QUERY, labels
 from tests.support.rating_replies import rating
@@ -78,7 +79,7 @@ def test_a_partly_cached_row_sends_only_its_uncached_units(
     prepared = runner.next()
     assert prepared.value == {"row": "1", "units": 1}
     assert [c.args for c in runner.chords[-1].header] == [(job, "1", 2)]
-    assert set(runner.store.verdicts(job, "1")) == {0, 1}  # answered inline
+    assert set(runner.store.verdicts(RowRef(job, "1"))) == {0, 1}  # answered inline
     assert names(runner.drain()) == ["run_unit", "aggregate_row"]
     summary = runner.client.summary(job)
     assert (summary.unit_tasks, summary.units_inline, summary.cache_hits) == (1, 2, 2)

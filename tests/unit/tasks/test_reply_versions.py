@@ -6,6 +6,7 @@ versions come from script rules, so the shared fake's own version is left alone.
 
 from __future__ import annotations
 
+from evalq.worker.store import RowRef
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rating
 from tests.support.task_runner import TaskRunner
@@ -16,7 +17,7 @@ RUNNER_ENV = {"EVALQ_JUDGE_MODEL": JUDGE}
 
 
 def stored_versions(runner: TaskRunner, job: str) -> list[str | None]:
-    return [v.model_version for _, v in sorted(runner.store.verdicts(job, "1").items())]
+    return [v.model_version for _, v in sorted(runner.store.verdicts(RowRef(job, "1")).items())]
 
 
 def row_versions(runner: TaskRunner, job: str) -> dict[str, str]:
@@ -56,7 +57,7 @@ def test_a_cut_off_reply_is_unscored_with_its_version(runner: TaskRunner, fake: 
     )
     job = runner.submit_pointwise("Rv-cut", samples=2, use_cache=False)
     runner.drain()
-    verdicts = runner.store.verdicts(job, "1").values()
+    verdicts = runner.store.verdicts(RowRef(job, "1")).values()
     assert {(v.reason, v.model_version) for v in verdicts} == {("truncated", "v-cut")}
     assert row_versions(runner, job) == {JUDGE: "v-cut"}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from evalq.worker.store import RowRef
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rating
 from tests.support.round_trips import monitored
@@ -31,7 +32,7 @@ def unit_round_trips(runner: TaskRunner, fake: FakeGemini, text: str) -> int:
         outcome = runner.run(second)
     assert outcome.value == {"index": 1, "status": "ok"}
     assert fake.stats()["requests"] == 2  # both were misses
-    assert runner.store.verdict(job, "1", 1) is not None
+    assert runner.store.verdict(RowRef(job, "1"), 1) is not None
     print(f"\nrun_unit, cache miss: {window.round_trips} round trips\n{window}")
     return window.round_trips
 

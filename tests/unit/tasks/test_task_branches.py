@@ -16,6 +16,7 @@ import pytest
 from evalq.core.errors import StoredPlanError
 from evalq.metrics.groundedness.metric import GroundednessPlan, JudgeUnit
 from evalq.metrics.pointwise.metric import PointwisePlan
+from evalq.worker.store import RowRef
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rated_after_a_429, rating
 from tests.support.task_runner import (
@@ -58,7 +59,7 @@ def job_at_its_unit(runner: TaskRunner, fake: FakeGemini, text: str, **answer: A
 
 def assert_judge_error(runner: TaskRunner, job: str, detail: str) -> None:
     """The row's one unit has an unscored judge_error verdict whose detail says `detail`."""
-    verdict = runner.store.verdict(job, "1", 0)
+    verdict = runner.store.verdict(RowRef(job, "1"), 0)
     assert verdict is not None and verdict.reason == "judge_error"
     assert detail in (verdict.detail or "")
 
@@ -90,12 +91,12 @@ def test_a_429_with_retry_info_retries_after_the_servers_delay(
     assert unit.retry is not None and unit.retry.retries == 1
     first_429 = unit.retry.kwargs["first_429_at"]
     assert before <= first_429 <= time.time()  # the total budget starts at this 429
-    assert runner.store.verdicts(job, "1") == {}  # a rate limit is not a verdict
+    assert runner.store.verdicts(RowRef(job, "1")) == {}  # a rate limit is not a verdict
     assert not runner.queue  # the chord waits for its part
 
     again = runner.run(unit.retry)
     assert again.value == {"index": 0, "status": "ok"}
-    assert runner.store.verdict(job, "1", 0).value["rating"] == 5  # type: ignore[union-attr]
+    assert runner.store.verdict(RowRef(job, "1"), 0).value["rating"] == 5  # type: ignore[union-attr]
     (aggregated,) = runner.drain()  # the part ended: the callback comes
     assert aggregated.value == {"row": "1", "status": "scored"}
     assert runner.client.summary(job).status == "finished"
@@ -145,7 +146,7 @@ def test_our_limiter_defers_a_unit_without_starting_the_429_budget(
     assert second.countdown is not None and 30 < second.countdown <= 61  # the next slot, a minute
     assert second.retry.kwargs.get("first_429_at") is None  # no server 429 yet
     assert fake.stats()["requests"] == 1  # the deferred unit asked nothing
-    assert runner.store.verdict(job, "1", 1) is None
+    assert runner.store.verdict(RowRef(job, "1"), 1) is None
 
 
 def test_a_daily_quota_pauses_the_job_and_resume_finishes_the_row(
@@ -165,7 +166,7 @@ def test_a_daily_quota_pauses_the_job_and_resume_finishes_the_row(
         {"row": "1", "left": "for resume"},  # the callback does not count the row
     ]
     assert fake.stats()["requests"] == 1
-    assert runner.store.verdicts(job, "1") == {}  # no verdict: not unscored, not 0
+    assert runner.store.verdicts(RowRef(job, "1")) == {}  # no verdict: not unscored, not 0
     paused = runner.client.summary(job)
     assert (paused.status, paused.rows_done) == ("paused", 0)
     assert "daily quota" in (paused.pause_reason or "")
@@ -195,7 +196,7 @@ def test_an_early_chord_callback_waits_and_does_not_count_the_row(
     early = runner.run(runner.aggregate(job, "1"))
     assert early.state == "retry" and early.countdown == 2
     assert early.retry is not None and early.retry.retries == 1
-    assert not runner.store.is_done(job, "1")
+    assert not runner.store.is_done(RowRef(job, "1"))
     assert runner.client.summary(job).rows_done == 0
 
     straggler, callback = runner.drain()
@@ -227,7 +228,7 @@ def test_a_redelivered_unit_stores_one_verdict_and_the_row_counts_once(
     assert runner.run(unit).value == {"index": 0, "status": "ok"}
     assert runner.run(unit).value == {"index": 0, "status": "ok", "duplicate": True}
     assert fake.stats()["requests"] == 1  # the judge was asked once
-    assert list(runner.store.verdicts(job, "1")) == [0]
+    assert list(runner.store.verdicts(RowRef(job, "1"))) == [0]
     (callback,) = runner.drain()  # the part counts once in the chord: one callback
     assert callback.value == {"row": "1", "status": "scored"}
     assert runner.run(callback.call).value == {"row": "1", "duplicate": True}  # redelivered
@@ -242,9 +243,9 @@ def test_a_redelivered_prepare_row_reuses_its_plan_and_asks_nothing_twice(
     job = runner.submit_pointwise("Tb-again", samples=2)
     prepare = runner.queue.popleft()
     assert runner.run(prepare).value == {"row": "1", "units": 2}
-    plan = runner.store.row_plan(job, "1", PointwisePlan)
+    plan = runner.store.row_plan(RowRef(job, "1"), PointwisePlan)
     assert runner.run(prepare).value == {"row": "1", "units": 2}  # redelivered before any unit
-    assert runner.store.row_plan(job, "1", PointwisePlan) == plan
+    assert runner.store.row_plan(RowRef(job, "1"), PointwisePlan) == plan
     first, second = runner.chords
     assert first.header == [Call(RUN_UNIT, (job, "1", i), chord=0, part=i) for i in range(2)]
     assert unit_args(second) == unit_args(first)
@@ -273,14 +274,14 @@ def test_redis_out_of_reach_is_retried_with_backoff_and_writes_nothing(
         runner.run(calls["run_unit"])
         calls["aggregate_row"] = runner.queue.popleft()
     call = calls[task]
-    verdicts = runner.store.verdicts(job, "1")
+    verdicts = runner.store.verdicts(RowRef(job, "1"))
     before = time.time()
     with runner.redis_unreachable():
         down = runner.run(call)
     assert down.state == "retry" and down.retry is not None
     assert down.countdown is not None and 0.5 <= down.countdown <= 1.0  # the first backoff step
     assert before <= down.retry.kwargs["down_since"] <= time.time()
-    assert runner.store.verdicts(job, "1") == verdicts  # nothing written meanwhile
+    assert runner.store.verdicts(RowRef(job, "1")) == verdicts  # nothing written meanwhile
     assert runner.client.summary(job).rows_done == 0
 
     back = runner.run(down.retry)  # Redis is back
@@ -298,7 +299,7 @@ def test_redis_out_of_reach_past_the_budget_fails_the_task_without_a_verdict(
         failed = runner.run(late)
     assert failed.state == "failed"
     assert "Connection" in type(failed.error).__name__
-    assert runner.store.verdicts(job, "1") == {}
+    assert runner.store.verdicts(RowRef(job, "1")) == {}
     assert runner.chords[0].failed and not runner.queue  # no callback: the watchdog's turn
     assert fake.stats()["requests"] == 0
 
@@ -316,7 +317,7 @@ def test_a_stored_plan_that_does_not_fit_fails_its_row_clearly(make_runner: Make
         response="r",
         response_source="dataset",
     )
-    runner.store.keep_row_plan(job, "1", foreign)
+    runner.store.keep_row_plan(RowRef(job, "1"), foreign)
     first = runner.run(runner.queue.popleft())
     assert first.state == "retry" and first.retry is not None
     assert runner.run(first.retry).state == "done"
@@ -327,4 +328,4 @@ def test_a_stored_plan_that_does_not_fit_fails_its_row_clearly(make_runner: Make
         "plan does not fit PointwisePlan"
     ) in (result.error or "")
     with pytest.raises(StoredPlanError, match="older evalq"):
-        runner.store.row_plan(job, "1", PointwisePlan)
+        runner.store.row_plan(RowRef(job, "1"), PointwisePlan)

@@ -19,8 +19,8 @@ import pytest
 import evalq.tasks.rows
 import evalq.worker.batch.flow
 import evalq.worker.batch.service
-from evalq.client.render import batch_notes
-from evalq.client.summary_view import summary_lines
+from evalq.client.output.terminal.summary import summary_lines
+from evalq.client.output.terminal.tables import batch_notes
 from evalq.core.metric import get_metric
 from evalq.core.models import JobSummary
 from evalq.worker.batch.names import INGEST_BATCH, POLL_BATCH, SUBMIT_BATCH

@@ -9,7 +9,7 @@ from collections import Counter
 
 from evalq.core.models import Verdict
 from evalq.core.pricing import Usage
-from evalq.worker.store import keys
+from evalq.worker.store import RowRef, keys
 from evalq.worker.store.unit_writes import UnitWrites
 from tests.conftest import FakeGemini
 from tests.support.rating_replies import rated_after_a_429, rating
@@ -42,7 +42,7 @@ def test_a_pause_records_what_the_unit_spent(runner: TaskRunner, fake: FakeGemin
     assert runner.next().value == {"index": 0, "paused": True}
     summary = runner.client.summary(job)
     assert (summary.status, summary.judge_calls, summary.rate_limited) == ("paused", 1, 0)
-    assert runner.store.verdicts(job, "1") == {}
+    assert runner.store.verdicts(RowRef(job, "1")) == {}
 
 
 def test_a_duplicate_outcome_adds_what_it_spent_and_nothing_only_a_verdict_counts(
@@ -52,15 +52,15 @@ def test_a_duplicate_outcome_adds_what_it_spent_and_nothing_only_a_verdict_count
     job = runner.submit_pointwise("Uo-dup")
     runner.drain()
     before = runner.store.job_hash(job)
-    stored = runner.store.verdict(job, "1", 0)
+    stored = runner.store.verdict(RowRef(job, "1"), 0)
     # A second run of the same unit that made its own call (a redelivery racing the first).
     late = UnitWrites()
     late.spend({"judge_calls": 1, "prompt_tokens": 7}, Usage("judge", "m", calls=1, prompt=7))
     late.count(cache_hits=1, units_inline=1)
     other = Verdict(index=0, status="ok", answer="5", value={"rating": 5})
-    recorded = runner.store.record_unit(job, "1", other, late)
+    recorded = runner.store.record_unit(RowRef(job, "1"), other, late)
     assert not recorded.written
-    assert runner.store.verdict(job, "1", 0) == stored  # first write wins
+    assert runner.store.verdict(RowRef(job, "1"), 0) == stored  # first write wins
     after = runner.store.job_hash(job)
     numbers = [k for k, v in after.items() if v.lstrip("-").isdigit()]
     added = Counter({k: int(after[k]) - int(before.get(k, 0)) for k in numbers})

@@ -1,13 +1,5 @@
-"""The simulated judge's Gecko image skill: rubrics from a description, verdicts from pixels.
-
-Offline runs need a judge whose verdicts depend on the image, or the pipeline would report the
-same score for every row and test nothing. This skill reads the description (or question) with
-a small fixed grammar of shapes, colours, counts, sizes and positions, and answers validator
-questions from what ``vision`` actually finds in the image bytes. It never follows text inside
-the untrusted blocks: words it does not know become things to look for, and since it cannot
-see them it answers "no". Every reply is labelled "[simulated judge]". It is the brain's last
-resort: every other skill is asked first (evalq.fake_gemini.skills).
-"""
+"""The simulated judge's Gecko image skill: rubrics from a description, verdicts from pixels;
+the brain's last resort, asked after every other skill."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""The simulated judge's Gecko video answers, and batched validator answers for both Gecko metrics.
-
-It writes multiple-choice rubrics from the same small vocabulary the image judge reads (shapes,
-colours, counts, positions, relations) plus motion: moving from one side to another, rising
-and falling, growing, shrinking, staying still. It answers validator questions by watching the
-video: it decodes Motion-JPEG AVI frames with Pillow (no codec library needed), looks at the
-first, middle and last frames with the image judge's vision, and checks every choice against
-them. Static claims must hold in most of those frames; motion claims compare the first frame
-with the last. A choice it cannot verify never holds; when no choice holds it still has to pick
-one, and says so. It recognises its requests by our prompts' <untrusted-CODE kind=...> blocks:
-video_description (rubric), video_question (one question), video_questions (batched video)
-and questions (batched image, answered with the image judge's own yes/no verdicts, or its
-choice answers for a hand-written multiple-choice question).
-"""
+"""The simulated judge's Gecko video answers (rubrics with motion, verdicts from the first,
+middle and last frames), and batched validator answers for both Gecko metrics."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalq.client.cli import job_options
+from evalq.client.cli.metric_flags import job_options
 from evalq.core.errors import DatasetError
 from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.models import MediaRef, Question, RowInput

@@ -1,6 +1,6 @@
 """Issue 35 item 4, on the worker: a gs:// URI reaches Vertex AI's judge as it is, a
 `file_data` part with its URI and type, nothing downloaded or uploaded; the refusals are the
-submitter's rule (evalq.core.media_backend), said in the same words."""
+submitter's rule (evalq.core.media.backend), said in the same words."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from evalq.core.errors import InputError
 from evalq.core.judge import JudgeRequest
-from evalq.core.media_backend import refusal
+from evalq.core.media.backend import refusal
 from evalq.core.models import MediaRef
 from evalq.worker.judges.files import deliver_media, media_rules
 from evalq.worker.judges.gemini import request_parts

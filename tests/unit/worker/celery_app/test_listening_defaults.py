@@ -40,7 +40,7 @@ def server_commands() -> list[str]:
 
 
 def test_every_documented_server_command_binds_loopback_or_asks_for_a_login() -> None:
-    from evalq.client.cli import metrics
+    from evalq.client.cli.serve import metrics
     from evalq.fake_gemini.serving import DEFAULT_HOST
 
     commands = server_commands()

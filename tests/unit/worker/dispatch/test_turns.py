@@ -10,7 +10,7 @@ from evalq.core.verdicts import failed_row
 from evalq.worker.dispatch.turns import hand_out, register
 from evalq.worker.jobs.watchdog import Watchdog
 from evalq.worker.settings import Settings
-from evalq.worker.store import Store, keys
+from evalq.worker.store import RowRef, Store, keys
 from tests.support.scratch import plant_job
 
 
@@ -19,7 +19,7 @@ def take(store: Store, window: int) -> list[tuple[str, str]]:
 
 
 def fail_row(store: Store, job: str, line: str) -> int:
-    row = store.row(job, line)
+    row = store.row(RowRef(job, line))
     return store.finish_row(job, failed_row(row.id, row.line, row.prompt, "input_error", "x"))
 
 

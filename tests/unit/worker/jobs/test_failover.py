@@ -20,7 +20,7 @@ from evalq.worker.jobs.failover import FailoverWatch, lost_writes
 from evalq.worker.jobs.watchdog import Watchdog
 from evalq.worker.lifecycle.job_end import current_summary
 from evalq.worker.settings import Settings
-from evalq.worker.store import RedisIdentity, Store, keys
+from evalq.worker.store import RedisIdentity, RowRef, Store, keys
 from evalq.worker.store.tallies import Tallies
 from evalq.worker.store.unit_writes import UnitWrites
 from tests.support.scratch import plant_job
@@ -84,12 +84,12 @@ def _yes_verdict(index: int) -> Verdict:
 
 def test_spend_lost_with_redis_writes_is_restored_once_and_the_job_says_so(store: Store) -> None:
     job = plant_job(store, 3)
-    store.record_unit(job, "1", _yes_verdict(0), _spend(2))
+    store.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(2))
     store.account(job, {"judge_calls": 1, "prompt_tokens": 10})  # a rubric call, written at once
     # What a replica promoted behind its master holds: the job as it was before the last writes.
     kept = {key: store.r.dump(key) for key in (keys.job(job), keys.spent_by(job))}
-    store.record_unit(job, "2", _yes_verdict(0), _spend(3))
-    store.record_unit(job, "3", _yes_verdict(0), _spend(1))
+    store.record_unit(RowRef(job, "2"), _yes_verdict(0), _spend(3))
+    store.record_unit(RowRef(job, "3"), _yes_verdict(0), _spend(1))
     for key, value in kept.items():
         store.r.restore(key, 0, cast(bytes, value), replace=True)
     assert store.counters(job).judge_calls == 3  # 4 calls' spend lost
@@ -114,7 +114,7 @@ def test_a_write_cut_off_with_its_connection_is_said_to_be_maybe_missing(store: 
     away.job_ttl(job)
     away.r, away._scripts = _nothing_listens(), {}
     with pytest.raises(redis.exceptions.ConnectionError):
-        away.record_unit(job, "1", _yes_verdict(0), _spend(2))
+        away.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(2))
     with pytest.raises(redis.exceptions.ConnectionError):
         away.account(job, {"judge_calls": 1})
     assert away.tallies.of(job) == ({}, 3)
@@ -134,7 +134,7 @@ def _nothing_listens() -> redis.Redis:
 
 def test_a_job_that_ended_before_and_lost_nothing_is_not_marked(store: Store) -> None:
     job = plant_job(store, 1)
-    store.record_unit(job, "1", _yes_verdict(0), _spend(1))
+    store.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(1))
     assert store.reconcile_spend(job, 5.0, active=False) == 0
     assert store.counters(job).failover is None
     assert store.reconcile_spend("no-such-job", 5.0, active=True) is None
@@ -146,7 +146,7 @@ def test_the_first_worker_to_record_a_failover_re_drives_running_rows_at_once(
     """An hour's stall timeout: the re-drive is the failover's, not the stall's, and it counts
     toward no cap."""
     job = plant_job(store, 3)
-    store.record_unit(job, "1", _yes_verdict(0), _spend(1))
+    store.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(1))
     sent: list[tuple[str, str]] = []
     dogs = [
         Watchdog(
@@ -185,7 +185,7 @@ def test_spend_with_no_trace_in_redis_is_said_to_be_maybe_missing_not_added(stor
     """The job's spent_by gone altogether (every write of spend lost, or the hash expired: no
     one can say which): adding the tallies could count them twice, so they are reported."""
     job = plant_job(store, 1)
-    store.record_unit(job, "1", _yes_verdict(0), _spend(2))
+    store.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(2))
     store.r.delete(keys.spent_by(job))
     assert store.reconcile_spend(job, 5.0, active=True) == 0
     counters = store.counters(job)

@@ -19,7 +19,7 @@ from evalq.metrics.pointwise.metric import PointwisePlan, RatingUnit
 from evalq.worker.jobs.control import JobControl
 from evalq.worker.jobs.reads import JobReads
 from evalq.worker.settings import Settings
-from evalq.worker.store import Store
+from evalq.worker.store import RowRef, Store
 from evalq.worker.store.unit_writes import UnitWrites
 from tests.conftest import ROOT
 
@@ -144,7 +144,7 @@ def test_a_cancel_counts_the_calls_its_rows_in_flight_may_still_have_open(
     plan = PointwisePlan(
         units=ratings, template="fluency", template_version="v", judges=["a"], samples=3
     )
-    store.keep_row_plan(job, "1", plan)
-    store.record_unit(job, "1", Verdict(index=0, status="ok", result=4), UnitWrites())
+    store.keep_row_plan(RowRef(job, "1"), plan)
+    store.record_unit(RowRef(job, "1"), Verdict(index=0, status="ok", result=4), UnitWrites())
     control.cancel(job)
     assert reads.summary(job).calls_open_at_cancel == 3

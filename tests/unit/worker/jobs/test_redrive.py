@@ -10,7 +10,7 @@ from evalq.worker.celery_app.app import PREPARE_ROW
 from evalq.worker.dispatch.heartbeat import Heartbeat, interval_for, row_of
 from evalq.worker.jobs.watchdog import Watchdog
 from evalq.worker.lifecycle.job_end import current_summary
-from evalq.worker.store import Store
+from evalq.worker.store import RowRef, Store
 from evalq.worker.store.unit_writes import UnitWrites
 from tests.support.scratch import plant_job
 
@@ -64,7 +64,9 @@ def test_redrives_are_capped_and_the_cap_is_reported(store: Store) -> None:
         assert dog.sweep(time.time() + 100) == {job: 2}
     assert sent.count((job, "1")) == sent.count((job, "2")) == 3
     # row 2 makes progress meanwhile: one new verdict starts its count again.
-    store.record_unit(job, "2", Verdict(index=0, status="ok", answer="yes", result=1), UnitWrites())
+    store.record_unit(
+        RowRef(job, "2"), Verdict(index=0, status="ok", answer="yes", result=1), UnitWrites()
+    )
     assert dog.sweep(time.time() + 100) == {job: 1}
     assert sent[-1] == (job, "2")
     summary = current_summary(store, job)

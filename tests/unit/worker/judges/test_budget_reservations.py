@@ -16,7 +16,7 @@ from evalq.core.judge import JudgeReply, JudgeRequest, MediaPart
 from evalq.core.pricing import DEFAULT_PRICES, Usage, call_cost_nanos
 from evalq.worker.judges.accounting import AccountingJudge
 from evalq.worker.judges.budget import BudgetGuard, estimated_cost_nanos, settle
-from evalq.worker.store import Store, keys
+from evalq.worker.store import RowRef, Store, keys
 from evalq.worker.store.unit_writes import UnitWrites
 from tests.support.scratch import plant_job
 
@@ -229,7 +229,7 @@ def test_a_units_reservations_settle_in_the_step_that_writes_its_spend(store: St
         writes.reservations.append(reserved)
         writes.spend({"judge_calls": 1}, Usage("judge", "m", 1, 10, 10, cost_nanos=300))
     assert store.reserved(job) == 2000
-    recorded = store.record_unit(job, "1", None, writes)  # no verdict: a countdown, say
+    recorded = store.record_unit(RowRef(job, "1"), None, writes)  # no verdict: a countdown, say
     assert (recorded.spent_nanos, store.reserved(job)) == (600, 0)
     assert store.r.zcard(keys.reservations(job)) == 0
     assert store.counters(job).judge_calls == 2
