@@ -1,11 +1,5 @@
 """evalq: model-as-judge evaluations (Gecko, groundedness, pointwise, pairwise) on Celery + Redis.
-
-The Python API: `evalq.evaluate(frame_or_path, metric, ...)` returns a `Job`; see evalq.client.api.
-`evalq.compare(job_a, job_b, ...)` compares jobs on their shared rows; see evalq.client.compare.
-`evalq.calibrate(data, human=..., setups={...})` ranks judge setups; see evalq.client.calibrate.
-`evalq.history(metric=..., since="30d")` is many jobs' rows as one DataFrame, from Redis and the
-archive; see evalq.client.history.
-"""
+The Python API: `evaluate` returns a `Job`; `compare`, `calibrate` and `history` read jobs back."""
 
 from __future__ import annotations
 

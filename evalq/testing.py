@@ -1,7 +1,6 @@
-"""A metric run in-process, the way evalq tests its own: plan -> units -> aggregate ->
-summarize over a RowContext built here, judged by in-memory judges or the fake server's
-simulated judge called directly. No Redis, no Celery, no worker: a metric from another package
-is tested with this alone."""
+"""A metric run in-process, the way evalq tests its own, over a RowContext built here and judged by
+in-memory judges or the fake server's simulated judge: no Redis, no Celery, no worker, so a
+metric from another package is tested with this alone."""
 
 from __future__ import annotations
 
@@ -78,6 +77,7 @@ def simulated(request: JudgeRequest) -> str:
         response_schema=request.schema.model_json_schema() if request.schema else None,
         temperature=request.temperature,
         system=system,
+        seed=request.sample if request.temperature > 0 else None,  # as the Gemini judge sends
     )
     return SimulatedJudge().reply(fake)
 

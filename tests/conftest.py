@@ -272,7 +272,7 @@ def pytest_collection_modifyitems(
 def _group_in_node_id(item: pytest.Item) -> None:
     """xdist's scheduler reads a test's group from its id (``ID@GROUP``), which its worker hook
     writes to ``item._nodeid``; pytest 9.2 keeps the id in ``item._id`` and ignores that field
-    (pytest-xdist issue 1386), so no group reached the scheduler and each process that drew a
+    (pytest-xdist's issue #1386), so no group reached the scheduler and each process that drew a
     test of a shared module built the module's fixture again. Where xdist's suffix did not take,
     it is written here, the way xdist spells it."""
     names = {

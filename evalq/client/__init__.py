@@ -1,8 +1,5 @@
 """The client side: the `Client` that submits jobs, the CLI, the Python API and the report.
-It sits on top of the tasks and the runtime; nothing below imports it.
-
-`Client` is imported when first asked for, not with the package: the CLI lives in this package,
-and `evalq --help` should not load google-genai and Celery to print its commands."""
+It sits on top of the tasks and the runtime; nothing below imports it."""
 
 from __future__ import annotations
 
@@ -15,6 +12,8 @@ __all__ = ["Client"]
 
 
 def __getattr__(name: str) -> Any:
+    """`Client` is imported when first asked for: `evalq --help` lives in this package and
+    should not load google-genai and Celery to print its commands."""
     if name == "Client":
         from evalq.client.client import Client
 

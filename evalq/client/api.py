@@ -1,12 +1,5 @@
-"""The Python API for notebooks and scripts, the way the seeds' users work: hand over a pandas
-DataFrame (or a path), get a handle to wait on, read results back as a DataFrame.
-
-    import evalq
-    job = evalq.evaluate(df, "gecko-image")        # workers run it; this returns at once
-    job = evalq.evaluate(df, "pointwise", template="fluency", name="try 2")  # options as keywords
-    summary = job.wait()                           # dict: the same figures as `evalq status --json`
-    results = job.results()                        # one row per dataset row
-"""
+"""The Python API for notebooks and scripts: hand over a pandas DataFrame (or a path), get a
+handle to wait on, read results back as a DataFrame."""
 
 from __future__ import annotations
 

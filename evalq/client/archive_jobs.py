@@ -1,6 +1,5 @@
-"""`evalq archive`: write ended jobs to the archive by hand. Workers write every job they end;
-this is for jobs that ended before the archive existed (an upgrade), or a job whose write a
-person wants done now, with the outcome printed."""
+"""`evalq archive`: write ended jobs to the archive by hand, for jobs that ended before the
+archive existed or whose write a person wants done at once, with the outcome printed."""
 
 from __future__ import annotations
 

@@ -1,24 +1,5 @@
-"""`evalq calibrate` and `evalq.calibrate`: which judge setup agrees best with your raters.
-
-    import evalq
-    result = evalq.calibrate(
-        "labelled.jsonl",
-        human="human",
-        setups={
-            "flash": {"template": "summarization_quality"},
-            "pro": {"template": "summarization_quality", "judge_models": ["gemini-2.5-pro"]},
-        },
-    )
-    result.setups        # one row per setup: Spearman, Kendall, pairwise accuracy, cost/row
-    result.differences   # one row per two setups: Spearman A - B, interval, p, Holm's p
-    result.best_per_cost # the setup named by the rule in result.best_per_cost_rule
-
-Each setup is a job on the same data with its own keywords, exactly those `evalq.evaluate`
-takes (the metric's options, judge_models, thinking...): they are submitted together, so
-the workers run them side by side and share the reply cache, then waited on. Or read jobs
-already run on one dataset: `evalq.calibrate(human="human", jobs={"a": JOB1, "b": JOB2})`.
-The figures are evalq.core.human.calibration's.
-"""
+"""`evalq calibrate` and `evalq.calibrate`: which judge setup agrees best with your raters, each
+setup a job on the same data; the figures are evalq.core.human.calibration's."""
 
 from __future__ import annotations
 
@@ -67,7 +48,8 @@ def submit_setups(
     setups: Mapping[str, Mapping[str, Any]],
     **common: Any,
 ) -> dict[str, str]:
-    """Submit every setup before waiting on any, so they run side by side; setup name ->
+    """Submit every setup before waiting on any, so they run side by side and share the reply
+    cache; setup name ->
     job id. Keywords are evaluate's: a bad one is refused naming the setup, before any job
     is submitted. Each setup is first planned as a dry run, which checks all that a submit
     checks (options, thinking against the models, the dataset) and stores nothing: a third

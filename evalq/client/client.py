@@ -1,11 +1,5 @@
-"""The client side of a job: submit a dataset, watch it, read it back. The one evalq module
-(with the CLI that calls it) that touches Redis and Celery: Redis through evalq.worker.jobs.reads
-and evalq.worker.jobs.control only, never the Store.
-
-`Client` is a facade: the checks and enqueueing are in evalq.client.submit, the dry run in
-evalq.client.dry_run, resume and cancel in evalq.client.control, waiting in
-evalq.client.watch, the reads in evalq.client.reads (which the read-only commands use alone).
-"""
+"""The client side of a job: submit a dataset, watch it, read it back. The client reaches Redis
+through evalq.worker.jobs.reads and evalq.worker.jobs.control only, never the Store."""
 
 from __future__ import annotations
 
@@ -28,6 +22,10 @@ __all__ = ["Client"]
 
 
 class Client(JobReader):
+    """A facade: the checks and enqueueing are in evalq.client.submit, the dry run in
+    evalq.client.dry_run, resume and cancel in evalq.client.control, waiting in
+    evalq.client.watch, the reads in evalq.client.reads (which the read-only commands use alone)."""
+
     def __init__(self, settings: Settings | None = None) -> None:
         super().__init__(settings)
 

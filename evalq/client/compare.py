@@ -1,24 +1,5 @@
-"""Comparisons on the client side: read the sides' results from Redis and compare them; the
-Python API's result with DataFrames.
-
-    import evalq
-    result = evalq.compare("3f2a9c0d1b2e", "9e8d7c6b5a4f")   # job ids, or Job handles
-    result.overall      # one row per pair: mean difference, 95% interval, p-values, W/T/L
-    result.per_tag      # one row per pair and tag, with its row count
-    result.per_row      # one row per aligned row and pair, unscored rows marked, never 0
-
-    result.per_group    # with group_by=["category"]: one row per pair, column and value
-    result.setup_differences   # where the sides were not judged alike (versions, templates...)
-
-A side is a job, or `JOB:CANDIDATE` for one candidate of a multi-candidate job, either
-with a name to show in front: `exact=3f2a9c0d1b2e`. JOB is the job's id, a unique prefix of
-it (4 hex digits or more) or its --name (evalq.client.jobs.lookup): `evalq.compare("faithful",
-"sloppy")`. A multi-candidate job named whole stands for all its candidates, so
-`evalq.compare("3f2a9c0d1b2e")` compares the candidates of one job.
-
-A side without a name in front is named by what it is: the job's --name, else its candidate
-(for one candidate of a job), else the model that generated its responses, else the job id.
-"""
+"""Comparisons on the client side: read the sides' results and compare them (`evalq compare`,
+`evalq leaderboard`), and the Python API's `evalq.compare` with DataFrames."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Steering a stored job: resume a paused or interrupted one (under a new spend cap if need
-be), cancel one, and cancel its batches on the server, change its turns. What a person asks is
-checked here, and so is who asks: another user's job is steered only when forced
-(evalq.client.owner); the job is steered through evalq.worker.jobs.control."""
+"""Steering a stored job: resume it (under a new spend cap if need be), cancel it and its batches
+on the server, change its turns. What a person asks is checked here, and who asks: another
+user's job is steered only when forced (evalq.client.owner)."""
 
 from __future__ import annotations
 

@@ -132,8 +132,9 @@ def plan(
     cap = config.max_cost_usd
     if cap is not None and report.cost_usd is not None:
         over = report.cost_usd > cap
+        top = " (every verdict asked to the maximum)" if report.calls_min is not None else ""
         report.notes.append(
-            f"--max-cost-usd {cap:g}: the estimate is "
+            f"--max-cost-usd {cap:g}: the estimate{top} is "
             + ("over it: the job would pause before it finishes" if over else "within it")
         )
     return report

@@ -1,7 +1,6 @@
-"""`--fail-under X`: the threshold a CI run holds a finished job to. One X for every figure it
-checks, so a pipeline reads one number: the job's mean, or each candidate's in a --candidates
-job (a pooled mean would hide the weak model), and each group's when the job was grouped
-(--group-by). A figure with no scored rows fails too: "nothing was measured" is no pass."""
+"""`--fail-under X`: the threshold a CI run holds a finished job to, one X for every figure it
+checks, so a pipeline reads one number. A figure with no scored rows fails too: "nothing was
+measured" is no pass."""
 
 from __future__ import annotations
 
@@ -9,7 +8,8 @@ from evalq.core.models import JobSummary
 
 
 def _figures(summary: JobSummary) -> list[tuple[str, float | None]]:
-    """What is held to the threshold, each with the words that name it."""
+    """What is held to the threshold, each with the words that name it: each candidate's mean
+    rather than a pooled one, which would hide the weak model, and each group's."""
     if summary.candidates:
         figures = [(f"candidate {n}", c.mean_score) for n, c in summary.candidates.items()]
     else:

@@ -1,12 +1,5 @@
-"""Many jobs' rows as one DataFrame, for people who analyse their history with pandas:
-
-    import evalq
-    df = evalq.history(metric="gecko-image", name="checkpoint", since="30d")
-    df.groupby("job_name")["score"].mean()
-
-Each row is one row's result (evalq.client.api.results_frame's columns) with its job in front:
-job_id, job_name, job_created_at (epoch s), metric, dataset, job_status. Jobs come from Redis
-and the archive, as `evalq jobs` lists them (evalq.client.reads.JobReader.jobs)."""
+"""`evalq.history`: many jobs' rows as one DataFrame, each row one row's result with its job in
+front, for people who analyse their history with pandas."""
 
 from __future__ import annotations
 
@@ -35,7 +28,8 @@ def history(
     reader: JobReader | None = None,
 ) -> pd.DataFrame:
     """The rows of every job the filters select (as `evalq jobs` takes them; `since` a date,
-    an age such as "7d", or epoch seconds), the newest job first."""
+    an age such as "7d", or epoch seconds), the newest job first, from Redis and the archive.
+    Columns: JOB_COLUMNS, then evalq.client.output.exports.frames.results_frame's."""
     import pandas as pd
 
     from evalq.client.output.exports.frames import results_frame

@@ -1,11 +1,6 @@
-"""Who submits a job and who steers one: the job's owner is recorded at submit, and cancel,
-resume and a change of turns on another user's job are refused unless forced.
-
-The user is the Redis ACL user the client logs in as (the username of EVALQ_REDIS_URL; Redis
-authenticates the connection as exactly that user), else the OS user (getpass). This guards
-against acting on someone else's job by mistake (a wrong id, a shared name); it is not a
-boundary: what a user may do is what the Redis ACL roles let them do
-(docs/operations/security.md: Redis users)."""
+"""Who submits a job and who steers one: the owner is recorded at submit, and steering another
+user's job is refused unless forced. A guard against mistakes (a wrong id, a shared name), not a
+boundary: what a user may do is what the Redis ACL roles let them do."""
 
 from __future__ import annotations
 
@@ -33,7 +28,8 @@ def redis_user(redis_url: str) -> str | None:
 
 
 def current_user(redis_url: str) -> str:
-    """Who this client is, as a job's owner is recorded."""
+    """Who this client is, as a job's owner is recorded: the Redis ACL user it logs in as (the
+    username of the Redis URL, which Redis authenticates as exactly that user), else the OS user."""
     if (name := redis_user(redis_url)) is not None:
         return name
     try:

@@ -1,12 +1,5 @@
-"""Another job's questions (`evalq run ... --questions-from JOB`): the questions each prompt of a
-Gecko job was asked, read from its stored plans, and a dataset's rows given them as if their
-`questions` column held them (with `--questions replace`).
-
-So a rerun after the rubric cache expired, or another model's images, are scored on exactly the
-questions of the first job, and their comparison is like for like. What is refused, before
-anything is stored: a job that exists nowhere, a job of another metric, and rows whose prompt
-that job never asked about.
-"""
+"""Another job's questions (`evalq run ... --questions-from JOB`), so that a rerun after the rubric
+cache expired, or another model's images, are scored on exactly the first job's questions."""
 
 from __future__ import annotations
 
@@ -71,7 +64,8 @@ def borrow_questions(
     reader: Reader, metric: str, job_id: str, loaded: LoadedDataset, options: Mapping[str, Any]
 ) -> LoadedDataset:
     """The dataset with every row given the questions job `job_id` asked for its prompt, or a
-    refusal in one line (DatasetError; JobNotFound for a job that exists nowhere)."""
+    refusal in one line before anything is stored (DatasetError: a job of another metric, rows
+    whose prompt it never asked about; JobNotFound for a job that exists nowhere)."""
     flag = f"--questions-from {job_id}"
     try:
         sets = reader.question_sets(job_id)

@@ -1,11 +1,6 @@
-"""Reading a job back: its summary, results, stored rows and batches. The part of the client
-`evalq status`, `results`, `jobs` and `report` need, so they load no Celery app, no dataset
-loader and no google-genai.
-
-Redis first, the archive second: a job Redis still has is read there (it may still run); one
-it no longer has (expired, or lost with a Redis restarted without its append-only file) is read
-from the archive (evalq.worker.archive), where every ended job is written. Both give the same texts,
-so every command prints the same either way. SQLAlchemy is loaded only for the archive."""
+"""Reading a job back: its summary, results, stored rows and batches, Redis first and the archive
+second, with the same texts either way. The part of the client the read-only commands need, so
+they load no Celery app, no dataset loader and no google-genai."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The file `evalq rubrics` writes: every record of the dataset with all its columns, and a
-`questions` column in the form the loader reads (evalq.core.row_questions), as JSONL or CSV
-(FILE ending in .csv). A relative local media path is rewritten relative to FILE's folder, so it
-names the same file; when the media are outside that folder (the run's default data root), the
-folders the run needs as `--data-root` are returned.
-
-CSV cells are written as they were read: every cell but `questions` (JSON, starting with "[")
-and a rewritten path is the dataset's own, so no formula is escaped (an escaped prompt would be
-another prompt, under another rubric).
-"""
+"""The file `evalq rubrics` writes: every record of the dataset with a `questions` column as the
+loader reads it, JSONL or CSV. Relative local media paths are rewritten to name the same files
+from the file's folder, and the `--data-root` folders the run needs are returned."""
 
 from __future__ import annotations
 
@@ -41,7 +34,8 @@ def write_file(
     settings: Settings,
 ) -> tuple[int, list[str]]:
     """Every record of `source` with its questions, to `target`; returns (relative media
-    paths rewritten, the --data-root folders the run needs)."""
+    paths rewritten, the --data-root folders the run needs). CSV cells are written as read, with
+    no formula escaped: an escaped prompt would be another prompt, under another rubric."""
     by_line = {row.line: row for row in loaded.rows}
     spec = get_metric(metric)
     header = header_columns(spec.required_columns, renames)

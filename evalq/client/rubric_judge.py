@@ -1,10 +1,6 @@
 """The rubric judge of `evalq rubrics`, built in the client process as a worker builds its own
-(evalq.worker.judges.stack), minus a job's accounting: thinking (the rubric role's setting, part of
-the call-cache key), the call cache, the global rate limiter's slots and token correction, and the
-Gemini client. A call the limiter has no slot for yet, or that met a 429, waits the delay it was
-given and goes again (a worker would be a Celery countdown instead). What the calls cost is
-tallied for the command's report.
-"""
+(evalq.worker.judges.stack) minus a job's accounting; what its calls cost is tallied for the
+report."""
 
 from __future__ import annotations
 

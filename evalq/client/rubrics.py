@@ -1,19 +1,6 @@
 """`evalq rubrics DATASET --out FILE`: freeze the question set of every prompt of a Gecko dataset
 into a dataset file a person can review and edit, then run as it stands with `--questions
-replace`.
-
-Each prompt's questions are taken from the shared rubric cache when it holds them (the key the
-workers use: the metric's rubric_key with the rubric model and the metric's template version),
-else written here by the rubric judge, in a few threads, through the runtime's Gemini judge:
-the global rate limiter, thinking and the call cache as a worker's rubric call has them. A
-rubric written here goes into the rubric cache, so workers running the same prompts reuse it.
-Rows whose own `questions` column is filled keep theirs.
-
-The file holds every input row with all its columns and a `questions` column in the form the
-loader reads (evalq.core.row_questions); JSONL, or CSV when FILE ends in .csv. Relative local
-media paths are rewritten relative to FILE's folder, so they still name the same files; when
-that folder is not the dataset's, the run needs `--data-root` (said in the report).
-"""
+replace`."""
 
 from __future__ import annotations
 
@@ -127,7 +114,9 @@ def write_rubrics(
     threads: int = THREADS,
     progress: Progress | None = None,
 ) -> RubricsReport:
-    """Write every row of `dataset` with its question set to `out` (see the module)."""
+    """Write every row of `dataset` with its question set to `out`: each prompt's questions
+    from the shared rubric cache (the workers' key) when it holds them, else written here by
+    the rubric judge in a few threads and put in that cache; rows with their own keep theirs."""
     from evalq.worker.judges.files import media_rules
 
     say = progress or (lambda _: None)

@@ -1,16 +1,6 @@
-"""Whether any worker is alive to run a job, as the waiting commands (`run --wait`, `resume
---wait`, `wait`, the Python API's Job.wait) and `evalq status` say it.
-
-Every worker registers in the Redis it serves (evalq.worker.dispatch.turns.register), when it is
-ready and on every heartbeat; its registration lapses three heartbeats after its last one (90 s at
-the default EVALQ_STALL_TIMEOUT_S), and a worker stopped cleanly takes it out at once. A running job
-in a Redis with no live registration makes no progress however long one waits, so:
-- a wait asks Redis once NO_WORKER_GRACE_S have passed (a worker started beside the command
-  gets that long to register) and then every CHECK_EVERY_S, and says that no worker is alive,
-  naming the Redis and the command that starts one: within SAID_WITHIN_S of starting to wait
-  (the grace, a poll, a read). It says it once, keeps waiting, and says so when one appears;
-- `evalq status` says it for a running job, at once.
-A worker killed without a clean stop counts as alive until its registration lapses."""
+"""Whether any worker is alive to run a job, as the waiting commands and `evalq status` say it: a
+running job in a Redis with no live worker registration makes no progress however long one
+waits. A worker's registration lapses three heartbeats after its last one."""
 
 from __future__ import annotations
 
@@ -61,7 +51,8 @@ def status_note(reads: JobReads, settings: Settings, job_id: str, status: str) -
 
 class WorkerWatch:
     """Told on every poll of a wait; returns what to say when that changes: that no worker is
-    alive (once none has been for `grace_s`), then that one is (once it is back)."""
+    alive (once none has been for `grace_s`, the time a worker started beside the command gets
+    to register), then that one is (once it is back). It says each once and keeps waiting."""
 
     def __init__(
         self,

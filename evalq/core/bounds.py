@@ -1,12 +1,6 @@
-"""The sizes a dataset and its rows may reach before a job is stored, and the wording of a
-refusal.
-
-A job is stored whole in Redis and every row becomes at least one task, so a shared cluster
-needs an upper end on what one submit may put there. Bounds on a row fail that row alone
-(input_error); bounds on the dataset refuse it before anything is written. The worker settings
-hold the values (EVALQ_ + the field's name in capitals) and the client passes them in: the
-domain never reads settings itself.
-"""
+"""The sizes a dataset and its rows may reach before a job is stored, and the wording of a refusal:
+a job is stored whole in Redis and every row becomes at least one task, so a shared cluster
+needs an upper end on what one submit may put there."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ from evalq.core.errors import DatasetError
 
 # The default size limit per field (a cell, or a JSON value measured as JSON).
 MAX_FIELD_BYTES = 1024 * 1024
-# A row's fields together, names included: sixty 1 MiB fields used to be stored whole.
+# A row's fields together, names included: else sixty 1 MiB fields would be stored whole.
 MAX_ROW_BYTES = 4 * 1024 * 1024
 # Hand-written questions per row, each one judge call per judge: as many as a generated rubric
 # may hold (evalq.metrics.gecko.rubric.MAX_RUBRIC_QUESTIONS).
@@ -35,7 +29,9 @@ MAX_MESSAGE_CHARS = 2000
 
 @dataclass(frozen=True)
 class InputBounds:
-    """What one submit may hold. Field names are the settings' names without EVALQ_."""
+    """What one submit may hold: bounds on a row fail that row alone (input_error), bounds on
+    the dataset refuse it before anything is written. Field names are the settings' names
+    without EVALQ_; the client passes the values in, as the domain reads no settings."""
 
     max_field_bytes: int = MAX_FIELD_BYTES
     max_row_bytes: int = MAX_ROW_BYTES

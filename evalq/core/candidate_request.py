@@ -1,12 +1,5 @@
-"""What the model under test is sent when evalq writes the responses it then judges.
-
-Judge prompts fence the material under evaluation as untrusted and tell the judge to ignore any
-request inside it, so that content can't steer a verdict. A model under test needs the
-opposite: the user's request is the thing it must answer, and calling it "material" or telling
-the model to ignore requests in it degrades the very responses being measured. So its guidance
-travels as the system instruction (as the seed sends rank guidance), and the request with its
-material (a context, a text document) is the user's message, as a user would write it.
-"""
+"""What the model under test is sent when evalq writes the responses it then judges: the user's
+request as the user would write it, never fenced as untrusted material the way a judge's is."""
 
 from __future__ import annotations
 
@@ -37,7 +30,9 @@ def candidate_request(
     media: Sequence[MediaPart] = (),
 ) -> JudgeRequest:
     """The call to the model under test: guidance as the system instruction, the request and
-    its material as the user's content (an attached document as a media part)."""
+    its material as the user's content (an attached document as a media part). Calling the
+    request "material" or telling the model to ignore requests in it, as judge prompts do,
+    would degrade the very responses being measured."""
     return JudgeRequest(
         prompt=user_message(query, context=context, document=document),
         system_instruction=guidance.strip() if guidance and guidance.strip() else None,

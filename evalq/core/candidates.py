@@ -1,14 +1,6 @@
-"""Several candidates in one job: a dataset row names each model's output in a column of its
-own (`--candidates sdxl,flux`), and becomes one cell per candidate when it is read.
-
-A cell is the row with the candidate's column standing in for the field the metric judges
-(Metric.candidate_field: a Gecko image or video, a pointwise response), so planning, storage and aggregation stay per row
-as for any job, and every candidate of a prompt is judged on the same rubric. A cell that is
-bad (its file missing, its column empty) fails alone; the prompt's other candidates score.
-
-A metric may keep its own meaning of --candidates (Metric.own_candidates: rank's columns,
-compared pairwise inside each row): the flag names columns for every metric that takes it.
-"""
+"""Several candidates in one job (`--candidates sdxl,flux`): a dataset row names each model's output
+in a column of its own and becomes one cell per candidate when read, so planning, storage and
+aggregation stay per row and every candidate of a prompt is judged on the same rubric."""
 
 from __future__ import annotations
 
@@ -30,7 +22,8 @@ _RESERVED = frozenset({"id", "prompt", "questions"})
 
 def cell_candidates(metric: str, options: Mapping[str, Any]) -> list[str] | None:
     """The candidate columns of a multi-candidate job, checked; None for a one-candidate job
-    (and for a metric that reads its candidates itself, as rank does)."""
+    (and for a metric that keeps its own meaning of --candidates, Metric.own_candidates, as
+    rank does)."""
     raw = options.get("candidates")
     if raw is None or get_metric(metric).own_candidates:
         return None
@@ -81,7 +74,8 @@ def cell_record(
     record: Mapping[str, Any], field: str, candidates: Sequence[str], candidate: str
 ) -> dict[str, Any]:
     """The record one candidate's cell is read from: the other candidates' columns dropped,
-    and the candidate's column under the judged field's name."""
+    and the candidate's column under the judged field's name (Metric.candidate_field). A bad
+    cell fails alone; the prompt's other candidates score."""
     cell = {k: v for k, v in record.items() if k not in candidates and k != field}
     if candidate in record:
         cell[field] = record[candidate]

@@ -1,10 +1,5 @@
-"""Reading a dataset's own column names as the metric's fields (--map FIELD=COLUMN,
-`column_map=`): a promptfoo or in-house CSV runs without being rewritten first.
-
-The map is applied to each record as it is read, before the metric parses it, so every check
-and every error downstream speaks of the metric's field; the map itself is checked against the
-dataset as a whole (a column no row has, a field the dataset also has under its own name).
-"""
+"""Reading a dataset's own column names as the metric's fields (--map FIELD=COLUMN, `column_map=`),
+so a promptfoo or in-house CSV runs without being rewritten first."""
 
 from __future__ import annotations
 
@@ -71,7 +66,8 @@ def parse_assignments(items: Iterable[str], flag: str = "--map") -> dict[str, st
 def rename_columns(
     number: int, record: dict[str, Any], column_map: Mapping[str, str], path: Path
 ) -> dict[str, Any]:
-    """The record with each mapped column under its field's name, in the record's own order. A
+    """The record with each mapped column under its field's name, in the record's own order,
+    before the metric parses it, so every check and error downstream speaks of the field. A
     record that has both the field and the column it is mapped from is refused: which of the
     two the metric should read is not ours to guess."""
     if not column_map:

@@ -1,12 +1,5 @@
-"""Column names given twice: a dataset's (a CSV header, a JSONL object's keys, a DataFrame's
-columns) and the flags' (--candidates, --group-by). A record keeps one value per name, so a
-second column of one name would drop the first in silence: never judged, stored or mentioned.
-Both are refused instead, naming the column and where it is.
-
-A name is read without the spaces around it, everywhere (CSV header cells, JSONL keys, DataFrame
-columns, --map, --candidates and --group-by names): " response" and "response" are one column,
-so a dataset with both has that column twice. Case matters: "Response" is another column.
-"""
+"""Column names given twice, in a dataset or in the flags, are refused naming the column: a record
+keeps one value per name, so a second column of one name would drop the first in silence."""
 
 from __future__ import annotations
 
@@ -20,8 +13,9 @@ RENAME = "rename one of them"
 
 
 def repeated(names: Sequence[str]) -> dict[str, list[int]]:
-    """Each name that is given more than once (read without its surrounding spaces), with its
-    1-based positions, in the order the names first repeat."""
+    """Each name that is given more than once (read without its surrounding spaces: " response"
+    and "response" are one column; case matters), with its 1-based positions, in the order the
+    names first repeat."""
     positions: dict[str, list[int]] = {}
     for place, name in enumerate(names, start=1):
         positions.setdefault(name.strip(), []).append(place)

@@ -1,13 +1,6 @@
 """Which local files a job may read: regular files under its data roots, and no more bytes of
-them than the size limit.
-
-A dataset names its media by path and a worker reads them, so without a bound one row could
-make a worker read /etc/passwd or a deploy token and send it to the judge word for word. A path
-is resolved first (``..`` and every symbolic link followed), then it must lie under one of the
-roots. The error for a path outside them says only that: it never tells whether the file
-exists or what it is. The producer checks when it loads the dataset; the worker checks again
-when it reads, because the worker is the boundary (a file can change in between).
-"""
+them than the size limit, so that no row makes a worker send /etc/passwd or a deploy token to
+the judge."""
 
 from __future__ import annotations
 
@@ -60,7 +53,8 @@ def _under(path: Path, folders: tuple[Path, ...]) -> bool:
 
 def locate(text: str, base_dir: Path, roots: DataRoots, row_id: str, field: str) -> Path:
     """The producer's check: the resolved path of a dataset cell, if it names a regular file
-    under the roots. Relative paths start from the dataset's folder."""
+    under the roots. Relative paths start from the dataset's folder. The error for a path
+    outside the roots says only that, never whether the file exists or what it is."""
     try:
         given = Path(text).expanduser()
         real = real_path(given if given.is_absolute() else base_dir / given)
@@ -76,7 +70,8 @@ def locate(text: str, base_dir: Path, roots: DataRoots, row_id: str, field: str)
 
 
 def read_file(path: str, roots: DataRoots, max_bytes: int, row_id: str, field: str) -> bytes:
-    """The worker's read: the same checks on the path as stored, then at most max_bytes + 1
+    """The worker's read, checked again as the worker is the boundary (a file can change since
+    the producer's check): the same checks on the path as stored, then at most max_bytes + 1
     bytes read whatever size the file reports (files under /proc report 0)."""
     try:
         real = real_path(path)

@@ -1,10 +1,5 @@
-"""Dataset loading and row validation for JSONL and CSV files.
-
-A file that is not a dataset, or one over a dataset's bounds (evalq.core.bounds: bytes, rows,
-CSV columns), fails before anything is enqueued (DatasetError). A bad row, or one over a row's
-bounds (bytes, questions), becomes an InputError naming the row and the field, and the other
-rows go on.
-"""
+"""Dataset loading and row validation for JSONL and CSV files: a file that is no dataset fails
+before anything is enqueued (DatasetError); a bad row fails alone (InputError), the others go on."""
 
 from __future__ import annotations
 

@@ -47,6 +47,11 @@ class DryRunReport(BaseModel):
     thinking: dict[str, int | str] = Field(default_factory=dict)
     calls: list[PlannedCalls] = Field(default_factory=list)
     calls_total: int = 0
+    # With adaptive repeats (--samples auto), the calls and cost if every verdict is decided
+    # at the minimum; calls_total and cost_usd are the top (every verdict asked to the
+    # maximum), what a spend cap must allow. None: every call is certain.
+    calls_min: int | None = None
+    cost_usd_min: float | None = None
     prompt_tokens: int = 0
     output_tokens: int = 0
     thought_tokens: int = 0
@@ -116,6 +121,8 @@ def report(
     unknown: set[str] = set()
     by_role: dict[str, float | None] = {}
     total, batch = 0, 0
+    optional_calls = sum(tally.optional_calls for tally in env.tallies.values())
+    optional_nanos = sum(tally.optional_nanos for tally in env.tallies.values())
     for (role, model), tally in sorted(env.tallies.items()):
         price = price_for(model, env.prices)
         cost = usd(tally.cost_nanos) if price is not None else None
@@ -155,6 +162,8 @@ def report(
         thinking=dict(job.thinking),
         calls=calls,
         calls_total=sum(c.calls for c in calls),
+        calls_min=(sum(c.calls for c in calls) - optional_calls if optional_calls else None),
+        cost_usd_min=None if unknown or not optional_calls else usd(total - optional_nanos),
         prompt_tokens=sum(c.prompt_tokens for c in calls),
         output_tokens=sum(c.output_tokens for c in calls),
         thought_tokens=sum(c.thought_tokens for c in calls),

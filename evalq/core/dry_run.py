@@ -128,6 +128,11 @@ class CallTally:
     cost_nanos: int = 0
     batch_nanos: int = 0
     max_prompt: int = 0
+    # Of `calls` and `cost_nanos`, what adaptive repeats (`--samples auto`) ask only while a
+    # verdict is undecided: the range's top is every call, its bottom every verdict decided at
+    # the minimum.
+    optional_calls: int = 0
+    optional_nanos: int = 0
 
 
 @dataclass
@@ -205,10 +210,12 @@ class DryEnv:
         *,
         times: int = 1,
         candidate: bool = False,
+        optional: bool = False,
     ) -> None:
         """Count ``times`` calls of this request to ``model``, each answered in about
         ``answer_tokens`` tokens after the thinking its role is allowed. A request whose reply
-        the call cache already holds costs nothing and is counted apart."""
+        the call cache already holds costs nothing and is counted apart. ``optional``: a sample
+        adaptive repeats ask only while the verdict is undecided (the range's top)."""
         if times <= 0:
             return
         role = "candidate" if candidate else request.role
@@ -234,8 +241,12 @@ class DryEnv:
         tally.thought += thought * times
         tally.max_prompt = max(tally.max_prompt, prompt)
         price = price_for(model, self.prices)
+        if optional:
+            tally.optional_calls += times
         if price is not None:
-            tally.cost_nanos += call_cost_nanos(price, prompt, answer_tokens, thought) * times
+            cost = call_cost_nanos(price, prompt, answer_tokens, thought) * times
+            tally.cost_nanos += cost
+            tally.optional_nanos += cost if optional else 0
             tally.batch_nanos += (
                 call_cost_nanos(price, prompt, answer_tokens, thought, batch=True) * times
             )

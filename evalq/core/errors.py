@@ -1,18 +1,5 @@
-"""One error hierarchy for evalq; each judge error carries its retry policy and unscored reason.
-
-The policy is declared once per class (dramatiq-style) and read through ``policy_of`` and the
-two questions built on it, so a new error kind is handled everywhere by declaring it once:
-
-    backoff    retried in-process with jittered backoff by the judge client
-               (``retried_in_process``); once its attempts are spent it is "never"
-    countdown  the task runs again after ``retry_after_s`` (a Celery countdown)
-    pause      the job pauses, its remaining rows left for ``evalq resume``
-    never      an unscored verdict (in a unit) or a failed row (while preparing one)
-
-Metrics catch judge errors to make verdicts and let the task-level policies through
-(``must_propagate``); a row's life (evalq.worker.lifecycle.judge_errors), batch mode
-(evalq.worker.batch.judge) and rubric generation (evalq.client.rubrics) switch on ``policy_of``.
-"""
+"""One error hierarchy for evalq; each judge error declares its retry policy and unscored reason
+once, on its class, so a new error kind is handled everywhere by declaring it."""
 
 from __future__ import annotations
 
@@ -21,6 +8,10 @@ from typing import Any, ClassVar, Literal, Self
 
 from evalq.core.models import UnscoredReason
 
+# backoff: retried in-process with jittered backoff by the judge client, then "never";
+# countdown: the task runs again after `retry_after_s` (a Celery countdown);
+# pause: the job pauses, its remaining rows left for `evalq resume`;
+# never: an unscored verdict (in a unit) or a failed row (while preparing one).
 RetryPolicy = Literal["backoff", "countdown", "pause", "never"]
 
 
@@ -217,8 +208,9 @@ class BadRequest(JudgeError):
 
 
 def policy_of(exc: BaseException) -> RetryPolicy:
-    """The one reader of the retry policy. Anything not a JudgeError (a bug of ours) is "never":
-    it becomes an unscored verdict, never a retry."""
+    """How `exc` is handled, read from its class. Anything not a JudgeError (a bug of ours) is
+    "never": an unscored verdict, never a retry. Metrics ask `must_propagate`; a row's life
+    (evalq.worker.lifecycle.judge_errors), batch mode and `evalq rubrics` switch on this."""
     return exc.retry if isinstance(exc, JudgeError) else "never"
 
 

@@ -1,10 +1,5 @@
 """Figures per value of the user's own columns (--group-by): one mean with its interval per
-category, per candidate in a multi-candidate job. Pure: rows in, GroupSummary out.
-
-Group values come from each result's `extra` (the columns the metric does not read, kept as
-the dataset had them). A row without a value for the column is its own group, "(no value)",
-so its rows are counted somewhere visible rather than dropped from every group.
-"""
+category, per candidate in a multi-candidate job. Pure: rows in, GroupSummary out."""
 
 from __future__ import annotations
 
@@ -21,8 +16,9 @@ NO_VALUE = "(no value)"
 
 
 def group_value(value: Any) -> str:
-    """A cell as a group's name: text as it is (trimmed), numbers as written, anything
-    structured as compact JSON; an empty cell is NO_VALUE."""
+    """A cell (from the result's `extra`, as the dataset had it) as a group's name: text as it
+    is (trimmed), numbers as written, anything structured as compact JSON; an empty cell is
+    NO_VALUE, its own group, so its rows are counted somewhere visible rather than dropped."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return NO_VALUE
     if isinstance(value, str):

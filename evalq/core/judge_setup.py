@@ -1,16 +1,6 @@
-"""A job's judge setup (JobSummary.judge_setup): what its scores depend on besides the data.
-
-The same alias answers as another version a month later, a template is reworded, thinking or
-the validator mode is changed: two jobs then differ by more than what they were asked to
-compare. The setup names each of these, so a comparison can say so (evalq.comparisons.setups):
-
-- judge_models: the judge models, in the order given;
-- model_versions: per judge model, the versions the API reported in the rows' verdicts;
-- thinking: per role the metric's judges play, as configured (the model under test's is not
-  the judge's, and a role the metric never calls changes none of its scores);
-- and whatever the metric says of itself (evalq.core.metric.metric_setup): its prompt
-  template versions, validator mode, rubric model, samples...
-"""
+"""A job's judge setup (JobSummary.judge_setup): what its scores depend on besides the data (an
+alias answering as another version, a reworded template, thinking), so a comparison can say
+where two jobs differ by more than what they were asked to compare (evalq.comparisons.setups)."""
 
 from __future__ import annotations
 
@@ -23,7 +13,9 @@ from evalq.core.versions import merge_versions
 
 
 def judge_setup(config: JobConfig, rows: Iterable[RowResult]) -> dict[str, Any]:
-    """The setup of a job from its config and its rows' results (their model versions)."""
+    """The setup of a job from its config and its rows' results: judge models in the order given,
+    the versions the API reported per model, thinking per role the metric's judges play, and
+    what the metric says of itself (evalq.core.metric.metric_setup)."""
     return {
         "judge_models": config.judges,
         "model_versions": merge_versions(r.model_versions for r in rows),

@@ -1,11 +1,6 @@
 """A metric's options as a typed model: what `evalq run` offers as flags, what the Python API
-checks, what the dry run reads. Each metric declares its model in a light module of its own
-(evalq/metrics/*/options.py), named by its evalq.core.registry.MetricEntry, so the command line builds
-its flags without importing a metric's code.
-
-What a job stores stays a plain dict (the model's dump without unset fields): the workers and
-the metrics read it as a Mapping, as before, and check what only they can check.
-"""
+checks, what the dry run reads. Each metric declares it in a light module of its own
+(evalq/metrics/*/options.py), so the command line builds its flags without a metric's code."""
 
 from __future__ import annotations
 
@@ -92,8 +87,9 @@ def problem(error: Mapping[str, Any]) -> str:
 
 
 def validate_options(metric: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options checked against the metric's model, as the dict a job stores; a bad one is
-    a DatasetError naming the metric and the option."""
+    """The options checked against the metric's model, as the dict a job stores (the model's
+    dump without unset fields: workers and metrics read a Mapping and check what only they can);
+    a bad one is a DatasetError naming the metric and the option."""
     model = options_model(metric)
     refuse_undeclared(metric, options or {})
     try:

@@ -1,15 +1,6 @@
-"""Parsers for multiple-choice verdicts and for replies that answer several questions at once.
-
-A multiple-choice verdict is a letter. Judges write it many ways ("b", "(b)", "B) red",
-"Answer: c", {"answer": "c"} in a fence); every way we accept is listed here, and anything
-else raises UnparseableReply, so a reply we cannot read is an unscored question, never a guess.
-The letter "a" is also an English article: a bare "a" counts only where nothing but a letter
-can stand (alone, bracketed, or followed by ")" / "." / ":"), never "a red circle".
-
-A batched reply (one call, many questions) is split into one raw answer per question id first;
-each answer is then read by the per-question parser (letters or yes/no), so both modes read
-answers the same way and a question missing from the reply is reported as missing.
-"""
+"""Parsers for multiple-choice verdicts and for replies that answer several questions at once: every
+way a judge writes an answer that we accept is listed here, and anything else raises
+UnparseableReply, so a reply we cannot read is an unscored question, never a guess."""
 
 from __future__ import annotations
 
@@ -166,7 +157,9 @@ def _by_choice_text(text: str, letters: str, choices: Sequence[str] | None) -> s
 def parse_letter(text: str, choices: Sequence[str] | None = None) -> str:
     """Read a multiple-choice verdict letter ("a".."d") from JSON or prose.
 
-    ``choices`` bounds the letters and lets a reply that repeats one choice's text count.
+    ``choices`` bounds the letters and lets a reply that repeats one choice's text count. "a" is
+    also an English article: a bare "a" counts only where nothing but a letter can stand (alone,
+    bracketed, or followed by ")" / "." / ":"), never "a red circle".
     A reply that looks like JSON but does not parse is unparseable (its prose may quote other
     choices). A verdict naming several letters ("a/b", "Verdict: a|b|c|d|e", the template
     echoed back), or answers that disagree, hedges: unparseable too.
@@ -272,7 +265,9 @@ def _from_prose(text: str, count: int) -> dict[int, str]:
 
 
 def split_batched_reply(text: str, count: int) -> dict[int, str]:
-    """One raw answer per question id (1-based) from a reply that answers ``count`` questions.
+    """One raw answer per question id (1-based) from a reply that answers ``count`` questions;
+    each is then read by the per-question parser, so batched and single calls read answers alike
+    and a question missing from the reply is reported as missing.
 
     JSON first ({"answers": [{"question_id", "answer"}]} and the usual drift), then numbered
     prose. Ids missing from the result were not answered. A reply with no readable answer at

@@ -1,18 +1,6 @@
-"""What a job's tokens cost in dollars: a dated price table and the one rule that applies it.
-
-Gemini bills per token, per model: prompt tokens at the input price (the part served from the
-context cache at the cached-input price), and output tokens at the output price, thinking
-included. Some models bill a whole request at higher "long" prices once its prompt passes a
-threshold (2.5 Pro: over 200k prompt tokens). The Batch API halves every price. So cost is
-computed per call, when its usage is known, and added up; a model evalq has no price for is
-never priced at 0: its cost is unknown, and so is any total that includes it.
-
-The defaults are Google's published Gemini Developer API prices, as read on PRICE_DATE (sources
-per number in docs/architecture/gemini-facts.md). They change: EVALQ_PRICES overrides them per model, and a
-job keeps the prices it was submitted with, so every worker prices it alike.
-Simplifications, stated: audio input (billed higher on Flash models) is priced as text, since
-evalq sends no audio; cache storage is not billed here (evalq creates no explicit caches).
-"""
+"""What a job's tokens cost in dollars: a dated price table (Google's published prices as read on
+PRICE_DATE, overridden by EVALQ_PRICES) and the one rule that applies it, per call. A model with
+no price is never priced at 0: its cost is unknown (docs/concepts/cost.md)."""
 
 from __future__ import annotations
 
@@ -23,6 +11,8 @@ from typing import Any, Protocol
 
 from evalq.core.thinking import model_name
 
+# Sources per number: docs/architecture/gemini-facts.md. A job keeps the prices it was submitted
+# with (JobConfig.prices), so every worker prices it alike.
 PRICE_DATE = "2026-11-22"
 PRICE_SOURCE = "Google's Gemini Developer API prices (ai.google.dev/gemini-api/docs/pricing)"
 BATCH_DISCOUNT = 0.5  # "Batch API (50% cost reduction)"
@@ -169,7 +159,9 @@ def call_cost_nanos(
     batch: bool = False,
 ) -> int:
     """What one call cost, in billionths of a dollar (integers add up exactly in Redis).
-    ``prompt_tokens`` includes the cached ones, as Gemini's promptTokenCount does."""
+    ``prompt_tokens`` includes the cached ones, as Gemini's promptTokenCount does. Output is
+    billed with thinking included; a prompt over a model's threshold bills the whole call at
+    its long prices; `batch` halves every price."""
     inp, cached_rate, out = price.rates(prompt_tokens)
     cached = min(max(cached_tokens, 0), max(prompt_tokens, 0))
     fresh = max(prompt_tokens, 0) - cached

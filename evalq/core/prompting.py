@@ -1,8 +1,6 @@
 """How every judge prompt fences what it must not obey: untrusted material goes into
 ``<untrusted-CODE kind=...>`` blocks whose code the content cannot forge, and each template
-states DATA_RULE (or data_rule() with one sentence of its own), that such blocks are data,
-never instructions. Shared by all metrics' prompts (evalq.metrics.*.prompts, and the rating
-metrics' evalq.metrics.ratings.prompts); the fake judge reads the blocks back."""
+states that such blocks are data, never instructions (DATA_RULE). The fake judge reads them back."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Fingerprints of question sets: which questions a row was scored on, and a job's rows together.
-
-A Gecko row is scored on its rubric's questions. A rerun after the rubric cache expired writes
-new ones, and two rows scored on different questions are not alike: the fingerprints say so.
-A question counts by what the validator is asked and what is expected of it: its text, the
-expected answer, its choices and its tag (not its keywords, justification or source, so a
-generated question given back by hand keeps its fingerprint). The set is taken as a set: the
-order of the questions does not change it, a question asked twice does.
-"""
+A rerun after the rubric cache expired writes new questions, and two rows scored on different
+questions are not alike: the fingerprints say so."""
 
 from __future__ import annotations
 
@@ -25,8 +19,10 @@ def _digest(material: object) -> str:
 
 
 def question_form(question: Question) -> list[object]:
-    """What of a question the fingerprint covers, spaces normalised the way the dataset loader
-    reads a hand-written question (evalq.core.row_questions)."""
+    """What of a question the fingerprint covers: what the validator is asked and expected to
+    answer (text, expected answer, choices, tag), not its keywords, justification or source, so
+    a generated question given back by hand keeps its fingerprint. Spaces are normalised the way
+    the dataset loader reads a hand-written question (evalq.core.row_questions)."""
     return [
         " ".join(question.question.split()),
         question.expected.strip().lower(),
@@ -36,7 +32,8 @@ def question_form(question: Question) -> list[object]:
 
 
 def question_set_fingerprint(questions: Sequence[Question]) -> str:
-    """The fingerprint of the questions a row is scored on (sha256, short hex)."""
+    """The fingerprint of the questions a row is scored on (sha256, short hex), taken as a set:
+    their order does not change it, a question asked twice does."""
     return _digest(sorted((question_form(q) for q in questions), key=json.dumps))
 
 

@@ -1,12 +1,6 @@
-"""Reading dataset files into records, and the checks every field of a record must pass.
-
-JSONL is read line by line and CSV with the csv module over the file itself, each record with
-the physical line it starts on. A record whose fields can't be stored or are too large fails
-alone (InputError naming the row, line and field); a file that is no dataset, or a CSV wider
-than its bound, raises DatasetError. So does a column named twice (a CSV header's, a JSONL
-object's key, at any depth), which would keep only the last value in silence: column names
-are read without the spaces around them, in both formats (evalq.core.column_names).
-"""
+"""Reading dataset files into records, each with the physical line it starts on, and the checks
+every field of a record must pass: a bad record fails alone (InputError), a file that is no dataset
+raises DatasetError."""
 
 from __future__ import annotations
 
@@ -41,7 +35,9 @@ def records(
 
     The file is read as it streams: a JSONL line ends only at a line end (never at U+2028 or
     other characters str.splitlines would split on, which JSON strings may hold), and a CSV
-    record ends where the csv module says, so quoted line breaks stay in their cell."""
+    record ends where the csv module says, so quoted line breaks stay in their cell. A column
+    named twice (a CSV header's, a JSONL key at any depth) raises DatasetError, as a record
+    would keep only the last value in silence (evalq.core.column_names)."""
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
@@ -325,9 +321,9 @@ def _field_bytes(value: Any) -> int:
 
 def check_fields(number: int, record: Mapping[str, Any], row_id: str, bounds: InputBounds) -> None:
     """Every field is storable and within its size limit, and the row within its own, or the
-    row fails here: a lone surrogate or a value nested 255 levels deep used to crash the whole
-    submit when rows were stored, a 10 MB prompt to grow the worker without bound, and sixty
-    1 MiB fields to be stored whole. The id is checked first; a bad id names the row by its
+    row fails here, alone: a lone surrogate or a value nested 255 levels deep would crash the
+    whole submit when rows are stored, a 10 MB prompt grow the worker without bound, and sixty
+    1 MiB fields be stored whole. The id is checked first; a bad id names the row by its
     line. A row's size counts its fields' names and values."""
     sizes: dict[str, int] = {}  # name -> bytes of the name and its value
     for name in sorted(record, key=lambda k: k != "id"):

@@ -1,9 +1,5 @@
-"""A dataset record's id and the columns its metric does not read, as every metric takes them.
-
-An unknown column is kept in the row's ``extra``, so results carry the user's own fields
-through; the loader warns of them once per dataset (evalq.core.dataset.unknown_columns_warning).
-The id is the record's, or its ordinal (the loader sets it: evalq.core.dataset.with_default_id).
-"""
+"""A dataset record's id and the columns its metric does not read, as every metric takes them: an
+unknown column is kept in the row's ``extra``, so results carry the user's own fields through."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Why a job's rows failed, counted: the summary's row_errors (shown by `evalq status`).
-
-A failed row's error often names the row ("row r7: field 'image': ..."), and a row that failed
-because none of its units scored says only that ("no question could be scored"), the cause being
-in its units' details. So a failed row's cause is its error with what names the row taken out,
-followed by its units' most common detail when that says more; identical causes then count
-together ("6 × preparing the row failed: transport error: ConnectError: ...")."""
+"""Why a job's rows failed, counted: the summary's row_errors (shown by `evalq status`), identical
+causes together ("6 × preparing the row failed: transport error: ...")."""
 
 from __future__ import annotations
 
@@ -19,7 +14,9 @@ MAX_CHARS = 500  # of one cause: a detail may quote a long reply
 
 
 def row_cause(row: RowResult) -> str:
-    """What made a failed row fail, without what names the row (its id, line, candidate)."""
+    """What made a failed row fail, without what names the row (its id, line, candidate),
+    followed by its units' most common detail when that says more (a row failing as "no
+    question could be scored" has its cause in its units)."""
     error = row.error or row.reason or "failed"
     details = Counter(q.detail for q in row.questions if q.status == "unscored" and q.detail)
     if details:

@@ -1,8 +1,6 @@
-"""A row's own questions (Gecko's `questions` column), read into what the validator answers.
-
-Each question becomes one judge call per judge, so how many a row may hold is bounded too; the
-loader checks that bound on the parsed row (evalq.core.dataset), for every metric alike.
-"""
+"""A row's own questions (Gecko's `questions` column), read into what the validator answers. Each
+question is one judge call per judge, so the loader bounds how many a row may hold
+(evalq.core.dataset)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """The value of a row two jobs are compared on (`evalq compare`), as its metric declares it
-(Metric.compared_on): a row score is each metric's own summary on [0, 1], but only some
-metrics' score is what a reader wants to compare (a pointwise score of 0.75 is a rating of 4,
-and a difference of 0.25 a whole rating point). A row without the value (failed, unscored)
-has None, and is left out of the paired figures and counted, never a 0.
-"""
+(Metric.compared_on). A row without it (failed, unscored) has None and is left out of the paired
+figures and counted, never a 0."""
 
 from __future__ import annotations
 
@@ -15,7 +12,8 @@ from evalq.core.models import RowResult
 
 @dataclass(frozen=True)
 class RowValue:
-    """What a comparison compares: ``name`` on [low, high]; ``by_question``: Gecko's pairing
+    """What a comparison compares, when a row score on [0, 1] is not what a reader wants (a
+    pointwise 0.75 is a rating of 4): ``name`` on [low, high]; ``by_question``: Gecko's pairing
     on the questions both sides scored; ``detail``: the row's details key holding the value,
     None for the row score."""
 

@@ -1,12 +1,6 @@
-"""One row as a person reads it: the parts each metric builds (Metric.view) and the pieces
-they share. The report and the comparison report render these, so a row reads the same in
-either (evalq.client.output.html.row_views puts a row's view together).
-
-Everything here is plain data; the templates escape it (it comes from datasets and judges).
-A rating metric stores its units as questions with no expected answer (result None even when
-scored), so its verdicts are read from the row's details, and only a unit whose status is not
-"ok" is ever called unscored.
-"""
+"""One row as a person reads it: the parts each metric builds (Metric.view) and the pieces they
+share, so a row reads the same in the report and the comparison report. Plain data; the
+templates escape it, as it comes from datasets and judges."""
 
 from __future__ import annotations
 
@@ -130,7 +124,9 @@ def unscored_text(entry: Mapping[str, Any]) -> str:
 
 
 def unscored_units(result: RowResult) -> tuple[VerdictLine, ...]:
-    """Units with no verdict (a metric whose details list only the answered ones)."""
+    """Units with no verdict (a metric whose details list only the answered ones). A rating
+    metric's units are questions with no expected answer (result None even when scored), so
+    only a unit whose status is not "ok" is ever called unscored."""
     return tuple(
         VerdictLine(q.question, unscored_text(q.model_dump()), "unscored")
         for q in result.questions

@@ -1,14 +1,5 @@
-"""Passwords in URLs (the archive's, Redis's): one reading of where a password is, one mask,
-used by every message, log line and error that shows such a URL.
-
-Where the password is: everything between the first `:` after `scheme://` and the LAST `@` of
-the URL. urllib, redis-py and kombu split there; SQLAlchemy's own parser splits at the first
-`@`, so evalq hands SQLAlchemy the parts percent-encoded (evalq.worker.archive.place) and both agree.
-Masking from the last `@` hides a password whichever `@` a library would have split at.
-
-A URL whose password holds `/`, `?` or `#` can not be read the same way by every library
-(urllib ends the host part there): it is refused with one line naming its setting, the URL
-masked, never echoed (`check_url`)."""
+"""Passwords in URLs (the archive's, Redis's): one reading of where a password is, one mask, used
+by every message, log line and error that shows such a URL."""
 
 from __future__ import annotations
 
@@ -34,6 +25,13 @@ class UrlParts:
 
 class UrlError(ValueError):
     """A URL that can not be read unambiguously; its message never quotes the password."""
+
+
+# Where the password is: between the first `:` after `scheme://` and the LAST `@`. urllib,
+# redis-py and kombu split there; SQLAlchemy splits at the first `@`, so evalq hands it the parts
+# percent-encoded (evalq.worker.archive.place). Masking to the last `@` hides a password
+# whichever `@` a library would split at. A password holding `/`, `?` or `#` can't be read alike
+# by every library (urllib ends the host part there): split_url refuses it, the URL masked.
 
 
 def mask_url(text: str, mask: str = MASK) -> str:

@@ -1,15 +1,6 @@
-"""Thinking, per role, on purpose.
-
-Gemini 2.5 models think by default and bill their thoughts as output tokens that count against
-``max_output_tokens``; a yes/no validator call left at the default can spend a thousand tokens
-thinking and still be cut off before it answers. So every judge role says how much it may think,
-checked against what each model family allows before a job is enqueued (a bad budget is a 400
-on every call otherwise), and every request leaves room for its answer after the thinking.
-
-Sources for every number here, with dates: docs/architecture/gemini-facts.md. Models evalq does not know
-are passed through with a warning: the user's setting is sent as given, and "min"/"modest"
-send nothing, since evalq cannot tell what the model allows.
-"""
+"""Thinking, per role, on purpose: Gemini 2.5 models think by default and bill their thoughts as
+output tokens within ``max_output_tokens``, so every judge role says how much it may think,
+checked against what each model family allows (sources: docs/architecture/gemini-facts.md)."""
 
 from __future__ import annotations
 
@@ -167,7 +158,9 @@ def effective(*layers: Mapping[str, Setting] | None) -> dict[str, Setting]:
 
 
 def check(role: str, setting: Setting, model: str) -> list[str]:
-    """Raise ThinkingError if ``model`` would refuse the setting; return warnings otherwise."""
+    """Raise ThinkingError if ``model`` would refuse the setting (a bad budget is a 400 on every
+    call), before a job is enqueued; return warnings otherwise. A model evalq does not know
+    gets the setting as given, and "min"/"modest" send nothing, with a warning."""
     family = family_of(model)
     if setting == "default":
         return []

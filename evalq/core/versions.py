@@ -1,11 +1,6 @@
-"""Judge model versions: an alias such as gemini-2.5-flash answers as different versions over
-time, and each reply says which (its modelVersion). A verdict records its reply's version, a
-row the versions of its verdicts per judge model, a job those of its rows: two jobs a month
-apart can then be told apart even when both name the same alias.
-
-Several versions are one string, sorted, distinct and comma-joined, so a row or a job judged
-across a version change says so in one field that compares as text.
-"""
+"""Judge model versions: an alias such as gemini-2.5-flash answers as different versions over time,
+and each reply says which. A verdict, a row and a job record theirs, so two jobs a month apart
+can be told apart even when both name the same alias."""
 
 from __future__ import annotations
 
@@ -21,7 +16,9 @@ def split_versions(joined: str | None) -> set[str]:
 
 
 def join_versions(versions: Iterable[str | None]) -> str | None:
-    """Versions (each may already be joined) as one string; None when there are none."""
+    """Versions (each may already be joined) as one string, sorted, distinct and comma-joined, so
+    a row judged across a version change says so in one field that compares as text; None when
+    there are none."""
     distinct = set().union(*(split_versions(v) for v in versions))
     return ",".join(sorted(distinct)) or None
 

@@ -36,6 +36,7 @@ class FakeRequest:
     system: str = ""  # the systemInstruction's text parts, joined with newlines
     response_logprobs: bool = False  # generationConfig.responseLogprobs
     logprobs: int | None = None  # generationConfig.logprobs: top candidates per token
+    seed: int | None = None  # generationConfig.seed: evalq sends a sample's index
 
     @property
     def user_text(self) -> str:

@@ -159,6 +159,7 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
     if wants_logprobs is not None and not isinstance(wants_logprobs, bool):
         raise InvalidArgument("generationConfig.responseLogprobs must be a boolean")
     top_n = _optional_number(config, "logprobs")
+    seed = _optional_number(config, "seed")
     request = FakeRequest(
         model=model,
         text="\n".join(texts),
@@ -172,6 +173,7 @@ def parse_generate_request(model: str, payload: object) -> ParsedRequest:
         include_thoughts=bool(include_thoughts),
         response_logprobs=bool(wants_logprobs),
         logprobs=None if top_n is None else int(top_n),
+        seed=None if seed is None else int(seed),
     )
     wants_json = isinstance(mime_type, str) and "json" in mime_type.lower()
     return ParsedRequest(request, wants_json)

@@ -1,17 +1,6 @@
 """Batch mode's three tasks (logic in evalq.worker.batch.flow): submit_batch sweeps a job and sends
-a round of batches; poll_batch looks at one batch, its Celery countdown retries being the timer
-(the interval backs off); ingest_batch reads a finished batch's results in chunks.
-
-Every task is declared with the one guard (evalq.tasks.guard), as the row tasks are: Redis out of reach
-retries the task later, writing nothing, until EVALQ_REDIS_RETRY_MAX_S, then it fails and the next
-sweep (the watchdog) or `evalq resume` takes the job up again. The Batch API answering 5xx or
-not at all retries the task later; a refusal (4xx) pauses the job with the server's message, since
-sending the same request again would get the same answer. Any other exception is a task error
-(evalq.worker.celery_app.task_errors): recorded on the job, retried a few times with backoff, then
-the job pauses with it, for `evalq resume` once the cause is fixed. A poll or an ingest that fails
-notes its error on the batch's record. A poll or an ingest whose job is gone from Redis cancels
-its batch on the server (evalq.worker.batch.orphans): nobody would read what it bills for.
-"""
+a round of batches; poll_batch looks at one batch, its Celery countdown retries being the timer;
+ingest_batch reads a finished batch's results in chunks."""
 
 from __future__ import annotations
 
@@ -27,7 +16,7 @@ from celery.exceptions import TaskPredicate
 from google.genai import errors as genai_errors
 
 from evalq.core.errors import JobNotFound
-from evalq.tasks.guard import OUT_OF_REACH, Driver, Reply, TaskRun, gone, guard, guarded
+from evalq.tasks.guard import OUT_OF_REACH, Driver, Reply, TaskRun, guard, guarded
 from evalq.worker.batch import ledger, orphans
 from evalq.worker.batch.flow import ingest_one, poll_one, submit_round
 from evalq.worker.batch.ledger import next_poll_s
@@ -52,7 +41,6 @@ class BatchRun(TaskRun):
     def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
         super().__init__(task, args)
         self.batch_id: str | None = args.get("batch_id")
-        self.down_since: float | None = args["down_since"]
 
     def driver(self) -> Driver:
         return Driver(gone=self.gone, task_error=self.task_error, known=self.api_error)
@@ -60,9 +48,9 @@ class BatchRun(TaskRun):
     def gone(self, exc: JobNotFound) -> Reply:
         task, job_id, batch_id = self.task, self.job_id, self.batch_id
         if batch_id is None:
-            return gone(task, job_id, exc)
+            return super().gone(exc)
         log.warning("%s: job %s is gone: %s", task.name, job_id, exc)
-        orphan = Driver(gone=lambda again: gone(task, job_id, again), known=self.api_error)
+        orphan = Driver(gone=super().gone, known=self.api_error)
         return guard(
             task, job_id, self.down_since, lambda: _cancel_orphan(task, job_id, batch_id), orphan
         )

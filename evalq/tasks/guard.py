@@ -1,24 +1,6 @@
-"""The one guard every task runs its body in, online (evalq.tasks.rows) and in batch mode
-(evalq.tasks.batch): what escapes a body is sorted here, the same way for both. A task declares
-it once, `@guarded(SomeRun)` under `@app.task`: the guard makes the task's run (a TaskRun, the
-body's first argument in the bound task's place) from the message's arguments, runs the body in
-the rules below with the run's Driver, and hands the reply to the run's `ended`.
-
-- Celery's own control flow (a Retry, a Reject) passes.
-- Redis out of reach (or the broker on it) is infrastructure, never a verdict: the whole task
-  runs again later with jittered backoff that roughly doubles, and writes nothing meanwhile.
-  `down_since` (when the task first found Redis out of reach) rides along in the retry's
-  kwargs; past EVALQ_REDIS_RETRY_MAX_S the error propagates and the task fails without a
-  verdict, leaving its row to the watchdog or its batch to the next sweep and `evalq resume`.
-- A job gone from Redis: the driver's `gone` says what is left to do.
-- An error the driver knows (batch mode: the Batch API's) goes to its `known`, which returns a
-  reply, raises a retry, or returns None to let it count as a task error.
-- Anything else is a task error (evalq.worker.celery_app.task_errors): recorded, retried a few times
-  with backoff, then the driver's `task_error` gives up (a row fails, a unit's verdict says so, a
-  batch job pauses). What that handling meets itself is guarded the same way, less the last
-  step; a chord `header_part` whose handling fails too (not for Redis out of reach) still
-  ends, without a verdict, so the chord's callback fires and scores the unit unscored.
-"""
+"""The one guard every task runs its body in, declared once as `@guarded(SomeRun)` under
+`@app.task`: what escapes a body is sorted here, online and in batch mode alike
+(docs/architecture/row-path.md: infrastructure is never a verdict, nothing fails in silence)."""
 
 from __future__ import annotations
 
@@ -65,16 +47,22 @@ class Driver:
 
 class TaskRun:
     """One run of a guarded task, made from the task and its message's arguments (by name) and
-    handed to the body as its first argument: the task and its job, and `driver`, what the guard
-    does with what escapes the body. A task's run of its own adds what its body and its driver
-    share (its row, what its unit's calls hold)."""
+    handed to the body as its first argument: the task, its job, `down_since`, and `driver`, what
+    the guard does with what escapes the body (by default: `gone` when the job is). A task's run
+    of its own adds what its body and its driver share (its row, what its unit's calls hold)."""
 
     def __init__(self, task: Task, args: Mapping[str, Any]) -> None:
         self.task = task
         self.job_id: str = args["job_id"]
+        self.down_since: float | None = args["down_since"]
 
     def driver(self) -> Driver:
-        return Driver(gone=lambda exc: gone(self.task, self.job_id, exc))
+        return Driver(gone=self.gone)
+
+    def gone(self, exc: JobNotFound) -> Reply:
+        """The job is not in Redis (expired, or Redis lost its data): nothing to write to."""
+        log.warning("%s: job %s is gone, task dropped: %s", self.task.name, self.job_id, exc)
+        return {"gone": True}
 
     def ended(self, reply: Reply) -> Reply:
         """The task's reply, once the body or the guard's handling has returned it."""
@@ -89,8 +77,8 @@ def guarded(
 ) -> Callable[[Callable[Concatenate[RunT, P], Reply]], Callable[Concatenate[Task, P], Reply]]:
     """The task's body wrapped once in the guard, as Celery's autoretry wraps Task.run: the
     body gets its run (`run_of(task, arguments)`) where the bound task would be, and keeps its
-    signature, so Celery checks a message's arguments against it as before. Its parameters
-    name `job_id` and `down_since`, which the guard reads."""
+    signature, so Celery checks a message's arguments against it. Its parameters
+    name `job_id` and `down_since`, which the run reads."""
 
     def wrap(body: Callable[Concatenate[RunT, P], Reply]) -> Callable[Concatenate[Task, P], Reply]:
         signature = inspect.signature(body)
@@ -99,9 +87,8 @@ def guarded(
             bound = signature.bind(task, *args, **kwargs)
             bound.apply_defaults()
             run = run_of(task, bound.arguments)
-            down_since: float | None = bound.arguments["down_since"]
             reply = guard(
-                task, run.job_id, down_since, lambda: body(run, *args, **kwargs), run.driver()
+                task, run.job_id, run.down_since, lambda: body(run, *args, **kwargs), run.driver()
             )
             return run.ended(reply)
 
@@ -115,7 +102,12 @@ def guarded(
 def guard(
     task: Task, job_id: str, down_since: float | None, body: Callable[[], Reply], driver: Driver
 ) -> Reply:
-    """Run a task's body under the rules above."""
+    """Run a task's body: Celery's control flow passes; Redis out of reach (or the broker on it)
+    runs the whole task again later, writing nothing, until redis_retry_max_s; a job gone goes
+    to the driver's `gone`; an error the driver knows to its `known`; anything else is a task
+    error (evalq.worker.celery_app.task_errors), given up on by the driver's `task_error`. What
+    that handling meets is guarded the same way, less the last step; a chord `header_part` whose
+    handling fails too still ends, without a verdict, so the chord's callback fires."""
     try:
         return body()
     except TaskPredicate:  # Retry, Reject
@@ -146,8 +138,10 @@ def guard(
 
 
 def redis_down(task: Task, exc: Exception, down_since: float | None) -> Exception:
-    """The whole task again later (a Retry for the task to raise), or `exc` itself once Redis
-    has been out of reach for redis_retry_max_s."""
+    """The whole task again later with jittered backoff that roughly doubles (a Retry for the task
+    to raise, `down_since` riding along in its kwargs), or `exc` itself once Redis has been out
+    of reach for redis_retry_max_s: the task fails without a verdict, for the watchdog or the
+    next sweep and `evalq resume` to take up."""
     now = time.time()
     since = now if down_since is None else down_since
     waited = now - since
@@ -158,9 +152,3 @@ def redis_down(task: Task, exc: Exception, down_since: float | None) -> Exceptio
     log.warning("%s: Redis out of reach (%s); again in %.1f s", task.name, exc, delay)
     kwargs = {**(task.request.kwargs or {}), "down_since": since}  # keeps what else rides along
     return scheduler().retry(task, countdown=delay, kwargs=kwargs, max_retries=None, exc=exc)
-
-
-def gone(task: Task, job_id: str, exc: JobNotFound) -> Reply:
-    """The job is no longer in Redis (expired, or Redis lost its data): nothing to write to."""
-    log.warning("%s: job %s is gone, task dropped: %s", task.name, job_id, exc)
-    return {"gone": True}

@@ -1,30 +1,6 @@
-"""The three tasks every metric runs. The row's life is evalq.worker.lifecycle's (plain functions
-that return an outcome); each task turns its outcome into a chord, a Celery retry or a return value,
-through the scheduler in use (evalq.worker.celery_app.scheduling). prepare_row plans the row (rubric
-or candidate generation) and fans out one run_unit per unit into a chord whose callback,
-aggregate_row, scores the row. Chord header tasks never raise, so the callback always fires. A row
-task that ends its row hands the freed turn to a waiting row (evalq.worker.dispatch.turns).
-
-Cached work does not become tasks: prepare_row resolves inline every unit whose verdict is
-stored or whose replies are all in the call cache, and only the units that need a judge call go
-into the chord; a row with none left is aggregated at once (no chord: an empty header is not
-allowed). A unit task reads what it needs in one round trip and writes its outcome (verdict,
-activity, counters, cache entries, limiter correction) in one more (evalq.worker.store.unit_writes).
-
-Retry policies come from the error classes (evalq.core.errors), read in one handler
-(evalq.worker.lifecycle.judge_errors, shared with batch mode): "countdown" (429, or our limiter's
-next slot is far) becomes a Celery retry;
-"pause" (a spent daily quota, a job halted by repeated refusals) pauses the job, leaving its
-rows for `evalq resume`; anything else fails the row being prepared, or is the unit's unscored
-verdict (metrics make those verdicts themselves; the handler covers what gets past them).
-
-What escapes a task's body is sorted by the one guard every task is declared with
-(evalq.tasks.guard): Redis out of reach is retried later, bounded, writing nothing; any other
-exception is a task error (evalq.worker.celery_app.task_errors): recorded on the job, retried a few
-times with backoff, then it fails the row (prepare_row, aggregate_row) or is the unit's unscored
-judge_error verdict (run_unit). A row is one value, evalq.worker.store.RowRef (its job and its
-line), named `row` from here to the store; a task's message carries the two as strings.
-"""
+"""The three tasks every metric runs: prepare_row plans the row and fans out one run_unit per unit
+into a chord whose callback, aggregate_row, scores it. The row's life is evalq.worker.lifecycle's;
+each task only turns its outcome into a chord, a Celery retry or a return value."""
 
 from __future__ import annotations
 
@@ -36,7 +12,7 @@ from typing import Any, ClassVar
 from celery import Task
 
 from evalq.core.verdicts import unscored
-from evalq.tasks.guard import Driver, Reply, TaskRun, gone, guarded
+from evalq.tasks.guard import Driver, Reply, TaskRun, guarded
 from evalq.worker.celery_app.app import PREPARE_ROW, app
 from evalq.worker.celery_app.scheduling import scheduler
 from evalq.worker.celery_app.task_errors import retry_or_give_up
@@ -89,7 +65,7 @@ class _RowTaskRun(TaskRun):
             return self.give_up(why)
 
         return Driver(
-            gone=lambda exc: gone(self.task, self.job_id, exc),
+            gone=self.gone,
             task_error=task_error,
             header_part=self.header_part,
         )

@@ -1,10 +1,5 @@
 """What a worker process holds: settings, the store, the limiter, and the judges of a row
-(evalq.worker.judges.stack), with the RowContext a metric sees.
-
-A unit task hands its judges an evalq.worker.store.unit_writes.UnitWrites: their counters, cache
-entries and limiter corrections are then held and written with the unit's verdict in one round trip
-(evalq.worker.lifecycle.units.record_unit). Without one (prepare_row's rubric and candidate calls)
-each is written at once."""
+(evalq.worker.judges.stack), with the RowContext a metric sees."""
 
 from __future__ import annotations
 
@@ -65,7 +60,7 @@ class HeldEntries:
 
     def get(self, entry: str) -> str | None:
         if (held := self.writes.replies.get(entry)) is not None:
-            return held[0]  # the same request twice in one unit is asked once, as before
+            return held[0]  # the same request twice in one unit is asked once: its held reply
         return self.probe.get(entry) if self.probe else self.store.cached_call(entry)
 
     def set(self, entry: str, value: str, ttl_s: int) -> None:
@@ -134,7 +129,9 @@ def row_context(
 ) -> RowContext:
     """What a metric sees of the runtime for `row`; `writes`, `batch`, `versions`
     as in evalq.worker.judges.stack.JobCalls, `innermost` and `probe` as in Runtime.judge (a
-    metric's own counters are held in `writes` too)."""
+    metric's own counters are held in `writes` too). With `writes` (a unit task), the judges'
+    counters, cache entries and limiter corrections are written with the unit's verdict in one
+    round trip (evalq.worker.lifecycle.units); without (prepare_row's calls), each at once."""
     job_id = row.job_id
     config, given = rt.store.config(job_id), rt.store.row(row)
 

@@ -236,16 +236,16 @@ class TaskRunner:
     # ---- running ----
 
     @staticmethod
-    def prepare(job_id: str, row: str, **kwargs: Any) -> Call:
-        return Call(PREPARE_ROW, (job_id, row), kwargs)
+    def prepare(job_id: str, line: str, **kwargs: Any) -> Call:
+        return Call(PREPARE_ROW, (job_id, line), kwargs)
 
     @staticmethod
-    def unit(job_id: str, row: str, index: int, **kwargs: Any) -> Call:
-        return Call(RUN_UNIT, (job_id, row, index), kwargs)
+    def unit(job_id: str, line: str, index: int, **kwargs: Any) -> Call:
+        return Call(RUN_UNIT, (job_id, line, index), kwargs)
 
     @staticmethod
-    def aggregate(job_id: str, row: str, parts: list[Any] | None = None, **kwargs: Any) -> Call:
-        return Call(AGGREGATE_ROW, (parts or [], job_id, row), kwargs)
+    def aggregate(job_id: str, line: str, parts: list[Any] | None = None, **kwargs: Any) -> Call:
+        return Call(AGGREGATE_ROW, (parts or [], job_id, line), kwargs)
 
     def run(self, call: Call) -> Outcome:
         """Run one call now, as a worker would run the message (again, if it ran before)."""

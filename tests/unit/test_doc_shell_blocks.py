@@ -1,7 +1,6 @@
-"""Every shell example of the README and the manual is either run by the tests (a `console`
-block) or says why not (an `sh` block under `<!-- not run: why -->`): issue 38's "Examples that
-need real Google credentials are marked, and are the only ones not run" needs every example
-to be one or the other, and nothing shell-like left unfenced."""
+"""Every shell example of the README and the manual is either run by the tests (a `console` block)
+or says why not (an `sh` block under `<!-- not run: why -->`), so that the only examples not run
+are the ones marked as needing real Google credentials, and nothing shell-like is left unfenced."""
 
 from __future__ import annotations
 

@@ -59,11 +59,28 @@ COMMENTED = (
     "evalq/fake_gemini",
     "evalq/examples",
     "devtools",
+    "evalq/client",
+    "evalq/core",
+    "evalq/tasks",
+    "evalq/worker/lifecycle",
+    "evalq/worker/runtime.py",
+    "evalq/__init__.py",
+    "evalq/metric.py",
+    "evalq/testing.py",
+    "evalq/__main__.py",
 )
 # Inside those: modules not done yet, and Alembic's revision files, whose docstring is Alembic's
 # header (Revision ID, Revises, Create Date).
 NOT_COMMENTED_YET = (
-    "evalq/worker/store/rows.py",
+    "evalq/core/models.py",
+    "evalq/core/summary.py",
+    "evalq/core/metric.py",
+    "evalq/core/metric_base.py",
+    "evalq/core/dry_run.py",
+    "evalq/core/dry_report.py",
+    "evalq/core/counters.py",
+    "evalq/core/judge.py",
+    "evalq/core/registry.py",
     "evalq/worker/archive/__init__.py",
     "evalq/worker/archive/migrations/versions",
 )
@@ -74,7 +91,11 @@ HISTORY = re.compile(
     "|".join(
         (
             r"\bissues? #?\d+",
-            r"\bused to be\b",
+            r"\bitems? \d+\b",
+            r"(?<!\bis )(?<!\bare )(?<!\bbe )(?<!\bbeen )\bused to\b",  # not "is used to"
+            r"\buntil now\b",
+            r"\bbefore this (?:change|check|fix)\b",
+            r"\bthe code before\b",
             r"\b(?:was|were) (?:moved|renamed|split) (?:from|to|into|out|here)\b",
             r"\bbefore the (?:split|change|fix|refactor|rewrite)\b",
             r"\bold code\b",
@@ -86,18 +107,27 @@ HISTORY = re.compile(
     ),
     re.IGNORECASE,
 )
+# Another project's issue, cited by its number ("pytest-xdist's issue #1386"), is a source, not
+# this code's history.
+CITATION = re.compile(r"[\w.-]+'s issues? #\d+", re.IGNORECASE)
+# Where no comment or docstring tells history: the commented folders, and every test.
+HISTORY_CHECKED = (*COMMENTED, "tests")
 
 
-def commented_modules() -> list[Path]:
+def modules_under(places: tuple[str, ...]) -> list[Path]:
     def under(relative: str, places: tuple[str, ...]) -> bool:
         return any(relative == p or relative.startswith(p.rstrip("/") + "/") for p in places)
 
     found = []
     for path in tracked_python():
         relative = path.relative_to(ROOT).as_posix()
-        if under(relative, COMMENTED) and not under(relative, NOT_COMMENTED_YET):
+        if under(relative, places) and not under(relative, NOT_COMMENTED_YET):
             found.append(path)
     return sorted(found)
+
+
+def commented_modules() -> list[Path]:
+    return modules_under(COMMENTED)
 
 
 def comments_and_docstrings(source: str) -> list[tuple[int, str]]:
@@ -131,10 +161,12 @@ def test_module_docstrings_say_why_in_three_lines_at_most() -> None:
 
 
 def test_no_comment_tells_the_history_of_the_code() -> None:
+    checked = modules_under(HISTORY_CHECKED)
+    assert len(checked) > len(commented_modules()) + 200  # the tests are among them
     told = []
-    for path in commented_modules():
+    for path in checked:
         for line, text in comments_and_docstrings(path.read_text(encoding="utf-8")):
-            if match := HISTORY.search(text):
+            if match := HISTORY.search(CITATION.sub("", text)):
                 told.append(f"{path.relative_to(ROOT)}:{line}: {match.group(0)!r}")
     assert not told, "\n".join(told)
 

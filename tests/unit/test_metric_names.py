@@ -1,13 +1,11 @@
-"""What a metric is lives in its package (issue 37): outside evalq/metrics and the registry that
-lists the metrics, no code branches on a metric's name or keeps a table keyed by one. Code that
-needs to know something of a metric asks it (evalq.core.metric.Metric: candidate_field,
-compared_on, human_labels, view, refusal...), so a new metric is one package and a registry
-entry, and nothing elsewhere silently misses it.
+"""What a metric is lives in its package: outside evalq/metrics and the registry that lists the
+metrics, no code branches on a metric's name or keeps a table keyed by one, so a new metric is one
+package and a registry entry, and nothing elsewhere silently misses it.
 
-Naming a metric is still allowed where it is a value, not a key: a default argument
-(`metric="gecko-image"`), the `evalq rank` command passing its own metric, a column named
-"rank" in a leaderboard.
-"""
+Code that needs to know something of a metric asks it (evalq.core.metric.Metric: candidate_field,
+compared_on, human_labels, view, refusal...). Naming a metric is still allowed where it is a
+value, not a key: a default argument (`metric="gecko-image"`), the `evalq rank` command passing
+its own metric, a column named "rank" in a leaderboard."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from tests.conftest import ROOT
 
 OLD_NAMES = frozenset({"worker", "tasks", "fake_gemini"})
 SCANNED = ("evalq", "tests", "devtools", "scripts")
-# A dotted name in a string (celery -A, mock.patch, importlib, python -m) that is a module of
-# the old top-level packages.
+# A dotted name in a string (celery -A, mock.patch, importlib, python -m) that reaches a module
+# through the top-level worker, tasks or fake_gemini rather than through evalq.
 DOTTED = re.compile(r"(worker|tasks|fake_gemini)(\.\w+)*")
 
 

@@ -1,6 +1,6 @@
-"""The tests keep one definition of each helper (issue 37): a helper two files need lives in
-tests/support and both import it, and two helpers that do different things have names that say
-so. Two files defining one name drift apart, or leave a reader guessing which one a test uses.
+"""The tests keep one definition of each helper: a helper two files need lives in tests/support and
+both import it, and two helpers that do different things have names that say so. Two files
+defining one name drift apart, or leave a reader guessing which one a test uses.
 
 A helper is a module-level def, async def or class whose name does not start with test or Test,
 pytest's hooks and the conftest files' own fixtures included; a fixture is also never bound

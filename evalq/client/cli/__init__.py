@@ -1,9 +1,6 @@
-"""The `evalq` command line. Explicit flags win over EVALQ_* environment variables.
-
-One module per command group (submit: run, rank; rubrics; control: resume, cancel, turns, archive;
-read: status, wait, jobs, results, report; compare: compare, leaderboard; calibrate; serve: worker,
-metrics, fake-gemini). Each command imports what it uses when it runs, so `evalq --help` loads no
-client, and `evalq status` only the client's reads."""
+"""The `evalq` command line, one module per command group. Explicit flags win over EVALQ_*
+environment variables; each command imports what it uses when it runs, so `evalq --help` loads
+no client, and `evalq status` only the client's reads."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Being attached to a running job (`run --wait`, `resume --wait`, `evalq wait`): what Ctrl-C
-means there, and the exit code a CI run reads at the end: how the job ended (no scored row,
-cancelled, paused), then --fail-under. The job lives on the workers, so leaving the wait must
-never look like stopping the job."""
+means there, and the exit code a CI run reads at the end. The job lives on the workers, so
+leaving the wait must never look like stopping the job."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ def ctrl_c_flag() -> Iterator[threading.Event | None]:
     just after a `with` took a lock (rich's console, while its refresh thread waits on the
     live display's lock), it can leave the lock held and the command hung for good, printing
     nothing. Off the main thread (a CliRunner in a thread) no handler can be set: None, and
-    Ctrl-C is Python's as before."""
+    Ctrl-C is Python's own KeyboardInterrupt."""
     if threading.current_thread() is not threading.main_thread():
         yield None
         return

@@ -1,10 +1,5 @@
-"""`evalq calibrate`: judge setups ranked by agreement with human labels.
-
-A setup is `NAME:KEY=VALUE,KEY=VALUE`. KEY is a metric flag's name (template, samples,
-validator..., as `evalq run` offers them: the same types, choices and files), `judge_model`
-(repeat it for several judges), `thinking_budget` or `thinking_level` with `ROLE=VALUE`, or
-one of `evalq.evaluate`'s own keywords (max_cost_usd, priority, use_cache...). Nothing is
-listed here by hand: the keys come from the options models and evaluate's keywords."""
+"""`evalq calibrate`: judge setups ranked by agreement with human labels, each setup given as
+`NAME:KEY=VALUE,...` in the words `evalq run` and `evalq.evaluate` already take."""
 
 from __future__ import annotations
 
@@ -66,7 +61,9 @@ def _flag_value(key: str, value: str, where: str) -> Any:
 
 def setup_keywords(spec: str) -> tuple[str, dict[str, Any]]:
     """NAME:KEY=VALUE,... as the setup's name and evaluate's keywords; a bad item names the
-    setup and the key."""
+    setup and the key. KEY is a metric flag's name (same types, choices and files as `evalq
+    run`), `judge_model` (repeated), `thinking_budget`/`thinking_level` with `ROLE=VALUE`, or
+    one of evaluate's own keywords; all read from the options models, none listed by hand."""
     from evalq.client.api import EvaluateSpec
     from evalq.client.cli.metric_flags import job_options, thinking_flags
     from evalq.core.options import flag_fields

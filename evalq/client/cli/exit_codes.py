@@ -1,15 +1,12 @@
-"""Every exit code of the `evalq` command, in one place: the commands exit with these names,
-never with a number of their own, and the manual's table (docs/concepts/jobs-rows-units.md, Exit codes) is checked
-against MEANINGS word for word (tests/unit/client/test_exit_codes.py).
-
-A CI step reads one number: 1 is only ever a threshold not met (or sides judged differently), so
-a job that ended without a usable result (no scored row, cancelled, paused) has a code of its
-own, and an error that is evalq's own bug (70) is never mistaken for either. A resume that
-found nothing to resume (8) is neither done (0: something continued) nor refused (2). Nothing
-here is imported but names: `evalq --help` loads no more for it."""
+"""Every exit code of the `evalq` command, in one place: the commands exit with these names, never
+with a number of their own. Nothing here is imported but names: `evalq --help` loads no more."""
 
 from __future__ import annotations
 
+# A CI step reads one number: 1 is only ever a threshold not met (or sides judged differently),
+# a job that ended without a usable result (no scored row, cancelled, paused) has a code of its
+# own, and evalq's own bug (70) is never mistaken for either. A resume that found nothing to
+# resume (8) is neither done (0: something continued) nor refused (2).
 OK = 0
 BELOW_THRESHOLD = 1
 ERROR = 2
@@ -22,7 +19,8 @@ NOTHING_TO_RESUME = 8
 BUG = 70  # sysexits.h EX_SOFTWARE
 INTERRUPTED = 130  # 128 + SIGINT, as a shell expects
 
-# The manual's table (docs/concepts/jobs-rows-units.md), row for row: `| `CODE` | MEANING |`.
+# The manual's table (docs/concepts/jobs-rows-units.md, Exit codes), row for row and word for
+# word: `| `CODE` | MEANING |` (tests/unit/client/test_exit_codes.py checks).
 MEANINGS: dict[int, str] = {
     OK: "done; a job waited on (`run --wait`, `resume --wait`, `wait`) finished with scored "
     "rows (and met `--fail-under` when given)",

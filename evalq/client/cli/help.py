@@ -1,7 +1,6 @@
-"""How `evalq --help` and every `evalq COMMAND --help` read: the commands listed by the task
-they serve (a newcomer looks for "how do I watch a job", not for a name), and each command's
-help ending with examples that parse (tests/unit/client/test_help.py parses every one, so an
-example naming a flag that was renamed fails the tests instead of misleading a reader)."""
+"""How `evalq --help` and every `evalq COMMAND --help` read: the commands listed by the task they
+serve (a newcomer looks for "how do I watch a job", not for a name), each command's help ending
+with examples that parse (tests/unit/client/test_help.py parses every one)."""
 
 from __future__ import annotations
 

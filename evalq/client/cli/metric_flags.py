@@ -41,7 +41,22 @@ def _click_type(annotation: Any, file: str | None) -> Any:
     inner = args[0] if typing.get_origin(annotation) in (typing.Union, types.UnionType) else None
     if typing.get_origin(inner) is typing.Literal:
         return click.Choice([str(value) for value in typing.get_args(inner)])
+    if args == [int, str]:
+        return _COUNT_OR_WORD
     return int if inner is int else None
+
+
+class _CountOrWord(click.ParamType[Any]):
+    """A flag that takes a count or a word (--samples 3, --samples auto): digits are the
+    number, anything else the text, checked by the options model."""
+
+    name = "count-or-word"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return int(value) if isinstance(value, str) and value.strip().isdigit() else value
+
+
+_COUNT_OR_WORD = _CountOrWord()
 
 
 def _is_switch(annotation: Any) -> bool:

@@ -1,8 +1,5 @@
-"""Jobs listed (`evalq jobs`, evalq.history, the candidates of an ambiguous name): where the
-list starts (`--since`: a date, a local date and time, or an age such as "7d"), and a job in a
-line of it: when it was created, local time to the minute, and its dataset's path cut to what
-tells it apart from the other datasets listed. Light on purpose (no rich): errors show these
-too."""
+"""Jobs listed (`evalq jobs`, evalq.history, the candidates of an ambiguous name): where the list
+starts (`--since`), and a job in a line of it. Light on purpose (no rich): errors show these too."""
 
 from __future__ import annotations
 

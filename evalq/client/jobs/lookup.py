@@ -1,18 +1,6 @@
 """A job as people name it: its id, a unique prefix of its id (4 hex digits or more), or its
---name. Every command that takes a job, and the Python API, turn what they are given into one
-job id here, looking in Redis and the archive alike:
-
-- a full id (12 hex digits) is used as given, with no lookup, so `evalq status ID` costs what
-  it always did (a job that is nowhere is said by the read that follows);
-- otherwise the jobs whose --name is exactly the text, and those whose id starts with it (hex
-  text of 4 to 11 digits), are found; one is the job, several are refused with each listed on
-  a line (id, date, dataset), none is refused naming where it looked.
-
-Nothing given here reaches a Redis key name: names and prefixes are compared with what Redis
-and the archive list, and only a job id found there goes on. Ids are made here too, and names
-checked before a job is stored, so that no name reads as an id. Light on purpose (the runtime's
-modules load only when a lookup runs): the command line checks an id without loading the
-client."""
+--name, turned into one job id for every command and the Python API, from Redis and the archive
+alike. Light on purpose: the runtime's modules load only when a lookup runs."""
 
 from __future__ import annotations
 
@@ -116,7 +104,9 @@ def check_name(name: object) -> str | None:
 
 
 def resolve(reader: Reader, ref: str) -> str:
-    """The id of the one job `ref` names (an id, a unique id prefix, or a --name)."""
+    """The id of the one job `ref` names (an id, a unique id prefix, or a --name). A full id is
+    used as given, with no lookup: a job that is nowhere is said by the read that follows. Several
+    jobs are refused with each listed; none is refused naming where it looked."""
     if is_job_id(ref):
         return ref
     return pick(reader, ref, lookup(reader, ref))
@@ -125,7 +115,8 @@ def resolve(reader: Reader, ref: str) -> str:
 def lookup(reader: Reader, ref: str) -> list[Found]:
     """Every job `ref` fits, in Redis and the archive, the newest first: by --name (exactly),
     and by id prefix when `ref` is 4 to 11 hex digits. With one of the two out of reach, what
-    the other has; with both out of reach (or one, and nothing found), its error."""
+    the other has; with both out of reach (or one, and nothing found), its error. `ref` never
+    reaches a key name: it is compared with what Redis and the archive list."""
     if not isinstance(ref, str) or not ref:
         raise JobNotFound(f"{ref!r} is not a job: give its id, a prefix of its id or its --name")
     from evalq.worker.archive.errors import ArchiveUnavailable

@@ -1,21 +1,5 @@
-"""What the judge was shown of each row, for the exports (`evalq results` as JSONL and CSV,
-Job.results(), evalq.history): its texts under the dataset's own column names, its media named
-by their path or address.
-
-The metric says which of a stored row's fields its judge read (Metric.judged_inputs: the
-responses, the baseline, each candidate's response, the query or prompt, the context or
-reference, the media; a response the model under test wrote comes from the result). Each field
-is then named as the dataset names it: a --candidates cell's judged field by its candidate's
-column, a field the metric read from a column of another name by that column
-(RowInput.read_from: Vertex's `prompt` as groundedness's query), and a field read through --map
-by the mapped column (JobConfig.column_map). Nothing is exported twice: the row's prompt under
-the name `prompt` is evalq's `prompt` column already, and a table leaves out a judged column
-whose name it already has for the same text (groundedness's `response`).
-
-The reports and comparison pages (evalq.client.output.html.row_views) show the same fields
-under the same names (named_inputs), so a Vertex-named dataset's `response` and `baseline_model_response` are
-on the page as they are in the export: one rule for every view of what was judged.
-"""
+"""What the judge was shown of each row (Metric.judged_inputs), under the dataset's own column
+names and its media by path or address: one rule for the exports and the report pages alike."""
 
 from __future__ import annotations
 
@@ -42,7 +26,9 @@ def media_name(ref: MediaRef) -> str:
 def _column(
     column_map: Mapping[str, str], row: RowInput, field: str, judged_field: str | None
 ) -> str:
-    """The dataset's name for one of the row's fields."""
+    """The dataset's name for one of the row's fields: a --candidates cell's judged field by
+    its candidate's column, a field the metric read from another column by that column
+    (RowInput.read_from), a field read through --map by the mapped column."""
     if row.candidate is not None and field == judged_field:
         return row.candidate
     read = row.read_from.get(field, field)
@@ -93,8 +79,9 @@ def judged_columns(
 ) -> dict[str, str]:
     """A table's judged columns: each column's header, in the order first met. `own` is each
     row's metric cells (evalq.client.output.exports.result_columns) and `taken` every header
-    already in the table. A name the table has, holding the same text in every row, is left out; one it has
-    for something else gets `input:NAME`."""
+    already in the table. A name the table has, holding the same text in every row, is left
+    out (the row's `prompt`, groundedness's `response`); one it has for something else gets
+    `input:NAME`."""
     used = set(taken)
     names: dict[str, str] = {}
     for name in dict.fromkeys(k for t in texts for k in t):

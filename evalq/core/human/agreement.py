@@ -1,19 +1,5 @@
 """How well the judge agrees with the dataset's human labels, at each level the metric judges
-(JobSummary.human_agreement). Pure: row results in, HumanAgreement out.
-
-- row: the row's score against a rater's number or yes/no (--human COLUMN): Spearman and
-  Kendall's tau-b over rows, pairwise accuracy over pairs of rows sharing a prompt (or the
-  first --group-by column), as the Gecko paper ranks metrics; for pointwise, whose ratings are
-  ordinal 1-5, also accuracy and quadratic-weighted kappa of the rounded mean rating;
-- preference (pairwise): the judge's winner against the rater's preferred side;
-- question (Gecko): the validator's answer against the rater's (questions[].human);
-- sentence (groundedness): the label that counts for each sentence of evalq's split, from the
-  first judge that labelled the response, against the rater's (the human_labels column).
-
-Every label left out (missing, unreadable, the row or the verdict unscored, a sentence not in
-evalq's split) is counted by reason and the first few are named, row by row. The statistics
-and their intervals are evalq.core.human's (estimate and the modules beside it).
-"""
+(JobSummary.human_agreement). Pure: row results in, HumanAgreement out."""
 
 from __future__ import annotations
 
@@ -253,7 +239,13 @@ def human_agreement(
     rows: Sequence[RowResult], config: JobConfig, sources: LabelSources | None = None
 ) -> HumanAgreement | None:
     """The job's agreement with its human labels, or None when the dataset has none.
-    `sources`: where the labels are, when the caller has already looked (label_sources)."""
+    `sources`: where the labels are, when the caller has already looked (label_sources).
+    Levels: row (the score against --human: Spearman, Kendall tau-b, pairwise accuracy over
+    rows sharing a prompt or the first --group-by value as the Gecko paper ranks metrics; for
+    pointwise also accuracy and quadratic kappa of the rounded rating), preference (pairwise
+    winner), question (Gecko's validator answers), sentence (groundedness labels). Every label
+    left out (missing, unreadable, unscored, not in evalq's split) is counted by reason and
+    the first few named."""
     if sources is None:
         sources = label_sources(rows, config)
     if not sources:

@@ -1,15 +1,6 @@
-"""Judge setups measured against human labels: per setup, how its row scores agree with a
-rater's (Spearman, Kendall tau-b, the Gecko paper's pairwise accuracy, each with a bootstrap
-interval), paired differences between setups with Holm's correction, and which is best per
-unit of cost. Pure: it reads results already fetched (evalq.client.calibrate runs and reads
-the jobs), so the same figures come out of the CLI, the API and the HTML page. One job's
-agreement with its own labels, level by level, is evalq.core.human.agreement's; this ranks
-several judge setups by theirs.
-
-A label is a number or yes/no (1/0). A missing or unreadable label leaves its row out, and
-so does a row the setup did not score: each is counted by reason and the rows are named,
-never scored as 0 or 1.
-"""
+"""Judge setups ranked by agreement with human labels, with paired differences and the best per
+unit of cost. Pure: it reads results already fetched (evalq.client.calibrate runs the jobs), so
+the CLI, the API and the HTML page show the same figures."""
 
 from __future__ import annotations
 
@@ -40,7 +31,8 @@ NO_GROUP = "no group value (left out of pairwise accuracy only)"
 
 def read_label(value: Any) -> tuple[float | None, str | None]:
     """A rater's label as a number, or why it cannot be one. Numbers and numeric text (a CSV
-    holds text) count as given; yes/no as 1/0; booleans as yes/no."""
+    holds text) count as given; yes/no as 1/0; booleans as yes/no. A row without one, like a
+    row the setup did not score, is left out, counted by reason and named, never scored 0 or 1."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, NO_LABEL
     if isinstance(value, bool):
@@ -248,8 +240,10 @@ def calibration(
     seed: int = SEED,
     resamples: int = RESAMPLES,
 ) -> Calibration:
-    """Every setup's agreement with the labels in column ``human``, the paired differences
-    of every two setups (in the order given: A is the earlier one), and the best ones."""
+    """Every setup's agreement with the labels in column ``human`` (Spearman, Kendall tau-b,
+    the Gecko paper's pairwise accuracy, each with a bootstrap interval), the paired differences
+    of every two setups (in the order given: A is the earlier one) with Holm's correction, and
+    the best ones."""
     usable = {s.name: _usable(s, human, group_by) for s in setups}
     agreements = [_agreement(s, usable[s.name], seed, resamples) for s in setups]
     raw = [

@@ -1,20 +1,5 @@
 """Agreement of a judge's labels with a rater's: accuracy, and Cohen's kappa (weighted for
-ordered categories), for questions, sentences and pairwise preferences.
-
-- Accuracy is a proportion of labels, so its interval is Wilson's score interval (Wilson
-  1927), as evalq.stats.intervals gives 0/1 row scores: it stays honest at 0 and 1, where a
-  bootstrap of 30 labels that all agree would claim a zero-width [1, 1].
-- Cohen's kappa (Cohen 1960, "A coefficient of agreement for nominal scales") is agreement
-  beyond chance: 1 - (observed disagreement / disagreement expected from the two sides' label
-  frequencies alone). Weighted kappa (Cohen 1968, "Weighted kappa: nominal scale agreement
-  with provision for scaled disagreement or partial credit") gives a near miss on an ordered
-  scale partial credit: disagreement between categories i and j of k is |i - j| / (k - 1)
-  (linear) or ((i - j) / (k - 1))^2 (quadratic); unweighted is 1 for any difference. Written
-  with disagreement weights, kappa_w = 1 - sum(w * observed) / sum(w * expected), which is the
-  unweighted kappa when w is 1 off the diagonal. Undefined (None) when no disagreement is
-  expected by chance (both sides used one and the same category). Its interval is a
-  percentile bootstrap over labels: a resample is a multinomial draw over the k x k cells.
-"""
+ordered categories), for questions, sentences and pairwise preferences."""
 
 from __future__ import annotations
 
@@ -46,7 +31,8 @@ def label_accuracy(
     seed: int = SEED,
     resamples: int = RESAMPLES,
 ) -> Estimate:
-    """Share of labels on which the judge and the rater agree, with a Wilson 95% interval.
+    """Share of labels on which the judge and the rater agree, with a Wilson 95% interval (Wilson
+    1927), honest at 0 and 1 where a bootstrap of 30 agreeing labels would claim [1, 1].
     ``seed`` and ``resamples`` keep the call shape of the other statistics; Wilson's
     interval draws nothing, so they change nothing."""
     check_resamples(resamples)
@@ -85,6 +71,8 @@ def _order(
 
 
 def _disagreement(k: int, weights: Weights | None) -> Floats:
+    """Disagreement weights between categories i and j of k: 1 off the diagonal unweighted,
+    |i - j| / (k - 1) linear, its square quadratic (Cohen 1968: partial credit for a near miss)."""
     i, j = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
     if weights is None or k < 2:
         return np.asarray(i != j, dtype=float)
@@ -114,10 +102,12 @@ def cohen_kappa(
     seed: int = SEED,
     resamples: int = RESAMPLES,
 ) -> Estimate:
-    """Cohen's kappa of the judge's labels against the rater's, weighted over ``categories``
-    (lowest first; inferred from numeric labels when None) if ``weights`` is given, with a
-    percentile bootstrap 95% interval over labels. A label outside ``categories`` is an error
-    naming its side and position."""
+    """Cohen's kappa (Cohen 1960) of the judge's labels against the rater's: agreement beyond
+    chance, kappa_w = 1 - sum(w * observed) / sum(w * expected). Weighted over ``categories``
+    (lowest first; inferred from numeric labels when None) if ``weights`` is given. Undefined
+    (None) when no disagreement is expected by chance (both sides used one category). Its 95%
+    interval is a percentile bootstrap over labels, each resample a multinomial draw over the
+    k x k cells. A label outside ``categories`` is an error naming its side and position."""
     check_resamples(resamples)
     n = same_length(judge=judge, human=human)
     method = "cohen kappa" if weights is None else f"cohen kappa ({weights} weights)"

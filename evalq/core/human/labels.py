@@ -1,12 +1,6 @@
-"""Reading a rater's labels from a dataset, at the level the metric judges: a row's rating or
-yes/no (--human COLUMN), a pairwise preference, a Gecko question's answer (questions[].human),
-a groundedness sentence's label (the `human_labels` column). A question's is read with the
-question (evalq.core.row_questions.human_answer).
-
-A label that cannot be read is left out of the agreement figures, counted and named, and
-never touches the row's score: a rater's typo must not cost the judge a row. So the readers
-raise BadLabel (a reason and a message naming the row) for the caller to count.
-"""
+"""Reading a rater's labels from a dataset, at the level the metric judges. A label that cannot be
+read is left out of the agreement figures, counted and named, and never touches the row's
+score: a rater's typo must not cost the judge a row."""
 
 from __future__ import annotations
 
@@ -76,7 +70,8 @@ def label_sources(rows: Sequence[RowResult], config: JobConfig) -> LabelSources:
 
 
 class BadLabel(ValueError):
-    """A label left out: why (a short reason to count by) and a message naming where."""
+    """A label left out: why (a short reason to count by) and a message naming where; raised
+    by the readers for the caller to count."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)

@@ -1,15 +1,5 @@
-"""A groundedness row's human sentence labels laid over evalq's own split of the response.
-
-The rater labels sentences; the judge's labels count per sentence of the split evalq makes
-(evalq.metrics.groundedness.sentences). The `human_labels` column is either a list of labels,
-one per sentence of that split in order (sentences without words, such as "—", are not
-counted), or a list of {"sentence", "label"} matched to the split by their text. A list whose
-length differs from the split, or a sentence the split does not have, cannot be placed: those
-labels are left out, counted and named, never guessed at.
-
-The judge's side is the row's first judge (in the job's order) whose labels cover the
-response: the same sentences for every judge, so one judge's is enough to compare with.
-"""
+"""A groundedness row's human sentence labels laid over evalq's own split of the response
+(evalq.metrics.groundedness.sentences), which is what the judge's labels count per."""
 
 from __future__ import annotations
 
@@ -34,7 +24,7 @@ def _norm(text: str) -> str:
 
 def judged_sentences(row: RowResult) -> list[dict[str, Any]] | None:
     """The response's sentences with words, each with the label that counts, from the first
-    judge that scored the row; None when no judge did."""
+    judge that scored the row (every judge labels the same sentences); None when no judge did."""
     for judge in (row.details.get("judges") or {}).values():
         if isinstance(judge, dict) and judge.get("status") == "ok":
             sentences = judge.get("response_sentences") or []
@@ -43,7 +33,9 @@ def judged_sentences(row: RowResult) -> list[dict[str, Any]] | None:
 
 
 def sentence_pairs(row: RowResult) -> tuple[Compared, LeftOut]:
-    """The row's (judge label, human label) pairs and its left-out labels."""
+    """The row's (judge label, human label) pairs and its left-out labels. `human_labels` is
+    one label per sentence of evalq's split in order (sentences without words not counted), or
+    {"sentence", "label"} items matched by text; what can't be placed is left out, never guessed."""
     value = row.extra.get(SENTENCE_LABELS_COLUMN)
     where = f"row {row.id}"
     if value is None or (isinstance(value, str) and not value.strip()):

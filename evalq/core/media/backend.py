@@ -1,13 +1,6 @@
-"""Which media the judge's backend can take: one rule for the submitter and the workers.
-
-The Gemini API reads no Cloud Storage, so a `gs://` URI there could never be judged. Vertex AI
-reads Cloud Storage itself but has no Files API, so a file over the inline limit
-(EVALQ_INLINE_MAX_BYTES), which the Gemini API would upload once per job, has no way to reach
-it. Neither is a row's bad luck: the whole dataset was written for the other backend. The
-submitter refuses such a dataset before any row is stored (check_rows, from the sizes it can
-know without fetching: local files and inline data), and the worker, the boundary, applies the
-same rule to what it loads (refusal), so both say the same words.
-"""
+"""Which media the judge's backend can take, one rule for the submitter and the workers: a dataset
+written for the other backend (a `gs://` URI on the Gemini API, a file over the inline limit on
+Vertex AI) is no row's bad luck, and both sides refuse it in the same words."""
 
 from __future__ import annotations
 
@@ -52,7 +45,9 @@ def known_size(ref: MediaRef) -> int | None:
 
 
 def check_rows(rows: Iterable[RowInput], on_vertex: bool, inline_max_bytes: int) -> None:
-    """Refuse a dataset holding media the backend can't take, before anything is stored: one
+    """Refuse a dataset holding media the backend can't take, before anything is stored (from the
+    sizes known without fetching: local files and inline data; the worker applies `refusal` to
+    what it loads): one
     line naming the first such row and field (a --candidates cell by its column), and how many
     other cells are refused too."""
     refused: list[InputError] = []

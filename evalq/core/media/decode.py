@@ -1,12 +1,5 @@
-"""Whether media bytes really decode, checked before they are sent to a judge.
-
-A file can start with the right signature and hold garbage after it (a PNG header then noise,
-a download cut short). Sent anyway, the judge sees nothing, and its answers would be scored as
-if it had looked: such media is an input_error, never a verdict. Images are decoded with
-Pillow (verify, then load). Videos get a structural check of their container (RIFF/AVI
-chunks with at least one frame, which is decoded when it is Motion JPEG; ISO boxes for MP4,
-MOV and 3GP; the EBML header and segment for WebM), and ffprobe's verdict when it is on PATH.
-"""
+"""Whether media bytes really decode, checked before they are sent to a judge: a judge shown
+garbage behind a right signature sees nothing, so such media is an input_error, never a verdict."""
 
 from __future__ import annotations
 
@@ -64,6 +57,9 @@ def image_problem(data: bytes, mime: str) -> str | None:
 
 
 def video_problem(data: bytes, mime: str) -> str | None:
+    """A structural check of the container (RIFF/AVI chunks with a frame, decoded when Motion
+    JPEG; ISO boxes for MP4, MOV and 3GP; WebM's EBML header and segment), and ffprobe's verdict
+    when it is on PATH."""
     if data[:4] == b"RIFF" and data[8:12] == b"AVI ":
         problem = _avi_problem(data)
     elif data[4:8] == b"ftyp":

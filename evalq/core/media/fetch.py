@@ -1,20 +1,5 @@
-"""Downloading a row's media from an http(s) URL: public addresses only, bounded in size and
-in total time.
-
-A URL in a dataset is fetched by a worker inside the deployment's network, so without a rule
-one row could read a cloud metadata service, Redis, or any internal page and have it judged.
-Every address a host name resolves to is checked before connecting, on every redirect too
-(redirects are followed here, a bounded number of times), and the connection goes to the
-address that was checked, so a second DNS answer can not swap it (DNS rebinding). Loopback,
-private, link-local, multicast and reserved addresses are refused unless the deployment allows
-private ones (EVALQ_MEDIA_ALLOW_PRIVATE, or networks in EVALQ_MEDIA_ALLOW_NETWORKS); cloud
-metadata and link-local addresses are refused always.
-
-Time: every socket operation has a timeout, and the whole download a deadline; at the deadline
-the socket is shut down, so a server that drips one byte at a time, in the body or in the
-headers, frees the worker thread then. A body shorter than its Content-Length is an error, not
-an image.
-"""
+"""Downloading a row's media from an http(s) URL: public addresses only, bounded in size and in
+total time, since a worker fetches inside the deployment's network."""
 
 from __future__ import annotations
 
@@ -128,7 +113,11 @@ class _PinnedHTTPS(_PinnedHTTP):
 
 
 def fetch(url: str, rules: NetworkRules, limits: FetchLimits, row_id: str, field: str) -> Fetched:
-    """GET a URL's body, following redirects; raise InputError naming the row and field."""
+    """GET a URL's body, following redirects; raise InputError naming the row and field. Every
+    address a host resolves to is checked, on every redirect too, and the connection goes to
+    the address checked, so a second DNS answer can't swap it (DNS rebinding). At the deadline
+    the socket is shut down, so a server dripping bytes frees the worker thread; a body shorter
+    than its Content-Length is an error."""
     deadline = _Deadline(limits.deadline_s)
     current = url
     try:

@@ -1,14 +1,5 @@
 """Which Cloud Storage objects a job's media may name: those under the buckets or folders the
-deployment allows (EVALQ_GCS_MEDIA), and none when it allows none.
-
-Vertex AI reads a `gs://` URI with the project's own service agent, not the user's rights, so
-a dataset naming `gs://payroll/salaries.csv` would have the judge read it and perhaps quote it
-back. A URI is judged only if it is a plain object name (no `.` or `..` segment, no empty
-segment, no percent-encoding, wildcard or fragment that another reader might resolve
-differently) whose bucket is an allowed one, compared exactly (bucket names are lower case),
-and whose path starts with an allowed folder's whole segments. The producer checks when it
-loads the dataset and the worker again before it builds a request: the worker is the boundary.
-"""
+deployment allows (EVALQ_GCS_MEDIA), and none when it allows none."""
 
 from __future__ import annotations
 
@@ -123,7 +114,11 @@ def object_name(uri: str) -> tuple[str, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class GcsMedia:
-    """The places Cloud Storage media may come from; empty (the default): none."""
+    """The places Cloud Storage media may come from; empty (the default): none. Vertex AI reads a
+    `gs://` URI with the project's service agent, not the user's rights, so a URI is judged only
+    as a plain object name (no `.`/`..`/empty segment, percent-encoding, wildcard or fragment)
+    whose bucket matches exactly and whose path starts with an allowed folder's whole segments.
+    The producer checks at load and the worker, the boundary, again before a request."""
 
     places: tuple[GcsPlace, ...] = ()
 

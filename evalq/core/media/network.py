@@ -1,12 +1,6 @@
 """Which addresses a media URL may reach: public ones only, unless the deployment allows private
-ones (EVALQ_MEDIA_ALLOW_PRIVATE, or networks in EVALQ_MEDIA_ALLOW_NETWORKS).
-
-A URL in a dataset is fetched by a worker inside the deployment's network, so without a rule
-one row could read a cloud metadata service, Redis, or any internal page and have it judged.
-Loopback, private, link-local, multicast and reserved addresses are refused unless allowed;
-cloud metadata and link-local addresses are refused always (evalq.core.media.fetch checks every
-address a host resolves to, on every redirect, and connects to the one it checked).
-"""
+ones; a worker fetches inside the deployment's network, where a URL could reach Redis or a cloud
+metadata service."""
 
 from __future__ import annotations
 
@@ -48,7 +42,8 @@ METADATA_ADDRESSES = frozenset(
 
 @dataclass(frozen=True)
 class NetworkRules:
-    """Which addresses a job's URLs may reach beyond the public internet."""
+    """Which addresses a job's URLs may reach beyond the public internet (EVALQ_MEDIA_ALLOW_PRIVATE,
+    EVALQ_MEDIA_ALLOW_NETWORKS). Cloud metadata and link-local addresses are refused always."""
 
     allow_private: bool = False
     allow_networks: tuple[str, ...] = ()  # CIDRs, e.g. ("10.1.2.0/24",)

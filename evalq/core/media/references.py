@@ -1,12 +1,6 @@
 """Media references: parsed from a dataset cell by the producer, turned into bytes by a worker.
-
-The producer checks what it can check cheaply (a local file is a regular file under the data
-roots, a URL is http(s) and names no refused address); the worker checks again, since it is the
-boundary, then reads, type checks and decodes, where a failure becomes an input_error on that
-row. What a job may read is one MediaRules value: the worker builds it from its settings and
-the job, the producer from its settings, and hands it to the dataset loader, which passes it on
-to each metric's parse_row, which passes it to parse_media.
-"""
+The producer checks what it cheaply can; the worker, the boundary, checks again, then reads,
+type checks and decodes, where a failure becomes an input_error on that row."""
 
 from __future__ import annotations
 
@@ -82,7 +76,9 @@ _TEXT_SNIFF_BYTES = 4096
 
 @dataclass(frozen=True)
 class MediaRules:
-    """Where a job's media may come from, and how much of it a worker reads."""
+    """Where a job's media may come from, and how much of it a worker reads: the worker builds it
+    from its settings and the job, the producer from its settings; the dataset loader passes it
+    through each metric's parse_row to parse_media."""
 
     roots: DataRoots
     network: NetworkRules = field(default_factory=NetworkRules)

@@ -5,6 +5,8 @@ prompt writes it) and the validator calls, with the answer lengths a dry run ass
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from itertools import product
 
 from evalq.core.dry_run import DryEnv, expected_questions
 from evalq.core.judge import JudgeRequest, MediaPart
@@ -13,6 +15,7 @@ from evalq.core.models import (
     RowInput,
     Rubric,
 )
+from evalq.core.repeats import SAMPLED_TEMPERATURE, budget_of
 from evalq.metrics.gecko.judges import (
     rubric_model,
 )
@@ -69,5 +72,10 @@ def dry_validations(
             answer = BATCH_TOKENS_PER_QUESTION * len(questions)
             env.call(spec.batch_request(questions, media), model, answer)
             continue
-        for question in questions:
-            env.call(spec.request(question, media), model, VALIDATOR_ANSWER_TOKENS)
+        budget = budget_of(env.options.get("samples"))
+        for question, sample in product(questions, range(budget.max_samples)):
+            request = spec.request(question, media)
+            if budget.max_samples > 1:
+                request = replace(request, temperature=SAMPLED_TEMPERATURE, sample=sample)
+            optional = budget.adaptive and sample >= budget.min_samples  # only while undecided
+            env.call(request, model, VALIDATOR_ANSWER_TOKENS, optional=optional)

@@ -29,6 +29,7 @@ from evalq.core.models import (
     Rubric,
     Verdict,
 )
+from evalq.core.repeats import budget_of
 from evalq.core.row_columns import read_columns
 from evalq.core.row_questions import parse_questions
 from evalq.core.row_value import QUESTION_SHARE
@@ -50,6 +51,12 @@ from evalq.metrics.gecko.modes import (
     validator_mode,
 )
 from evalq.metrics.gecko.plan import BatchUnit, GeckoPlan, GeckoUnit, QuestionUnit
+from evalq.metrics.gecko.repeats import (
+    question_repeats,
+    repeated,
+    repeated_question,
+    samples_budget,
+)
 from evalq.metrics.gecko.rubric import (
     IMAGE_RUBRIC,
     MAX_RUBRIC_CHARS,
@@ -178,6 +185,10 @@ class GeckoMetric:
 
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         validator_mode(options)
+        if samples_budget(options) is not None and validator_mode(options) == "batched":
+            raise DatasetError(
+                "--samples asks each question on its own: not with --validator batched"
+            )
         if soft_mode(options) and self.validator_spec is not IMAGE_VALIDATOR:
             raise DatasetError(
                 f"--soft scores yes/no questions; {self.name} asks multiple-choice questions"
@@ -220,6 +231,7 @@ class GeckoMetric:
             rubric_model=rubric.judge_model or None,
             simulated=rubric.simulated,
             soft=soft_mode(ctx.options),
+            samples=samples_of(ctx.options),
         )
 
     def _rubric(self, ctx: RowContext) -> Rubric:
@@ -291,16 +303,26 @@ class GeckoMetric:
             verdict, _ = validate_batch(judge, rubric.questions, media, self.validator_spec)
         else:
             question = rubric.questions[unit.question]
-            verdict, _ = validate_question(
-                judge, unit.index, question, media, self.validator_spec, soft=plan.soft
-            )
+            budget = samples_budget(ctx.options) if repeated(plan) else None
+            if budget is not None:
+                spec = self.validator_spec
+                verdict = repeated_question(
+                    judge, unit.index, question, media, spec, budget, soft=plan.soft
+                )
+            else:
+                verdict, _ = validate_question(
+                    judge, unit.index, question, media, self.validator_spec, soft=plan.soft
+                )
         return verdict.model_copy(update={"judge_model": model})
 
     def aggregate(
         self, row: RowInput, plan: GeckoPlan, results: Mapping[int, Verdict]
     ) -> RowResult:
         by_judge = verdicts_by_judge(plan, results, len(plan.rubric.questions))
-        result = score_row(row, plan.rubric, {}, by_judge, soft=plan.soft)
+        # Repeated questions score by their samples' share of the expected answer.
+        soft = plan.soft or repeated(plan)
+        result = score_row(row, plan.rubric, {}, by_judge, soft=soft)
+        result.repeats = question_repeats(plan, results)
         result.details = {"validator": plan.validator, **result.details}
         if plan.soft:
             result.details["soft"] = True
@@ -340,3 +362,8 @@ class GeckoImage(GeckoMetric):
 
 
 GECKO_IMAGE: Metric[GeckoPlan, GeckoUnit] = GeckoImage()
+
+
+def samples_of(options: Mapping[str, Any]) -> int:
+    """How many samples a question may take: K for `--samples K`, the maximum for `auto`."""
+    return budget_of(options.get("samples")).max_samples

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from evalq.core.options import Flag, MetricOptions
+from evalq.core.repeats import SamplesOption
 
 
 class GeckoOptions(MetricOptions):
@@ -39,5 +40,12 @@ class GeckoOptions(MetricOptions):
             "Gecko: ask every row exactly the questions job JOB (its id, a unique id prefix or "
             "its --name) asked for its prompt, as if the dataset's questions column held them "
             "(with --questions replace)."
+        ),
+    ] = None
+    samples: Annotated[
+        SamplesOption,
+        Flag(
+            "Pointwise/pairwise/rank/Gecko: ask each verdict K times, or 'auto' to ask again "
+            "only while it is undecided (at most 8 times; 'auto:N' at most N)."
         ),
     ] = None

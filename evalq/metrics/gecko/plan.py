@@ -41,3 +41,4 @@ class GeckoPlan(Plan[GeckoUnit]):
     judges: list[str]
     rubric_model: str | None = None  # None: the row's own questions, no rubric written
     soft: bool = False  # --soft: questions scored by the probability of the expected answer
+    samples: int = 1  # each question's samples: K, or the most `--samples auto` may take

@@ -1,5 +1,5 @@
 """What a Gecko job's judges were set up with, for JobSummary.judge_setup: the rubric and
-validator templates, the validator mode, who writes the rubric, and --soft. A comparison of two
+validator templates, the validator mode, who writes the rubric, --soft and --samples. A comparison of two
 jobs names any of them that differ (evalq.comparisons.setups): a score moves with them."""
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from evalq.metrics.gecko.validation import IMAGE_VALIDATOR, ValidatorSpec
 def gecko_setup(job: JobConfig, rubric: RubricSpec, validator: ValidatorSpec) -> dict[str, Any]:
     """A Gecko metric's setup, given the rubric and validator it asks with."""
     mode = validator_mode(job.options)
-    return {
+    setup: dict[str, Any] = {
         "templates": {"rubric": rubric.template_version, **validator.templates(mode == "batched")},
         "validator": mode,
         "rubric_model": rubric_model(job),
         "soft": soft_mode(job.options),
     }
+    if job.options.get("samples") not in (None, 1):  # asked again: a score moves with it
+        setup["samples"] = job.options["samples"]
+    return setup
 
 
 def image_setup(job: JobConfig) -> dict[str, Any]:

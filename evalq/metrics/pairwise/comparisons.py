@@ -13,10 +13,12 @@ from typing import Any, Literal, TypeVar
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.metric import RowContext, Unit
-from evalq.core.models import QuestionResult, RowInput, Verdict
+from evalq.core.models import QuestionResult, Repeats, RowInput, Sample, Verdict
+from evalq.core.repeats import ask_until_settled, repeats_of, sample_verdicts, stored_decision
 from evalq.core.verdicts import ask_judge, unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
+    adaptive_of,
     dry_document,
     first_reason,
     load_document,
@@ -28,6 +30,7 @@ from evalq.metrics.ratings.judging import (
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
 from evalq.metrics.ratings.prompts import pairwise_prompt
 from evalq.metrics.ratings.templates import Template
+from evalq.stats.adaptive import Budget, vote_decision
 
 Order = Literal["original", "swapped"]
 ORDERS: tuple[Order, ...] = ("original", "swapped")
@@ -74,6 +77,9 @@ class ComparisonUnit(Unit):
         return {"judge": self.judge, "sample": self.sample}
 
 
+CompUnitT = TypeVar("CompUnitT", bound=ComparisonUnit)
+
+
 def comparison_units(judges: Sequence[str], samples: int) -> list[ComparisonUnit]:
     """One unit per judge x sample x order; the two orders of a comparison are separate judge
     calls, scheduled like any other."""
@@ -83,6 +89,13 @@ def comparison_units(judges: Sequence[str], samples: int) -> list[ComparisonUnit
     ]
 
 
+def one_per_comparison(units: Sequence[CompUnitT]) -> list[CompUnitT]:
+    """`--samples auto`: one unit per comparison (its first sample, as given), numbered
+    afresh; it asks both orders, again and again, while its verdict is undecided."""
+    kept = [u for u in units if u.order == "original" and u.sample == 0]
+    return [u.model_copy(update={"index": i}) for i, u in enumerate(kept)]
+
+
 def dry_comparisons(
     row: RowInput,
     env: DryEnv,
@@ -90,9 +103,12 @@ def dry_comparisons(
     texts: Mapping[str, str],
     pairs: Sequence[tuple[str, str]],
 ) -> None:
-    """Every judge x sample x pair, in both orders, as comparison_units lays them out."""
+    """Every judge x sample x pair, in both orders, as comparison_units lays them out; with
+    `--samples auto`, the samples past the minimum are the range's top (asked only while the
+    verdict is undecided)."""
     document = dry_document(row, env)
     samples = samples_of(env.options)
+    budget = adaptive_of(env.options)
     for judge, k, (a, b), order in product(env.job.judges, range(samples), pairs, ORDERS):
         shown = (texts[a], texts[b]) if order == "original" else (texts[b], texts[a])
         request = rating_request(
@@ -103,7 +119,8 @@ def dry_comparisons(
             samples,
             k,
         )
-        env.call(request, judge, VERDICT_ANSWER_TOKENS)
+        optional = budget is not None and k >= budget.min_samples  # only while undecided
+        env.call(request, judge, VERDICT_ANSWER_TOKENS, optional=optional)
         env.count("comparisons (judge x sample x pair x order)")
 
 
@@ -119,22 +136,97 @@ def judge_comparison(
     first: str,
     second: str,
     samples: int,
+    adaptive: bool = False,
 ) -> Verdict:
-    """One order of one comparison: ``first`` is the original A, shown second if swapped."""
+    """One order of one comparison: ``first`` is the original A, shown second if swapped;
+    ``adaptive`` (`--samples auto`): both orders, again, while the verdict is undecided."""
     try:
         document = load_document(ctx)
     except InputError as exc:
         return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
-    shown = (first, second) if unit.order == "original" else (second, first)
-    request = rating_request(
-        pairwise_prompt(template, ctx.row.data, *shown, document),
-        document,
-        PairwiseReply,
-        ctx.options,
-        samples,
-        unit.sample,
+
+    def ask(sample: int, order: Order) -> Verdict:
+        shown = (first, second) if order == "original" else (second, first)
+        request = rating_request(
+            pairwise_prompt(template, ctx.row.data, *shown, document),
+            document,
+            PairwiseReply,
+            ctx.options,
+            samples,
+            sample,
+        )
+        return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_choice)
+
+    budget = adaptive_of(ctx.options)
+    if not adaptive or budget is None:
+        return ask(unit.sample, unit.order)
+    calls = call_budget(budget)
+    return ask_until_settled(
+        unit.index,
+        calls,
+        lambda k: ask(k // 2, ORDERS[k % 2]),
+        lambda taken: vote_decision(votes_of(taken), calls),
+        step=2,
     )
-    return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_choice)
+
+
+def call_budget(budget: Budget) -> Budget:
+    """A comparison's samples counted in calls: each sample asks both orders."""
+    return Budget(2 * budget.min_samples, 2 * budget.max_samples, budget.adaptive, budget.threshold)
+
+
+def votes_of(calls: Sequence[Verdict]) -> list[str | None]:
+    """Each call's choice read in the original order (call k is swapped when k is odd)."""
+    out: list[str | None] = []
+    for k, verdict in enumerate(calls):
+        choice = _choice(verdict)
+        out.append(None if choice is None else (_UNSWAP[choice] if k % 2 else choice))
+    return out
+
+
+def spread_comparisons(
+    adaptive: bool,
+    samples: int,
+    pairs: Sequence[tuple[CompUnitT, Verdict]],
+    name: Callable[[CompUnitT], str],
+) -> tuple[list[tuple[CompUnitT, Verdict]], list[Repeats]]:
+    """Every call as a unit of its own (an adaptive unit's calls spread out by sample and
+    order, so a row reads the same whichever way it was asked), and each comparison's calls
+    as Repeats (``name``: what was compared) when it was asked more than once."""
+    spread_out: list[tuple[CompUnitT, Verdict]] = []
+    stored: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for unit, verdict in pairs:
+        calls = sample_verdicts(verdict) if adaptive else None
+        if calls is None:
+            spread_out.append((unit, verdict))
+            continue
+        spread_out += [
+            (unit.model_copy(update={"sample": k // 2, "order": ORDERS[k % 2]}), call)
+            for k, call in enumerate(calls)
+        ]
+        stored[_comparison_key(unit)] = stored_decision(verdict) or {}
+    if samples < 2 and not adaptive:
+        return spread_out, []
+    grouped: dict[tuple[Any, ...], list[tuple[CompUnitT, Verdict]]] = {}
+    for unit, verdict in spread_out:
+        grouped.setdefault(_comparison_key(unit), []).append((unit, verdict))
+    repeats = []
+    for key, members in grouped.items():
+        members.sort(key=lambda pair: (pair[0].sample, ORDERS.index(pair[0].order)))
+        votes = votes_of([v for _, v in members])
+        fixed = Budget(len(members), len(members), adaptive=False)
+        decision = stored.get(key) or vote_decision(votes, fixed)
+        drawn = [
+            Sample(answer=vote, order="AB" if u.order == "original" else "BA")
+            for (u, _), vote in zip(members, votes, strict=True)
+        ]
+        first = members[0][0]
+        repeats.append(repeats_of(name(first), first.judge, drawn, decision))
+    return spread_out, repeats
+
+
+def _comparison_key(unit: ComparisonUnit) -> tuple[Any, ...]:
+    return tuple(v for k, v in unit.comparison().items() if k != "sample")
 
 
 def _choice(verdict: Verdict | None) -> Choice | None:
@@ -176,9 +268,6 @@ def comparisons(pairs: Iterable[tuple[ComparisonUnit, Verdict]]) -> list[dict[st
             entry["reason"] = first_reason([v for v in by_order.values() if v.status != "ok"])
         out.append(entry)
     return out
-
-
-CompUnitT = TypeVar("CompUnitT", bound=ComparisonUnit)
 
 
 def comparison_questions(

@@ -39,6 +39,8 @@ from evalq.metrics.pairwise.comparisons import (
     dry_comparisons,
     first_position_share,
     judge_comparison,
+    one_per_comparison,
+    spread_comparisons,
     winner_of,
 )
 from evalq.metrics.pairwise.sides import (
@@ -51,6 +53,7 @@ from evalq.metrics.pairwise.sides import (
 from evalq.metrics.pairwise.view import pairwise_view
 from evalq.metrics.ratings.judging import (
     RatingPlan,
+    adaptive_of,
     dry_template,
     judged_status,
     rated_row,
@@ -100,12 +103,15 @@ class Pairwise(RatingMetric):
     def plan(self, ctx: RowContext) -> PairwisePlan:
         template = row_template(ctx, "pairwise")
         judges, samples = ctx.job.judges, samples_of(ctx.options)
+        adaptive = adaptive_of(ctx.options) is not None
+        units = comparison_units(judges, samples)
         return PairwisePlan(
-            units=comparison_units(judges, samples),
+            units=one_per_comparison(units) if adaptive else units,
             template=template.name,
             template_version=template.version,
             judges=judges,
             samples=samples,
+            adaptive=adaptive,
         )
 
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
@@ -118,12 +124,14 @@ class Pairwise(RatingMetric):
     def run_unit(self, ctx: RowContext, plan: PairwisePlan, unit: ComparisonUnit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
         a, b = (ctx.row.data[column] for column in row_pair(ctx.row))
-        return judge_comparison(ctx, template, unit, a, b, plan.samples)
+        return judge_comparison(ctx, template, unit, a, b, plan.samples, plan.adaptive)
 
     def aggregate(
         self, row: RowInput, plan: PairwisePlan, results: Mapping[int, Verdict]
     ) -> RowResult:
-        pairs = verdicts_for(plan, results)
+        pairs, repeats = spread_comparisons(
+            plan.adaptive, plan.samples, verdicts_for(plan, results), lambda u: "A vs B"
+        )
         entries = comparisons(pairs)
         judges: dict[str, dict[str, Any]] = {}
         for judge in plan.judges:
@@ -155,7 +163,8 @@ class Pairwise(RatingMetric):
             "judges": judges,
         }
         failure = "no comparison was judged in both orders"
-        return rated_row(row, plan, pairs, status, score, questions, failure, details)
+        rated = rated_row(row, plan, pairs, status, score, questions, failure, details)
+        return rated.model_copy(update={"repeats": repeats})
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         decided = [r for r in rows if r.details.get("winner") is not None]

@@ -21,7 +21,8 @@ from evalq.core.dry_run import DryEnv
 from evalq.core.errors import InputError
 from evalq.core.label_reading import HumanLabels
 from evalq.core.metric import Judged, Metric, RowContext, Unit
-from evalq.core.models import RowInput, RowResult, Verdict
+from evalq.core.models import Repeats, RowInput, RowResult, Sample, Verdict
+from evalq.core.repeats import ask_until_settled, repeats_of, sample_verdicts, stored_decision
 from evalq.core.row_value import RowValue
 from evalq.core.row_view import JudgedInput, ViewParts
 from evalq.core.scoring import mean_ci95
@@ -29,6 +30,7 @@ from evalq.core.verdicts import ask_judge, unscored
 from evalq.metrics.ratings.judging import (
     VERDICT_ANSWER_TOKENS,
     RatingPlan,
+    adaptive_of,
     dry_document,
     dry_template,
     judged_status,
@@ -47,6 +49,7 @@ from evalq.metrics.ratings.parsing import RATING_MAX, RATING_MIN, RatingReply, p
 from evalq.metrics.ratings.prompts import pointwise_prompt
 from evalq.metrics.ratings.templates import resolve_template
 from evalq.metrics.ratings.views import pointwise_view
+from evalq.stats.adaptive import Budget, rating_decision
 from evalq.stats.agreement import rating_agreement
 
 
@@ -103,9 +106,10 @@ class Pointwise(RatingMetric):
     def plan(self, ctx: RowContext) -> PointwisePlan:
         template = row_template(ctx, "pointwise")
         judges, samples = ctx.job.judges, samples_of(ctx.options)
+        adaptive = adaptive_of(ctx.options) is not None
         units = [
             RatingUnit(index=i, judge=judge, sample=k)
-            for i, (judge, k) in enumerate(product(judges, range(samples)))
+            for i, (judge, k) in enumerate(product(judges, range(1 if adaptive else samples)))
         ]
         return PointwisePlan(
             units=units,
@@ -113,6 +117,7 @@ class Pointwise(RatingMetric):
             template_version=template.version,
             judges=judges,
             samples=samples,
+            adaptive=adaptive,
         )
 
     def run_unit(self, ctx: RowContext, plan: PointwisePlan, unit: RatingUnit) -> Verdict:
@@ -121,15 +126,20 @@ class Pointwise(RatingMetric):
             document = load_document(ctx)
         except InputError as exc:
             return unscored(unit.index, "input_error", str(exc), judge_model=unit.judge)
-        request = rating_request(
-            pointwise_prompt(template, ctx.row.data, document),
-            document,
-            RatingReply,
-            ctx.options,
-            plan.samples,
-            unit.sample,
+        prompt = pointwise_prompt(template, ctx.row.data, document)
+
+        def ask(sample: int) -> Verdict:
+            request = rating_request(
+                prompt, document, RatingReply, ctx.options, plan.samples, sample
+            )
+            return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_rating)
+
+        budget = adaptive_of(ctx.options)
+        if budget is None or not plan.adaptive:
+            return ask(unit.sample)
+        return ask_until_settled(
+            unit.index, budget, ask, lambda taken: rating_decision(_ratings(taken), budget)
         )
-        return ask_judge(ctx.judge(unit.judge), unit.index, request, _read_rating)
 
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
         """Every judge rates the row once per sample."""
@@ -137,22 +147,17 @@ class Pointwise(RatingMetric):
         document = dry_document(row, env)
         samples = samples_of(env.options)
         prompt = pointwise_prompt(template, row.data, document)
+        budget = adaptive_of(env.options)
         for judge, k in product(env.job.judges, range(samples)):
-            request = rating_request(
-                prompt,
-                document,
-                RatingReply,
-                env.options,
-                samples,
-                k,
-            )
-            env.call(request, judge, VERDICT_ANSWER_TOKENS)
+            request = rating_request(prompt, document, RatingReply, env.options, samples, k)
+            optional = budget is not None and k >= budget.min_samples  # only while undecided
+            env.call(request, judge, VERDICT_ANSWER_TOKENS, optional=optional)
             env.count("ratings (judge x sample)")
 
     def aggregate(
         self, row: RowInput, plan: PointwisePlan, results: Mapping[int, Verdict]
     ) -> RowResult:
-        pairs = verdicts_for(plan, results)
+        pairs, repeats = _per_sample(plan, verdicts_for(plan, results))
         judges: dict[str, dict[str, Any]] = {j: {"ratings": [], "samples": []} for j in plan.judges}
         questions = []
         for unit, verdict in pairs:
@@ -190,7 +195,8 @@ class Pointwise(RatingMetric):
         }
         score = None if mean_rating is None else to_score(mean_rating)
         failure = "no rating could be read"
-        return rated_row(row, plan, pairs, status, score, questions, failure, details)
+        rated = rated_row(row, plan, pairs, status, score, questions, failure, details)
+        return rated.model_copy(update={"repeats": repeats})
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         rated = [r for r in rows if r.details.get("mean_rating") is not None]
@@ -225,6 +231,39 @@ class Pointwise(RatingMetric):
             out["mean_rating_by_judge"] = {j: fmean(v.values()) for j, v in by_judge.items()}
             out["agreement"] = rating_agreement(by_judge)
         return out
+
+
+def _ratings(verdicts: list[Verdict]) -> list[float | None]:
+    return [
+        v.value.get("rating") if v.status == "ok" and isinstance(v.value, dict) else None
+        for v in verdicts
+    ]
+
+
+def _per_sample(
+    plan: PointwisePlan, pairs: list[tuple[RatingUnit, Verdict]]
+) -> tuple[list[tuple[RatingUnit, Verdict]], list[Repeats]]:
+    """Every sample as a unit of its own (an adaptive unit's samples spread out, so a row
+    reads the same whichever way it was asked), and each judge's samples as Repeats."""
+    spread_out: list[tuple[RatingUnit, Verdict]] = []
+    stored: dict[str, dict[str, Any]] = {}
+    for unit, verdict in pairs:
+        samples = sample_verdicts(verdict) if plan.adaptive else None
+        if samples is None:
+            spread_out.append((unit, verdict))
+            continue
+        spread_out += [(unit.model_copy(update={"sample": k}), v) for k, v in enumerate(samples)]
+        stored[unit.judge] = stored_decision(verdict) or {}
+    if plan.samples < 2:
+        return spread_out, []
+    repeats = []
+    fixed = Budget(plan.samples, plan.samples, adaptive=False)
+    for judge in plan.judges:
+        mine = [v for u, v in spread_out if u.judge == judge]
+        decision = stored.get(judge) or rating_decision(_ratings(mine), fixed)
+        drawn = [Sample(answer=v.answer if v.status == "ok" else None) for v in mine]
+        repeats.append(repeats_of("rating", judge, drawn, decision))
+    return spread_out, repeats
 
 
 POINTWISE: Metric[PointwisePlan, RatingUnit] = Pointwise()

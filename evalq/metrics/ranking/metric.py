@@ -33,6 +33,8 @@ from evalq.metrics.pairwise.comparisons import (
     dry_comparisons,
     first_position_share,
     judge_comparison,
+    one_per_comparison,
+    spread_comparisons,
     winner_of,
 )
 from evalq.metrics.ranking.candidates import (
@@ -47,6 +49,7 @@ from evalq.metrics.ranking.prompts import generation_request
 from evalq.metrics.ratings.columns import check_columns, dataset_columns, missing_inputs
 from evalq.metrics.ratings.documents import DocumentView
 from evalq.metrics.ratings.judging import (
+    adaptive_of,
     dry_document,
     dry_template,
     judged_status,
@@ -165,8 +168,11 @@ class Rank(RatingMetric):
                 raise InputError(row.id, candidate, "missing (a candidate's response)")
             generated[candidate] = self._generate(ctx, candidate, document)
         judges, samples = ctx.job.judges, samples_of(options)
+        adaptive = adaptive_of(options) is not None
+        units = rank_units(judges, samples, candidates)
         return RankPlan(
-            units=rank_units(judges, samples, candidates),
+            units=one_per_comparison(units) if adaptive else units,
+            adaptive=adaptive,
             template=template.name,
             template_version=template.version,
             candidates=candidates,
@@ -233,10 +239,13 @@ class Rank(RatingMetric):
     def run_unit(self, ctx: RowContext, plan: RankPlan, unit: RankUnit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
         texts = {**plan.generated, **ctx.row.data}
-        return judge_comparison(ctx, template, unit, texts[unit.a], texts[unit.b], plan.samples)
+        first, second = texts[unit.a], texts[unit.b]
+        return judge_comparison(ctx, template, unit, first, second, plan.samples, plan.adaptive)
 
     def aggregate(self, row: RowInput, plan: RankPlan, results: Mapping[int, Verdict]) -> RowResult:
-        pairs = verdicts_for(plan, results)
+        pairs, repeats = spread_comparisons(
+            plan.adaptive, plan.samples, verdicts_for(plan, results), lambda u: f"{u.a} vs {u.b}"
+        )
         entries = comparisons(pairs)
         candidates = list(plan.candidates)
         points = dict.fromkeys(candidates, 0.0)
@@ -267,7 +276,8 @@ class Rank(RatingMetric):
         }
         score = consistent / len(judged) if judged else None
         failure = "no pair was judged in both orders"
-        return rated_row(row, plan, pairs, status, score, questions, failure, details)
+        rated = rated_row(row, plan, pairs, status, score, questions, failure, details)
+        return rated.model_copy(update={"repeats": repeats})
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         ranked = [r for r in rows if r.status != "failed" and r.details.get("candidates")]

@@ -22,21 +22,24 @@ from evalq.core.models import (
     UnscoredReason,
     Verdict,
 )
+from evalq.core.repeats import SAMPLED_TEMPERATURE, budget_of
 from evalq.core.verdicts import unscored
 from evalq.metrics.ratings.columns import check_columns, missing_inputs
 from evalq.metrics.ratings.documents import DocumentView, document_view
 from evalq.metrics.ratings.rubrics import DOCUMENT
 from evalq.metrics.ratings.templates import Template, resolve_template
-
-MAX_SAMPLES = 50
-SAMPLED_TEMPERATURE = 0.7  # repeated samples at temperature 0 would only repeat one answer
+from evalq.stats.adaptive import Budget
 
 
 def samples_of(options: Mapping[str, Any]) -> int:
-    value = options.get("samples", 1)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:
-        raise DatasetError(f"samples must be a whole number from 1 to {MAX_SAMPLES}, got {value!r}")
-    return value
+    """How many samples a unit may take: K for `--samples K`, the maximum for `auto`."""
+    return budget_of(options.get("samples")).max_samples
+
+
+def adaptive_of(options: Mapping[str, Any]) -> Budget | None:
+    """The budget of `--samples auto`; None when every sample is asked (`--samples K`)."""
+    budget = budget_of(options.get("samples"))
+    return budget if budget.adaptive else None
 
 
 def temperature_of(options: Mapping[str, Any], samples: int) -> float:
@@ -106,7 +109,8 @@ class RatingPlan(Plan[UnitT], Generic[UnitT]):
     template: str
     template_version: str
     judges: list[str]
-    samples: int
+    samples: int  # each unit's samples: K, or the most `--samples auto` may take
+    adaptive: bool = False  # `--samples auto`: one unit per verdict asks until it is settled
 
 
 def verdicts_for(plan: Plan[UnitT], results: Mapping[int, Verdict]) -> list[tuple[UnitT, Verdict]]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
-
 from evalq.core.options import Flag, MetricOptions
+from evalq.core.repeats import SamplesOption
 from evalq.metrics.ratings.rubrics import rubric_listing
 
 
@@ -25,6 +24,10 @@ class RatingOptions(MetricOptions):
     ] = None
     template_text: str | None = None  # a template file's text (--template FILE)
     samples: Annotated[
-        int | None, Field(ge=1), Flag("Pointwise/pairwise: judge each row K times.")
+        SamplesOption,
+        Flag(
+            "Pointwise/pairwise/rank/Gecko: ask each verdict K times, or 'auto' to ask again "
+            "only while it is undecided (at most 8 times; 'auto:N' at most N)."
+        ),
     ] = None
     temperature: int | float | None = None  # default: 0 for one sample, 0.7 for several

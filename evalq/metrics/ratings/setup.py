@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from evalq.core.models import JobConfig
-from evalq.metrics.ratings.judging import samples_of, temperature_of
+from evalq.metrics.ratings.judging import adaptive_of, samples_of, temperature_of
 from evalq.metrics.ratings.templates import resolve_template
 
 
@@ -15,7 +15,7 @@ def rating_setup(job: JobConfig, kind: Literal["pointwise", "pairwise"]) -> dict
     samples = samples_of(job.options)
     return {
         "templates": {"judge": resolve_template(job.options, kind).version},
-        "samples": samples,
+        "samples": job.options.get("samples", 1) if adaptive_of(job.options) else samples,
         "temperature": temperature_of(job.options, samples),
     }
 

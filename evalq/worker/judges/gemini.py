@@ -133,6 +133,9 @@ def request_parts(
         thinking_config=_thinking_config(request),
         response_logprobs=True if request.logprobs else None,
         logprobs=request.logprobs or None,
+        # Each sample at a temperature above zero is its own draw, repeatable: asked again
+        # (a resume, a redelivery), a sample gets the answer it got before where the API can.
+        seed=request.sample if request.temperature > 0 else None,
     )
     contents = [
         types.Content(

@@ -1,16 +1,6 @@
-"""Units prepare_row answers itself: cached work does not become tasks.
-
-A unit with a stored verdict needs nothing. With the call cache on, a unit whose every reply is
-cached is answered here by its metric, through cache-only judges, and its verdict stored; only
-the rest become run_unit tasks. The row's cache reads go out as one MGET (CacheProbe): a first
-pass notes the key of each unit's first call, and only units whose first reply was found are
-run again to finish. On a first run, where nothing is cached, that is one read for the row; on
-a rerun, one read and one write (every answered unit's record_unit script, pipelined).
-
-A miss (NotCached), or any judge error, leaves the unit to its task, and what its attempt held
-is dropped: nothing was spent. A unit's cache hits and `units_inline` count only with its new
-verdict, so a redelivered prepare_row counts nothing twice.
-"""
+"""Units prepare_row answers itself, so cached work does not become tasks: a unit with a stored
+verdict, or whose every reply is in the call cache, is answered here; only the rest become run_unit
+tasks."""
 
 from __future__ import annotations
 
@@ -27,7 +17,12 @@ from evalq.worker.store.unit_writes import NotCached, UnitWrites
 
 
 def resolve_inline(rt: Runtime, row: RowRef, plan: Plan[Any]) -> list[int]:
-    """The indexes of the units that still need a judge call (a run_unit task each)."""
+    """The indexes of the units that still need a judge call (a run_unit task each). The row's
+    cache reads go out as one MGET (CacheProbe): a first pass notes each unit's first call's key,
+    and only units whose first reply was found run again, through cache-only judges, to finish.
+    A miss (NotCached), or any judge error, leaves the unit to its task and drops what its attempt
+    held: nothing was spent. Hits and `units_inline` count only with the unit's new verdict, so a
+    redelivered prepare_row counts nothing twice."""
     answered = rt.store.answered(row)
     left = [unit for unit in plan.units if unit.index not in answered]
     config = rt.store.config(row.job_id)

@@ -1,8 +1,6 @@
-"""The one judge-error policy of a row's life, by the error's class (evalq.core.errors): "pause"
-pauses the job; "countdown" (a 429, our limiter's next slot far off, a shared rubric being
-written) is a retry after the delay asked for while retries last, or, in batch mode, holds the
-row for a later sweep; anything else, and a countdown whose retries are spent, gives up (the
-row fails, or the unit's verdict is unscored with why)."""
+"""The one judge-error policy of a row's life, online and in batch mode, by the error's class
+(evalq.core.errors): pause the job, retry after a delay (or hold the row for a later sweep), or
+give up (the row fails, or the unit's verdict is unscored with why)."""
 
 from __future__ import annotations
 
@@ -22,7 +20,10 @@ log = logging.getLogger(__name__)
 def on_judge_error(
     rt: Runtime, job_id: str, exc: JudgeError, mode: Mode
 ) -> Paused | RetryAfter | Held | GaveUp:
-    """What to do with a judge error, online or in a batch sweep (evalq.worker.lifecycle.modes)."""
+    """What to do with a judge error, online or in a batch sweep (evalq.worker.lifecycle.modes):
+    "pause" pauses the job; "countdown" (a 429, our limiter's next slot far off, a shared rubric
+    being written) is a retry after the delay asked for while retries last, or holds the row in
+    batch mode; anything else, and a countdown out of retries, gives up."""
     match policy_of(exc):
         case "pause":
             online = isinstance(mode, Online)

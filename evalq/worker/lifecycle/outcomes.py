@@ -1,9 +1,6 @@
-"""How a step of a row's life ended, for whoever runs it to act on: a row task (evalq.tasks.rows:
-a chord, a Celery retry, a return value) or a batch sweep (evalq.worker.batch.sweep: counted as
-waiting, held or finished). Each driver's outcomes are a type of their own (OnlineOutcome,
-BatchOutcome); `frees_turn` says whether a row task that ends with it lets its row's turn go
-(evalq.worker.dispatch.turns): not when its units go on as a chord (Planned) or it tries again
-(RetryAfter)."""
+"""How a step of a row's life ended, for whoever runs it to act on: a row task (a chord, a Celery
+retry, a return value) or a batch sweep (counted as waiting, held or finished). Each driver's
+outcomes are a type of their own (OnlineOutcome, BatchOutcome)."""
 
 from __future__ import annotations
 
@@ -103,6 +100,9 @@ class GaveUp:
     why: str
 
 
+# `frees_turn`: whether a row task that ends with the outcome lets its row's turn go
+# (evalq.worker.dispatch.turns); not when its units go on as a chord (Planned) or it tries again
+# (RetryAfter).
 OnlineOutcome = Planned | Finished | Answered | Duplicate | Skipped | Paused | RetryAfter
 BatchOutcome = Planned | Finished | Paused | Waiting | Held
 Outcome = OnlineOutcome | BatchOutcome

@@ -1,13 +1,5 @@
-"""Rows and plans: each row's input, its plan (first write wins), what a unit task reads
-before its call, the rows' signs of life (the watchdog's clock), re-drives, and which rows
-are done.
-
-Rows are keyed by their line number in the dataset (`row_key`), never by the user's id: ids are
-the user's to choose and could repeat, lines can not, so no row can hide behind another's key.
-The id stays in RowInput and RowResult for display and for results read back by id.
-
-Keys (evalq.worker.store.keys): row, plan, job_rows, done, activity, redrives; unit_inputs also
-reads the row's verdicts and the job hash."""
+"""Rows and plans: each row's input, its plan (first write wins), what a unit task reads before its
+call, the rows' signs of life (the watchdog's clock), re-drives, and which rows are done."""
 
 from __future__ import annotations
 
@@ -36,6 +28,10 @@ class UnitInputs:
 
 
 class RowsStore(StoreBase):
+    """Rows keyed by their line number (`row_key`), never by the user's id: ids are the user's
+    to choose and could repeat, lines can not, so no row hides behind another's key. Keys:
+    row, plan, job_rows, done, activity, redrives (evalq.worker.store.keys)."""
+
     def row(self, row: RowRef) -> RowInput:
         if (memo := self._memo.get(("row", row.job_id, row.line))) is not None:
             return cast(RowInput, memo)

@@ -1,7 +1,7 @@
 """A write counts only where readers look: a SQLite archive whose folder is removed under a
 live worker keeps the next job pending in Redis (its keys held, `evalq status` saying why),
 never written into the removed file; once the folder is back the job is written into a new
-file there, and later jobs archive as before, with no worker restarted."""
+file there, and later jobs archive there too, with no worker restarted."""
 
 from __future__ import annotations
 

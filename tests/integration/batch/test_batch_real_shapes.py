@@ -1,12 +1,12 @@
 """Batch mode against the shapes the real Batch API answers with (the fake's `/batch-realism`
-switches, each from a public report; docs/architecture/gemini-facts.md cites them): results reordered and
-unkeyed, per-request errors with gRPC codes and google.rpc details, SUCCEEDED before the
-output is attached, results lines with fields the SDK does not model or that are not JSON,
-and billed replies that are no verdict. Real Redis, real workers, the real client over HTTP.
+switches, each from a public report; docs/architecture/gemini-facts.md cites them), with real
+Redis, real workers and the real client over HTTP.
 
-Each test fails on the code before issue 21: rows scored from each other's replies, a job
-polling forever, requests sent and billed twice, a job hung on one bad line, tokens dropped.
-"""
+The shapes: results reordered and unkeyed, per-request errors with gRPC codes and google.rpc
+details, SUCCEEDED before the output is attached, results lines with fields the SDK does not
+model or that are not JSON, and billed replies that are no verdict. Taken at face value they score
+rows from each other's replies, poll a job forever, send and bill requests twice, hang a job on
+one bad line or drop tokens: each test checks that one of those does not happen."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
@@ -27,17 +28,12 @@ from tests.support.cli import evalq_stdout, one_line_refusal, run_evalq
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
 BUCKET = "evalq-batches"
 PREFIX = f"gs://{BUCKET}/runs"
-VERTEX = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
-    # An express-mode key stands in for Google credentials: the fake reads no credentials.
-    "EVALQ_VERTEX_API_KEY": "offline-express-key",
-}
+VERTEX = VERTEX_ENV
 
 
 @pytest.fixture(scope="module")
@@ -187,23 +183,9 @@ def test_a_bucket_cloud_storage_does_not_have_is_one_error_line_and_nothing_is_s
     dataset = shapes(tmp_path / "data", 2)
     env = fresh.env()
     before = len(store_of(vertex_client(fresh)).list_jobs(1000))
-    by_flag = run_evalq(
-        env,
-        "run",
-        "gecko-image",
-        str(dataset),
-        "--mode",
-        "batch",
-        "--vertex-batch-prefix",
-        "gs://no-such-bucket/runs",
-    )
-    by_setting = run_evalq(
-        {**env, "EVALQ_VERTEX_BATCH_PREFIX": "gs://no-such-bucket/runs"},
-        "run",
-        "gecko-image",
-        str(dataset),
-        "--mode",
-        "batch",
+    by_flag = _run_in_batch(env, dataset, "--vertex-batch-prefix", "gs://no-such-bucket/runs")
+    by_setting = _run_in_batch(
+        {**env, "EVALQ_VERTEX_BATCH_PREFIX": "gs://no-such-bucket/runs"}, dataset
     )
     for refused, named in (
         (by_flag, "--vertex-batch-prefix"),
@@ -394,16 +376,7 @@ def test_a_job_prefix_outside_the_workers_prefix_is_refused_at_submit_and_by_the
     there."""
     dataset = shapes(tmp_path / "data", 2)
     outside = f"gs://{BUCKET}/elsewhere"
-    refused = run_evalq(
-        fresh.env(),
-        "run",
-        "gecko-image",
-        str(dataset),
-        "--mode",
-        "batch",
-        "--vertex-batch-prefix",
-        outside,
-    )
+    refused = _run_in_batch(fresh.env(), dataset, "--vertex-batch-prefix", outside)
     line = one_line_refusal(refused)
     assert "--vertex-batch-prefix" in line and outside in line
     assert f"EVALQ_VERTEX_BATCH_PREFIX={PREFIX}" in line
@@ -423,3 +396,8 @@ def test_a_job_prefix_outside_the_workers_prefix_is_refused_at_submit_and_by_the
     assert jobs_stats(fresh)["created"] == created
     assert objects("elsewhere/") == []
     assert outside in evalq_stdout(fresh.env(), "status", job_id)
+
+
+def _run_in_batch(env: dict[str, str], dataset: Path, *flags: str) -> CompletedProcess[str]:
+    """`evalq run gecko-image DATASET --mode batch` with `flags`, as a user types it."""
+    return run_evalq(env, "run", "gecko-image", str(dataset), "--mode", "batch", *flags)

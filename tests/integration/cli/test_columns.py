@@ -1,8 +1,6 @@
-"""Issue 24 (columns): a user's own data on the real stack (workers, Redis, the fake judge).
-Vertex's groundedness columns run as they are; a promptfoo CSV runs with its columns mapped;
---group-by gives each category its own mean and interval in status (text and JSON); a
---candidates job's headline is per candidate; the CSV and the frame carry each metric's
-columns and every extra column."""
+"""A user's own columns on the real stack (workers, Redis, the fake judge): Vertex's groundedness
+columns as they are, a promptfoo CSV mapped, --group-by's per-category mean and interval in status
+(text and JSON), a --candidates headline per candidate, every metric's and extra column exported."""
 
 from __future__ import annotations
 

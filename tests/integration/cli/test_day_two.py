@@ -1,7 +1,6 @@
-"""Day two on a real stack (issue 24, items 7 and 8): Ctrl-C while waiting leaves the job
-running and says how to re-attach; `evalq wait` re-attaches and holds the job to --fail-under;
-`evalq resume` on a running job re-sends only the rows that were lost, and says so; the
-README's "Five minutes on your own data" tutorial runs as written."""
+"""Day two on a real stack: Ctrl-C while waiting leaves the job running and says how to re-attach;
+`evalq wait` re-attaches and holds the job to --fail-under; `evalq resume` on a running job
+re-sends only the lost rows, and says so; the README's "Five minutes on your own data" runs."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""No column dropped in silence (issue 34, item 3), through the CLI and the Python API as a user
-runs them: a CSV whose header names a column twice, a JSONL object with a key twice and a
-DataFrame with two columns of one name are refused before anything is stored, naming the column
-and where it is, and saying what fixes it (rename one: --map reads a column by its name, so it
-can't pick one of two). A name given twice to --candidates, --group-by or --map is refused in
-one line, exit 2.
+"""No column dropped in silence, through the CLI and the Python API: a CSV header, JSONL object or
+DataFrame naming a column twice is refused before anything is stored, saying where and to rename
+one (--map can't pick one of two); a name given twice to a flag is refused in one line, exit 2.
 
 The refusals run against the scratch database, which no worker watches and which starts empty:
 after them it holds no job, and a submit of the fixed file (the control) does store one."""

@@ -1,8 +1,6 @@
-"""Jobs by name (issue 33, item 4), through the CLI on real workers with a SQLite archive:
-every command that takes a job takes its --name or a unique prefix of its id, live and once
-Redis has forgotten the job; a name or prefix several jobs fit is refused with each listed
-(id, date, dataset), one that fits none says where it looked; and `evalq jobs` tells two
-datasets of one file name apart."""
+"""Jobs by name, through the CLI on real workers with a SQLite archive: every command taking a job
+takes its --name or a unique id prefix, live or archived; one several jobs fit is refused listing
+each, one none fits says where it looked; `evalq jobs` tells apart two datasets of one file name."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The bounds on a submit, against real Redis and a real worker (issue 23 item 5): rows over a row
-bound, or holding a value that could not be stored, fail alone as input_error while the others
-are scored; a dataset over a dataset bound is refused with nothing written to Redis; unknown
-columns make one warning for the job."""
+"""The bounds on a submit, against real Redis and a real worker: rows over a row bound, or holding a
+value that could not be stored, fail alone as input_error while the others are scored; a dataset
+over a dataset bound is refused with nothing written to Redis; unknown columns warn once a job."""
 
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
-"""Issue 34, item 2: nothing from a dataset or a judge reaches the terminal raw. A dataset
-whose row ids, file name, column names (an extra column, a --candidates column, a --group-by
-column), group values and responses hold escape sequences (a retitle, a screen clear, a C1
-CSI, a right-to-left override) goes through every command a user would run on it, on the
-real stack (Redis, a worker, the fake judge), and what the commands print holds none of them
-raw: they are shown escaped (`\\x1b`), as `evalq status` always showed them.
+"""Nothing from a dataset or a judge reaches the terminal raw: a dataset holding escape sequences
+goes through every command a user would run on it, on the real stack (Redis, a worker, the fake
+judge), and what the commands print shows them escaped (`\\x1b`), as `evalq status` does.
 
-Twice: with stdout and stderr piped (rich and click style nothing off a terminal, so any ESC
-in the bytes came from the data), and on a pseudo-terminal as a person sees it (there rich
-and click colour their own words and draw the progress bar: those sequences, and only those,
-are taken out before looking). `evalq results` keeps the data exact when piped (a CSV cell
-is the dataset's value) and shows it escaped on a terminal; its JSON Lines escape the
-characters as JSON does (`\\u001b`, `\\u202e`), the same values either way."""
+The sequences (a retitle, a screen clear, a C1 CSI, a right-to-left override) sit everywhere a
+user's data is printed: row ids, file name, column names (an extra column, a --candidates column,
+a --group-by column), group values and responses. Twice: with stdout and stderr piped (rich and
+click style nothing off a terminal, so any ESC in the bytes came from the data), and on a
+pseudo-terminal as a person sees it (there rich and click colour their own words and draw the
+progress bar: those sequences, and only those, are taken out before looking). `evalq results`
+keeps the data exact when piped (a CSV cell is the dataset's value) and shows it escaped on a
+terminal; its JSON Lines escape the characters as JSON does (`\\u001b`, `\\u202e`), the same
+values either way."""
 
 from __future__ import annotations
 

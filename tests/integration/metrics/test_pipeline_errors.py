@@ -80,10 +80,9 @@ def test_a_429_that_never_says_when_is_given_up_after_the_total_cap(tmp_path: Pa
 def test_a_200_reply_the_sdk_cannot_read_fails_the_row_at_once_with_one_paid_call(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    """The rubric call gets a 200 body google-genai raises on while reading it. Before, the
-    task died, the watchdog re-drove the row five times (six paid rubric calls) and failed it
-    13 minutes later with "gave up after 5 re-drives"; the SDK's error was only in a log. Now
-    it is the reply's parse_error, at once, with that error, after exactly one call."""
+    """The rubric call gets a 200 body google-genai raises on while reading it: the row fails
+    as the reply's parse_error, at once, with the SDK's error, after exactly one call (not a
+    dead task the watchdog re-drives five times, six paid calls, with the error only in a log)."""
     image = png(tmp_path / "a.png", "yellow")
     unreadable = {
         "candidates": [

@@ -171,8 +171,8 @@ def test_one_unreadable_judge_leaves_the_other_scoring(
 def test_a_sentence_the_judge_skips_is_asked_again_and_never_grounded(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    """The issue's case through the whole stack: a judge that labels "Apples are red." and
-    skips "Bananas cure cancer." used to make the row grounded."""
+    """Through the whole stack: a judge that labels "Apples are red." and skips "Bananas cure
+    cancer." is asked again for the sentence it skipped, and the row is never grounded."""
     only_apples = labels(RED_APPLES)
     fake.script(
         [

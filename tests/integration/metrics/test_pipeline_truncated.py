@@ -3,8 +3,8 @@ google-genai client talking to the fake server over HTTP.
 
 The fake server sends a scripted MAX_TOKENS reply as the first half of the rule's text with
 finishReason MAX_TOKENS. The half sent here is a groundedness labelling cut inside its second
-sentence label: its first, complete sentence object reads as "all supported", which is how a
-cut-off reply used to come back grounded 1."""
+sentence label: its first, complete sentence object reads as "all supported", so a cut-off reply
+read as far as it parses would come back grounded 1."""
 
 from __future__ import annotations
 

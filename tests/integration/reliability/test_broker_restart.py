@@ -1,7 +1,7 @@
 """A worker outlives Redis restarts (evalq.worker.celery_app.broker_teardown), with real processes:
 a private redis-server restarted from its AOF again and again under a running job, one real worker
 that must reconnect after each restart and finish the job; and kombu's teardown itself, against a
-real Redis, left in the state that used to end the worker."""
+real Redis, left in the state where, unguarded, it raises the AttributeError that ends a worker."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def connects(log: str) -> int:
 def test_worker_keeps_working_through_redis_restarts(tmp_path: Path) -> None:
     rows = 200  # about 30 are done by the tenth restart on this machine: room to spare
     data = shapes_dataset(tmp_path / "data", rows, own_questions=True)
-    # The teardown that used to fail races with tasks acknowledging their messages: many tasks
+    # An unguarded teardown fails in a race with tasks acknowledging their messages: many tasks
     # at once (each holding a message) make it likely within a few restarts. Messages a
     # teardown could not give back wait in Redis's unacked set until the worker has reconnected
     # (evalq.worker.celery_app.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every
@@ -117,7 +117,7 @@ def test_a_failed_give_back_at_teardown_keeps_the_message_in_redis(
 ) -> None:
     server = start_redis(tmp_path / "redis")
     try:
-        # Unguarded, kombu's teardown in this state raises what used to end the worker.
+        # Unguarded, kombu's teardown in this state raises the AttributeError that ends a worker.
         bare = subprocess.run(
             [sys.executable, "-c", TEARDOWN, server.url],
             cwd=ROOT,

@@ -42,7 +42,7 @@ def _in_sync(replica: Redis) -> bool:
     return info.get("master_link_status") == "up"
 
 
-@pytest.mark.timeout(280)  # old code: the lost rows sit until the hour's stall timeout
+@pytest.mark.timeout(280)  # not re-driven, the lost rows would sit until the hour's stall timeout
 def test_a_failover_that_loses_writes_is_re_driven_and_counted(tmp_path: Path) -> None:
     master = start_redis(tmp_path / "master")
     link = TcpProxy(master.port)  # the replication stream, held to let the master run ahead

@@ -1,8 +1,6 @@
-"""Resume says one thing (issue 34, item 4), on real workers through the CLI: `evalq resume` on
-a finished job says in one line that there is nothing to resume and exits 8, with or without
---wait and --json, and says nothing of a job enqueued; on a cancelled job it continues it, and
-on a running one it leaves the rows in flight as they are, each said in one line, exit 0; with
---wait the exit code is how the job then ended (docs/concepts/jobs-rows-units.md: Exit codes)."""
+"""`evalq resume` answers in one line, on real workers through the CLI: a finished job has nothing
+to resume, exit 8 (--wait and --json alike, no job said enqueued); a cancelled job is continued and
+a running one's rows in flight left be, exit 0, or with --wait the exit code of how it ended."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """What Celery's machinery costs Redis per task stays bounded: a worker keeps one result backend
-(one connection pool) per process, and nothing in it follows task results. Before, a gevent
-worker built a backend, a connection pool and a connection for every task (each greenlet got
-its own), and subscribed to every unit's result channel only to unsubscribe when the result
-came. Real worker (whatever pool the environment says), real Redis, the fake server."""
+(one connection pool) per process, not one per task (or per gevent greenlet), and subscribes to
+no unit's result channel. A real worker (the environment's pool), real Redis, the fake server."""
 
 from __future__ import annotations
 
@@ -39,5 +37,5 @@ def test_tasks_reuse_connections_and_subscribe_to_nothing(
     commands = redis.info("commandstats")
     assert command_calls(commands, "subscribe") == command_calls(commands, "unsubscribe") == 0
     opened = int(redis.info("stats")["total_connections_received"]) - opened_before
-    # Pools fill up to the worker's concurrency at most; one connection per task was the bug.
+    # Pools fill up to the worker's concurrency at most, never one connection per task.
     assert opened < tasks // 2, f"{opened} connections opened for {tasks} tasks"

@@ -1,7 +1,6 @@
-"""Issue 33, item 1, through the CLI as a user runs it: `evalq worker` refuses to start without
-a judge it can reach (exit NO_JUDGE, one line on stderr naming what is missing, never a key),
-starts with one; and a job whose rows all failed (a worker told to skip the check, its judge a
-closed port) shows its top row error with its count in `evalq status` and `status --json`."""
+"""Through the CLI: `evalq worker` refuses to start without a judge it can reach (exit NO_JUDGE, one
+line on stderr naming what is missing, never a key) and starts with one; a job whose rows all
+failed (the check skipped, the judge a closed port) shows its top row error and count in status."""
 
 from __future__ import annotations
 
@@ -138,8 +137,8 @@ def test_a_worker_with_a_judge_starts(
 def test_status_names_the_top_row_error_with_its_count(
     tmp_path: Path, private_redis: RedisServer
 ) -> None:
-    """The issue's first hour: a worker whose judge is not there (started past the check),
-    every row failed as judge_error, and now `evalq status` says why."""
+    """A worker whose judge is not there (started past the check) fails every row as
+    judge_error, and `evalq status` and `status --json` say why, with the count."""
     dead = f"http://127.0.0.1:{free_port()}"
     env = worker_env(private_redis.url, dead, COLUMNS="200")
     worker = start_worker(env, tmp_path / "nojudge.log", "--no-judge-check")

@@ -1,7 +1,7 @@
 """`evalq compare` on pointwise, pairwise and groundedness jobs with real workers and the fake
-Gemini server (issue 24, item 1): rows pair by row on each metric's own value (a pointwise
-row's mean rating, a pairwise row's win share of A, a groundedness row's grounded share),
-with a real p-value, where Gecko's question pairing found nothing to pair."""
+Gemini server: rows pair by row on each metric's own value (a pointwise row's mean rating, a
+pairwise row's win share of A, a groundedness row's grounded share), with a real p-value, where
+Gecko's question pairing found nothing to pair."""
 
 from __future__ import annotations
 

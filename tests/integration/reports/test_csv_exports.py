@@ -1,7 +1,6 @@
-"""CSV exports can't run code (issue 23 item 6), through the real commands: `evalq results
---format csv` and `evalq leaderboard --csv` on jobs judged by a real worker, whose ids, prompts
-and labels a spreadsheet would read as formulas. Those cells come out quoted; the scores stay
-numbers."""
+"""CSV exports can't run code, through the real commands: `evalq results --format csv` and `evalq
+leaderboard --csv` on jobs judged by a real worker, whose ids, prompts and labels a spreadsheet
+would read as formulas. Those cells come out quoted; the scores stay numbers."""
 
 from __future__ import annotations
 

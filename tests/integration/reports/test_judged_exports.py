@@ -1,16 +1,15 @@
-"""Issue 33, items 5 and 8, through the CLI on real workers and the fake judge.
+"""Exports show what was judged, and each metric speaks in its own words, through the CLI on real
+workers and the fake judge.
 
-Exports show what was judged: for every metric, `evalq results` as CSV and as JSONL (and
-Job.results()) carry the texts the judge saw under the dataset's own column names (the
-responses, the baseline, each candidate's response, the query or prompt, the context), and
-the media by their path, or "inline image/png, N bytes" for a data: URI, never its bytes.
-Pairwise runs in our column names, in Vertex's and through --map.
+Exports: for every metric, `evalq results` as CSV and as JSONL (and Job.results()) carry the
+texts the judge saw under the dataset's own column names (the responses, the baseline, each
+candidate's response, the query or prompt, the context), and the media by their path, or "inline
+image/png, N bytes" for a data: URI, never its bytes. Pairwise runs in our column names, in
+Vertex's and through --map.
 
-Each metric in its own words: `evalq status` counts unscored ratings, comparisons, sentence
-labellings or questions, as the metric judges them; `evalq run --help` (and `rank --help`)
-lists the built-in rating templates, a line each; a CSV's default row ids are 1, 2, 3 whatever
-lines its quoted cells span.
-"""
+Own words: `evalq status` counts unscored ratings, comparisons, sentence labellings or questions,
+as the metric judges them; `evalq run --help` (and `rank --help`) lists the built-in rating
+templates, a line each; a CSV's default row ids are 1, 2, 3 whatever lines its quoted cells span."""
 
 from __future__ import annotations
 

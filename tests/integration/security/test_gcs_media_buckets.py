@@ -1,15 +1,14 @@
-"""Issue 45: `gs://` media are judged only from the Cloud Storage places EVALQ_GCS_MEDIA allows,
-through the CLI as a user runs it, on Vertex AI against the fake server.
+"""`gs://` media are judged only from the Cloud Storage places EVALQ_GCS_MEDIA allows, through the
+CLI as a user runs it, on Vertex AI against the fake server.
 
-Vertex reads a `gs://` URI with the project's service agent, so before this check a dataset
-naming `gs://payroll-bucket/salaries.csv` (plain, or in the seeds' `file_data` form) had the
-judge read the payroll file. Now the submitter refuses such a row in one line naming the row,
+Vertex reads a `gs://` URI with the project's service agent, so without this check a dataset
+naming `gs://payroll-bucket/salaries.csv` (plain, or in the seeds' `file_data` form) would have
+the judge read the payroll file. The submitter refuses such a row in one line naming the row,
 the field and the setting (with the setting unset, or naming other places); an allowed bucket's
 objects are judged; and a job whose client allowed more than the worker does (a wider setting,
 an older client) has those rows refused by the worker, its own EVALQ_GCS_MEDIA bounding every
 job. The fake's /stats events name the fileData URIs each request carried: the payroll object
-never reaches the Vertex route, where the allowed ones do.
-"""
+never reaches the Vertex route, where the allowed ones do."""
 
 from __future__ import annotations
 
@@ -24,15 +23,10 @@ from evalq.client.cli import exit_codes
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
 from tests.support.stack import Stack, stack
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
 
-VERTEX_ENV = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
-    "EVALQ_VERTEX_API_KEY": "fake-vertex-key",
-}
 # The worker's own setting: a whole bucket, and one folder of the payroll bucket.
 WORKER_PLACES = "gs://team-media,gs://payroll-bucket/approved/"
 PAYROLL = "gs://payroll-bucket/salaries.csv"

@@ -1,9 +1,10 @@
-"""Issue 45: an owner for every job. Through the CLI as two users (the OS user getpass reads,
-and the Redis ACL user of EVALQ_REDIS_URL): alice's job names her as its owner in `evalq
-jobs`, `evalq status`, their --json and the archive; bob's cancel, resume and change of turns
-of it are refused in one line without --force and done with it; showing its turns is anyone's.
-A name that reads as a job id or an id prefix is refused at submit. No worker runs: every
-state the commands meet is the one they left."""
+"""An owner for every job, through the CLI as two users (the OS user getpass reads, and the Redis
+ACL user of EVALQ_REDIS_URL): alice's job names her as its owner in `evalq jobs`, `evalq status`,
+their --json and the archive; only with --force can bob cancel, resume or change its turns.
+
+Bob's refusals are one line each; showing the job's turns is anyone's. A name that reads as a job
+id or an id prefix is refused at submit. No worker runs, so that every state the commands meet is
+the one they left."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Issue 45: a worker runs only evalq's own tasks. Celery's built-ins (`celery.backend_cleanup`,
-`celery.accumulate`, which returns what it is given) were run for anyone who could push to a
-queue; now a real worker refuses them: logged, the message dropped (not back in a queue, not
-held unacknowledged), a NotRegistered failure as its result, and the same worker still runs
-the next job to the end."""
+"""A real worker runs only evalq's own tasks: a Celery built-in (`celery.backend_cleanup`,
+`celery.accumulate`, which returns what it is given) anyone can push to its queue is logged and
+dropped (not requeued, not held unacked), NotRegistered its result; the next job runs through."""
 
 from __future__ import annotations
 

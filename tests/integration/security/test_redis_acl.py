@@ -122,9 +122,9 @@ def get_json(url: str, auth: str) -> Any:
 def test_a_producer_cannot_command_the_workers_and_flower_runs_as_operator(
     tmp_path: Path,
 ) -> None:
-    """Issue 34: as evalq-producer, Celery's broadcasts (cancel_consumer, shutdown,
-    pool_restart) were published and obeyed; now Redis refuses them, the worker keeps
-    consuming and the next job finishes. Flower and `celery inspect` run as evalq-operator."""
+    """As evalq-producer, Celery's broadcasts (cancel_consumer, shutdown, pool_restart), which
+    a worker would obey, are refused by Redis; the worker keeps consuming and the next job
+    finishes. Flower and `celery inspect` run as evalq-operator."""
     users = acl_with_passwords(tmp_path / "acl")
     server = start_redis(
         tmp_path / "redis", extra_args=["--aclfile", str(users)], url=as_user("admin")

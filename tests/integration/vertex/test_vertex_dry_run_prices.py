@@ -1,8 +1,6 @@
-"""Issue 35 item 5, prices: a dry run on Vertex AI says plainly that its prices are the Gemini
-API's list prices, dated, and that Vertex AI bills its own (evalq has no sourced Vertex price
-table); in the table and in --json (`price_note`). A model priced through EVALQ_PRICES is not
-named; on the Gemini API nothing is said.
-"""
+"""A dry run on Vertex AI says, in the table and in --json (`price_note`), that its prices are the
+Gemini API's dated list prices and that Vertex AI bills its own (evalq has no sourced Vertex price
+table); a model priced through EVALQ_PRICES is not named, and on the Gemini API nothing is said."""
 
 from __future__ import annotations
 
@@ -15,14 +13,10 @@ from evalq.core.pricing import PRICE_DATE
 from tests.conftest import FakeGemini, RedisServer, worker_env
 from tests.support.cli import run_evalq
 from tests.support.datasets import write_rows
+from tests.support.vertex import VERTEX_ENV as VERTEX
 
 pytestmark = pytest.mark.integration
 
-VERTEX = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
-}
 SAID = f"prices are the Gemini API's list prices (dated {PRICE_DATE}); Vertex AI bills its own"
 
 

@@ -1,17 +1,16 @@
-"""Issue 35 item 4, through the CLI as a user runs it: media the workers' backend can't take
-is refused at submit, before any row is stored, in one line naming the row and the field.
+"""Media the workers' backend can't take is refused at submit, through the CLI as a user runs it:
+before any row is stored, in one line naming the row and the field.
 
 - On Vertex AI (GOOGLE_GENAI_USE_VERTEXAI), a local file over the inline limit
   (EVALQ_INLINE_MAX_BYTES): Vertex has no Files API, so the line says to put it in Cloud
-  Storage. Until now only the worker refused it, row by row, after the job was stored.
+  Storage, at submit rather than from the worker row by row once the job is stored.
 - On the Gemini API, a gs:// URI, which it can't read: the line names the setting.
 
 The submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do. The refusals run against the
 scratch database, which no worker watches and which starts empty: after them it holds no job,
 and the control (the same file in Cloud Storage, on Vertex) does store one. Both sides allow
 the bucket (EVALQ_GCS_MEDIA): a bucket not allowed fails its rows instead
-(tests/integration/security/test_gcs_media_buckets.py).
-"""
+(tests/integration/security/test_gcs_media_buckets.py)."""
 
 from __future__ import annotations
 
@@ -26,14 +25,13 @@ from tests.conftest import FakeGemini, worker_env
 from tests.support.cli import one_line_refusal, run_evalq
 from tests.support.datasets import png, write_rows
 from tests.support.scratch import job_keys
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
 
 INLINE_MAX = 4000
 VERTEX = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": "evalq-test",
-    "GOOGLE_CLOUD_LOCATION": "us-central1",
+    **VERTEX_ENV,
     "EVALQ_INLINE_MAX_BYTES": str(INLINE_MAX),
     "EVALQ_GCS_MEDIA": "gs://evalq-test",
 }

@@ -1,13 +1,12 @@
-"""Issue 35 item 6, through the CLI on real workers and the fake judge: reports and comparison
-pages of datasets in Vertex AI's column names show every text the judge saw, under the
-dataset's own column name.
+"""Reports and comparison pages of datasets in Vertex AI's column names show every text the judge
+saw under the dataset's own column name, through the CLI on real workers and the fake judge.
 
-A pairwise dataset in Vertex's names (`prompt`, `context`, `reference`, `response`,
-`baseline_model_response`) showed its prompt and the judge's explanations, but neither response;
-a summarization dataset's `instruction` showed as `prompt`. Each job runs twice so that
-`evalq compare` has two sides; `evalq report --html` and `evalq compare --html` are read back and
-every (column, text) pair of each row must be on the page as a labelled text.
-"""
+The datasets are the ones a page can get wrong: a pairwise one in Vertex's names (`prompt`,
+`context`, `reference`, `response`, `baseline_model_response`), whose two responses must show
+beside its prompt and the judge's explanations, and a summarization one, whose `instruction` must
+not show as `prompt`. Each job runs twice so that `evalq compare` has two sides; `evalq report
+--html` and `evalq compare --html` are read back and every (column, text) pair of each row must
+be on the page as a labelled text."""
 
 from __future__ import annotations
 

@@ -25,19 +25,9 @@ from tests.support.gemini_replies import load_replies
 from tests.support.metric_examples import METRICS, metric_examples, submit_argv
 from tests.support.secrets import assert_not_in_redis
 from tests.support.stack import stack
+from tests.support.vertex import VERTEX_ENV
 
 pytestmark = pytest.mark.integration
-
-PROJECT = "evalq-test"
-LOCATION = "us-central1"
-# The key the worker sends as a Vertex API key: the fake never reads it, and with a key the
-# client fetches no OAuth token (there is no Google to fetch one from).
-VERTEX_ENV = {
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_CLOUD_PROJECT": PROJECT,
-    "GOOGLE_CLOUD_LOCATION": LOCATION,
-    "EVALQ_VERTEX_API_KEY": "fake-vertex-key",
-}
 
 
 # The corpus's recorded Vertex 200 bodies (its Vertex 429 is the scripted one below).

@@ -1,5 +1,5 @@
-"""Issue 35 item 4: the submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do and refuses
-media their backend can't take in prepare(), which submit and the dry run share."""
+"""The submitter reads GOOGLE_GENAI_USE_VERTEXAI as the workers do and refuses media their backend
+can't take in prepare(), which submit and the dry run share."""
 
 from __future__ import annotations
 

@@ -74,8 +74,8 @@ def test_setup_keywords_are_the_run_flags_and_evaluates_own() -> None:
     [
         ("nocolon", "expected NAME:KEY=VALUE"),
         ("x:colour=red", "setup 'x': unknown key 'colour'"),
-        ("x:samples=three", "setup 'x': samples"),
-        ("x:samples=0", "setup 'x': --samples: must be at least 1"),
+        ("x:samples=three", "setup 'x': --samples: must be a whole number"),
+        ("x:samples=0", "setup 'x': --samples: must be a whole number from 1"),
         ("x:priority=urgent", "setup 'x': priority"),
         ("x:template", "expected KEY=VALUE"),
     ],

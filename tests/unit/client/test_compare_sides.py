@@ -1,6 +1,5 @@
-"""Compare on the client side without Redis (a reader stand-in): sides named by what they
-are, with their cost (issue 24, item 3); the terminal at 80 columns, nothing cut (item 7);
---group-by and --fail-under's exit codes (items 4 and 7)."""
+"""Compare on the client side without Redis (a reader stand-in): sides named by what they are, with
+their cost; the terminal at 80 columns, nothing cut; --group-by and --fail-under's exit codes."""
 
 from __future__ import annotations
 

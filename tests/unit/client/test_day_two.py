@@ -1,6 +1,6 @@
-"""Day-two use of the client (issue 24, item 7): names on jobs, `evalq jobs` at 80 columns,
---fail-under, the API's option keywords, progress lines and what a resume says it did. The
-parts that need workers are in tests/integration/cli/test_day_two.py."""
+"""Day-two use of the client: names on jobs, `evalq jobs` at 80 columns, --fail-under, the API's
+option keywords, progress lines and what a resume says it did. The parts that need workers are in
+tests/integration/cli/test_day_two.py."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_a_name_is_one_printable_line_of_at_most_100_characters() -> None:
 
 
 def test_a_name_that_reads_as_a_job_id_or_an_id_prefix_is_refused() -> None:
-    """Issue 45: a job named like another job's id (or the start of one) would stand for it
-    wherever a job is named; job_refs reads 4 to 12 lower-case hex digits as an id."""
+    """A job named like another job's id (or the start of one) would stand for it wherever a
+    job is named; job_refs reads 4 to 12 lower-case hex digits as an id."""
     for name in ("3f2a9c1b7d0e", "3f2a", "deadbeef", "0123456789a"):
         with pytest.raises(DatasetError, match=rf"^name: '{name}' is 4 to 12 hex digits"):
             check_name(name)

@@ -1,7 +1,7 @@
-"""Issue 45: `gcs_media=` (Client.submit, plan, evaluate) wins over EVALQ_GCS_MEDIA for what
-the submitter lets through, as `data_roots=` wins over EVALQ_DATA_ROOTS; a malformed one is
-refused in one line naming it, before anything is read. (The worker's own setting still bounds
-every job: tests/integration/security/test_gcs_media_buckets.py.)"""
+"""`gcs_media=` (Client.submit, plan, evaluate) wins over EVALQ_GCS_MEDIA for what the submitter
+lets through, as `data_roots=` wins over EVALQ_DATA_ROOTS; a malformed one is refused in one line
+naming it, before anything is read. (The worker's own setting still bounds every job:
+tests/integration/security/test_gcs_media_buckets.py.)"""
 
 from __future__ import annotations
 

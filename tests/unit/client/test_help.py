@@ -1,6 +1,6 @@
-"""Help that teaches (issue 38): `evalq --help` lists the commands by task, every command's help
-ends with examples, and every example parses against the command it shows, so a renamed flag
-fails here rather than in a reader's terminal."""
+"""Help that teaches: `evalq --help` lists the commands by task, every command's help ends with
+examples, and every example parses against the command it shows, so a renamed flag fails here
+rather than in a reader's terminal."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def test_files_are_read_by_the_client(tmp_path: Path) -> None:
 
 
 def test_samples_below_one_names_the_flag() -> None:
-    with pytest.raises(click.BadParameter, match="must be at least 1") as caught:
+    with pytest.raises(click.BadParameter, match="a whole number from 1") as caught:
         job_options(samples=0)
     assert caught.value.param_hint == "--samples"
 

@@ -1,5 +1,5 @@
-"""Who a client is (issue 45): the Redis ACL user its URL logs in as, else the OS user; and
-the one-line refusal of steering another user's job without force."""
+"""Who a client is: the Redis ACL user its URL logs in as, else the OS user; and the one-line
+refusal of steering another user's job without force."""
 
 from __future__ import annotations
 

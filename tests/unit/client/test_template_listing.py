@@ -1,6 +1,6 @@
-"""The built-in rating templates are listed where a user looks (issue 33 item 8): in `evalq
-run --help` and `evalq rank --help` (from the options model's --template flag, a line each)
-and in the manual's table (docs/guides/your-own-data.md), each with what its rubric judges."""
+"""The built-in rating templates are listed where a user looks: in `evalq run --help` and `evalq
+rank --help` (from the options model's --template flag, a line each) and in the manual's table
+(docs/guides/your-own-data.md), each with what its rubric judges."""
 
 from __future__ import annotations
 

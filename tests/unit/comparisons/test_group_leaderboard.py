@@ -65,7 +65,7 @@ def test_the_json_and_csv_carry_every_group() -> None:
         (NO_VALUE, 12),
     ]
     assert data["groups"][0]["candidates"][0]["significantly_better_than"] == ["b"]
-    assert "groups" not in leaderboard_dict(result, standings)  # without --group-by, as before
+    assert "groups" not in leaderboard_dict(result, standings)  # without --group-by, no groups
     lines = list(csv.DictReader(io.StringIO(leaderboard_csv(standings, groups))))
     assert [(r["group_column"], r["group_value"], r["candidate"]) for r in lines[:4]] == [
         ("", "", lines[0]["candidate"]),

@@ -1,6 +1,6 @@
-"""Every metric compared on its own row value (issue 24, item 1), per group of the user's
-columns with Holm (item 4), a constant difference that says why its interval is wide (item
-7), and --fail-under's check (item 7). Pure: RowResults shaped as each metric writes them."""
+"""Every metric compared on its own row value, per group of the user's columns with Holm, a constant
+difference that says why its interval is wide, and --fail-under's check. Pure: RowResults shaped
+as each metric writes them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""No column dropped in silence (issue 34, item 3), at load time: a CSV header, a JSONL object or
-the names a flag is given that name one column twice are refused, naming it and its positions;
-names are read without the spaces around them everywhere, and case matters."""
+"""No column dropped in silence, at load time: a CSV header, a JSONL object or the names a flag is
+given that name one column twice are refused, naming it and its positions; names are read without
+the spaces around them everywhere, and case matters."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ def test_every_loaded_row_can_be_stored(image_folder: Path) -> None:
         row.model_dump_json()
 
 
-# ---- item 7: CSV read as CSV ----------------------------------------------------------------
+# ---- CSV read as CSV ------------------------------------------------------------------------
 
 
 def test_csv_quoted_line_breaks_are_kept_and_lines_are_physical(image_folder: Path) -> None:
@@ -139,7 +139,7 @@ def test_not_utf8_names_the_line(image_folder: Path) -> None:
         load_dataset(path)
 
 
-# ---- item 6: one size limit per field --------------------------------------------------------
+# ---- one size limit per field ----------------------------------------------------------------
 
 
 def test_jsonl_field_over_the_limit_fails_only_its_row(image_folder: Path) -> None:
@@ -194,7 +194,7 @@ def test_the_limit_is_an_argument(image_folder: Path) -> None:
     assert error.field == "prompt" and "120" in error.message
 
 
-# ---- item 8: strings that can't be stored fail their own row ---------------------------------
+# ---- strings that can't be stored fail their own row -----------------------------------------
 
 
 def test_lone_surrogates_fail_their_row_naming_the_field(image_folder: Path) -> None:

@@ -188,3 +188,44 @@ def test_example_datasets_plan_without_error(tmp_path: Path) -> None:
     for row in loaded.rows:
         get_metric("gecko-image").dry_plan(row, env)
     assert env.counters["rubrics_to_write"] == len({r.prompt for r in loaded.rows})
+
+
+@pytest.mark.parametrize(
+    ("metric", "row", "options", "top", "bottom"),
+    [
+        (
+            "pointwise",
+            RowInput(id="r", line=1, prompt="q", data={"prompt": "q", "response": "An answer."}),
+            {"samples": "auto", "template": "fluency"},
+            8,
+            2,
+        ),
+        (
+            "pairwise",
+            RowInput(
+                id="r",
+                line=1,
+                prompt="q",
+                data={"prompt": "q", "response_a": "A.", "response_b": "B."},
+            ),
+            {"samples": "auto:4"},
+            8,
+            4,
+        ),
+        (
+            "gecko-image",
+            gecko_row("r1", "p", [Question(question="Red?", expected="yes", tag="object")]),
+            {"samples": "auto"},
+            8,
+            2,
+        ),
+    ],
+)
+def test_adaptive_repeats_plan_a_range_from_the_minimum_to_the_maximum(
+    metric: str, row: RowInput, options: dict[str, Any], top: int, bottom: int
+) -> None:
+    env = env_for(metric, ["gemini-2.5-flash"], options)
+    get_metric(metric).dry_plan(row, env)
+    (tally,) = env.tallies.values()
+    assert (tally.calls, tally.calls - tally.optional_calls) == (top, bottom)
+    assert 0 < tally.optional_nanos < tally.cost_nanos

@@ -1,7 +1,6 @@
-"""The bounds on one submit (issue 23 item 5): a row over a row bound fails alone with its
-message, a dataset over a dataset bound is refused before a row is kept, unknown columns are
-warned of once per dataset in a bounded message, and a value that could not be stored and read
-back fails only its row."""
+"""The bounds on one submit: a row over a row bound fails alone with its message, a dataset over a
+dataset bound is refused before a row is kept, unknown columns are warned of once per dataset in a
+bounded message, and a value that could not be stored and read back fails only its row."""
 
 from __future__ import annotations
 

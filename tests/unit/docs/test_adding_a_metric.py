@@ -73,8 +73,8 @@ def no_media(row: RowInput, field: str) -> MediaPart:
 def test_its_dry_run_counts_each_judge_call_its_run_would_make(
     toy: ModuleType, tmp_path: Path
 ) -> None:
-    """Each call as the old hand-written dry_plan counted it: the request run_unit sends, about
-    60 answer tokens, and a "brevity ratings" count per unit."""
+    """Each call counted as a hand-written dry_plan would count it: the request run_unit sends,
+    about 60 answer tokens, and a "brevity ratings" count per unit."""
     job = Harness(toy.TOY, {}, dict.fromkeys(JUDGES)).job()
     env = DryEnv(job=job, counter=CharsCounter(), prices={}, media_loader=no_media)
     row = toy.TOY.parse_row(

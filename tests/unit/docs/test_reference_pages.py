@@ -1,7 +1,6 @@
-"""The generated reference pages hold everything they claim to (issue 38): every `evalq`
-command and its flags, every setting's variable, every Redis key and every archive table and
-column, read from the built site. Each check is also run on a page lacking one name, so a check
-that cannot fail shows here."""
+"""The generated reference pages hold everything they claim to: every `evalq` command and its flags,
+every setting's variable, every Redis key and every archive table and column, read from the built
+site. Each check is also run on a page lacking one name, so a check that cannot fail shows here."""
 
 from __future__ import annotations
 

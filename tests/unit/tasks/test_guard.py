@@ -15,7 +15,7 @@ import redis
 from celery import Celery, Task
 from celery.contrib.testing.worker import start_worker
 
-from evalq.tasks.guard import Driver, Reply, TaskRun, gone, guarded
+from evalq.tasks.guard import Driver, Reply, TaskRun, guarded
 from evalq.worker.celery_app.task_errors import retry_or_give_up
 from evalq.worker.runtime import runtime
 from evalq.worker.settings import get_settings
@@ -42,7 +42,7 @@ class ProbeRun(TaskRun):
             rt = runtime()
             return {"gave_up": retry_or_give_up(self.task, rt.store, rt.settings, self.job_id, exc)}
 
-        return Driver(gone=lambda exc: gone(self.task, self.job_id, exc), task_error=task_error)
+        return Driver(gone=self.gone, task_error=task_error)
 
 
 def probe_app(url: str, script: Script) -> tuple[Celery, Task]:

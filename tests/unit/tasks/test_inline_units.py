@@ -179,8 +179,8 @@ def test_a_row_answered_from_the_cache_hands_its_turn_to_the_next_row(
     runner_on: RunnerOn, fake: FakeGemini
 ) -> None:
     """A cached rerun larger than the turn window: each row prepare_row finishes itself frees
-    its turn for a waiting row at once (it used to wait for the watchdog's next sweep: a
-    100-row cached rerun on one worker took 17 s instead of about one)."""
+    its turn for a waiting row at once, not at the watchdog's next sweep (which makes a 100-row
+    cached rerun on one worker take 17 s instead of about one)."""
     runner = runner_on(RUNNER_DB, EVALQ_TURN_WINDOW="1", EVALQ_TURN_WINDOW_MIN="1")
     fake.script([{"match": "Il-turns", "reply": rating(3)}])
     runner.submit_pointwise("Il-turns", rows=3, samples=1)

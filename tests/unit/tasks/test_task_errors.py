@@ -117,7 +117,7 @@ def test_an_online_task_error_is_recorded_retried_then_fails_the_row(
     assert errors_counted(summary) == fault.raised == RETRIES + 1
     (row,) = runner.client.results(job)
     error = f"internal error in {name}: TypeError: injected fault #{RETRIES + 1}"
-    if task == RUN_UNIT:  # the unit's unscored verdict, as a bug in run_unit always was
+    if task == RUN_UNIT:  # the unit's unscored verdict, as for any bug in run_unit
         (question,) = row.questions
         assert (question.status, question.reason, question.detail) == (
             "unscored",

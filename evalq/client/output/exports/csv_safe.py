@@ -1,14 +1,6 @@
-"""CSV cells a spreadsheet opens as text, never as a formula.
-
-Ids, prompts, labels and errors come from datasets and judges, and evalq's CSV files are opened
-by colleagues in Excel, LibreOffice or Google Sheets. A cell that begins with =, +, -, @, a tab
-or a carriage return is read there as a formula (and a formula can fetch URLs or run commands),
-so such a text gets a leading single quote, as OWASP advises for CSV injection: the sheet shows
-it as text. Every CSV file evalq writes is written through ``safe_writer``.
-
-A number stays a number: cells that are not text pass as they are, and a text that is only a
-decimal number (a score written as "-0.5") is not a formula either, so it stays as written.
-"""
+"""CSV cells a spreadsheet opens as text, never as a formula: datasets' and judges' texts reach
+colleagues' Excel, LibreOffice or Google Sheets, and a formula can fetch URLs or run commands.
+Every CSV file evalq writes is written through ``safe_writer``."""
 
 from __future__ import annotations
 
@@ -17,6 +9,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+# A text starting so gets a leading single quote, as OWASP advises for CSV injection; a text that
+# is only a decimal number (a score written as "-0.5") is no formula and stays as written.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 

@@ -1,18 +1,13 @@
-"""Each metric's own columns for results read as a table (Job.results(), `evalq results
---format csv`), so a user sorts by rating or filters on the winner instead of digging into
-`details`; and the user's extra columns under their own names.
-
-A metric is told by its row's details, not its name: a result carries no metric name, and a
-table of one job's rows has one metric. A value the judge did not give stays empty (None),
-never 0: an unscored row must not read as the worst rating.
-"""
+"""Each metric's own columns for results read as a table (Job.results(), `evalq results --format
+csv`), so a user sorts by rating or filters on the winner instead of digging into `details`. A
+value the judge did not give stays empty, never 0: an unscored row must not read as the worst."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalq.core.models import RowResult
+from evalq.core.models import Repeats, RowResult
 
 EXTRA_PREFIX = "extra:"
 
@@ -96,17 +91,43 @@ def _rank(details: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def metric_cells(row: RowResult) -> dict[str, Any]:
-    """The row's metric columns (none for Gecko, whose questions are columns of their own)."""
+    """The row's metric columns (none for Gecko, whose questions are columns of their own),
+    then how sure its repeated verdicts are."""
     d = row.details
     if "mean_rating" in d:
-        return _pointwise(d)
-    if "sides" in d:
-        return _pairwise(d)
-    if "response_source" in d:
-        return _groundedness(d)
-    if "points" in d:
-        return _rank(d)
-    return {}
+        cells = _pointwise(d)
+    elif "sides" in d:
+        cells = _pairwise(d)
+    elif "response_source" in d:
+        cells = _groundedness(d)
+    elif "points" in d:
+        cells = _rank(d)
+    else:
+        cells = {}
+    return cells | repeat_cells(row)
+
+
+def repeat_cells(row: RowResult) -> dict[str, Any]:
+    """With repeated samples (--samples K or auto): the samples the row's verdicts took, how
+    many are undecided (split votes), the least certainty among them, and each verdict in one
+    cell (`rating by j: 4 4 4 -> 4 (0.96)`), so the borderline rows sort to the top."""
+    if not row.repeats:
+        return {}
+    certainties = [r.certainty for r in row.repeats if r.certainty is not None]
+
+    def said(r: Repeats) -> str:
+        answers = " ".join(s.answer or "-" for s in r.samples)
+        verdict = r.verdict if r.decided and r.verdict is not None else "undecided"
+        sure = f" ({r.certainty:.2f})" if r.certainty is not None else ""
+        who = f" by {r.judge_model}" if r.judge_model else ""
+        return f"{r.unit}{who}: {answers} -> {verdict}{sure}"
+
+    return {
+        "samples": sum(len(r.samples) for r in row.repeats),
+        "undecided": sum(not r.decided for r in row.repeats),
+        "certainty": min(certainties) if certainties else None,
+        "repeats": " | ".join(said(r) for r in row.repeats),
+    }
 
 
 def metric_table(rows: Sequence[RowResult]) -> tuple[list[str], list[dict[str, Any]]]:

@@ -3,15 +3,7 @@ notes are the user's text)."""
 
 from __future__ import annotations
 
-from evalq.client.output.calibration_text import (
-    cost_per_row_text,
-    difference_text,
-    estimate_text,
-    headline,
-    left_out_lines,
-    note_lines,
-    verdict_lines,
-)
+from evalq.client.output import calibration_text as said
 from evalq.client.output.formats import SIMULATED_BANNER, p_text
 from evalq.client.output.html.page import render_page
 from evalq.core.human.calibration import Calibration, counts_text
@@ -56,10 +48,10 @@ th:first-child, td:first-child { text-align: left; }
 # What the page formats its figures with.
 _HELPERS = {
     "banner": SIMULATED_BANNER,
-    "est": estimate_text,
-    "diff": difference_text,
+    "est": said.estimate_text,
+    "diff": said.difference_text,
     "p": p_text,
-    "cost": cost_per_row_text,
+    "cost": said.cost_per_row_text,
     "counts": counts_text,
 }
 
@@ -69,10 +61,10 @@ def render_calibration_html(result: Calibration) -> str:
         _PAGE,
         _HELPERS,
         r=result,
-        headline=headline(result),
-        left=left_out_lines(result),
-        notes=note_lines(result),
-        verdict=verdict_lines(result),
+        headline=said.headline(result),
+        left=said.left_out_lines(result),
+        notes=said.note_lines(result),
+        verdict=said.verdict_lines(result),
     )
 
 

@@ -1,7 +1,5 @@
-"""The HTML comparison report: per pair, the overall difference, per-tag side-by-side bars with
-the paired interval of each difference, and the rows that differ most with both sides' media,
-questions and answers. One self-contained file; autoescaping on, as in
-evalq.client.output.html.report."""
+"""The HTML comparison report: per pair, the overall difference, per-tag bars with the paired
+interval of each difference, and the rows that differ most with both sides' media and answers."""
 
 from __future__ import annotations
 

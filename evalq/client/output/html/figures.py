@@ -1,11 +1,5 @@
-"""A metric's summary figures (JobSummary.metric_summary) as labelled, rounded tables.
-
-Each metric stores its own figures (win rates, rating counts, per-judge agreement, a ranking),
-so the report reads the shapes rather than the names: a number is a row; a figure with a
-sibling ``NAME_ci95`` is shown with its interval, "0.400 [0.168, 0.687]"; a mapping of numbers
-is a two-column table; a mapping of mappings is a table with a column per inner key; a list of
-records is a table. Nothing is ever shown as raw JSON.
-"""
+"""A metric's summary figures (JobSummary.metric_summary) as labelled, rounded tables. Each metric
+stores its own figures, so the shapes are read rather than the names; nothing is shown as JSON."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The HTML report: summary, per-tag chart, metric figures (rankings, win matrices), and per row
-what the judge was shown and what it said. One self-contained file (thumbnails inlined).
-
-Everything from a dataset or a judge is untrusted: Jinja2 autoescaping is on, and nothing is
-marked safe except the SVG and thumbnails this module builds itself.
-"""
+"""The HTML report: summary, per-tag chart, metric figures, and per row what the judge was shown and
+what it said, in one self-contained file. Autoescaping is on; nothing is marked safe except the
+SVG and thumbnails this module builds itself."""
 
 from __future__ import annotations
 

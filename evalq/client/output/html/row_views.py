@@ -1,13 +1,6 @@
-"""One row as a person reads it, whatever its metric: the metric's own view of it
-(Metric.view: headline, verdicts with the judge's explanations, labelled sentences) around
-what every row has (its status, score, error, simulated mark).
-
-The report and the comparison report both render these, so a row reads the same in either.
-The texts are the ones the metric says its judge read (Metric.judged_inputs), each under the
-dataset's own column name (evalq.client.output.judged_texts.named_inputs, the exports' rule too): a
-Vertex-named pairwise row shows `response` and `baseline_model_response`, a summarization row
-its `instruction`, never a guess from a fixed list of names.
-"""
+"""One row as a person reads it, whatever its metric: the metric's own view of it around what every
+row has. The report and the comparison report both render these, and name the judged texts as
+the exports do (evalq.client.output.judged_texts), so a row reads the same in every view."""
 
 from __future__ import annotations
 

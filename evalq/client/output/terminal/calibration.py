@@ -7,15 +7,7 @@ from rich.box import SIMPLE_HEAD
 from rich.console import Console
 from rich.table import Table
 
-from evalq.client.output.calibration_text import (
-    cost_per_row_text,
-    difference_text,
-    estimate_text,
-    headline,
-    left_out_lines,
-    note_lines,
-    verdict_lines,
-)
+from evalq.client.output import calibration_text as said
 from evalq.client.output.formats import SIMULATED_BANNER, p_text
 from evalq.client.output.terminal.visible import shown
 from evalq.core.human.calibration import Calibration
@@ -33,9 +25,9 @@ def agreement_table(result: Calibration) -> Table:
     for s in result.setups:
         table.add_row(
             shown(s.name),
-            estimate_text(s.spearman),
-            estimate_text(s.kendall),
-            estimate_text(s.pairwise),
+            said.estimate_text(s.spearman),
+            said.estimate_text(s.kendall),
+            said.estimate_text(s.pairwise),
         )
     return table
 
@@ -49,7 +41,7 @@ def rows_table(result: Calibration) -> Table:
             f"{s.used}/{s.rows}",
             str(sum(s.left_out.values())),
             str(s.pairwise.n),
-            cost_per_row_text(s),
+            said.cost_per_row_text(s),
         )
     return table
 
@@ -63,7 +55,7 @@ def differences_table(result: Calibration) -> Table:
             shown(d.a),
             shown(d.b),
             str(d.difference.n),
-            difference_text(d.difference),
+            said.difference_text(d.difference),
             p_text(d.p_value),
             p_text(d.p_holm) + (" *" if d.significant else ""),
         )
@@ -73,17 +65,17 @@ def differences_table(result: Calibration) -> Table:
 def print_calibration(console: Console, result: Calibration) -> None:
     if result.simulated:
         console.print(f"[bold yellow]{SIMULATED_BANNER}[/]")
-    console.print(shown(headline(result)))
+    console.print(shown(said.headline(result)))
     console.print(agreement_table(result))
     console.print(rows_table(result))
-    for line in left_out_lines(result):
+    for line in said.left_out_lines(result):
         console.print(shown(f"left out: {line}"))
     if result.differences:
         console.print(differences_table(result))
         console.print("* significant at 0.05 after Holm's correction")
-    for line in note_lines(result):
+    for line in said.note_lines(result):
         console.print(shown(f"note: {line}"))
-    for line in verdict_lines(result):
+    for line in said.verdict_lines(result):
         console.print(shown(line))
 
 

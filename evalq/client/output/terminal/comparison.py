@@ -1,8 +1,5 @@
-"""Comparisons and leaderboards in the terminal (rich tables).
-
-Every table fits 80 columns without cutting a figure: the differences and the tests are two
-tables, cells wrap rather than end in an ellipsis, and the sides' names go above the tables
-(A = ..., B = ...) rather than into column headers."""
+"""Comparisons and leaderboards in the terminal. Every table fits 80 columns without cutting a
+figure: two tables, cells that wrap, and the sides' names above the tables (A = ..., B = ...)."""
 
 from __future__ import annotations
 

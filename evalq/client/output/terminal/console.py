@@ -1,12 +1,5 @@
-"""The rich console every command prints through (evalq.client.cli.common's err_console and
-out_console), with a last guard for the terminal.
-
-Every printer passes the user's and the judge's text through
-evalq.client.output.terminal.visible first (`shown` for rich), which keeps tables aligned and one-line messages on one line. This console
-makes sure of it where a printer forgot: the text it is about to write (everything but rich's
-own control codes, which move the cursor for the progress bar, and its styles, which are
-applied around the text) goes through `visible` once more, line breaks kept. On text already
-shown it changes nothing."""
+"""The rich console every command prints through, with a last guard for the terminal: what a
+printer forgot to pass through evalq.client.output.terminal.visible goes through it here."""
 
 from __future__ import annotations
 
@@ -19,6 +12,8 @@ from evalq.client.output.terminal.visible import visible
 
 
 def _guarded(buffer: Iterable[Segment]) -> Iterator[Segment]:
+    """Text through `visible` once more, line breaks kept; rich's control codes (the progress
+    bar's cursor moves) pass, and styles are applied around the text. Shown text is unchanged."""
     for segment in buffer:
         text, style, control = segment
         if control or (text.isascii() and text.isprintable()) or text == "\n":

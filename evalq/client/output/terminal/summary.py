@@ -1,7 +1,5 @@
-"""The job summary as `evalq status`, `evalq wait` and `run --wait` print it: its rows (label,
-value) and the boxed table they make. Drawn without rich
-(evalq.client.output.terminal.text_table), so the status command starts fast; the other tables, which run once per job, use rich in
-evalq.client.output.terminal.tables."""
+"""The job summary as `evalq status`, `evalq wait` and `run --wait` print it. Drawn without rich
+(evalq.client.output.terminal.text_table), so the status command starts fast."""
 
 from __future__ import annotations
 

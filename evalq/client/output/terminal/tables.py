@@ -70,6 +70,13 @@ def dry_run_table(p: DryRunReport) -> Table:
         f"{p.calls_total} calls · prompt {p.prompt_tokens} · output ~{p.output_tokens} · "
         f"thinking up to {p.thought_tokens} tokens",
     )
+    if p.calls_min is not None:  # adaptive repeats: every verdict decided early .. none
+        _add(
+            table,
+            "calls (range)",
+            f"{p.calls_min}..{p.calls_total} ({money(p.cost_usd_min)}..{money(p.cost_usd)}): "
+            "every verdict decided at the minimum .. every one asked to the maximum",
+        )
     cost = f"online {money(p.cost_usd)} (an estimate"
     cost += f", prices of {p.price_date})" if p.price_date else ")"
     if p.cost_usd_batch is not None:

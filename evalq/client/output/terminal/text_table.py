@@ -1,10 +1,6 @@
-"""A two-column box table drawn in plain text, for the job summary.
-
-`evalq status` is what scripts and `watch` call again and again, so it draws its one table
-itself: loading rich and laying the table out with it were a tenth of its start-up. Everything
-in a cell is the user's or the judge's text: control characters are shown escaped, never sent
-to the terminal (evalq.client.output.terminal.visible), nothing is read as markup, and
-widths are counted in terminal cells so wide characters keep the borders straight."""
+"""A two-column box table in plain text for the job summary: `evalq status` is called again and
+again by scripts, and loading rich would be a tenth of its start-up. Cells are shown through
+`visible`, never read as markup, and measured in terminal cells."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""What the judge was shown, in the exports (issue 33 item 5): each metric says which fields
-its judge read, and the client names each as the dataset does (a --candidates cell's column,
-a column the metric read under another name, a --map column); media by path, inline data by
-what it is and its size; a text never twice; CSV cells formula-safe."""
+"""What the judge was shown, in the exports: each metric says which fields its judge read, named as
+the dataset names them (a --candidates cell's column, a column read under another name, a --map
+column); media by path, inline data by kind and size; a text never twice; CSV cells formula-safe."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 35 item 4: one rule for which media the judge's backend can take, applied by the
-submitter to the whole dataset (nothing stored) and by the worker to what it loads."""
+"""One rule for which media the judge's backend can take, applied by the submitter to the whole
+dataset (nothing stored) and by the worker to what it loads."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Issue 45: `gs://` media only from the Cloud Storage places EVALQ_GCS_MEDIA allows. The
-setting's syntax is parsed strictly (a malformed value is a settings error naming it), and a
-URI is matched on whole path segments after refusing every name another reader might resolve
-differently (`..`, `//`, percent-encoding, a bucket in upper case)."""
+"""`gs://` media only from the Cloud Storage places EVALQ_GCS_MEDIA allows: the setting parsed
+strictly (a malformed value a settings error naming it), a URI matched on whole path segments
+after refusing names other readers resolve otherwise (`..`, `//`, percent-encoding, upper case)."""
 
 from __future__ import annotations
 

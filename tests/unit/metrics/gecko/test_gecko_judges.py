@@ -195,7 +195,7 @@ def test_row_questions_extend_the_generated_rubric() -> None:
         ("Is the circle red?", "dataset"),
     ]
     assert result.coverage == 1.0  # coverage is the generated rubric's
-    # The default replaces the generated rubric, as before.
+    # By default the dataset's questions replace the generated rubric.
     judge = rubric_writer_and_validator("judge-a")
     _, result = run_with_judges(gecko.GECKO_IMAGE, row, {"judge-a": judge})
     assert [(q.question, q.source) for q in result.questions] == [("Is the circle red?", "dataset")]

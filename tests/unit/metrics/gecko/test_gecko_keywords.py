@@ -58,8 +58,8 @@ def test_the_re_ask_names_only_missing_keywords_and_shows_the_questions_already_
 
 
 def test_the_merge_adds_one_question_per_missing_keyword_and_nothing_else() -> None:
-    """The probe from the issue: a re-ask that repeats everything used to end with cat x2,
-    ball x2 for four keywords."""
+    """A re-ask that repeats everything must not end with cat x2, ball x2 for four keywords:
+    the merge adds only the questions for the missing ones."""
     first = rubric_reply(KEYWORDS, CAT_AND_BALL)
     second = rubric_reply(
         KEYWORDS,

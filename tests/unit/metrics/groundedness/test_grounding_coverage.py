@@ -43,7 +43,8 @@ def result_of(verdict: Verdict) -> g.JudgeResult:
 
 
 def test_a_judge_that_skips_a_sentence_is_never_grounded() -> None:
-    """The issue's case: labelling only "Apples are red." used to give grounded 1."""
+    """A judge that labels only "Apples are red." of two sentences, even when asked again,
+    leaves the row unscored (incomplete_labels), never grounded 1."""
     verdict, used = judged_with([ONLY_APPLES, ONLY_APPLES])
     assert (verdict.status, verdict.result, verdict.reason) == (
         "unscored",

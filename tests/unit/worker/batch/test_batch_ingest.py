@@ -65,7 +65,7 @@ def test_results_are_matched_by_key_and_the_rest_is_counted_never_used(store: St
 def test_requests_left_beside_keyless_results_are_answered_online_never_batched_again(
     store: Store,
 ) -> None:
-    """Item 7: a result that names no request was billed for one of those left unanswered;
+    """A result that names no request was billed for one of those left unanswered;
     which one is unknown, so none goes into another batch (none is matched by position)."""
     job = uuid.uuid4().hex[:12]
     lines = [json.dumps(OK), json.dumps({"key": "d1", **OK})]

@@ -1,6 +1,6 @@
-"""Issue 35 item 4, on the worker: a gs:// URI reaches Vertex AI's judge as it is, a
-`file_data` part with its URI and type, nothing downloaded or uploaded; the refusals are the
-submitter's rule (evalq.core.media.backend), said in the same words."""
+"""On the worker, a gs:// URI reaches Vertex AI's judge as it is, a `file_data` part with its URI
+and type, nothing downloaded or uploaded; the refusals are the submitter's rule
+(evalq.core.media.backend), said in the same words."""
 
 from __future__ import annotations
 

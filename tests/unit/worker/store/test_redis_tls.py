@@ -46,7 +46,7 @@ def test_without_a_ca_the_system_cas_check_it_and_a_client_certificate_goes_alon
         "ssl_certfile": "/c.pem",
         "ssl_keyfile": "/k.pem",
     }
-    # Celery's backend no longer refuses a rediss:// URL without ssl_cert_reqs in it.
+    # Celery's backend, which refuses a rediss:// URL without ssl_cert_reqs, is given it.
     assert create_app(settings).backend.connparams["ssl_cert_reqs"] == ssl.CERT_REQUIRED
 
 

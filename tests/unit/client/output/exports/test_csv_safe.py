@@ -1,6 +1,6 @@
-"""CSV exports can't run code in a spreadsheet (issue 23 item 6): a text cell a spreadsheet would
-read as a formula gets a leading quote; numbers, and texts that are only a number, stay as they
-are. Checked on the one shared function and on both CSV writers (no Redis)."""
+"""CSV exports can't run code in a spreadsheet: a text cell a spreadsheet would read as a formula
+gets a leading quote; numbers, and texts that are only a number, stay as they are. Checked on the
+one shared function and on both CSV writers (no Redis)."""
 
 from __future__ import annotations
 

@@ -88,3 +88,37 @@ def test_an_unscored_rating_is_empty_never_zero() -> None:
     details = {"mean_rating": None, "judges": {"j": {"mean_rating": None, "samples": []}}}
     (line,) = csv_rows([detailed_row(details)])
     assert line["rating"] == "" and line["explanation"] == ""
+
+
+def test_repeated_verdicts_show_their_samples_and_certainty() -> None:
+    from evalq.core.models import Repeats, Sample
+
+    row = detailed_row(POINTWISE).model_copy(
+        update={
+            "repeats": [
+                Repeats(
+                    unit="rating",
+                    judge_model="j1",
+                    samples=[Sample(answer="4"), Sample(answer="4"), Sample(answer="4")],
+                    verdict="4",
+                    certainty=0.96,
+                    rule="beta-binomial-predictive",
+                ),
+                Repeats(
+                    unit="rating",
+                    judge_model="j2",
+                    samples=[Sample(answer=a) for a in "45454545"],
+                    verdict=None,
+                    decided=False,
+                    certainty=0.5,
+                ),
+            ]
+        }
+    )
+    (line,) = csv_rows([row])
+    assert (line["samples"], line["undecided"], line["certainty"]) == ("11", "1", "0.5")
+    assert line["repeats"].startswith("rating by j1: 4 4 4 -> 4 (0.96) | rating by j2: 4 5")
+    assert "-> undecided (0.50)" in line["repeats"]
+    frame = results_frame([row])
+    assert frame.loc[0, "undecided"] == 1 and frame.loc[0, "samples"] == 11
+    assert csv_rows([detailed_row(POINTWISE)])[0].get("samples") is None  # asked once: no column

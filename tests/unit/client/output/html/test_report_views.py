@@ -1,8 +1,9 @@
-"""Issue 24, item 2: the report reads like the metric. Rating metrics store each unit as a
-question with result None even when scored, so a verdict must be read as its rating, choice or
-labels, never as "unscored"; the judged texts and the judge's explanation are on the page; the
-metric figures are labelled, rounded tables; an ineligible groundedness row says so beside its
-sentences; candidates and groups have their own tables; a comparison shows both sides' texts."""
+"""The report reads like the metric: a verdict read as its rating, choice or labels, not "unscored"
+(rating metrics store each unit as a question with result None even when scored); the judged texts,
+the judge's explanation and labelled, rounded metric tables on the page.
+
+An ineligible groundedness row says so beside its sentences; candidates and groups have their own
+tables; a comparison shows both sides' texts."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Issue 35 item 6: a report's and a comparison's row shows every text the judge saw under the
-dataset's column name (the exports' rule, evalq.client.output.judged_texts.named_inputs): Vertex's
-pairwise `response` / `baseline_model_response` (which showed as nothing), a summarization
-row's `instruction`, groundedness's `prompt` read as its query, a --map column, a response the
-model under test wrote."""
+"""A report's and a comparison's row shows every text the judge saw under the dataset's column name
+(the exports' rule, evalq.client.output.judged_texts.named_inputs): Vertex's pairwise `response` /
+`baseline_model_response`, a summarization row's `instruction`, groundedness's `prompt` read as its
+query, a --map column, a response the model under test wrote."""
 
 from __future__ import annotations
 
