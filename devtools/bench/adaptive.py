@@ -101,6 +101,10 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "calls_per_unit": round(fmean(n for _, n, _ in got.values()), 2),
             "agreement_with_32": round(fmean(agree.values()), 4),
             "leading_answer_agreement_with_32": round(fmean(same_lead), 4),
+            "calls_per_unit_by_kind": {
+                kind: round(fmean(got[row][1] for row in got if by_kind[row] == kind), 2)
+                for kind, _, _ in MIX
+            },
             "agreement_by_kind": {
                 kind: round(fmean(a for row, a in agree.items() if by_kind[row] == kind), 4)
                 for kind, _, _ in MIX
