@@ -140,6 +140,7 @@ Ratios only: absolute times depend on the machine (printed with the results).
 
 `scripts/bench --fairness ...` runs the fairness benchmark (devtools.bench.fairness),
 `scripts/bench --submit ...` a million-row submit (devtools.bench.submit).
+`scripts/bench --adaptive ...` adaptive repeats against 8 samples (devtools.bench.adaptive).
 `scripts/bench --scale ...` runs the scaling benchmark instead (devtools.bench.scale): CPU,
 memory and Redis commands per judge call across worker counts, against the same baseline.
 """
@@ -158,6 +159,10 @@ def main() -> int:
         from devtools.bench.archive import main as archive
 
         return archive([a for a in sys.argv[1:] if a != "--archive"])
+    if "--adaptive" in sys.argv[1:]:
+        from devtools.bench.adaptive import main as adaptive
+
+        return adaptive([a for a in sys.argv[1:] if a != "--adaptive"])
     if "--fairness" in sys.argv[1:]:
         from devtools.bench.fairness import main as fairness
 
@@ -180,6 +185,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--archive", action="store_true", help="what the archive costs (devtools.bench.archive)"
+    )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive repeats against 8 samples (devtools.bench.adaptive)",
     )
     parser.add_argument(
         "--only", choices=["overhead"], default=None, help="run one measurement (for profiling)"

@@ -15,6 +15,7 @@ from typing import Any, get_args
 
 from evalq.comparisons.align import AlignBy, Side, align
 from evalq.comparisons.groups import GroupDifference, compare_groups, group_dict, with_groups
+from evalq.comparisons.noise import NoiseMargin, noise_margins, within_noise_sentences
 from evalq.comparisons.paired_rows import PairedRow, PairStatus, pair_rows
 from evalq.comparisons.setups import SetupDifference, sides_differences
 from evalq.comparisons.values import QUESTION_SHARE, RowValue, value_for
@@ -92,6 +93,13 @@ class PairComparison:
     # Gecko: how many paired rows were asked identical question sets, how many were compared
     # on their common questions only (QuestionSets.sentence says it in one line).
     question_sets: QuestionSets = field(default_factory=QuestionSets)
+    # Each side's judge-noise spread of its mean (evalq.comparisons.noise), where it has
+    # repeats; `within_noise` says in words which the overall difference lies inside.
+    noise_margins: list[NoiseMargin] = field(default_factory=list)
+
+    @property
+    def within_noise(self) -> list[str]:
+        return within_noise_sentences(self.noise_margins, self.overall.mean_diff, self.value)
 
     @property
     def paired(self) -> list[PairedRow]:
@@ -186,6 +194,7 @@ def compare_pair(
         value=value,
         groups=compare_groups(rows, group_by, stats),
         question_sets=question_sets(rows),
+        noise_margins=noise_margins((a, b), overall.mean_diff, value),
     )
 
 
@@ -358,6 +367,8 @@ def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
                 "b": p.b,
                 "counts": p.counts,
                 "question_sets": p.question_sets.as_dict(),
+                "noise_floor": [m.as_dict() for m in p.noise_margins],
+                "within_noise": p.within_noise,
                 "overall": {
                     **difference_dict(p.overall),
                     "p_holm": p.p_holm,

@@ -11,6 +11,7 @@ from evalq.core.groups import group_summaries
 from evalq.core.judge_setup import judge_setup
 from evalq.core.metric import get_metric
 from evalq.core.models import CandidateSummary, JobConfig, JobSummary, RowResult
+from evalq.core.noise_floor import noise_floor
 from evalq.core.pricing import job_prices, summarize_cost, usd
 from evalq.core.question_sets import job_question_set
 from evalq.core.row_errors import row_errors
@@ -146,6 +147,7 @@ def build_summary(
         row_errors=row_errors(rows),  # the most common causes of failed rows, counted
         judge_setup=judge_setup(config, rows),  # models, versions, templates, thinking...
         question_set=job_question_set(rows),  # Gecko: every row's questions together
+        noise_floor=noise_floor(rows, _human_column(config)),
     )
 
 
@@ -204,6 +206,11 @@ def _agreement(rows: list[RowResult], config: JobConfig) -> Any:
     from evalq.core.human.agreement import human_agreement
 
     return human_agreement(rows, config, sources)
+
+
+def _human_column(config: JobConfig) -> str | None:
+    column = config.options.get("human")
+    return column if isinstance(column, str) and column else None
 
 
 def roles_thinking(config: JobConfig, candidate_calls: int) -> dict[str, Any]:

@@ -5,11 +5,11 @@ comparison rather than counting as a verdict."""
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
-from itertools import combinations
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import accumulate, combinations, product
 from statistics import fmean
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 T = TypeVar("T", bound=Hashable)
 
@@ -102,26 +102,60 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return sxy / math.sqrt(sxx * syy)
 
 
-def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | None:
-    """Krippendorff's alpha with the squared-difference metric.
+AlphaLevel = Literal["nominal", "ordinal", "interval"]
 
-    ``units`` holds, per item, the values the judges gave it (any number; items with fewer
-    than two are not pairable and are dropped). None when undefined: no pairable item, or no
-    variation at all among the values (nothing to disagree about)."""
+
+def krippendorff_alpha(
+    units: Sequence[Sequence[Hashable]], level: AlphaLevel = "nominal"
+) -> float | None:
+    """Krippendorff's alpha from its coincidence matrix (Krippendorff 2011, "Computing
+    Krippendorff's Alpha-Reliability"); ``units``: per item, its values (under two: dropped).
+    None when no item pairs or nothing varies; ordinal and interval values are numbers."""
     pairable = [list(values) for values in units if len(values) >= 2]
     n = sum(len(values) for values in pairable)
     if n < 2:
         return None
-    observed = 0.0
+    coincidence: dict[tuple[Hashable, Hashable], float] = defaultdict(float)
     for values in pairable:
-        within = sum((a - b) ** 2 for a, b in combinations(values, 2)) * 2
-        observed += within / (len(values) - 1)
-    observed /= n
-    pooled = [v for values in pairable for v in values]
-    expected = sum((a - b) ** 2 for a, b in combinations(pooled, 2)) * 2 / (n * (n - 1))
+        counts = Counter(values)
+        for c, k in product(counts, repeat=2):
+            pairs = counts[c] * (counts[k] - (c == k))
+            if pairs:
+                coincidence[c, k] += pairs / (len(values) - 1)
+    totals: dict[Hashable, float] = defaultdict(float)
+    for (c, _), o in coincidence.items():
+        totals[c] += o
+    delta = _alpha_metric(level, totals)
+    observed = sum(o * delta(c, k) for (c, k), o in coincidence.items())
+    expected = sum(totals[c] * totals[k] * delta(c, k) for c, k in product(totals, repeat=2))
     if expected == 0:
         return None
-    return 1.0 - observed / expected
+    return 1.0 - (n - 1) * observed / expected
+
+
+def _alpha_metric(
+    level: AlphaLevel, totals: Mapping[Hashable, float]
+) -> Callable[[Hashable, Hashable], float]:
+    """The squared difference function d_ck of Krippendorff (2011), section 3."""
+    if level == "nominal":
+        return lambda c, k: 0.0 if c == k else 1.0
+    if level == "interval":
+        return lambda c, k: (float(c) - float(k)) ** 2  # type: ignore[arg-type]
+    ranks = sorted(totals, key=float)  # type: ignore[arg-type]
+    cumulative = dict(zip(ranks, accumulate(totals[v] for v in ranks), strict=True))
+
+    def ordinal(c: Hashable, k: Hashable) -> float:
+        low, high = sorted((c, k), key=float)  # type: ignore[arg-type]
+        between = cumulative[high] - cumulative[low] + totals[low]
+        return (between - (totals[c] + totals[k]) / 2) ** 2
+
+    return ordinal
+
+
+def krippendorff_alpha_interval(units: Sequence[Sequence[float]]) -> float | None:
+    """Krippendorff's alpha with the squared-difference (interval) metric; see
+    krippendorff_alpha."""
+    return krippendorff_alpha(units, "interval")
 
 
 def rating_agreement(by_judge: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from devtools.local import free_port
 from evalq.core.counters import JobCounters
-from evalq.core.models import Question, RowInput, RowResult, Verdict
+from evalq.core.models import Question, Repeats, RowInput, RowResult, Sample, Verdict
 from evalq.core.summary import build_summary
 from evalq.worker.archive import schema
 from evalq.worker.archive.archive import Archive
@@ -305,3 +305,25 @@ def test_an_archive_of_0001_gains_owners_and_keeps_its_jobs(
             owners = {job_id: owner for job_id, owner in found}
         assert owners == {"eeeeeeeeeee1": None, "eeeeeeeeeee2": "alice"}
         assert head_revision() == HEAD == "0002"
+
+
+def test_the_noise_floor_and_each_verdicts_repeats_read_back(archive: Archive) -> None:
+    base = record("aaaaaaaaaaa5", rows=2, metric="pointwise")
+    repeats = [Repeats(unit="rating", samples=[Sample(answer="3"), Sample(answer="4")])]
+    results = [
+        RowResult.model_validate_json(row.result_json or "").model_copy(update={"repeats": repeats})
+        for row in base.rows
+    ]
+    counters = JobCounters(status="finished", rows_done=2, rows_scored=2)
+    summary = build_summary(base.config, counters, {}, results, 1_700_000_005.0)
+    assert summary.noise_floor is not None
+    rows = [
+        replace(row, result_json=r.model_dump_json())
+        for row, r in zip(base.rows, results, strict=True)
+    ]
+    archive.write(replace(base, summary_json=summary.model_dump_json(), rows=rows))
+    job = archive.job("aaaaaaaaaaa5")
+    assert job is not None
+    assert job.summary.noise_floor == summary.noise_floor
+    assert job.summary.noise_floor is not None and job.summary.noise_floor.split_share == 1.0
+    assert [r.repeats for r in job.results] == [repeats, repeats]

@@ -130,6 +130,7 @@ th { background: #f2f2f2; text-align: left; }
 wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.overall.losses }}:
 {% if p.pair.significant(c.alpha) %}<span class="sig">significant at {{ c.alpha }}</span>{% else %}<span class="nsig">not significant at {{ c.alpha }}</span>{% endif %}</p>
 <p class="note">{{ p.counts }}</p>
+{% for words in p.pair.within_noise %}<p class="note">{{ words }}</p>{% endfor %}
 <p><span class="key-a">■ {{ p.pair.a }}</span> &nbsp; <span class="key-b">■ {{ p.pair.b }}</span></p>
 {{ p.chart }}
 {% if p.pair.tags %}<table><tr><th>tag</th><th>rows</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th><th>diff</th><th>95% CI</th><th>p perm</th><th>p Holm (tags)</th><th>W/T/L</th></tr>

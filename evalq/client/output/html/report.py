@@ -24,6 +24,7 @@ from evalq.client.output.html.figures import figure_tables
 from evalq.client.output.html.page import render_page
 from evalq.client.output.html.row_views import input_for, row_name, row_view, shows_media
 from evalq.client.output.human_agreement import REPORT_HEADER, left_out_text, report_rows
+from evalq.client.output.noise_floor import noise_rows
 from evalq.core.data_roots import DataRoots, read_file
 from evalq.core.models import JobConfig, JobSummary, MediaRef, RowInput, RowResult
 
@@ -249,6 +250,9 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 {% for row in human_rows %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
 {% for lv in s.human_agreement.levels %}<div class="note">{{ lv.level }} ({{ lv.source }}, against {{ lv.judge_value }}{% if lv.pairs_grouped_by %}; pairs share the {{ lv.pairs_grouped_by }}{% endif %}{% if lv.kappa_weights %}; kappa {{ lv.kappa_weights }}-weighted{% endif %}): {{ lv.labels_used }} labels used, {{ left_out(lv) }}{% for m in lv.left_out_examples %}<br>· {{ m }}{% endfor %}</div>{% endfor %}{% endif %}
 {% endif %}
+{% if noise_rows %}<h2>The judge's noise floor</h2>
+<table class="noise">{% for label, value in noise_rows %}<tr><th>{{ label }}</th><td>{{ value }}</td></tr>{% endfor %}</table>
+<p class="note">From the job's repeated units (each an independent judge call): how often the judge disagrees with itself. See the manual's page on the noise floor.</p>{% endif %}
 {% if figures %}<h2>Metric figures</h2>
 {% for t in figures %}<h3>{{ t.title }}</h3><table class="figures"><tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in t.rows %}<tr>{% for c in row %}{% if loop.first %}<th>{{ c }}</th>{% else %}<td class="num">{{ c }}</td>{% endif %}{% endfor %}</tr>{% endfor %}</table>
@@ -336,6 +340,7 @@ def render_report(
         cost=cost_line(summary),
         border=borderline(results, names, len(rows)),
         human_rows=report_rows(summary.human_agreement) if summary.human_agreement else [],
+        noise_rows=noise_rows(summary.noise_floor),
     )
 
 

@@ -129,6 +129,8 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
             else f"not significant at {comparison.alpha} (p = {p_text(p)})"
         )
         console.print(f"overall difference {figure_text(pair.overall.mean_diff, True)}: {verdict}")
+        for words in pair.within_noise:
+            console.print(shown(words))
         rows = pair.top_rows(top)
         if rows:
             table = narrow_table("rows that differ most")

@@ -19,6 +19,7 @@ from evalq.client.output.formats import (
     rows_text,
 )
 from evalq.client.output.human_agreement import status_lines
+from evalq.client.output.noise_floor import noise_rows
 from evalq.client.output.terminal.text_table import box_table
 from evalq.client.output.terminal.visible import visible
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
@@ -80,6 +81,8 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
     for group in s.groups:
         add(group_label(group), group_line(group))
     for label, value in status_lines(s.human_agreement):
+        add(label, value)
+    for label, value in noise_rows(s.noise_floor):
         add(label, value)
     if s.column_map:
         mapped = ", ".join(f"{field} <- {column}" for field, column in s.column_map.items())
