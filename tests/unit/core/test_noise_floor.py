@@ -14,7 +14,7 @@ from evalq.stats.intervals import wilson
 from tests.support.job_configs import job_config
 
 
-def row_with_repeats(line: int, *repeats: Repeats, **extra: object) -> RowResult:
+def half_scored_row(line: int, *repeats: Repeats, **extra: object) -> RowResult:
     return RowResult(
         id=str(line),
         line=line,
@@ -36,13 +36,13 @@ def repeated_rating(*ratings: str | None, judge: str = "j1", decided: bool = Tru
 
 
 def test_no_repeats_no_noise_floor() -> None:
-    assert noise_floor([row_with_repeats(0), row_with_repeats(1, repeated_rating("3"))]) is None
+    assert noise_floor([half_scored_row(0), half_scored_row(1, repeated_rating("3"))]) is None
 
 
 def test_ratings_give_interval_alpha_split_share_and_the_means_noise() -> None:
     rows = [
-        row_with_repeats(0, repeated_rating("5", "5", "5")),
-        row_with_repeats(1, repeated_rating("1", "3", None, decided=False)),
+        half_scored_row(0, repeated_rating("5", "5", "5")),
+        half_scored_row(1, repeated_rating("1", "3", None, decided=False)),
     ]
     floor = noise_floor(rows)
     assert floor is not None
@@ -68,9 +68,9 @@ def test_pairwise_answers_are_nominal_and_their_orders_compared() -> None:
         return Repeats(unit="A vs B", samples=[Sample(answer=a, order=o) for o, a in answers])
 
     rows = [
-        row_with_repeats(0, comparison(("AB", "A"), ("BA", "A"))),
-        row_with_repeats(1, comparison(("AB", "A"), ("BA", "B"))),
-        row_with_repeats(2, comparison(("AB", "tie"), ("BA", "tie"))),
+        half_scored_row(0, comparison(("AB", "A"), ("BA", "A"))),
+        half_scored_row(1, comparison(("AB", "A"), ("BA", "B"))),
+        half_scored_row(2, comparison(("AB", "tie"), ("BA", "tie"))),
     ]
     floor = noise_floor(rows)
     assert floor is not None
@@ -94,7 +94,7 @@ def test_answers_read_on_the_score_scale() -> None:
 
 
 def test_a_panel_without_a_reference_says_why_it_has_no_figures() -> None:
-    rows = [row_with_repeats(0, repeated_rating("4", "4"), repeated_rating("2", "3", judge="j2"))]
+    rows = [half_scored_row(0, repeated_rating("4", "4"), repeated_rating("2", "3", judge="j2"))]
     floor = noise_floor(rows)
     assert floor is not None and floor.panel is not None
     assert floor.panel.judges == ["j1", "j2"]
@@ -107,7 +107,7 @@ def test_a_panels_errors_against_the_human_column() -> None:
     # with both). Mean r = -1/3; Kish: 3 / (1 - 2/3) = 9.
     ratings = {"j1": ["4", "2", "3"], "j2": ["5", "1", "3"], "j3": ["2", "4", "3"]}
     rows = [
-        row_with_repeats(
+        half_scored_row(
             i,
             *(repeated_rating(r[i], r[i], judge=j) for j, r in ratings.items()),
             human=3,
@@ -123,7 +123,7 @@ def test_a_panels_errors_against_the_human_column() -> None:
 
 
 def test_the_summary_carries_the_noise_floor_and_it_reads_back_from_json() -> None:
-    rows = [row_with_repeats(i, repeated_rating("4", "5")) for i in range(3)]
+    rows = [half_scored_row(i, repeated_rating("4", "5")) for i in range(3)]
     counters = JobCounters(status="finished", rows_done=3, rows_scored=3)
     summary = build_summary(job_config("pointwise", rows_total=3), counters, {}, rows, now=1.0)
     assert summary.noise_floor is not None
