@@ -35,6 +35,11 @@ def _block(judge: str, entry: Mapping[str, Any]) -> SentenceBlock:
         reason = shown(entry.get("eligibility_reason")) or "the response does not answer"
         outcome, tone = "✗ not grounded: response not eligible", "bad"
         note = f"response not eligible: {reason.rstrip('. ')}. Its sentence labels are not counted."
+    elif grounded not in (0, 1):  # repeated samples still split on a sentence
+        outcome, tone = (
+            f"split vote: grounded {grounded:.2f}" + (f": {why}" if why else ""),
+            "plain",
+        )
     else:
         outcome = ("✓ grounded" if grounded == 1 else "✗ not grounded") + (
             f": {why}" if why else ""
@@ -44,7 +49,8 @@ def _block(judge: str, entry: Mapping[str, Any]) -> SentenceBlock:
     sentences = tuple(
         Sentence(
             shown(s.get("sentence")),
-            shown(s.get("label")) or "unlabelled",
+            shown(s.get("label"))
+            or ("undecided" if s.get("status") == "undecided" else "unlabelled"),
             shown(s.get("rationale")),
             counted=note is None,
         )
