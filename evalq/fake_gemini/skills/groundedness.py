@@ -195,7 +195,7 @@ def label_sentence(sentence: Span, context: list[Span]) -> SentenceReply:
     )
 
 
-_ODDS_MARK = re.compile(r"\[judge-odds\s+[^\]]*\]")
+_ODDS_MARK = re.compile(r"\s*\[judge-odds\s+[^\]]*\]")
 
 
 def drawn_label(
@@ -242,7 +242,7 @@ def judge_reply(
             )
             continue
         odds = odds_in(bare) or context_odds
-        bare = _ODDS_MARK.sub(" ", bare).strip()
+        bare = " ".join(_ODDS_MARK.sub("", bare).split())  # the sentence as its odds key
         judged = Span(bare, frozenset(content(bare)), len(tokens(bare)))
         if odds is not None:
             labelled = drawn_label(judged, passages, odds, sample)

@@ -75,7 +75,9 @@ def groundedness_view(result: RowResult, named: Sequence[JudgedInput]) -> ViewPa
         headline, tone = "unscored", "unscored"
     else:
         headline = f"grounded share {result.score:.2f}" if len(blocks) > 1 else ""
+        tone = "ok" if result.score == 1 else "bad"
+        if not headline and result.score not in (0, 1):  # a split vote of repeated samples
+            headline, tone = f"split vote: grounded {result.score:.2f}", "plain"
         if not headline:
             headline = "✓ grounded" if result.score == 1 else "✗ not grounded"
-        tone = "ok" if result.score == 1 else "bad"
     return ViewParts(headline=headline, tone=tone, texts=texts, sentence_blocks=blocks)

@@ -31,7 +31,7 @@ def _grounded_rows(folder: Path, easy: int, split: int, tag: str) -> Path:
         {"id": f"easy{i}", "query": f"{QUERY} ({tag} {i})", "context": CONTEXT, "response": SURE}
         for i in range(easy)
     ]
-    for i, seed in enumerate(split_seeds(split, HALF, f"{TORN} .")):
+    for i, seed in enumerate(split_seeds(split, HALF, f"{TORN}.")):
         response = f"{SURE} {TORN} [judge-odds supported=0.5 seed={seed}]."
         rows.append(
             {

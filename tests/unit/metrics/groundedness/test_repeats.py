@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from evalq.core.models import Verdict
 from evalq.core.repeats import decision_dict
+from evalq.fake_gemini.skills.noisy import draw
 from evalq.metrics.groundedness.repeats import (
     ELIGIBILITY,
     Votes,
@@ -13,7 +14,9 @@ from evalq.metrics.groundedness.repeats import (
     unit_decision,
     vote_decisions,
 )
+from evalq.metrics.groundedness.view import groundedness_view
 from evalq.stats.adaptive import Budget
+from evalq.testing import Harness, MemoryJudge, simulated
 
 RESPONSE = "Paris is the capital of France. The tower is 330 metres tall. I hope this helps."
 AUTO = Budget(2, 8, adaptive=True)
@@ -110,3 +113,69 @@ def test_a_fixed_count_asks_every_sample_and_fills_repeats() -> None:
     ]
     assert all(len(r.samples) == 3 and r.rule == "fixed" for r in repeats)
     assert repeats[0].verdict == "supported" and repeats[0].decided
+
+
+CONTEXT = "Paris is the capital of France. The Eiffel Tower in Paris is 330 metres tall."
+TORN = "The Eiffel Tower in Paris is 330 metres tall"
+
+
+def _evenly_torn_seed(count: int) -> int:
+    """A seed whose `count` draws for TORN split exactly in half."""
+    odds = {"supported": 0.5, "unsupported": 0.5}
+    seed = 0
+    while True:
+        seed += 1
+        drawn = [draw(odds, seed, f"{TORN}.", k) for k in range(count)]
+        if drawn.count("supported") * 2 == count:
+            return seed
+
+
+def _grounded_harness(samples: int | str) -> Harness:
+    return Harness("groundedness", {"samples": samples}, {"sim": MemoryJudge("sim", simulated)})
+
+
+def test_a_row_with_a_sentence_split_at_k_scores_a_split_vote_never_a_sure_label() -> None:
+    seed = _evenly_torn_seed(8)
+    harness = _grounded_harness(8)
+    (row,) = harness.rows(
+        [
+            {
+                "query": "How tall is the Eiffel Tower in Paris?",
+                "context": CONTEXT,
+                "response": f"{TORN} [judge-odds supported=0.5 seed={seed}].",
+            }
+        ]
+    )
+    _, _, result = harness.run_row(row)
+    assert len(harness.judges["sim"].requests) == 8  # one call per sample
+    (torn, eligibility) = result.repeats
+    assert (torn.verdict, torn.decided, torn.rule) == (None, False, "fixed")
+    assert [s.answer for s in torn.samples].count("supported") == 4
+    assert eligibility.unit == ELIGIBILITY and eligibility.decided
+    assert result.score == 0.5  # neither grounded nor not
+    (question,) = result.questions
+    assert (question.result, question.answer) == (None, "split vote (0.50 grounded)")
+    sentence = result.details["judges"]["sim"]["response_sentences"][0]
+    assert (sentence["label"], sentence["status"]) == (None, "undecided")
+    view = groundedness_view(result, [])
+    assert view.headline == "split vote: grounded 0.50" and view.tone == "plain"
+    assert result.details["samples"] == 8
+
+
+def test_a_row_the_judge_labels_the_same_every_time_stops_at_three_labellings() -> None:
+    harness = _grounded_harness("auto")
+    (row,) = harness.rows(
+        [
+            {
+                "query": "What is the capital of France?",
+                "context": CONTEXT,
+                "response": "Paris is the capital of France.",
+            }
+        ]
+    )
+    _, _, result = harness.run_row(row)
+    assert len(harness.judges["sim"].requests) == 3
+    assert {r.verdict for r in result.repeats} == {"supported", "eligible"}
+    assert result.score == 1 and result.questions[0].result == 1
+    requests = harness.judges["sim"].requests
+    assert [r.sample for r in requests] == [0, 1, 2] and {r.temperature for r in requests} == {0.7}
