@@ -12,36 +12,9 @@ import pytest
 
 from evalq.core.models import RowResult
 from tests.conftest import FakeGemini
-from tests.support.datasets import write_rows
-from tests.support.noisy_rows import split_seeds
+from tests.support.noisy_rows import noisy_grounded_rows
 
 pytestmark = pytest.mark.integration
-
-CONTEXT = "Paris is the capital of France. The Eiffel Tower in Paris is 330 metres tall."
-QUERY = "What is the capital of France, and how tall is the Eiffel Tower?"
-SURE = "Paris is the capital of France."
-TORN = "The Eiffel Tower in Paris is 330 metres tall"
-HALF = {"supported": 0.5, "unsupported": 0.5}
-
-
-def _grounded_rows(folder: Path, easy: int, split: int, tag: str) -> Path:
-    """`easy` rows the judge finds grounded every time, then `split` rows whose second
-    sentence it labels supported or unsupported evenly (a seed whose first draws differ)."""
-    rows: list[dict[str, Any]] = [
-        {"id": f"easy{i}", "query": f"{QUERY} ({tag} {i})", "context": CONTEXT, "response": SURE}
-        for i in range(easy)
-    ]
-    for i, seed in enumerate(split_seeds(split, HALF, f"{TORN}.")):
-        response = f"{SURE} {TORN} [judge-odds supported=0.5 seed={seed}]."
-        rows.append(
-            {
-                "id": f"split{i}",
-                "query": f"{QUERY} ({tag})",
-                "context": CONTEXT,
-                "response": response,
-            }
-        )
-    return write_rows(folder / f"{tag}.jsonl", rows)
 
 
 def _grounded_job(
@@ -61,7 +34,7 @@ def _labellings(rows: dict[str, RowResult]) -> int:
 def test_groundedness_auto_stops_easy_rows_early_and_never_labels_a_split_sentence_sure(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    data = _grounded_rows(tmp_path, easy=3, split=3, tag="gr-auto")
+    data = noisy_grounded_rows(tmp_path, easy=3, split=3, tag="gr-auto")
     judge = "judge-adaptive-grounded"
     plan = client.plan("groundedness", data, judge_model=judge, options={"samples": "auto"})
     assert (plan.calls_min, plan.calls_total) == (6 * 2, 6 * 8)
@@ -94,7 +67,7 @@ def test_groundedness_auto_stops_easy_rows_early_and_never_labels_a_split_senten
 def test_groundedness_fixed_samples_ask_every_labelling_k_times_and_fill_repeats(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    data = _grounded_rows(tmp_path, easy=2, split=1, tag="gr-fixed")
+    data = noisy_grounded_rows(tmp_path, easy=2, split=1, tag="gr-fixed")
     summary, rows = _grounded_job(client, data, "judge-fixed-grounded", 3)
     for row in rows.values():
         assert row.repeats and all(len(r.samples) == 3 for r in row.repeats)
