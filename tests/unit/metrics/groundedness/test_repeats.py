@@ -16,7 +16,7 @@ from evalq.metrics.groundedness.repeats import (
 )
 from evalq.metrics.groundedness.view import groundedness_view
 from evalq.stats.adaptive import Budget
-from evalq.testing import Harness, MemoryJudge, simulated
+from tests.support.metric_harness import Harness, MemoryJudge, simulated
 
 RESPONSE = "Paris is the capital of France. The tower is 330 metres tall. I hope this helps."
 AUTO = Budget(2, 8, adaptive=True)
