@@ -69,3 +69,35 @@ def noisy_pairwise_rows(folder: Path, easy: int, split: int) -> Path:
             }
         )
     return write_rows(folder / "pairs.jsonl", rows)
+
+
+GROUNDING_CONTEXT = "Paris is the capital of France. The Eiffel Tower in Paris is 330 metres tall."
+GROUNDING_QUERY = "What is the capital of France, and how tall is the Eiffel Tower?"
+SURE_SENTENCE = "Paris is the capital of France."
+TORN_SENTENCE = "The Eiffel Tower in Paris is 330 metres tall"
+HALF_SUPPORTED = {"supported": 0.5, "unsupported": 0.5}
+
+
+def noisy_grounded_rows(folder: Path, easy: int, split: int, tag: str) -> Path:
+    """`easy` rows the judge finds grounded every time, then `split` rows whose second
+    sentence it labels supported or unsupported evenly (a seed whose first draws differ)."""
+    rows: list[dict[str, Any]] = [
+        {
+            "id": f"easy{i}",
+            "query": f"{GROUNDING_QUERY} ({tag} {i})",
+            "context": GROUNDING_CONTEXT,
+            "response": SURE_SENTENCE,
+        }
+        for i in range(easy)
+    ]
+    for i, seed in enumerate(split_seeds(split, HALF_SUPPORTED, f"{TORN_SENTENCE}.")):
+        response = f"{SURE_SENTENCE} {TORN_SENTENCE} [judge-odds supported=0.5 seed={seed}]."
+        rows.append(
+            {
+                "id": f"split{i}",
+                "query": f"{GROUNDING_QUERY} ({tag})",
+                "context": GROUNDING_CONTEXT,
+                "response": response,
+            }
+        )
+    return write_rows(folder / f"{tag}.jsonl", rows)

@@ -1,5 +1,6 @@
-"""The simulated judge's groundedness skill: it answers from the context, and judges answers by
-word overlap, so a faithful answer really scores higher than one with an invented claim."""
+"""The simulated judge's groundedness skill: it answers from the context and judges by word
+overlap, so a faithful answer scores higher than an invented claim; a sentence with odds
+(``[judge-odds supported=0.6 seed=2]``, or the context's) gets a label drawn as noisy.py does."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from evalq.fake_gemini.prompt_grammar import (
     shows_field,
 )
 from evalq.fake_gemini.protocol import schema_properties
+from evalq.fake_gemini.skills.noisy import draw, odds_in
 from evalq.metrics.groundedness.parsing import GroundingReply, SentenceReply
 
 if TYPE_CHECKING:
@@ -193,11 +195,40 @@ def label_sentence(sentence: Span, context: list[Span]) -> SentenceReply:
     )
 
 
-def judge_reply(query: str, context: str, response: str, only: str | None = None) -> GroundingReply:
+_ODDS_MARK = re.compile(r"\s*\[judge-odds\s+[^\]]*\]")
+
+
+def drawn_label(
+    sentence: Span, passages: list[Span], odds: tuple[dict[str, float], int], sample: int | None
+) -> SentenceReply:
+    """A sentence's label drawn from its odds (fixed by its text and the sample's seed); a
+    drawn `supported` or `contradictory` quotes the context passage closest to it."""
+    chances, seed = odds
+    chances = {**chances, "unsupported": max(0.0, 1.0 - sum(chances.values()))}
+    label = draw(chances, seed, sentence.text, sample)
+    best = max(passages, key=lambda span: len(sentence.stems & span.stems), default=None)
+    needs = label in ("supported", "contradictory") and best is not None
+    return SentenceReply(
+        sentence=sentence.text,
+        label=label,
+        rationale=f"{LABEL} A noisy judge: this label was drawn from the sentence's odds.",
+        excerpt=best.text if needs and best is not None else None,
+    )
+
+
+def judge_reply(
+    query: str,
+    context: str,
+    response: str,
+    only: str | None = None,
+    sample: int | None = None,
+) -> GroundingReply:
     """Labels for every sentence of the response, or, asked again, for the sentences in
     ``only`` (one per line). A sentence is quoted as written, our "[simulated judge]" marker
-    included, and judged without the marker."""
+    included, and judged without the marker; one with odds (its own or the context's) gets a
+    label drawn with the ``sample`` seed."""
     passages = split_sentences(context)
+    context_odds = odds_in(context)
     sentences: list[SentenceReply] = []
     answered: set[str] = set()  # the response's own words
     quoted: set[str] = set()  # the words of the passages its supported sentences quote
@@ -210,7 +241,13 @@ def judge_reply(query: str, context: str, response: str, only: str | None = None
                 )
             )
             continue
-        labelled = label_sentence(Span(bare, frozenset(content(bare)), len(tokens(bare))), passages)
+        odds = odds_in(bare) or context_odds
+        bare = " ".join(_ODDS_MARK.sub("", bare).split())  # the sentence as its odds key
+        judged = Span(bare, frozenset(content(bare)), len(tokens(bare)))
+        if odds is not None:
+            labelled = drawn_label(judged, passages, odds, sample)
+        else:
+            labelled = label_sentence(judged, passages)
         sentences.append(labelled.model_copy(update={"sentence": span.text}))
         if labelled.label != "no_rad":
             answered |= content(bare)
@@ -251,7 +288,7 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     if "sentences" in properties or (not properties and shows_field(text, "no_rad")):
         # Asked again for sentences left out, we label just those.
         only = block(text, UNLABELLED_SENTENCES)
-        reply = judge_reply(query, context, response, only)
+        reply = judge_reply(query, context, response, only, request.seed)
         return reply.model_dump_json() if properties else _seed_form(reply)
     return None
 

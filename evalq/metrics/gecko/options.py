@@ -45,7 +45,7 @@ class GeckoOptions(MetricOptions):
     samples: Annotated[
         SamplesOption,
         Flag(
-            "Pointwise/pairwise/rank/Gecko: ask each verdict K times, or 'auto' to ask again "
-            "only while it is undecided (at most 8 times; 'auto:N' at most N)."
+            "Pointwise/pairwise/rank/Gecko/groundedness: ask each verdict K times, or 'auto' to "
+            "ask again only while it is undecided (at most 8 times; 'auto:N' at most N)."
         ),
     ] = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from evalq.core.errors import JudgeError, UnparseableReply, must_propagate
 from evalq.core.judge import Judge, JudgeReply, JudgeRequest
 from evalq.core.models import (
@@ -25,12 +27,22 @@ from evalq.metrics.groundedness.scoring import check_sentences, score_labelling
 
 
 def judge_response(
-    judge: Judge, index: int, query: str, context: str, response: str
+    judge: Judge,
+    index: int,
+    query: str,
+    context: str,
+    response: str,
+    *,
+    temperature: float = 0.0,
+    sample: int = 0,
 ) -> tuple[Verdict, JudgeReply | None]:
-    """One judge's labelling of the response, asked once more for any sentence it left out.
-    Rate limits and spent daily quotas propagate; any other failure, a reply we can't read, and
-    a labelling that still leaves sentences out, is an unscored verdict."""
-    request = JudgeRequest(prompt=judge_prompt(query, context, response), schema=GroundingReply)
+    """One judge's labelling of the response, asked once more for any sentence it left out
+    (a repeated sample asks both at its own temperature and sample index, so its own cache
+    key). Rate limits and spent daily quotas propagate; any other failure, a reply we can't
+    read, and a labelling that still leaves sentences out, is an unscored verdict."""
+    sampling: dict[str, Any] = {"temperature": temperature, "sample": sample}
+    prompt = judge_prompt(query, context, response)
+    request = JudgeRequest(prompt=prompt, schema=GroundingReply, **sampling)
     try:
         reply = judge.generate(request)
     except JudgeError as exc:
@@ -52,9 +64,8 @@ def judge_response(
     if missing:
         labelling.asked_again = missing
         try:
-            more, second = _ask_again(
-                judge, query, context, response, [labelling.sentences[i] for i in missing]
-            )
+            named = [labelling.sentences[i] for i in missing]
+            more, second = _ask_again(judge, query, context, response, named, sampling)
         except JudgeError as exc:
             if must_propagate(exc):
                 raise  # retried as a unit; the first call then comes from the cache
@@ -93,10 +104,15 @@ def judge_response(
 
 
 def _ask_again(
-    judge: Judge, query: str, context: str, response: str, missing: list[str]
+    judge: Judge,
+    query: str,
+    context: str,
+    response: str,
+    missing: list[str],
+    sampling: dict[str, Any],
 ) -> tuple[ParsedGrounding, JudgeReply]:
     """One more call naming the sentences the judge left out; raises JudgeError (a reply we
     can't read is UnparseableReply) when it brings nothing."""
     prompt = judge_gap_prompt(query, context, response, missing)
-    reply = judge.generate(JudgeRequest(prompt=prompt, schema=GroundingReply))
+    reply = judge.generate(JudgeRequest(prompt=prompt, schema=GroundingReply, **sampling))
     return parse_grounding(reply.text), reply

@@ -51,7 +51,10 @@ class LabelledSentence(BaseModel):
     asked_again: bool = False  # from the re-ask for missing sentences
 
 
-SentenceStatus = Literal["labelled", "labelled_when_asked_again", "missing", "no_words"]
+# undecided: labelled by repeated samples (--samples) that still split at the maximum.
+SentenceStatus = Literal[
+    "labelled", "labelled_when_asked_again", "missing", "no_words", "undecided"
+]
 
 
 class ResponseSentence(BaseModel):

@@ -24,6 +24,7 @@ re-ask), scoring (one judge's verdict), summary (the job's figures).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from evalq.core.bounds import some_names
@@ -40,6 +41,7 @@ from evalq.core.models import (
     RowResult,
     Verdict,
 )
+from evalq.core.repeats import SAMPLED_TEMPERATURE, budget_of
 from evalq.core.row_columns import read_columns
 from evalq.core.row_value import RowValue
 from evalq.core.row_view import JudgedInput, ViewParts
@@ -54,6 +56,11 @@ from evalq.metrics.groundedness.prompts import (
     check_answer_template,
     judge_prompt,
     template_version,
+)
+from evalq.metrics.groundedness.repeats import (
+    labelling_repeats,
+    repeated_labelling,
+    samples_budget,
 )
 from evalq.metrics.groundedness.scoring import (
     JudgeResult,
@@ -196,6 +203,7 @@ class Groundedness:
     def plan(self, ctx: RowContext) -> GroundednessPlan:
         judges = ctx.job.judges
         units = [JudgeUnit(index=i, judge_model=model) for i, model in enumerate(judges)]
+        samples = budget_of(ctx.options.get("samples")).max_samples
         given = ctx.row.data.get("response")
         if isinstance(given, str) and given:
             return GroundednessPlan(
@@ -204,6 +212,7 @@ class Groundedness:
                 judge_template=JUDGE_TEMPLATE_VERSION,
                 response=given,
                 response_source="dataset",
+                samples=samples,
             )
         model, reply = self._generate(ctx)
         return GroundednessPlan(
@@ -216,6 +225,7 @@ class Groundedness:
             candidate_template=template_version(ctx.options.get("prompt_template")),
             candidate_finish_reason=reply.finish_reason,
             simulated=reply.simulated,
+            samples=samples,
         )
 
     def _generate(self, ctx: RowContext) -> tuple[str, JudgeReply]:
@@ -232,7 +242,8 @@ class Groundedness:
         return model, reply
 
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
-        """The response to generate (when the row has none), then one labelling per judge."""
+        """The response to generate (when the row has none), then one labelling per judge, or
+        per judge and sample with --samples (beyond the minimum, only while undecided)."""
         query, context = row.data["query"], row.data["context"]
         response = row.data.get("response")
         if not isinstance(response, str) or not response:
@@ -245,12 +256,25 @@ class Groundedness:
             sentences = ASSUMED_SENTENCES
         else:
             sentences = max(1, len(split_sentences(response)))
-        request = JudgeRequest(prompt=judge_prompt(query, context, response), schema=GroundingReply)
+        prompt = judge_prompt(query, context, response)
         answer = LABELLING_TOKENS + LABEL_TOKENS_PER_SENTENCE * sentences
+        budget = budget_of(env.options.get("samples"))
         for model in env.job.judges:
-            env.call(request, model, answer)
+            for sample in range(budget.max_samples):
+                request = JudgeRequest(prompt=prompt, schema=GroundingReply)
+                if budget.max_samples > 1:
+                    request = replace(request, temperature=SAMPLED_TEMPERATURE, sample=sample)
+                optional = budget.adaptive and sample >= budget.min_samples
+                env.call(request, model, answer, optional=optional)
 
     def run_unit(self, ctx: RowContext, plan: GroundednessPlan, unit: JudgeUnit) -> Verdict:
+        budget = samples_budget(ctx.options) if plan.samples > 1 else None
+        if budget is not None:
+            data = ctx.row.data
+            judge = ctx.judge(unit.judge_model)
+            return repeated_labelling(
+                judge, unit.index, data["query"], data["context"], plan.response, budget
+            )
         verdict, _ = judge_response(
             ctx.judge(unit.judge_model),
             unit.index,
@@ -275,17 +299,15 @@ class Groundedness:
                 question=f"judge {j.judge_model}: is every claim supported by the context?",
                 tag="grounded",
                 expected="grounded",
-                answer=None
-                if j.grounded is None
-                else ("grounded" if j.grounded else "not grounded"),
-                result=j.grounded,
+                answer=_grounded_answer(j.grounded),
+                result=j.grounded if j.grounded in (0, 1) else None,
                 status=j.status,
                 reason=j.reason,
                 detail=j.why,
             )
             for j in judged
         ]
-        details = {
+        details: dict[str, Any] = {
             "response": plan.response,
             "response_source": plan.response_source,
             "candidate_model": plan.candidate_model,
@@ -295,8 +317,13 @@ class Groundedness:
                 "supported_fraction": mean_of(j.supported_fraction for j in scored),
             },
         }
+        if plan.samples > 1:
+            details["samples"] = plan.samples
         return RowResult.of(
             row,
+            repeats=labelling_repeats(
+                [(u.judge_model, results.get(u.index)) for u in plan.units], plan.response
+            ),
             status=status,
             score=score,
             questions=questions,
@@ -311,3 +338,12 @@ class Groundedness:
 
 
 GROUNDEDNESS: Metric[GroundednessPlan, JudgeUnit] = Groundedness()
+
+
+def _grounded_answer(grounded: float | None) -> str | None:
+    """A split vote of repeated samples is neither grounded nor not grounded."""
+    if grounded is None:
+        return None
+    if grounded not in (0, 1):
+        return f"split vote ({grounded:.2f} grounded)"
+    return "grounded" if grounded else "not grounded"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from evalq.core.options import Flag, MetricOptions
+from evalq.core.repeats import SamplesOption
 
 
 class GroundednessOptions(MetricOptions):
@@ -18,5 +19,12 @@ class GroundednessOptions(MetricOptions):
         Flag(
             "Groundedness/ranking: the candidate prompt template ({query}, {context}).",
             file="text",
+        ),
+    ] = None
+    samples: Annotated[
+        SamplesOption,
+        Flag(
+            "Pointwise/pairwise/rank/Gecko/groundedness: ask each verdict K times, or 'auto' to "
+            "ask again only while it is undecided (at most 8 times; 'auto:N' at most N)."
         ),
     ] = None

@@ -24,3 +24,4 @@ class GroundednessPlan(Plan[JudgeUnit]):
     candidate_model: str | None = None  # these three only for a generated response
     candidate_template: str | None = None
     candidate_finish_reason: str | None = None
+    samples: int = 1  # labellings per judge at most: K for --samples K, the maximum for auto

@@ -36,7 +36,7 @@ class JudgeResult(BaseModel):
 
     judge_model: str
     status: Literal["ok", "unscored"]
-    grounded: int | None = None
+    grounded: int | float | None = None  # a float only for a split vote of repeated samples
     supported_fraction: float | None = None  # over the sentences that need attribution
     # label -> sentences of the response, by the label that counts for each
     counts: dict[str, int] = Field(default_factory=dict)

@@ -11,4 +11,7 @@ from evalq.metrics.groundedness.prompts import JUDGE_TEMPLATE_VERSION
 
 
 def groundedness_setup(job: JobConfig) -> dict[str, Any]:
-    return {"templates": {"judge": JUDGE_TEMPLATE_VERSION}}
+    setup: dict[str, Any] = {"templates": {"judge": JUDGE_TEMPLATE_VERSION}}
+    if job.options.get("samples") not in (None, 1):  # asked again: a score moves with it
+        setup["samples"] = job.options["samples"]
+    return setup

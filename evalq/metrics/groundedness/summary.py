@@ -58,6 +58,14 @@ def summarize_rows(rows: list[RowResult]) -> dict[str, Any]:
     }
     if len(models) >= 2:
         summary["agreement"] = label_agreement(
-            {m: {i: j[m].grounded for i, (_, j) in enumerate(judged) if m in j} for m in models}
+            {
+                m: {i: _sure(j[m].grounded) for i, (_, j) in enumerate(judged) if m in j}
+                for m in models
+            }
         )
     return summary
+
+
+def _sure(grounded: float | None) -> int | None:
+    """A judge's grounded 0/1; a split vote of repeated samples is no label to agree on."""
+    return int(grounded) if grounded in (0, 1) else None

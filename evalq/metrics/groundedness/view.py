@@ -35,6 +35,11 @@ def _block(judge: str, entry: Mapping[str, Any]) -> SentenceBlock:
         reason = shown(entry.get("eligibility_reason")) or "the response does not answer"
         outcome, tone = "✗ not grounded: response not eligible", "bad"
         note = f"response not eligible: {reason.rstrip('. ')}. Its sentence labels are not counted."
+    elif grounded not in (0, 1):  # repeated samples still split on a sentence
+        outcome, tone = (
+            f"split vote: grounded {grounded:.2f}" + (f": {why}" if why else ""),
+            "plain",
+        )
     else:
         outcome = ("✓ grounded" if grounded == 1 else "✗ not grounded") + (
             f": {why}" if why else ""
@@ -44,7 +49,8 @@ def _block(judge: str, entry: Mapping[str, Any]) -> SentenceBlock:
     sentences = tuple(
         Sentence(
             shown(s.get("sentence")),
-            shown(s.get("label")) or "unlabelled",
+            shown(s.get("label"))
+            or ("undecided" if s.get("status") == "undecided" else "unlabelled"),
             shown(s.get("rationale")),
             counted=note is None,
         )
@@ -69,7 +75,9 @@ def groundedness_view(result: RowResult, named: Sequence[JudgedInput]) -> ViewPa
         headline, tone = "unscored", "unscored"
     else:
         headline = f"grounded share {result.score:.2f}" if len(blocks) > 1 else ""
+        tone = "ok" if result.score == 1 else "bad"
+        if not headline and result.score not in (0, 1):  # a split vote of repeated samples
+            headline, tone = f"split vote: grounded {result.score:.2f}", "plain"
         if not headline:
             headline = "✓ grounded" if result.score == 1 else "✗ not grounded"
-        tone = "ok" if result.score == 1 else "bad"
     return ViewParts(headline=headline, tone=tone, texts=texts, sentence_blocks=blocks)
