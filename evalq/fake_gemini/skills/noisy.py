@@ -58,21 +58,24 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
     blocks = blocks_by_kind(request.text)
     if "pairwise_choice" in properties:
         return _comparison(request, blocks)
-    if {"explanation", "answer"} <= properties and "question" in blocks:
-        found = odds_in(blocks["question"])
-        if found is None:
-            return None
-        said = draw(*found, "question", request.seed)
-        explanation = f"{LABEL} A noisy judge: this answer was drawn from the question's odds."
-        return json.dumps({"explanation": explanation, "answer": said})
-    if {"explanation", "rating"} <= properties and "response" in blocks:
-        found = odds_in(blocks["response"])
-        if found is None:
-            return None
-        rating = draw(*found, "response", request.seed)
-        explanation = f"{LABEL} A noisy judge: this rating was drawn from the item's odds."
-        return json.dumps({"explanation": explanation, "rating": int(float(rating))})
+    for field, block, whose in _DRAWN:
+        if {"explanation", field} <= properties and block in blocks:
+            found = odds_in(blocks[block])
+            if found is None:
+                return None
+            said = draw(*found, block, request.seed)
+            explanation = f"{LABEL} A noisy judge: this {field} was drawn from the {whose} odds."
+            return json.dumps({"explanation": explanation, field: _written(field, said)})
     return None
+
+
+# The replies drawn from a block's odds: the reply's field, the block, and whose odds they are.
+_DRAWN = (("answer", "question", "question's"), ("rating", "response", "item's"))
+
+
+def _written(field: str, said: str) -> str | int:
+    """A rating is written as the whole number the rating schema asks for."""
+    return int(float(said)) if field == "rating" else said
 
 
 def _comparison(request: FakeRequest, blocks: dict[str, str]) -> str | None:

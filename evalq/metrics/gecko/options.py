@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from evalq.core.options import Flag, MetricOptions
-from evalq.core.repeats import SamplesOption
+from evalq.core.repeats import SAMPLES_HELP, SamplesOption
 
 
 class GeckoOptions(MetricOptions):
@@ -42,10 +42,4 @@ class GeckoOptions(MetricOptions):
             "(with --questions replace)."
         ),
     ] = None
-    samples: Annotated[
-        SamplesOption,
-        Flag(
-            "Pointwise/pairwise/rank/Gecko/groundedness: ask each verdict K times, or 'auto' to "
-            "ask again only while it is undecided (at most 8 times; 'auto:N' at most N)."
-        ),
-    ] = None
+    samples: Annotated[SamplesOption, Flag(SAMPLES_HELP)] = None

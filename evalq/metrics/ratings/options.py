@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from evalq.core.options import Flag, MetricOptions
-from evalq.core.repeats import SamplesOption
+from evalq.core.repeats import SAMPLES_HELP, SamplesOption
 from evalq.metrics.ratings.rubrics import rubric_listing
 
 
@@ -23,11 +23,5 @@ class RatingOptions(MetricOptions):
         ),
     ] = None
     template_text: str | None = None  # a template file's text (--template FILE)
-    samples: Annotated[
-        SamplesOption,
-        Flag(
-            "Pointwise/pairwise/rank/Gecko/groundedness: ask each verdict K times, or 'auto' to "
-            "ask again only while it is undecided (at most 8 times; 'auto:N' at most N)."
-        ),
-    ] = None
+    samples: Annotated[SamplesOption, Flag(SAMPLES_HELP)] = None
     temperature: int | float | None = None  # default: 0 for one sample, 0.7 for several

@@ -5,15 +5,18 @@ its samples and verdicts are the online job's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from evalq.core.models import JobSummary, RowResult
 from tests.support.batches import FAST_POLLS
-from tests.support.noisy_rows import noisy_pointwise_rows
-from tests.support.stack import stack
+from tests.support.noisy_rows import noisy_grounded_rows, noisy_pointwise_rows
+from tests.support.stack import Stack, stack
 
 pytestmark = pytest.mark.integration
 OPTIONS = {"template": "question_answering_quality", "samples": "auto:6"}
+GROUNDED_AUTO = {"samples": "auto:6"}
 
 
 def test_undecided_units_go_into_the_next_batch_a_bounded_number_of_rounds(
@@ -21,22 +24,48 @@ def test_undecided_units_go_into_the_next_batch_a_bounded_number_of_rounds(
 ) -> None:
     data = noisy_pointwise_rows(tmp_path, easy=3, split=2)
     with stack(tmp_path / "stack", **FAST_POLLS) as s:
-        client = s.client()
-        batch = client.submit(
-            "pointwise", data, judge_model="gemini-2.5-flash", options=OPTIONS, mode="batch"
-        ).job_id
-        done = client.wait(batch, timeout_s=300)
-        rounds = s.stats()["batches"]["created"]
-        batch_rows = {r.id: r for r in client.results(batch)}
-        online = client.submit(
-            "pointwise", data, judge_model="gemini-2.5-flash-001", options=OPTIONS
-        ).job_id
-        assert client.wait(online, timeout_s=300).status == "finished"
-        online_rows = {r.id: r for r in client.results(online)}
+        done, rounds, batch_rows, online_rows = _in_batch_then_online(s, "pointwise", data, OPTIONS)
     assert done.status == "finished" and done.rows_scored == 5
     most = max(len(r.repeats[0].samples) for r in batch_rows.values())
     assert rounds == most <= 6  # one sample per round, each round one batch
-    assert {k: [s.answer for s in r.repeats[0].samples] for k, r in batch_rows.items()} == {
-        k: [s.answer for s in r.repeats[0].samples] for k, r in online_rows.items()
-    }
+    assert _samples_of(batch_rows) == _samples_of(online_rows)
     assert all(len(batch_rows[f"easy{i}"].repeats[0].samples) == 3 for i in range(3))
+
+
+def test_undecided_labellings_go_into_the_next_batch_and_match_the_online_samples(
+    tmp_path: Path,
+) -> None:
+    data = noisy_grounded_rows(tmp_path, easy=2, split=2, tag="gr-batch")
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        done, rounds, batch_rows, online_rows = _in_batch_then_online(
+            s, "groundedness", data, GROUNDED_AUTO
+        )
+    assert done.status == "finished" and done.rows_scored == 4
+    most = max(len(r.repeats[0].samples) for r in batch_rows.values())
+    assert rounds == most <= 6  # one labelling per round, each round one batch
+    assert _samples_of(batch_rows) == _samples_of(online_rows)
+    assert all(len(batch_rows[f"easy{i}"].repeats[0].samples) == 3 for i in range(2))
+    assert {k: r.score for k, r in batch_rows.items()} == {
+        k: r.score for k, r in online_rows.items()
+    }
+
+
+def _in_batch_then_online(
+    s: Stack, metric: str, data: Path, options: dict[str, Any]
+) -> tuple[JobSummary, int, dict[str, RowResult], dict[str, RowResult]]:
+    """The job in batch mode (its summary, the batches it made, its rows), then the same rows
+    online under another name of the judge (so no reply comes from the batch job's cache)."""
+    client = s.client()
+    batch = client.submit(
+        metric, data, judge_model="gemini-2.5-flash", options=options, mode="batch"
+    ).job_id
+    done = client.wait(batch, timeout_s=300)
+    rounds = int(s.stats()["batches"]["created"])
+    batch_rows = {r.id: r for r in client.results(batch)}
+    online = client.submit(metric, data, judge_model="gemini-2.5-flash-001", options=options)
+    assert client.wait(online.job_id, timeout_s=300).status == "finished"
+    return done, rounds, batch_rows, {r.id: r for r in client.results(online.job_id)}
+
+
+def _samples_of(rows: dict[str, RowResult]) -> dict[str, list[list[str | None]]]:
+    return {k: [[s.answer for s in rep.samples] for rep in r.repeats] for k, r in rows.items()}
