@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 LABEL = "[simulated judge]"
 # Where the odds sit, in the row's own text: a rating's response ``[judge-odds 4=0.6 5=0.4]``;
 # one response of a comparison ``[judge-odds win=0.7 same=0.1]`` (it loses with the rest,
-# whichever order it is shown in); a Gecko question's text ``[judge-odds yes=0.7 no=0.3]``.
+# whichever order it is shown in); a Gecko question's text ``[judge-odds yes=0.7 no=0.3]``
+# (a video question's: letters of the choices as shown, ``[judge-odds a=0.5 b=0.5]``).
 # ``seed=N`` makes another item with the same odds draw differently. The sample's seed is
 # generationConfig.seed (evalq sends the sample index at a temperature above zero); without
 # one (temperature 0) the likeliest answer is given.
@@ -70,7 +71,11 @@ def answer(request: FakeRequest, judge: SeesImages) -> str | None:
 
 
 # The replies drawn from a block's odds: the reply's field, the block, and whose odds they are.
-_DRAWN = (("answer", "question", "question's"), ("rating", "response", "item's"))
+_DRAWN = (
+    ("answer", "question", "question's"),
+    ("answer", "video_question", "question's"),
+    ("rating", "response", "item's"),
+)
 
 
 def _written(field: str, said: str) -> str | int:

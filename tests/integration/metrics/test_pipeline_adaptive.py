@@ -12,6 +12,7 @@ import pytest
 from devtools.local import wait_for
 from evalq.core.models import RowResult
 from evalq.core.pricing import usd
+from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.conftest import FakeGemini
 from tests.support.datasets import png, write_rows, yes_no
 from tests.support.noisy_rows import noisy_pairwise_rows, noisy_pointwise_rows, split_seeds
@@ -149,4 +150,38 @@ def test_gecko_auto_asks_a_split_question_further_and_scores_its_share(
     assert len(split.samples) > 3
     share = sum(s.answer == "yes" for s in split.samples) / len(split.samples)
     assert rows["r"].score == pytest.approx((1 + share) / 2)
+    assert fake.stats()["requests"] == summary.judge_calls == _samples(rows)
+
+
+def test_gecko_video_auto_asks_a_split_choice_further_and_keeps_a_sure_one_short(
+    client: Any, fake: FakeGemini, tmp_path: Path
+) -> None:
+    (seed,) = split_seeds(1, {"a": 0.5, "b": 0.5}, "video_question")
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(clip_bytes(GECKO_VIDEO_EXAMPLES[0]))
+    choices = ["a) it stays still", "b) it moves right", "c) it moves left", "d) it grows"]
+    questions = [
+        {"question": "Gv-auto: does it move? [judge-odds a=1 seed=1]", "answer": "a"},
+        {"question": f"Gv-auto: which way? [judge-odds a=0.5 b=0.5 seed={seed}]", "answer": "a"},
+    ]
+    data = write_rows(
+        tmp_path / "v.jsonl",
+        [
+            {
+                "id": "v",
+                "prompt": "a ball",
+                "video": str(clip),
+                "questions": [{**q, "choices": choices, "tag": "action"} for q in questions],
+            }
+        ],
+    )
+    summary, rows = _auto_job(client, "gecko-video", data, "judge-adaptive-video", samples="auto")
+    # The choices are shown in the row's own shuffled order: the judge's letter is mapped back
+    # to the dataset's, so the sure question's one answer need not be "a".
+    sure, split = rows["v"].repeats
+    assert len(sure.samples) == 3 and len({s.answer for s in sure.samples}) == 1
+    assert sure.decided and sure.verdict == sure.samples[0].answer
+    assert len(split.samples) > 3 and len({s.answer for s in split.samples}) == 2
+    shares = [sum(s.answer == "a" for s in r.samples) / len(r.samples) for r in (sure, split)]
+    assert rows["v"].score == pytest.approx(sum(shares) / 2)
     assert fake.stats()["requests"] == summary.judge_calls == _samples(rows)
