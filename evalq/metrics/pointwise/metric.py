@@ -55,7 +55,7 @@ from evalq.stats.agreement import rating_agreement
 
 def _read_rating(text: str) -> tuple[str, dict[str, Any]]:
     parsed = parse_rating(text)
-    return str(parsed.rating), {"rating": parsed.rating, "explanation": parsed.explanation}
+    return str(parsed.verdict), {"rating": parsed.verdict, "explanation": parsed.explanation}
 
 
 def to_score(rating: float) -> float:
