@@ -4,6 +4,7 @@ against a plain asyncio client, and a cached rerun, in one run on this machine."
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import math
 import sys
@@ -146,51 +147,30 @@ memory and Redis commands per judge call across worker counts, against the same 
 """
 
 
+# The benchmarks `scripts/bench --<name>` runs instead of this one: name, what it measures.
+OTHER_BENCHES = (
+    ("scale", "the scaling benchmark"),
+    ("submit", "a large submit"),
+    ("archive", "what the archive costs"),
+    ("adaptive", "adaptive repeats against 8 samples"),
+    ("fairness", "a small job behind a large one"),
+)
+
+
 def main() -> int:
-    if "--scale" in sys.argv[1:]:
-        from devtools.bench.scale import main as scale
-
-        return scale([a for a in sys.argv[1:] if a != "--scale"])
-    if "--submit" in sys.argv[1:]:
-        from devtools.bench.submit import main as submit
-
-        return submit([a for a in sys.argv[1:] if a != "--submit"])
-    if "--archive" in sys.argv[1:]:
-        from devtools.bench.archive import main as archive
-
-        return archive([a for a in sys.argv[1:] if a != "--archive"])
-    if "--adaptive" in sys.argv[1:]:
-        from devtools.bench.adaptive import main as adaptive
-
-        return adaptive([a for a in sys.argv[1:] if a != "--adaptive"])
-    if "--fairness" in sys.argv[1:]:
-        from devtools.bench.fairness import main as fairness
-
-        return fairness([a for a in sys.argv[1:] if a != "--fairness"])
+    for name, _ in OTHER_BENCHES:
+        if f"--{name}" in sys.argv[1:]:
+            other = importlib.import_module(f"devtools.bench.{name}")
+            return int(other.main([a for a in sys.argv[1:] if a != f"--{name}"]))
     parser = bench_parser(HELP, latency_ms=200, concurrency=16, out="bench-results.json")
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--rpm", type=int, default=240)
     parser.add_argument("--quota-window-s", type=float, default=10.0)
     parser.add_argument("--quota-rows", type=int, default=40)
-    parser.add_argument(
-        "--scale", action="store_true", help="the scaling benchmark (devtools.bench.scale)"
-    )
-    parser.add_argument(
-        "--submit", action="store_true", help="a large submit (devtools.bench.submit)"
-    )
-    parser.add_argument(
-        "--fairness",
-        action="store_true",
-        help="a small job behind a large one (devtools.bench.fairness)",
-    )
-    parser.add_argument(
-        "--archive", action="store_true", help="what the archive costs (devtools.bench.archive)"
-    )
-    parser.add_argument(
-        "--adaptive",
-        action="store_true",
-        help="adaptive repeats against 8 samples (devtools.bench.adaptive)",
-    )
+    for name, what in OTHER_BENCHES:
+        parser.add_argument(
+            f"--{name}", action="store_true", help=f"{what} (devtools.bench.{name})"
+        )
     parser.add_argument(
         "--only", choices=["overhead"], default=None, help="run one measurement (for profiling)"
     )

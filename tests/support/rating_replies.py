@@ -8,6 +8,7 @@ them; one writer keeps every test speaking the format the parsers read
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -27,4 +28,13 @@ def rated_after_a_429(text: str, value: int, retry_delay_s: float) -> list[dict[
     return [
         {"match": text, "status": 429, "retry_delay_s": retry_delay_s, "times": 1},
         {"match": text, "reply": rating(value)},
+    ]
+
+
+def rated_in_turn(text: str, values: Sequence[int]) -> list[dict[str, Any]]:
+    """Script rules: the calls matching `text` are rated `values` in turn, the last one every
+    time after (a row whose repeated samples disagree, or one rated the same throughout)."""
+    *once, last = values
+    return [{"match": text, "reply": rating(v), "times": 1} for v in once] + [
+        {"match": text, "reply": rating(last)}
     ]

@@ -11,7 +11,7 @@ import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,3 +174,19 @@ def stack(
             stop(fake.result().proc)
         if server.proc is not None:
             stop(server.proc)
+
+
+def watched_stack(
+    folder: Path, latency_ms: int, stall_timeout_s: int, **options: Any
+) -> AbstractContextManager[Stack]:
+    """A stack for tests that kill workers or Redis mid-job: the fake judge answers after
+    `latency_ms`, and the watchdog sweeps every second, re-driving a row quiet for
+    `stall_timeout_s`. `options`: the rest of `stack`'s."""
+    return stack(
+        folder,
+        "--latency-ms",
+        str(latency_ms),
+        EVALQ_STALL_TIMEOUT_S=str(stall_timeout_s),
+        EVALQ_WATCHDOG_INTERVAL_S="1",
+        **options,
+    )

@@ -13,6 +13,13 @@ def _units(count: int, word: str = "unit") -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+def _share_row(
+    label: str, share: float, of: str, ci95: tuple[float, float] | None
+) -> tuple[str, str]:
+    """A share of disagreement with what it is out of and its 95% interval."""
+    return label, f"{figure_text(share)} of {of} · 95% CI {interval_text(ci95)}"
+
+
 def noise_rows(floor: NoiseFloor | None) -> list[tuple[str, str]]:
     """The noise floor's figures, each with what it is out of; none without repeats."""
     if floor is None:
@@ -25,21 +32,16 @@ def noise_rows(floor: NoiseFloor | None) -> list[tuple[str, str]]:
         )
     ]
     if floor.split_share is not None:
-        out.append(
-            (
-                "  samples disagree",
-                f"{figure_text(floor.split_share)} of units · 95% CI "
-                f"{interval_text(floor.split_ci95)}",
-            )
-        )
+        out.append(_share_row("  samples disagree", floor.split_share, "units", floor.split_ci95))
     if floor.alpha is not None:
         out.append(("  alpha across samples", f"{floor.alpha:.3f} ({floor.alpha_level})"))
     if floor.order_disagreement is not None:
         out.append(
-            (
+            _share_row(
                 "  orders disagree (AB vs BA)",
-                f"{figure_text(floor.order_disagreement)} of {_units(floor.order_units, 'pair')}"
-                f" · 95% CI {interval_text(floor.order_ci95)}",
+                floor.order_disagreement,
+                _units(floor.order_units, "pair"),
+                floor.order_ci95,
             )
         )
     if floor.mean_score_noise_margin is not None:

@@ -205,27 +205,25 @@ class Groundedness:
         units = [JudgeUnit(index=i, judge_model=model) for i, model in enumerate(judges)]
         samples = budget_of(ctx.options.get("samples")).max_samples
         given = ctx.row.data.get("response")
+        source: dict[str, Any]
         if isinstance(given, str) and given:
-            return GroundednessPlan(
-                units=units,
-                judges=judges,
-                judge_template=JUDGE_TEMPLATE_VERSION,
-                response=given,
-                response_source="dataset",
-                samples=samples,
-            )
-        model, reply = self._generate(ctx)
+            source = {"response": given, "response_source": "dataset"}
+        else:
+            model, reply = self._generate(ctx)
+            source = {
+                "response": reply.text.strip(),
+                "response_source": "candidate",
+                "candidate_model": model,
+                "candidate_template": template_version(ctx.options.get("prompt_template")),
+                "candidate_finish_reason": reply.finish_reason,
+                "simulated": reply.simulated,
+            }
         return GroundednessPlan(
             units=units,
             judges=judges,
             judge_template=JUDGE_TEMPLATE_VERSION,
-            response=reply.text.strip(),
-            response_source="candidate",
-            candidate_model=model,
-            candidate_template=template_version(ctx.options.get("prompt_template")),
-            candidate_finish_reason=reply.finish_reason,
-            simulated=reply.simulated,
             samples=samples,
+            **source,
         )
 
     def _generate(self, ctx: RowContext) -> tuple[str, JudgeReply]:

@@ -234,25 +234,18 @@ def repeated_labelling(
         **(verdict.value if isinstance(verdict.value, dict) else {}),
         "sentence_decisions": {k: decision_dict(d, len(taken)) for k, d in decisions.items()},
     }
-    if result.status != "ok":
-        return Verdict(
-            index=index,
-            status="unscored",
-            reason=result.reason,
-            detail=result.detail,
-            value=value,
-            judge_model=judge.model,
-            simulated=verdict.simulated,
-        )
+    # An unscored labelling has no grounded figure; its reason and detail say why.
     grounded = result.grounded
     answer = None if grounded not in (0, 1) else "grounded" if grounded == 1 else "not grounded"
     return Verdict(
         index=index,
-        status="ok",
+        status=result.status,
         answer=answer,
         value=value,
         judge_model=judge.model,
         result=int(grounded) if answer is not None and grounded is not None else None,
+        reason=result.reason,
+        detail=result.detail,
         simulated=verdict.simulated,
     )
 

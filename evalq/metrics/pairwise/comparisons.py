@@ -126,7 +126,7 @@ def dry_comparisons(
 
 def _read_choice(text: str) -> tuple[str, dict[str, Any]]:
     parsed = parse_choice(text)
-    return parsed.choice, {"choice": parsed.choice, "explanation": parsed.explanation}
+    return parsed.verdict, {"choice": parsed.verdict, "explanation": parsed.explanation}
 
 
 def judge_comparison(

@@ -163,8 +163,7 @@ class Pairwise(RatingMetric):
             "judges": judges,
         }
         failure = "no comparison was judged in both orders"
-        rated = rated_row(row, plan, pairs, status, score, questions, failure, details)
-        return rated.model_copy(update={"repeats": repeats})
+        return rated_row(row, plan, pairs, status, score, questions, failure, details, repeats)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         decided = [r for r in rows if r.details.get("winner") is not None]

@@ -55,7 +55,7 @@ from evalq.stats.agreement import rating_agreement
 
 def _read_rating(text: str) -> tuple[str, dict[str, Any]]:
     parsed = parse_rating(text)
-    return str(parsed.rating), {"rating": parsed.rating, "explanation": parsed.explanation}
+    return str(parsed.verdict), {"rating": parsed.verdict, "explanation": parsed.explanation}
 
 
 def to_score(rating: float) -> float:
@@ -195,8 +195,7 @@ class Pointwise(RatingMetric):
         }
         score = None if mean_rating is None else to_score(mean_rating)
         failure = "no rating could be read"
-        rated = rated_row(row, plan, pairs, status, score, questions, failure, details)
-        return rated.model_copy(update={"repeats": repeats})
+        return rated_row(row, plan, pairs, status, score, questions, failure, details, repeats)
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         rated = [r for r in rows if r.details.get("mean_rating") is not None]

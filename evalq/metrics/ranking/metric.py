@@ -26,17 +26,7 @@ from evalq.core.metric import Judged, Metric, Options, Record, RowContext
 from evalq.core.models import RowInput, RowResult, Verdict
 from evalq.core.row_value import RowValue
 from evalq.core.row_view import JudgedInput, ViewParts
-from evalq.metrics.pairwise.comparisons import (
-    OUTCOME_SCORE,
-    comparison_questions,
-    comparisons,
-    dry_comparisons,
-    first_position_share,
-    judge_comparison,
-    one_per_comparison,
-    spread_comparisons,
-    winner_of,
-)
+from evalq.metrics.pairwise import comparisons as pairwise
 from evalq.metrics.ranking.candidates import (
     _candidate_prompts,
     _generated,
@@ -46,19 +36,9 @@ from evalq.metrics.ranking.candidates import (
 )
 from evalq.metrics.ranking.plan import RankPlan, RankUnit, rank_units
 from evalq.metrics.ranking.prompts import generation_request
+from evalq.metrics.ratings import judging
 from evalq.metrics.ratings.columns import check_columns, dataset_columns, missing_inputs
 from evalq.metrics.ratings.documents import DocumentView
-from evalq.metrics.ratings.judging import (
-    adaptive_of,
-    dry_document,
-    dry_template,
-    judged_status,
-    load_document,
-    rated_row,
-    samples_of,
-    temperature_of,
-    verdicts_for,
-)
 from evalq.metrics.ratings.metric import RatingMetric
 from evalq.metrics.ratings.templates import placeholders_of, resolve_template
 from evalq.metrics.ratings.views import rank_view
@@ -121,7 +101,7 @@ class Rank(RatingMetric):
     def check(self, rows: list[RowInput], options: Mapping[str, Any]) -> list[str]:
         candidates = candidates_of(options)
         template = resolve_template(options, "pairwise")
-        temperature_of(options, samples_of(options))
+        judging.temperature_of(options, judging.samples_of(options))
         _int_option(options, "bootstrap", bradley_terry.DEFAULT_BOOTSTRAP, 0)
         _int_option(options, "seed", 0, 0)
         if not rows:
@@ -159,7 +139,7 @@ class Rank(RatingMetric):
         lacking = missing_inputs(row, template.requires)
         if lacking:
             raise InputError(row.id, lacking[0], f"missing (template {template.name} needs it)")
-        document = load_document(ctx)  # a broken document fails the row before any call
+        document = judging.load_document(ctx)  # a broken document fails the row before any call
         generated: dict[str, str] = {}
         for candidate in candidates:
             if candidate in row.data:
@@ -167,11 +147,11 @@ class Rank(RatingMetric):
             if not _generated(options, candidate):
                 raise InputError(row.id, candidate, "missing (a candidate's response)")
             generated[candidate] = self._generate(ctx, candidate, document)
-        judges, samples = ctx.job.judges, samples_of(options)
-        adaptive = adaptive_of(options) is not None
+        judges, samples = ctx.job.judges, judging.samples_of(options)
+        adaptive = judging.adaptive_of(options) is not None
         units = rank_units(judges, samples, candidates)
         return RankPlan(
-            units=one_per_comparison(units) if adaptive else units,
+            units=pairwise.one_per_comparison(units) if adaptive else units,
             adaptive=adaptive,
             template=template.name,
             template_version=template.version,
@@ -216,9 +196,9 @@ class Rank(RatingMetric):
         """Responses to generate for candidates that are not columns, then every pair of
         candidates in both orders, per judge and sample."""
         options = env.options
-        template = dry_template(row, env, "pairwise")
+        template = judging.dry_template(row, env, "pairwise")
         candidates = candidates_of(options)
-        document = dry_document(row, env)
+        document = judging.dry_document(row, env)
         texts: dict[str, str] = {}
         for candidate in candidates:
             if candidate in row.data:
@@ -234,19 +214,24 @@ class Rank(RatingMetric):
             texts[candidate] = placeholder_response(GENERATION_ANSWER_TOKENS)
         pairs = list(combinations(candidates, 2))
         env.count("candidate pairs", len(pairs))
-        dry_comparisons(row, env, template, texts, pairs)
+        pairwise.dry_comparisons(row, env, template, texts, pairs)
 
     def run_unit(self, ctx: RowContext, plan: RankPlan, unit: RankUnit) -> Verdict:
         template = resolve_template(ctx.options, "pairwise")
         texts = {**plan.generated, **ctx.row.data}
         first, second = texts[unit.a], texts[unit.b]
-        return judge_comparison(ctx, template, unit, first, second, plan.samples, plan.adaptive)
+        return pairwise.judge_comparison(
+            ctx, template, unit, first, second, plan.samples, plan.adaptive
+        )
 
     def aggregate(self, row: RowInput, plan: RankPlan, results: Mapping[int, Verdict]) -> RowResult:
-        pairs, repeats = spread_comparisons(
-            plan.adaptive, plan.samples, verdicts_for(plan, results), lambda u: f"{u.a} vs {u.b}"
+        pairs, repeats = pairwise.spread_comparisons(
+            plan.adaptive,
+            plan.samples,
+            judging.verdicts_for(plan, results),
+            lambda u: f"{u.a} vs {u.b}",
         )
-        entries = comparisons(pairs)
+        entries = pairwise.comparisons(pairs)
         candidates = list(plan.candidates)
         points = dict.fromkeys(candidates, 0.0)
         for entry in entries:
@@ -254,15 +239,15 @@ class Rank(RatingMetric):
             if outcome is None:
                 entry["winner"], entry["value"] = None, None
                 continue
-            value = OUTCOME_SCORE[outcome]
+            value = pairwise.OUTCOME_SCORE[outcome]
             entry["value"] = value
             entry["winner"] = {"A": entry["a"], "B": entry["b"]}.get(outcome, "tie")
             points[entry["a"]] += value
             points[entry["b"]] += 1.0 - value
         judged = [e for e in entries if e["outcome"] is not None]
         consistent = sum(bool(e["consistent"]) for e in judged)
-        status = judged_status(bool(judged), pairs)
-        questions = comparison_questions(
+        status = judging.judged_status(bool(judged), pairs)
+        questions = pairwise.comparison_questions(
             pairs, plan.samples, lambda u: f"{u.a} vs {u.b}, {u.order} order, judge {u.judge}"
         )
         details = {
@@ -276,8 +261,9 @@ class Rank(RatingMetric):
         }
         score = consistent / len(judged) if judged else None
         failure = "no pair was judged in both orders"
-        rated = rated_row(row, plan, pairs, status, score, questions, failure, details)
-        return rated.model_copy(update={"repeats": repeats})
+        return judging.rated_row(
+            row, plan, pairs, status, score, questions, failure, details, repeats
+        )
 
     def summarize(self, rows: list[RowResult]) -> dict[str, Any]:
         ranked = [r for r in rows if r.status != "failed" and r.details.get("candidates")]
@@ -314,7 +300,7 @@ class Rank(RatingMetric):
             "inconsistency_rate": (
                 sum(e.get("consistent") is False for e in judged) / len(judged) if judged else None
             ),
-            "first_position_share": first_position_share(entries),
+            "first_position_share": pairwise.first_position_share(entries),
             "bootstrap": result.bootstrap,
             "seed": result.seed,
         }
@@ -338,7 +324,7 @@ def _by_judge(candidates: list[str], rows: list[RowResult], judges: list[str]) -
                     values.setdefault(f"{r.id}: {e['a']} vs {e['b']}", []).append(e["value"])
         strength = bradley_terry.fit(candidates, own)
         orders[judge] = " > ".join(bradley_terry.order_of(strength, candidates))
-        labels[judge] = {key: winner_of(fmean(v)) for key, v in values.items()}
+        labels[judge] = {key: pairwise.winner_of(fmean(v)) for key, v in values.items()}
     return {"ranking_by_judge": orders, "agreement": label_agreement(labels)}
 
 

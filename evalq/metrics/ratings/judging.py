@@ -16,6 +16,7 @@ from evalq.core.judge import JudgeRequest
 from evalq.core.metric import Plan, RowContext, Unit, UnitT
 from evalq.core.models import (
     QuestionResult,
+    Repeats,
     RowInput,
     RowResult,
     RowStatus,
@@ -170,6 +171,7 @@ def rated_row(
     questions: list[QuestionResult],
     failure: str,
     details: dict[str, Any],
+    repeats: list[Repeats],
 ) -> RowResult:
     """A rating metric's row: its template first in the details; a failed row gives its units'
     most common reason and ``failure`` as its error."""
@@ -183,6 +185,7 @@ def rated_row(
         error=failure if failed else None,
         simulated=any(v.simulated for _, v in pairs),
         details={"template": plan.template, "template_version": plan.template_version, **details},
+        repeats=repeats,
     )
 
 

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +25,7 @@ RATING_MIN = 1
 RATING_MAX = 5
 Choice = Literal["A", "SAME", "B"]
 CHOICES: tuple[Choice, ...] = ("A", "SAME", "B")
+VerdictT = TypeVar("VerdictT", int, Choice)
 _RATING_KEYS = ("rating", "score", "Rating", "Score")
 _CHOICE_KEYS = ("pairwise_choice", "choice", "preference", "verdict", "winner")
 _EXPLANATION_KEYS = ("explanation", "reasoning", "rationale", "Explanation")
@@ -61,14 +62,10 @@ class PairwiseReply(BaseModel):
 
 
 @dataclass(frozen=True)
-class ParsedRating:
-    rating: int
-    explanation: str
+class Parsed(Generic[VerdictT]):
+    """A verdict read from a reply (a rating or a choice) with the judge's explanation."""
 
-
-@dataclass(frozen=True)
-class ParsedChoice:
-    choice: Choice
+    verdict: VerdictT
     explanation: str
 
 
@@ -159,14 +156,14 @@ def _structured(text: str, options: _Options) -> Any:
         ) from None
 
 
-def parse_rating(text: str) -> ParsedRating:
+def parse_rating(text: str) -> Parsed[int]:
     """Read a 1-5 rating from {"explanation", "rating"} JSON or a bare "4"."""
     data = _structured(text, _RATINGS)
     if isinstance(data, str | int | float) and not isinstance(data, bool):
-        return ParsedRating(_as_rating(data, text), "")
+        return Parsed(_as_rating(data, text), "")
     if isinstance(data, dict):
         value = _verdict_field(data, _RATING_KEYS, "rating", text)
-        return ParsedRating(_as_rating(value, text), _explanation(data))
+        return Parsed(_as_rating(value, text), _explanation(data))
     raise UnparseableReply(f"JSON reply is a {type(data).__name__}, not an object", clip(text))
 
 
@@ -181,14 +178,14 @@ def _as_choice(value: Any, raw: str) -> Choice:
     raise UnparseableReply(f"choice {value!r} is not one of A, SAME, B", raw=clip(raw))
 
 
-def parse_choice(text: str) -> ParsedChoice:
+def parse_choice(text: str) -> Parsed[Choice]:
     """Read A / SAME / B from {"explanation", "pairwise_choice"} JSON or a bare "B"."""
     data = _structured(text, _CHOICES)
     if isinstance(data, str):
-        return ParsedChoice(_as_choice(data, text), "")
+        return Parsed(_as_choice(data, text), "")
     if isinstance(data, dict):
         value = _verdict_field(data, _CHOICE_KEYS, "pairwise_choice", text)
-        return ParsedChoice(_as_choice(value, text), _explanation(data))
+        return Parsed(_as_choice(value, text), _explanation(data))
     raise UnparseableReply(
         f"JSON reply is {json.dumps(data)[:40]}, not an object or A/SAME/B", raw=clip(text)
     )

@@ -19,13 +19,7 @@ from typing import Any
 import pytest
 
 from devtools.local import EVALQ, wait_for
-from tests.support.batches import (
-    FAST_POLLS,
-    assert_refused_unscored_and_transient_retried,
-    online_cost_usd,
-    row_scores,
-    shapes,
-)
+from tests.support import batches
 from tests.support.stack import Stack, stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
@@ -35,7 +29,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module", name="shared")
 def batch_stack_for_the_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with stack(tmp_path_factory.mktemp("batch-mode"), **FAST_POLLS) as s:
+    with stack(tmp_path_factory.mktemp("batch-mode"), **batches.FAST_POLLS) as s:
         yield s
 
 
@@ -65,7 +59,7 @@ def test_gecko_image_batch_scores_equal_online_and_cost_half(s: Stack, tmp_path:
     batch_summary = client.wait(batch.job_id, timeout_s=300)
     stats = s.stats()
     assert batch_summary.status == "finished"
-    assert row_scores(client, batch.job_id) == row_scores(client, online.job_id)
+    assert batches.row_scores(client, batch.job_id) == batches.row_scores(client, online.job_id)
     assert comparable(batch_summary, digits=None) == comparable(online_summary, digits=None)
     # Two stages: every rubric in one round, then every validator question in the next.
     assert stats["requests"] == 0  # not one generateContent call
@@ -78,7 +72,9 @@ def test_gecko_image_batch_scores_equal_online_and_cost_half(s: Stack, tmp_path:
     asked = online_summary.judge_calls + online_summary.cache_hits
     assert batch_summary.judge_calls + batch_summary.cache_hits == asked
     assert batch_summary.judge_calls == sum(r.requests for r in records)
-    assert batch_summary.cost_usd == pytest.approx(online_cost_usd(batch_summary) / 2, rel=1e-6)
+    assert batch_summary.cost_usd == pytest.approx(
+        batches.online_cost_usd(batch_summary) / 2, rel=1e-6
+    )
     assert online_summary.cost_usd is not None
 
 
@@ -96,7 +92,7 @@ def test_groundedness_batch_scores_equal_online_with_its_candidate_stage(
     batch = client.submit("groundedness", dataset, use_cache=False, mode="batch")
     batch_summary = client.wait(batch.job_id, timeout_s=300)
     assert batch_summary.status == "finished"
-    assert row_scores(client, batch.job_id) == row_scores(client, online.job_id)
+    assert batches.row_scores(client, batch.job_id) == batches.row_scores(client, online.job_id)
     assert comparable(batch_summary, digits=None) == comparable(online_summary, digits=None)
     assert s.stats()["requests"] == 0
     # The candidate's response is written in one round, judged in a later one.
@@ -119,7 +115,7 @@ class Calm:
 def calm(shared: Stack, tmp_path_factory: pytest.TempPathFactory) -> Calm:
     """Run once on the shared stack for both ways of re-attaching; its questions are its own,
     so every one of them is a batch request, as on the fresh stacks the crashed runs get."""
-    dataset = shapes(tmp_path_factory.mktemp("calm"), 30, tag="calm")
+    dataset = batches.shapes(tmp_path_factory.mktemp("calm"), 30, tag="calm")
     client = shared.client()
     job_id = client.submit("gecko-image", dataset, mode="batch").job_id
     summary = client.wait(job_id, timeout_s=300)
@@ -135,7 +131,11 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
     workers are killed, so they are this test's own."""
     dataset = calm.dataset
     watchdog_s = "0.3" if reattach_by == "watchdog" else "3600"
-    env = {**FAST_POLLS, "EVALQ_STALL_TIMEOUT_S": "1", "EVALQ_WATCHDOG_INTERVAL_S": watchdog_s}
+    env = {
+        **batches.FAST_POLLS,
+        "EVALQ_STALL_TIMEOUT_S": "1",
+        "EVALQ_WATCHDOG_INTERVAL_S": watchdog_s,
+    }
     with stack(tmp_path / "stormy", workers=2, **env) as s:
         client = s.client()
         s.post("/batch-delay", {"running_s": 3600})  # batches stay RUNNING until released
@@ -174,7 +174,7 @@ def test_sigkilled_workers_while_running_reattach_without_a_new_batch(
 def test_an_expired_batch_is_resubmitted_once_and_the_job_completes(
     s: Stack, tmp_path: Path
 ) -> None:
-    dataset = shapes(tmp_path / "data", 6, tag="resubmitted")
+    dataset = batches.shapes(tmp_path / "data", 6, tag="resubmitted")
     client = s.client()
     s.post("/script", [{"match": "check 3", "batch_state": "EXPIRED", "times": 1}])
     job_id = client.submit("gecko-image", dataset, mode="batch").job_id
@@ -189,7 +189,7 @@ def test_an_expired_batch_is_resubmitted_once_and_the_job_completes(
 
 
 def test_an_expired_batch_goes_online_with_on_expiry_online(s: Stack, tmp_path: Path) -> None:
-    dataset = shapes(tmp_path / "data", 4, tag="fallback")
+    dataset = batches.shapes(tmp_path / "data", 4, tag="fallback")
     client = s.client()
     s.post("/script", [{"match": "check", "batch_state": "EXPIRED"}])
     job_id = client.submit("gecko-image", dataset, mode="batch", on_expiry="online").job_id
@@ -202,7 +202,7 @@ def test_an_expired_batch_goes_online_with_on_expiry_online(s: Stack, tmp_path: 
 def test_a_failed_request_is_unscored_with_its_reason_and_a_retryable_one_goes_again(
     s: Stack, tmp_path: Path
 ) -> None:
-    dataset = shapes(tmp_path / "data", 3, tag="failures")
+    dataset = batches.shapes(tmp_path / "data", 3, tag="failures")
     client = s.client()
     s.post(
         "/script",
@@ -214,7 +214,7 @@ def test_a_failed_request_is_unscored_with_its_reason_and_a_retryable_one_goes_a
     job_id = client.submit("gecko-image", dataset, mode="batch").job_id
     summary = client.wait(job_id, timeout_s=300)
     rows = {r.id: r for r in client.results(job_id)}
-    assert_refused_unscored_and_transient_retried(rows, summary)
+    batches.assert_refused_unscored_and_transient_retried(rows, summary)
     assert s.stats()["batches"]["created"] == 2
 
 
@@ -225,7 +225,7 @@ def test_a_large_job_goes_through_the_file_path_in_one_batch(s: Stack, tmp_path:
     """1,200 requests written to one request file and their results read back line by line
     in one batch; the guide's scale figures (2,000 rows) are this test with LARGE_ROWS = 2000,
     kept smaller here for the suite's time."""
-    dataset = shapes(tmp_path / "data", LARGE_ROWS, tag="large")
+    dataset = batches.shapes(tmp_path / "data", LARGE_ROWS, tag="large")
     client = s.client()
     job_id = client.submit("gecko-image", dataset, mode="batch").job_id
     summary = client.wait(job_id, timeout_s=1200)
@@ -248,7 +248,7 @@ def test_cli_batch_run_status_dry_run_metrics_and_vertex_without_a_prefix(
 ) -> None:
     from tests.support.cli import evalq_stdout, run_evalq, scrape_metrics
 
-    dataset = shapes(tmp_path / "data", 3, tag="cli")
+    dataset = batches.shapes(tmp_path / "data", 3, tag="cli")
     env = s.env()
     plan = json.loads(evalq_stdout(env, "run", "gecko-image", str(dataset), "--dry-run", "--json"))
     assert plan["cost_usd_batch"] == pytest.approx(plan["cost_usd"] / 2, rel=1e-6)
@@ -288,7 +288,7 @@ def test_cli_batch_run_status_dry_run_metrics_and_vertex_without_a_prefix(
 
 
 def test_cancelling_a_job_cancels_its_batches(s: Stack, tmp_path: Path) -> None:
-    dataset = shapes(tmp_path / "data", 3, tag="cancelled")
+    dataset = batches.shapes(tmp_path / "data", 3, tag="cancelled")
     client = s.client()
     s.post("/batch-delay", {"delay_s": 3600})
     job_id = client.submit("gecko-image", dataset, mode="batch").job_id

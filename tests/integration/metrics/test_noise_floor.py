@@ -12,7 +12,7 @@ from evalq.stats.agreement import krippendorff_alpha
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import evalq_stdout
 from tests.support.datasets import write_rows
-from tests.support.rating_replies import rating
+from tests.support.rating_replies import rated_in_turn
 
 pytestmark = pytest.mark.integration
 
@@ -20,14 +20,7 @@ pytestmark = pytest.mark.integration
 def test_three_samples_per_row_show_the_noise_floor_in_status_and_json(
     workers: WorkerPool, redis_server: RedisServer, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    fake.script(
-        [
-            {"match": "Nf-split", "reply": rating(5), "times": 1},
-            {"match": "Nf-split", "reply": rating(3), "times": 1},
-            {"match": "Nf-split", "reply": rating(4)},
-            {"match": "Nf-steady", "reply": rating(2)},
-        ]
-    )
+    fake.script([*rated_in_turn("Nf-split", [5, 3, 4]), *rated_in_turn("Nf-steady", [2])])
     data = write_rows(
         tmp_path / "d.jsonl",
         [{"id": "split", "response": "Nf-split."}, {"id": "steady", "response": "Nf-steady."}],

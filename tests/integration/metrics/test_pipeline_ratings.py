@@ -19,7 +19,7 @@ from evalq.examples.ratings import (
 from tests.conftest import FakeGemini, RedisServer, WorkerPool, worker_env
 from tests.support.cli import evalq_stdout, run_evalq
 from tests.support.datasets import write_rows
-from tests.support.rating_replies import choice, rating
+from tests.support.rating_replies import choice, rated_in_turn, rating
 
 pytestmark = pytest.mark.integration
 
@@ -122,14 +122,7 @@ def test_a_template_with_an_unknown_placeholder_fails_before_anything_is_enqueue
 def test_repeated_samples_show_each_rating_their_mean_and_spread(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
-    fake.script(
-        [
-            {"match": "Rs-spread", "reply": rating(5), "times": 1},
-            {"match": "Rs-spread", "reply": rating(3), "times": 1},
-            {"match": "Rs-spread", "reply": rating(4)},
-            {"match": "Rs-steady", "reply": rating(2)},
-        ]
-    )
+    fake.script([*rated_in_turn("Rs-spread", [5, 3, 4]), *rated_in_turn("Rs-steady", [2])])
     data = write_rows(
         tmp_path / "d.jsonl",
         [{"id": "spread", "response": "Rs-spread."}, {"id": "steady", "response": "Rs-steady."}],

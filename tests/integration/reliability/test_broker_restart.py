@@ -19,7 +19,7 @@ from kombu import Connection
 from devtools.local import ROOT, start_redis, stop, wait_for
 from evalq.worker.celery_app.broker_teardown import give_back_unreturned, guard_restore_at_teardown
 from tests.support.shapes import shapes_dataset
-from tests.support.stack import stack
+from tests.support.stack import watched_stack
 from tests.support.stores import store_of
 
 pytestmark = pytest.mark.integration
@@ -56,14 +56,8 @@ def test_worker_keeps_working_through_redis_restarts(tmp_path: Path) -> None:
     # teardown could not give back wait in Redis's unacked set until the worker has reconnected
     # (evalq.worker.celery_app.broker_teardown.GiveBackAfterReconnect); the watchdog, sweeping every
     # second, drives any row that still goes quiet for the stall timeout.
-    with stack(
-        tmp_path,
-        "--latency-ms",
-        "500",
-        appendonly=True,
-        concurrency=50,
-        EVALQ_STALL_TIMEOUT_S="8",
-        EVALQ_WATCHDOG_INTERVAL_S="1",
+    with watched_stack(
+        tmp_path, latency_ms=500, stall_timeout_s=8, appendonly=True, concurrency=50
     ) as s:
         client = s.client()
         job = client.submit("gecko-image", data, use_cache=False).job_id

@@ -18,7 +18,7 @@ from evalq.worker.dispatch.queues import QUEUE_QUESTIONS, QUEUE_ROWS
 from tests.support.cli import run_evalq
 from tests.support.secrets import assert_not_in_redis
 from tests.support.shapes import shapes_dataset
-from tests.support.stack import stack
+from tests.support.stack import stack, watched_stack
 from tests.support.stores import store_of
 from tests.support.summaries import comparable
 
@@ -43,14 +43,7 @@ def _has_worked(pool: WorkerPool, proc: subprocess.Popen[bytes]) -> bool:
 def test_sigkilled_workers_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
     data = shapes_dataset(tmp_path / "data", KILL_ROWS)
     starting: list[threading.Thread] = []
-    with stack(
-        tmp_path,
-        "--latency-ms",
-        "60",
-        workers=3,
-        EVALQ_STALL_TIMEOUT_S="4",
-        EVALQ_WATCHDOG_INTERVAL_S="1",
-    ) as s:
+    with watched_stack(tmp_path, latency_ms=60, stall_timeout_s=4, workers=3) as s:
         client = s.client()
         calm = client.wait(
             client.submit("gecko-image", data, use_cache=False).job_id, timeout_s=300
@@ -175,14 +168,8 @@ def test_redis_restarted_from_its_aof_then_resume(tmp_path: Path) -> None:
     # lease to run out (three heartbeats, a quarter of the stall timeout each), 90 s with the
     # default timeout; a short one keeps that wait to seconds. Their rows in flight are left
     # to the watchdog by resume: a sweep a second re-drives them once the stall timeout is up.
-    with stack(
-        tmp_path,
-        "--latency-ms",
-        "150",
-        appendonly=True,
-        concurrency=4,
-        EVALQ_STALL_TIMEOUT_S="4",
-        EVALQ_WATCHDOG_INTERVAL_S="1",
+    with watched_stack(
+        tmp_path, latency_ms=150, stall_timeout_s=4, appendonly=True, concurrency=4
     ) as s:
         client = s.client()
         job = client.submit("gecko-image", data).job_id

@@ -28,7 +28,7 @@ from evalq.metrics.ratings.parsing import PairwiseReply, RatingReply, parse_choi
 )
 def test_ratings_parse_from_structure(reply: str, rating: int, explanation: str) -> None:
     parsed = parse_rating(reply)
-    assert (parsed.rating, parsed.explanation) == (rating, explanation)
+    assert (parsed.verdict, parsed.explanation) == (rating, explanation)
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_bad_ratings_are_unparseable(reply: str, why: str) -> None:
     ],
 )
 def test_choices_parse_from_structure(reply: str, choice: str) -> None:
-    assert parse_choice(reply).choice == choice
+    assert parse_choice(reply).verdict == choice
 
 
 @pytest.mark.parametrize(
@@ -143,14 +143,14 @@ def test_any_text_parses_to_a_valid_rating_or_raises(text: str) -> None:
         parsed = parse_rating(text)
     except UnparseableReply:
         return
-    assert 1 <= parsed.rating <= 5
+    assert 1 <= parsed.verdict <= 5
 
 
 @given(st.integers(min_value=-100, max_value=100), st.text(max_size=40))
 def test_json_ratings_in_range_parse_and_others_do_not(rating: int, explanation: str) -> None:
     reply = json.dumps({"explanation": explanation, "rating": rating})
     if 1 <= rating <= 5:
-        assert parse_rating(reply).rating == rating
+        assert parse_rating(reply).verdict == rating
     else:
         with pytest.raises(UnparseableReply):
             parse_rating(reply)
