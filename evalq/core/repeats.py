@@ -57,7 +57,7 @@ def known_samples(value: int | str | None) -> int | str | None:
 
 # The samples option of a metric whose verdicts are votes: --samples K, auto or auto:N.
 SamplesOption = Annotated[int | str | None, AfterValidator(known_samples)]
-SAMPLES_HELP = (
+SAMPLES_FLAG_HELP = (
     "Pointwise/pairwise/rank/Gecko/groundedness: ask each verdict K times, or 'auto' to ask "
     "again only while it is undecided (at most 8 times; 'auto:N' at most N)."
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from evalq.core.options import Flag, MetricOptions
-from evalq.core.repeats import SAMPLES_HELP, SamplesOption
+from evalq.core.repeats import SAMPLES_FLAG_HELP, SamplesOption
 
 
 class GeckoOptions(MetricOptions):
@@ -42,4 +42,4 @@ class GeckoOptions(MetricOptions):
             "(with --questions replace)."
         ),
     ] = None
-    samples: Annotated[SamplesOption, Flag(SAMPLES_HELP)] = None
+    samples: Annotated[SamplesOption, Flag(SAMPLES_FLAG_HELP)] = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from evalq.core.options import Flag, MetricOptions
-from evalq.core.repeats import SAMPLES_HELP, SamplesOption
+from evalq.core.repeats import SAMPLES_FLAG_HELP, SamplesOption
 
 
 class GroundednessOptions(MetricOptions):
@@ -21,4 +21,4 @@ class GroundednessOptions(MetricOptions):
             file="text",
         ),
     ] = None
-    samples: Annotated[SamplesOption, Flag(SAMPLES_HELP)] = None
+    samples: Annotated[SamplesOption, Flag(SAMPLES_FLAG_HELP)] = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from evalq.core.options import Flag, MetricOptions
-from evalq.core.repeats import SAMPLES_HELP, SamplesOption
+from evalq.core.repeats import SAMPLES_FLAG_HELP, SamplesOption
 from evalq.metrics.ratings.rubrics import rubric_listing
 
 
@@ -23,5 +23,5 @@ class RatingOptions(MetricOptions):
         ),
     ] = None
     template_text: str | None = None  # a template file's text (--template FILE)
-    samples: Annotated[SamplesOption, Flag(SAMPLES_HELP)] = None
+    samples: Annotated[SamplesOption, Flag(SAMPLES_FLAG_HELP)] = None
     temperature: int | float | None = None  # default: 0 for one sample, 0.7 for several
