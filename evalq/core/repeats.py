@@ -19,6 +19,7 @@ from evalq.stats.adaptive import (
     MIN_SAMPLES,
     Budget,
     Decision,
+    earliest_stop,
 )
 
 MAX_FIXED_SAMPLES = 50
@@ -33,7 +34,7 @@ SAMPLES_HELP = (
 
 def budget_of(value: Any) -> Budget:
     """The samples option as a budget: absent is one sample; K is K, every one asked; "auto"
-    and "auto:N" ask at least twice and at most 8 (or N) times."""
+    and "auto:N" ask at most 8 (or N) times, and at least as many as can settle a verdict."""
     if value is None:
         return Budget(1, 1, adaptive=False)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -42,7 +43,7 @@ def budget_of(value: Any) -> Budget:
     elif isinstance(value, str) and (match := _AUTO.fullmatch(value.strip())):
         most = int(match.group(1)) if match.group(1) else MAX_SAMPLES
         if MIN_SAMPLES <= most <= MAX_SAMPLES_LIMIT:
-            return Budget(MIN_SAMPLES, most, adaptive=True)
+            return Budget(earliest_stop(MIN_SAMPLES, most), most, adaptive=True)
     raise DatasetError(f"samples must be {SAMPLES_HELP}, got {value!r}")
 
 

@@ -76,6 +76,17 @@ def change_chance(leading: float, rest: float, remaining: int) -> float:
     return min(1.0, total)
 
 
+def earliest_stop(floor: int, most: int, threshold: float = THRESHOLD) -> int:
+    """The fewest votes that can settle a verdict: that many agreeing votes (from `floor` on)
+    leave the samples still allowed up to `most` a chance under `threshold` to overturn them.
+    No vote count below it can stop (a split or a weighted vote settles later), so it is the
+    unit's real minimum: 3 of at most 8, 4 of at most 32."""
+    for votes in range(floor, most):
+        if change_chance(votes, 0, most - votes) < threshold:
+            return votes
+    return most
+
+
 def majority_chance(leading: float, rest: float, steps: int = 2000) -> float:
     """The posterior chance, under Beta(1 + leading, 1 + rest), that the leader's share of
     the judge's answers is over one half (a midpoint sum: the counts may be fractional)."""

@@ -30,7 +30,7 @@ from evalq.metrics.ratings.judging import (
 from evalq.metrics.ratings.parsing import Choice, PairwiseReply, parse_choice
 from evalq.metrics.ratings.prompts import pairwise_prompt
 from evalq.metrics.ratings.templates import Template
-from evalq.stats.adaptive import Budget, vote_decision
+from evalq.stats.adaptive import MIN_SAMPLES, Budget, earliest_stop, vote_decision
 
 Order = Literal["original", "swapped"]
 ORDERS: tuple[Order, ...] = ("original", "swapped")
@@ -119,7 +119,8 @@ def dry_comparisons(
             samples,
             k,
         )
-        optional = budget is not None and k >= budget.min_samples  # only while undecided
+        # only while undecided: a sample past the fewest that can settle the comparison
+        optional = budget is not None and 2 * k >= call_budget(budget).min_samples
         env.call(request, judge, VERDICT_ANSWER_TOKENS, optional=optional)
         env.count("comparisons (judge x sample x pair x order)")
 
@@ -171,8 +172,13 @@ def judge_comparison(
 
 
 def call_budget(budget: Budget) -> Budget:
-    """A comparison's samples counted in calls: each sample asks both orders."""
-    return Budget(2 * budget.min_samples, 2 * budget.max_samples, budget.adaptive, budget.threshold)
+    """A comparison's samples counted in calls: each sample asks both orders, and an adaptive
+    one stops no sooner than the fewest agreeing calls that can settle it, in whole samples."""
+    most = 2 * budget.max_samples
+    if not budget.adaptive:
+        return Budget(2 * budget.min_samples, most, adaptive=False, threshold=budget.threshold)
+    least = earliest_stop(2 * MIN_SAMPLES, most, budget.threshold)
+    return Budget(min(most, least + least % 2), most, adaptive=True, threshold=budget.threshold)
 
 
 def votes_of(calls: Sequence[Verdict]) -> list[str | None]:

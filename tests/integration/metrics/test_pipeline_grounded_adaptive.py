@@ -37,7 +37,7 @@ def test_groundedness_auto_stops_easy_rows_early_and_never_labels_a_split_senten
     data = noisy_grounded_rows(tmp_path, easy=3, split=3, tag="gr-auto")
     judge = "judge-adaptive-grounded"
     plan = client.plan("groundedness", data, judge_model=judge, options={"samples": "auto"})
-    assert (plan.calls_min, plan.calls_total) == (6 * 2, 6 * 8)
+    assert (plan.calls_min, plan.calls_total) == (6 * 3, 6 * 8)
     summary, rows = _grounded_job(client, data, judge, "auto")
     for i in range(3):
         row = rows[f"easy{i}"]

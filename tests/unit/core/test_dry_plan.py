@@ -198,7 +198,7 @@ def test_example_datasets_plan_without_error(tmp_path: Path) -> None:
             RowInput(id="r", line=1, prompt="q", data={"prompt": "q", "response": "An answer."}),
             {"samples": "auto", "template": "fluency"},
             8,
-            2,
+            3,
         ),
         (
             "pairwise",
@@ -217,7 +217,7 @@ def test_example_datasets_plan_without_error(tmp_path: Path) -> None:
             gecko_row("r1", "p", [Question(question="Red?", expected="yes", tag="object")]),
             {"samples": "auto"},
             8,
-            2,
+            3,
         ),
     ],
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalq.core.repeats import budget_of
 from evalq.stats.adaptive import (
     FIXED_RULE,
     VOTE_RULE,
@@ -78,3 +79,15 @@ def test_ratings_are_a_vote_over_the_ratings_given() -> None:
     assert split.interval is not None and split.interval[0] < 4.5 < split.interval[1]
     mostly = rating_decision([4] * 7 + [5], AUTO)
     assert (mostly.verdict, mostly.decided) == ("4", True)
+
+
+@pytest.mark.parametrize("most", range(2, 33))
+def test_the_minimum_is_where_agreeing_votes_first_stop(most: int) -> None:
+    """budget_of's minimum is the rule's own: as many agreeing votes stop, one fewer do not, so
+    an easy unit stops at the minimum and the dry run's range starts where calls can end."""
+    budget = budget_of("auto" if most == 8 else f"auto:{most}")
+    least = budget.min_samples
+    assert vote_decision(["yes"] * least, budget).stop
+    if least > 2:
+        assert not vote_decision(["yes"] * (least - 1), budget).stop
+    assert (budget_of("auto").min_samples, budget_of("auto:32").min_samples) == (3, 4)
