@@ -11,7 +11,11 @@ import pytest
 
 from evalq.core.models import JobSummary, RowResult
 from tests.support.batches import FAST_POLLS
-from tests.support.noisy_rows import noisy_grounded_rows, noisy_pointwise_rows
+from tests.support.noisy_rows import (
+    noisy_grounded_rows,
+    noisy_pairwise_rows,
+    noisy_pointwise_rows,
+)
 from tests.support.stack import Stack, stack
 
 pytestmark = pytest.mark.integration
@@ -48,6 +52,20 @@ def test_undecided_labellings_go_into_the_next_batch_and_match_the_online_sample
     assert {k: r.score for k, r in batch_rows.items()} == {
         k: r.score for k, r in online_rows.items()
     }
+
+
+def test_undecided_comparisons_go_into_the_next_batch_in_both_orders(tmp_path: Path) -> None:
+    data = noisy_pairwise_rows(tmp_path, easy=2, split=2)
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        done, rounds, batch_rows, online_rows = _in_batch_then_online(
+            s, "pairwise", data, {"samples": "auto:4"}
+        )
+    assert done.status == "finished" and done.rows_done == 4
+    most = max(len(r.repeats[0].samples) for r in batch_rows.values())
+    assert rounds <= most <= 8  # a round asks each undecided comparison again
+    assert _samples_of(batch_rows) == _samples_of(online_rows)
+    for i in range(2):  # two comparisons agreeing in both orders: the minimum
+        assert [s.order for s in batch_rows[f"easy{i}"].repeats[0].samples] == ["AB", "BA"] * 2
 
 
 def _in_batch_then_online(
