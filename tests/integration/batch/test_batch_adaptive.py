@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 
 from evalq.core.models import JobSummary, RowResult
+from evalq.examples.video import GECKO_VIDEO_EXAMPLES, clip_bytes
 from tests.support.batches import FAST_POLLS
+from tests.support.datasets import png, write_rows, yes_no
 from tests.support.noisy_rows import (
     noisy_grounded_rows,
     noisy_pairwise_rows,
     noisy_pointwise_rows,
+    split_seeds,
 )
 from tests.support.stack import Stack, stack
 
@@ -66,6 +69,68 @@ def test_undecided_comparisons_go_into_the_next_batch_in_both_orders(tmp_path: P
     assert _samples_of(batch_rows) == _samples_of(online_rows)
     for i in range(2):  # two comparisons agreeing in both orders: the minimum
         assert [s.order for s in batch_rows[f"easy{i}"].repeats[0].samples] == ["AB", "BA"] * 2
+
+
+def test_an_undecided_gecko_question_goes_into_the_next_batch(tmp_path: Path) -> None:
+    (seed,) = split_seeds(1, {"yes": 0.5, "no": 0.5}, "question")
+    questions = [
+        yes_no("Gk-batch: is it red? [judge-odds yes=1 seed=1]"),
+        yes_no(f"Gk-batch: is it round? [judge-odds yes=0.5 no=0.5 seed={seed}]"),
+    ]
+    image = png(tmp_path / "a.png")
+    data = write_rows(
+        tmp_path / "g.jsonl",
+        [{"id": "r", "prompt": "p", "image": str(image), "questions": questions}],
+    )
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        done, rounds, batch_rows, online_rows = _in_batch_then_online(
+            s, "gecko-image", data, {"samples": "auto:6"}
+        )
+    assert done.status == "finished" and done.rows_scored == 1
+    sure, split = batch_rows["r"].repeats
+    assert len(sure.samples) == 3 and sure.decided  # the minimum
+    assert len(split.samples) > 3
+    assert rounds == len(split.samples) <= 6  # one sample a round, while one is undecided
+    assert _samples_of(batch_rows) == _samples_of(online_rows)
+    assert batch_rows["r"].score == online_rows["r"].score
+
+
+def test_rank_in_batch_mode_asks_each_comparison_as_online(tmp_path: Path) -> None:
+    rows = [
+        {"id": "sure", "prompt": "Q?", "low": "Weak. [judge-odds win=0 seed=1]", "high": "Ok."},
+        {"id": "torn", "prompt": "R?", "low": "Hm. [judge-odds win=0.5 seed=7]", "high": "Eh."},
+    ]
+    data = write_rows(tmp_path / "rank.jsonl", rows)
+    options = {"candidates": ["low", "high"], "samples": "auto:4"}
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        done, _, batch_rows, online_rows = _in_batch_then_online(s, "rank", data, options)
+    assert done.status == "finished" and done.rows_done == 2
+    (pair,) = batch_rows["sure"].repeats
+    assert (pair.unit, pair.verdict, len(pair.samples)) == ("low vs high", "B", 4)
+    assert _samples_of(batch_rows) == _samples_of(online_rows)
+
+
+def test_an_undecided_video_question_goes_into_the_next_batch(tmp_path: Path) -> None:
+    (seed,) = split_seeds(1, {"a": 0.5, "b": 0.5}, "video_question")
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(clip_bytes(GECKO_VIDEO_EXAMPLES[0]))
+    choices = ["a) it stays still", "b) it moves right", "c) it moves left", "d) it grows"]
+    asked = [("Gv-batch: does it move? [judge-odds a=1 seed=1]", "a")]
+    asked.append((f"Gv-batch: which way? [judge-odds a=0.5 b=0.5 seed={seed}]", "a"))
+    questions = [
+        {"question": q, "answer": a, "choices": choices, "tag": "action"} for q, a in asked
+    ]
+    row = {"id": "v", "prompt": "a ball", "video": str(clip), "questions": questions}
+    data = write_rows(tmp_path / "v.jsonl", [row])
+    with stack(tmp_path / "stack", **FAST_POLLS) as s:
+        done, rounds, batch_rows, online_rows = _in_batch_then_online(
+            s, "gecko-video", data, {"samples": "auto:6"}
+        )
+    assert done.status == "finished" and done.rows_scored == 1
+    sure, split = batch_rows["v"].repeats
+    assert len(sure.samples) == 3 and sure.decided
+    assert rounds == len(split.samples) <= 6 and len(split.samples) > 3
+    assert _samples_of(batch_rows) == _samples_of(online_rows)
 
 
 def _in_batch_then_online(
