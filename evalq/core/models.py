@@ -202,6 +202,16 @@ class Repeats(Model):
     interval: tuple[float, float] | None = None  # ratings: the mean rating's interval
     rule: str | None = None  # the stopping rule that ended it ("fixed" for --samples K)
 
+    @property
+    def answered(self) -> bool:
+        """Whether any sample gave an answer; a verdict with none is unscored, not split."""
+        return any(s.answer is not None for s in self.samples)
+
+    @property
+    def undecided(self) -> bool:
+        """Split at the maximum with at least one answer: the one count every view shows."""
+        return self.answered and not self.decided
+
 
 class RowResult(Model):
     """What a user reads back per row; ``score`` is None unless at least one question scored."""

@@ -69,7 +69,7 @@ def noise_floor(rows: Sequence[RowResult], human_column: str | None = None) -> N
     return NoiseFloor(
         units=sum(len(answers) >= 2 for answers in units),
         samples=sum(len(answers) for answers in units if len(answers) >= 2),
-        undecided=sum(not r.decided for _, r in repeats),
+        undecided=sum(r.undecided for _, r in repeats),
         split_share=None if split is None else split.value,
         split_ci95=None if split is None else split.ci95,
         alpha=krippendorff_alpha(values, alpha_level),

@@ -117,14 +117,17 @@ def repeat_cells(row: RowResult) -> dict[str, Any]:
 
     def said(r: Repeats) -> str:
         answers = " ".join(s.answer or "-" for s in r.samples)
-        verdict = r.verdict if r.decided and r.verdict is not None else "undecided"
+        if not r.answered:
+            verdict = "unscored"
+        else:
+            verdict = r.verdict if r.decided and r.verdict is not None else "undecided"
         sure = f" ({r.certainty:.2f})" if r.certainty is not None else ""
         who = f" by {r.judge_model}" if r.judge_model else ""
         return f"{r.unit}{who}: {answers} -> {verdict}{sure}"
 
     return {
         "samples": sum(len(r.samples) for r in row.repeats),
-        "undecided": sum(not r.decided for r in row.repeats),
+        "undecided": sum(r.undecided for r in row.repeats),
         "certainty": min(certainties) if certainties else None,
         "repeats": " | ".join(said(r) for r in row.repeats),
     }

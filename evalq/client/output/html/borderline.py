@@ -84,9 +84,9 @@ def state_of(r: Repeats) -> State:
     """Undecided: split at the maximum with at least one answer (a verdict with none is
     unscored, counted with the unscored units); borderline: decided, less sure than the
     rule's stop."""
-    if not any(s.answer is not None for s in r.samples):
+    if not r.answered:
         return "unscored"
-    if not r.decided:
+    if r.undecided:
         return "undecided"
     if r.certainty is not None and r.certainty < BORDERLINE_BELOW:
         return "borderline"

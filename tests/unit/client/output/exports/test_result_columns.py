@@ -9,7 +9,7 @@ from typing import Any
 
 from evalq.client.output.exports.csv_tables import results_csv
 from evalq.client.output.exports.frames import results_frame
-from evalq.core.models import RowResult
+from evalq.core.models import Repeats, RowResult, Sample
 
 
 def detailed_row(details: dict[str, Any], extra: dict[str, Any] | None = None) -> RowResult:
@@ -91,7 +91,6 @@ def test_an_unscored_rating_is_empty_never_zero() -> None:
 
 
 def test_repeated_verdicts_show_their_samples_and_certainty() -> None:
-    from evalq.core.models import Repeats, Sample
 
     row = detailed_row(POINTWISE).model_copy(
         update={
@@ -122,3 +121,15 @@ def test_repeated_verdicts_show_their_samples_and_certainty() -> None:
     frame = results_frame([row])
     assert frame.loc[0, "undecided"] == 1 and frame.loc[0, "samples"] == 11
     assert csv_rows([detailed_row(POINTWISE)])[0].get("samples") is None  # asked once: no column
+
+
+def test_a_verdict_no_sample_answered_is_unscored_not_undecided() -> None:
+    """The CSV counts undecided verdicts as the HTML report and the noise floor do: split with
+    an answer; one whose samples all went unscored is unscored."""
+    silent = Repeats(
+        unit="rating", samples=[Sample(answer=None), Sample(answer=None)], decided=False
+    )
+    row = detailed_row(POINTWISE).model_copy(update={"repeats": [silent]})
+    (line,) = csv_rows([row])
+    assert line["undecided"] == "0"
+    assert "-> unscored" in line["repeats"]
