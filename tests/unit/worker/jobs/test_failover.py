@@ -6,7 +6,10 @@ record a failover re-driving the rows of a running job at once."""
 
 from __future__ import annotations
 
+import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import cast
 
 import pytest
@@ -112,11 +115,12 @@ def test_a_write_cut_off_with_its_connection_is_said_to_be_maybe_missing(store: 
     job = plant_job(store, 1)
     away = Store(store.r, Settings())  # a worker's store, which has read the job's expiry
     away.job_ttl(job)
-    away.r, away._scripts = _nothing_listens(), {}
-    with pytest.raises(redis.exceptions.ConnectionError):
-        away.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(2))
-    with pytest.raises(redis.exceptions.ConnectionError):
-        away.account(job, {"judge_calls": 1})
+    with _nothing_listens() as down:
+        away.r, away._scripts = down, {}
+        with pytest.raises(redis.exceptions.ConnectionError):
+            away.record_unit(RowRef(job, "1"), _yes_verdict(0), _spend(2))
+        with pytest.raises(redis.exceptions.ConnectionError):
+            away.account(job, {"judge_calls": 1})
     assert away.tallies.of(job) == ({}, 3)
     away.r, away._scripts = store.r, {}  # Redis is back (a promoted replica behind the proxy)
     assert away.reconcile_spend(job, 5.0, active=True) == 0
@@ -127,9 +131,13 @@ def test_a_write_cut_off_with_its_connection_is_said_to_be_maybe_missing(store: 
     assert store.counters(job).failover == note
 
 
-def _nothing_listens() -> redis.Redis:
-    """A client of a port nothing listens on, which gives up at the first refusal."""
-    return redis.Redis(port=1, retry=Retry(NoBackoff(), 0))
+@contextmanager
+def _nothing_listens() -> Iterator[redis.Redis]:
+    """A client of a port held bound and never listening, which gives up at the first refusal:
+    no other process can answer on it, as one may on any fixed port of a shared machine."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield redis.Redis(port=held.getsockname()[1], retry=Retry(NoBackoff(), 0))
 
 
 def test_a_job_that_ended_before_and_lost_nothing_is_not_marked(store: Store) -> None:
