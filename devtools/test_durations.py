@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,16 +47,31 @@ def passed(report: Path) -> dict[str, float]:
     return {k: v for k, v in seconds.items() if k not in spoilt}
 
 
+def reported(report: Path) -> set[str]:
+    """Every test the report names, whatever its outcome."""
+    cases = ET.parse(report).getroot().iter("testcase")
+    return {node_id(c.get("classname") or "", c.get("name") or "") for c in cases}
+
+
 def merged(
-    old: Mapping[str, float], measured: Mapping[str, float], min_s: float, root: Path = ROOT
+    old: Mapping[str, float],
+    measured: Mapping[str, float],
+    min_s: float,
+    root: Path = ROOT,
+    seen: Collection[str] = (),
 ) -> dict[str, float]:
     """`old` with the `measured` figures in, sorted by test id: a test that passed gets its new
     figure, one that failed, was skipped or did not run keeps the one it had, and a test whose
-    file is gone is dropped. A unit test under `min_s` is left out (guessed by kind, close
+    file is gone, or whose file ran (in `seen`) without it (renamed), is dropped. A unit test under `min_s` is left out (guessed by kind, close
     enough); an integration test is kept whatever it took, since a quick one guessed at the
     integration default would be far off. Figures are rounded to a tenth of a second so the
     file changes little from run to run."""
-    out = {k: v for k, v in old.items() if (root / k.split("::", 1)[0]).exists()}
+    ran = {test.split("::", 1)[0] for test in seen}
+    out = {
+        k: v
+        for k, v in old.items()
+        if (root / k.split("::", 1)[0]).exists() and (k in seen or k.split("::", 1)[0] not in ran)
+    }
     for test, seconds in measured.items():
         if seconds >= min_s or test.startswith(ALWAYS_KEPT):
             out[test] = round(seconds, 1)
@@ -81,12 +96,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT, help="the durations file (JSON)")
     args = parser.parse_args()
     try:
-        measured = passed(args.report)
+        measured, seen = passed(args.report), reported(args.report)
     except (OSError, ET.ParseError) as exc:
         print(f"{args.out.name} left as it was: no readable report ({exc})", file=sys.stderr)
         return
     old = json.loads(args.out.read_text()) if args.out.exists() else {}
-    new = merged({str(k): float(v) for k, v in old.items()}, measured, args.min_s)
+    new = merged({str(k): float(v) for k, v in old.items()}, measured, args.min_s, seen=seen)
     if new == old:
         print(f"{args.out.name}: unchanged ({len(measured)} passing tests read)")
         return

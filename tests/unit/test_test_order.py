@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from devtools import test_durations
-from devtools.test_durations import merged, node_id, passed
+from devtools.test_durations import merged, node_id, passed, reported
 from tests.support.ordering import (
     GUESS_INTEGRATION_S,
     GUESS_UNIT_S,
@@ -106,8 +106,9 @@ def test_a_report_is_merged_for_the_tests_that_passed_and_the_rest_keep_theirs(
         "tests/unit/test_x.py::failing": 2.0,  # kept: a failure's time says nothing
         "tests/unit/test_y.py::not_run": 4.0,  # kept: not in this report
         "tests/unit/test_gone.py::t": 1.5,  # its file is gone
+        "tests/unit/test_x.py::renamed": 6.0,  # its file ran without it
     }
-    assert merged(old, measured, min_s=1.0, root=tmp_path) == {
+    assert merged(old, measured, min_s=1.0, root=tmp_path, seen=reported(path)) == {
         "tests/integration/test_i.py::quick": 0.0,  # kept: guessed, it would count 8 s
         "tests/unit/test_x.py::failing": 2.0,
         "tests/unit/test_x.py::slow": 12.3,
