@@ -39,6 +39,7 @@ from evalq.client.cli.attach import attached
 from evalq.client.cli.submit import wait_with_progress
 from evalq.client.output.formats import money
 from evalq.client.output.terminal.summary import print_summary
+from evalq.core.dry_report import DryRunReport
 from evalq.examples.gecko import write_gecko_image_example
 from evalq.worker.settings import Settings
 
@@ -252,6 +253,17 @@ def keep_running(
         )
 
 
+def dry_run_line(plan: DryRunReport) -> str:
+    """The plan in a line; a plan with no call to make says why it costs nothing."""
+    said = "dry run first (nothing enqueued, no model called): "
+    if plan.calls_total == 0:
+        return said + "no call to make, every answer is in the call cache: the job costs nothing"
+    return (
+        f"{said}{plan.calls_total} calls, {plan.counts.get('rubrics_to_write', 0)} rubrics to "
+        f"write, about {money(plan.cost_usd)} (an estimate at prices of {plan.price_date})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
@@ -314,11 +326,7 @@ def main() -> int:
         console.print(f"dataset: {dataset} (each image with a matching and a near-miss prompt)\n")
         client = Client(Settings(redis_url=redis_url, gemini_base_url=gemini_url))
         plan = client.plan("gecko-image", dataset)
-        console.print(
-            f"dry run first (nothing enqueued, no model called): {plan.calls_total} calls, "
-            f"{plan.counts.get('rubrics_to_write', 0)} rubrics to write, "
-            f"about {money(plan.cost_usd)} (an estimate at prices of {plan.price_date})"
-        )
+        console.print(dry_run_line(plan))
         submitted = client.submit("gecko-image", dataset)
         job_id = submitted.job_id
         with attached(job_id) as ctrl_c:  # Ctrl-C leaves the wait, as `run --wait` does

@@ -53,3 +53,16 @@ def test_without_keep_the_lines_for_later_need_no_redis_url_and_say_how_to_keep(
         "flower: http://127.0.0.1:5555 (until the demo ends; `./scripts/demo --keep` keeps it)"
     )
     assert module.flower_line(5555, keep=True) == "flower: http://127.0.0.1:5555"
+
+
+def test_a_plan_with_no_call_to_make_says_why_it_costs_nothing() -> None:
+    from evalq.core.dry_report import DryRunReport
+
+    cached = DryRunReport(metric="gecko-image", dataset="d", rows_total=2, rows_planned=2,
+                          rows_rejected=0, calls_total=0, cost_usd=0.0)  # fmt: skip
+    line = demo().dry_run_line(cached)
+    assert "every answer is in the call cache" in line and "None" not in line
+    fresh = cached.model_copy(update={"calls_total": 6, "price_date": "2026-11"})
+    assert "6 calls" in demo().dry_run_line(fresh) and "prices of 2026-11" in demo().dry_run_line(
+        fresh
+    )
