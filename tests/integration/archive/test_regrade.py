@@ -27,7 +27,7 @@ NEW_JUDGE = "gemini-2.5-flash-lite"
 
 
 @pytest.fixture(scope="module")
-def on_archive(
+def regrade_stacks(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OnArchive]:
     """The stack archiving to the given backend, started when first asked for."""
@@ -122,9 +122,9 @@ def _regrade_all(s: Stack, jobs: dict[str, str], mode: str, tmp_path: Path) -> d
 
 
 def test_every_metric_regrades_from_the_archive_alone_online_then_in_batch(
-    on_archive: OnArchive, tmp_path: Path
+    regrade_stacks: OnArchive, tmp_path: Path
 ) -> None:
-    s = on_archive("sqlite")
+    s = regrade_stacks("sqlite")
     jobs = _archived_and_forgotten(s, tmp_path / "data", METRICS)
     online = _regrade_all(s, jobs, "online", tmp_path)
     shown = evalq_stdout(s.env(), "status", online["pointwise"])
@@ -166,9 +166,9 @@ def _judge_version_moves(s: Stack, first: str, regraded: str) -> None:
 
 
 def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
-    on_archive: OnArchive, tmp_path: Path
+    regrade_stacks: OnArchive, tmp_path: Path
 ) -> None:
-    s = on_archive("postgresql")
+    s = regrade_stacks("postgresql")
     jobs = _archived_and_forgotten(s, tmp_path / "data", ("gecko-image", "groundedness"))
     _regrade_all(s, jobs, "online", tmp_path)
     env = s.env()
