@@ -113,6 +113,7 @@ def _regrade_all(s: Stack, jobs: dict[str, str], mode: str, tmp_path: Path) -> d
         assert summary.mode == mode
         assert summary.judge_setup["judge_models"] == [NEW_JUDGE]
         assert "rubric" not in summary.tokens_by_role, metric
+        assert summary.candidate_calls == 0, metric  # a written response is judged, not rewritten
         if metric.startswith("gecko"):
             assert _question_sets(s, job) == _question_sets(s, jobs[metric]) != {None}
     wait_archived(s.redis_client(), *new.values())

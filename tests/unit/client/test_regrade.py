@@ -64,6 +64,23 @@ def test_a_response_the_model_under_test_wrote_is_judged_again_not_written_again
     assert frozen[1] == given
 
 
+def test_a_ranked_candidate_written_for_the_job_is_frozen_as_a_column() -> None:
+    config = job_config(
+        "rank", options={"candidates": ["a", "b"], "candidate_prompts": {"b": "Answer briefly."}}
+    )
+    row = RowInput(id="r1", line=1, data={"prompt": "q?", "a": "x"})
+    result = RowResult(
+        id="r1",
+        line=1,
+        prompt="",
+        status="scored",
+        score=1.0,
+        details={"candidates": ["a", "b"], "generated": {"b": "y"}},
+    )
+    (frozen,) = frozen_responses(config, [row], [result])
+    assert frozen.data == {"prompt": "q?", "a": "x", "b": "y"}
+
+
 def test_a_local_file_gone_refuses_the_regrade_naming_its_line(tmp_path: Path) -> None:
     here = tmp_path / "a.png"
     here.write_bytes(b"x")
