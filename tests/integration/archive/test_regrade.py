@@ -172,6 +172,7 @@ def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
     s = regrade_stacks("postgresql")
     jobs = _archived_and_forgotten(s, tmp_path / "data", ("gecko-image", "groundedness"))
     _regrade_all(s, jobs, "online", tmp_path)
+    _two_candidates_regraded(s, tmp_path / "two")
     env = s.env()
     client = s.client(archive_url=env["EVALQ_ARCHIVE_URL"])
     gone = client.stored_inputs(jobs["gecko-image"])[1]
@@ -179,3 +180,25 @@ def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
     refused = one_line_refusal(run_evalq(env, "regrade", jobs["gecko-image"], "--json"))
     assert f"line {gone.line} (row {gone.id}) image: file not found" in refused
     assert "nothing was submitted" in refused
+
+
+def _two_candidates_regraded(s: Stack, folder: Path) -> None:
+    """A job of two candidates regraded from the archive: every cell of the first two rows."""
+    import evalq
+    from evalq.examples.ratings import write_pointwise_candidates_example
+
+    client = s.client(archive_url=s.env()["EVALQ_ARCHIVE_URL"])
+    dataset = write_pointwise_candidates_example(folder)
+    options = {"template": "summarization_quality", "candidates": ["faithful", "poor"]}
+    first = client.submit("pointwise", dataset, options=options).job_id
+    assert client.wait(first, timeout_s=300).status == "finished"
+    wait_archived(s.redis_client(), first)
+    dataset.unlink()
+    forget_in_redis(s.redis_client(), first)
+    again = evalq.regrade(first, NEW_JUDGE, rows=2, settings=client.settings).job_id
+    summary = client.wait(again, timeout_s=300)
+    assert summary.status == "finished" and list(summary.candidates) == ["faithful", "poor"]
+    cells = [(r.line, r.candidate) for r in client.results(again)]
+    firsts = sorted({line for line, _ in cells})[:2]
+    assert cells == [(line, c) for line in firsts for c in ("faithful", "poor")]
+    assert firsts == sorted({r.line for r in client.results(first)})[:2]
