@@ -116,6 +116,8 @@ def _regrade_all(s: Stack, jobs: dict[str, str], mode: str, tmp_path: Path) -> d
         assert summary.candidate_calls == 0, metric  # a written response is judged, not rewritten
         if metric.startswith("gecko"):
             assert _question_sets(s, job) == _question_sets(s, jobs[metric]) != {None}
+            if mode == "batch":  # one round: the validators'; no rubric round before it
+                assert {r.round for r in settings_client.batches(job)} == {1}
     wait_archived(s.redis_client(), *new.values())
     assert s.stats()["by_model"].get(RUBRIC_WRITER, 0) == rubric_calls  # no rubric written
     assert _set_count(s) == sets_before  # the frozen sets are never written again
@@ -132,6 +134,21 @@ def test_every_metric_regrades_from_the_archive_alone_online_then_in_batch(
     assert f"job {jobs['pointwise']} (its inputs, judged again)" in shown
     _regrade_all(s, jobs, "batch", tmp_path)
     _judge_version_moves(s, jobs["pointwise"], online["pointwise"])
+    _regraded_from_the_command_line(s, jobs["pointwise"])
+
+
+def _regraded_from_the_command_line(s: Stack, first: str) -> None:
+    """`evalq regrade` with the flags that change the judging: the new job keeps them."""
+    env = s.env()
+    argv = ["regrade", first, "--rows", "1", "--samples", "3", "--thinking-budget", "judge=0"]
+    done = run_evalq(env, *argv, "--name", "regraded-cli", "--wait", "--json")
+    assert done.returncode == 0, done.stderr
+    job = json.loads(done.stdout)["job_id"]
+    assert f"job {job}: regrades {first}, pointwise, 1 rows" in " ".join(done.stderr.split())
+    config = s.client(archive_url=env["EVALQ_ARCHIVE_URL"]).config(job)
+    assert (config.regrades, config.name, config.rows_total) == (first, "regraded-cli", 1)
+    assert config.options["samples"] == 3 and config.thinking["judge"] == 0
+    assert config.options["template"] == "summarization_quality"
 
 
 def _judge_version_moves(s: Stack, first: str, regraded: str) -> None:
