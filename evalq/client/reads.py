@@ -168,6 +168,12 @@ class JobReader:
             out.setdefault(row.id, row)
         return out
 
+    def stored_inputs(self, job_id: str) -> list[RowInput]:
+        """Every stored row (each cell of a multi-candidate job) in dataset order; a line
+        refused at submit has none."""
+        rows = self._read(job_id, lambda: self.job_reads.rows(job_id), lambda j: j.inputs)
+        return sorted(rows, key=lambda row: (row.line, row.candidate or ""))
+
     def judged_texts(self, job_id: str, results: Sequence[RowResult]) -> list[dict[str, str]]:
         """What the judge was shown of each of `results` (the job's, in their order), under
         the dataset's column names: evalq.client.output.judged_texts. Every cell's stored row, from
@@ -258,6 +264,8 @@ class JobReader:
                     summary = self.job_reads.summary(job_id)
                 except Exception:  # a job expiring as we read must not hide the others
                     continue
+                if which.judge_version and which.judge_version not in judge_versions(summary):
+                    continue
                 found += 1
                 yield summary
 
@@ -274,6 +282,13 @@ class JobReader:
     def redis_address(self) -> str:
         """host:port of Redis, without any password the URL may hold."""
         return self.job_reads.address()
+
+
+def judge_versions(summary: JobSummary) -> set[str]:
+    """Every judge model version the job's verdicts reported, whichever model answered."""
+    from evalq.core.versions import setup_versions
+
+    return set().union(*setup_versions(summary.judge_setup).values())
 
 
 def _selected(config: JobConfig, which: JobFilter) -> bool:

@@ -17,6 +17,7 @@ from evalq.client.cli import (
     control,
     exit_codes,
     read,
+    regrade,
     rubrics,
     serve,
     submit,
@@ -45,6 +46,7 @@ def main() -> None:
 for command in (
     submit.run,
     submit.rank,
+    regrade.regrade,
     rubrics.rubrics,
     control.resume,
     control.cancel,
