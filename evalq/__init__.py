@@ -1,16 +1,16 @@
 """evalq: model-as-judge evaluations (Gecko, groundedness, pointwise, pairwise) on Celery + Redis.
-The Python API: `evaluate` returns a `Job`; `compare`, `drift`, `calibrate` and `history` read
-jobs back."""
+The Python API: `evaluate` (and `regrade`) return a `Job`; `compare`, `drift`, `calibrate` and
+`history` read jobs back."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Job", "calibrate", "compare", "drift", "evaluate", "history"]
+__all__ = ["Job", "calibrate", "compare", "drift", "evaluate", "history", "regrade"]
 
 if TYPE_CHECKING:
-    from evalq.client.api import Job, evaluate
+    from evalq.client.api import Job, evaluate, regrade
     from evalq.client.calibrate import calibrate
     from evalq.client.compare import compare
     from evalq.client.drift import drift
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `import evalq.core.models` in a worker does not pull in pandas and the client.
-    if name in ("evaluate", "Job"):
+    if name in ("evaluate", "Job", "regrade"):
         from evalq.client import api
 
         return getattr(api, name)

@@ -287,3 +287,48 @@ def evaluate(
         return run(path)
     finally:
         path.unlink(missing_ok=True)
+
+
+def regrade(
+    job: str | Job,
+    judge: str | list[str] | None = None,
+    *,
+    thinking: dict[str, int | str] | None = None,
+    samples: int | str | None = None,
+    rows: int | None = None,
+    seed: int | None = None,
+    mode: Literal["online", "batch"] = "online",
+    name: str | None = None,
+    use_cache: bool = False,
+    settings: Settings | None = None,
+    **more: Any,
+) -> Job:
+    """Judge an ended job's stored inputs again and return at once with the new Job: the same
+    metric, options, rows, questions (Gecko: the job's frozen set, no rubric written) and
+    responses, read from Redis or the archive; the dataset file is not needed. `judge` names
+    the judge model (or several; default: the job's own), `thinking` and `samples` change
+    those; `rows=N` judges only the first N dataset rows, or with `seed` a sample of N drawn
+    with it. A row whose media file is gone refuses the whole regrade (DatasetError naming its
+    line). `use_cache=False` (the default) asks the judge again rather than reading a reply
+    cached from the first job. `more`: max_cost_usd, priority, max_in_flight, on_expiry,
+    vertex_batch_prefix, as `evaluate` takes them."""
+    from evalq.client.regrade import RegradeSpec
+    from evalq.client.submit import refuse_unknown
+
+    client = job.client if isinstance(job, Job) and settings is None else Client(settings)
+    source = job.job_id if isinstance(job, Job) else job
+    batch = {k: more.pop(k) for k in ("on_expiry", "vertex_batch_prefix") if k in more}
+    refuse_unknown(more, RegradeSpec, "regrade")
+    judges = [judge] if isinstance(judge, str) else list(judge) if judge else None
+    wanted: RegradeSpec = {
+        "judge_models": judges,
+        "thinking": thinking,
+        "samples": samples,
+        "rows": rows,
+        "seed": seed,
+        "name": name,
+        "use_cache": use_cache,
+        **more,  # type: ignore[typeddict-item]
+    }
+    submitted = client.regrade(source, mode=mode, **batch, **wanted)
+    return Job(submitted.job_id, client)

@@ -11,6 +11,7 @@ from typing import Any, Unpack
 from evalq.client import control, submit, watch
 from evalq.client import dry_run as client_dry_run
 from evalq.client.reads import JobReader
+from evalq.client.regrade import RegradeSpec
 from evalq.client.submit import JobSpec, Submitted
 from evalq.core.dry_report import DryRunReport
 from evalq.core.errors import EvalqError
@@ -54,6 +55,45 @@ class Client(JobReader):
         requests of a batch that ends EXPIRED, FAILED or CANCELLED go. On Vertex AI, batch mode goes
         through Cloud Storage under `vertex_batch_prefix` (gs://BUCKET/FOLDER; default
         EVALQ_VERTEX_BATCH_PREFIX), checked here before anything is stored."""
+        mode_of = self._mode(mode, on_expiry, vertex_batch_prefix)
+        prepared = submit.prepare(self.settings, metric, dataset, job, self)
+        config = prepared.config.model_copy(update=mode_of)
+        submit.store_and_enqueue(self.job_control, self.app, config, prepared.dataset)
+        return Submitted(job_id=config.job_id, dataset=prepared.dataset)
+
+    def regrade(
+        self,
+        job_id: str,
+        *,
+        mode: str = "online",
+        on_expiry: str = "resubmit",
+        vertex_batch_prefix: str | None = None,
+        **wanted: Unpack[RegradeSpec],
+    ) -> Submitted:
+        """A new job judging an ended job's stored inputs again (evalq.client.regrade): its
+        metric, options, questions and responses, with the judges, thinking, samples or rows
+        `wanted` names; it records the job it regrades (JobConfig.regrades)."""
+        from evalq.client.jobs.lookup import resolve
+        from evalq.client.regrade import regrade_inputs
+
+        mode_of = self._mode(mode, on_expiry, vertex_batch_prefix)
+        source = resolve(self, job_id)
+        asked = regrade_inputs(self, source, wanted)
+        prepared = submit.prepare_loaded(
+            self.settings,
+            asked.source.metric,
+            asked.source.dataset,
+            asked.loaded,
+            asked.options,
+            asked.spec,
+            asked.rules,
+        )
+        config = prepared.config.model_copy(update={**mode_of, "regrades": source})
+        submit.store_and_enqueue(self.job_control, self.app, config, prepared.dataset)
+        return Submitted(job_id=config.job_id, dataset=prepared.dataset)
+
+    def _mode(self, mode: str, on_expiry: str, vertex_batch_prefix: str | None) -> dict[str, Any]:
+        """A job's mode fields, checked (on Vertex AI, batch mode's Cloud Storage prefix)."""
         submit.check_mode(mode, on_expiry)
         prefix = None
         if mode == "batch":
@@ -63,12 +103,7 @@ class Client(JobReader):
                 prefix = batch_prefix(self.settings, vertex_batch_prefix)
             except BatchSetupError as exc:
                 raise EvalqError(str(exc)) from None
-        prepared = submit.prepare(self.settings, metric, dataset, job, self)
-        config = prepared.config.model_copy(
-            update={"mode": mode, "on_expiry": on_expiry, "vertex_batch_prefix": prefix}
-        )
-        submit.store_and_enqueue(self.job_control, self.app, config, prepared.dataset)
-        return Submitted(job_id=config.job_id, dataset=prepared.dataset)
+        return {"mode": mode, "on_expiry": on_expiry, "vertex_batch_prefix": prefix}
 
     def plan(
         self,

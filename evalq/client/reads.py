@@ -168,6 +168,12 @@ class JobReader:
             out.setdefault(row.id, row)
         return out
 
+    def stored_inputs(self, job_id: str) -> list[RowInput]:
+        """Every stored row (each cell of a multi-candidate job) in dataset order; a line
+        refused at submit has none."""
+        rows = self._read(job_id, lambda: self.job_reads.rows(job_id), lambda j: j.inputs)
+        return sorted(rows, key=lambda row: (row.line, row.candidate or ""))
+
     def judged_texts(self, job_id: str, results: Sequence[RowResult]) -> list[dict[str, str]]:
         """What the judge was shown of each of `results` (the job's, in their order), under
         the dataset's column names: evalq.client.output.judged_texts. Every cell's stored row, from

@@ -184,7 +184,7 @@ def prepare(
     if (vertex := vertex_settings_problem(settings)) is not None:
         raise EvalqError(vertex)  # its rows would be judged nowhere (and gs:// read nowhere)
     check_turns(spec.get("priority", "normal"), spec.get("max_in_flight"))
-    name = check_name(spec.get("name"))
+    check_name(spec.get("name"))  # these two refused before the dataset is read
     get_metric(metric)  # an unknown metric fails before anything else
     options = validate_options(metric, spec.get("options"))
     per_job = ("max_field_bytes", "max_row_bytes", "max_questions_per_row")
@@ -193,14 +193,31 @@ def prepare(
     data_roots = spec.get("data_roots")
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
     rules = job_media_rules(settings, roots, spec.get("gcs_media"))
+    group_by_columns(spec.get("group_by") or [])
     column_map = spec.get("column_map")
-    group_by = group_by_columns(spec.get("group_by") or [])  # before the dataset is read
     loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
     if (source := options.get("questions_from")) is not None:
         reader = reader or _reader(settings)
         source = questions_job(reader, str(source))
         options = {**options, "questions_from": source}  # the job's id, whatever named it
         loaded = questions_from(settings, metric, source, loaded, options, reader)
+    return prepare_loaded(settings, metric, dataset, loaded, options, spec, rules)
+
+
+def prepare_loaded(
+    settings: Settings,
+    metric: str,
+    dataset: str | Path,
+    loaded: LoadedDataset,
+    options: dict[str, Any],
+    spec: JobSpec,
+    rules: MediaRules,
+) -> Prepared:
+    """The checks of a job whose rows are read already (from its dataset, or from another
+    job's stored inputs by evalq.client.regrade), then its config."""
+    name = check_name(spec.get("name"))
+    group_by = group_by_columns(spec.get("group_by") or [])
+    column_map = spec.get("column_map")
     check_group_columns(group_by, loaded.rows)
     # Media the workers' backend can't take (a gs:// URI on the Gemini API, a file over the
     # inline limit on Vertex AI): refused now, not failed row by row after storing. The

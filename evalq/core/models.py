@@ -293,6 +293,8 @@ class JobConfig(Model):
     # (evalq.client.owner). Steering another user's job takes --force; None in jobs stored
     # before owners were recorded, which anyone steers.
     owner: str | None = None
+    # The job whose stored inputs this one judges again (`evalq regrade JOB`); None otherwise.
+    regrades: str | None = None
 
 
 class ScoreFigures(Model):
@@ -485,6 +487,7 @@ class JobSummary(Model):
     simulated: bool
     name: str | None = None  # --name
     owner: str | None = None  # who submitted it (JobConfig.owner)
+    regrades: str | None = None  # the job whose inputs it judges again (JobConfig.regrades)
     dataset: str = ""  # the dataset file as submitted (resolved path)
     created_at: float | None = None  # epoch s
     rows_total: int

@@ -18,6 +18,7 @@ from evalq.client.cli import (
     drift,
     exit_codes,
     read,
+    regrade,
     rubrics,
     serve,
     submit,
@@ -46,6 +47,7 @@ def main() -> None:
 for command in (
     submit.run,
     submit.rank,
+    regrade.regrade,
     rubrics.rubrics,
     control.resume,
     control.cancel,

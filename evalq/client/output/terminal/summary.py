@@ -47,6 +47,8 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
     add("status", f"{s.status} ({s.rows_done}/{s.rows_total} rows)")
     if s.owner is not None:  # who submitted it: cancel and resume of it take theirs or --force
         add("owner", s.owner)
+    if s.regrades is not None:  # the same inputs judged again: `evalq drift` tells them apart
+        add("regrades", f"job {s.regrades} (its inputs, judged again)")
     if s.pause_reason:
         add("paused because", f"{s.pause_reason}; continue with `evalq resume {s.job_id}`")
     if s.calls_open_at_cancel is not None:
