@@ -14,7 +14,10 @@ from evalq.core.errors import EvalqError
 from evalq.stats.paired import PAIRED_SEED
 
 if TYPE_CHECKING:
+    from evalq.client.client import Client
     from evalq.client.reads import JobReader
+
+RETEST_SEED = 0  # which rows a --retest N draws: the same N rows on every run
 
 
 class DriftError(EvalqError):
@@ -63,7 +66,8 @@ def check_same_inputs(reader: JobReader, old: JobSide, new: JobSide) -> None:
             f"{old.job_id} is a {old.metric} job and {new.job_id} a {new.metric} job: drift "
             "compares one metric's verdicts on the same inputs"
         )
-    for candidate in reader.candidates(old.job_id) or [None]:
+    candidates: list[str | None] = [*reader.candidates(old.job_id)] or [None]
+    for candidate in candidates:
         a = reader.inputs(old.job_id, candidate)
         b = reader.inputs(new.job_id, candidate)
         shared = [k for k in a if k in b]
@@ -93,6 +97,23 @@ def check_retest(old: JobSide, retest: JobSide) -> None:
         )
 
 
+def retest_rows(client: Client, old: str, rows: int, seed: int = RETEST_SEED) -> str:
+    """A retest: N of the old job's rows (a seeded sample) judged again by its own judges,
+    waited for; returns its job id. It asks the judge again (no cached reply stands in)."""
+    from evalq.client.jobs.lookup import resolve
+
+    job_id = resolve(client, old)
+    judges = client.config(job_id).judges
+    submitted = client.regrade(job_id, judge_models=judges, rows=rows, seed=seed)
+    summary = client.wait(submitted.job_id)
+    if summary.status != "finished":
+        raise DriftError(
+            f"the retest job {submitted.job_id} (N={rows} rows of {job_id} judged again) is "
+            f"{summary.status}, not finished: resume it and pass --retest-job {submitted.job_id}"
+        )
+    return submitted.job_id
+
+
 def drift_jobs(
     reader: JobReader,
     old: str,
@@ -115,34 +136,39 @@ def drift_jobs(
         retest = job_side(reader, resolve(reader, retest_job))
         check_same_inputs(reader, old_side, retest)
         check_retest(old_side, retest)
-    return drift_report(
-        old_side, new_side, retest=retest, seed=seed, group_by=group_by, top=top
-    )
+    return drift_report(old_side, new_side, retest=retest, seed=seed, group_by=group_by, top=top)
 
 
 def drift(
     old: Any,
     new: Any,
     *,
+    retest: int | None = None,
     retest_job: Any = None,
     human: str | None = None,
     group_by: str | Sequence[str] = (),
     seed: int = PAIRED_SEED,
-    client: JobReader | None = None,
+    client: Client | None = None,
 ) -> DriftReport:
     """What changed between two jobs on the same inputs judged by two judges (ids, unique id
     prefixes, --names or Job handles), each figure beside the old judge's own noise (its
-    repeats, or ``retest_job``: the old judge on the same rows again); ``human``: a dataset
-    column of the people's labels. Returns a DriftReport (``.verdict.line`` says it in one
-    line; ``.model_dump()`` is the JSON `evalq drift --json` prints)."""
-    from evalq.client.reads import JobReader
+    repeats; ``retest_job``: the old judge on the same rows again; ``retest=N``: such a job
+    made now, N rows regraded and waited for); ``human``: a dataset column of the people's
+    labels. Returns a DriftReport (``.verdict.line`` says it in one line; ``.model_dump()``
+    is the JSON `evalq drift --json` prints)."""
+    from evalq.client.client import Client
 
     def ref(job: Any) -> str:
         return job if isinstance(job, str) else str(job.job_id)
 
     columns = [group_by] if isinstance(group_by, str) else list(group_by)
+    client = client or Client()
+    if retest is not None and retest_job is not None:
+        raise DriftError("give retest=N or retest_job=JOB, not both")
+    if retest is not None:
+        retest_job = retest_rows(client, ref(old), retest)
     return drift_jobs(
-        client or JobReader(),
+        client,
         ref(old),
         ref(new),
         retest_job=None if retest_job is None else ref(retest_job),

@@ -4,12 +4,24 @@ more than the judge's own noise."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from evalq.client.cli.common import echo_json, file_option, make_reader, out_console, redis_option
+from evalq.client.cli.common import (
+    echo_json,
+    err_console,
+    file_option,
+    make_client,
+    make_reader,
+    out_console,
+    redis_option,
+)
 from evalq.client.cli.help import examples
 from evalq.client.cli.read import write_html
+
+if TYPE_CHECKING:
+    from evalq.client.reads import JobReader
 
 
 @click.command(
@@ -23,8 +35,10 @@ from evalq.client.cli.read import write_html
 @click.argument("new")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @file_option(
-    "--html", "html_path", "Also write an HTML page: the figures, and the rows that changed "
-    "most with both judges' verdicts and explanations side by side."
+    "--html",
+    "html_path",
+    "Also write an HTML page: the figures, and the rows that changed "
+    "most with both judges' verdicts and explanations side by side.",
 )
 @click.option(
     "--retest",
@@ -81,9 +95,15 @@ def drift(
 
     if retest is not None and retest_job is not None:
         raise click.UsageError("give --retest N or --retest-job JOB, not both")
-    reader = make_reader(redis_url)
+    reader: JobReader
     if retest is not None:
-        retest_job = retest_rows(redis_url, reader, old, retest)
+        client = make_client(redis_url)
+        err_console().print(f"retest: {retest} rows of the old job judged again by its judge")
+        retest_job = retest_rows(client, old, retest)
+        err_console().print(f"retest: job {retest_job}", markup=False)
+        reader = client
+    else:
+        reader = make_reader(redis_url)
     report = drift_jobs(
         reader, old, new, retest_job=retest_job, human=human, group_by=group_by, top=top
     )

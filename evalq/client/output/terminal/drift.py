@@ -52,7 +52,9 @@ def drift_lines(report: DriftReport, top: int = 5) -> list[str]:
     )
     noise_share = "n/a" if noise.share is None else f"{noise.share:.1%} {_ci(noise.ci95, pct=True)}"
     flips = "n/a" if u.share is None else f"{u.share:.1%} {_ci(u.ci95, pct=True)}"
-    lines.append(f"verdicts changed: {u.changed} of {u.units} units, {flips}; judge's own: {noise_share}")
+    lines.append(
+        f"verdicts changed: {u.changed} of {u.units} units, {flips}; judge's own: {noise_share}"
+    )
     if u.changes:
         ways = ", ".join(f"{c.before}->{c.after} {c.units}" for c in u.changes[:8])
         lines.append(f"  which way: {ways}")
@@ -75,7 +77,9 @@ def drift_lines(report: DriftReport, top: int = 5) -> list[str]:
             f"{' > '.join(r.new_order)}; Kendall's tau-b {_num(r.tau)} 95% CI {_ci(r.tau_ci95)}"
         )
         for swap in r.swaps:
-            lines.append(f"  swapped: {swap.ahead_before} was ahead of {swap.ahead_after}, now behind")
+            lines.append(
+                f"  swapped: {swap.ahead_before} was ahead of {swap.ahead_after}, now behind"
+            )
         if not r.swaps:
             lines.append("  no pair of candidates swaps")
     if report.human is not None:
