@@ -15,6 +15,7 @@ from evalq.stats.paired import PAIRED_SEED
 
 if TYPE_CHECKING:
     from evalq.client.client import Client
+    from evalq.client.output.html.drift import PageSide
     from evalq.client.reads import JobReader
 
 RETEST_SEED = 0  # which rows a --retest N draws: the same N rows on every run
@@ -176,6 +177,21 @@ def drift(
         group_by=columns,
         seed=seed,
     )
+
+
+def page_sides(reader: JobReader, report: DriftReport) -> dict[str, PageSide]:
+    """Both jobs' configs, results and stored inputs, for the HTML page's changed rows."""
+    from evalq.client.output.html.drift import PageSide
+
+    out = {}
+    for key, job in (("old", report.old_job), ("new", report.new_job)):
+        inputs: dict[Any, Any] = {}
+        candidates: list[str | None] = [*reader.candidates(job)] or [None]
+        for candidate in candidates:
+            for row_id, row_input in reader.inputs(job, candidate).items():
+                inputs[(row_id, candidate) if candidate else row_id] = row_input
+        out[key] = PageSide(reader.config(job), reader.results(job), inputs)
+    return out
 
 
 __all__ = ["DriftError", "drift"]

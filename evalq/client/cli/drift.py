@@ -91,7 +91,7 @@ def drift(
     order (Kendall's tau, the pairs that swap), the rows that changed most; each beside the
     old judge's own noise, and one line: "drift beyond noise" or "within the judge's own
     noise"."""
-    from evalq.client.drift import drift_jobs, retest_rows
+    from evalq.client.drift import drift_jobs, page_sides, retest_rows
 
     if retest is not None and retest_job is not None:
         raise click.UsageError("give --retest N or --retest-job JOB, not both")
@@ -110,7 +110,7 @@ def drift(
     if html_path is not None:
         from evalq.client.output.html.drift import render_drift
 
-        write_html(html_path, render_drift(report, reader))
+        write_html(html_path, render_drift(report, page_sides(reader, report)))
     if as_json:
         echo_json(report.model_dump_json())
     else:

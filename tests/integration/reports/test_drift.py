@@ -28,7 +28,7 @@ DRIFTING = "drift-test-drift-10pct"
 FAVOURING = "drift-test-drift-0pct"  # changes nothing but the favoured responses' comparisons
 ROWS = 200
 RETEST = 80
-WORDS = "moon sun pull sea tide spring neap coast rise fall orbit water gravity range".split()
+WORDS = ("moon", "sun", "pull", "sea", "tide", "spring", "neap", "coast", "rise", "fall")
 
 
 def rated_rows(n: int) -> list[dict[str, str]]:
@@ -99,7 +99,9 @@ def jobs(
     rank = ("rank", str(ranked), "--candidates", "full,fair,poor")
     rank_old = _run(env, *rank, "--judge-model", JUDGE)
     rank_new = _run(env, *rank, "--judge-model", FAVOURING)
-    done = evalq_ok(env, "drift", old, new, "--retest", str(RETEST), "--json", timeout_s=LONG_TIMEOUT_S)
+    done = evalq_ok(
+        env, "drift", old, new, "--retest", str(RETEST), "--json", timeout_s=LONG_TIMEOUT_S
+    )
     found = re.search(r"retest: job ([0-9a-f]{12})", done.stderr)
     assert found, done.stderr
     return Jobs(env, folder, old, new, same, rank_old, rank_new, json.loads(done.stdout), found[1])
@@ -151,7 +153,9 @@ def test_a_ranking_whose_top_two_swap_shows_the_swap(jobs: Jobs) -> None:
 
 def test_the_html_page_sets_changed_rows_side_by_side(jobs: Jobs) -> None:
     page = jobs.folder / "drift.html"
-    evalq_ok(jobs.env, "drift", jobs.old, jobs.new, "--retest-job", jobs.retest, "--html", str(page))
+    evalq_ok(
+        jobs.env, "drift", jobs.old, jobs.new, "--retest-job", jobs.retest, "--html", str(page)
+    )
     html = page.read_text(encoding="utf-8")
     assert "drift beyond noise" in html
     cards = html.split('class="card changed-row"')[1:]
@@ -167,7 +171,16 @@ def test_jobs_on_other_inputs_are_refused_in_one_line(jobs: Jobs) -> None:
     rows = rated_rows(3)
     rows[1]["response"] = "Another answer."
     other = write_rows(jobs.folder / "other.jsonl", rows)
-    job = _run(jobs.env, "run", "pointwise", str(other), "--template", "question_answering_quality", "--judge-model", JUDGE)
+    job = _run(
+        jobs.env,
+        "run",
+        "pointwise",
+        str(other),
+        "--template",
+        "question_answering_quality",
+        "--judge-model",
+        JUDGE,
+    )
     line = one_line_refusal(run_evalq(jobs.env, "drift", jobs.old, job))
     assert "row 'r1' (line 2) has another data.response" in line
     assert "use evalq compare" in line

@@ -91,7 +91,9 @@ def test_the_rule_compares_the_two_intervals() -> None:
 def test_the_noise_comes_from_repeats_when_no_retest_is_given() -> None:
     old = side("old", "judge-a", [3, 3])
     rows = [
-        r.model_copy(update={"repeats": [Repeats(unit="rating", samples=[Sample(answer=a) for a in s])]})
+        r.model_copy(
+            update={"repeats": [Repeats(unit="rating", samples=[Sample(answer=a) for a in s])]}
+        )
         for r, s in zip(old.rows, (["3", "4"], ["3", "3"]), strict=True)
     ]
     old = JobSide(job_id="old", metric="pointwise", judges=["judge-a"], rows=rows)
@@ -102,7 +104,9 @@ def test_the_noise_comes_from_repeats_when_no_retest_is_given() -> None:
 
 def test_candidates_swap_and_tau_says_how_far_the_order_moved() -> None:
     def cells(job: str, judge: str, a: int, b: int) -> JobSide:
-        rows = [rated(i, judge, a, "a") for i in range(3)] + [rated(i, judge, b, "b") for i in range(3)]
+        rows = [rated(i, judge, a, "a") for i in range(3)] + [
+            rated(i, judge, b, "b") for i in range(3)
+        ]
         return JobSide(job_id=job, metric="pointwise", judges=[judge], rows=rows)
 
     report = drift_report(cells("old", "j1", 5, 3), cells("new", "j2", 3, 4))

@@ -3,8 +3,10 @@ that changed most with both judges' verdicts and explanations side by side."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from markupsafe import Markup
 
@@ -14,9 +16,18 @@ from evalq.client.output.html.page import render_page
 from evalq.client.output.html.report import LABEL_COLORS, ROW_CSS, ROW_MACROS
 from evalq.client.output.html.row_views import input_for, row_view
 from evalq.comparisons.drift_report import DriftReport
+from evalq.core.models import JobConfig, RowInput, RowResult
 
-if TYPE_CHECKING:
-    from evalq.client.reads import JobReader
+
+@dataclass(frozen=True)
+class PageSide:
+    """One job as the page shows its rows: its config (the dataset's column names), results
+    and stored inputs (by id, or by (id, candidate) in a multi-candidate job)."""
+
+    config: JobConfig
+    rows: Sequence[RowResult]
+    inputs: Mapping[Any, RowInput]
+
 
 COLOR_OLD = "#4a7bd0"
 COLOR_NEW = "#e08a2c"
@@ -130,31 +141,18 @@ def figure_rows(r: DriftReport) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def render_drift(report: DriftReport, reader: JobReader) -> str:
-    """The page; ``reader`` gives both jobs' rows, stored inputs and configs for the changed
-    rows' views."""
-    sides: dict[str, dict[str, Any]] = {}
-    for key, job in (("old", report.old_job), ("new", report.new_job)):
-        config = reader.config(job)
-        rows = {(r.id, r.candidate, r.line): r for r in reader.results(job)}
-        by_cell = {(r.id, r.candidate): r for r in rows.values()}
-        inputs: dict[Any, Any] = {}
-        candidates: list[str | None] = [*reader.candidates(job)] or [None]
-        for candidate in candidates:
-            for row_id, row_input in reader.inputs(job, candidate).items():
-                inputs[(row_id, candidate) if candidate else row_id] = row_input
-        sides[key] = {"config": config, "rows": by_cell, "inputs": inputs, "metric": config.metric}
+def render_drift(report: DriftReport, sides: Mapping[str, PageSide]) -> str:
+    """The page; ``sides`` ("old", "new") give the changed rows' views."""
+    cells = {key: {(r.id, r.candidate): r for r in page.rows} for key, page in sides.items()}
 
     def side(key: str, row_id: str, candidate: str | None) -> dict[str, Any]:
-        found = sides[key]
-        result = found["rows"].get((row_id, candidate))
+        page = sides[key]
+        result = cells[key].get((row_id, candidate))
         judge = report.old_judge if key == "old" else report.new_judge
         title = f"{key}: {report.old_job if key == 'old' else report.new_job} ({judge})"
         if result is None:
             return {"key": key, "title": title, "view": None, "repeats": ()}
-        view = row_view(
-            found["metric"], result, input_for(found["inputs"], result), found["config"]
-        )
+        view = row_view(page.config.metric, result, input_for(page.inputs, result), page.config)
         return {"key": key, "title": title, "view": view, "repeats": repeat_lines(result)}
 
     cards = [
