@@ -1,7 +1,6 @@
-"""A simulated judge that drifts on purpose, so a drift report can be tested against the truth:
-a model named like ``fake-drift-10pct`` answers as the simulated judge, then changes the
-verdict of that share of items, chosen by a hash of the item (never of the sample or the order
-it was shown in), and says so in its explanation."""
+"""A simulated judge that drifts on purpose, so a drift report is tested against the truth: a
+model named like ``fake-drift-10pct`` changes the verdicts of that share of items, chosen by the
+item's hash (never the sample's or the order's), and says so in its explanation."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from tests.support.metric_harness import Harness, MemoryJudge
 QA = {"template": "question_answering_quality"}
 
 
-def answering_as(model: str) -> Callable[[JudgeRequest], str]:
+def judging_as(model: str) -> Callable[[JudgeRequest], str]:
     """The fake server's brain in-process, as the HTTP layer calls it for ``model``."""
     brain = SimulatedJudge()
 
@@ -56,7 +56,7 @@ def test_the_items_that_drift_are_a_known_share_of_all() -> None:
 
 
 def _ratings(model: str, responses: list[str]) -> list[str | None]:
-    harness = Harness("pointwise", QA, {model: MemoryJudge(model, answering_as(model))})
+    harness = Harness("pointwise", QA, {model: MemoryJudge(model, judging_as(model))})
     rows = harness.rows([{"prompt": "Why do tides rise?", "response": r} for r in responses])
     return [harness.run_row(row)[2].questions[0].answer for row in rows]
 
@@ -72,7 +72,7 @@ def test_a_drifting_judge_changes_a_tenth_of_ratings_by_one_point() -> None:
 
 
 def _winners(model: str, a: str, b: str) -> list[str | None]:
-    harness = Harness("pairwise", QA, {model: MemoryJudge(model, answering_as(model))})
+    harness = Harness("pairwise", QA, {model: MemoryJudge(model, judging_as(model))})
     (row,) = harness.rows([{"prompt": "Why do tides rise?", "response_a": a, "response_b": b}])
     result = harness.run_row(row)[2]
     return [q.answer for q in result.questions]
@@ -96,7 +96,7 @@ def test_a_favoured_response_wins_every_comparison_of_a_drifting_judge() -> None
 
 
 def test_a_reply_says_that_it_drifted() -> None:
-    reply = answering_as("fake-drift-100pct")
+    reply = judging_as("fake-drift-100pct")
     harness = Harness("pointwise", QA, {"m": MemoryJudge("m", reply)})
     (row,) = harness.rows([{"prompt": "Why?", "response": "Because the moon pulls the sea."}])
     sample = harness.run_row(row)[2].details["judges"]["m"]["samples"][0]
