@@ -264,6 +264,8 @@ class JobReader:
                     summary = self.job_reads.summary(job_id)
                 except Exception:  # a job expiring as we read must not hide the others
                     continue
+                if which.judge_version and which.judge_version not in judge_versions(summary):
+                    continue
                 found += 1
                 yield summary
 
@@ -280,6 +282,13 @@ class JobReader:
     def redis_address(self) -> str:
         """host:port of Redis, without any password the URL may hold."""
         return self.job_reads.address()
+
+
+def judge_versions(summary: JobSummary) -> set[str]:
+    """Every judge model version the job's verdicts reported, whichever model answered."""
+    from evalq.core.versions import setup_versions
+
+    return set().union(*setup_versions(summary.judge_setup).values())
 
 
 def _selected(config: JobConfig, which: JobFilter) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from evalq.core.models import Verdict
 
@@ -41,3 +42,9 @@ def verdict_versions(verdicts: Iterable[Verdict], default_model: str) -> dict[st
 def merge_versions(maps: Iterable[Mapping[str, str]]) -> dict[str, str]:
     """Several rows' model_versions as one: per judge model, every version any row saw."""
     return versions_by_model(pair for versions in maps for pair in versions.items())
+
+
+def setup_versions(judge_setup: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Judge model -> the versions its replies named, from a job's JobSummary.judge_setup."""
+    found = judge_setup.get("model_versions") or {}
+    return {str(model): split_versions(joined) for model, joined in found.items()}

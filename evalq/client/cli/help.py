@@ -9,7 +9,7 @@ import click
 # The tasks, in the order a job goes through them, and their commands: every command of
 # `evalq` is in exactly one (a test checks), so a new command has to be placed.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "Run": ("run", "rank", "rubrics"),
+    "Run": ("run", "rank", "regrade", "rubrics"),
     "Watch": ("status", "wait", "jobs"),
     "Read": ("results", "report"),
     "Compare": ("compare", "leaderboard", "drift", "calibrate"),

@@ -70,6 +70,10 @@ def status(
     for note in archive_notes(reader, job_id, summary.status, live):
         # plain: status draws nothing with rich it can do without
         click.echo(visible(note), err=True)
+    from evalq.client.judge_versions import version_change_note
+
+    if (changed := version_change_note(reader, summary)) is not None:
+        click.echo(visible(changed), err=True)
     if live:
         from evalq.client.workers_alive import status_note
 
@@ -141,6 +145,13 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
     help="Only jobs created since: a date (2026-11-01), a local date and time, or an age "
     "(12h, 7d, 2w).",
 )
+@click.option(
+    "--judge-version",
+    default=None,
+    metavar="VERSION",
+    help="Only jobs with a verdict answered by this judge model version (as the API named "
+    "it: `judge_setup.model_versions` in `evalq status --json`).",
+)
 @click.option("--limit", default=20, show_default=True, help="At most this many jobs.")
 @click.option("--json", "as_json", is_flag=True)
 @redis_option
@@ -149,6 +160,7 @@ def jobs(
     name: str | None,
     dataset: str | None,
     since: str | None,
+    judge_version: str | None,
     limit: int,
     as_json: bool,
     redis_url: str | None,
@@ -164,7 +176,14 @@ def jobs(
         start = None if since is None else parse_since(since)
     except SinceError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
-    which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
+    which = JobFilter(
+        metric=metric,
+        name=name,
+        dataset=dataset,
+        since=start,
+        limit=limit,
+        judge_version=judge_version,
+    )
     summaries = make_reader(redis_url).jobs(
         which, on_missing=lambda why: err_console().print(f"warning: {visible(why)}", markup=False)
     )
@@ -173,7 +192,7 @@ def jobs(
         return
     if not summaries:
         # An empty table reads like a failure to list; say what is known instead.
-        filtered = any(v is not None for v in (metric, name, dataset, since))
+        filtered = any(v is not None for v in (metric, name, dataset, since, judge_version))
         err_console().print(
             "no jobs match these filters"
             if filtered

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class JobFilter:
     """Which archived jobs to list: by metric, a name or dataset path holding a text (case
-    does not matter), created since (epoch s), an id starting with a prefix; the newest
-    first, at most `limit`."""
+    does not matter), created since (epoch s), an id starting with a prefix, a judge model
+    version one of its verdicts reported; the newest first, at most `limit`."""
 
     metric: str | None = None
     name: str | None = None
@@ -23,6 +23,7 @@ class JobFilter:
     limit: int | None = 20
     exact_name: bool = False  # the name, whole (resolving a job by its --name)
     id_prefix: str | None = None  # ids starting with it (resolving a job by an id prefix)
+    judge_version: str | None = None  # a verdict answered by this model version
 
     def where(self, table: sa.Table) -> list[sa.ColumnElement[bool]]:
         import sqlalchemy as sa
@@ -42,4 +43,11 @@ class JobFilter:
             clauses.append(table.c.created_at >= self.since)
         if self.id_prefix:
             clauses.append(table.c.job_id.startswith(self.id_prefix, autoescape=True))
+        if self.judge_version:
+            from evalq.worker.archive.schema import verdicts
+
+            answered = sa.select(verdicts.c.job_id).where(
+                verdicts.c.model_version == self.judge_version
+            )
+            clauses.append(table.c.job_id.in_(answered))
         return clauses

@@ -5,6 +5,7 @@ counter at the fake does not move); a row whose image is gone refuses the regrad
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from evalq.core.judge import SIMULATED_MODEL_VERSION
 from tests.support import batches
 from tests.support.archive import archive_for_module, forget_in_redis, wait_archived
 from tests.support.cli import evalq_stdout, one_line_refusal, run_evalq
@@ -25,7 +27,7 @@ NEW_JUDGE = "gemini-2.5-flash-lite"
 
 
 @pytest.fixture(scope="module")
-def on_archive(
+def regrade_stacks(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OnArchive]:
     """The stack archiving to the given backend, started when first asked for."""
@@ -120,20 +122,53 @@ def _regrade_all(s: Stack, jobs: dict[str, str], mode: str, tmp_path: Path) -> d
 
 
 def test_every_metric_regrades_from_the_archive_alone_online_then_in_batch(
-    on_archive: OnArchive, tmp_path: Path
+    regrade_stacks: OnArchive, tmp_path: Path
 ) -> None:
-    s = on_archive("sqlite")
+    s = regrade_stacks("sqlite")
     jobs = _archived_and_forgotten(s, tmp_path / "data", METRICS)
     online = _regrade_all(s, jobs, "online", tmp_path)
     shown = evalq_stdout(s.env(), "status", online["pointwise"])
     assert f"job {jobs['pointwise']} (its inputs, judged again)" in shown
     _regrade_all(s, jobs, "batch", tmp_path)
+    _judge_version_moves(s, jobs["pointwise"], online["pointwise"])
+
+
+def _judge_version_moves(s: Stack, first: str, regraded: str) -> None:
+    """The fake's judge answering as a new version: a regrade of two rows by the job's own
+    judge says so in `evalq status` (the regrade by another judge did not), and `evalq jobs
+    --judge-version` tells the versions apart."""
+    import evalq
+
+    env = s.env()
+    client = s.client(archive_url=env["EVALQ_ARCHIVE_URL"])
+    judge = client.summary(first).judge_model
+    moved = s.post("/model-version", {"suffix": "2"})["model_version"]
+    try:
+        again = evalq.regrade(first, rows=2, seed=7, settings=client.settings).job_id
+        summary = client.wait(again, timeout_s=300)
+    finally:
+        s.post("/model-version", {"suffix": None})
+    assert summary.status == "finished" and summary.rows_total == 2
+    said = run_evalq(env, "status", again).stderr
+    assert f"judge version changed since {first}: {judge} answered as {moved}" in said
+    assert f"`evalq drift {first} {again}`" in said
+    assert "judge version changed" not in run_evalq(env, "status", regraded).stderr
+    listed = json.loads(evalq_stdout(env, "jobs", "--judge-version", moved, "--json"))
+    assert [j["job_id"] for j in listed] == [again]
+    wait_archived(s.redis_client(), again)
+    forget_in_redis(s.redis_client(), again)
+    from_archive = json.loads(evalq_stdout(env, "jobs", "--judge-version", moved, "--json"))
+    assert [j["job_id"] for j in from_archive] == [again]
+    before = json.loads(
+        evalq_stdout(env, "jobs", "--judge-version", SIMULATED_MODEL_VERSION, "--json")
+    )
+    assert first in {j["job_id"] for j in before} and again not in {j["job_id"] for j in before}
 
 
 def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
-    on_archive: OnArchive, tmp_path: Path
+    regrade_stacks: OnArchive, tmp_path: Path
 ) -> None:
-    s = on_archive("postgresql")
+    s = regrade_stacks("postgresql")
     jobs = _archived_and_forgotten(s, tmp_path / "data", ("gecko-image", "groundedness"))
     _regrade_all(s, jobs, "online", tmp_path)
     env = s.env()
