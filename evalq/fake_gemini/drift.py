@@ -35,7 +35,7 @@ def item_key(request: FakeRequest) -> str:
     whichever sample it is: its blocks (a comparison's two responses in a fixed order) and
     its media's bytes."""
     found = blocks(request.user_text)
-    pair = [body for kind, body in found if kind in ("response_a", "response_b")]
+    pair = sorted(body for kind, body in found if kind in ("response_a", "response_b"))
     rest = sorted((kind, body) for kind, body in found if kind not in ("response_a", "response_b"))
     media = sorted(
         hashlib.sha256(m.data or (m.uri or "").encode()).hexdigest() for m in request.media
