@@ -39,13 +39,15 @@ from evalq.core.models import HumanAgreement, Repeats
 from evalq.core.noise_floor import noise_floor
 from evalq.core.row_value import RowValue
 from evalq.stats.agreement import krippendorff_alpha
-from evalq.stats.drift import flip_share, retest_disagreement
+from evalq.stats.drift import flip_share, retest_disagreement, share_difference
+from evalq.stats.noise import Share
 from evalq.stats.paired import PAIRED_SEED, compare_paired
 
 DRIFT_RULE = (
-    "drift beyond noise when the lower end of the flip share's 95% interval is above the upper "
-    "end of the noise flip share's 95% interval (the share of units the old judge answers "
-    "differently when asked again: from a retest, else from the jobs' repeats)"
+    "drift beyond noise when the 95% interval of the flip share minus the judge's own flip "
+    "share (the share of units the old judge answers differently when asked again: from a "
+    "retest, else from the jobs' repeats) lies above 0, by Newcombe's hybrid score interval "
+    "for the difference of two independent shares"
 )
 TOP_ROWS = 10
 
@@ -291,11 +293,18 @@ def decide(units: UnitDrift, noise: Noise) -> Verdict:
         f"the judge's own flip share is {noise.share:.1%} (95% CI {_pct(noise.ci95)}, from "
         f"{where} of {noise.job_id}, {noise.units} units)"
     )
-    if units.ci95[0] > noise.ci95[1]:
-        return Verdict(drift=True, line=f"drift beyond noise: {flips}; {floor}", rule=DRIFT_RULE)
-    return Verdict(
-        drift=False, line=f"within the judge's own noise: {flips}; {floor}", rule=DRIFT_RULE
+    gap = share_difference(
+        Share(units.share, units.ci95, units.units), Share(noise.share, noise.ci95, noise.units)
     )
+    assert gap is not None
+    beyond = (
+        f"the difference {units.share - noise.share:+.1%}, 95% CI [{gap[0]:+.1%}, {gap[1]:+.1%}]"
+    )
+    if gap[0] > 0:
+        line = f"drift beyond noise: {flips}; {floor}; {beyond}"
+        return Verdict(drift=True, line=line, rule=DRIFT_RULE, difference_ci95=gap)
+    line = f"within the judge's own noise: {flips}; {floor}; {beyond}"
+    return Verdict(drift=False, line=line, rule=DRIFT_RULE, difference_ci95=gap)
 
 
 def _primary(level: object) -> tuple[str, float | None, tuple[float, float] | None, int] | None:

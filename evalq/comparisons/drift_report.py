@@ -127,6 +127,8 @@ class Verdict(Model):
     drift: bool | None
     line: str
     rule: str
+    # The flip share minus the judge's own, its 95% interval (None: the noise is unknown).
+    difference_ci95: Bounds | None = None
 
 
 class HumanSide(Model):

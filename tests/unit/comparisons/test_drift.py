@@ -4,6 +4,8 @@ rule against a retest or the jobs' repeats, the candidates' order, and the peopl
 
 from __future__ import annotations
 
+import pytest
+
 from evalq.comparisons.drift import decide, drift_report, human_verdict
 from evalq.comparisons.drift_report import Noise, UnitDrift
 from evalq.comparisons.drift_units import JobSide
@@ -80,12 +82,18 @@ def test_a_retest_decides_drift_beyond_noise_or_within() -> None:
     assert same.verdict.line.startswith("within the judge's own noise")
 
 
-def test_the_rule_compares_the_two_intervals() -> None:
+def test_the_rule_is_the_interval_of_the_difference_of_the_two_shares() -> None:
     noise = Noise(source="repeats", job_id="j", units=50, share=0.1, ci95=(0.05, 0.15))
-    above = UnitDrift(units=100, changed=30, share=0.3, ci95=(0.16, 0.4))
-    overlapping = UnitDrift(units=100, changed=20, share=0.2, ci95=(0.14, 0.3))
-    assert decide(above, noise).drift is True
-    assert decide(overlapping, noise).drift is False
+    # 0.2 - 0.1: Newcombe's lower end 0.1 - sqrt(0.06^2 + 0.05^2) = 0.022 > 0, though the two
+    # intervals overlap; 0.15 - 0.1: 0.05 - 0.078 < 0.
+    beyond = UnitDrift(units=100, changed=20, share=0.2, ci95=(0.14, 0.3))
+    within = UnitDrift(units=100, changed=15, share=0.15, ci95=(0.09, 0.24))
+    verdict = decide(beyond, noise)
+    assert verdict.drift is True
+    assert verdict.difference_ci95 == pytest.approx(
+        (0.1 - (0.06**2 + 0.05**2) ** 0.5, 0.1 + (0.1**2 + 0.05**2) ** 0.5)
+    )
+    assert decide(within, noise).drift is False
 
 
 def test_the_noise_comes_from_repeats_when_no_retest_is_given() -> None:

@@ -17,6 +17,7 @@ from evalq.stats.drift import (
     kendall_tau_b,
     ranking_tau,
     retest_disagreement,
+    share_difference,
     swapped_pairs,
 )
 from evalq.stats.intervals import wilson
@@ -76,6 +77,16 @@ def test_retest_disagreement_is_the_chance_two_answers_differ() -> None:
     assert (share.value, share.n) == (pytest.approx(1 / 3), 2)
     assert share.ci95 == pytest.approx(wilson(2 / 3, 2))
     assert retest_disagreement([["a"]]) is None
+
+
+def test_the_difference_of_two_shares_by_newcombes_hybrid_score_interval() -> None:
+    # Newcombe (1998), table II, example (a): 56/70 against 48/80, difference 0.2000, 95%
+    # interval by method 10 0.0524 to 0.3339.
+    a, b = flip_share(56, 70), flip_share(48, 80)
+    assert a is not None and b is not None
+    gap = share_difference(a, b)
+    assert gap is not None
+    assert (round(gap[0], 4), round(gap[1], 4)) == (0.0524, 0.3339)
 
 
 def test_flip_share_with_its_wilson_interval() -> None:
