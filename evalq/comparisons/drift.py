@@ -230,9 +230,12 @@ def noise_of(
     """The old judge's own noise: from a retest when one is given, else from the repeats of
     either job (the old job's first), else unknown."""
     if retest is not None:
-        units = unit_pairs(pair_rows(old, retest), old, retest)
+        pairs = [p for p in pair_rows(old, retest) if p.old is not None and p.new is not None]
+        units = unit_pairs(pairs, old, retest)
         figures = unit_drift(units, seed)
         floor = noise_floor(old.rows)
+        again = [pair_values((p.key[0], p.key[2]), p.new, p.old, value) for p in pairs]
+        change = score_change("retest", [r for r in again if r.status == "paired"], value, seed)
         return Noise(
             source="retest",
             job_id=retest.job_id,
@@ -242,6 +245,8 @@ def noise_of(
             kappa=None if figures.kappa is None else figures.kappa.value,
             alpha=figures.alpha,
             mean_margin=_margin(floor, value),
+            mean_change=change.change,
+            mean_change_ci95=change.ci95,
             note=None if figures.units else "the retest answered no unit the old job answered",
         )
     for side in (old, new):

@@ -117,6 +117,9 @@ class Noise(Model):
     kappa: float | None = None  # retest: the old judge against itself
     alpha: float | None = None
     mean_margin: float | None = None  # the 95% spread of the mean from the judge's noise alone
+    # A retest's mean change against the old job (the old judge against itself), on its rows.
+    mean_change: float | None = None
+    mean_change_ci95: Bounds | None = None
     note: str | None = None
 
 

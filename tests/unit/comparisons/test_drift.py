@@ -75,6 +75,8 @@ def test_a_retest_decides_drift_beyond_noise_or_within() -> None:
     retest = side("again", "judge-a", ratings)
     report = drift_report(old, side("new", "judge-b", changed), retest=retest)
     assert report.noise.source == "retest" and report.noise.share == 0.0
+    assert report.noise.mean_change == 0.0  # the old judge's mean again, on the same rows
+    assert report.score.change == 0.2  # 20 of 100 ratings a point higher
     assert report.verdict.drift is True
     assert report.verdict.line.startswith("drift beyond noise: 20 of 100 verdicts changed")
     same = drift_report(old, side("same", "judge-a", ratings), retest=retest)

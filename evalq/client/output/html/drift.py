@@ -62,7 +62,7 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 {% for c in r.units.changes %}<tr><td class="change">{{ c.before }}</td><td class="change">{{ c.after }}</td><td class="num">{{ c.units }}</td></tr>{% endfor %}</table>{% endif %}
 {% if r.units.left_out %}<p class="note">Left out (never counted as a change): {% for k, v in r.units.left_out.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% endfor %}.</p>{% endif %}
 <h2>Score ({{ r.value }})</h2>
-<table class="scores"><tr><th>rows</th><th>n</th><th>old</th><th>new</th><th>change</th><th>95% CI</th></tr>
+<table class="scores"><tr><th>scope</th><th>rows</th><th>old</th><th>new</th><th>change</th><th>95% CI</th></tr>
 {% for s in scores %}<tr><th>{{ s.scope }}</th><td class="num">{{ s.rows }}</td><td class="num">{{ num(s.mean_old) }}</td><td class="num">{{ num(s.mean_new) }}</td><td class="num">{{ signed(s.change) }}</td><td>{% if s.ci95 %}[{{ signed(s.ci95[0]) }}, {{ signed(s.ci95[1]) }}]{% else %}n/a{% endif %}</td></tr>{% endfor %}</table>
 {% if r.ranking %}<h2>The candidates' order</h2>
 <p>{{ r.ranking.basis }}, {{ r.ranking.rows }} rows. Kendall's tau-b {{ num(r.ranking.tau) }}{% if r.ranking.tau_ci95 %}, 95% CI [{{ num(r.ranking.tau_ci95[0]) }}, {{ num(r.ranking.tau_ci95[1]) }}]{% endif %}.</p>
@@ -135,10 +135,19 @@ def figure_rows(r: DriftReport) -> list[tuple[str, str, str, str]]:
             f"mean score change ({r.value})",
             "n/a" if s.change is None else f"{s.change:+.3f}",
             "n/a" if s.ci95 is None else f"[{s.ci95[0]:+.3f}, {s.ci95[1]:+.3f}]",
-            "n/a" if n.mean_margin is None else f"±{n.mean_margin:.3f}",
+            _own_mean(n.mean_margin, n.mean_change, n.mean_change_ci95),
         )
     )
     return rows
+
+
+def _own_mean(margin: float | None, change: float | None, ci: tuple[float, float] | None) -> str:
+    """The mean's own noise: the spread from repeats, and a retest's change with its interval."""
+    said = [] if margin is None else [f"±{margin:.3f}"]
+    if change is not None:
+        interval = "" if ci is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+        said.append(f"retest {change:+.3f}{interval}")
+    return "; ".join(said) or "n/a"
 
 
 def render_drift(report: DriftReport, sides: Mapping[str, PageSide]) -> str:

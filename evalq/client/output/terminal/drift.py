@@ -68,6 +68,11 @@ def drift_lines(report: DriftReport, top: int = 5) -> list[str]:
     own_alpha = "" if noise.alpha is None else f"; judge's own {_num(noise.alpha)}"
     lines.append(f"agreement: Krippendorff's alpha ({u.alpha_level}) {_num(u.alpha)}{own_alpha}")
     margin = "" if noise.mean_margin is None else f"; judge's own noise ±{noise.mean_margin:.3f}"
+    if noise.mean_change is not None:
+        margin += (
+            f"; the retest's change {_num(noise.mean_change, True)} "
+            f"95% CI {_ci(noise.mean_change_ci95, True)}"
+        )
     lines.append(f"score ({report.value}) {score_line(report.score)}{margin}")
     lines += [f"  {score_line(s)}" for s in [*report.tags, *report.groups]]
     if report.ranking is not None:
