@@ -24,11 +24,13 @@ def history(
     dataset: str | None = None,
     since: str | float | None = None,
     limit: int | None = 100,
+    judge_version: str | None = None,
     settings: Settings | None = None,
     reader: JobReader | None = None,
 ) -> pd.DataFrame:
     """The rows of every job the filters select (as `evalq jobs` takes them; `since` a date,
-    an age such as "7d", or epoch seconds), the newest job first, from Redis and the archive.
+    an age such as "7d", or epoch seconds; `judge_version` a model version one of the job's
+    verdicts reported), the newest job first, from Redis and the archive.
     Columns: JOB_COLUMNS, then evalq.client.output.exports.frames.results_frame's."""
     import pandas as pd
 
@@ -37,7 +39,14 @@ def history(
 
     reader = reader or JobReader(settings)
     start = parse_since(since) if isinstance(since, str) else since
-    which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
+    which = JobFilter(
+        metric=metric,
+        name=name,
+        dataset=dataset,
+        since=start,
+        limit=limit,
+        judge_version=judge_version,
+    )
     frames = []
     for summary in reader.jobs(which):
         rows = reader.results(summary.job_id)

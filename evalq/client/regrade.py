@@ -77,7 +77,14 @@ def regrade_inputs(reader: JobReader, job_id: str, wanted: RegradeSpec) -> Regra
         )
     metric = get_metric(source.metric)
     warnings: list[str] = []
-    rows = frozen_responses(source, reader.stored_inputs(job_id), reader.results(job_id))
+    stored, results = reader.stored_inputs(job_id), reader.results(job_id)
+    refused = {r.line for r in results} - {r.line for r in stored}
+    if refused:
+        warnings.append(
+            f"{len(refused)} line(s) of job {job_id} were refused at submit (no row was "
+            "stored for them): left out"
+        )
+    rows = frozen_responses(source, stored, results)
     options = dict(source.options)
     if isinstance(metric, QuestionSetMetric):
         rows, left_out = frozen_questions(rows, reader.question_sets(job_id))

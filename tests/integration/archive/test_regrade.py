@@ -113,8 +113,11 @@ def _regrade_all(s: Stack, jobs: dict[str, str], mode: str, tmp_path: Path) -> d
         assert summary.mode == mode
         assert summary.judge_setup["judge_models"] == [NEW_JUDGE]
         assert "rubric" not in summary.tokens_by_role, metric
+        assert summary.candidate_calls == 0, metric  # a written response is judged, not rewritten
         if metric.startswith("gecko"):
             assert _question_sets(s, job) == _question_sets(s, jobs[metric]) != {None}
+            if mode == "batch":  # one round: the validators'; no rubric round before it
+                assert {r.round for r in settings_client.batches(job)} == {1}
     wait_archived(s.redis_client(), *new.values())
     assert s.stats()["by_model"].get(RUBRIC_WRITER, 0) == rubric_calls  # no rubric written
     assert _set_count(s) == sets_before  # the frozen sets are never written again
@@ -131,6 +134,21 @@ def test_every_metric_regrades_from_the_archive_alone_online_then_in_batch(
     assert f"job {jobs['pointwise']} (its inputs, judged again)" in shown
     _regrade_all(s, jobs, "batch", tmp_path)
     _judge_version_moves(s, jobs["pointwise"], online["pointwise"])
+    _regraded_from_the_command_line(s, jobs["pointwise"])
+
+
+def _regraded_from_the_command_line(s: Stack, first: str) -> None:
+    """`evalq regrade` with the flags that change the judging: the new job keeps them."""
+    env = s.env()
+    argv = ["regrade", first, "--rows", "1", "--samples", "3", "--thinking-budget", "judge=0"]
+    done = run_evalq(env, *argv, "--name", "regraded-cli", "--wait", "--json")
+    assert done.returncode == 0, done.stderr
+    job = json.loads(done.stdout)["job_id"]
+    assert f"job {job}: regrades {first}, pointwise, 1 rows" in " ".join(done.stderr.split())
+    config = s.client(archive_url=env["EVALQ_ARCHIVE_URL"]).config(job)
+    assert (config.regrades, config.name, config.rows_total) == (first, "regraded-cli", 1)
+    assert config.options["samples"] == 3 and config.thinking["judge"] == 0
+    assert config.options["template"] == "summarization_quality"
 
 
 def _judge_version_moves(s: Stack, first: str, regraded: str) -> None:
@@ -171,6 +189,7 @@ def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
     s = regrade_stacks("postgresql")
     jobs = _archived_and_forgotten(s, tmp_path / "data", ("gecko-image", "groundedness"))
     _regrade_all(s, jobs, "online", tmp_path)
+    _two_candidates_regraded(s, tmp_path / "two")
     env = s.env()
     client = s.client(archive_url=env["EVALQ_ARCHIVE_URL"])
     gone = client.stored_inputs(jobs["gecko-image"])[1]
@@ -178,3 +197,25 @@ def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
     refused = one_line_refusal(run_evalq(env, "regrade", jobs["gecko-image"], "--json"))
     assert f"line {gone.line} (row {gone.id}) image: file not found" in refused
     assert "nothing was submitted" in refused
+
+
+def _two_candidates_regraded(s: Stack, folder: Path) -> None:
+    """A job of two candidates regraded from the archive: every cell of the first two rows."""
+    import evalq
+    from evalq.examples.ratings import write_pointwise_candidates_example
+
+    client = s.client(archive_url=s.env()["EVALQ_ARCHIVE_URL"])
+    dataset = write_pointwise_candidates_example(folder)
+    options = {"template": "summarization_quality", "candidates": ["faithful", "poor"]}
+    first = client.submit("pointwise", dataset, options=options).job_id
+    assert client.wait(first, timeout_s=300).status == "finished"
+    wait_archived(s.redis_client(), first)
+    dataset.unlink()
+    forget_in_redis(s.redis_client(), first)
+    again = evalq.regrade(first, NEW_JUDGE, rows=2, settings=client.settings).job_id
+    summary = client.wait(again, timeout_s=300)
+    assert summary.status == "finished" and list(summary.candidates) == ["faithful", "poor"]
+    cells = [(r.line, r.candidate) for r in client.results(again)]
+    firsts = sorted({line for line, _ in cells})[:2]
+    assert cells == [(line, c) for line in firsts for c in ("faithful", "poor")]
+    assert firsts == sorted({r.line for r in client.results(first)})[:2]

@@ -10,11 +10,18 @@ from typing import Any
 import pytest
 
 from evalq.client.judge_versions import version_change_note
-from evalq.client.regrade import frozen_questions, frozen_responses, refuse_gone_media, some_rows
+from evalq.client.regrade import (
+    frozen_questions,
+    frozen_responses,
+    refuse_gone_media,
+    regrade_inputs,
+    some_rows,
+)
 from evalq.core.data_roots import DataRoots
-from evalq.core.errors import DatasetError
+from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.media import MediaRules
 from evalq.core.models import JobSummary, MediaRef, Question, RowInput, RowResult
+from evalq.worker.settings import Settings
 from tests.support.job_configs import job_config
 from tests.support.summaries import job_summary
 
@@ -64,6 +71,23 @@ def test_a_response_the_model_under_test_wrote_is_judged_again_not_written_again
     assert frozen[1] == given
 
 
+def test_a_ranked_candidate_written_for_the_job_is_frozen_as_a_column() -> None:
+    config = job_config(
+        "rank", options={"candidates": ["a", "b"], "candidate_prompts": {"b": "Answer briefly."}}
+    )
+    row = RowInput(id="r1", line=1, data={"prompt": "q?", "a": "x"})
+    result = RowResult(
+        id="r1",
+        line=1,
+        prompt="",
+        status="scored",
+        score=1.0,
+        details={"candidates": ["a", "b"], "generated": {"b": "y"}},
+    )
+    (frozen,) = frozen_responses(config, [row], [result])
+    assert frozen.data == {"prompt": "q?", "a": "x", "b": "y"}
+
+
 def test_a_local_file_gone_refuses_the_regrade_naming_its_line(tmp_path: Path) -> None:
     here = tmp_path / "a.png"
     here.write_bytes(b"x")
@@ -83,6 +107,54 @@ def test_a_local_file_gone_refuses_the_regrade_naming_its_line(tmp_path: Path) -
     assert "the media of 1 row(s) are gone, so nothing was submitted" in message
     assert f"line 4 (row r4) image: file not found: {tmp_path / 'b.png'}" in message
     assert "\n" not in message
+
+
+class Stored:
+    """A reader of one stored pointwise job of two lines, the second refused at submit."""
+
+    def __init__(self, folder: Path, status: str = "finished") -> None:
+        self.settings = Settings(api_key=None)
+        self.status = status
+        self.job = job_config(
+            "pointwise",
+            job_id="aaaaaaaaaaaa",
+            dataset=str(folder / "d.jsonl"),
+            data_roots=[str(folder)],
+            options={"template": "fluency"},
+        )
+
+    def config(self, job_id: str) -> Any:
+        return self.job
+
+    def summary(self, job_id: str) -> JobSummary:
+        return job_summary(2, status=self.status)
+
+    def stored_inputs(self, job_id: str) -> list[RowInput]:
+        return [RowInput(id="r1", line=1, data={"response": "Fine."})]
+
+    def results(self, job_id: str) -> list[RowResult]:
+        refused = RowResult(id="r2", line=2, prompt="", status="failed", score=None)
+        return [RowResult(id="r1", line=1, prompt="", status="scored", score=1.0), refused]
+
+
+def test_a_regrade_keeps_the_jobs_options_and_says_which_lines_it_left_out(
+    tmp_path: Path,
+) -> None:
+    stored: Any = Stored(tmp_path)
+    asked = regrade_inputs(stored, "aaaaaaaaaaaa", {"samples": 3})
+    assert asked.options == {"template": "fluency", "samples": 3}
+    assert [r.id for r in asked.loaded.rows] == ["r1"]
+    assert asked.spec["judge_models"] == ["m"] and asked.spec["use_cache"] is False
+    assert asked.loaded.warnings == [
+        "1 line(s) of job aaaaaaaaaaaa were refused at submit (no row was stored for them): "
+        "left out"
+    ]
+    running: Any = Stored(tmp_path, "running")
+    with pytest.raises(EvalqError, match="job aaaaaaaaaaaa is running: a job is regraded once"):
+        regrade_inputs(running, "aaaaaaaaaaaa", {})
+    with pytest.raises(TypeError, match="judge"):
+        misspelt: Any = {"judge": "x"}
+        regrade_inputs(stored, "aaaaaaaaaaaa", misspelt)
 
 
 class History:
@@ -120,4 +192,5 @@ def test_a_judge_answering_as_a_version_its_last_job_never_saw_is_said_with_drif
     assert version_change_note(reader, first) is None  # nothing before it
     assert version_change_note(reader, other_judge) is None  # no earlier job of that judge
     same = judged("aaaaaaaaaaa5", 5.0, {"flash": "v2"})
-    assert version_change_note(History(now, same), same) is None  # v2 seen already
+    later: Any = History(now, same)
+    assert version_change_note(later, same) is None  # v2 seen already
