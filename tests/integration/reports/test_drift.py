@@ -43,6 +43,7 @@ def rated_rows(n: int) -> list[dict[str, str]]:
                 "context": "The moon's pull on the sea raises tides; with the sun, spring tides.",
                 "response": f"Answer {i}: {used}.",
                 "part": "first" if i < n // 2 else "second",
+                "people": str(min(5, 2 + i % 7 // 2)),  # a rater's 1-5, closer to fuller answers
             }
         )
     return rows
@@ -186,3 +187,15 @@ def test_jobs_on_other_inputs_are_refused_in_one_line(jobs: Jobs) -> None:
     assert "use evalq compare" in line
     line = one_line_refusal(run_evalq(jobs.env, "drift", jobs.old, jobs.rank_old))
     assert "is a pointwise job and" in line
+
+
+def test_the_judge_closer_to_the_peoples_labels_is_named(jobs: Jobs) -> None:
+    report = json.loads(
+        evalq_ok(jobs.env, "drift", jobs.old, jobs.new, "--human", "people", "--json").stdout
+    )
+    human = report["human"]
+    (level,) = human["levels"]
+    assert level["level"] == "row" and level["labels"] == ROWS
+    better = "new" if level["new"] > level["old"] else "old"
+    assert human["line"].startswith(f"the {better} judge agrees better with the people: row ")
+    assert f"{level['new']:.3f} (new) vs {level['old']:.3f} (old)" in human["line"]

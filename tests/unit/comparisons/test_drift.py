@@ -148,3 +148,45 @@ def test_the_judge_closer_to_the_people_is_named() -> None:
     assert older is not None and older.line.startswith("the old judge agrees better")
     assert older.line.endswith("their intervals overlap")
     assert human_verdict(None, _agreement(0.7)) is None
+
+
+def gecko_row(judge: str, answers: list[str]) -> RowResult:
+    questions = [
+        QuestionResult(
+            question=f"Is there a {thing}?",
+            tag=tag,
+            expected="yes",
+            answer=answer,
+            result=int(answer == "yes"),
+            status="ok",
+            judge_model=judge,
+        )
+        for (thing, tag), answer in zip(
+            (("circle", "object"), ("red", "color")), answers, strict=True
+        )
+    ]
+    share = sum(a == "yes" for a in answers) / len(answers)
+    tags = {q.tag: float(q.result or 0) for q in questions}
+    return RowResult(
+        id="g1",
+        line=1,
+        prompt="a red circle",
+        status="scored",
+        score=share,
+        questions=questions,
+        tag_scores=tags,
+    )
+
+
+def test_gecko_answers_pair_by_question_across_validators_with_tags() -> None:
+    old = JobSide(
+        job_id="old", metric="gecko-image", judges=["v1"], rows=[gecko_row("v1", ["yes", "yes"])]
+    )
+    new = JobSide(
+        job_id="new", metric="gecko-image", judges=["v2"], rows=[gecko_row("v2", ["yes", "no"])]
+    )
+    report = drift_report(old, new)
+    assert (report.units.units, report.units.changed, report.units.scale) == (2, 1, "nominal")
+    assert [(c.before, c.after) for c in report.units.changes] == [("yes", "no")]
+    assert report.changed_rows[0].changes[0].unit == "Is there a red?"
+    assert {t.scope: t.change for t in report.tags} == {"tag object": 0.0, "tag color": -1.0}
