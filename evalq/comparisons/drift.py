@@ -50,6 +50,10 @@ DRIFT_RULE = (
     "for the difference of two independent shares"
 )
 TOP_ROWS = 10
+REPEATS_NOTE = (
+    "from repeats: the chance that two single samples of a unit differ; a verdict settled from "
+    "several samples changes less often, so for such verdicts this noise is on the high side"
+)
 
 
 def drift_report(
@@ -262,6 +266,7 @@ def noise_of(
             ci95=share.ci95,
             alpha=None if floor is None else floor.alpha,
             mean_margin=_margin(floor, value),
+            note=REPEATS_NOTE,
         )
     return Noise(
         note="neither job has repeats: pass --retest N (the old judge on N rows again) or "

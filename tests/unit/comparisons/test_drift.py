@@ -110,6 +110,7 @@ def test_the_noise_comes_from_repeats_when_no_retest_is_given() -> None:
     report = drift_report(old, side("new", "judge-b", [3, 3]))
     # One unit of two disagrees with itself (3 then 4): the judge's own flip share is 1/2.
     assert (report.noise.source, report.noise.units, report.noise.share) == ("repeats", 2, 0.5)
+    assert report.noise.note is not None and "two single samples" in report.noise.note
 
 
 def test_candidates_swap_and_tau_says_how_far_the_order_moved() -> None:
