@@ -55,6 +55,8 @@ def drift_lines(report: DriftReport, top: int = 5) -> list[str]:
     lines.append(
         f"verdicts changed: {u.changed} of {u.units} units, {flips}; judge's own: {noise_share}"
     )
+    if noise.note and noise.source != "none":
+        lines.append(f"  noise {noise.note}")
     if u.changes:
         ways = ", ".join(f"{c.before}->{c.after} {c.units}" for c in u.changes[:8])
         lines.append(f"  which way: {ways}")
