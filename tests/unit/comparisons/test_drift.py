@@ -151,7 +151,7 @@ def test_the_judge_closer_to_the_people_is_named() -> None:
     assert human_verdict(None, _agreement(0.7)) is None
 
 
-def gecko_row(judge: str, answers: list[str]) -> RowResult:
+def validated_row(judge: str, answers: list[str]) -> RowResult:
     questions = [
         QuestionResult(
             question=f"Is there a {thing}?",
@@ -181,10 +181,13 @@ def gecko_row(judge: str, answers: list[str]) -> RowResult:
 
 def test_gecko_answers_pair_by_question_across_validators_with_tags() -> None:
     old = JobSide(
-        job_id="old", metric="gecko-image", judges=["v1"], rows=[gecko_row("v1", ["yes", "yes"])]
+        job_id="old",
+        metric="gecko-image",
+        judges=["v1"],
+        rows=[validated_row("v1", ["yes", "yes"])],
     )
     new = JobSide(
-        job_id="new", metric="gecko-image", judges=["v2"], rows=[gecko_row("v2", ["yes", "no"])]
+        job_id="new", metric="gecko-image", judges=["v2"], rows=[validated_row("v2", ["yes", "no"])]
     )
     report = drift_report(old, new)
     assert (report.units.units, report.units.changed, report.units.scale) == (2, 1, "nominal")
