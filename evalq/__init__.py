@@ -1,17 +1,19 @@
 """evalq: model-as-judge evaluations (Gecko, groundedness, pointwise, pairwise) on Celery + Redis.
-The Python API: `evaluate` (and `regrade`) return a `Job`; `compare`, `calibrate` and `history` read jobs back."""
+The Python API: `evaluate` (and `regrade`) return a `Job`; `compare`, `drift`, `calibrate` and
+`history` read jobs back."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Job", "calibrate", "compare", "evaluate", "history", "regrade"]
+__all__ = ["Job", "calibrate", "compare", "drift", "evaluate", "history", "regrade"]
 
 if TYPE_CHECKING:
     from evalq.client.api import Job, evaluate, regrade
     from evalq.client.calibrate import calibrate
     from evalq.client.compare import compare
+    from evalq.client.drift import drift
     from evalq.client.history import history
 
 
@@ -33,4 +35,8 @@ def __getattr__(name: str) -> Any:
         from evalq.client.compare import compare
 
         return compare
+    if name == "drift":
+        from evalq.client.drift import drift
+
+        return drift
     raise AttributeError(name)

@@ -24,12 +24,13 @@ class SimulatedJudge:
         self._lock = threading.Lock()
 
     def reply(self, request: FakeRequest) -> str:
+        from evalq.fake_gemini.drift import drifted
         from evalq.fake_gemini.skills import gecko_image, skills
 
         for skill in skills():
             if (answer := skill(request, self)) is not None:
-                return answer
-        return gecko_image.answer(request, self)
+                return drifted(request, answer)
+        return drifted(request, gecko_image.answer(request, self))
 
     def scene_for(self, media: list[FakeMedia]) -> Scene:
         """The scene of the first image part; a validator asks many questions per image."""

@@ -15,6 +15,7 @@ from evalq.client.cli import (
     calibrate,
     compare,
     control,
+    drift,
     exit_codes,
     read,
     regrade,
@@ -61,6 +62,7 @@ for command in (
     read.report,
     compare.compare,
     compare.leaderboard,
+    drift.drift,
     calibrate.calibrate,
     serve.fake_gemini,
 ):

@@ -12,7 +12,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Run": ("run", "rank", "regrade", "rubrics"),
     "Watch": ("status", "wait", "jobs"),
     "Read": ("results", "report"),
-    "Compare": ("compare", "leaderboard", "calibrate"),
+    "Compare": ("compare", "leaderboard", "drift", "calibrate"),
     "Operate": ("worker", "resume", "cancel", "turns", "archive", "metrics", "fake-gemini"),
 }
 EXAMPLES_TITLE = "Examples:"
