@@ -43,6 +43,7 @@ from evalq.core.dry_report import DryRunReport
 from evalq.examples.gecko import write_gecko_image_example
 from evalq.worker.settings import Settings
 
+DRIFTING_JUDGE = "fake-drift-10pct"  # the fake judge that changes 10% of verdicts on purpose
 console = Console()
 
 
@@ -253,6 +254,29 @@ def keep_running(
         )
 
 
+def regrade_step(env: dict[str, str], job_id: str, rows: int, folder: Path) -> None:
+    """The image job judged again from its archived inputs by a judge that drifts on purpose
+    (`evalq regrade`), then `evalq drift` with the old judge retested on every row for its own
+    noise: the report's one-line verdict, and the page with the changed rows side by side."""
+    console.print(f"\n$ evalq regrade {job_id} --judge {DRIFTING_JUDGE} --wait --json")
+    done = subprocess.run(
+        [*EVALQ, "regrade", job_id, "--judge", DRIFTING_JUDGE, "--wait", "--json"],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    new_job = json.loads(done.stdout)["job_id"]
+    console.print(f"job {new_job}: the same rows and questions, judged by {DRIFTING_JUDGE}")
+    page = folder / f"drift-{job_id}-{new_job}.html"
+    command = ["drift", job_id, new_job, "--retest", str(rows), "--html", str(page)]
+    console.print(f"$ evalq {' '.join(command)}")
+    report = subprocess.run(
+        [*EVALQ, *command], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    )
+    verdict = next(
+        (line for line in report.stdout.splitlines() if "noise" in line), report.stdout.strip()
+    )
+    console.print(verdict.strip(), soft_wrap=True)
+
+
 def dry_run_line(plan: DryRunReport) -> str:
     """The plan in a line; a plan with no call to make says why it costs nothing."""
     said = "dry run first (nothing enqueued, no model called): "
@@ -373,6 +397,8 @@ def main() -> int:
             compare_ratings(client, env, args.keep_dir)
             other_metrics(client, env, args.keep_dir)
             calibrate_step(env, args.keep_dir)
+            if settings.uses_fake_judge:
+                regrade_step(env, job_id, submitted.dataset.total, args.keep_dir)
         if args.keep:
             running = [*(pool.procs if pool else []), *procs]
             keep_running(running, args.keep_dir / "stop", redis_url, gemini_url)
