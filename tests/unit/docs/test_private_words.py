@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import ROOT
 
 PRIVATE = (
-    re.compile(r"\bissues? (?:\d+|[A-Z])\b"),  # "issue 14", "issue T"
+    re.compile(r"\bissues? (?:\d+|[A-Z])\b"),  # an issue named by its number or letter
     re.compile(r"\b\d{3}_[0-9a-f]{16}(?:\.txt)?\b"),  # a notebook's file name
     re.compile(
         r"\bseed (?:notebook|document)s?\b|\bthe seeds?\b(?! *(?:[=:\d]|\(`-))", re.IGNORECASE
