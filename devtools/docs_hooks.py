@@ -15,6 +15,7 @@ from mkdocs.exceptions import PluginError
 # MkDocs loads this file by its path; devtools/ is the checkout's tooling, not installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from devtools.console_copy import with_copy_text
 from devtools.reference import archive_page, keys_page, settings_page
 
 GENERATORS: dict[str, Callable[[], str]] = {
@@ -47,3 +48,19 @@ def expand(markdown: str, src_uri: str) -> str:
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     return expand(markdown, page.file.src_uri)
+
+
+def versioned(copyright: str | None) -> str:
+    """The footer's line, naming the release the manual was built from."""
+    from evalq import __version__
+
+    return f"evalq {__version__}" + (f" · {copyright}" if copyright else "")
+
+
+def on_config(config: Any, **_: Any) -> Any:
+    config["copyright"] = versioned(config.get("copyright"))
+    return config
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    return with_copy_text(html)
