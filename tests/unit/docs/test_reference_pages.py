@@ -119,12 +119,22 @@ def test_the_cli_check_finds_a_missing_flag_and_a_missing_command(built_site: Pa
     assert flags_missing(sections)["evalq status"] == ["(no section)"]
 
 
-def test_the_settings_reference_has_every_variable(built_site: Path) -> None:
-    codes = page_codes(page_sections(built_page(built_site, "reference/settings")))
+def setting_headings(sections: list[Section]) -> set[str]:
+    """The variables the page's headings name (a field read from two variables names both)."""
+    return {name for s in sections for name in s.heading.split(" / ")}
+
+
+def test_the_settings_reference_has_a_section_for_every_variable(built_site: Path) -> None:
+    page = built_page(built_site, "reference/settings")
+    sections = page_sections(page)
+    headings = setting_headings(sections)
     wanted = setting_variables()
     assert {"EVALQ_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"} <= set(wanted)
-    assert names_not_in(wanted, codes) == []
-    assert names_not_in(wanted, codes - {"EVALQ_TURN_WAIT_S"}) == ["EVALQ_TURN_WAIT_S"]
+    assert names_not_in(wanted, headings) == []
+    assert names_not_in(wanted, headings - {"EVALQ_TURN_WAIT_S"}) == ["EVALQ_TURN_WAIT_S"]
+    assert 'id="evalq_redis_url"' in page and 'id="gemini_api_key"' in page
+    turn_wait = next(s for s in sections if s.heading == "EVALQ_TURN_WAIT_S").words()
+    assert "Default: 0.2" in turn_wait and "Type: number" in turn_wait, turn_wait
 
 
 def test_every_setting_says_what_it_means() -> None:
