@@ -16,18 +16,20 @@ from mkdocs.exceptions import PluginError
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devtools.console_copy import with_copy_text
-from devtools.reference import archive_page, keys_page, settings_page
+from devtools.reference import archive_page, cli_page, keys_page, settings_page
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "settings": settings_page.markdown,
     "redis-keys": keys_page.markdown,
     "archive-schema": archive_page.markdown,
+    "cli": cli_page.markdown,
 }
 # Where each generated text must appear (paths under docs/).
 PAGES = {
     "reference/settings.md": "settings",
     "reference/redis-keys.md": "redis-keys",
     "reference/archive-schema.md": "archive-schema",
+    "reference/cli.md": "cli",
 }
 MARKER = re.compile(r"<!--\s*generated:\s*([\w-]+)\s*-->")
 

@@ -4,14 +4,17 @@ site. Each check is also run on a page lacking one name, so a check that cannot 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 import yaml
 
 from devtools.docs_hooks import PAGES, expand
+from devtools.reference import cli_page
 from devtools.reference.settings_page import env_names
 from evalq.worker.archive import schema
 from evalq.worker.settings import Settings
@@ -198,3 +201,27 @@ def test_a_page_without_its_marker_or_with_an_unknown_one_fails_the_build() -> N
         expand("# Settings\n", "reference/settings.md")
     with pytest.raises(PluginError, match="no generator for nonsense"):
         expand("<!-- generated: nonsense -->", "guides/comparing.md")
+
+
+def test_the_cli_reference_tables_each_option_with_its_type_and_default(built_site: Path) -> None:
+    page = built_page(built_site, "reference/cli")
+    run = page.split('id="evalq-run"', 1)[1].split("<h", 1)[0]
+    priority = re.search(r"<td><code>--priority</code></td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>", run)
+    assert priority is not None, "no --priority row in evalq run's table"
+    assert "<code>low</code>" in priority.group(1) and priority.group(2) == "<code>normal</code>"
+    assert "<code>--map FIELD=COLUMN</code>" in run
+    assert "Sentinel" not in page and "None</td>" not in page
+
+
+def test_an_option_shows_a_default_only_when_it_has_one() -> None:
+    ctx = click.Context(click.Command("x"))
+
+    def default(*decls: str, **kwargs: Any) -> str:
+        return cli_page.shown_default(click.Option(list(decls), **kwargs), ctx)
+
+    assert default("--wait", is_flag=True) == ""
+    assert default("--cache/--no-cache", default=True) == "on"
+    assert default("--map", multiple=True) == ""
+    assert default("--name") == ""
+    assert default("--mode", default="online") == "`online`"
+    assert default("--limit", default=0) == "`0`"
