@@ -15,18 +15,21 @@ from mkdocs.exceptions import PluginError
 # MkDocs loads this file by its path; devtools/ is the checkout's tooling, not installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from devtools.reference import archive_page, keys_page, settings_page
+from devtools.console_copy import with_copy_text
+from devtools.reference import archive_page, cli_page, keys_page, settings_page
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "settings": settings_page.markdown,
     "redis-keys": keys_page.markdown,
     "archive-schema": archive_page.markdown,
+    "cli": cli_page.markdown,
 }
 # Where each generated text must appear (paths under docs/).
 PAGES = {
     "reference/settings.md": "settings",
     "reference/redis-keys.md": "redis-keys",
     "reference/archive-schema.md": "archive-schema",
+    "reference/cli.md": "cli",
 }
 MARKER = re.compile(r"<!--\s*generated:\s*([\w-]+)\s*-->")
 
@@ -47,3 +50,19 @@ def expand(markdown: str, src_uri: str) -> str:
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     return expand(markdown, page.file.src_uri)
+
+
+def versioned(copyright: str | None) -> str:
+    """The footer's line, naming the release the manual was built from."""
+    from evalq import __version__
+
+    return f"evalq {__version__}" + (f" · {copyright}" if copyright else "")
+
+
+def on_config(config: Any, **_: Any) -> Any:
+    config["copyright"] = versioned(config.get("copyright"))
+    return config
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    return with_copy_text(html)

@@ -1,15 +1,14 @@
-"""The settings reference (docs/reference/settings.md): every field of Settings with the
-environment variables that set it, its default and its meaning, read from the model itself so
+"""The settings reference (docs/reference/settings.md): a section a reader can link to for each
+field of Settings, with its variables, default, type and meaning, read from the model itself so
 the manual shows what the code reads."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import AliasChoices
+from pydantic import AliasChoices, SecretStr
 from pydantic.fields import FieldInfo
 
-from devtools.reference.markdown_cells import cell, table
 from evalq.worker.settings import Settings
 
 _SECONDS_NAMED = {3600: "hour", 24 * 3600: "day"}
@@ -51,15 +50,58 @@ def shown_default(name: str, field: FieldInfo) -> str:
     return text
 
 
-def rows() -> list[tuple[str, str, str]]:
-    out = []
-    for name, field in Settings.model_fields.items():
-        if not field.description:
-            raise ValueError(f"Settings.{name} has no docstring: say what it means")
-        names = " / ".join(f"`{env}`" for env in env_names(name, field))
-        out.append((names, shown_default(name, field), cell(field.description)))
-    return out
+def shown_type(field: FieldInfo) -> str:
+    """The kind of value the variable takes, in the words of someone setting it."""
+    annotation = field.annotation
+    optional = type(None) in get_args(annotation)
+    inner = [a for a in get_args(annotation) if a is not type(None)] if optional else [annotation]
+    kind = inner[0] if len(inner) == 1 else annotation
+    origin = get_origin(kind)
+    if kind is bool:
+        text = "`true` or `false`"
+    elif kind is int:
+        text = "integer"
+    elif kind is float:
+        text = "number"
+    elif kind is str:
+        text = "text"
+    elif kind is SecretStr:
+        text = "secret text"
+    elif origin is Literal:
+        text = "one of " + ", ".join(f"`{choice}`" for choice in get_args(kind))
+    elif origin is tuple:
+        text = "comma-separated list"
+    elif origin is dict:
+        text = "JSON object"
+    else:
+        text = str(kind)
+    return text + (", optional" if optional else "")
+
+
+def anchor(env: str) -> str:
+    """The link to a setting: its variable in lower case (`settings/#evalq_redis_url`)."""
+    return env.lower()
+
+
+def section(name: str, field: FieldInfo) -> str:
+    if not field.description:
+        raise ValueError(f"Settings.{name} has no docstring: say what it means")
+    names = env_names(name, field)
+    heading = " / ".join(f"`{env}`" for env in names)
+    return "\n".join(
+        [
+            f"## {heading} {{ #{anchor(names[0])} }}",
+            "",
+            " ".join(field.description.split()),
+            "",
+            f"- Default: {shown_default(name, field)}",
+            f"- Type: {shown_type(field)}",
+            "",
+        ]
+    )
 
 
 def markdown() -> str:
-    return table(("variable", "default", "meaning"), rows())
+    """A section per setting, in the settings object's order: a heading and anchor to link to,
+    what it does, its default and the kind of value it takes."""
+    return "\n".join(section(name, field) for name, field in Settings.model_fields.items())

@@ -4,14 +4,17 @@ site. Each check is also run on a page lacking one name, so a check that cannot 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 import yaml
 
 from devtools.docs_hooks import PAGES, expand
+from devtools.reference import cli_page
 from devtools.reference.settings_page import env_names
 from evalq.worker.archive import schema
 from evalq.worker.settings import Settings
@@ -119,12 +122,22 @@ def test_the_cli_check_finds_a_missing_flag_and_a_missing_command(built_site: Pa
     assert flags_missing(sections)["evalq status"] == ["(no section)"]
 
 
-def test_the_settings_reference_has_every_variable(built_site: Path) -> None:
-    codes = page_codes(page_sections(built_page(built_site, "reference/settings")))
+def setting_headings(sections: list[Section]) -> set[str]:
+    """The variables the page's headings name (a field read from two variables names both)."""
+    return {name for s in sections for name in s.heading.split(" / ")}
+
+
+def test_the_settings_reference_has_a_section_for_every_variable(built_site: Path) -> None:
+    page = built_page(built_site, "reference/settings")
+    sections = page_sections(page)
+    headings = setting_headings(sections)
     wanted = setting_variables()
     assert {"EVALQ_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"} <= set(wanted)
-    assert names_not_in(wanted, codes) == []
-    assert names_not_in(wanted, codes - {"EVALQ_TURN_WAIT_S"}) == ["EVALQ_TURN_WAIT_S"]
+    assert names_not_in(wanted, headings) == []
+    assert names_not_in(wanted, headings - {"EVALQ_TURN_WAIT_S"}) == ["EVALQ_TURN_WAIT_S"]
+    assert 'id="evalq_redis_url"' in page and 'id="gemini_api_key"' in page
+    turn_wait = next(s for s in sections if s.heading == "EVALQ_TURN_WAIT_S").words()
+    assert "Default: 0.2" in turn_wait and "Type: number" in turn_wait, turn_wait
 
 
 def test_every_setting_says_what_it_means() -> None:
@@ -188,3 +201,27 @@ def test_a_page_without_its_marker_or_with_an_unknown_one_fails_the_build() -> N
         expand("# Settings\n", "reference/settings.md")
     with pytest.raises(PluginError, match="no generator for nonsense"):
         expand("<!-- generated: nonsense -->", "guides/comparing.md")
+
+
+def test_the_cli_reference_tables_each_option_with_its_type_and_default(built_site: Path) -> None:
+    page = built_page(built_site, "reference/cli")
+    run = page.split('id="evalq-run"', 1)[1].split("<h", 1)[0]
+    priority = re.search(r"<td><code>--priority</code></td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>", run)
+    assert priority is not None, "no --priority row in evalq run's table"
+    assert "<code>low</code>" in priority.group(1) and priority.group(2) == "<code>normal</code>"
+    assert "<code>--map FIELD=COLUMN</code>" in run
+    assert "Sentinel" not in page and "None</td>" not in page
+
+
+def test_an_option_shows_a_default_only_when_it_has_one() -> None:
+    ctx = click.Context(click.Command("x"))
+
+    def default(*decls: str, **kwargs: Any) -> str:
+        return cli_page.shown_default(click.Option(list(decls), **kwargs), ctx)
+
+    assert default("--wait", is_flag=True) == ""
+    assert default("--cache/--no-cache", default=True) == "on"
+    assert default("--map", multiple=True) == ""
+    assert default("--name") == ""
+    assert default("--mode", default="online") == "`online`"
+    assert default("--limit", default=0) == "`0`"
