@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalq.comparisons.drift import drift_report
-from evalq.comparisons.drift_report import DriftReport
-from evalq.comparisons.drift_units import JobSide, input_difference
+from evalq.comparisons.drift.build import drift_report
+from evalq.comparisons.drift.report import DriftReport
+from evalq.comparisons.drift.units import JobSide, input_difference
 from evalq.core.errors import EvalqError
 from evalq.stats.paired import PAIRED_SEED
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from evalq.comparisons.drift import kappa_of, score_change
+from evalq.comparisons.drift.build import kappa_of, score_change
 from evalq.comparisons.paired_rows import PairedRow
 from evalq.comparisons.values import ROW_SCORE
 from evalq.core.models import RowResult

@@ -15,7 +15,7 @@ from evalq.client.output.html.borderline import repeat_lines
 from evalq.client.output.html.page import render_page
 from evalq.client.output.html.report import LABEL_COLORS, ROW_CSS, ROW_MACROS
 from evalq.client.output.html.row_views import input_for, row_view
-from evalq.comparisons.drift_report import DriftReport
+from evalq.comparisons.drift.report import DriftReport
 from evalq.core.models import JobConfig, RowInput, RowResult
 
 

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from evalq.client.output.formats import SIMULATED_BANNER
 from evalq.client.output.terminal.visible import shown
-from evalq.comparisons.drift_report import DriftReport, ScoreChange
+from evalq.comparisons.drift.report import DriftReport, ScoreChange
 
 
 def _num(value: float | None, signed: bool = False) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
-from evalq.comparisons.drift_ranking import ranking_drift
-from evalq.comparisons.drift_report import (
+from evalq.comparisons.drift.ranking import ranking_drift
+from evalq.comparisons.drift.report import (
     Change,
     ChangedRow,
     ChangedUnit,
@@ -22,7 +22,7 @@ from evalq.comparisons.drift_report import (
     UnitDrift,
     Verdict,
 )
-from evalq.comparisons.drift_units import (
+from evalq.comparisons.drift.units import (
     JobSide,
     RowKey,
     RowPair,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from evalq.comparisons.drift_report import RankingDrift, Swap
-from evalq.comparisons.drift_units import RowPair
+from evalq.comparisons.drift.report import RankingDrift, Swap
+from evalq.comparisons.drift.units import RowPair
 from evalq.core.models import RowResult
 from evalq.core.row_value import RowValue
 from evalq.stats.drift import mean_scores, ranking_tau, swapped_pairs

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalq.comparisons.drift import decide, drift_report, human_verdict
-from evalq.comparisons.drift_report import Noise, UnitDrift
-from evalq.comparisons.drift_units import JobSide
+from evalq.comparisons.drift.build import decide, drift_report, human_verdict
+from evalq.comparisons.drift.report import Noise, UnitDrift
+from evalq.comparisons.drift.units import JobSide
 from evalq.core.models import (
     AgreementFigures,
     AgreementStat,
