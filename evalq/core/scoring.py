@@ -118,7 +118,7 @@ def score_questions(
 
 
 def _weighted_share(scored: Sequence[QuestionResult]) -> float:
-    total = 0
+    total = sum(r.weight for r in scored)
     if total <= 0:  # weights are positive; a hand-made zero counts every question alike
         return sum(r.result or 0 for r in scored) / len(scored)
     return sum(r.weight * (r.result or 0) for r in scored) / total

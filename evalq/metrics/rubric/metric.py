@@ -77,7 +77,7 @@ def _batch_request(questions: Sequence[Question], part: MediaPart) -> JudgeReque
 TEXT_VALIDATOR = ValidatorSpec(
     request=_request,
     batch_request=_batch_request,
-    parse=lambda text, _question: "yes",
+    parse=lambda text, _question: parse_yes_no(text),
     template_versions=(VALIDATOR_TEMPLATE_VERSION, BATCH_VALIDATOR_TEMPLATE_VERSION),
 )
 
