@@ -1,7 +1,6 @@
-"""A small dataset for the rubric metric that evalq can score offline: prompts with explicit
-instructions (a word limit, a list), each answered by a careful and a careless "model", so a judge
-that checks the tests passes more of the careful one's; one row carries its own tests in Vertex's
-rubric_groups form."""
+"""A small dataset for the rubric metric that evalq can score offline: prompts answered by a careful
+and a careless "model", so a judge that checks the tests passes more of the careful one's; one
+row carries its own tests in Vertex's rubric_groups form."""
 
 from __future__ import annotations
 
