@@ -6,6 +6,7 @@ scored on its own rubric_groups; then the tests frozen by `evalq rubrics` and bo
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +102,11 @@ def test_rubric_online_batch_frozen_and_borrowed(
         assert len(sets) == 1, row_id
     if api == "vertex":
         assert "gemini" not in s.stats()["by_route"]
+    page = tmp_path / "report.html"
+    evalq_ok(env, "report", online, "--html", str(page))
+    shown = html.unescape(page.read_text(encoding="utf-8"))
+    assert "Per-tag scores" in shown and "(weight 2.0)" in shown
+    assert all(q.rationale in shown for r in rows.values() for q in r.questions if q.rationale)
 
     # Frozen by `evalq rubrics` (from the cache the jobs filled), then run with no cache: the
     # same tests, and not one call to the rubric model; so too for --questions-from.
