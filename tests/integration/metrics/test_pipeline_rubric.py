@@ -1,7 +1,7 @@
 """The rubric metric end to end on real workers and the fake judge over HTTP, on the Gemini API's
 routes and on Vertex AI's (one stack each, shared by the module): the example dataset with two
 candidates through the CLI online and through the Python API in batch mode, its Vertex-named row
-scored on its own rubric_groups; then the tests frozen by `evalq rubrics` and borrowed with
+scored on its own rubric_groups, compared test by test; then the tests frozen by `evalq rubrics` and borrowed with
 --questions-from are asked again with no rubric call (the fake counts calls per model)."""
 
 from __future__ import annotations
@@ -102,6 +102,13 @@ def test_rubric_online_batch_frozen_and_borrowed(
         assert len(sets) == 1, row_id
     if api == "vertex":
         assert "gemini" not in s.stats()["by_route"]
+    # compare names the tests one candidate meets and the other does not, prompt by prompt.
+    sides = [f"{online}:{c}" for c in CANDIDATES.split(",")]
+    compared = json.loads(evalq_ok(env, "compare", *sides, "--json").stdout)
+    differ = {d["question"]: d for d in compared["pairs"][0]["questions_differ"]}
+    abuse = differ["The response contains no abusive language."]
+    assert (abuse["a_only"], abuse["b_only"]) == (1, 0), differ
+    assert "The response contains no abusive" in evalq_ok(env, "compare", *sides).stdout
     page = tmp_path / "report.html"
     evalq_ok(env, "report", online, "--html", str(page))
     shown = html.unescape(page.read_text(encoding="utf-8"))
