@@ -21,6 +21,7 @@ from evalq.core.judge import JudgeRequest, MediaPart
 from evalq.core.media import MediaPlace
 from evalq.core.metric import Judged, Metric, Options, Record, RowContext
 from evalq.core.models import JobConfig, Question, RowInput, RowResult, Verdict
+from evalq.core.repeats import sample_verdicts
 from evalq.core.replies import extract_json
 from evalq.core.reply_schemas import VerdictReply
 from evalq.core.row_columns import read_columns
@@ -135,6 +136,13 @@ def _batch_rationales(raw: str | None) -> dict[int, str]:
     return out
 
 
+def _verdict_rationale(verdict: Verdict) -> str | None:
+    """A test's rationale: its reply's, or a repeated test's first sample giving its answer."""
+    samples = sample_verdicts(verdict) or []
+    agreeing = [v.raw for v in samples if v.status == "ok" and v.answer == verdict.answer]
+    return next(filter(None, map(rationale_of, agreeing)), None) or rationale_of(verdict.raw)
+
+
 class RubricMetric(GeckoMetric):
     """Per-prompt pass/fail tests for text, checked against the response."""
 
@@ -226,7 +234,7 @@ class RubricMetric(GeckoMetric):
                 verdict = verdicts.get(i)
                 why = batched.get(model, {}).get(i) if model in batched else None
                 if why is None and verdict is not None and verdict.status == "ok":
-                    why = rationale_of(verdict.raw)
+                    why = _verdict_rationale(verdict)
                 said.append(why)
         if len(said) == len(result.questions):
             result.questions = [

@@ -171,3 +171,11 @@ def test_the_validator_sees_the_texts_in_blocks_and_no_media() -> None:
     checks = [r for r in judge.requests if r.role == "validator"]
     assert checks and all(not r.media for r in checks)
     assert all(f"kind=rubric_{k}>" in checks[0].prompt for k in ("context", "reference"))
+
+
+def test_repeated_tests_keep_their_samples_and_a_rationale() -> None:
+    judge = MemoryJudge(MODEL, simulated)
+    _, _, result = _run({"samples": 3}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
+    assert len(result.repeats) == len(TESTS) == len(result.questions)
+    assert all(q.rationale for q in result.questions)
+    assert len([r for r in judge.requests if r.role == "validator"]) >= len(TESTS)
