@@ -109,6 +109,9 @@ def test_rubric_online_batch_frozen_and_borrowed(
     abuse = differ["The response contains no abusive language."]
     assert (abuse["a_only"], abuse["b_only"]) == (1, 0), differ
     assert "The response contains no abusive" in evalq_ok(env, "compare", *sides).stdout
+    compare_page = tmp_path / "compare.html"
+    evalq_ok(env, "compare", *sides, "--html", str(compare_page))
+    assert "<td>The response contains no abusive language.</td>" in compare_page.read_text()
     page = tmp_path / "report.html"
     evalq_ok(env, "report", online, "--html", str(page))
     shown = html.unescape(page.read_text(encoding="utf-8"))
