@@ -108,6 +108,9 @@ def test_rubric_online_batch_frozen_and_borrowed(
     differ = {d["question"]: d for d in compared["pairs"][0]["questions_differ"]}
     abuse = differ["The response contains no abusive language."]
     assert (abuse["a_only"], abuse["b_only"]) == (1, 0), differ
+    for top in compared["pairs"][0]["top_rows"]:  # paired test by test, weighted as scored
+        want = (rows[(top["id"], "careful")].score, rows[(top["id"], "careless")].score)
+        assert (top["score_a"], top["score_b"]) == pytest.approx(want), top["id"]
     assert "The response contains no abusive" in evalq_ok(env, "compare", *sides).stdout
     compare_page = tmp_path / "compare.html"
     evalq_ok(env, "compare", *sides, "--html", str(compare_page))
