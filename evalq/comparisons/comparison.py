@@ -17,6 +17,7 @@ from evalq.comparisons.align import AlignBy, Side, align
 from evalq.comparisons.groups import GroupDifference, compare_groups, group_dict, with_groups
 from evalq.comparisons.noise import NoiseMargin, noise_margins, within_noise_sentences
 from evalq.comparisons.paired_rows import PairedRow, PairStatus, pair_rows
+from evalq.comparisons.question_diffs import question_differences
 from evalq.comparisons.setups import SetupDifference, sides_differences
 from evalq.comparisons.values import QUESTION_SHARE, RowValue, value_for
 from evalq.core.groups import check_group_columns, group_by_columns
@@ -380,6 +381,7 @@ def comparison_dict(comparison: Comparison, top: int = 10) -> dict[str, Any]:
                 },
                 "groups": [group_dict(g, difference_dict(g.stats)) for g in p.groups],
                 "top_rows": [row_dict(r, with_questions=True) for r in p.top_rows(top)],
+                "questions_differ": [d.as_dict() for d in question_differences(p.paired, top)],
             }
             for p in comparison.pairs
         ],

@@ -110,22 +110,27 @@ def judged_score(
     questions: Sequence[QuestionResult], soft: bool = False
 ) -> tuple[float | None, dict[str, float]]:
     """The row's score and tag scores from scored questions: per judge the share answered as
-    expected (with ``soft`` the mean probability of the expected answer), then the mean over
-    judges (as a Gecko row is scored)."""
-    by_judge: dict[str, list[float]] = defaultdict(list)
-    by_tag: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    expected, each question counted by its weight (with ``soft`` the mean probability of the
+    expected answer), then the mean over judges (as a Gecko or rubric row is scored)."""
+    by_judge: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    by_tag: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     for q in questions:
         value = _value(q, soft)
         if value is None:
             continue
         judge = q.judge_model or ""
-        by_judge[judge].append(value)
-        by_tag[q.tag][judge].append(value)
+        weight = 1.0 if soft or q.weight <= 0 else q.weight
+        by_judge[judge].append((value, weight))
+        by_tag[q.tag][judge].append((value, weight))
     if not by_judge:
         return None, {}
-    score = fmean(fmean(v) for v in by_judge.values())
-    tags = {tag: fmean(fmean(v) for v in judges.values()) for tag, judges in by_tag.items()}
+    score = fmean(_weighted(v) for v in by_judge.values())
+    tags = {tag: fmean(_weighted(v) for v in judges.values()) for tag, judges in by_tag.items()}
     return score, tags
+
+
+def _weighted(values: Sequence[tuple[float, float]]) -> float:
+    return sum(v * w for v, w in values) / sum(w for _, w in values)
 
 
 def pair_rows(

@@ -75,6 +75,7 @@ class Question(Model):
     keywords: list[str] = Field(default_factory=list)
     justification: str = ""
     source: QuestionSource = "generated"  # written by the rubric judge, or the row's own
+    weight: float = 1.0  # its importance in the row's score (the rubric metric's tests)
     # A rater's answer (questions[].human) in the form of `expected`; one that could not be
     # read is None, `human_error` saying why (only the agreement figures leave it out).
     human: str | None = None
@@ -175,6 +176,8 @@ class QuestionResult(Model):
     # hard answer and result above are kept beside it.
     probability: float | None = None
     model_version: str | None = None  # the reply's modelVersion (Verdict.model_version)
+    weight: float = 1.0  # Question.weight: its share of the row's score
+    rationale: str | None = None  # the judge's reason for its answer, where the metric keeps it
 
 
 class Sample(Model):

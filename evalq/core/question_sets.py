@@ -23,12 +23,14 @@ def question_form(question: Question) -> list[object]:
     answer (text, expected answer, choices, tag), not its keywords, justification or source, so
     a generated question given back by hand keeps its fingerprint. Spaces are normalised the way
     the dataset loader reads a hand-written question (evalq.core.row_questions)."""
-    return [
+    form: list[object] = [
         " ".join(question.question.split()),
         question.expected.strip().lower(),
         [" ".join(choice.split()) for choice in question.choices],
         question.tag.strip().lower(),
     ]
+    # An importance other than the default weighs in the score, so it is part of the form.
+    return form + ([question.weight] if question.weight != 1.0 else [])
 
 
 def question_set_fingerprint(questions: Sequence[Question]) -> str:

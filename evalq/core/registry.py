@@ -54,6 +54,11 @@ BUILT_IN: dict[str, MetricEntry] = {
         "evalq.metrics.ratings.options:RatingOptions",
         "evalq.metrics.ratings.setup:pairwise_setup",
     ),
+    "rubric": MetricEntry(
+        "evalq.metrics.rubric.metric:RUBRIC",
+        "evalq.metrics.rubric.options:RubricOptions",
+        "evalq.metrics.rubric.metric:rubric_setup",
+    ),
     "rank": MetricEntry(
         "evalq.metrics.ranking.metric:RANK",
         "evalq.metrics.ranking.options:RankOptions",

@@ -172,5 +172,7 @@ def question_items(questions: list[Question]) -> list[dict[str, Any]]:
             item["keywords"] = list(q.keywords)
         if q.justification:
             item["justification"] = q.justification
+        if q.weight != 1.0:  # an importance (the rubric metric's tests)
+            item["weight"] = q.weight
         items.append(item)
     return items

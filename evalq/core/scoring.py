@@ -77,6 +77,7 @@ def _question_result(q: Question, v: Verdict | None) -> QuestionResult:
             source=q.source,
             human=q.human,
             human_error=q.human_error,
+            weight=q.weight,
         )
     result = None
     if v.status == "ok" and v.answer is not None:
@@ -96,22 +97,31 @@ def _question_result(q: Question, v: Verdict | None) -> QuestionResult:
         human=q.human,
         human_error=q.human_error,
         model_version=v.model_version,
+        weight=q.weight,
     )
 
 
 def score_questions(
     results: Sequence[QuestionResult],
 ) -> tuple[RowStatus, float | None, dict[str, float]]:
-    """Share of scored questions answered as expected, overall and per tag."""
-    scored = [(r.tag, r.result) for r in results if r.result is not None]  # unscored: left out
+    """Share of scored questions answered as expected, overall and per tag, each question
+    counted by its weight (1 unless the metric gives importances)."""
+    scored = [r for r in results if r.result is not None]  # unscored: left out
     if not scored:
         return "failed", None, {}
-    by_tag: dict[str, list[int]] = defaultdict(list)
-    for tag, result in scored:
-        by_tag[tag].append(result)
-    score = sum(result for _, result in scored) / len(scored)
+    by_tag: dict[str, list[QuestionResult]] = defaultdict(list)
+    for r in scored:
+        by_tag[r.tag].append(r)
     status: RowStatus = "scored" if len(scored) == len(results) else "partial"
-    return status, score, {tag: sum(v) / len(v) for tag, v in sorted(by_tag.items())}
+    tags = {tag: _weighted_share(rs) for tag, rs in sorted(by_tag.items())}
+    return status, _weighted_share(scored), tags
+
+
+def _weighted_share(scored: Sequence[QuestionResult]) -> float:
+    total = sum(r.weight for r in scored)
+    if total <= 0:  # weights are positive; a hand-made zero counts every question alike
+        return sum(r.result or 0 for r in scored) / len(scored)
+    return sum(r.weight * (r.result or 0) for r in scored) / total
 
 
 def mean_ci95(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:

@@ -17,6 +17,7 @@ from evalq.examples.ratings import (
     write_pointwise_example,
     write_rank_example,
 )
+from evalq.examples.text_rubrics import write_rubric_example
 from evalq.examples.video import write_gecko_video_example
 
 # Each example by what it holds (its metric is in the printed file's name: pointwise.jsonl...).
@@ -29,6 +30,7 @@ WRITERS: dict[str, Callable[[Path], Path]] = {
     "answer-pairs": write_pairwise_example,  # pairwise
     "three-answers": write_rank_example,  # rank --candidates terse,moderate,cited
     "rated-summaries": write_calibration_example,  # calibrate --human rater
+    "text-rubrics": write_rubric_example,  # rubric --candidates careful,careless
 }
 
 

@@ -19,6 +19,10 @@ QUERY = "query"  # groundedness judge
 CONTEXT = "context"
 RESPONSE = "response"
 UNLABELLED_SENTENCES = "unlabelled_sentences"  # a groundedness re-ask
+RUBRIC_PROMPT = "rubric_prompt"  # rubric metric: the text prompt tests are written for
+RUBRIC_RESPONSE = "rubric_response"  # rubric metric validator: the response checked
+RUBRIC_TEST = "rubric_test"  # rubric metric validator: one test
+RUBRIC_TESTS = "rubric_tests"  # rubric metric batched validator, numbered
 
 _BLOCK_RE = re.compile(
     r"<untrusted-(?P<code>[0-9a-f]{16}) kind=(?P<kind>[A-Za-z0-9_]+)>\n"

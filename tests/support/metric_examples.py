@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-METRICS = ("gecko-image", "gecko-video", "groundedness", "pointwise", "pairwise", "rank")
+METRICS = (
+    "gecko-image",
+    "gecko-video",
+    "groundedness",
+    "pointwise",
+    "pairwise",
+    "rank",
+    "rubric",
+)
 
 
 def metric_examples(folder: Path) -> dict[str, tuple[Path, list[str]]]:
@@ -17,6 +25,7 @@ def metric_examples(folder: Path) -> dict[str, tuple[Path, list[str]]]:
         write_pointwise_example,
         write_rank_example,
     )
+    from evalq.examples.text_rubrics import write_rubric_example
     from evalq.examples.video import write_gecko_video_example
 
     return {
@@ -29,6 +38,7 @@ def metric_examples(folder: Path) -> dict[str, tuple[Path, list[str]]]:
         ),
         "pairwise": (write_pairwise_example(folder / "pairwise"), []),
         "rank": (write_rank_example(folder / "rank"), ["--candidates", "terse,moderate,cited"]),
+        "rubric": (write_rubric_example(folder / "rubric"), ["--candidates", "careful,careless"]),
     }
 
 

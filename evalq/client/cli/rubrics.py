@@ -29,8 +29,9 @@ from evalq.client.output.terminal.visible import visible
 @click.option(
     "--metric",
     default=None,
-    help="gecko-image or gecko-video (default: gecko-video when the dataset has a video "
-    "column, else gecko-image).",
+    help="gecko-image, gecko-video or rubric (default: gecko-video when the dataset has a "
+    "video column, gecko-image for an image column, rubric for a response column, else "
+    "gecko-image).",
 )
 @click.option(
     "--rubric-model",

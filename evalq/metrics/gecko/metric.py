@@ -18,7 +18,7 @@ from typing import Any
 
 from evalq.core.dry_run import DryEnv
 from evalq.core.errors import DatasetError, InputError, JudgeError, must_propagate
-from evalq.core.judge import Judge, JudgeReply
+from evalq.core.judge import Judge, JudgeReply, MediaPart
 from evalq.core.label_reading import HumanLabels
 from evalq.core.media import MediaPlace
 from evalq.core.metric import Judged, Metric, Options, Record, RowContext
@@ -136,6 +136,7 @@ class GeckoMetric:
     judge_roles = ("rubric", "validator")
     own_candidates = False
     shows_media = True  # a report shows the image or video
+    yes_no = True  # its questions are yes/no, which --soft can score
     compared_on = QUESTION_SHARE  # paired question by question on the questions both asked
     human_labels = HumanLabels()  # --human: a number or yes/no per row; questions[].human too
 
@@ -189,7 +190,7 @@ class GeckoMetric:
             raise DatasetError(
                 "--samples asks each question on its own: not with --validator batched"
             )
-        if soft_mode(options) and self.validator_spec is not IMAGE_VALIDATOR:
+        if soft_mode(options) and not self.yes_no:
             raise DatasetError(
                 f"--soft scores yes/no questions; {self.name} asks multiple-choice questions"
             )
@@ -203,8 +204,17 @@ class GeckoMetric:
             ]
         return []
 
+    def shown(self, ctx: RowContext) -> MediaPart:
+        """What the validator looks at: the row's media (the rubric metric: its texts)."""
+        return ctx.media(self.media_field)
+
+    def rubric_spec_for(self, options: Mapping[str, Any]) -> RubricSpec:
+        """The rubric a job's options ask for: the metric's own (the rubric metric's depends on
+        its guidelines). Its template version is part of the rubric's cache key."""
+        return self.rubric_spec
+
     def plan(self, ctx: RowContext) -> GeckoPlan:
-        ctx.media(self.media_field)  # broken media fails the row before any judge call
+        self.shown(ctx)  # broken media fails the row before any judge call
         rubric = self._rubric(ctx)
         mode = validator_mode(ctx.options)
         judges = ctx.job.judges
@@ -240,7 +250,8 @@ class GeckoMetric:
         if row.questions and not extend:
             return dataset_rubric(row)
         model = rubric_model(ctx.job)
-        key = self.rubric_key(row.prompt, model)
+        version = self.rubric_spec_for(ctx.options).template_version
+        key = rubric_cache_id(row.prompt, model, version)
         if ctx.job.use_cache and (cached := ctx.kv.get(key)):
             ctx.count("rubric_cache_hits", 1)
             rubric = Rubric.model_validate_json(cached)
@@ -257,7 +268,8 @@ class GeckoMetric:
 
     def _write_rubric(self, ctx: RowContext) -> Rubric:
         model = rubric_model(ctx.job)
-        return self.write_questions(ctx.judge(model), ctx.row.prompt)[0]
+        spec = self.rubric_spec_for(ctx.options)
+        return generate_rubric(ctx.judge(model), ctx.row.prompt, spec)[0]
 
     # ---- question sets (evalq.core.metric.QuestionSetMetric) ----
 
@@ -280,16 +292,21 @@ class GeckoMetric:
     def dry_plan(self, row: RowInput, env: DryEnv) -> None:
         """The row's rubric call (unless given, cached, or written for an earlier row with the
         same prompt) and its validator calls, per judge: one per question or one per row."""
-        media = env.media(row, self.media_field)
-        questions = dry_questions(row, env, self.rubric_spec, self.placeholder_question)
+        media = self.dry_shown(row, env)
+        spec = self.rubric_spec_for(env.options)
+        questions = dry_questions(row, env, spec, self.placeholder_question)
         env.count("questions_expected", len(questions))
         if questions:
             dry_validations(env, questions, media, self.validator_spec)
 
+    def dry_shown(self, row: RowInput, env: DryEnv) -> MediaPart:
+        """What a dry run sizes the validator's calls with, as `shown` gives the workers."""
+        return env.media(row, self.media_field)
+
     def run_unit(self, ctx: RowContext, plan: GeckoPlan, unit: QuestionUnit | BatchUnit) -> Verdict:
         rubric, model = plan.rubric, unit.judge_model
         try:
-            media = ctx.media(self.media_field)
+            media = self.shown(ctx)
         except InputError as exc:
             verdict = unscored(unit.index, "input_error", str(exc))
             return verdict.model_copy(update={"judge_model": model})

@@ -77,6 +77,7 @@ class GeckoVideo(GeckoMetric):
     media_field = "video"
     rubric_spec = VIDEO_RUBRIC
     validator_spec = VIDEO_VALIDATOR
+    yes_no = False  # multiple choice: --soft scores only yes/no
 
     def row_questions(self, value: Any, row_id: str) -> list[Question] | None:
         return video_questions(value, row_id)

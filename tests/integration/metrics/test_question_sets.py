@@ -258,7 +258,7 @@ def test_questions_from_refusals_store_nothing(
         ),
         (
             ["pointwise", str(unasked), "--template", "fluency", "--map", "response=prompt"],
-            "pointwise does not take --questions-from (options of gecko-image, gecko-video)",
+            "pointwise does not take --questions-from (options of gecko-image, gecko-video, rubric)",
         ),
     ]
     for args, message in cases:

@@ -77,7 +77,7 @@ def test_a_metric_from_another_package_runs_end_to_end_through_the_cli(tmp_path:
             run_evalq_process(env, "run", "toy", str(data), "--validator", "batched")
         )
         assert foreign == (
-            "error: toy does not take --validator (options of gecko-image, gecko-video); "
+            "error: toy does not take --validator (options of gecko-image, gecko-video, rubric); "
             "toy takes --human, --tone"
         )
         own = one_line_refusal(

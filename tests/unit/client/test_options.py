@@ -184,7 +184,7 @@ def test_a_flag_of_another_metric_is_refused_naming_the_metric_and_what_it_takes
         )
     assert str(caught.value) == (
         "pointwise does not take --validator, --questions (options of gecko-image, "
-        "gecko-video); pointwise takes --human, --samples, --template"
+        "gecko-video, rubric); pointwise takes --human, --samples, --template"
     )
     assert validate_options("gecko-image", {"validator": "batched"}) == {"validator": "batched"}
 
@@ -214,7 +214,7 @@ def test_run_refuses_another_metrics_flag_in_one_line_and_stores_nothing(
         )
         assert refused.returncode == 2, refused.stderr
         assert refused.stderr.splitlines() == [
-            "error: pointwise does not take --validator (options of gecko-image, gecko-video); "
+            "error: pointwise does not take --validator (options of gecko-image, gecko-video, rubric); "
             "pointwise takes --human, --samples, --template"
         ]
     assert Redis.from_url(scratch_url).dbsize() == 0

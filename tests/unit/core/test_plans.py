@@ -69,6 +69,7 @@ PLANS: dict[str, Plan[Any]] = {
     ),
 }
 PLANS["gecko-video"] = PLANS["gecko-image"]
+PLANS["rubric"] = PLANS["gecko-image"]
 
 
 def test_every_metric_names_its_plan_model() -> None:

@@ -165,3 +165,18 @@ def test_a_renamed_metric_heading_or_guidance_is_not_read() -> None:
     assert grammar.metric_name(prompt.replace("# Metric: ", "# Measure: ")) is None
     guidance = answer_request(QUERY, CONTEXT).system_instruction or ""
     assert not grammar.is_grounded_answer_guidance(guidance.replace("context", "sources"))
+
+
+def test_text_rubric_writer_and_validators() -> None:
+    from evalq.metrics.rubric import prompts as rubric
+
+    written = rubric.rubric_prompt("Test the facts.", QUERY)
+    assert grammar.block(written, grammar.RUBRIC_PROMPT) == QUERY
+    assert grammar.block(written, grammar.RUBRIC_RESPONSE) is None
+    texts = {"prompt": QUERY, "context": CONTEXT, "response": RESPONSE}
+    one = rubric.validator_prompt(texts, "The response gives a depth.")
+    assert grammar.block(one, grammar.RUBRIC_RESPONSE) == RESPONSE
+    assert grammar.block(one, grammar.RUBRIC_TEST) == "The response gives a depth."
+    tests = ["The response gives a depth.", "The response is short."]
+    batch = rubric.batch_validator_prompt(texts, tests)
+    assert grammar.block(batch, grammar.RUBRIC_TESTS) == "1. " + tests[0] + "\n2. " + tests[1]

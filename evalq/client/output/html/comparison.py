@@ -17,6 +17,7 @@ from evalq.client.output.html.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, t
 from evalq.client.output.html.row_views import input_for, row_view, shows_media
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.paired_rows import PairedRow
+from evalq.comparisons.question_diffs import question_differences
 from evalq.core.data_roots import DataRoots
 from evalq.core.models import JobConfig, JobSummary, MediaRef, RowInput
 from evalq.stats.paired import PairedDifference
@@ -139,6 +140,9 @@ wins/ties/losses {{ p.pair.overall.wins }}/{{ p.pair.overall.ties }}/{{ p.pair.o
 {% if p.pair.groups %}<h3>Per group</h3><table class="groups"><tr><th>group</th><th>rows</th><th>{{ p.pair.a }}</th><th>{{ p.pair.b }}</th><th>diff</th><th>95% CI</th><th>p perm</th><th>p Holm (groups)</th><th>W/T/L</th></tr>
 {% for g in p.pair.groups %}<tr><td>{{ g.column }}={{ g.value }}</td><td>{{ g.stats.n }}</td><td>{{ num(g.stats.mean_a) }}</td><td>{{ num(g.stats.mean_b) }}</td><td>{{ signed(g.stats.mean_diff) }}</td><td>{% if g.stats.ci95 %}[{{ signed(g.stats.ci95[0]) }}, {{ signed(g.stats.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ pv(g.stats.p_permutation) }}</td><td>{{ pv(g.p_holm) }}</td><td>{{ g.stats.wins }}/{{ g.stats.ties }}/{{ g.stats.losses }}</td></tr>
 {% endfor %}</table>{% endif %}
+{% if p.differ %}<h3>Questions met by one side only</h3><table class="differ"><tr><th>question</th><th>tag</th><th>{{ p.pair.a }} only</th><th>{{ p.pair.b }} only</th><th>both scored</th></tr>
+{% for d in p.differ %}<tr><td>{{ d.question }}</td><td>{{ d.tag }}</td><td>{{ d.a_only }}</td><td>{{ d.b_only }}</td><td>{{ d.both_scored }}</td></tr>
+{% endfor %}</table>{% endif %}
 <h3>{{ p.rows_title }}</h3>
 {% for r in p.rows %}<div class="card">
 <div><b>{{ r.row.row.id }}</b> · {{ r.row.status }} · <span class="key-a">{{ num(r.row.score_a) }}</span> vs <span class="key-b">{{ num(r.row.score_b) }}</span>{% if r.row.diff is not none %} ({{ signed(r.row.diff) }}){% endif %}{% if r.row.questions_left_out %} · {{ r.row.questions_left_out }} questions left out{% endif %}</div>
@@ -242,6 +246,7 @@ def render_comparison(
                 "rows": rows,
                 "rows_title": title,
                 "counts": counts_line(pair),
+                "differ": question_differences(pair.paired, top),
             }
         )
     return render_page(

@@ -161,7 +161,7 @@ pre { background: #f7f7f7; padding: 6px; max-height: 240px; overflow: auto; whit
 .text { margin: 6px 0; } .text .label { font-size: 12px; color: #555; font-weight: bold; }
 .text .value { white-space: pre-wrap; background: #fafafa; border-left: 3px solid #c8d3e6; padding: 4px 8px; }
 .verdict { margin: 6px 0; padding: 4px 8px; border-left: 3px solid #ddd; }
-.verdict .why { color: #333; margin: 2px 0 0 12px; font-size: 13px; }
+.verdict .why, td .why { color: #333; margin: 2px 0 0 12px; font-size: 13px; }
 .sentence { padding: 1px 3px; border-radius: 3px; }
 .sentence.void { background: #eee !important; color: #777; }
 table.questions { width: 100%; } .card td { overflow-wrap: anywhere; }
@@ -186,7 +186,7 @@ ROW_MACROS = """
 <p>{% for sent in b.sentences %}<span class="sentence{% if not sent.counted %} void{% endif %}" style="background: {{ colors.get(sent.label, '#eee') }}" title="{{ sent.label }}{% if not sent.counted %} (not counted){% endif %}: {{ sent.rationale }}">{{ sent.text }}</span><sup class="note">{{ sent.label }}{% if not sent.counted %}, not counted{% endif %}</sup> {% endfor %}</p></div>
 {% endfor %}
 {% if v.questions %}<table class="questions"><tr><th>question</th><th>tag</th><th>expected</th><th>answer</th><th>result</th></tr>
-{% for q in v.questions %}<tr><td>{{ q.question }}</td><td>{{ q.tag }}</td><td>{{ q.expected }}</td><td>{{ q.answer if q.answer is not none else "" }}</td>
+{% for q in v.questions %}<tr><td>{{ q.question }}{% if q.weight != 1 %} <span class="note">(weight {{ q.weight }})</span>{% endif %}{% if q.rationale %}<div class="why">{{ q.rationale }}</div>{% endif %}</td><td>{{ q.tag }}</td><td>{{ q.expected }}</td><td>{{ q.answer if q.answer is not none else "" }}</td>
 <td>{% if q.status == "unscored" %}<span class="unscored">unscored: {{ q.reason }}{% if q.detail %} ({{ q.detail }}){% endif %}</span>{% elif q.result == 1 %}<span class="ok">✓</span>{% elif q.result == 0 %}<span class="bad">✗</span>{% else %}{{ q.answer or "" }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
 {%- endmacro %}
 {%- macro repeat_state(line) -%}{% if line.state == "undecided" %}<span class="undecided">undecided</span>{% elif line.state == "borderline" %}<span class="borderline">borderline</span>{% elif line.state == "unscored" %}<span class="unscored">unscored</span>{% endif %}{%- endmacro %}

@@ -13,6 +13,7 @@ from evalq.client.output.formats import SIMULATED_BANNER, figure_text, p_text
 from evalq.client.output.terminal.visible import shown
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.leaderboard import GroupStandings, Standing
+from evalq.comparisons.question_diffs import question_differences
 from evalq.stats.paired import PairedDifference
 
 
@@ -142,6 +143,19 @@ def print_comparison(console: Console, comparison: Comparison, top: int = 5) -> 
                     figure_text(r.score_a),
                     figure_text(r.score_b),
                     figure_text(r.diff, True),
+                )
+            console.print(table)
+        differ = question_differences(pair.paired, top)
+        if differ:
+            table = narrow_table("questions met by one side only (prompts)")
+            add_columns(table, ("question", "tag", "A only", "B only", "both scored"))
+            for d in differ:
+                table.add_row(
+                    shown(d.question[:70]),
+                    shown(d.tag),
+                    str(d.a_only),
+                    str(d.b_only),
+                    str(d.both_scored),
                 )
             console.print(table)
         console.print()

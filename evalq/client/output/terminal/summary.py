@@ -24,6 +24,8 @@ from evalq.client.output.terminal.text_table import box_table
 from evalq.client.output.terminal.visible import visible
 from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
 
+RUBRIC_ROLE = "rubric"  # the judge role that writes question sets (Gecko's, the rubric metric's)
+
 
 def summary_title(s: JobSummary) -> str:
     return f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
@@ -89,7 +91,7 @@ def summary_rows(s: JobSummary) -> list[tuple[str, str]]:
     if s.column_map:
         mapped = ", ".join(f"{field} <- {column}" for field, column in s.column_map.items())
         add("columns mapped", mapped)
-    writes_rubrics = s.rubric_cache_hits or "rubric" in s.thinking  # Gecko's question writer
+    writes_rubrics = s.rubric_cache_hits or RUBRIC_ROLE in s.thinking  # a question writer
     reused = f", rubric cache hits {s.rubric_cache_hits}" if writes_rubrics else ""
     add("judge calls", f"{s.judge_calls} (retries {s.retries}, 429s {s.rate_limited}{reused})")
     add("tokens", f"prompt {s.prompt_tokens} · output {s.output_tokens}")

@@ -19,7 +19,7 @@ from evalq.fake_gemini.skills.gecko_image.vocabulary import LABEL
 
 def answer(request: FakeRequest, judge: SeesImages) -> str:
     kind = _request_kind(request)
-    if kind == "rubric":
+    if kind == "rubric request":
         rubric = write_rubric(_description(request.text))
         if (missing := block(request.text, MISSING_KEYWORDS)) is not None:
             rubric = fill_gap(rubric, missing.splitlines())
@@ -43,11 +43,11 @@ def _request_kind(request: FakeRequest) -> str:
     """Rubric, verdict or other: the response schema decides first, then the prompt's blocks."""
     properties = schema_properties(request.response_schema)
     if {"keywords", "questions"} <= properties:
-        return "rubric"
+        return "rubric request"
     if "answer" in properties:
         return "verdict"
     if block(request.text, IMAGE_DESCRIPTION) is not None:
-        return "rubric"
+        return "rubric request"
     if block(request.text, QUESTION) is not None:
         return "verdict"
     return "other"

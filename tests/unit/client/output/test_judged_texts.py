@@ -38,6 +38,7 @@ def test_every_metric_says_what_it_judges_and_in_what_words() -> None:
         "pointwise": "ratings",
         "pairwise": "comparisons",
         "rank": "comparisons",
+        "rubric": "tests",
     }
 
 

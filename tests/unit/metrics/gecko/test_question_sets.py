@@ -56,3 +56,4 @@ def test_the_dataset_columns_choose_the_gecko_metric() -> None:
     assert metric_for_columns({"prompt", "video"}) == "gecko-video"
     assert metric_for_columns({"prompt", "image"}) == "gecko-image"
     assert metric_for_columns({"prompt"}) == "gecko-image"
+    assert metric_for_columns({"prompt", "response"}) == "rubric"
