@@ -70,6 +70,7 @@ def other_metrics(client: Client, env: dict[str, str], folder: Path) -> None:
         write_pointwise_example,
         write_rank_example,
     )
+    from evalq.examples.text_rubrics import write_rubric_example
     from evalq.examples.video import write_gecko_video_example
 
     runs: list[tuple[str, Path, dict[str, Any], str]] = [
@@ -92,6 +93,12 @@ def other_metrics(client: Client, env: dict[str, str], folder: Path) -> None:
             "1-5 rubric",
         ),
         ("pairwise", write_pairwise_example(folder / "pairwise"), {}, "A/SAME/B, both orders"),
+        (
+            "rubric",
+            write_rubric_example(folder / "rubric"),
+            {"candidates": ["careful", "careless"]},
+            "pass/fail tests per prompt",
+        ),
         (
             "rank",
             write_rank_example(folder / "rank"),
@@ -127,6 +134,12 @@ def other_metrics(client: Client, env: dict[str, str], folder: Path) -> None:
         elif metric == "pointwise":
             rating = s.metric_summary.get("mean_rating")
             figure = "mean rating n/a" if rating is None else f"mean rating {rating:.2f} of 5"
+        elif metric == "rubric":
+            figure = "tests passed: " + " · ".join(
+                f"{name} {c.mean_score:.2f}"
+                for name, c in s.candidates.items()
+                if c.mean_score is not None
+            )
         elif metric == "groundedness":
             responses = s.metric_summary.get("responses", {})
             figure = (

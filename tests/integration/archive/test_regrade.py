@@ -22,7 +22,9 @@ from tests.support.stack import Stack, stack
 
 pytestmark = pytest.mark.integration
 OnArchive = Callable[[str], Stack]
-RUBRIC_WRITER = "gemini-2.5-pro"  # the Gecko jobs' rubric model: only a rubric call reaches it
+RUBRIC_WRITER = (
+    "gemini-2.5-pro"  # the Gecko and rubric jobs' rubric model: only a rubric call reaches it
+)
 NEW_JUDGE = "gemini-2.5-flash-lite"
 
 
@@ -55,6 +57,8 @@ def _flags(metric: str, flags: list[str]) -> dict[str, object]:
         return {"options": {"template": flags[1]}}
     if metric.startswith("gecko"):
         return {"options": {"rubric_model": RUBRIC_WRITER}}
+    if metric == "rubric":
+        return {"options": {"rubric_model": RUBRIC_WRITER, "candidates": flags[1].split(",")}}
     return {}
 
 
@@ -114,7 +118,7 @@ def _regrade_all(s: Stack, jobs: dict[str, str], mode: str, tmp_path: Path) -> d
         assert summary.judge_setup["judge_models"] == [NEW_JUDGE]
         assert "rubric" not in summary.tokens_by_role, metric
         assert summary.candidate_calls == 0, metric  # a written response is judged, not rewritten
-        if metric.startswith("gecko"):
+        if metric.startswith("gecko") or metric == "rubric":
             assert _question_sets(s, job) == _question_sets(s, jobs[metric]) != {None}
             if mode == "batch":  # one round: the validators'; no rubric round before it
                 assert {r.round for r in settings_client.batches(job)} == {1}
