@@ -191,7 +191,7 @@ def test_regrade_on_postgresql_and_a_row_whose_image_is_gone(
     regrade_stacks: OnArchive, tmp_path: Path
 ) -> None:
     s = regrade_stacks("postgresql")
-    jobs = _archived_and_forgotten(s, tmp_path / "data", ("gecko-image", "groundedness"))
+    jobs = _archived_and_forgotten(s, tmp_path / "data", METRICS)
     _regrade_all(s, jobs, "online", tmp_path)
     _two_candidates_regraded(s, tmp_path / "two")
     env = s.env()
