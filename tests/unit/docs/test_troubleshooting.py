@@ -12,8 +12,8 @@ PAGE = ROOT / "docs" / "troubleshooting.md"
 PLACEHOLDER = "…"
 
 # Where the three commands' messages are made. A module alone: every message it raises. A
-# module with functions: the messages those functions raise, return or append to a list (the
-# notes and refusals built as text and printed by the command), or list as lines of one.
+# module with functions: the messages those functions raise, print, return or append to a list
+# (the notes and refusals built as text and printed by the command), or list as lines of one.
 SOURCES: list[tuple[str, tuple[str, ...]]] = [
     # evalq run: its flags, the client's checks of them, the dataset reader, the --name check
     ("evalq/client/cli/submit.py", ()),
@@ -33,6 +33,8 @@ SOURCES: list[tuple[str, tuple[str, ...]]] = [
     ("evalq/worker/settings.py", ()),
     # evalq worker: what it refuses to start without
     ("evalq/worker/judges/check.py", ("_problem", "vertex_settings_problem")),
+    # every command: what ends it with an error that is not a refusal of its own
+    ("evalq/client/cli/__init__.py", ("_failed",)),
     # evalq status: the job argument, a job not found, and the notes beside the summary
     ("evalq/client/cli/common.py", ("_job_ref",)),
     ("evalq/client/reads.py", ("memory_warning", "archived")),
@@ -46,6 +48,7 @@ SOURCES: list[tuple[str, tuple[str, ...]]] = [
 # an error only a caller of the Python API can make.
 NOT_MESSAGES = {
     "warning: …",  # the prefix of mixed_archives_warning's words
+    "error: …",  # the prefix of every refusal above
     "... and … more (`evalq jobs` lists them)",  # the last line of the list of jobs a name fits
     "…() got unexpected keyword argument(s): …",  # Python API only: the CLI passes no such keyword
 }
@@ -68,7 +71,9 @@ def skeleton(node: ast.expr, constants: dict[str, str]) -> str:
 
 
 def _joined(text: str) -> str:
-    """Runs of placeholders as one: `{a}{b}` prints as one run of words to a reader."""
+    """Runs of placeholders as one: `{a}{b}` prints as one run of words to a reader. Rich's
+    markup (`[red]`, `[/]`) is dropped: the terminal shows it as colour, not text."""
+    text = re.sub(r"\[/?[a-z ]*\]", "", text)
     return re.sub(f"(?:{PLACEHOLDER})+", PLACEHOLDER, text)
 
 
@@ -103,7 +108,7 @@ def messages_in(path: Path, functions: tuple[str, ...]) -> set[str]:
                 functions
                 and isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "append"
+                and node.func.attr in ("append", "print")
                 and node.args
             ):
                 found.append(node.args[0])
@@ -114,6 +119,11 @@ def messages_in(path: Path, functions: tuple[str, ...]) -> set[str]:
 
 
 def code_messages() -> set[str]:
+    """Every message of SOURCES, read from the code's syntax tree, not by running it: a string
+    or f-string (its computed parts written `…`, runs of spaces as one) that is raised as an
+    exception's first argument anywhere in a listed module, or, in a listed function, printed,
+    returned, appended or listed. Too few letters (MIN_LETTERS) is a fragment; NOT_MESSAGES
+    are prefixes and API-only errors. The page writes each the same way, as a term."""
     found: set[str] = set()
     for source, functions in SOURCES:
         found |= messages_in(ROOT / source, functions)
@@ -149,6 +159,28 @@ def test_the_rules_find_messages_in_each_source() -> None:
     """A source listed above from which the rules find nothing has moved or been renamed."""
     empty = [s for s, f in SOURCES if not (messages_in(ROOT / s, f) - NOT_MESSAGES)]
     assert not empty, empty
+
+
+def test_the_rules_find_each_kind_of_message(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "NOTE = 'a constant note'\n"
+        "def refuse(x):\n    raise ValueError(f'the value {x} is refused')\n"
+        "def note(x):\n"
+        "    out = [f'listed {x} first']\n"
+        "    out.append('an appended note')\n"
+        "    console.print(f'[red]error:[/] printed {x}{x}')\n"
+        "    return NOTE\n"
+        "def other():\n    return 'never a message here'\n",
+        encoding="utf-8",
+    )
+    assert messages_in(source, ()) == {"the value … is refused"}
+    assert messages_in(source, ("note",)) == {
+        "listed … first",
+        "an appended note",
+        "error: printed …",
+        "a constant note",
+    }
 
 
 def test_skeleton_of_an_f_string() -> None:
