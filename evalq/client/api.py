@@ -274,23 +274,42 @@ def evaluate(
         metric: The metric to judge them with.
         dry_run: Submit nothing and return the plan instead: calls, tokens, cost, time at the
             quota, the rows that would fail.
-        **keywords: The job's settings, and the metric's options by name (e.g.
-            `evaluate(df, "pointwise", template="fluency", samples=3)`, or `options={...}`,
-            not both for one option). `judge_models`; `data_roots`, the folders local media
-            are read under (default: EVALQ_DATA_ROOTS, else the dataset's folder, which for a
-            DataFrame is `base_dir`); `gcs_media`, the `gs://` places media may come from
-            (default: EVALQ_GCS_MEDIA; none when unset); `thinking` per role, e.g.
-            `{"validator": 0, "rubric": 2048, "judge": "min"}`; `max_cost_usd`, a spend at
-            which the job pauses; `count_tokens`, a dry run's text counted by Gemini's
-            count_tokens endpoint; `candidates`, the columns holding each model's image,
-            video or response (gecko-image, gecko-video, pointwise), each scored on the same
-            rubric, `Job.results()` then with a `candidate` column; `mode="batch"`, Gemini's
-            Batch API at half the price, with `on_expiry` ("resubmit" or "online") for a
-            batch's unanswered requests; `priority` ("high", "normal", "low") and
-            `max_in_flight` (rows at once); `name`, what `evalq jobs` calls it;
-            `column_map`, the data's own columns read as the metric's fields
-            (`{"query": "customer_message"}`); `group_by`, columns whose values the summary's
-            figures are also given per; `use_cache`; `settings`.
+        **keywords: The job's settings (Other Parameters below), and the metric's options by
+            name, e.g. `evaluate(df, "pointwise", template="fluency", samples=3)`.
+
+    Other Parameters:
+        judge_models (list[str] | None): The judge models (default: EVALQ_JUDGE_MODEL).
+        options (dict[str, Any] | None): The metric's options as one dict, instead of
+            keywords (not both for one option).
+        candidates (list[str] | None): The columns holding each model's image, video or
+            response (gecko-image, gecko-video, pointwise): each is scored on the same rubric,
+            and `Job.results()` gains a `candidate` column.
+        use_cache (bool): Read a reply cached from an earlier identical call (default: True).
+        base_dir (str | Path | None): A DataFrame's folder: its relative media paths are read
+            from there (default: the current folder).
+        settings (Settings | None): The settings to use (default: from the environment).
+        data_roots (list[str | Path] | None): The only folders local media are read under
+            (default: EVALQ_DATA_ROOTS, else the dataset's folder).
+        gcs_media (list[str] | None): The only `gs://` places media may come from (default:
+            EVALQ_GCS_MEDIA; none when unset).
+        thinking (dict[str, int | str] | None): Thinking per role, e.g.
+            `{"validator": 0, "rubric": 2048, "judge": "min"}`.
+        max_cost_usd (float | None): Pause the job once its spend reaches this many US dollars.
+        count_tokens (bool): With `dry_run`, count the text with Gemini's count_tokens
+            endpoint.
+        mode (Literal["online", "batch"]): "batch" judges through Gemini's Batch API at half
+            the price (a dry run shows both prices).
+        on_expiry (Literal["resubmit", "online"]): Where a batch's unanswered requests go when
+            it expires: a new batch, or online.
+        vertex_batch_prefix (str | None): On Vertex AI, the `gs://` folder batch requests are
+            written to.
+        priority (Literal["high", "normal", "low"]): The job's turns on shared workers.
+        max_in_flight (int | None): At most this many of the job's rows at once.
+        name (str | None): What `evalq jobs` calls the job.
+        column_map (dict[str, str] | None): The data's own columns read as the metric's
+            fields, e.g. `{"query": "customer_message"}`.
+        group_by (list[str] | None): Columns whose values the summary's figures are also
+            given per (`Job.summary(group_by=...)` adds more for one read).
 
     Returns:
         The Job, or with `dry_run=True` the DryRunReport.
@@ -360,13 +379,10 @@ def regrade(
     settings: Settings | None = None,
     **more: Any,
 ) -> Job:
-    """Judge an ended job's stored inputs again and return at once with the new Job: the same
-    metric, options, rows, questions (Gecko: the job's frozen set, no rubric written) and
-    responses, read from Redis or the archive; the dataset file is not needed. `judge` names
-    the judge model (or several; default: the job's own), `thinking` and `samples` change
-    those; `rows=N` judges only the first N dataset rows, or with `seed` a sample of N drawn
-    with it. A row whose media file is gone refuses the whole regrade (DatasetError naming its
-    line).
+    """Judge an ended job's stored inputs again and return at once with the new Job.
+
+    The same metric, options, rows, questions (Gecko: the job's frozen set, no rubric written)
+    and responses, read from Redis or the archive; the dataset file is not needed.
 
     Args:
         job: The ended job: its id, a unique prefix of it, its name, or its Job.
@@ -384,6 +400,9 @@ def regrade(
 
     Returns:
         The new Job, submitted and running.
+
+    Raises:
+        DatasetError: A row's media file is gone (naming its line): nothing is submitted.
     """
     from evalq.client.regrade import RegradeSpec
     from evalq.client.submit import refuse_unknown

@@ -12,14 +12,14 @@ import pytest
 
 import evalq
 
-# `Args:`, then entries indented one level (`name:` or `name (type):`), until a line at the
-# section's own indent (the next section, or the end).
-SECTION = re.compile(r"^Args:\n((?:[ \t]+.*\n?|\n)+)", re.MULTILINE)
+# A section's title (`Args:`), then entries indented one level (`name:` or `name (type):`),
+# until a line at the title's own indent (the next section, or the end).
 ENTRY = re.compile(r"^    (\*{0,2}\w+)(?: \([^)]*\))?:", re.MULTILINE)
 
 
-def args_listed(doc: str | None) -> list[str]:
-    found = SECTION.search(inspect.cleandoc(doc or "") + "\n")
+def args_listed(doc: str | None, section: str = "Args") -> list[str]:
+    title = re.compile(rf"^{section}:\n((?:[ \t]+.*\n?|\n)+)", re.MULTILINE)
+    found = title.search(inspect.cleandoc(doc or "") + "\n")
     return [] if found is None else [n.lstrip("*") for n in ENTRY.findall(found.group(1))]
 
 
@@ -53,6 +53,14 @@ def test_every_parameter_is_in_args(
     assert not unknown, f"{name}: Args names what it does not take: {unknown}"
 
 
+def test_evaluates_keywords_are_its_other_parameters() -> None:
+    """evaluate's settings come in **keywords (EvaluateSpec): each gets a row of its own."""
+    from evalq.client.api import EvaluateSpec
+
+    listed = args_listed(evalq.evaluate.__doc__, "Other Parameters")
+    assert sorted(listed) == sorted(EvaluateSpec.__annotations__)
+
+
 def test_args_are_read_as_google_sections() -> None:
     doc = """Do it.
 
@@ -66,3 +74,4 @@ def test_args_are_read_as_google_sections() -> None:
         A job.
     """
     assert args_listed(doc) == ["data", "metric", "keywords"]
+    assert args_listed(doc, "Returns") == []
