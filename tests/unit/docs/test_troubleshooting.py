@@ -29,6 +29,19 @@ SOURCES: list[tuple[str, tuple[str, ...]]] = [
     ("evalq/core/groups.py", ()),
     ("evalq/core/options.py", ()),
     ("evalq/core/bounds.py", ()),
+    ("evalq/core/repeats.py", ()),
+    ("evalq/client/question_sets.py", ()),
+    # evalq run: each metric's checks of its options and the dataset's columns
+    ("evalq/metrics/gecko/metric.py", ()),
+    ("evalq/metrics/gecko/modes.py", ()),
+    ("evalq/metrics/groundedness/metric.py", ()),
+    ("evalq/metrics/groundedness/prompts.py", ()),
+    ("evalq/metrics/ranking/candidates.py", ()),
+    ("evalq/metrics/ranking/metric.py", ()),
+    ("evalq/metrics/ratings/columns.py", ()),
+    ("evalq/metrics/ratings/judging.py", ()),
+    ("evalq/metrics/ratings/rubrics.py", ()),
+    ("evalq/metrics/ratings/templates.py", ()),
     # every command: the settings it reads from the environment
     ("evalq/worker/settings.py", ()),
     # evalq worker: what it refuses to start without
@@ -51,6 +64,9 @@ NOT_MESSAGES = {
     "error: …",  # the prefix of every refusal above
     "... and … more (`evalq jobs` lists them)",  # the last line of the list of jobs a name fits
     "…() got unexpected keyword argument(s): …",  # Python API only: the CLI passes no such keyword
+    "samples",  # pydantic's error type; its message is the DatasetError's
+    # a row's unscored reason, in its results (docs/concepts/unscored.md), not a line printed
+    "the model under test (…) returned an empty response",
 }
 
 # At least this many letters besides the placeholders, or it is a part, not a message.
