@@ -31,6 +31,9 @@ SOURCES: list[tuple[str, tuple[str, ...]]] = [
     ("evalq/core/bounds.py", ()),
     ("evalq/core/repeats.py", ()),
     ("evalq/client/question_sets.py", ()),
+    ("evalq/core/human/labels.py", ("check_human_column",)),
+    ("evalq/core/media/backend.py", ()),
+    ("evalq/core/media/backend.py", ("refusal",)),
     # evalq run: each metric's checks of its options and the dataset's columns
     ("evalq/metrics/gecko/metric.py", ()),
     ("evalq/metrics/gecko/modes.py", ()),
@@ -74,7 +77,8 @@ MIN_LETTERS = 5
 
 
 def skeleton(node: ast.expr, constants: dict[str, str]) -> str:
-    """A message as the code writes it, every part computed at run time as one placeholder."""
+    """A message as the code writes it, every part computed at run time as one placeholder
+    (a module's string constant is written out)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
@@ -83,6 +87,8 @@ def skeleton(node: ast.expr, constants: dict[str, str]) -> str:
         return skeleton(node.left, constants) + skeleton(node.right, constants)
     if isinstance(node, ast.Name) and node.id in constants:
         return constants[node.id]
+    if isinstance(node, ast.FormattedValue) and node.format_spec is None:
+        return skeleton(node.value, constants)  # a module's constant, as it prints
     return PLACEHOLDER
 
 
@@ -181,7 +187,7 @@ def test_the_rules_find_each_kind_of_message(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
     source.write_text(
         "NOTE = 'a constant note'\n"
-        "def refuse(x):\n    raise ValueError(f'the value {x} is refused')\n"
+        "def refuse(x):\n    raise ValueError(f'the value {x} is refused by {NOTE}')\n"
         "def note(x):\n"
         "    out = [f'listed {x} first']\n"
         "    out.append('an appended note')\n"
@@ -190,7 +196,7 @@ def test_the_rules_find_each_kind_of_message(tmp_path: Path) -> None:
         "def other():\n    return 'never a message here'\n",
         encoding="utf-8",
     )
-    assert messages_in(source, ()) == {"the value … is refused"}
+    assert messages_in(source, ()) == {"the value … is refused by a constant note"}
     assert messages_in(source, ("note",)) == {
         "listed … first",
         "an appended note",
