@@ -74,7 +74,12 @@ def progress_printer(job_id: str) -> Callable[[int, int], None]:
 class Job:
     """A submitted job. Everything lives in Redis and the archive: a new Job(ref) in another
     process works, `ref` being the job's id, a unique prefix of it (4 hex digits or more) or
-    its --name (evalq.client.jobs.lookup; a name several jobs have is refused, listing them)."""
+    its --name (evalq.client.jobs.lookup; a name several jobs have is refused, listing them).
+
+    Args:
+        job_id: The job's id, a unique prefix of it (4 hex digits or more) or its name.
+        client: The client to read and steer it with (default: one from the settings).
+    """
 
     def __init__(self, job_id: str, client: Client | None = None) -> None:
         from evalq.client.jobs.lookup import resolve
@@ -92,7 +97,15 @@ class Job:
         While the job runs with no worker alive in its Redis (evalq.client.workers_alive, said
         within a few seconds), `progress=True` prints a line saying so and how to start one,
         and another when a worker appears; without progress a NoWorkerWarning (warnings.warn)
-        says it. Either way it keeps waiting."""
+        says it. Either way it keeps waiting.
+
+        Args:
+            timeout_s: Give up after this many seconds (default: wait as long as it takes).
+            progress: Print a line each time the count of rows done changes.
+
+        Returns:
+            The job's summary, as `evalq status --json` prints it.
+        """
         from evalq.client.workers_alive import worker_notes
 
         summary = self.client.wait(
@@ -104,10 +117,22 @@ class Job:
         return summary.model_dump()
 
     def summary(self, group_by: list[str] | None = None) -> dict[str, Any]:
-        """The job's figures; `group_by` adds them per value of those columns (`groups`)."""
+        """The job's figures, also while it runs.
+
+        Args:
+            group_by: Dataset columns to give the figures per value of as well (`groups`).
+
+        Returns:
+            The job's summary, as `evalq status --json` prints it.
+        """
         return self.summary_model(group_by).model_dump()
 
     def summary_model(self, group_by: list[str] | None = None) -> JobSummary:
+        """The job's figures as a pydantic model rather than a dict.
+
+        Args:
+            group_by: Dataset columns to give the figures per value of as well (`groups`).
+        """
         return self.client.summary(self.job_id, group_by=group_by)
 
     def results(self) -> pd.DataFrame:
@@ -117,14 +142,25 @@ class Job:
         return results_frame(rows, self.client.judged_texts(self.job_id, rows))
 
     def cancel(self, *, force: bool = False) -> dict[str, Any]:
-        """Stop the job. Another user's job (its `owner`) is refused unless `force=True`."""
+        """Stop the job; rows already scored stay readable.
+
+        Args:
+            force: Act on another user's job (its `owner`), refused otherwise.
+
+        Returns:
+            The job's summary once cancelled.
+        """
         return self.client.cancel(self.job_id, force=force).model_dump()
 
     def resume(self, *, max_cost_usd: float | None = None, force: bool = False) -> dict[str, Any]:
         """Continue the job, and say what that took (evalq.worker.jobs.control.ResumeOutcome: rows
         put back in line, and for a running job the rows left in flight or waiting and the
-        lost ones re-sent), with `message` in words. Another user's job only with
-        `force=True`."""
+        lost ones re-sent), with `message` in words.
+
+        Args:
+            max_cost_usd: A new spend cap in US dollars, for a job a cap paused.
+            force: Act on another user's job (its `owner`), refused otherwise.
+        """
         from evalq.client.control import resume_outcome
 
         c = self.client
@@ -134,8 +170,13 @@ class Job:
     def set_turns(
         self, *, priority: str | None = None, max_in_flight: int | None = None, force: bool = False
     ) -> dict[str, Any]:
-        """Change the job's priority or cap on rows in flight while it runs (0 lifts it);
-        another user's job only with `force=True`."""
+        """Change the job's turn on shared workers while it runs.
+
+        Args:
+            priority: "high", "normal" or "low" (unchanged when None).
+            max_in_flight: Rows of the job at once; 0 lifts the cap (unchanged when None).
+            force: Act on another user's job (its `owner`), refused otherwise.
+        """
         state = self.client.set_turns(
             self.job_id, priority=priority, max_in_flight=max_in_flight, force=force
         )
@@ -222,27 +263,62 @@ def evaluate(
     dry_run: bool = False,
     **keywords: Any,
 ) -> Job | DryRunReport:
-    """Submit a dataset (DataFrame or JSONL/CSV path) and return at once with a Job handle.
-    Bad rows fail alone (see the results); a frame or file that is no dataset raises now.
-    Local media are read only under `data_roots` (default: EVALQ_DATA_ROOTS, else the
-    dataset's folder, which for a DataFrame is `base_dir`), and `gs://` media only from the
-    places in `gcs_media` (default: EVALQ_GCS_MEDIA; none when unset). `thinking` sets thinking per
-    role, e.g. {"validator": 0, "rubric": 2048, "judge": "min"}. `max_cost_usd` pauses the job once
-    its spend reaches it. `dry_run=True` submits nothing: it returns the plan (calls, tokens,
-    cost, time at the quota, the rows that would fail); `count_tokens` counts its text with
-    Gemini's count_tokens endpoint. `candidates` names the columns holding each model's
-    image, video or response (gecko-image, gecko-video, pointwise): every row is scored once
-    per candidate on the same rubric, and `Job.results()` gains a `candidate` column.
-    `mode="batch"` judges through Gemini's Batch API at half the price (a dry run shows both
-    prices); `on_expiry` sends a batch's unanswered requests again ("resubmit") or online.
-    On shared workers jobs take turns (evalq.worker.dispatch.turns): `priority` ("high", "normal",
-    "low") and `max_in_flight` (rows at once) set this one's; `Job.set_turns` changes them later.
-    `name` is what `evalq jobs` calls it. The metric's options are keywords too, e.g.
-    `evaluate(df, "pointwise", template="fluency", samples=3)` (or `options={...}`, not both
-    for one option); an unknown keyword is a TypeError naming it and the metric's options.
-    `column_map` reads the data's own columns as the metric's fields ({"query":
-    "customer_message"}); `group_by` names columns whose values the summary's figures are
-    also given per (`Job.summary(group_by=...)` adds more for one read)."""
+    """Submit a dataset and return at once with a Job handle.
+
+    Bad rows fail alone (see the results); a frame or file that is no dataset raises now. On
+    shared workers jobs take turns (evalq.worker.dispatch.turns); `Job.set_turns` changes a
+    job's turn later.
+
+    Args:
+        data: The rows: a DataFrame, or the path of a JSONL or CSV file.
+        metric: The metric to judge them with.
+        dry_run: Submit nothing and return the plan instead: calls, tokens, cost, time at the
+            quota, the rows that would fail.
+        **keywords: The job's settings (Other Parameters below), and the metric's options by
+            name, e.g. `evaluate(df, "pointwise", template="fluency", samples=3)`.
+
+    Other Parameters:
+        judge_models (list[str] | None): The judge models (default: EVALQ_JUDGE_MODEL).
+        options (dict[str, Any] | None): The metric's options as one dict, instead of
+            keywords (not both for one option).
+        candidates (list[str] | None): The columns holding each model's image, video or
+            response (gecko-image, gecko-video, pointwise): each is scored on the same rubric,
+            and `Job.results()` gains a `candidate` column.
+        use_cache (bool): Read a reply cached from an earlier identical call (default: True).
+        base_dir (str | Path | None): A DataFrame's folder: its relative media paths are read
+            from there (default: the current folder).
+        settings (Settings | None): The settings to use (default: from the environment).
+        data_roots (list[str | Path] | None): The only folders local media are read under
+            (default: EVALQ_DATA_ROOTS, else the dataset's folder).
+        gcs_media (list[str] | None): The only `gs://` places media may come from (default:
+            EVALQ_GCS_MEDIA; none when unset).
+        thinking (dict[str, int | str] | None): Thinking per role, e.g.
+            `{"validator": 0, "rubric": 2048, "judge": "min"}`.
+        max_cost_usd (float | None): Pause the job once its spend reaches this many US dollars.
+        count_tokens (bool): With `dry_run`, count the text with Gemini's count_tokens
+            endpoint.
+        mode (Literal["online", "batch"]): "batch" judges through Gemini's Batch API at half
+            the price (a dry run shows both prices).
+        on_expiry (Literal["resubmit", "online"]): Where a batch's unanswered requests go when
+            it expires: a new batch, or online.
+        vertex_batch_prefix (str | None): On Vertex AI, the `gs://` folder batch requests are
+            written to.
+        priority (Literal["high", "normal", "low"]): The job's turns on shared workers.
+        max_in_flight (int | None): At most this many of the job's rows at once.
+        name (str | None): What `evalq jobs` calls the job.
+        column_map (dict[str, str] | None): The data's own columns read as the metric's
+            fields, e.g. `{"query": "customer_message"}`.
+        group_by (list[str] | None): Columns whose values the summary's figures are also
+            given per (`Job.summary(group_by=...)` adds more for one read).
+
+    Returns:
+        The Job, or with `dry_run=True` the DryRunReport.
+
+    Raises:
+        TypeError: A keyword that is neither a setting nor one of the metric's options (named
+            with the options the metric takes).
+        DatasetError: The frame or file is no dataset, or a setting's value is refused.
+    """
     spec, keyword_options = split_keywords(metric, keywords)
     client = Client(spec.get("settings"))
     options = spec.get("options")
@@ -303,15 +379,31 @@ def regrade(
     settings: Settings | None = None,
     **more: Any,
 ) -> Job:
-    """Judge an ended job's stored inputs again and return at once with the new Job: the same
-    metric, options, rows, questions (Gecko: the job's frozen set, no rubric written) and
-    responses, read from Redis or the archive; the dataset file is not needed. `judge` names
-    the judge model (or several; default: the job's own), `thinking` and `samples` change
-    those; `rows=N` judges only the first N dataset rows, or with `seed` a sample of N drawn
-    with it. A row whose media file is gone refuses the whole regrade (DatasetError naming its
-    line). `use_cache=False` (the default) asks the judge again rather than reading a reply
-    cached from the first job. `more`: max_cost_usd, priority, max_in_flight, on_expiry,
-    vertex_batch_prefix, as `evaluate` takes them."""
+    """Judge an ended job's stored inputs again and return at once with the new Job.
+
+    The same metric, options, rows, questions (Gecko: the job's frozen set, no rubric written)
+    and responses, read from Redis or the archive; the dataset file is not needed.
+
+    Args:
+        job: The ended job: its id, a unique prefix of it, its name, or its Job.
+        judge: The judge model, or several (default: the job's own).
+        thinking: Thinking per role, as `evaluate` takes it (default: the job's own).
+        samples: Judge calls per row, as the metric takes them (default: the job's own).
+        rows: Judge only this many dataset rows: the first ones, or a sample with `seed`.
+        seed: Draw the `rows` at random with this seed.
+        mode: "online", or "batch" for Gemini's Batch API.
+        name: What `evalq jobs` calls the new job.
+        use_cache: Read a reply cached from the first job rather than asking the judge again.
+        settings: The settings to use (default: from the environment).
+        **more: max_cost_usd, priority, max_in_flight, on_expiry, vertex_batch_prefix, as
+            `evaluate` takes them.
+
+    Returns:
+        The new Job, submitted and running.
+
+    Raises:
+        DatasetError: A row's media file is gone (naming its line): nothing is submitted.
+    """
     from evalq.client.regrade import RegradeSpec
     from evalq.client.submit import refuse_unknown
 

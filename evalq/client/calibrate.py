@@ -141,11 +141,29 @@ def calibrate(
     reader: JobReader | None = None,
     **common: Any,
 ) -> CalibrateResult:
-    """Rank judge setups by agreement with the labels in column ``human``: run ``setups``
-    (name -> evaluate's keywords) on ``data`` with ``metric``, or read ``jobs`` (name -> a
-    job's id, a unique prefix of it or its --name) already run on one dataset. ``group_by`` names the column whose rows are paired for
-    pairwise accuracy (default: rows sharing a prompt). ``common`` keywords go to every
-    setup's job (e.g. ``settings``)."""
+    """Rank judge setups by agreement with people's labels.
+
+    Args:
+        data: The dataset the setups run on: a DataFrame or a JSONL or CSV path.
+        human: The dataset column of people's labels.
+        setups: Setups to run on `data`: name -> `evaluate`'s keywords.
+        jobs: Jobs already run on one dataset: name -> a job's id, unique prefix or name.
+        metric: The metric the setups run with.
+        group_by: The column whose rows are paired for pairwise accuracy (default: rows
+            sharing a prompt).
+        seed: The seed of the bootstrap intervals.
+        resamples: Bootstrap resamples.
+        timeout_s: Give up waiting for the jobs after this many seconds.
+        reader: The reader to use (default: one from the settings).
+        **common: Keywords every setup's job gets (e.g. ``settings``).
+
+    Returns:
+        The CalibrateResult: the setups ranked, with their agreement and intervals.
+
+    Raises:
+        CalibrateError: Both or neither of `setups` and `jobs`, `setups` without `data`,
+            fewer than two setups, or no row with a `human` label.
+    """
     from evalq.client.reads import JobReader
 
     if (setups is None) == (jobs is None):

@@ -189,11 +189,23 @@ def compare(
     client: JobReader | None = None,
     group_by: str | Sequence[str] = (),
 ) -> CompareResult:
-    """Compare two or more jobs (ids, unique id prefixes or --names, `JOB:CANDIDATE`,
-    `LABEL=JOB`, or Job handles), or the candidates of one multi-candidate job, on their shared
-    rows; ``group_by``: also per value of these
-    columns of the dataset (per_group). The result's ``setup_differences`` (and ``mixed``)
-    say where the sides were not judged alike."""
+    """Compare two or more jobs, or the candidates of one multi-candidate job, on their
+    shared rows. The result's ``setup_differences`` (and ``mixed``) say where the sides were
+    not judged alike.
+
+    Args:
+        *sides: The jobs: ids, unique id prefixes or names, `JOB:CANDIDATE`, `LABEL=JOB`, or
+            Job handles; one multi-candidate job compares its candidates.
+        by: Pair rows across the sides by "id" or "prompt" (default: by id when the sides'
+            ids agree, else by prompt).
+        seed: The seed of the bootstrap intervals (default: a fixed one, so a comparison
+            read twice gives the same intervals).
+        client: The reader to use (default: one from the environment's settings).
+        group_by: Also compare per value of these dataset columns (`per_group`).
+
+    Returns:
+        The CompareResult: its frames, and the comparison as `evalq compare --json` prints it.
+    """
     from evalq.client.reads import JobReader
 
     specs = [s if isinstance(s, str) else str(s.job_id) for s in sides]

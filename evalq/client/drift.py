@@ -151,12 +151,26 @@ def drift(
     seed: int = PAIRED_SEED,
     client: Client | None = None,
 ) -> DriftReport:
-    """What changed between two jobs on the same inputs judged by two judges (ids, unique id
-    prefixes, --names or Job handles), each figure beside the old judge's own noise (its
-    repeats; ``retest_job``: the old judge on the same rows again; ``retest=N``: such a job
-    made now, N rows regraded and waited for); ``human``: a dataset column of the people's
-    labels. Returns a DriftReport (``.verdict.line`` says it in one line; ``.model_dump()``
-    is the JSON `evalq drift --json` prints)."""
+    """What changed between two jobs on the same inputs judged by two judges, each figure
+    beside the old judge's own noise (its repeats, or a retest).
+
+    Args:
+        old: The job of the old judge: id, unique id prefix, name or Job handle.
+        new: The job of the new judge, given as `old` is.
+        retest: Make the retest now: N rows of `old` judged again by its judge, waited for.
+        retest_job: A job already made of the old judge on the same rows again.
+        human: A dataset column of people's labels, each judge measured against them.
+        group_by: Also give the figures per value of these dataset columns.
+        seed: The seed of the paired bootstrap.
+        client: The client to use (default: one from the environment's settings).
+
+    Returns:
+        The DriftReport: ``.verdict.line`` says it in one line; ``.model_dump()`` is the JSON
+        `evalq drift --json` prints.
+
+    Raises:
+        DriftError: Both `retest` and `retest_job` given, or jobs that can not be compared.
+    """
     from evalq.client.client import Client
 
     def ref(job: Any) -> str:

@@ -28,10 +28,22 @@ def history(
     settings: Settings | None = None,
     reader: JobReader | None = None,
 ) -> pd.DataFrame:
-    """The rows of every job the filters select (as `evalq jobs` takes them; `since` a date,
-    an age such as "7d", or epoch seconds; `judge_version` a model version one of the job's
-    verdicts reported), the newest job first, from Redis and the archive.
-    Columns: JOB_COLUMNS, then evalq.client.output.exports.frames.results_frame's."""
+    """The rows of every job the filters select (as `evalq jobs` takes them), the newest job
+    first, from Redis and the archive.
+
+    Args:
+        metric: Only jobs of this metric.
+        name: Only jobs whose name holds this text.
+        dataset: Only jobs whose dataset path holds this text.
+        since: Only jobs created since: a date, an age such as "7d", or epoch seconds.
+        limit: At most this many jobs (None: every one).
+        judge_version: Only jobs with a verdict a judge answered as this model version.
+        settings: The settings to use (default: from the environment).
+        reader: The reader to use (default: one from the settings).
+
+    Returns:
+        One row per job row: JOB_COLUMNS, then the columns `Job.results()` has.
+    """
     import pandas as pd
 
     from evalq.client.output.exports.frames import results_frame

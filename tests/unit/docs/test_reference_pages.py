@@ -180,6 +180,28 @@ def test_the_python_api_reference_documents_the_package_exports(built_site: Path
     assert names_not_in(["Job", "made_up"], headings) == ["made_up"]
 
 
+def api_entries(html: str) -> dict[str, str]:
+    """The Python API page cut at each documented object's heading (h2 a function or class,
+    h3 a method), keyed by its last name (`evaluate`, `Job.wait`)."""
+    parts = re.split(
+        r'<h[23] id="evalq\.[\w.]*?\.((?:[A-Z]\w*\.)?\w+)" class="doc doc-heading"', html
+    )
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_the_python_api_shows_parameters_as_tables_and_evaluate_once(built_site: Path) -> None:
+    """Parameters in a table per function (Google `Args:` rendered with docstring_section_style
+    table), and `evaluate` with one signature, not one per @overload."""
+    import evalq
+
+    entries = api_entries(built_page(built_site, "reference/python-api"))
+    assert entries["evaluate"].count("doc-signature") == 1
+    tabled = re.compile(r'doc-section-title">Parameters:</span>\s*</p>\s*<table')
+    functions = [n for n in evalq.__all__ if not n[0].isupper()]
+    assert [n for n in functions if not tabled.search(entries[n])] == []
+    assert not tabled.search('<p><span class="doc-section-title">Parameters:</span></p><ul>')
+
+
 def test_the_site_is_built_in_strict_mode() -> None:
     config = yaml.safe_load(Path(ROOT, "mkdocs.yml").read_text(encoding="utf-8"))
     assert config["strict"] is True
