@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -130,7 +131,10 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
     finish(summary, as_json, fail_under)
 
 
-@click.command(epilog=examples("evalq jobs --since 30d --metric pointwise"))
+@click.command(
+    epilog=examples("evalq jobs --since 30d --metric pointwise", 'evalq jobs "support v1"')
+)
+@click.argument("job_name", metavar="[NAME]", required=False)
 @click.option("--metric", default=None, help="Only jobs of this metric.")
 @click.option("--name", default=None, help="Only jobs whose --name holds this text.")
 @click.option("--dataset", default=None, help="Only jobs whose dataset path holds this text.")
@@ -145,6 +149,7 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
 @click.option("--json", "as_json", is_flag=True)
 @redis_option
 def jobs(
+    job_name: str | None,
     metric: str | None,
     name: str | None,
     dataset: str | None,
@@ -155,7 +160,8 @@ def jobs(
 ) -> None:
     """The history of jobs: live ones (running, paused) on top, then every ended job, from
     Redis and the archive, the newest first: name, dataset, when, metric, status, owner (who
-    submitted it), rows and mean."""
+    submitted it), rows and mean. With NAME, every job of that --name, the newest first, each
+    beside what names it (NAME, NAME~1, ...)."""
     from evalq.client.jobs.listing import SinceError, parse_since
     from evalq.client.output.terminal.tables import jobs_table
     from evalq.worker.archive.filters import JobFilter
@@ -165,22 +171,26 @@ def jobs(
     except SinceError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
     which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
+    if job_name is not None:
+        which = replace(which, name=job_name, exact_name=True, limit=None)
     summaries = make_reader(redis_url).jobs(
         which, on_missing=lambda why: err_console().print(f"warning: {visible(why)}", markup=False)
     )
+    if job_name is not None:
+        summaries = sorted(summaries, key=lambda s: (-(s.created_at or 0.0), s.job_id))[:limit]
     if as_json:
         echo_json(json.dumps([s.model_dump() for s in summaries]))
         return
     if not summaries:
         # An empty table reads like a failure to list; say what is known instead.
-        filtered = any(v is not None for v in (metric, name, dataset, since))
+        filtered = any(v is not None for v in (job_name, metric, name, dataset, since))
         err_console().print(
             "no jobs match these filters"
             if filtered
             else "no jobs in this Redis or the archive (none submitted yet)"
         )
         return
-    out_console().print(jobs_table(summaries))
+    out_console().print(jobs_table(summaries, handles=job_name is not None))
 
 
 @click.command(

@@ -27,7 +27,8 @@ from evalq.client.cli.metric_flags import (
     shared_flags,
     thinking_flags,
 )
-from evalq.client.output.terminal.visible import shown
+from evalq.client.output.terminal.visible import shown, visible
+from evalq.core.errors import EvalqError
 from evalq.core.registry import metric_names
 
 if TYPE_CHECKING:
@@ -206,6 +207,38 @@ def _say_submitted(
         )
     for warning in loaded.warnings[:10]:
         err_console().print(f"[yellow]warning:[/] {shown(warning)}")
+    if name := client.config(job_id).name:
+        say_name_passed(client, job_id, name)
+
+
+def say_name_passed(client: Any, job_id: str, name: str) -> None:
+    """One line when other jobs have this job's --name: it passes to this job, and the one
+    before answers to NAME~1 (evalq.client.jobs.lookup). Silent when the lookup can't see."""
+    import shlex
+
+    from evalq.client.jobs.lookup import handle, named
+
+    try:
+        same = named(client, name)
+    except EvalqError:
+        return
+    ids = [job.job_id for job in same]
+    if len(ids) < 2 or job_id not in ids:
+        return
+    nth = ids.index(job_id)
+    said = (
+        f"the name {name!r} passes to job {job_id}; job {ids[1]} answers to {handle(name, 1)!r}"
+        if nth == 0
+        else f"job {job_id} answers to {handle(name, nth)!r}: job {ids[0]} is newer"
+    )
+    err_console().print(
+        visible(
+            f"{said} ({len(ids)} jobs have this name: `evalq jobs {shlex.quote(name)}` lists them)"
+        ),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def checked_name(name: str | None) -> str | None:
