@@ -131,10 +131,11 @@ def _failed(exc: Exception) -> int:
     exit code. Imported only when something failed: `evalq --help` loads no models, no Redis
     client."""
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError as NotParsed
 
     from evalq.core.errors import EvalqError, RedisUnavailable
     from evalq.worker.jobs.reads import REDIS_ERROR
-    from evalq.worker.settings import Settings, settings_problem
+    from evalq.worker.settings import Settings, settings_problem, unparsed_problem
 
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it
@@ -144,6 +145,9 @@ def _failed(exc: Exception) -> int:
     if isinstance(exc, ValidationError) and exc.title == Settings.__name__:
         # Settings built without load_settings: still a setting's value, the user's to fix.
         err_console().print(f"[red]error:[/] {shown(settings_problem(exc))}", soft_wrap=True)
+        return exit_codes.ERROR
+    if isinstance(exc, NotParsed):  # a JSON setting that is not JSON, read the same way
+        err_console().print(f"[red]error:[/] {shown(unparsed_problem(exc))}", soft_wrap=True)
         return exit_codes.ERROR
     if isinstance(exc, REDIS_ERROR):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")

@@ -28,7 +28,6 @@ from evalq.client.cli.metric_flags import (
     thinking_flags,
 )
 from evalq.client.output.terminal.visible import shown, visible
-from evalq.core.errors import EvalqError
 from evalq.core.registry import metric_names
 
 if TYPE_CHECKING:
@@ -217,6 +216,7 @@ def say_name_passed(client: Any, job_id: str, name: str) -> None:
     import shlex
 
     from evalq.client.jobs.lookup import handle, named
+    from evalq.core.errors import EvalqError
 
     try:
         same = named(client, name)
