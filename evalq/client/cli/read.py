@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,6 +28,9 @@ from evalq.client.cli.common import (
 )
 from evalq.client.cli.help import examples
 from evalq.client.output.terminal.visible import shown, visible
+
+if TYPE_CHECKING:
+    from evalq.client.reads import JobReader
 
 group_by_option = click.option(
     "--group-by",
@@ -173,24 +177,56 @@ def jobs(
     which = JobFilter(metric=metric, name=name, dataset=dataset, since=start, limit=limit)
     if job_name is not None:
         which = replace(which, name=job_name, exact_name=True, limit=None)
-    summaries = make_reader(redis_url).jobs(
-        which, on_missing=lambda why: err_console().print(f"warning: {visible(why)}", markup=False)
-    )
+    reader = make_reader(redis_url)
+    refuse_a_missing_archive(reader)
+    missing: list[str] = []
+
+    def on_missing(why: str) -> None:
+        missing.append(why)
+        err_console().print(f"warning: {visible(why)}", markup=False, soft_wrap=True)
+
+    summaries = reader.jobs(which, on_missing=on_missing)
     if job_name is not None:
         summaries = sorted(summaries, key=lambda s: (-(s.created_at or 0.0), s.job_id))[:limit]
     if as_json:
         echo_json(json.dumps([s.model_dump() for s in summaries]))
         return
-    if not summaries:
-        # An empty table reads like a failure to list; say what is known instead.
-        filtered = any(v is not None for v in (job_name, metric, name, dataset, since))
+    filtered = any(v is not None for v in (job_name, metric, name, dataset, since))
+    if summaries:
+        out_console().print(jobs_table(summaries, handles=job_name is not None))
+    else:  # an empty table reads like a failure to list; say what is known instead
         err_console().print(
             "no jobs match these filters"
             if filtered
             else "no jobs in this Redis or the archive (none submitted yet)"
         )
-        return
-    out_console().print(jobs_table(summaries, handles=job_name is not None))
+    err_console().print(visible(read_from(reader, empty=not missing)), markup=False, soft_wrap=True)
+
+
+def refuse_a_missing_archive(reader: JobReader) -> None:
+    """A SQLite archive whose folder is not there, in one line with the fix, before a listing
+    without it could read as a history lost (evalq.worker.archive.place.missing_folder)."""
+    from evalq.worker.archive.errors import ArchiveUnavailable
+    from evalq.worker.archive.place import missing_folder
+
+    archive = reader.archive
+    if archive is not None and (why := missing_folder(archive.place)):
+        raise ArchiveUnavailable(why)
+
+
+def read_from(reader: JobReader, *, empty: bool) -> str:
+    """Which Redis and archive a listing read, and (`empty`: when it could be read) whether
+    the archive holds no job at all."""
+    from evalq.worker.archive.filters import JobFilter
+
+    redis = f"Redis at {reader.redis_address()}"
+    archive = reader.archive
+    if archive is None:
+        return f"read from {redis}; the archive is off (EVALQ_ARCHIVE_URL=off)"
+    said = f"read from {redis} and the archive at {archive.place.shown}"
+    if empty and not archive.summaries(JobFilter(limit=1)):
+        said += " (empty: no job has ended there yet)"
+    return said
 
 
 @click.command(
