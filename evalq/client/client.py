@@ -13,7 +13,7 @@ from evalq.client import dry_run as client_dry_run
 from evalq.client.reads import JobReader
 from evalq.client.submit import JobSpec, Submitted
 from evalq.core.dry_report import DryRunReport
-from evalq.core.errors import EvalqError
+from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.models import JobSummary
 from evalq.worker.jobs.control import Transition, TurnState
 from evalq.worker.settings import Settings
@@ -64,6 +64,8 @@ class Client(JobReader):
             except BatchSetupError as exc:
                 raise EvalqError(str(exc)) from None
         prepared = submit.prepare(self.settings, metric, dataset, job, self)
+        if why := submit.never_stored(prepared, dataset):
+            raise DatasetError(why)
         config = prepared.config.model_copy(
             update={"mode": mode, "on_expiry": on_expiry, "vertex_batch_prefix": prefix}
         )
@@ -83,9 +85,13 @@ class Client(JobReader):
         asked. Rubrics already in the cache are read (Redis), never written. `count_tokens`
         counts text with Gemini's count_tokens endpoint (requests, but no generate call)."""
         prepared = submit.prepare(self.settings, metric, dataset, job, self)
-        return client_dry_run.plan(
+        report = client_dry_run.plan(
             self.settings, self.job_reads, prepared, count_tokens=count_tokens
         )
+        if report.rows_total and not report.rows_planned:  # a real run: nothing scored
+            refusal = submit.never_stored(prepared, dataset) or "every row would fail"
+            report = report.model_copy(update={"refusal": refusal})
+        return report
 
     @cached_property
     def user(self) -> str:

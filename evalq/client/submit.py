@@ -14,6 +14,7 @@ from evalq.client.jobs.lookup import check_name, new_job_id
 from evalq.client.owner import current_user
 from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
+from evalq.core.data_roots import every_row_refused
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.groups import check_group_columns, group_by_columns
@@ -245,6 +246,17 @@ def prepare(
         owner=current_user(settings.redis_url),
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+
+def never_stored(prepared: Prepared, dataset: str | Path) -> str | None:
+    """Why a job should not be stored: every row failed at load on its local media (outside
+    the data roots, or missing), so it could only end with no scored row; the reason names
+    the fix (evalq.core.data_roots.every_row_refused). A job where some rows load runs."""
+    loaded = prepared.dataset
+    if loaded.rows or not loaded.errors:
+        return None
+    base_dir = Path(dataset).resolve().parent
+    return every_row_refused(loaded.errors, base_dir, prepared.rules.roots)
 
 
 def job_media_rules(

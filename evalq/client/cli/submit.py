@@ -160,6 +160,11 @@ def submit_and_report(
             from evalq.client.output.terminal.tables import print_dry_run
 
             print_dry_run(out_console(), plan)
+        if plan.refusal is not None:  # a run would store nothing, or score nothing
+            from evalq.client.cli.exit_codes import ERROR
+
+            err_console().print(f"[red]error:[/] {shown(plan.refusal)}", soft_wrap=True)
+            sys.exit(ERROR)
         return
     submitted = client.submit(
         metric,
