@@ -178,6 +178,7 @@ def submit_and_report(
     if not wait:
         note_job(job_id)
         _say_submitted(client, metric, submitted, judge_models, options)
+        say_no_worker(client, job_id)
         emit(client.summary(job_id), as_json, brief=True)
         return
     with attached(job_id) as stop:
@@ -244,6 +245,16 @@ def say_name_passed(client: Any, job_id: str, name: str) -> None:
         highlight=False,
         soft_wrap=True,
     )
+
+
+def say_no_worker(client: Any, job_id: str) -> None:
+    """Without --wait, the line a wait would give, at once: a job in a Redis with no worker
+    alive sits at 0 rows done, which an `enqueued` alone would hide."""
+    from evalq.client.workers_alive import no_worker_message
+
+    if client.job_reads.live_workers() == 0:
+        line = f"job {job_id}: {no_worker_message(client.job_reads, client.settings)}"
+        err_console().print(f"[yellow]warning:[/] {shown(line)}", soft_wrap=True)
 
 
 def checked_name(name: str | None) -> str | None:
