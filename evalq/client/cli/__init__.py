@@ -23,7 +23,7 @@ from evalq.client.cli import (
 )
 from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console, pause_collector
-from evalq.client.cli.help import TaskGroup, examples
+from evalq.client.cli.help import ReaderGone, TaskGroup, examples
 from evalq.client.output.terminal.visible import shown, visible
 
 __all__ = ["cli_entry", "main"]
@@ -72,6 +72,12 @@ def cli_entry() -> None:
     _guard_stray_output()
     try:
         main(standalone_mode=False)
+    except SystemExit:
+        # click's own answer to a closed pipe outside a command (`evalq --help | head`): exit 1
+        # with standard output swapped for one that stays quiet.
+        if type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):  # click.utils, private
+            sys.exit(_reader_gone())
+        raise
     except click.exceptions.Abort:
         # Ctrl-C: once a job exists it runs on without this command, and says so.
         if (job_id := noted_job()) is not None:
@@ -83,8 +89,22 @@ def cli_entry() -> None:
         # click's own refusals quote what they refuse (a value, a file name, an option).
         exc.show(file=cast(IO[Any], _VisibleStderr()))
         sys.exit(exc.exit_code)
+    except (BrokenPipeError, ReaderGone):
+        sys.exit(_reader_gone())
     except Exception as exc:
         sys.exit(_failed(exc))
+
+
+def _reader_gone() -> int:
+    """Standard output's reader closed the pipe (`evalq status X | head`): what it read was
+    what it wanted, so the command ends well (exit 0), with nothing more written there,
+    Python's own flush at exit included."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # no file descriptor (a test's captured stream): nothing left to flush into
+    return exit_codes.OK
 
 
 class _VisibleStderr(io.TextIOBase):
