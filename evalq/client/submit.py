@@ -196,7 +196,9 @@ def prepare(
     rules = job_media_rules(settings, roots, spec.get("gcs_media"))
     column_map = spec.get("column_map")
     group_by = group_by_columns(spec.get("group_by") or [])  # before the dataset is read
-    loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
+    loaded = load_dataset(
+        dataset, metric, options, rules, bounds=bounds, column_map=column_map, read_columns=group_by
+    )
     if (source := options.get("questions_from")) is not None:
         reader = reader or _reader(settings)
         source = questions_job(reader, str(source))

@@ -33,6 +33,7 @@ from evalq.core.registry import metric_names
 if TYPE_CHECKING:
     from threading import Event
 
+WARNINGS_SAID = 10  # of the dataset's, as a job is submitted (the summary has them all)
 dataset_argument = click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
 
 
@@ -185,7 +186,7 @@ def submit_and_report(
         ready_to_wait()
         _say_submitted(client, metric, submitted, judge_models, options)
         summary = wait_with_progress(client, job_id, loaded.total, quiet=as_json, stop=stop)
-    finish(summary, as_json, fail_under)
+    finish(summary, as_json, fail_under, said=loaded.warnings[:WARNINGS_SAID])
 
 
 def _say_submitted(
@@ -210,7 +211,7 @@ def _say_submitted(
         err_console().print(
             f"... and {len(loaded.errors) - 20} more input errors (see `evalq results {job_id}`)"
         )
-    for warning in loaded.warnings[:10]:
+    for warning in loaded.warnings[:WARNINGS_SAID]:
         err_console().print(f"[yellow]warning:[/] {shown(warning)}")
     if name := client.config(job_id).name:
         say_name_passed(client, job_id, name)
