@@ -160,15 +160,16 @@ def jobs_table(summaries: Iterable[JobSummary], *, handles: bool = False) -> Tab
     """One row per job, two lines high: the id above its name, the dataset above its date, the
     metric above who submitted it (its owner), so the figures keep their columns at 80
     characters. A dataset shows as much of its path as tells it apart from the others listed
-    (`a/pairwise.jsonl`, `b/pairwise.jsonl`; the file's name alone when that is enough). Long
-    names and paths fold inside their cells; nothing is cut. `handles`: jobs of one name, the
+    (`a/pairwise.jsonl`, `b/pairwise.jsonl`; the file's name alone when that is enough). A
+    name wraps between its words, one word too long for the column ending in an ellipsis,
+    never cut mid-word (the id above it names the job whole); paths fold inside their cells. `handles`: jobs of one name, the
     newest first, each named as a command takes it (NAME, NAME~1, ...)."""
     listed = list(summaries)
     datasets = short_paths(s.dataset for s in listed)
     table = Table(
         box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True
     )
-    table.add_column("job / name", overflow="fold", min_width=12)
+    table.add_column("job / name", overflow="ellipsis", min_width=12)
     table.add_column("dataset / created", overflow="fold", min_width=16)
     table.add_column("metric / owner", overflow="fold", min_width=12)
     table.add_column("status", no_wrap=True)

@@ -101,3 +101,16 @@ def test_run_says_in_one_line_that_a_name_passes_to_the_new_job(
         "(2 jobs have this name: `evalq jobs 'support v1'` lists them)"
     )
     assert shown_id(env, f"{NAME}~1", tmp_path) == earlier
+
+
+def test_jobs_never_cuts_a_name_mid_word(store: Store, env: dict[str, str], tmp_path: Path) -> None:
+    long = "support-replies-after-the-prompt-rewrite v2 final"
+    (job,) = named_jobs(store, long, 1)
+    listed = run_evalq(env | {"COLUMNS": "80"}, "jobs", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if job in line)
+    name_lines = [re.split(r"\s{2,}", line.strip())[0] for line in lines[at + 1 : at + 3]]
+    first = name_lines[0]
+    assert first.endswith("…") and long.startswith(first.removesuffix("…"))  # an ellipsis
+    assert name_lines[1] == "v2 final"  # then the words that fit, whole
