@@ -89,7 +89,9 @@ class Client(JobReader):
             self.settings, self.job_reads, prepared, count_tokens=count_tokens
         )
         if report.rows_total and not report.rows_planned:  # a real run: nothing scored
-            refusal = submit.never_stored(prepared, dataset) or "every row would fail"
+            first = report.rejected[0] if report.rejected else None
+            said = f" (line {first.line}: {first.error})" if first else ""
+            refusal = submit.never_stored(prepared, dataset) or f"every row would fail{said}"
             report = report.model_copy(update={"refusal": refusal})
         return report
 

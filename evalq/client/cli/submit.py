@@ -37,6 +37,20 @@ WARNINGS_SAID = 10  # of the dataset's, as a job is submitted (the summary has t
 dataset_argument = click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
 
 
+class MetricChoice(click.Choice[str]):
+    """METRIC: a near miss (`pointwize`) is refused naming the metric meant."""
+
+    name = "metric"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value not in self.choices:
+            from evalq.core.near_miss import did_you_mean
+
+            hint = did_you_mean(value, self.choices)
+            self.fail(f"{value!r} is not a metric{hint}; metrics: {', '.join(self.choices)}")
+        return super().convert(value, param, ctx)
+
+
 def candidate_names(value: str) -> list[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
 
@@ -48,7 +62,7 @@ def candidate_names(value: str) -> list[str]:
         "evalq run gecko-image prompts.csv --candidates sdxl,flux --max-cost-usd 5 --json",
     ),
 )
-@click.argument("metric", type=click.Choice(metric_names()))
+@click.argument("metric", type=MetricChoice(metric_names()))
 @dataset_argument
 @click.option(
     "--candidates",
