@@ -246,6 +246,7 @@ def prepare(
         column_map=check_column_map(column_map),
         ttl_s=settings.result_ttl_s,  # the submitter's: every key of the job keeps it
         owner=current_user(settings.redis_url),
+        backend="Vertex AI" if settings.use_vertexai else "Gemini API",
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
 

@@ -293,6 +293,9 @@ class JobConfig(Model):
     # (evalq.client.owner). Steering another user's job takes --force; None in jobs stored
     # before owners were recorded, which anyone steers.
     owner: str | None = None
+    # Where the judge is asked: "Gemini API" or "Vertex AI", as the submitter's settings say
+    # (the workers read GOOGLE_GENAI_USE_VERTEXAI alike); None in jobs stored before.
+    backend: str | None = None
 
 
 class ScoreFigures(Model):
@@ -485,6 +488,7 @@ class JobSummary(Model):
     simulated: bool
     name: str | None = None  # --name
     owner: str | None = None  # who submitted it (JobConfig.owner)
+    backend: str | None = None  # "Gemini API" or "Vertex AI" (JobConfig.backend)
     dataset: str = ""  # the dataset file as submitted (resolved path)
     created_at: float | None = None  # epoch s
     rows_total: int

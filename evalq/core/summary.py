@@ -80,6 +80,7 @@ def build_summary(
         judge_model=config.judge_model,
         name=config.name,
         owner=config.owner,
+        backend=config.backend,
         dataset=config.dataset,
         created_at=config.created_at,
         group_by=list(config.group_by),

@@ -26,7 +26,8 @@ from evalq.core.models import CandidateSummary, GroupSummary, JobSummary
 
 
 def summary_title(s: JobSummary) -> str:
-    return f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
+    on = f" on {s.backend}" if s.backend else ""  # where the judge was asked
+    return f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}{on}" + (
         " (SIMULATED)" if s.simulated else ""
     )
 
