@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 # pydantic's own refusals of a value's type or bound: the forms say it better.
 GENERIC = re.compile(r"(int|float|bool|literal|string|dict|tuple|list)_\w+|greater_than\w*")
-KEY_LIKE = re.compile(r"AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9_\-+/=.]{32,}")
+# A key's shape: Google's (AIza...), or a long run of letters and digits mixing cases (a token,
+# not a word or a path, whose parts a / or a . would split).
+KEY_LIKE = re.compile(r"AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9_\-+=]{32,}")
 JSON_EXAMPLE = re.compile(r"`(\{.*?\}|\[.*?\])`", re.S)
 SHOWN_MAX = 80  # characters of a value quoted back
 # The settings read from text by a validator of their own (NoDecode), whose type says little.
@@ -40,8 +42,13 @@ def masked(value: object, secret: bool = False) -> str:
         text = mask_url(text)
     elif secret:
         return MASK
-    text = KEY_LIKE.sub(MASK, text)
+    text = KEY_LIKE.sub(lambda m: MASK if _key_like(m.group(0)) else m.group(0), text)
     return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 1] + "…"
+
+
+def _key_like(token: str) -> bool:
+    mixed = any(c.islower() for c in token) and any(c.isupper() for c in token)
+    return token.startswith("AIza") or (mixed and any(c.isdigit() for c in token))
 
 
 def forms(name: str, info: FieldInfo) -> str | None:

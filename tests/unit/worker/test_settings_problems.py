@@ -80,3 +80,13 @@ def test_a_worker_refuses_the_same_line_with_exit_7(variable: str, value: str) -
     assert done.returncode == NO_JUDGE, done.stderr
     assert done.stderr.startswith(f"evalq worker: {variable}: got {value!r}")
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_what_a_setting_got_is_masked_when_it_is_a_key_or_a_password_only() -> None:
+    from evalq.worker.settings_problems import masked
+
+    path = "/srv/evalq/customer_support_conversations_2026_q3/images"
+    assert masked(path) == path  # a long path is no key
+    assert masked(KEY) == "***"
+    assert masked("sk-Abc123def456GHI789jkl012MNO345pqr678") == "***"
+    assert masked("postgresql://team:hunter2@db/evalq") == "postgresql://team:***@db/evalq"
