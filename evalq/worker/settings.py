@@ -443,8 +443,8 @@ class SettingsError(EvalqError):
 
 def settings_problem(error: ValidationError) -> str:
     """pydantic's refusal as lines naming each setting by its variable, what it got (never a
-    password or a key: evalq.worker.settings_problems) and the forms it takes."""
-    from evalq.worker.settings_problems import problem_lines
+    password or a key: evalq.core.settings_problems) and the forms it takes."""
+    from evalq.core.settings_problems import problem_lines
 
     secrets = [os.environ.get(name) for name in SECRET_ENVIRONMENT]
     for item in error.errors(include_url=False):
@@ -484,7 +484,7 @@ def load_settings(**values: Any) -> Settings:
 
 def unparsed_problem(error: Exception) -> str:
     """A JSON setting that is not JSON, which pydantic-settings refuses before any check."""
-    from evalq.worker.settings_problems import parse_problem
+    from evalq.core.settings_problems import parse_problem
 
     return parse_problem(error, Settings.model_fields, _variable) or str(error)
 

@@ -83,7 +83,7 @@ def test_a_worker_refuses_the_same_line_with_exit_7(variable: str, value: str) -
 
 
 def test_what_a_setting_got_is_masked_when_it_is_a_key_or_a_password_only() -> None:
-    from evalq.worker.settings_problems import masked
+    from evalq.core.settings_problems import masked
 
     path = "/srv/evalq/customer_support_conversations_2026_q3/images"
     assert masked(path) == path  # a long path is no key
