@@ -14,7 +14,7 @@ from evalq.client.reads import JobReader
 from evalq.client.regrade import RegradeSpec
 from evalq.client.submit import JobSpec, Submitted
 from evalq.core.dry_report import DryRunReport
-from evalq.core.errors import EvalqError
+from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.models import JobSummary
 from evalq.worker.jobs.control import Transition, TurnState
 from evalq.worker.settings import Settings
@@ -57,6 +57,8 @@ class Client(JobReader):
         EVALQ_VERTEX_BATCH_PREFIX), checked here before anything is stored."""
         mode_of = self._mode(mode, on_expiry, vertex_batch_prefix)
         prepared = submit.prepare(self.settings, metric, dataset, job, self)
+        if why := submit.never_stored(prepared, dataset):
+            raise DatasetError(why)
         config = prepared.config.model_copy(update=mode_of)
         submit.store_and_enqueue(self.job_control, self.app, config, prepared.dataset)
         return Submitted(job_id=config.job_id, dataset=prepared.dataset)
@@ -118,9 +120,15 @@ class Client(JobReader):
         asked. Rubrics already in the cache are read (Redis), never written. `count_tokens`
         counts text with Gemini's count_tokens endpoint (requests, but no generate call)."""
         prepared = submit.prepare(self.settings, metric, dataset, job, self)
-        return client_dry_run.plan(
+        report = client_dry_run.plan(
             self.settings, self.job_reads, prepared, count_tokens=count_tokens
         )
+        if report.rows_total and not report.rows_planned:  # a real run: nothing scored
+            first = report.rejected[0] if report.rejected else None
+            said = f" (line {first.line}: {first.error})" if first else ""
+            refusal = submit.never_stored(prepared, dataset) or f"every row would fail{said}"
+            report = report.model_copy(update={"refusal": refusal})
+        return report
 
     @cached_property
     def user(self) -> str:

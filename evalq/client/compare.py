@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evalq.client.output.exports.frames import CompareResult, comparison_frames
+from evalq.client.output.formats import NO_BILLED_CALL
 from evalq.comparisons.align import AlignBy, Side
 from evalq.comparisons.comparison import Comparison, compare_sides
 from evalq.comparisons.leaderboard import Standing, leaderboard
@@ -106,7 +107,7 @@ def load_side(client: JobReader, spec: str) -> Side:
         simulated=summary.simulated,
         cost_usd=summary.cost_usd,
         cost_shared_with=shared,
-        cost_note=summary.cost_note,
+        cost_note=summary.cost_note or (None if summary.usage else NO_BILLED_CALL),
         setup=side_setup(summary.judge_setup, rows),
         question_set=summary.question_set,
     )

@@ -14,6 +14,7 @@ from evalq.client.jobs.lookup import check_name, new_job_id
 from evalq.client.owner import current_user
 from evalq.core.candidates import candidate_of
 from evalq.core.column_map import check_column_map
+from evalq.core.data_roots import every_row_refused
 from evalq.core.dataset import LoadedDataset, load_dataset
 from evalq.core.errors import DatasetError, EvalqError
 from evalq.core.groups import check_group_columns, group_by_columns
@@ -193,9 +194,11 @@ def prepare(
     data_roots = spec.get("data_roots")
     roots = [str(r) for r in data_roots or settings.data_roots or [Path(dataset).parent]]
     rules = job_media_rules(settings, roots, spec.get("gcs_media"))
-    group_by_columns(spec.get("group_by") or [])
     column_map = spec.get("column_map")
-    loaded = load_dataset(dataset, metric, options, rules, bounds=bounds, column_map=column_map)
+    group_by = group_by_columns(spec.get("group_by") or [])  # before the dataset is read
+    loaded = load_dataset(
+        dataset, metric, options, rules, bounds=bounds, column_map=column_map, read_columns=group_by
+    )
     if (source := options.get("questions_from")) is not None:
         reader = reader or _reader(settings)
         source = questions_job(reader, str(source))
@@ -260,8 +263,20 @@ def prepare_loaded(
         column_map=check_column_map(column_map),
         ttl_s=settings.result_ttl_s,  # the submitter's: every key of the job keeps it
         owner=current_user(settings.redis_url),
+        backend="Vertex AI" if settings.use_vertexai else "Gemini API",
     )
     return Prepared(config=config, dataset=loaded, rules=rules, prices=prices)
+
+
+def never_stored(prepared: Prepared, dataset: str | Path) -> str | None:
+    """Why a job should not be stored: every row failed at load on its local media (outside
+    the data roots, or missing), so it could only end with no scored row; the reason names
+    the fix (evalq.core.data_roots.every_row_refused). A job where some rows load runs."""
+    loaded = prepared.dataset
+    if loaded.rows or not loaded.errors:
+        return None
+    base_dir = Path(dataset).resolve().parent
+    return every_row_refused(loaded.errors, base_dir, prepared.rules.roots)
 
 
 def job_media_rules(

@@ -39,11 +39,12 @@ class Standing:
     beaten_by: list[str] = field(default_factory=list)
 
 
-def value_interval(values: list[float], value: RowValue, seed: int) -> MeanInterval:
+def value_interval(values: list[float], value: RowValue) -> MeanInterval:
     """The mean and interval of values on value's scale: taken on [0, 1] (where the
-    intervals of evalq.stats.intervals hold) and mapped back."""
+    intervals of evalq.stats.intervals hold, the same as a job's status shows) and mapped
+    back."""
     low, width = value.low, value.width
-    unit = mean_interval([(v - low) / width for v in values], seed=seed)
+    unit = mean_interval([(v - low) / width for v in values])
     back = None if unit.ci95 is None else (low + width * unit.ci95[0], low + width * unit.ci95[1])
     mean = None if unit.mean is None else low + width * unit.mean
     return MeanInterval(mean, back, unit.method, unit.n)
@@ -138,7 +139,7 @@ def _standings(
     for i, side in enumerate(sides):
         rows = [row for r in common if (row := r[i]) is not None]
         scores = [v for r in rows if (v := value.of(r)) is not None]
-        interval = value_interval(scores, value, comparison.seed)
+        interval = value_interval(scores, value)
         tags: dict[str, list[float]] = {}
         for row in rows:
             for tag, tag_score in row.tag_scores.items():

@@ -14,6 +14,7 @@ from pathlib import Path
 from evalq.core.errors import InputError
 
 OUTSIDE = "outside the allowed data roots"
+NOT_FOUND = "file not found"
 _CHUNK = 1024 * 1024
 
 
@@ -61,7 +62,7 @@ def locate(text: str, base_dir: Path, roots: DataRoots, row_id: str, field: str)
         if not roots.allows(real):
             raise InputError(row_id, field, f"{text} is {OUTSIDE}")
         if not real.exists():
-            raise InputError(row_id, field, f"file not found: {text}")
+            raise InputError(row_id, field, f"{NOT_FOUND}: {text}")
         if not real.is_file():
             raise InputError(row_id, field, f"{text} is not a regular file")
     except ValueError as exc:  # a NUL byte or a lone surrogate: no file system path at all
@@ -86,7 +87,7 @@ def read_file(path: str, roots: DataRoots, max_bytes: int, row_id: str, field: s
         fd = os.open(real, flags)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
-            raise InputError(row_id, field, f"file not found: {path}") from None
+            raise InputError(row_id, field, f"{NOT_FOUND}: {path}") from None
         if exc.errno == errno.ELOOP:
             raise InputError(
                 row_id, field, f"{path} changed into a link while being read"
@@ -111,3 +112,41 @@ def read_file(path: str, roots: DataRoots, max_bytes: int, row_id: str, field: s
     if size > max_bytes:
         raise InputError(row_id, field, f"{path} is over the {max_bytes} byte limit")
     return b"".join(chunks)
+
+
+def every_row_refused(
+    errors: Iterable[tuple[int, InputError]], base_dir: Path, roots: DataRoots
+) -> str | None:
+    """Why a job whose every row failed at load on its local media (outside the roots, or
+    missing) should not be stored at all, with the fix: the --data-root that holds the files
+    outside the roots. None when some failure is of another kind (a job records those)."""
+    outside: list[Path] = []
+    missing: list[str] = []
+    first = ""
+    for line, error in errors:
+        first = first or f"line {line}: {error}"
+        message = error.message
+        if message.endswith(f" is {OUTSIDE}"):
+            given = Path(message.removesuffix(f" is {OUTSIDE}")).expanduser()
+            outside.append(real_path(given if given.is_absolute() else base_dir / given))
+        elif message.startswith(f"{NOT_FOUND}: "):
+            missing.append(message.removeprefix(f"{NOT_FOUND}: "))
+        else:
+            return None
+    if not first:
+        return None
+    said = [f"every row would fail on its media ({first})"]
+    if outside:
+        folder = os.path.commonpath([str(path.parent) for path in outside])
+        where = ", ".join(str(root) for root in roots.roots)
+        said.append(
+            f"{len(outside)} rows name files outside the allowed data roots ({where}): give "
+            f"--data-root {folder} (data_roots=[...] in Python)"
+            + (" within the workers' EVALQ_DATA_ROOTS" if roots.bound else "")
+        )
+    if missing:
+        said.append(
+            f"{len(missing)} rows name files that are not there (relative paths start from the "
+            f"dataset's folder, {base_dir})"
+        )
+    return "; ".join(said) + "; no job is stored"

@@ -4,7 +4,7 @@ before anything is enqueued (DatasetError); a bad row fails alone (InputError), 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -302,6 +302,7 @@ def load_dataset(
     *,
     bounds: InputBounds | None = None,
     column_map: Mapping[str, str] | None = None,
+    read_columns: Iterable[str] = (),
 ) -> LoadedDataset:
     """Read and validate every row; raise DatasetError if the file is no dataset at all, or is
     over a dataset's bounds (then before a row is read past the bound, so nothing is stored).
@@ -368,7 +369,8 @@ def load_dataset(
         )
     refuse_duplicate_ids(path, ids)
     check_human_column(options, loaded.rows)
-    loaded.warnings += unknown_columns_warning(loaded.rows, label_columns(metric, options))
+    not_unknown = label_columns(metric, options) | frozenset(read_columns)  # labels, --group-by
+    loaded.warnings += unknown_columns_warning(loaded.rows, not_unknown)
     loaded.warnings += spec.check(loaded.rows, options)
     loaded.warnings = [clip(warning) for warning in loaded.warnings]
     return loaded

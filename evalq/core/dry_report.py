@@ -42,6 +42,9 @@ class DryRunReport(BaseModel):
     rows_planned: int
     rows_rejected: int
     rejected: list[RejectedRow] = Field(default_factory=list)
+    # Every row would fail: why (and the fix, when it is the media's place); a run refuses
+    # what this says when it is about the media, and runs to no scored row otherwise.
+    refusal: str | None = None
     warnings: list[str] = Field(default_factory=list)
     judge_models: list[str] = Field(default_factory=list)
     thinking: dict[str, int | str] = Field(default_factory=dict)

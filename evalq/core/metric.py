@@ -264,7 +264,10 @@ def load_target(target: str) -> Any:
 def get_metric(name: str) -> Metric[Any, Any]:
     entry = metrics().get(name)
     if entry is None:
-        raise DatasetError(f"unknown metric {name!r}; available: {', '.join(metric_names())}")
+        from evalq.core.near_miss import did_you_mean
+
+        hint = did_you_mean(name, metric_names())
+        raise DatasetError(f"unknown metric {name!r}{hint}; available: {', '.join(metric_names())}")
     metric: Metric[Any, Any] = load_target(entry.metric)
     return metric
 

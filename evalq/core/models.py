@@ -308,6 +308,9 @@ class JobConfig(Model):
     owner: str | None = None
     # The job whose stored inputs this one judges again (`evalq regrade JOB`); None otherwise.
     regrades: str | None = None
+    # Where the judge is asked: "Gemini API" or "Vertex AI", as the submitter's settings say
+    # (the workers read GOOGLE_GENAI_USE_VERTEXAI alike); None in jobs stored before.
+    backend: str | None = None
 
 
 class ScoreFigures(Model):
@@ -501,6 +504,7 @@ class JobSummary(Model):
     name: str | None = None  # --name
     owner: str | None = None  # who submitted it (JobConfig.owner)
     regrades: str | None = None  # the job whose inputs it judges again (JobConfig.regrades)
+    backend: str | None = None  # "Gemini API" or "Vertex AI" (JobConfig.backend)
     dataset: str = ""  # the dataset file as submitted (resolved path)
     created_at: float | None = None  # epoch s
     rows_total: int

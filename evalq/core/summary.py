@@ -81,6 +81,7 @@ def build_summary(
         name=config.name,
         owner=config.owner,
         regrades=config.regrades,
+        backend=config.backend,
         dataset=config.dataset,
         created_at=config.created_at,
         group_by=list(config.group_by),

@@ -142,12 +142,18 @@ class MeanInterval:
     n: int
 
 
-def mean_interval(values: Sequence[float], seed: int = 0) -> MeanInterval:
+JOB_SEED = 0  # the one seed of a job's own interval, wherever it is shown
+
+
+def mean_interval(values: Sequence[float]) -> MeanInterval:
     """The mean of row scores in [0, 1] and the interval that suits them. Binary scores are a
     proportion: Wilson, honest near 0 and 1 (10/10 gives [0.722, 1.0]). Other scores are
-    bounded and often skewed: a seeded BCa bootstrap, which follows the skew. Scores all one
-    value strictly inside (0, 1) give it nothing to resample; a variable in [0, 1] with mean m
-    has variance at most m(1 - m), so the Wilson interval of m is a conservative bound."""
+    bounded and often skewed: a BCa bootstrap, which follows the skew, seeded with JOB_SEED
+    and taken on the values sorted, so that status, leaderboard, compare and reports, each
+    reading the rows in its own order, show one interval. Scores all one value strictly
+    inside (0, 1) give it nothing to resample; a variable in [0, 1] with mean m has variance
+    at most m(1 - m), so the Wilson interval of m is a conservative bound."""
+    values = sorted(values)
     n = len(values)
     if n == 0:
         return MeanInterval(None, None, None, 0)
@@ -156,7 +162,7 @@ def mean_interval(values: Sequence[float], seed: int = 0) -> MeanInterval:
         return MeanInterval(mean, wilson(sum(round(v) for v in values), n), "wilson", n)
     if max(values) - min(values) <= _EPS:
         return MeanInterval(mean, wilson(mean * n, n), "wilson-bound", n)
-    bounds = bootstrap_bca(values, resamples_for(values), seed)
+    bounds = bootstrap_bca(values, resamples_for(values), JOB_SEED)
     if bounds is not None:
         bounds = (max(0.0, bounds[0]), min(1.0, bounds[1]))
     return MeanInterval(mean, bounds, "bca", n)

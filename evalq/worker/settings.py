@@ -25,7 +25,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from evalq.core import bounds
 from evalq.core.errors import EvalqError
 from evalq.core.pricing import Price, PriceError, price_table
-from evalq.core.secret_urls import UrlError, scrub, split_url
+from evalq.core.secret_urls import UrlError, split_url
 from evalq.core.thinking import ThinkingError, parse_settings
 
 
@@ -442,20 +442,16 @@ class SettingsError(EvalqError):
 
 
 def settings_problem(error: ValidationError) -> str:
-    """pydantic's refusal as lines naming each setting by its variable, without the values
-    pydantic would echo (input_value=...): a URL's password, a key."""
+    """pydantic's refusal as lines naming each setting by its variable, what it got (never a
+    password or a key: evalq.core.settings_problems) and the forms it takes."""
+    from evalq.core.settings_problems import problem_lines
+
     secrets = [os.environ.get(name) for name in SECRET_ENVIRONMENT]
     for item in error.errors(include_url=False):
         field = str(item["loc"][0]) if item["loc"] else ""
         if field in SECRET_SETTINGS and isinstance(item.get("input"), str):
             secrets.append(item["input"])
-    lines = []
-    for item in error.errors(include_url=False, include_input=False):
-        message = str(item["msg"]).removeprefix("Value error, ")
-        name = _variable(str(item["loc"][0])) if item["loc"] else ""
-        if name and not message.startswith(name):
-            message = f"{name}: {message}"
-        lines.append(scrub(message, *secrets))
+    lines = problem_lines(error, Settings.model_fields, _variable, SECRET_SETTINGS, secrets)
     return "\n".join(lines)
 
 
@@ -476,10 +472,21 @@ def _variable(field: str) -> str:
 def load_settings(**values: Any) -> Settings:
     """The settings from the environment (and `values`), or SettingsError: one line per
     setting refused, no secret in it (never pydantic's own text, which quotes the value)."""
+    from pydantic_settings import SettingsError as NotParsed
+
     try:
         return Settings(**values)
     except ValidationError as exc:
         raise SettingsError(settings_problem(exc)) from None
+    except NotParsed as exc:
+        raise SettingsError(unparsed_problem(exc)) from None
+
+
+def unparsed_problem(error: Exception) -> str:
+    """A JSON setting that is not JSON, which pydantic-settings refuses before any check."""
+    from evalq.core.settings_problems import parse_problem
+
+    return parse_problem(error, Settings.model_fields, _variable) or str(error)
 
 
 @lru_cache(maxsize=1)

@@ -25,7 +25,7 @@ from evalq.client.cli import (
 )
 from evalq.client.cli.attach import Detached, forget_job, noted_job
 from evalq.client.cli.common import err_console, pause_collector
-from evalq.client.cli.help import TaskGroup, examples
+from evalq.client.cli.help import ReaderGone, TaskGroup, examples
 from evalq.client.output.terminal.visible import shown, visible
 
 __all__ = ["cli_entry", "main"]
@@ -76,6 +76,12 @@ def cli_entry() -> None:
     _guard_stray_output()
     try:
         main(standalone_mode=False)
+    except SystemExit:
+        # click's own answer to a closed pipe outside a command (`evalq --help | head`): exit 1
+        # with standard output swapped for one that stays quiet.
+        if type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):  # click.utils, private
+            sys.exit(_reader_gone())
+        raise
     except click.exceptions.Abort:
         # Ctrl-C: once a job exists it runs on without this command, and says so.
         if (job_id := noted_job()) is not None:
@@ -87,8 +93,22 @@ def cli_entry() -> None:
         # click's own refusals quote what they refuse (a value, a file name, an option).
         exc.show(file=cast(IO[Any], _VisibleStderr()))
         sys.exit(exc.exit_code)
+    except (BrokenPipeError, ReaderGone):
+        sys.exit(_reader_gone())
     except Exception as exc:
         sys.exit(_failed(exc))
+
+
+def _reader_gone() -> int:
+    """Standard output's reader closed the pipe (`evalq status X | head`): what it read was
+    what it wanted, so the command ends well (exit 0), with nothing more written there,
+    Python's own flush at exit included."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # no file descriptor (a test's captured stream): nothing left to flush into
+    return exit_codes.OK
 
 
 class _VisibleStderr(io.TextIOBase):
@@ -135,10 +155,11 @@ def _failed(exc: Exception) -> int:
     exit code. Imported only when something failed: `evalq --help` loads no models, no Redis
     client."""
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError as NotParsed
 
     from evalq.core.errors import EvalqError, RedisUnavailable
     from evalq.worker.jobs.reads import REDIS_ERROR
-    from evalq.worker.settings import Settings, settings_problem
+    from evalq.worker.settings import Settings, settings_problem, unparsed_problem
 
     if isinstance(exc, EvalqError):
         # Each line of the message whole (the terminal wraps it): a path or a command in it
@@ -148,6 +169,9 @@ def _failed(exc: Exception) -> int:
     if isinstance(exc, ValidationError) and exc.title == Settings.__name__:
         # Settings built without load_settings: still a setting's value, the user's to fix.
         err_console().print(f"[red]error:[/] {shown(settings_problem(exc))}", soft_wrap=True)
+        return exit_codes.ERROR
+    if isinstance(exc, NotParsed):  # a JSON setting that is not JSON, read the same way
+        err_console().print(f"[red]error:[/] {shown(unparsed_problem(exc))}", soft_wrap=True)
         return exit_codes.ERROR
     if isinstance(exc, REDIS_ERROR):
         url = os.environ.get("EVALQ_REDIS_URL", "the default redis://127.0.0.1:6379/0")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -166,10 +166,15 @@ def ended_without_result(summary: Any) -> JobEnded | None:
     return None
 
 
-def finish(summary: Any, as_json: bool, fail_under: float | None) -> None:
+def finish(summary: Any, as_json: bool, fail_under: float | None, said: Sequence[str] = ()) -> None:
     """Print the summary of a job waited on, then the exit code a CI run reads: how the job
-    ended when that left nothing to use, else --fail-under (if given)."""
-    emit(summary, as_json)
+    ended when that left nothing to use, else --fail-under (if given). `said`: warnings the
+    command printed already (as it submitted the job), not printed again (JSON keeps them)."""
+    if said and not as_json:
+        kept = [warning for warning in summary.warnings if warning not in set(said)]
+        emit(summary.model_copy(update={"warnings": kept}), as_json)
+    else:
+        emit(summary, as_json)
     if (ended := ended_without_result(summary)) is not None:
         raise ended
     if fail_under is None:

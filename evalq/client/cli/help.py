@@ -24,8 +24,18 @@ def examples(*lines: str) -> str:
     return "\b\n" + EXAMPLES_TITLE + "\n" + "\n".join(f"  {line}" for line in lines)
 
 
+class ReaderGone(Exception):
+    """Standard output's reader closed the pipe; raised past click, which would exit 1."""
+
+
 class TaskGroup(click.Group):
     """`evalq` itself: commands under the task they serve instead of one alphabetical list."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ReaderGone from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         width = formatter.width - 6 - max(len(name) for name in self.commands)

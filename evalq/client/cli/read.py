@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,6 +28,9 @@ from evalq.client.cli.common import (
 )
 from evalq.client.cli.help import examples
 from evalq.client.output.terminal.visible import shown, visible
+
+if TYPE_CHECKING:
+    from evalq.client.reads import JobReader
 
 group_by_option = click.option(
     "--group-by",
@@ -134,7 +139,10 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
     finish(summary, as_json, fail_under)
 
 
-@click.command(epilog=examples("evalq jobs --since 30d --metric pointwise"))
+@click.command(
+    epilog=examples("evalq jobs --since 30d --metric pointwise", 'evalq jobs "support v1"')
+)
+@click.argument("job_name", metavar="[NAME]", required=False)
 @click.option("--metric", default=None, help="Only jobs of this metric.")
 @click.option("--name", default=None, help="Only jobs whose --name holds this text.")
 @click.option("--dataset", default=None, help="Only jobs whose dataset path holds this text.")
@@ -156,6 +164,7 @@ def wait(job: str, as_json: bool, fail_under: float | None, redis_url: str | Non
 @click.option("--json", "as_json", is_flag=True)
 @redis_option
 def jobs(
+    job_name: str | None,
     metric: str | None,
     name: str | None,
     dataset: str | None,
@@ -167,7 +176,8 @@ def jobs(
 ) -> None:
     """The history of jobs: live ones (running, paused) on top, then every ended job, from
     Redis and the archive, the newest first: name, dataset, when, metric, status, owner (who
-    submitted it), rows and mean."""
+    submitted it), rows and mean. With NAME, every job of that --name, the newest first, each
+    beside what names it (NAME, NAME~1, ...)."""
     from evalq.client.jobs.listing import SinceError, parse_since
     from evalq.client.output.terminal.tables import jobs_table
     from evalq.worker.archive.filters import JobFilter
@@ -184,22 +194,58 @@ def jobs(
         limit=limit,
         judge_version=judge_version,
     )
-    summaries = make_reader(redis_url).jobs(
-        which, on_missing=lambda why: err_console().print(f"warning: {visible(why)}", markup=False)
-    )
+    if job_name is not None:
+        which = replace(which, name=job_name, exact_name=True, limit=None)
+    reader = make_reader(redis_url)
+    refuse_a_missing_archive(reader)
+    missing: list[str] = []
+
+    def on_missing(why: str) -> None:
+        missing.append(why)
+        err_console().print(f"warning: {visible(why)}", markup=False, soft_wrap=True)
+
+    summaries = reader.jobs(which, on_missing=on_missing)
+    if job_name is not None:
+        summaries = sorted(summaries, key=lambda s: (-(s.created_at or 0.0), s.job_id))[:limit]
     if as_json:
         echo_json(json.dumps([s.model_dump() for s in summaries]))
         return
-    if not summaries:
-        # An empty table reads like a failure to list; say what is known instead.
-        filtered = any(v is not None for v in (metric, name, dataset, since, judge_version))
+    filtered = any(v is not None for v in (job_name, metric, name, dataset, since, judge_version))
+    if summaries:
+        out_console().print(jobs_table(summaries, handles=job_name is not None))
+    else:  # an empty table reads like a failure to list; say what is known instead
         err_console().print(
             "no jobs match these filters"
             if filtered
             else "no jobs in this Redis or the archive (none submitted yet)"
         )
-        return
-    out_console().print(jobs_table(summaries))
+    err_console().print(visible(read_from(reader, empty=not missing)), markup=False, soft_wrap=True)
+
+
+def refuse_a_missing_archive(reader: JobReader) -> None:
+    """A SQLite archive whose folder is not there, in one line with the fix, before a listing
+    without it could read as a history lost (evalq.worker.archive.place.missing_folder)."""
+    from evalq.worker.archive.errors import ArchiveUnavailable
+    from evalq.worker.archive.place import missing_folder
+
+    archive = reader.archive
+    if archive is not None and (why := missing_folder(archive.place)):
+        raise ArchiveUnavailable(why)
+
+
+def read_from(reader: JobReader, *, empty: bool) -> str:
+    """Which Redis and archive a listing read, and (`empty`: when it could be read) whether
+    the archive holds no job at all."""
+    from evalq.worker.archive.filters import JobFilter
+
+    redis = f"Redis at {reader.redis_address()}"
+    archive = reader.archive
+    if archive is None:
+        return f"read from {redis}; the archive is off (EVALQ_ARCHIVE_URL=off)"
+    said = f"read from {redis} and the archive at {archive.place.shown}"
+    if empty and not archive.summaries(JobFilter(limit=1)):
+        said += " (empty: no job has ended there yet)"
+    return said
 
 
 @click.command(

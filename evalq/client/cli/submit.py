@@ -27,13 +27,28 @@ from evalq.client.cli.metric_flags import (
     shared_flags,
     thinking_flags,
 )
-from evalq.client.output.terminal.visible import shown
+from evalq.client.output.terminal.visible import shown, visible
 from evalq.core.registry import metric_names
 
 if TYPE_CHECKING:
     from threading import Event
 
+WARNINGS_SAID = 10  # of the dataset's, as a job is submitted (the summary has them all)
 dataset_argument = click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+
+
+class MetricChoice(click.Choice[str]):
+    """METRIC: a near miss (`pointwize`) is refused naming the metric meant."""
+
+    name = "metric"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value not in self.choices:
+            from evalq.core.near_miss import did_you_mean
+
+            hint = did_you_mean(value, self.choices)
+            self.fail(f"{value!r} is not a metric{hint}; metrics: {', '.join(self.choices)}")
+        return super().convert(value, param, ctx)
 
 
 def candidate_names(value: str) -> list[str]:
@@ -47,7 +62,7 @@ def candidate_names(value: str) -> list[str]:
         "evalq run gecko-image prompts.csv --candidates sdxl,flux --max-cost-usd 5 --json",
     ),
 )
-@click.argument("metric", type=click.Choice(metric_names()))
+@click.argument("metric", type=MetricChoice(metric_names()))
 @dataset_argument
 @click.option(
     "--candidates",
@@ -160,6 +175,11 @@ def submit_and_report(
             from evalq.client.output.terminal.tables import print_dry_run
 
             print_dry_run(out_console(), plan)
+        if plan.refusal is not None:  # a run would store nothing, or score nothing
+            from evalq.client.cli.exit_codes import ERROR
+
+            err_console().print(f"[red]error:[/] {shown(plan.refusal)}", soft_wrap=True)
+            sys.exit(ERROR)
         return
     submitted = client.submit(
         metric,
@@ -173,13 +193,14 @@ def submit_and_report(
     if not wait:
         note_job(job_id)
         _say_submitted(client, metric, submitted, judge_models, options)
+        say_no_worker(client, job_id)
         emit(client.summary(job_id), as_json, brief=True)
         return
     with attached(job_id) as stop:
         ready_to_wait()
         _say_submitted(client, metric, submitted, judge_models, options)
         summary = wait_with_progress(client, job_id, loaded.total, quiet=as_json, stop=stop)
-    finish(summary, as_json, fail_under)
+    finish(summary, as_json, fail_under, said=loaded.warnings[:WARNINGS_SAID])
 
 
 def _say_submitted(
@@ -204,8 +225,51 @@ def _say_submitted(
         err_console().print(
             f"... and {len(loaded.errors) - 20} more input errors (see `evalq results {job_id}`)"
         )
-    for warning in loaded.warnings[:10]:
+    for warning in loaded.warnings[:WARNINGS_SAID]:
         err_console().print(f"[yellow]warning:[/] {shown(warning)}")
+    if name := client.config(job_id).name:
+        say_name_passed(client, job_id, name)
+
+
+def say_name_passed(client: Any, job_id: str, name: str) -> None:
+    """One line when other jobs have this job's --name: it passes to this job, and the one
+    before answers to NAME~1 (evalq.client.jobs.lookup). Silent when the lookup can't see."""
+    import shlex
+
+    from evalq.client.jobs.lookup import handle, named
+    from evalq.core.errors import EvalqError
+
+    try:
+        same = named(client, name)
+    except EvalqError:
+        return
+    ids = [job.job_id for job in same]
+    if len(ids) < 2 or job_id not in ids:
+        return
+    nth = ids.index(job_id)
+    said = (
+        f"the name {name!r} passes to job {job_id}; job {ids[1]} answers to {handle(name, 1)!r}"
+        if nth == 0
+        else f"job {job_id} answers to {handle(name, nth)!r}: job {ids[0]} is newer"
+    )
+    err_console().print(
+        visible(
+            f"{said} ({len(ids)} jobs have this name: `evalq jobs {shlex.quote(name)}` lists them)"
+        ),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def say_no_worker(client: Any, job_id: str) -> None:
+    """Without --wait, the line a wait would give, at once: a job in a Redis with no worker
+    alive sits at 0 rows done, which an `enqueued` alone would hide."""
+    from evalq.client.workers_alive import no_worker_message
+
+    if client.job_reads.live_workers() == 0:
+        line = f"job {job_id}: {no_worker_message(client.job_reads, client.settings)}"
+        err_console().print(f"[yellow]warning:[/] {shown(line)}", soft_wrap=True)
 
 
 def checked_name(name: str | None) -> str | None:

@@ -1,10 +1,11 @@
 """A job as people name it: its id, a unique prefix of its id (4 hex digits or more), or its
---name, turned into one job id for every command and the Python API, from Redis and the archive
-alike. Light on purpose: the runtime's modules load only when a lookup runs."""
+--name (the newest job of that name; `NAME~1` the one before it), turned into one job id for every
+command and the Python API, from Redis and the archive alike. Light: the runtime loads on lookup."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -22,6 +23,7 @@ SHORT = re.compile(rf"[0-9a-f]{{1,{MIN_PREFIX - 1}}}")  # hex, too short to be a
 LISTED = 20  # candidates of an ambiguous name listed at most
 PAGE = 200  # job configs read from Redis per round trip
 NAME_MAX_CHARS = 100
+OLDER = re.compile(r"(?s)(.+)~(\d{1,6})")  # NAME~N: the N-th job named NAME before its newest
 
 
 class Reader(Protocol):
@@ -95,6 +97,11 @@ def check_name(name: object) -> str | None:
             "start of one and could stand for another job; add a character outside 0-9 a-f "
             f"(e.g. 'run-{name}')"
         )
+    if older := OLDER.fullmatch(name):
+        raise DatasetError(
+            f"name: {name!r} ends in ~{older[2]}, which reads as an older job named "
+            f"{older[1]!r}; leave out the ~ (e.g. {older[1] + '-' + older[2]!r})"
+        )
     bad = next((c for c in name if not c.isprintable()), None)
     if bad is not None:
         raise DatasetError(
@@ -104,9 +111,10 @@ def check_name(name: object) -> str | None:
 
 
 def resolve(reader: Reader, ref: str) -> str:
-    """The id of the one job `ref` names (an id, a unique id prefix, or a --name). A full id is
-    used as given, with no lookup: a job that is nowhere is said by the read that follows. Several
-    jobs are refused with each listed; none is refused naming where it looked."""
+    """The id of the one job `ref` names (an id, a unique id prefix, a --name or `NAME~N`). A
+    full id is used as given, with no lookup: a job that is nowhere is said by the read that
+    follows. A prefix several jobs fit is refused with each listed; none is refused naming where
+    it looked."""
     if is_job_id(ref):
         return ref
     return pick(reader, ref, lookup(reader, ref))
@@ -114,11 +122,30 @@ def resolve(reader: Reader, ref: str) -> str:
 
 def lookup(reader: Reader, ref: str) -> list[Found]:
     """Every job `ref` fits, in Redis and the archive, the newest first: by --name (exactly),
-    and by id prefix when `ref` is 4 to 11 hex digits. With one of the two out of reach, what
-    the other has; with both out of reach (or one, and nothing found), its error. `ref` never
-    reaches a key name: it is compared with what Redis and the archive list."""
+    and by id prefix when `ref` is 4 to 11 hex digits; failing both, `NAME~N` as the one job
+    `named(NAME)[N]`. With one of the two out of reach, what the other has; with both out of
+    reach (or one, and nothing found), its error. `ref` never reaches a key name: it is
+    compared with what Redis and the archive list."""
     if not isinstance(ref, str) or not ref:
         raise JobNotFound(f"{ref!r} is not a job: give its id, a prefix of its id or its --name")
+    found = _everywhere(reader, ref)
+    if not found and (older := OLDER.fullmatch(ref)):
+        return named(reader, older[1])[int(older[2]) :][:1]
+    return found
+
+
+def named(reader: Reader, name: str) -> list[Found]:
+    """The jobs called `name`, the newest first: `name` (or `name~0`), `name~1`, ..."""
+    return [job for job in _everywhere(reader, name) if job.name == name]
+
+
+def handle(name: str, nth: int) -> str:
+    """How the nth newest job called `name` is named on the command line."""
+    return name if nth == 0 else f"{name}~{nth}"
+
+
+def _everywhere(reader: Reader, ref: str) -> list[Found]:
+    """Every job named `ref` exactly, or whose id starts with it, the newest first."""
     from evalq.worker.archive.errors import ArchiveUnavailable
     from evalq.worker.jobs.reads import REDIS_DOWN
 
@@ -184,8 +211,9 @@ def places(reader: Reader) -> str:
 
 
 def pick(reader: Reader, ref: str, found: list[Found]) -> str:
-    """The one job found, else the refusal: where it looked, or the candidates listed."""
-    if len(found) == 1:
+    """The one job found, the newest when they all have `ref` for --name (a name given again
+    passes to the newer job), else the refusal: where it looked, or the candidates listed."""
+    if len(found) == 1 or (found and all(job.name == ref for job in found)):
         return found[0].job_id
     if not found:
         raise JobNotFound(not_found(reader, ref))
@@ -194,6 +222,12 @@ def pick(reader: Reader, ref: str, found: list[Found]) -> str:
 
 def not_found(reader: Reader, ref: str) -> str:
     where = places(reader)
+    if (older := OLDER.fullmatch(ref)) and (jobs := named(reader, older[1])):
+        last = handle(older[1], len(jobs) - 1)
+        return (
+            f"no job {ref!r}: {len(jobs)} job(s) are named {older[1]!r}, the newest "
+            f"{older[1]!r}, the oldest {last!r} (`evalq jobs {shlex.quote(older[1])}` lists them)"
+        )
     if PREFIX.fullmatch(ref):
         return f"no job named {ref!r} or with an id starting with {ref!r} in {where}"
     if SHORT.fullmatch(ref):

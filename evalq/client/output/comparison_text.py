@@ -14,7 +14,7 @@ def cost_text(side: Side) -> str:
     """A side's cost as a reader should take it: unknown (never $0), an estimate when the
     judge was simulated, the whole job's cost when the side is one of its candidates."""
     text = money(side.cost_usd)
-    if side.cost_usd is None and side.cost_note:
+    if not side.cost_usd and side.cost_note:  # unknown, or $0: why
         text += f" ({side.cost_note})"
     if side.simulated:
         text += " (ESTIMATE: simulated judge, nothing billed)"

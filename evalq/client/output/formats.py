@@ -54,10 +54,13 @@ def rows_text(count: int) -> str:
     return f"{count} row" if count == 1 else f"{count} rows"
 
 
+NO_BILLED_CALL = "no billed call: every reply came from the cache, or none was needed"
+
+
 def cost_line(s: JobSummary) -> str:
     """The job's cost, by role, with the price date, and what kind of figure it is."""
     if not s.usage:
-        text = "$0 (no billed call: every reply came from the cache, or none was needed)"
+        text = f"$0 ({NO_BILLED_CALL})"
     else:
         by_role = " · ".join(f"{role} {money(cost)}" for role, cost in s.cost_by_role.items())
         text = f"{money(s.cost_usd)} ({by_role})"

@@ -12,6 +12,7 @@ results record the version), so bump one whenever its wording changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from evalq.core.errors import DatasetError
 
@@ -251,11 +252,31 @@ def rubric_listing() -> tuple[tuple[str, str], ...]:
     return tuple((name, rubric_line(rubric)) for name, rubric in BUILTIN_RUBRICS.items())
 
 
-def builtin_rubric(name: str) -> RatingRubric:
-    rubric = BUILTIN_RUBRICS.get(name)
-    if rubric is None:
+VERTEX_PAIRWISE = "pairwise_"  # Vertex names a rubric's pairwise form pairwise_NAME
+
+
+def builtin_rubric(name: str, kind: str = "pointwise") -> RatingRubric:
+    """The built-in rubric `name` names, Vertex's `pairwise_NAME` understood for a pairwise
+    job; else the refusal that says what was meant: a file that is not there, the pointwise
+    name of a pairwise one, a near miss."""
+    from evalq.core.near_miss import did_you_mean
+
+    base = name.removeprefix(VERTEX_PAIRWISE)
+    if base != name and base in BUILTIN_RUBRICS:
+        if kind == "pairwise":
+            return BUILTIN_RUBRICS[base]
         raise DatasetError(
-            f"unknown template {name!r}; built-in templates: {', '.join(BUILTIN_RUBRICS)} "
-            "(or give a template file)"
+            f"template {name!r} is Vertex's name for the pairwise form of {base!r}: give "
+            f"--template {base} (with `evalq run pairwise` too)"
         )
-    return rubric
+    rubric = BUILTIN_RUBRICS.get(name)
+    if rubric is not None:
+        return rubric
+    listed = f"built-in templates: {', '.join(BUILTIN_RUBRICS)}"
+    if "/" in name or "\\" in name or PurePath(name).suffix:
+        raise DatasetError(
+            f"template file {name!r} not found (a relative path starts from the folder the "
+            f"command runs in); give a file that exists, or a built-in template ({listed})"
+        )
+    hint = did_you_mean(base, BUILTIN_RUBRICS)
+    raise DatasetError(f"unknown template {name!r}{hint}; {listed} (or give a template file)")

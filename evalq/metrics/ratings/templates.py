@@ -127,5 +127,5 @@ def resolve_template(
             f"choose a template: --template NAME (built-in: {', '.join(BUILTIN_RUBRICS)}) "
             "or --template FILE"
         )
-    rubric = builtin_rubric(name)
+    rubric = builtin_rubric(name, kind)
     return Template(name=rubric.name, version=f"{frame}+{rubric.version}", kind=kind, rubric=rubric)

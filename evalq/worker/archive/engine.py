@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from evalq.core.secret_urls import scrub
 from evalq.worker.archive.errors import ArchiveSchemaTooNew, ArchiveUnavailable
-from evalq.worker.archive.place import ArchivePlace
+from evalq.worker.archive.place import ArchivePlace, missing_folder
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -65,7 +65,11 @@ def archive_errors(place: ArchivePlace) -> Iterator[None]:
 def open_archive(place: ArchivePlace) -> Engine:
     """The engine for `place`, its schema checked (and created or upgraded) once per process,
     and again for SQLite when the file at its path is no longer the one checked (removed, or
-    replaced by a restored copy): the pool then opens the new file (_sqlite_same_file)."""
+    replaced by a restored copy): the pool then opens the new file (_sqlite_same_file). A
+    SQLite folder that is not there is refused before the first open makes it, unless it is
+    the default place (evalq.worker.archive.place.missing_folder)."""
+    if not opened(place) and (missing := missing_folder(place)):
+        raise ArchiveUnavailable(missing)
     engine = _engine(place.url)
     with _checked_lock:
         now = _file_of(place)

@@ -62,6 +62,23 @@ def archive_place(setting: str | None) -> ArchivePlace | None:
     )
 
 
+def missing_folder(place: ArchivePlace) -> str | None:
+    """Why a SQLite archive can't be opened here for the first time: a folder that is not
+    there is a mistyped path far more often than a new archive, and an archive made empty in
+    silence reads as a history lost. None when it is there, or the default place (made on
+    first use)."""
+    if place.backend != "sqlite" or place.url == _sqlite(default_archive_path()).url:
+        return None
+    folder = Path(place.url.removeprefix("sqlite:///")).parent
+    if folder.is_dir():
+        return None
+    return (
+        f"the archive at {place.shown} could not be used: its folder {folder} does not exist; "
+        f"fix EVALQ_ARCHIVE_URL (or --archive-url), or make the folder (mkdir -p {folder}) to "
+        f"start a new archive there (unset, it is {default_archive_path()}, made on first use)"
+    )
+
+
 def _sqlite(path: Path) -> ArchivePlace:
     resolved = path.resolve()
     return ArchivePlace(

@@ -49,6 +49,7 @@ def test_a_removed_sqlite_folder_keeps_the_job_pending_until_it_is_back(tmp_path
 
     dataset = write_gecko_image_example(tmp_path / "data")
     folder = tmp_path / "archive"
+    folder.mkdir()  # a folder that is not there is refused, not made (but the default one)
     url = f"sqlite:///{folder / 'archive.sqlite'}"
     with stack(
         tmp_path / "stack",
@@ -95,6 +96,7 @@ def test_a_sqlite_file_removed_under_an_open_archive_is_made_anew_and_written_in
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "archive" / "archive.sqlite"
+    path.parent.mkdir()
     archive = Archive.at(f"sqlite:///{path}")
     assert archive is not None
     archive.write(record("aaaaaaaaaaa1"))  # its pool now holds a connection to the file

@@ -1,11 +1,10 @@
-"""Jobs by name, through the CLI on real workers with a SQLite archive: every command taking a job
-takes its --name or a unique id prefix, live or archived; one several jobs fit is refused listing
-each, one none fits says where it looked; `evalq jobs` tells apart two datasets of one file name."""
+"""Jobs by name, through the CLI on real workers with a SQLite archive: a --name (its newest job;
+NAME~1 the one before) or a unique id prefix, live or archived; a prefix several jobs fit is refused
+listing each, one none fits says where it looked; `evalq jobs` tells two same-named datasets apart."""
 
 from __future__ import annotations
 
 import json
-import time
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,6 @@ pytestmark = pytest.mark.integration
 
 def flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def minute(created_at: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(created_at))
 
 
 def test_jobs_by_name_and_id_prefix_live_and_archived(
@@ -103,17 +98,11 @@ def test_jobs_by_name_and_id_prefix_live_and_archived(
         twin = s.client().submit("pairwise", a, name="faithful").job_id
         assert twin == twin_id
         assert s.client().wait(twin, timeout_s=120).status == "finished"
-        created = {
-            job: json.loads(evalq_ok(env, "status", job, "--json").stdout)["created_at"]
-            for job in (f_id, twin)
-        }
 
-        header, *candidates = refusal_lines(run_evalq(env, "compare", "faithful", "sloppy"))
-        assert header == "the name 'faithful' fits 2 jobs; give its id (or enough of it):"
-        assert candidates == [  # the newest first: id, date (local, to the minute), dataset
-            f"  {twin}  {minute(created[twin])}  pairwise.jsonl",
-            f"  {f_id}  {minute(created[f_id])}  pairwise.jsonl",
-        ]
+        # The name passes to the newer job; the older one answers to faithful~1.
+        newer = compared("faithful", "sloppy")["sides"][0]["job_id"]
+        assert newer == twin
+        assert compared("faithful~1", "sloppy") == by_id
         header, *candidates = refusal_lines(run_evalq(env, "status", f_id[:5]))
         assert header.startswith(f"the id prefix '{f_id[:5]}' fits 2 jobs")
         assert [line.split()[0] for line in candidates] == [twin, f_id]

@@ -66,7 +66,7 @@ def test_run_refuses_a_bad_name_naming_the_flag(tmp_path: Any) -> None:
 # ---- evalq jobs ----
 
 
-def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
+def test_jobs_table_fits_80_columns_and_cuts_no_word() -> None:
     long_name = "baseline against the tuned summaries second try with the longer template"
     jobs = [
         day_two_summary(
@@ -88,15 +88,25 @@ def test_jobs_table_fits_80_columns_and_cuts_nothing() -> None:
     console.print(jobs_table(jobs))
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= 80
-    assert "…" not in text
+    assert text.count("…") == 1  # the one word longer than the name column: never cut mid-word
     import time
 
     date = time.strftime("%Y-%m-%d %H:%M", time.localtime(1_764_000_000.0))
     for shown in ("3f2a9c1b7d0e", date, "groundedness", "cancelled", "9999/10000", "0.123"):
         assert shown in text, shown
     assert "n/a" in text and "simulated" in text
-    # Names and file names fold inside their cells: every character of every cell is shown.
-    cells = [c for s in jobs for c in (s.job_id, s.name or "-", PurePath(s.dataset).name or "-")]
+    # Names wrap between words (a word longer than the column ends in "…": "x" * 100 here);
+    # file names fold inside their cells: every character of every other cell is shown.
+    assert f"{'x' * 10}…" in text
+    cells = [
+        c
+        for s in jobs
+        for c in (
+            s.job_id,
+            "-" if s.name in (None, "x" * 100) else s.name,
+            PurePath(s.dataset).name or "-",
+        )
+    ]
     body = [line for line in text.splitlines() if "─" not in line]
     shown_chars = Counter("".join(body).replace(" ", ""))
     assert all(shown_chars[c] >= n for c, n in Counter("".join(cells).replace(" ", "")).items())

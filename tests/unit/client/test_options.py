@@ -147,6 +147,8 @@ class Recorder:
 
 
 class _Json:
+    refusal = None  # a plan some rows of which would run
+
     def model_dump_json(self) -> str:
         return "{}"
 

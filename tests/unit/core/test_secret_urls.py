@@ -84,7 +84,9 @@ def test_a_settings_refusal_names_the_variable_and_never_quotes_the_value(
 
 def test_other_refusals_are_named_by_their_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALQ_JUDGE_TIMEOUT_S", "-1")
-    with pytest.raises(SettingsError, match=r"^EVALQ_JUDGE_TIMEOUT_S: Input should be greater"):
+    with pytest.raises(
+        SettingsError, match=r"^EVALQ_JUDGE_TIMEOUT_S: got '-1'; it takes a number above 0$"
+    ):
         load_settings()
 
 

@@ -28,3 +28,9 @@ class TerminalConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Every write of a console goes through here once its segments are laid out.
         return super()._render_buffer(_guarded(buffer))
+
+    def on_broken_pipe(self) -> None:
+        # The reader left (`evalq status X | head`): not a failure of the command. rich would
+        # exit 1, the code --fail-under gives a threshold not met; evalq.client.cli ends it.
+        self.quiet = True
+        raise BrokenPipeError

@@ -28,7 +28,8 @@ RUBRIC_ROLE = "rubric"  # the judge role that writes question sets (Gecko's, the
 
 
 def summary_title(s: JobSummary) -> str:
-    return f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}" + (
+    on = f" on {s.backend}" if s.backend else ""  # where the judge was asked
+    return f"evalq job {s.job_id} · {s.metric} · judge {s.judge_model}{on}" + (
         " (SIMULATED)" if s.simulated else ""
     )
 

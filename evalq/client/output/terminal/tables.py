@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evalq.client.jobs.listing import created, short_paths
+from evalq.client.jobs.lookup import handle
 from evalq.client.output.formats import ago, money
 from evalq.client.output.terminal.visible import shown, visible
 from evalq.core.models import JobSummary
@@ -155,27 +156,30 @@ def batch_notes(records: Iterable[BatchRecord], now: float) -> list[str]:
     return lines
 
 
-def jobs_table(summaries: Iterable[JobSummary]) -> Table:
+def jobs_table(summaries: Iterable[JobSummary], *, handles: bool = False) -> Table:
     """One row per job, two lines high: the id above its name, the dataset above its date, the
     metric above who submitted it (its owner), so the figures keep their columns at 80
     characters. A dataset shows as much of its path as tells it apart from the others listed
-    (`a/pairwise.jsonl`, `b/pairwise.jsonl`; the file's name alone when that is enough). Long
-    names and paths fold inside their cells; nothing is cut."""
+    (`a/pairwise.jsonl`, `b/pairwise.jsonl`; the file's name alone when that is enough). A
+    name wraps between its words, one word too long for the column ending in an ellipsis,
+    never cut mid-word (the id above it names the job whole); paths fold inside their cells. `handles`: jobs of one name, the
+    newest first, each named as a command takes it (NAME, NAME~1, ...)."""
     listed = list(summaries)
     datasets = short_paths(s.dataset for s in listed)
     table = Table(
         box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True
     )
-    table.add_column("job / name", overflow="fold", min_width=12)
+    table.add_column("job / name", overflow="ellipsis", min_width=12)
     table.add_column("dataset / created", overflow="fold", min_width=16)
     table.add_column("metric / owner", overflow="fold", min_width=12)
     table.add_column("status", no_wrap=True)
     table.add_column("rows", justify="right", no_wrap=True)
     table.add_column("mean", justify="right", no_wrap=True)
-    for s in listed:
+    for nth, s in enumerate(listed):
         mean = "n/a" if s.mean_score is None else f"{s.mean_score:.3f}"
+        name = handle(s.name, nth) if handles and s.name else s.name or "-"
         table.add_row(  # names, paths, even a metric or a status read back: shown, never sent
-            f"{shown(s.job_id)}\n{shown(s.name or '-')}",
+            f"{shown(s.job_id)}\n{shown(name)}",
             f"{shown(datasets.get(s.dataset, '-'))}\n{created(s.created_at)}",
             f"{shown(s.metric)}\n{shown(s.owner or '-')}",
             shown(s.status) + ("\nsimulated" if s.simulated else ""),
