@@ -77,7 +77,7 @@ class Jobs:
     retest: str  # the retest job it made
 
 
-def _run(env: Mapping[str, str], *args: str) -> str:
+def _job_of(env: Mapping[str, str], *args: str) -> str:
     done = evalq_ok(env, *args, "--wait", "--json", timeout_s=LONG_TIMEOUT_S)
     return str(json.loads(done.stdout)["job_id"])
 
@@ -93,13 +93,13 @@ def jobs(
     env = worker_env(redis_server.url, fake_gemini.url, COLUMNS="200")
     data = write_rows(folder / "answers.jsonl", rated_rows(ROWS))
     common = ("run", "pointwise", str(data), "--template", "question_answering_quality")
-    old = _run(env, *common, "--judge-model", JUDGE)
-    new = _run(env, *common, "--judge-model", DRIFTING)
-    same = _run(env, *common, "--judge-model", JUDGE, "--no-cache")
+    old = _job_of(env, *common, "--judge-model", JUDGE)
+    new = _job_of(env, *common, "--judge-model", DRIFTING)
+    same = _job_of(env, *common, "--judge-model", JUDGE, "--no-cache")
     ranked = write_rows(folder / "ranked.jsonl", ranked_rows(6))
     rank = ("rank", str(ranked), "--candidates", "full,fair,poor")
-    rank_old = _run(env, *rank, "--judge-model", JUDGE)
-    rank_new = _run(env, *rank, "--judge-model", FAVOURING)
+    rank_old = _job_of(env, *rank, "--judge-model", JUDGE)
+    rank_new = _job_of(env, *rank, "--judge-model", FAVOURING)
     done = evalq_ok(
         env, "drift", old, new, "--retest", str(RETEST), "--json", timeout_s=LONG_TIMEOUT_S
     )
@@ -172,7 +172,7 @@ def test_jobs_on_other_inputs_are_refused_in_one_line(jobs: Jobs) -> None:
     rows = rated_rows(3)
     rows[1]["response"] = "Another answer."
     other = write_rows(jobs.folder / "other.jsonl", rows)
-    job = _run(
+    job = _job_of(
         jobs.env,
         "run",
         "pointwise",

@@ -79,5 +79,5 @@ def test_a_metric_typo_gets_a_did_you_mean(env: dict[str, str], tmp_path: Path) 
     said = done.stderr.strip().splitlines()[-1]  # click's usage lines, then its one error line
     assert said.endswith(
         "'pointwize' is not a metric (did you mean 'pointwise'?); metrics: gecko-image, "
-        "gecko-video, groundedness, pairwise, pointwise, rank"
+        "gecko-video, groundedness, pairwise, pointwise, rank, rubric"
     )

@@ -28,7 +28,7 @@ TESTS = [
 ]
 
 
-def _run(options: dict[str, Any], judge: Any, record: dict[str, Any] = ROW) -> Any:
+def _rubric_row(options: dict[str, Any], judge: Any, record: dict[str, Any] = ROW) -> Any:
     harness = Harness("rubric", options, {MODEL: judge})
     (row,) = harness.rows([record])
     return harness.run_row(row)
@@ -63,7 +63,7 @@ class ScriptedJudge:
 
 
 def test_simulated_tests_are_weighted_by_importance_and_tagged_with_rationales() -> None:
-    _, _, result = _run({}, MemoryJudge(MODEL, simulated))
+    _, _, result = _rubric_row({}, MemoryJudge(MODEL, simulated))
     assert result.status == "scored"
     by_test = {q.question: q for q in result.questions}
     child = by_test["The response mentions child."]
@@ -82,7 +82,7 @@ def test_unscored_rules_per_test_hedge_truncated_unparseable() -> None:
             "kind": TruncatedReply("finish reason MAX_TOKENS"),
         }
     )
-    _, _, result = _run({"questions": "replace"}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
+    _, _, result = _rubric_row({"questions": "replace"}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
     status = {q.question: (q.status, q.reason, q.result) for q in result.questions}
     assert status == {
         "The reply is short.": ("ok", None, 1),
@@ -100,7 +100,7 @@ def test_batched_test_left_unanswered_is_unscored() -> None:
         ]
     }
     judge = MemoryJudge(MODEL, lambda request: json.dumps(reply))
-    _, _, result = _run({"validator": "batched"}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
+    _, _, result = _rubric_row({"validator": "batched"}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
     assert len(judge.requests) == 1  # one call for the row's three tests
     results = [(q.status, q.reason, q.result, q.rationale) for q in result.questions]
     assert results == [
@@ -118,8 +118,8 @@ def test_guidelines_change_the_rubric_request_and_its_cache_version(tmp_path: An
         asked.append(request.prompt)
         return simulated(request)
 
-    _run({"guidelines": "text_quality"}, MemoryJudge(MODEL, rubric_writer))
-    _run(
+    _rubric_row({"guidelines": "text_quality"}, MemoryJudge(MODEL, rubric_writer))
+    _rubric_row(
         {"guidelines": "mine.txt", "guidelines_text": "Test only the spelling."},
         MemoryJudge(MODEL, rubric_writer),
     )
@@ -161,13 +161,13 @@ def test_vertex_rubric_groups_and_plain_forms_read_as_tests() -> None:
     with pytest.raises(InputError, match="test 1 needs a text"):
         row_tests([{"importance": "HIGH"}], "r1")
     with pytest.raises(InputError, match="rubrics"):
-        _run({}, MemoryJudge(MODEL, simulated), {**ROW, "rubrics": "[]", "questions": ["x."]})
+        _rubric_row({}, MemoryJudge(MODEL, simulated), {**ROW, "rubrics": "[]", "questions": ["x."]})
 
 
 def test_the_validator_sees_the_texts_in_blocks_and_no_media() -> None:
     judge = MemoryJudge(MODEL, simulated)
     record = {**ROW, "context": "A school lesson.", "reference": "Plants make food from light."}
-    _run({}, judge, record)
+    _rubric_row({}, judge, record)
     checks = [r for r in judge.requests if r.role == "validator"]
     assert checks and all(not r.media for r in checks)
     assert all(f"kind=rubric_{k}>" in checks[0].prompt for k in ("context", "reference"))
@@ -175,7 +175,7 @@ def test_the_validator_sees_the_texts_in_blocks_and_no_media() -> None:
 
 def test_repeated_tests_keep_their_samples_and_a_rationale() -> None:
     judge = MemoryJudge(MODEL, simulated)
-    _, _, result = _run({"samples": 3}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
+    _, _, result = _rubric_row({"samples": 3}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
     assert len(result.repeats) == len(TESTS) == len(result.questions)
     assert all(q.rationale for q in result.questions)
     assert len([r for r in judge.requests if r.role == "validator"]) >= len(TESTS)
