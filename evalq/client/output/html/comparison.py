@@ -96,7 +96,8 @@ def difference_chart(pair: PairComparison) -> Markup:
         parts.append(_text(zero + diff_w / 2 + 8, mid + 4, f"{stats.mean_diff:+.3f}{ci}", size=11))
     body = Markup("").join(parts)
     return Markup(
-        '<svg class="chart" width="{}" height="{}" role="img" aria-label="per-tag comparison">{}</svg>'
+        '<svg class="chart" width="{0}" height="{1}" viewBox="0 0 {0} {1}"'
+        ' style="max-width: 100%; height: auto" role="img" aria-label="per-tag comparison">{2}</svg>'
     ).format(width, height, body)
 
 

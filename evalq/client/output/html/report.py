@@ -240,7 +240,7 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 <table class="groups"><tr><th>column</th><th>value</th>{% if has_group_candidates %}<th>candidate</th>{% endif %}<th>rows</th><th>scored</th><th>mean score</th><th>95% CI</th><th>method</th><th>tag scores</th></tr>
 {% for g in s.groups %}<tr><td>{{ g.column }}</td><td><b>{{ g.value }}</b></td>{% if has_group_candidates %}<td>{{ g.candidate or "" }}</td>{% endif %}<td class="num">{{ g.rows }}</td><td class="num">{{ g.rows_scored }}</td><td class="num">{{ fmt(g.mean_score) }}</td><td>{% if g.ci95 %}[{{ fmt(g.ci95[0]) }}, {{ fmt(g.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ g.ci_method or "" }}</td><td>{% for tag, v in g.tag_scores.items() %}{{ tag }} {{ fmt(v) }} ({{ g.tag_counts.get(tag, 0) }}){% if not loop.last %} · {% endif %}{% endfor %}</td></tr>
 {% endfor %}</table>{% endif %}
-{% if s.tag_scores %}<h2>Per-tag scores{% if s.candidates %} (all candidates pooled){% endif %}</h2>{{ chart }}
+{% if s.tag_scores %}<h2 id="per-tag-scores">Per-tag scores{% if s.candidates %} (all candidates pooled){% endif %}</h2>{{ chart }}
 <table class="tags"><tr><th>tag</th><th>score</th><th>95% CI</th><th>method</th><th>rows</th></tr>
 {% for tag, score in s.tag_scores.items() %}{% set ci = s.tag_ci95.get(tag) %}<tr><td>{{ tag }}</td><td>{{ fmt(score) }}</td><td>{% if ci %}[{{ fmt(ci[0]) }}, {{ fmt(ci[1]) }}]{% else %}n/a{% endif %}</td><td>{{ s.tag_ci_method.get(tag) or "" }}</td><td>{{ s.tag_counts.get(tag, 0) }}</td></tr>
 {% endfor %}</table>{% endif %}
