@@ -254,7 +254,8 @@ def dump_dom(html: Path) -> str:
 
 
 # Run in a copy of a page: opens every <details>, then lists each element that reaches past
-# the right edge of its row card (or a page wider than the window) into <pre id=layout-check>.
+# the right edge of its row card, each chart label outside its chart (or a page wider than the
+# window) into <pre id=layout-check>.
 LAYOUT_CHECK = """<script>
 for (const d of document.querySelectorAll('details')) d.open = true;
 const bad = [];
@@ -266,6 +267,13 @@ for (const card of document.querySelectorAll('.card')) {
     if (r.width > 0 && r.right > edge + 1) bad.push(el.tagName + ' ' + Math.round(r.right - edge) + 'px past ' + (card.dataset.row || 'a card'));
   }
 }
+for (const chart of document.querySelectorAll('svg.chart')) {
+  const box = chart.getBoundingClientRect();
+  for (const t of chart.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1) bad.push('chart text "' + t.textContent + '" outside its chart');
+  }
+}
 const out = document.createElement('pre');
 out.id = 'layout-check';
 out.textContent = 'overflowing: ' + bad.length + (bad.length ? '\\n' + bad.slice(0, 20).join('\\n') : '');
@@ -274,8 +282,8 @@ document.body.appendChild(out);
 
 
 def layout_problems(html: Path) -> list[str]:
-    """What reaches past its card in `html` as Chromium lays it out at WINDOW_PX (empty: all
-    fits)."""
+    """What reaches past its card or chart in `html` as Chromium lays it out at WINDOW_PX
+    (empty: all fits)."""
     probe = html.with_name(html.stem + ".layout-check.html")
     probe.write_text(
         html.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"),

@@ -82,6 +82,12 @@ def thumbnail(ref: MediaRef | None, roots: DataRoots | None = None) -> Markup:
         )
 
 
+def label_width(labels: Iterable[str], font_px: float) -> float:
+    """Room for the longest label at `font_px` in a chart: a wide sans-serif glyph's advance
+    per character, so no label starts left of its chart."""
+    return max((len(label) for label in labels), default=0) * font_px * 0.65 + 8
+
+
 def tag_chart(
     tag_scores: Mapping[str, float],
     tag_counts: Mapping[str, int],
@@ -92,7 +98,8 @@ def tag_chart(
     if not tag_scores:
         return Markup("")
     intervals = tag_ci95 or {}
-    bar_w, row_h, label_w = 320, 22, 110
+    bar_w, row_h = 320, 22
+    label_w = max(110, round(label_width(tag_scores, 13)))
     height = row_h * len(tag_scores) + 10
     parts = [
         f'<svg class="chart" width="{label_w + bar_w + 260}" height="{height}" role="img" aria-label="per-tag scores">'
