@@ -314,12 +314,22 @@ class Crop:
     start: str
     end: str
     needed: bool = True  # False: a page without it (a metric without tags) has no such image
+    unless: str = ""  # a page with an element this selects gets no such image
 
 
 REPORT_CROPS = (
     Crop("summary", "h1", "body > table"),
     Crop("row", ".card.row", ".card.row"),
     Crop("tags", "#per-tag-scores", "table.tags", needed=False),
+    # A metric without tags shows its figures instead: "Metric figures" (the heading followed
+    # by a table's title and table) down to its last table
+    Crop(
+        "figures",
+        "h2:has(+ h3 + table.figures)",
+        "table.figures:not(:has(~ table.figures))",
+        needed=False,
+        unless="#per-tag-scores",
+    ),
 )
 # A comparison's title, sides, figures and per-tag chart: down to the element followed by the
 # rows' heading and the first row card (or the note that no row is paired).
@@ -359,7 +369,8 @@ MEASURE = """<script>
 addEventListener('load', () => {
   const page = document.documentElement, body = document.body.getBoundingClientRect();
   const rects = {};
-  for (const [name, start, end] of CROPS) {
+  for (const [name, start, end, unless] of CROPS) {
+    if (unless && document.querySelector(unless)) continue;
     const a = document.querySelector(start), b = document.querySelector(end);
     if (!a || !b) continue;
     const top = a.getBoundingClientRect().top + scrollY;
@@ -377,7 +388,9 @@ addEventListener('load', () => {
 def measure(html: Path, crops: tuple[Crop, ...]) -> dict[str, Rect]:
     """Where each crop is on `html` laid out PAGE_WIDTH wide (a crop whose elements are missing
     is left out)."""
-    script = MEASURE.replace("CROPS", json.dumps([[c.suffix, c.start, c.end] for c in crops]))
+    script = MEASURE.replace(
+        "CROPS", json.dumps([[c.suffix, c.start, c.end, c.unless] for c in crops])
+    )
     probe = html.with_name(html.stem + ".measure.html")
     probe.write_text(
         html.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8"
@@ -438,9 +451,9 @@ and cropped into docs/screenshots/, so a person can look at what a user reads:
     python -m devtools.screenshots [--out docs/screenshots]
 
 Each report gives METRIC-summary.png (title and summary table), METRIC-row.png (the first row)
-and, for a metric with tags, METRIC-tags.png (the per-tag chart and table); each comparison gives
-compare-METRIC.png (down to the first row). Pages are laid out 800 CSS pixels wide and captured
-at twice the pixels.
+and METRIC-tags.png (the per-tag chart and table) or, for a metric without tags,
+METRIC-figures.png (its metric figures); each comparison gives compare-METRIC.png (down to the
+first row). Pages are laid out 800 CSS pixels wide and captured at twice the pixels.
 
 The jobs are the examples in evalq.examples; the comparison of each metric is the example
 against a second job whose responses (or images) are changed, so the two sides differ. The
