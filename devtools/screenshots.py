@@ -1,11 +1,13 @@
 """Every metric's HTML report and a comparison report per metric, rendered from real jobs and
-screenshotted in headless Chromium into docs/screenshots/, so a person can look at what a
-user reads."""
+captured in headless Chromium, cropped to the parts the manual shows (docs/screenshots/), so a
+reader sees what a user reads at a size the text can be read."""
 
 from __future__ import annotations
 
 import argparse
+import html as html_lib
 import json
+import math
 import shutil
 import subprocess
 import tempfile
@@ -252,7 +254,8 @@ def dump_dom(html: Path) -> str:
 
 
 # Run in a copy of a page: opens every <details>, then lists each element that reaches past
-# the right edge of its row card (or a page wider than the window) into <pre id=layout-check>.
+# the right edge of its row card, each chart label outside its chart (or a page wider than the
+# window) into <pre id=layout-check>.
 LAYOUT_CHECK = """<script>
 for (const d of document.querySelectorAll('details')) d.open = true;
 const bad = [];
@@ -264,6 +267,13 @@ for (const card of document.querySelectorAll('.card')) {
     if (r.width > 0 && r.right > edge + 1) bad.push(el.tagName + ' ' + Math.round(r.right - edge) + 'px past ' + (card.dataset.row || 'a card'));
   }
 }
+for (const chart of document.querySelectorAll('svg.chart')) {
+  const box = chart.getBoundingClientRect();
+  for (const t of chart.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1) bad.push('chart text "' + t.textContent + '" outside its chart');
+  }
+}
 const out = document.createElement('pre');
 out.id = 'layout-check';
 out.textContent = 'overflowing: ' + bad.length + (bad.length ? '\\n' + bad.slice(0, 20).join('\\n') : '');
@@ -272,8 +282,8 @@ document.body.appendChild(out);
 
 
 def layout_problems(html: Path) -> list[str]:
-    """What reaches past its card in `html` as Chromium lays it out at WINDOW_PX (empty: all
-    fits)."""
+    """What reaches past its card or chart in `html` as Chromium lays it out at WINDOW_PX
+    (empty: all fits)."""
     probe = html.with_name(html.stem + ".layout-check.html")
     probe.write_text(
         html.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"),
@@ -288,11 +298,162 @@ def layout_problems(html: Path) -> list[str]:
     return [] if head.strip() == "overflowing: 0" else [head, *rest.splitlines()]
 
 
+# The manual's content column is about 700-800 CSS pixels wide: a page laid out at this width and
+# captured at twice its pixels keeps the report's text size, crisp, when the manual shows it.
+PAGE_WIDTH = 800
+SCALE = 2
+MARGIN = 8  # CSS pixels kept around what a crop shows (less than the gap between row cards)
+
+
+@dataclass(frozen=True)
+class Crop:
+    """A part of a page, as wide as the page's body: from the top of the first element `start`
+    selects to the bottom of the first one `end` selects. `suffix` names its PNG."""
+
+    suffix: str
+    start: str
+    end: str
+    needed: bool = True  # False: a page without it (a metric without tags) has no such image
+    unless: str = ""  # a page with an element this selects gets no such image
+
+
+REPORT_CROPS = (
+    Crop("summary", "h1", "body > table"),
+    Crop("row", ".card.row", ".card.row"),
+    Crop("tags", "#per-tag-scores", "table.tags", needed=False),
+    # A metric without tags shows its figures instead: "Metric figures" (the heading followed
+    # by a table's title and table) down to its last table
+    Crop(
+        "figures",
+        "h2:has(+ h3 + table.figures)",
+        "table.figures:not(:has(~ table.figures))",
+        needed=False,
+        unless="#per-tag-scores",
+    ),
+)
+# A comparison's title, sides, figures and per-tag chart: down to the element followed by the
+# rows' heading and the first row card (or the note that no row is paired).
+COMPARE_CROPS = (Crop("", "h1", "body > :has(+ h3 + :is(.card, p.note))"),)
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A box on the page, in CSS pixels from the page's top left corner."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
+def crop_box(
+    rect: Rect, image_size: tuple[int, int], scale: float = SCALE, margin: float = MARGIN
+) -> tuple[int, int, int, int]:
+    """The pixels of a capture taken at `scale` that show `rect` with `margin` CSS pixels
+    around it, clamped to the image: (left, upper, right, lower) as Pillow crops."""
+    width, height = image_size
+    box = (
+        max(0, math.floor((rect.left - margin) * scale)),
+        max(0, math.floor((rect.top - margin) * scale)),
+        min(width, math.ceil((rect.right + margin) * scale)),
+        min(height, math.ceil((rect.bottom + margin) * scale)),
+    )
+    if box[2] <= box[0] or box[3] <= box[1]:
+        raise ValueError(f"{rect} is outside a {width}x{height} capture at scale {scale}")
+    return box
+
+
+# Run in a copy of a page once it has loaded (images laid out): the page's width and each crop's
+# box, as JSON in <pre id=crop-rects>.
+MEASURE = """<script>
+addEventListener('load', () => {
+  const page = document.documentElement, body = document.body.getBoundingClientRect();
+  const rects = {};
+  for (const [name, start, end, unless] of CROPS) {
+    if (unless && document.querySelector(unless)) continue;
+    const a = document.querySelector(start), b = document.querySelector(end);
+    if (!a || !b) continue;
+    const top = a.getBoundingClientRect().top + scrollY;
+    const bottom = b.getBoundingClientRect().bottom + scrollY;
+    rects[name] = [body.left, top, body.right, bottom];
+  }
+  const out = document.createElement('pre');
+  out.id = 'crop-rects';
+  out.textContent = JSON.stringify({width: page.scrollWidth, rects: rects});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def measure(html: Path, crops: tuple[Crop, ...]) -> dict[str, Rect]:
+    """Where each crop is on `html` laid out PAGE_WIDTH wide (a crop whose elements are missing
+    is left out)."""
+    script = MEASURE.replace(
+        "CROPS", json.dumps([[c.suffix, c.start, c.end, c.unless] for c in crops])
+    )
+    probe = html.with_name(html.stem + ".measure.html")
+    probe.write_text(
+        html.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8"
+    )
+    dom = run_chromium(probe, "--dump-dom", "--hide-scrollbars", size=(PAGE_WIDTH, WINDOW_PX[1]))
+    start = dom.find('<pre id="crop-rects">')
+    if start < 0:
+        raise AssertionError(f"the measuring script did not run in {html}")
+    found = json.loads(html_lib.unescape(dom[start:].split(">", 1)[1].split("</pre>", 1)[0]))
+    if found["width"] > PAGE_WIDTH:
+        raise AssertionError(f"{html} is {found['width']} px wide, wider than {PAGE_WIDTH}")
+    return {name: Rect(*box) for name, box in found["rects"].items()}
+
+
+def capture(html: Path, crops: tuple[Crop, ...], stem: Path) -> list[Path]:
+    """Crop `html`'s parts into STEM-SUFFIX.png (STEM.png for an empty suffix) from one capture
+    tall enough to hold them all, taken at SCALE without scrollbars; the PNGs written."""
+    from PIL import Image
+
+    rects = measure(html, crops)
+    missing = [c.start for c in crops if c.needed and c.suffix not in rects]
+    if missing:
+        raise AssertionError(f"{html} has no {', '.join(missing)}")
+    size = (
+        PAGE_WIDTH,
+        max(WINDOW_PX[1], math.ceil(max(r.bottom for r in rects.values()) + 2 * MARGIN)),
+    )
+    written = []
+    with tempfile.TemporaryDirectory(prefix="evalq-capture-") as scratch:
+        shot = Path(scratch) / "page.png"
+        run_chromium(
+            html,
+            f"--screenshot={shot}",
+            "--hide-scrollbars",
+            f"--force-device-scale-factor={SCALE}",
+            size=size,
+        )
+        with Image.open(shot) as image:
+            if image.size != (size[0] * SCALE, size[1] * SCALE):
+                raise AssertionError(f"Chromium captured {image.size}, not {size} at {SCALE}x")
+            page = image.convert("RGB")
+        for crop in crops:
+            if crop.suffix in rects:
+                png = stem.with_name(
+                    stem.name + (f"-{crop.suffix}" if crop.suffix else "") + ".png"
+                )
+                part = page.crop(crop_box(rects[crop.suffix], page.size))
+                # 256 colours undithered: text, tables and charts look the same at half the bytes
+                part.quantize(256, dither=Image.Dither.NONE).save(png, optimize=True)
+                written.append(png)
+    return written
+
+
 HELP = """Every metric's HTML report and a comparison report per metric, rendered from real jobs (real
-Redis, a real worker, the fake Gemini server's simulated judge) and screenshotted in headless
-Chromium into docs/screenshots/, so a person can look at what a user reads.
+Redis, a real worker, the fake Gemini server's simulated judge), captured in headless Chromium
+and cropped into docs/screenshots/, so a person can look at what a user reads:
 
     python -m devtools.screenshots [--out docs/screenshots]
+
+Each report gives METRIC-summary.png (title and summary table), METRIC-row.png (the first row)
+and METRIC-tags.png (the per-tag chart and table) or, for a metric without tags,
+METRIC-figures.png (its metric figures); each comparison gives compare-METRIC.png (down to the
+first row). Pages are laid out 800 CSS pixels wide and captured at twice the pixels.
 
 The jobs are the examples in evalq.examples; the comparison of each metric is the example
 against a second job whose responses (or images) are changed, so the two sides differ. The
@@ -305,7 +466,9 @@ def main() -> int:
     from devtools.local import WorkerPool, evalq_env, start_fake_gemini, start_redis, stop
     from evalq.worker.settings import Settings
 
-    parser = argparse.ArgumentParser(description=HELP)
+    parser = argparse.ArgumentParser(
+        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--html-dir", type=Path, default=None, help="keep the HTML pages here")
     parser.add_argument(
@@ -323,9 +486,9 @@ def main() -> int:
         html_dir = args.html_dir or work / "html"
         args.out.mkdir(parents=True, exist_ok=True)
         for done in run_and_render(client, runs, html_dir):
-            screenshot(done.report, args.out / f"{done.metric}.png")
-            screenshot(done.compare, args.out / f"compare-{done.metric}.png")
-            print(f"{done.metric}: {args.out / done.metric}.png, compare-{done.metric}.png")
+            written = capture(done.report, REPORT_CROPS, args.out / done.metric)
+            written += capture(done.compare, COMPARE_CROPS, args.out / f"compare-{done.metric}")
+            print(f"{done.metric}: {', '.join(str(p) for p in written)}")
     finally:
         pool.stop_all()
         stop(fake.proc)

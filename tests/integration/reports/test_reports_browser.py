@@ -13,11 +13,15 @@ from typing import Any
 import pytest
 
 from devtools.screenshots import (
+    COMPARE_CROPS,
     OFF_TOPIC_ID,
+    REPORT_CROPS,
+    Crop,
     _rows,
     dump_dom,
     example_runs,
     layout_problems,
+    measure,
     run_and_render,
 )
 from evalq.client.output.html.report import render_report
@@ -72,6 +76,17 @@ def explanations(metric: str, details: dict[str, Any]) -> list[str]:
     return []
 
 
+def assert_crops_found(report: Path, compare: Path, *, tagged: bool) -> None:
+    """The manual's screenshots find their parts: the summary above the per-tag chart (or the
+    metric figures) above the first row; the comparison's top above its rows."""
+    parts = measure(report, REPORT_CROPS)
+    middle = "tags" if tagged else "figures"
+    assert sorted(parts) == sorted(["summary", middle, "row"]), parts
+    assert parts["summary"].bottom <= parts[middle].top < parts[middle].bottom <= parts["row"].top
+    found = measure(compare, (*COMPARE_CROPS, Crop("rows", ".card", ".card")))
+    assert found[""].top < found[""].bottom <= found["rows"].top, found
+
+
 def test_every_metric_reads_like_the_metric_in_chromium(
     client: Any, fake: FakeGemini, tmp_path: Path
 ) -> None:
@@ -118,6 +133,8 @@ def test_every_metric_reads_like_the_metric_in_chromium(
                 )
             ]
             assert shown, done.metric  # side B's rows show the texts its judge read
+        if done.metric in ("gecko-image", "rank"):
+            assert_crops_found(done.report, done.compare, tagged=done.metric == "gecko-image")
         if done.metric == "pairwise":
             assert INTERVAL.search(figures), figures  # win rates with their intervals
             assert "winner A (response_a)" in text

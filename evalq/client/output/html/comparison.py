@@ -13,7 +13,13 @@ from evalq.client.output.comparison_text import counts_line
 from evalq.client.output.formats import figure_text, money, p_text
 from evalq.client.output.html.borderline import repeat_lines
 from evalq.client.output.html.page import render_page
-from evalq.client.output.html.report import LABEL_COLORS, ROW_CSS, ROW_MACROS, thumbnail
+from evalq.client.output.html.report import (
+    LABEL_COLORS,
+    ROW_CSS,
+    ROW_MACROS,
+    label_width,
+    thumbnail,
+)
 from evalq.client.output.html.row_views import input_for, row_view, shows_media
 from evalq.comparisons.comparison import Comparison, PairComparison
 from evalq.comparisons.paired_rows import PairedRow
@@ -52,7 +58,9 @@ def difference_chart(pair: PairComparison) -> Markup:
     low, span = value.low, value.width or 1.0
     lines: list[tuple[str, PairedDifference]] = [("overall", pair.overall)]
     lines += [(tag, d.stats) for tag, d in pair.tags.items()]
-    label_w, bar_w, gap, diff_w, row_h = 120, 220, 30, 260, 34
+    names = [f"{name} ({stats.n} rows)" for name, stats in lines]
+    label_w = max(120, round(label_width(names, 12)))
+    bar_w, gap, diff_w, row_h = 220, 30, 260, 34
     width = label_w + bar_w + gap + diff_w + 170
     top = 38  # two header lines: long side names and scales would collide on one
     height = row_h * len(lines) + top + 10
@@ -97,7 +105,8 @@ def difference_chart(pair: PairComparison) -> Markup:
         parts.append(_text(zero + diff_w / 2 + 8, mid + 4, f"{stats.mean_diff:+.3f}{ci}", size=11))
     body = Markup("").join(parts)
     return Markup(
-        '<svg class="chart" width="{}" height="{}" role="img" aria-label="per-tag comparison">{}</svg>'
+        '<svg class="chart" width="{0}" height="{1}" viewBox="0 0 {0} {1}"'
+        ' style="max-width: 100%; height: auto" role="img" aria-label="per-tag comparison">{2}</svg>'
     ).format(width, height, body)
 
 

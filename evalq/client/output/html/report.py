@@ -82,6 +82,12 @@ def thumbnail(ref: MediaRef | None, roots: DataRoots | None = None) -> Markup:
         )
 
 
+def label_width(labels: Iterable[str], font_px: float) -> float:
+    """Room for the longest label at `font_px` in a chart: a wide sans-serif glyph's advance
+    per character, so no label starts left of its chart."""
+    return max((len(label) for label in labels), default=0) * font_px * 0.65 + 8
+
+
 def tag_chart(
     tag_scores: Mapping[str, float],
     tag_counts: Mapping[str, int],
@@ -92,7 +98,8 @@ def tag_chart(
     if not tag_scores:
         return Markup("")
     intervals = tag_ci95 or {}
-    bar_w, row_h, label_w = 320, 22, 110
+    bar_w, row_h = 320, 22
+    label_w = max(110, round(label_width(tag_scores, 13)))
     height = row_h * len(tag_scores) + 10
     parts = [
         f'<svg class="chart" width="{label_w + bar_w + 260}" height="{height}" role="img" aria-label="per-tag scores">'
@@ -240,7 +247,7 @@ th { background: #f2f2f2; text-align: left; } td.num { text-align: right; font-v
 <table class="groups"><tr><th>column</th><th>value</th>{% if has_group_candidates %}<th>candidate</th>{% endif %}<th>rows</th><th>scored</th><th>mean score</th><th>95% CI</th><th>method</th><th>tag scores</th></tr>
 {% for g in s.groups %}<tr><td>{{ g.column }}</td><td><b>{{ g.value }}</b></td>{% if has_group_candidates %}<td>{{ g.candidate or "" }}</td>{% endif %}<td class="num">{{ g.rows }}</td><td class="num">{{ g.rows_scored }}</td><td class="num">{{ fmt(g.mean_score) }}</td><td>{% if g.ci95 %}[{{ fmt(g.ci95[0]) }}, {{ fmt(g.ci95[1]) }}]{% else %}n/a{% endif %}</td><td>{{ g.ci_method or "" }}</td><td>{% for tag, v in g.tag_scores.items() %}{{ tag }} {{ fmt(v) }} ({{ g.tag_counts.get(tag, 0) }}){% if not loop.last %} · {% endif %}{% endfor %}</td></tr>
 {% endfor %}</table>{% endif %}
-{% if s.tag_scores %}<h2>Per-tag scores{% if s.candidates %} (all candidates pooled){% endif %}</h2>{{ chart }}
+{% if s.tag_scores %}<h2 id="per-tag-scores">Per-tag scores{% if s.candidates %} (all candidates pooled){% endif %}</h2>{{ chart }}
 <table class="tags"><tr><th>tag</th><th>score</th><th>95% CI</th><th>method</th><th>rows</th></tr>
 {% for tag, score in s.tag_scores.items() %}{% set ci = s.tag_ci95.get(tag) %}<tr><td>{{ tag }}</td><td>{{ fmt(score) }}</td><td>{% if ci %}[{{ fmt(ci[0]) }}, {{ fmt(ci[1]) }}]{% else %}n/a{% endif %}</td><td>{{ s.tag_ci_method.get(tag) or "" }}</td><td>{{ s.tag_counts.get(tag, 0) }}</td></tr>
 {% endfor %}</table>{% endif %}

@@ -143,6 +143,17 @@ def test_report_shows_the_interval_method_and_rows_per_tag() -> None:
     assert "0.500 [0.094, 0.906] (3 rows)" in html  # the chart's label, next to its whisker
 
 
+def test_long_tag_names_stay_inside_the_chart_in_chromium(tmp_path: Path) -> None:
+    chromium_or_skip()
+    from devtools.screenshots import layout_problems
+
+    tags = {"temporal relation": 0.667, "a tag named at some length by its author": 0.5, "x": 1.0}
+    html = render_report(reported_summary(tag_scores=tags, tag_counts=dict.fromkeys(tags, 3)), [])
+    page = tmp_path / "report.html"
+    page.write_text(html, encoding="utf-8")
+    assert layout_problems(page) == []
+
+
 def test_report_ranking_as_tables_and_sentences() -> None:
     metric_summary = {
         "ranking": [
