@@ -80,6 +80,7 @@ def example_runs(folder: Path) -> list[Run]:
         write_pointwise_example,
         write_rank_example,
     )
+    from evalq.examples.text_rubrics import write_rubric_example
     from evalq.examples.video import write_gecko_video_example
 
     images = write_comparison_example(folder / "image")
@@ -88,6 +89,7 @@ def example_runs(folder: Path) -> list[Run]:
     pointwise = write_pointwise_example(folder / "pointwise")
     pairwise = write_pairwise_example(folder / "pairwise")
     rank = write_rank_example(folder / "rank")
+    rubric = write_rubric_example(folder / "rubric")
     swap = {"response_a": "response_b", "response_b": "response_a"}
     return [
         Run("gecko-image", images.per_model["exact"], images.per_model["sloppy"], {}),
@@ -110,6 +112,12 @@ def example_runs(folder: Path) -> list[Run]:
             rank,
             _altered(rank, lambda r: _shorter(r, "cited")),
             {"candidates": ["terse", "moderate", "cited"]},
+        ),
+        Run(
+            "rubric",
+            rubric,
+            _altered(rubric, lambda r: _shorter(r, "careful")),
+            {"candidates": ["careful", "careless"]},
         ),
     ]
 

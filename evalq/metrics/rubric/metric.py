@@ -25,6 +25,7 @@ from evalq.core.repeats import sample_verdicts
 from evalq.core.replies import extract_json
 from evalq.core.reply_schemas import VerdictReply
 from evalq.core.row_columns import read_columns
+from evalq.core.row_value import RowValue
 from evalq.core.row_view import JudgedInput, ViewParts, questions_view, texts_of
 from evalq.metrics.gecko.metric import GeckoMetric
 from evalq.metrics.gecko.parsing import BatchVerdictReply, parse_yes_no
@@ -152,6 +153,8 @@ class RubricMetric(GeckoMetric):
     validator_spec = TEXT_VALIDATOR
     judged_units = "tests"
     shows_media = False
+    # Paired test by test, as Gecko's questions are; the share counts each by its importance.
+    compared_on = RowValue("score", "share of tests passed (by importance)", by_question=True)
 
     def __init__(self) -> None:
         super().__init__()
