@@ -1,6 +1,6 @@
 """Day two on a real stack: Ctrl-C while waiting leaves the job running and says how to re-attach;
 `evalq wait` re-attaches and holds the job to --fail-under; `evalq resume` on a running job
-re-sends only the lost rows, and says so; the README's "Five minutes on your own data" runs."""
+re-sends only the lost rows, and says so; the tutorial's job on your own data runs."""
 
 from __future__ import annotations
 
@@ -113,17 +113,16 @@ def test_resume_on_a_running_job_re_sends_only_lost_rows(
     assert (summary.status, summary.rows_done, summary.rows_scored) == ("finished", rows, rows)
 
 
-def readme_recipe() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split("## Five minutes on your own data", 1)[1].split("\n## ", 1)[0]
+def tutorial_recipe() -> str:
+    return (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
 
 
 def test_the_own_data_recipe_runs_as_written(
     client: Any, fake: FakeGemini, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """The README's tutorial, command by command, on a CSV of the shape it describes: its own
+    """The tutorial, command by command, on a CSV of the shape it describes: its own
     column names, read through --map, and a column the metric does not read, kept."""
-    recipe = readme_recipe()
+    recipe = tutorial_recipe()
     run_line = (
         "$ evalq run pointwise support.csv --template question_answering_quality \\\n"
         '    --map prompt=customer_message --map response=reply --name "support v1" --wait'
