@@ -82,7 +82,9 @@ def test_unscored_rules_per_test_hedge_truncated_unparseable() -> None:
             "kind": TruncatedReply("finish reason MAX_TOKENS"),
         }
     )
-    _, _, result = _rubric_row({"questions": "replace"}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
+    _, _, result = _rubric_row(
+        {"questions": "replace"}, judge, {**ROW, "rubrics": json.dumps(TESTS)}
+    )
     status = {q.question: (q.status, q.reason, q.result) for q in result.questions}
     assert status == {
         "The reply is short.": ("ok", None, 1),
@@ -100,7 +102,9 @@ def test_batched_test_left_unanswered_is_unscored() -> None:
         ]
     }
     judge = MemoryJudge(MODEL, lambda request: json.dumps(reply))
-    _, _, result = _rubric_row({"validator": "batched"}, judge, {**ROW, "rubrics": json.dumps(TESTS)})
+    _, _, result = _rubric_row(
+        {"validator": "batched"}, judge, {**ROW, "rubrics": json.dumps(TESTS)}
+    )
     assert len(judge.requests) == 1  # one call for the row's three tests
     results = [(q.status, q.reason, q.result, q.rationale) for q in result.questions]
     assert results == [
@@ -161,7 +165,9 @@ def test_vertex_rubric_groups_and_plain_forms_read_as_tests() -> None:
     with pytest.raises(InputError, match="test 1 needs a text"):
         row_tests([{"importance": "HIGH"}], "r1")
     with pytest.raises(InputError, match="rubrics"):
-        _rubric_row({}, MemoryJudge(MODEL, simulated), {**ROW, "rubrics": "[]", "questions": ["x."]})
+        _rubric_row(
+            {}, MemoryJudge(MODEL, simulated), {**ROW, "rubrics": "[]", "questions": ["x."]}
+        )
 
 
 def test_the_validator_sees_the_texts_in_blocks_and_no_media() -> None:
