@@ -72,7 +72,8 @@ def test_a_removed_sqlite_folder_keeps_the_job_pending_until_it_is_back(tmp_path
         assert redis.zscore(keys.ARCHIVE_PENDING, second) is not None
         assert not redis.hget(keys.job(second), keys.ARCHIVED_AT)
         names = job_key_names(redis, second)
-        assert len(names) > 18 and all(redis.ttl(n) == -1 for n in names)  # held, no expiry
+        assert len(names) > 18  # held, no expiry: the step after the first failed try
+        wait_for(lambda: all(redis.ttl(n) == -1 for n in names), 60, "the job's keys held")
         status = run_evalq(env, "status", second)
         assert status.returncode == 0, status.stderr
         notes = [line for line in status.stderr.splitlines() if "archive: write pending" in line]

@@ -72,13 +72,20 @@ def test_archive_down_when_the_job_ends(private_postgres: PostgresServer, tmp_pa
         assert status.returncode == 0, status.stderr
         assert "archive: write pending" in status.stderr
         assert "failed tries" in status.stderr and "OperationalError" in status.stderr
-        # Held: not one key of the job may expire before it is written.
+        # Held: not one key of the job may expire before it is written. The worker counts the
+        # failed try, then holds the keys: wait for the second step, not for a time.
         names = job_key_names(redis, job_id)
-        assert len(names) > 18 and all(redis.ttl(n) == -1 for n in names)
+        assert len(names) > 18
+        wait_for(lambda: all(redis.ttl(n) == -1 for n in names), 60, "the job's keys held")
 
         private_postgres.start()
         wait_archived(redis, job_id, timeout_s=120)
-        assert all(redis.ttl(n) > 0 for n in job_key_names(redis, job_id))
+        # Written, then the held keys given their expiry again, a step after the write's record.
+        wait_for(
+            lambda: all(redis.ttl(n) > 0 for n in job_key_names(redis, job_id)),
+            60,
+            "the job's keys expiring again",
+        )
         rows_total = 18
         counts = record_counts(url, job_id)
         assert counts == {
