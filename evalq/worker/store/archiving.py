@@ -109,10 +109,10 @@ class ArchivingStore(StoreBase):
         self._expire_job_keys(job_id, self.job_ttl(job_id))
 
     def _job_key_names(self, job_id: str) -> list[str]:
-        """Every key of the job (its hash and each of its parts), found by name."""
-        names = [keys.job(job_id)]
-        names += cast(list[str], list(self.r.scan_iter(match=keys.job(job_id, "*"), count=1000)))
-        return names
+        """Every key of the job, found by name: its parts, then its hash, which so is given its
+        expiry last and outlives none of them by the time the others took."""
+        parts = cast(list[str], list(self.r.scan_iter(match=keys.job(job_id, "*"), count=1000)))
+        return [*parts, keys.job(job_id)]
 
     def _expire_job_keys(self, job_id: str, ttl_s: int | None) -> None:
         """Hold every key of the job (ttl None: PERSIST) or let them expire after ttl_s."""

@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 WORDS_PER_HEADING = 600
 # Pages still waiting for their sections, each to leave this tuple when it has them: the test
 # names a page here that has enough headings, so the tuple can only shrink.
-NOT_YET = ("guides/calibration.md",)
+NOT_YET: tuple[str, ...] = ()
 DOCS = Path(ROOT, "docs")
 PAGES = sorted(path.relative_to(DOCS).as_posix() for path in DOCS.rglob("*.md"))
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
