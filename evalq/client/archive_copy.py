@@ -27,13 +27,15 @@ def copy_archive(from_url: str, to_url: str) -> str:
     """Copy; the last line to print ("copied N jobs (M already there) from A to B")."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from evalq.client.cli.common import err_console
+    from evalq.client.output.terminal.console import TerminalConsole
     from evalq.client.output.terminal.visible import shown
     from evalq.worker.archive.copy import CopyPlan, copy_all
 
     source, target = place_of(from_url, "--from"), place_of(to_url, "--to")
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err_console(), disable=not sys.stderr.isatty()) as progress:
+    with Progress(
+        *columns, console=TerminalConsole(stderr=True), disable=not sys.stderr.isatty()
+    ) as progress:
         task = progress.add_task(shown(f"copying to {target.shown}"), total=None)
 
         def on_plan(plan: CopyPlan) -> None:

@@ -83,7 +83,7 @@ def sqlite_history(folder: Path, jobs: int) -> tuple[str, Archive]:
     return url, archive
 
 
-def with_password(postgres_url: str) -> str:
+def url_with_a_password(postgres_url: str) -> str:
     """The test database's URL as a person gives it, with a password in it."""
     url = make_url(postgres_url).set(drivername="postgresql", password=PASSWORD)
     return url.render_as_string(hide_password=False)
@@ -114,7 +114,7 @@ def test_a_sqlite_history_arrives_whole_in_postgres_and_once(
     postgres_url: str, tmp_path: Path
 ) -> None:
     source_url, source = sqlite_history(tmp_path, 4)
-    target_url = with_password(postgres_url)
+    target_url = url_with_a_password(postgres_url)
     shown = f"postgresql://postgres:***@{make_url(postgres_url).host}"
     said = copy(source_url, target_url)
     assert said.startswith(f"copied 4 jobs (0 already there) from {source_url} to {shown}")
