@@ -148,7 +148,8 @@ def test_a_copy_killed_half_way_leaves_whole_jobs_and_a_rerun_finishes(
             def stopped_at_the_fourth() -> bool:
                 jobs = count(target.engine, schema.jobs)
                 waiting = blocker.execute(
-                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+                    "(SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted"
                 ).fetchone()
                 assert copying.poll() is None, copying.communicate()
                 return jobs == 3 and waiting is not None and waiting[0] == 1
@@ -174,7 +175,8 @@ def locked_by_the_killed(postgres_url: str) -> bool:
     """Whether the server still holds a transaction of the killed copy (its socket closed)."""
     with psycopg.connect(libpq_url(postgres_url), autocommit=True) as check:
         found = check.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())"
         ).fetchone()
     return found is not None and found[0] > 0
 
