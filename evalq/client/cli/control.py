@@ -199,12 +199,13 @@ def archive(
     """Write ended jobs to the archive now. Workers write each job they end; this is for jobs
     that ended before the archive existed, or to write one again (it replaces its record).
     Each JOB is an id, a unique prefix of one, or a --name. With --from and --to, copy every
-    job of one archive into another instead (a job already there is not copied twice)."""
+    job of one archive into another instead (`evalq archive copy --from URL --to URL` says the
+    same): a job already there is not copied twice."""
     from evalq.client.archive_jobs import archive_job, ended_in_redis
     from evalq.client.cli.common import make_reader
 
     if from_url is not None or to_url is not None:
-        if from_url is None or to_url is None or jobs or every:
+        if from_url is None or to_url is None or jobs not in ((), ("copy",)) or every:
             raise click.UsageError(
                 "a copy takes --from URL and --to URL, and no JOB or --all: "
                 "evalq archive --from URL --to URL"

@@ -103,8 +103,8 @@ def target_engine(url: str) -> Engine:
     return _engine(place.url)
 
 
-def copy(source: str, target: str) -> str:
-    done = run_evalq(bare_env(), "archive", "--from", source, "--to", target)
+def copy(source: str, target: str, *words: str) -> str:
+    done = run_evalq(bare_env(), "archive", *words, "--from", source, "--to", target)
     assert done.returncode == 0, done.stdout + done.stderr
     assert PASSWORD not in done.stdout + done.stderr
     return done.stdout.strip()
@@ -122,7 +122,7 @@ def test_a_sqlite_history_arrives_whole_in_postgres_and_once(
     assert contents(target_engine(target_url)) == expected
     assert [len(expected[t.name]) for t in TABLES] == [4, 1, 7, 14]
 
-    again = copy(source_url, target_url)
+    again = copy(source_url, target_url, "copy")  # the other spelling
     assert again.startswith("copied 0 jobs (4 already there)")
     assert contents(target_engine(target_url)) == expected
 
