@@ -172,19 +172,48 @@ def turns(
     )
 
 
-@click.command("archive", epilog=examples("evalq archive JOB", "evalq archive --all"))
+@click.command(
+    "archive",
+    epilog=examples(
+        "evalq archive JOB",
+        "evalq archive --all",
+        "evalq archive --from sqlite:///old.sqlite --to postgresql://evalq@db/evalq",
+    ),
+)
 @click.argument("jobs", nargs=-1, metavar="[JOB]...")
 @click.option(
     "--all", "every", is_flag=True, help="Every ended job Redis still has (after an upgrade)."
 )
+@click.option(
+    "--from", "from_url", metavar="URL", help="Copy every job of this archive (with --to)."
+)
+@click.option("--to", "to_url", metavar="URL", help="The archive --from's jobs are copied into.")
 @redis_option
-def archive(jobs: tuple[str, ...], every: bool, redis_url: str | None) -> None:
+def archive(
+    jobs: tuple[str, ...],
+    every: bool,
+    from_url: str | None,
+    to_url: str | None,
+    redis_url: str | None,
+) -> None:
     """Write ended jobs to the archive now. Workers write each job they end; this is for jobs
     that ended before the archive existed, or to write one again (it replaces its record).
-    Each JOB is an id, a unique prefix of one, or a --name."""
+    Each JOB is an id, a unique prefix of one, or a --name. With --from and --to, copy every
+    job of one archive into another instead (`evalq archive copy --from URL --to URL` says the
+    same): a job already there is not copied twice."""
     from evalq.client.archive_jobs import archive_job, ended_in_redis
     from evalq.client.cli.common import make_reader
 
+    if from_url is not None or to_url is not None:
+        if from_url is None or to_url is None or jobs not in ((), ("copy",)) or every:
+            raise click.UsageError(
+                "a copy takes --from URL and --to URL, and no JOB or --all: "
+                "evalq archive --from URL --to URL"
+            )
+        from evalq.client.archive_copy import copy_archive
+
+        click.echo(copy_archive(from_url, to_url))
+        return
     reader = make_reader(redis_url)
     ids = [job_of(reader, job) for job in jobs] + (ended_in_redis(reader) if every else [])
     if not ids:

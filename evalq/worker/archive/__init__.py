@@ -13,5 +13,6 @@ the Store owns every Redis key:
 - engine: opening it (schema created or upgraded once per process), errors as one line;
 - record: a job as written; writer: one transaction per job, idempotent;
 - reader: a job read back, the history with filters, question sets, rows for analysis;
+- copy: every job of one archive copied into another (`evalq archive --from --to`);
 - mixed_archives: the warning when the workers of one Redis write to different archives.
 """

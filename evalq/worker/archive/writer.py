@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -46,15 +46,11 @@ def write_record(engine: Engine, record: JobRecord) -> Written:
     archived_at = time.time()
     with writing(engine) as connection:
         opened = connection.info.get(FILE_ID)
-        _lock_job(connection, job_id)
-        for table in (schema.verdicts, schema.rows, schema.jobs):
-            connection.execute(sa.delete(table).where(table.c.job_id == job_id))
-        connection.execute(sa.insert(schema.jobs), [_job_values(record, summary, archived_at)])
-        _insert_question_sets(connection, record.question_sets)
-        _insert_many(connection, schema.rows, (_row_values(job_id, row) for row in record.rows))
-        _insert_many(
+        replace_job(
             connection,
-            schema.verdicts,
+            _job_values(record, summary, archived_at),
+            record.question_sets,
+            (_row_values(job_id, row) for row in record.rows),
             (
                 _verdict_values(job_id, row.key, unit, text)
                 for row in record.rows
@@ -64,15 +60,39 @@ def write_record(engine: Engine, record: JobRecord) -> Written:
     return Written(archived_at=archived_at, file=opened)
 
 
+def replace_job(
+    connection: Connection,
+    job: dict[str, Any],
+    question_sets: dict[str, str],
+    rows: Iterable[dict[str, Any]],
+    verdicts: Iterable[dict[str, Any]],
+) -> None:
+    """Put one job's record (its columns' values) in place of whatever the archive held of it,
+    in the caller's transaction: a write and a copy (evalq.worker.archive.copy) alike."""
+    job_id = job["job_id"]
+    _lock_job(connection, job_id)
+    for table in (schema.verdicts, schema.rows, schema.jobs):
+        connection.execute(sa.delete(table).where(table.c.job_id == job_id))
+    connection.execute(sa.insert(schema.jobs), [job])
+    _insert_question_sets(connection, question_sets)
+    _insert_many(connection, schema.rows, rows)
+    _insert_many(connection, schema.verdicts, verdicts)
+
+
 def _lock_job(connection: Connection, job_id: str) -> None:
     """PostgreSQL writers of one job queue on an advisory lock for it; SQLite's queue on the
     file's lock (engine opens every write with BEGIN IMMEDIATE)."""
     if connection.dialect.name == "postgresql":
-        key = int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big", signed=True)
+        key = job_lock_key(job_id)
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
-def _insert_many(connection: Connection, table: sa.Table, values: Iterator[dict[str, Any]]) -> None:
+def job_lock_key(job_id: str) -> int:
+    """The PostgreSQL advisory lock a writer of the job holds for its transaction."""
+    return int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big", signed=True)
+
+
+def _insert_many(connection: Connection, table: sa.Table, values: Iterable[dict[str, Any]]) -> None:
     batch: list[dict[str, Any]] = []
     for item in values:
         batch.append(item)
