@@ -42,7 +42,8 @@ def copy_archive(from_url: str, to_url: str) -> str:
             progress.update(task, total=len(plan.to_copy))
 
         plan = copy_all(source, target, on_plan, lambda _job_id: progress.advance(task))
+    copied = len(plan.to_copy)
     return (
-        f"copied {len(plan.to_copy)} jobs ({plan.already} already there) "
+        f"copied {copied} job{'' if copied == 1 else 's'} ({plan.already} already there) "
         f"from {source.shown} to {target.shown}"
     )

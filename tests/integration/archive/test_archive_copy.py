@@ -127,7 +127,7 @@ def test_a_sqlite_history_arrives_whole_in_postgres_and_once(
     assert contents(target_engine(target_url)) == expected
 
     source.write(job_to_copy("c0c0c0c00001", 1_700_000_001.0, rows=3))  # written again
-    assert copy(source_url, target_url).startswith("copied 1 jobs (3 already there)")
+    assert copy(source_url, target_url).startswith("copied 1 job (3 already there)")
     assert contents(target_engine(target_url)) == contents(source.engine)
 
 
