@@ -100,6 +100,7 @@ def test_every_metric_reads_like_the_metric_in_chromium(
         "pointwise",
         "pairwise",
         "rank",
+        "rubric",
     ]
     for done in rendered:
         job_a = done.jobs[0]
