@@ -26,8 +26,8 @@ pytestmark = pytest.mark.integration
 JUDGE = "drift-test-judge"  # a model of this module's own: no other test's cached replies
 DRIFTING = "drift-test-drift-10pct"
 FAVOURING = "drift-test-drift-0pct"  # changes nothing but the favoured responses' comparisons
-ROWS = 200
-RETEST = 80
+ROWS = 120
+RETEST = 60
 WORDS = ("moon", "sun", "pull", "sea", "tide", "spring", "neap", "coast", "rise", "fall")
 
 
