@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from evalq.core.errors import UnparseableReply
+
+M = TypeVar("M", bound=BaseModel)
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 # Between two options of a hedge or of an echoed template: "yes or no", "yes/no", "a|b|c|d|e"
@@ -71,3 +75,15 @@ def hedge(named: list[str], text: str) -> UnparseableReply:
         f"the reply hedges: it names more than one option ({' / '.join(dict.fromkeys(named))})",
         raw=clip(text),
     )
+
+
+def fitted(model: type[M], data: Any, what: str, text: str) -> M:
+    """`data` as `model`, or the reply unparseable, naming where it first leaves the schema."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UnparseableReply(
+            f"{what} does not fit the schema at {where}: {first['msg']}", raw=clip(text)
+        ) from None

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from evalq.core.errors import UnparseableReply
 from evalq.core.models import TAGS, Question
-from evalq.core.replies import clip, extract_json, hedge, options_named
+from evalq.core.replies import clip, extract_json, fitted, hedge, options_named
 from evalq.core.reply_schemas import RubricReply
 
 _LABELLED_RE = re.compile(
@@ -122,14 +122,7 @@ def _normalise_rubric(data: Any) -> Any:
 def parse_rubric(text: str) -> RubricReply:
     """Parse a rubric-generation reply into keywords and yes/no questions."""
     data = _normalise_rubric(extract_json(text))
-    try:
-        rubric = RubricReply.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise UnparseableReply(
-            f"rubric reply does not fit the schema at {where}: {first['msg']}", raw=clip(text)
-        ) from None
+    rubric = fitted(RubricReply, data, "rubric reply", text)
     if not rubric.questions:
         raise UnparseableReply("rubric reply has no questions", raw=clip(text))
     return rubric

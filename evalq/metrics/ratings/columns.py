@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evalq.core.errors import DatasetError, InputError
+from evalq.core.errors import DatasetError
 from evalq.core.media import MediaPlace
 from evalq.core.models import RowInput
-from evalq.core.row_columns import read_columns
+from evalq.core.row_columns import read_columns, text_cell
 from evalq.metrics.ratings.rubrics import DOCUMENT
 from evalq.metrics.ratings.templates import Template
 
@@ -65,16 +65,6 @@ def missing_inputs(row: RowInput, groups: Iterable[tuple[str, ...]]) -> list[str
     return [" or ".join(group) for group in groups if not any(c in present for c in group)]
 
 
-def _text_value(value: Any, row_id: str, column: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str):
-        raise InputError(row_id, column, f"must be text, got {type(value).__name__}")
-    return value.strip() or None
-
-
 def read_row(
     number: int,
     record: dict[str, Any],
@@ -93,7 +83,7 @@ def read_row(
     row_id, extra = read_columns(number, record, known, required)
     data: dict[str, str] = {}
     for column in sorted(set(record) & known - {"id", DOCUMENT}):
-        text = _text_value(record[column], row_id, column)
+        text = text_cell(record[column], row_id, column)
         if text is not None:
             data[column] = text
     read_from: dict[str, str] = {}

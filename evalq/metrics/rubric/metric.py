@@ -24,7 +24,7 @@ from evalq.core.models import JobConfig, Question, RowInput, RowResult, Verdict
 from evalq.core.repeats import sample_verdicts
 from evalq.core.replies import extract_json
 from evalq.core.reply_schemas import VerdictReply
-from evalq.core.row_columns import read_columns
+from evalq.core.row_columns import read_columns, text_cell
 from evalq.core.row_value import RowValue
 from evalq.core.row_view import JudgedInput, ViewParts, questions_view, texts_of
 from evalq.metrics.gecko.metric import GeckoMetric
@@ -95,16 +95,6 @@ def text_rubric(guidelines: Guidelines) -> RubricSpec:
     )
 
 
-def _text(value: Any, row_id: str, column: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str):
-        raise InputError(row_id, column, f"must be text, got {type(value).__name__}")
-    return value.strip() or None
-
-
 def rationale_of(raw: str | None) -> str | None:
     """The judge's explanation in a per-test reply, when it wrote JSON with one."""
     if not raw:
@@ -171,12 +161,12 @@ class RubricMetric(GeckoMetric):
         self, number: int, record: Record, place: MediaPlace, options: Options, warnings: list[str]
     ) -> RowInput:
         row_id, extra = read_columns(number, record, self.known_columns, self.required_columns)
-        prompt = _text(record.get("prompt"), row_id, "prompt")
+        prompt = text_cell(record.get("prompt"), row_id, "prompt")
         if prompt is None:
             raise InputError(row_id, "prompt", "is empty: the tests are written from it")
         data: dict[str, str] = {}
         for column in TEXT_FIELDS:
-            if (text := _text(record.get(column), row_id, column)) is not None:
+            if (text := text_cell(record.get(column), row_id, column)) is not None:
                 data[column] = text
         if "response" not in data:
             raise InputError(row_id, "response", "is empty: there is nothing to check")

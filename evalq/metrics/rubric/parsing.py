@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from evalq.core.errors import InputError, UnparseableReply
 from evalq.core.models import Question
-from evalq.core.replies import clip, extract_json
+from evalq.core.replies import clip, extract_json, fitted
 from evalq.metrics.gecko.parsing import ParsedRubric
 from evalq.metrics.rubric.prompts import IMPORTANCES, TEST_TAGS
 
@@ -81,14 +81,7 @@ def parse_text_rubric(text: str) -> ParsedRubric:
                 if isinstance(item.get("importance"), str):
                     item["importance"] = item["importance"].strip().lower()
                 item.setdefault("justification", "")
-    try:
-        reply = TextRubricReply.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise UnparseableReply(
-            f"rubric reply does not fit the schema at {where}: {first['msg']}", raw=clip(text)
-        ) from None
+    reply = fitted(TextRubricReply, data, "rubric reply", text)
     tests = [_test(t.test, t.tag, t.importance, t.justification) for t in reply.tests]
     kept = [t for t in tests if t is not None]
     if not kept:
